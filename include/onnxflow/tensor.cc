@@ -1,0 +1,141 @@
+#include "include/onnxflow/tensor.h"
+
+#include <cstdlib>
+#include <new>
+
+namespace onnxflow {
+
+const char* DataTypeName(DataType dtype) {
+  switch (dtype) {
+    case DataType::kUndefined: return "undefined";
+    case DataType::kFloat: return "float32";
+    case DataType::kUint8: return "uint8";
+    case DataType::kInt8: return "int8";
+    case DataType::kUint16: return "uint16";
+    case DataType::kInt16: return "int16";
+    case DataType::kInt32: return "int32";
+    case DataType::kInt64: return "int64";
+    case DataType::kString: return "string";
+    case DataType::kBool: return "bool";
+    case DataType::kFloat16: return "float16";
+    case DataType::kDouble: return "float64";
+    case DataType::kUint32: return "uint32";
+    case DataType::kUint64: return "uint64";
+    case DataType::kComplex64: return "complex64";
+    case DataType::kComplex128: return "complex128";
+    case DataType::kBFloat16: return "bfloat16";
+    case DataType::kFloat8E4M3FN: return "float8e4m3fn";
+    case DataType::kFloat8E4M3FNUZ: return "float8e4m3fnuz";
+    case DataType::kFloat8E5M2: return "float8e5m2";
+    case DataType::kFloat8E5M2FNUZ: return "float8e5m2fnuz";
+    case DataType::kUint4: return "uint4";
+    case DataType::kInt4: return "int4";
+    case DataType::kFloat4E2M1: return "float4e2m1";
+    case DataType::kFloat8E8M0: return "float8e8m0";
+    case DataType::kUint2: return "uint2";
+    case DataType::kInt2: return "int2";
+  }
+  return "unknown";
+}
+
+bool IsValidDataType(int32_t value) { return value > 0 && value <= kMaxDataType; }
+
+size_t ElementSize(DataType dtype) {
+  switch (dtype) {
+    case DataType::kUndefined: return 0;
+    case DataType::kFloat: case DataType::kInt32: case DataType::kUint32: return 4;
+    case DataType::kDouble: case DataType::kInt64: case DataType::kUint64: return 8;
+    case DataType::kComplex64: return 8;
+    case DataType::kComplex128: return 16;
+    case DataType::kInt16: case DataType::kUint16: case DataType::kFloat16:
+    case DataType::kBFloat16: return 2;
+    case DataType::kString: return sizeof(std::string);
+    default: return 1;  // bool, 8-bit and (unpacked) sub-byte types
+  }
+}
+
+bool IsFloatingPoint(DataType dtype) {
+  switch (dtype) {
+    case DataType::kFloat: case DataType::kDouble: case DataType::kFloat16:
+    case DataType::kBFloat16: case DataType::kFloat8E4M3FN: case DataType::kFloat8E4M3FNUZ:
+    case DataType::kFloat8E5M2: case DataType::kFloat8E5M2FNUZ: case DataType::kFloat8E8M0:
+    case DataType::kFloat4E2M1: return true;
+    default: return false;
+  }
+}
+
+bool IsSignedInteger(DataType dtype) {
+  switch (dtype) {
+    case DataType::kInt8: case DataType::kInt16: case DataType::kInt32: case DataType::kInt64:
+    case DataType::kInt4: case DataType::kInt2: return true;
+    default: return false;
+  }
+}
+
+bool IsUnsignedInteger(DataType dtype) {
+  switch (dtype) {
+    case DataType::kUint8: case DataType::kUint16: case DataType::kUint32: case DataType::kUint64:
+    case DataType::kUint4: case DataType::kUint2: return true;
+    default: return false;
+  }
+}
+
+int64_t ElementCount(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string ShapeToString(const Shape& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+namespace {
+
+// 64-byte alignment: one cache line, and a full AVX-512 vector.
+constexpr size_t kAlignment = 64;
+
+std::shared_ptr<void> AllocateStorage(DataType dtype, int64_t count) {
+  if (dtype == DataType::kString) {
+    return std::shared_ptr<void>(new std::string[count > 0 ? count : 1],
+                                 [](void* p) { delete[] static_cast<std::string*>(p); });
+  }
+  size_t bytes = static_cast<size_t>(count) * ElementSize(dtype);
+  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  if (rounded == 0) rounded = kAlignment;
+  void* p = std::aligned_alloc(kAlignment, rounded);
+  if (p == nullptr) throw std::bad_alloc();
+  std::memset(p, 0, rounded);
+  return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+}
+
+}  // namespace
+
+Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  storage_ = AllocateStorage(dtype_, size());
+  data_ = storage_.get();
+}
+
+Tensor Tensor::Borrow(DataType dtype, Shape shape, void* data) {
+  return Tensor(dtype, std::move(shape), nullptr, data);
+}
+
+Tensor Tensor::Clone() const {
+  if (!defined()) return Tensor();
+  Tensor t(dtype_, shape_);
+  if (dtype_ == DataType::kString) {
+    const std::string* src = data<std::string>();
+    std::string* dst = t.mutable_data<std::string>();
+    for (int64_t i = 0; i < size(); ++i) dst[i] = src[i];
+  } else if (nbytes() > 0) {
+    std::memcpy(t.data_, data_, nbytes());
+  }
+  return t;
+}
+
+}  // namespace onnxflow

@@ -1,0 +1,204 @@
+// Tensors and the values that flow along a graph's edges.
+//
+// A Tensor is a cheap handle: dtype, shape and shared storage. Copying one shares the bytes
+// (like numpy views), so handing a tensor from node to node, or from one Loop iteration to the
+// next, never copies data. Storage is either owned (freed with the last handle) or borrowed from
+// the caller (who keeps it alive for the duration of the call).
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace onnxflow {
+
+// Values match TensorProto.DataType in the ONNX spec.
+enum class DataType : int32_t {
+  kUndefined = 0,
+  kFloat = 1,
+  kUint8 = 2,
+  kInt8 = 3,
+  kUint16 = 4,
+  kInt16 = 5,
+  kInt32 = 6,
+  kInt64 = 7,
+  kString = 8,
+  kBool = 9,
+  kFloat16 = 10,
+  kDouble = 11,
+  kUint32 = 12,
+  kUint64 = 13,
+  kComplex64 = 14,
+  kComplex128 = 15,
+  kBFloat16 = 16,
+  kFloat8E4M3FN = 17,
+  kFloat8E4M3FNUZ = 18,
+  kFloat8E5M2 = 19,
+  kFloat8E5M2FNUZ = 20,
+  kUint4 = 21,
+  kInt4 = 22,
+  kFloat4E2M1 = 23,
+  kFloat8E8M0 = 24,
+  kUint2 = 25,
+  kInt2 = 26,
+};
+constexpr int32_t kMaxDataType = 26;
+
+// Storage types for the element types C++ lacks. Each holds the raw bits; arithmetic converts to
+// float (see ops/framework/numeric.h). Sub-byte types (4- and 2-bit) are kept one element per
+// byte in memory, sign-extended for the signed ones, so kernels index them like any other type;
+// they are packed only in TensorProto bytes.
+struct Float16 { uint16_t bits; };
+struct BFloat16 { uint16_t bits; };
+struct Float8E4M3FN { uint8_t bits; };
+struct Float8E4M3FNUZ { uint8_t bits; };
+struct Float8E5M2 { uint8_t bits; };
+struct Float8E5M2FNUZ { uint8_t bits; };
+struct Float8E8M0 { uint8_t bits; };
+struct Float4E2M1 { uint8_t bits; };  // low 4 bits
+struct UInt4 { uint8_t value; };       // 0..15
+struct Int4 { int8_t value; };         // -8..7
+struct UInt2 { uint8_t value; };       // 0..3
+struct Int2 { int8_t value; };         // -2..1
+
+const char* DataTypeName(DataType dtype);  // "float32", "int64", ...
+bool IsValidDataType(int32_t value);
+// Bytes one element takes in memory (sub-byte types: 1). 0 for kUndefined.
+size_t ElementSize(DataType dtype);
+bool IsFloatingPoint(DataType dtype);  // includes float16/bfloat16/float8/float4
+bool IsSignedInteger(DataType dtype);
+bool IsUnsignedInteger(DataType dtype);
+
+// Maps a C++ element type to its DataType.
+template <typename T> struct DataTypeOf;
+#define ONNXFLOW_DATA_TYPE_OF(T, DT) \
+  template <> struct DataTypeOf<T> { static constexpr DataType value = DataType::DT; }
+ONNXFLOW_DATA_TYPE_OF(float, kFloat);
+ONNXFLOW_DATA_TYPE_OF(uint8_t, kUint8);
+ONNXFLOW_DATA_TYPE_OF(int8_t, kInt8);
+ONNXFLOW_DATA_TYPE_OF(uint16_t, kUint16);
+ONNXFLOW_DATA_TYPE_OF(int16_t, kInt16);
+ONNXFLOW_DATA_TYPE_OF(int32_t, kInt32);
+ONNXFLOW_DATA_TYPE_OF(int64_t, kInt64);
+ONNXFLOW_DATA_TYPE_OF(std::string, kString);
+ONNXFLOW_DATA_TYPE_OF(bool, kBool);
+ONNXFLOW_DATA_TYPE_OF(Float16, kFloat16);
+ONNXFLOW_DATA_TYPE_OF(double, kDouble);
+ONNXFLOW_DATA_TYPE_OF(uint32_t, kUint32);
+ONNXFLOW_DATA_TYPE_OF(uint64_t, kUint64);
+ONNXFLOW_DATA_TYPE_OF(std::complex<float>, kComplex64);
+ONNXFLOW_DATA_TYPE_OF(std::complex<double>, kComplex128);
+ONNXFLOW_DATA_TYPE_OF(BFloat16, kBFloat16);
+ONNXFLOW_DATA_TYPE_OF(Float8E4M3FN, kFloat8E4M3FN);
+ONNXFLOW_DATA_TYPE_OF(Float8E4M3FNUZ, kFloat8E4M3FNUZ);
+ONNXFLOW_DATA_TYPE_OF(Float8E5M2, kFloat8E5M2);
+ONNXFLOW_DATA_TYPE_OF(Float8E5M2FNUZ, kFloat8E5M2FNUZ);
+ONNXFLOW_DATA_TYPE_OF(UInt4, kUint4);
+ONNXFLOW_DATA_TYPE_OF(Int4, kInt4);
+ONNXFLOW_DATA_TYPE_OF(Float4E2M1, kFloat4E2M1);
+ONNXFLOW_DATA_TYPE_OF(Float8E8M0, kFloat8E8M0);
+ONNXFLOW_DATA_TYPE_OF(UInt2, kUint2);
+ONNXFLOW_DATA_TYPE_OF(Int2, kInt2);
+#undef ONNXFLOW_DATA_TYPE_OF
+
+using Shape = std::vector<int64_t>;
+
+// Product of dims; 1 for a scalar (empty shape). Callers validate dims first (non-negative,
+// product within limits): see ShapeElementCount in ops/framework/shape.h for the checked form.
+int64_t ElementCount(const Shape& shape);
+std::string ShapeToString(const Shape& shape);  // "[1,3,224,224]"
+
+class Tensor {
+ public:
+  Tensor() = default;
+
+  // Owning, with fresh storage: zero-filled for numbers, empty strings for kString.
+  Tensor(DataType dtype, Shape shape);
+
+  // Borrows `data`; the caller keeps it alive and unchanged while onnxflow may read it.
+  static Tensor Borrow(DataType dtype, Shape shape, void* data);
+
+  // Owning tensor holding a copy of `values`.
+  template <typename T>
+  static Tensor FromVector(Shape shape, const std::vector<T>& values) {
+    Tensor t(DataTypeOf<T>::value, std::move(shape));
+    T* out = t.mutable_data<T>();
+    for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < t.size(); ++i) out[i] = values[i];
+    return t;
+  }
+  template <typename T>
+  static Tensor Scalar(T value) { return FromVector<T>({}, {value}); }
+
+  // Adopts storage that someone else allocated (the runtime's buffer pool uses this).
+  Tensor(DataType dtype, Shape shape, std::shared_ptr<void> storage, void* data)
+      : dtype_(dtype), shape_(std::move(shape)), storage_(std::move(storage)), data_(data) {}
+
+  bool defined() const { return dtype_ != DataType::kUndefined; }
+  DataType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t dim(int64_t axis) const { return shape_[axis]; }
+  int64_t size() const { return ElementCount(shape_); }
+  size_t nbytes() const { return static_cast<size_t>(size()) * ElementSize(dtype_); }
+
+  template <typename T> const T* data() const { return static_cast<const T*>(data_); }
+  template <typename T> T* mutable_data() { return static_cast<T*>(data_); }
+  const void* raw_data() const { return data_; }
+  void* mutable_raw_data() { return data_; }
+
+  // The same bytes seen with another shape of equal element count.
+  Tensor Reshaped(Shape shape) const {
+    Tensor t = *this;
+    t.shape_ = std::move(shape);
+    return t;
+  }
+  // A deep copy with storage of its own.
+  Tensor Clone() const;
+  // True when both handles point at the same bytes.
+  bool SharesStorageWith(const Tensor& other) const { return data_ == other.data_ && data_ != nullptr; }
+
+ private:
+  DataType dtype_ = DataType::kUndefined;
+  Shape shape_;
+  std::shared_ptr<void> storage_;  // keeps the bytes alive; null for borrowed tensors
+  void* data_ = nullptr;
+};
+
+// An ONNX sequence: tensors of one element type. Immutable once built and shared between values,
+// so SequenceInsert and friends copy handles, never tensor data.
+struct Sequence {
+  DataType elem_type = DataType::kUndefined;
+  std::vector<Tensor> tensors;
+};
+
+// What one graph edge carries: a tensor, a sequence, or nothing (an optional without a value).
+class Value {
+ public:
+  enum class Kind : uint8_t { kNone, kTensor, kSequence };
+
+  Value() = default;  // an optional without a value
+  Value(Tensor tensor) : kind_(Kind::kTensor), tensor_(std::move(tensor)) {}  // NOLINT
+  Value(std::shared_ptr<const Sequence> seq) : kind_(Kind::kSequence), sequence_(std::move(seq)) {}  // NOLINT
+
+  Kind kind() const { return kind_; }
+  bool is_none() const { return kind_ == Kind::kNone; }
+  bool is_tensor() const { return kind_ == Kind::kTensor; }
+  bool is_sequence() const { return kind_ == Kind::kSequence; }
+
+  const Tensor& tensor() const { return tensor_; }
+  Tensor& mutable_tensor() { return tensor_; }
+  const Sequence& sequence() const { return *sequence_; }
+  const std::shared_ptr<const Sequence>& sequence_ptr() const { return sequence_; }
+
+  void Reset() { *this = Value(); }
+
+ private:
+  Kind kind_ = Kind::kNone;
+  Tensor tensor_;
+  std::shared_ptr<const Sequence> sequence_;
+};
+
+}  // namespace onnxflow

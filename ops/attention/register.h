@@ -1,0 +1,9 @@
+#pragma once
+
+#include "ops/framework/registry.h"
+
+namespace onnxflow {
+
+Status RegisterAttentionKernels(KernelRegistry& registry);
+
+}  // namespace onnxflow

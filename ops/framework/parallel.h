@@ -1,0 +1,36 @@
+// Intra-op parallelism: split [0, n) over the run's cores with tbb::parallel_for, but only when
+// the work is big enough to pay for it. `cost_per_item` is a rough count of simple operations per
+// item; below about 64K operations in all the loop runs inline, because waking a worker costs
+// more than that (and many concurrent runs of a small model should each keep to one core).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+
+#include "ops/framework/kernel.h"
+
+namespace onnxflow {
+
+inline constexpr int64_t kMinParallelWork = 1 << 16;
+
+template <typename F>
+void ParallelFor(const KernelContext& ctx, int64_t n, int64_t cost_per_item, F&& body) {
+  if (n <= 0) return;
+  const int64_t work = n * std::max<int64_t>(cost_per_item, 1);
+  if (ctx.threads() <= 1 || work < 2 * kMinParallelWork) {
+    body(int64_t{0}, n);
+    return;
+  }
+  // Chunks of at least kMinParallelWork, and a few per core so uneven chunks balance.
+  const int64_t max_chunks = static_cast<int64_t>(ctx.threads()) * 4;
+  const int64_t chunks = std::min(max_chunks, work / kMinParallelWork);
+  const int64_t grain = std::max<int64_t>(1, (n + chunks - 1) / chunks);
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
+                    [&](const tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); },
+                    tbb::simple_partitioner());
+}
+
+}  // namespace onnxflow

@@ -1,0 +1,34 @@
+#include "ops/framework/registry.h"
+
+namespace onnxflow {
+
+std::string NormalizeDomain(const std::string& domain) { return domain == "ai.onnx" ? "" : domain; }
+
+Status KernelRegistry::Register(const std::string& domain, const std::string& op_type, int since_version,
+                                int until_version, KernelFactory factory) {
+  auto& defs = kernels_[{NormalizeDomain(domain), op_type}];
+  for (const KernelDef& d : defs) {
+    if (since_version <= d.until_version && d.since_version <= until_version) {
+      return Internal("kernel for " + op_type + " [" + std::to_string(since_version) + ", " +
+                      std::to_string(until_version) + "] overlaps one registered for [" +
+                      std::to_string(d.since_version) + ", " + std::to_string(d.until_version) + "]");
+    }
+  }
+  defs.push_back(KernelDef{NormalizeDomain(domain), op_type, since_version, until_version, std::move(factory)});
+  return Status::Ok();
+}
+
+const KernelDef* KernelRegistry::Find(const std::string& domain, const std::string& op_type, int version) const {
+  auto it = kernels_.find({NormalizeDomain(domain), op_type});
+  if (it == kernels_.end()) return nullptr;
+  for (const KernelDef& d : it->second) {
+    if (d.since_version <= version && version <= d.until_version) return &d;
+  }
+  return nullptr;
+}
+
+bool KernelRegistry::HasOp(const std::string& domain, const std::string& op_type) const {
+  return kernels_.count({NormalizeDomain(domain), op_type}) > 0;
+}
+
+}  // namespace onnxflow

@@ -1,0 +1,69 @@
+// The kernel registry: (domain, op_type) -> kernels, each for a range of opset versions.
+//
+// Ranges are in the model's opset numbers for the domain: a kernel for Relu-6 that Relu-14
+// replaced registers [6, 13]; the newest version registers [since, kOpenEnded]. Registration is an
+// explicit call per op family (RegisterElementwiseKernels(registry) ...), never static init.
+#pragma once
+
+#include <climits>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "include/onnxflow/status.h"
+#include "ops/framework/kernel.h"
+#include "ops/framework/kernel_info.h"
+
+namespace onnxflow {
+
+inline constexpr int kOpenEnded = INT_MAX;
+inline const char kOnnxDomain[] = "";  // "ai.onnx" is normalized to this
+inline const char kMlDomain[] = "ai.onnx.ml";
+
+// Builds a kernel for one node. May refuse (Unimplemented) when the node uses something the
+// kernel does not support, e.g. an input type known at load.
+using KernelFactory = std::function<Result<std::unique_ptr<OpKernel>>(const KernelInfo&)>;
+
+struct KernelDef {
+  std::string domain;
+  std::string op_type;
+  int since_version;
+  int until_version;
+  KernelFactory factory;
+};
+
+class KernelRegistry {
+ public:
+  // Refuses a range that overlaps one already registered for the same op.
+  Status Register(const std::string& domain, const std::string& op_type, int since_version,
+                  int until_version, KernelFactory factory);
+
+  // The kernel for `op_type` in `domain` at the model's opset `version`, or nullptr.
+  const KernelDef* Find(const std::string& domain, const std::string& op_type, int version) const;
+  bool HasOp(const std::string& domain, const std::string& op_type) const;
+
+ private:
+  std::map<std::pair<std::string, std::string>, std::vector<KernelDef>> kernels_;
+};
+
+// "ai.onnx" and "" name the same domain.
+std::string NormalizeDomain(const std::string& domain);
+
+// A factory for kernels whose constructor takes the KernelInfo and cannot fail.
+template <typename K>
+KernelFactory Make() {
+  return [](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
+    return std::unique_ptr<OpKernel>(new K(info));
+  };
+}
+
+// A factory for kernels with a static `Result<std::unique_ptr<OpKernel>> Create(const KernelInfo&)`.
+template <typename K>
+KernelFactory Create() {
+  return [](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> { return K::Create(info); };
+}
+
+}  // namespace onnxflow

@@ -1,0 +1,43 @@
+// Per-run state shared by every kernel of one Session::Run (and its nested subgraph runs):
+// the limits, the cancel flag and deadline, and the thread budget for intra-op parallelism.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+#include "include/onnxflow/session.h"
+#include "include/onnxflow/status.h"
+
+namespace onnxflow {
+
+class RunState {
+ public:
+  RunState(const SessionLimits& limits, const RunOptions& options, int threads)
+      : limits_(limits), options_(options), threads_(threads) {}
+
+  const SessionLimits& limits() const { return limits_; }
+  // Cores one kernel may split its work over (1 = run inline).
+  int threads() const { return threads_; }
+
+  // Cancelled / DeadlineExceeded when the run should stop; cheap enough to call per node.
+  Status CheckInterrupt() const {
+    if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed))
+      return Status(StatusCode::kCancelled, "the run was cancelled");
+    if (options_.deadline != std::chrono::steady_clock::time_point::max() &&
+        std::chrono::steady_clock::now() > options_.deadline)
+      return Status(StatusCode::kDeadlineExceeded, "the run passed its deadline");
+    return Status::Ok();
+  }
+
+  // Bytes held by tensors this run allocated and has not freed yet.
+  std::atomic<int64_t>& live_bytes() { return live_bytes_; }
+
+ private:
+  SessionLimits limits_;
+  RunOptions options_;
+  int threads_;
+  std::atomic<int64_t> live_bytes_{0};
+};
+
+}  // namespace onnxflow

@@ -1,0 +1,135 @@
+#include "ops/framework/testing.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "ops/framework/numeric.h"
+#include "ops/framework/tensor_proto.h"
+
+namespace onnxflow {
+
+OpTest::OpTest(std::string op_type, int opset, std::string domain) : opset_(opset) {
+  node_.set_op_type(std::move(op_type));
+  node_.set_domain(std::move(domain));
+  node_.set_name("test_node");
+}
+
+OpTest& OpTest::Input(Value value) {
+  node_.add_input("in" + std::to_string(inputs_.size()));
+  inputs_.push_back(std::move(value));
+  constant_.push_back(false);
+  return *this;
+}
+
+OpTest& OpTest::AbsentInput() {
+  node_.add_input("");
+  inputs_.emplace_back();
+  constant_.push_back(false);
+  return *this;
+}
+
+OpTest& OpTest::Outputs(int count) { outputs_ = count; return *this; }
+OpTest& OpTest::ConstantInput(int i) { constant_.at(i) = true; return *this; }
+OpTest& OpTest::Threads(int threads) { threads_ = threads; return *this; }
+
+#define ONNXFLOW_ATTR(T, TYPE, SETTER)                                   \
+  OpTest& OpTest::Attr(const std::string& name, T v) {                   \
+    auto* a = node_.add_attribute();                                     \
+    a->set_name(name);                                                   \
+    a->set_type(onnx::AttributeProto::TYPE);                             \
+    SETTER;                                                              \
+    return *this;                                                        \
+  }
+ONNXFLOW_ATTR(int64_t, INT, a->set_i(v))
+ONNXFLOW_ATTR(float, FLOAT, a->set_f(v))
+ONNXFLOW_ATTR(const std::string&, STRING, a->set_s(v))
+ONNXFLOW_ATTR(const std::vector<int64_t>&, INTS, for (auto x : v) a->add_ints(x))
+ONNXFLOW_ATTR(const std::vector<float>&, FLOATS, for (auto x : v) a->add_floats(x))
+ONNXFLOW_ATTR(const std::vector<std::string>&, STRINGS, for (auto& x : v) a->add_strings(x))
+ONNXFLOW_ATTR(const Tensor&, TENSOR, TensorToProto(v, a->mutable_t()))
+#undef ONNXFLOW_ATTR
+
+Result<std::vector<Value>> OpTest::Run(const std::function<Status(KernelRegistry&)>& register_kernels) {
+  KernelRegistry registry;
+  ONNXFLOW_RETURN_IF_ERROR(register_kernels(registry));
+  while (node_.output_size() < outputs_) node_.add_output("out" + std::to_string(node_.output_size()));
+  const KernelDef* def = registry.Find(node_.domain(), node_.op_type(), opset_);
+  if (def == nullptr) return NotFound("no kernel for " + node_.op_type() + " at opset " + std::to_string(opset_));
+
+  std::vector<DataType> types;
+  std::vector<const Tensor*> constants;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const bool present = !node_.input(i).empty() && inputs_[i].is_tensor();
+    types.push_back(present ? inputs_[i].tensor().dtype() : DataType::kUndefined);
+    constants.push_back(present && constant_[i] ? &inputs_[i].tensor() : nullptr);
+  }
+  KernelInfo info(node_, opset_, types, constants, {});
+  ONNXFLOW_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, def->factory(info));
+
+  std::vector<Value> values = inputs_;
+  NodeSlots slots;
+  for (size_t i = 0; i < inputs_.size(); ++i) slots.inputs.push_back(node_.input(i).empty() ? -1 : static_cast<int>(i));
+  for (int i = 0; i < outputs_; ++i) {
+    slots.outputs.push_back(static_cast<int>(values.size()));
+    values.emplace_back();
+  }
+  RunState run(SessionLimits{}, RunOptions{}, threads_);
+  KernelContext ctx(slots, values.data(), &run, node_.name());
+  ONNXFLOW_RETURN_IF_ERROR(kernel->Compute(ctx));
+  return std::vector<Value>(values.begin() + inputs_.size(), values.end());
+}
+
+namespace {
+
+double ElementAsDouble(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DataType::kFloat: return t.data<float>()[i];
+    case DataType::kDouble: return t.data<double>()[i];
+    case DataType::kFloat16: return HalfToFloat(t.data<Float16>()[i].bits);
+    case DataType::kBFloat16: return BFloat16ToFloat(t.data<BFloat16>()[i].bits);
+    case DataType::kInt8: return t.data<int8_t>()[i];
+    case DataType::kInt16: return t.data<int16_t>()[i];
+    case DataType::kInt32: return t.data<int32_t>()[i];
+    case DataType::kInt64: return static_cast<double>(t.data<int64_t>()[i]);
+    case DataType::kUint8: return t.data<uint8_t>()[i];
+    case DataType::kUint16: return t.data<uint16_t>()[i];
+    case DataType::kUint32: return t.data<uint32_t>()[i];
+    case DataType::kUint64: return static_cast<double>(t.data<uint64_t>()[i]);
+    case DataType::kBool: return t.data<bool>()[i];
+    default: return static_cast<double>(t.data<uint8_t>()[i]);  // 8-bit and sub-byte storage
+  }
+}
+
+::testing::AssertionResult Compare(const Tensor& e, const Tensor& a, double rtol, double atol) {
+  if (e.dtype() != a.dtype()) {
+    return ::testing::AssertionFailure() << "dtype " << DataTypeName(a.dtype()) << ", expected " << DataTypeName(e.dtype());
+  }
+  if (e.shape() != a.shape()) {
+    return ::testing::AssertionFailure() << "shape " << ShapeToString(a.shape()) << ", expected " << ShapeToString(e.shape());
+  }
+  for (int64_t i = 0; i < e.size(); ++i) {
+    if (e.dtype() == DataType::kString) {
+      if (e.data<std::string>()[i] != a.data<std::string>()[i]) {
+        return ::testing::AssertionFailure() << "element " << i << ": '" << a.data<std::string>()[i] << "', expected '"
+                                             << e.data<std::string>()[i] << "'";
+      }
+      continue;
+    }
+    const double x = ElementAsDouble(e, i), y = ElementAsDouble(a, i);
+    if (std::isnan(x) && std::isnan(y)) continue;
+    if (x == y) continue;
+    if (!(std::abs(x - y) <= atol + rtol * std::abs(x))) {
+      return ::testing::AssertionFailure() << "element " << i << ": " << y << ", expected " << x;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace
+
+::testing::AssertionResult TensorsNear(const Tensor& e, const Tensor& a, double rtol, double atol) {
+  return Compare(e, a, rtol, atol);
+}
+::testing::AssertionResult TensorsEqual(const Tensor& e, const Tensor& a) { return Compare(e, a, 0, 0); }
+
+}  // namespace onnxflow

@@ -1,0 +1,56 @@
+// Kernel unit tests: build one node, run its kernel on given inputs, get the outputs.
+//
+//   OpTest test("Add", 14);
+//   test.Input(Tensor::FromVector<float>({2}, {1, 2})).Input(...);
+//   auto out = test.Run(RegisterElementwiseKernels);  // Result<std::vector<Value>>
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ops/framework/registry.h"
+#include "proto/onnx.pb.h"
+
+namespace onnxflow {
+
+class OpTest {
+ public:
+  OpTest(std::string op_type, int opset, std::string domain = "");
+
+  OpTest& Input(Value value);
+  OpTest& AbsentInput();            // an optional input given as ""
+  OpTest& Outputs(int count);       // default 1
+  OpTest& Attr(const std::string& name, int64_t v);
+  OpTest& Attr(const std::string& name, float v);
+  OpTest& Attr(const std::string& name, const std::string& v);
+  OpTest& Attr(const std::string& name, const std::vector<int64_t>& v);
+  OpTest& Attr(const std::string& name, const std::vector<float>& v);
+  OpTest& Attr(const std::string& name, const std::vector<std::string>& v);
+  OpTest& Attr(const std::string& name, const Tensor& v);
+  // Marks input i as a load-time constant (initializer), as kernels that pre-pack weights see it.
+  OpTest& ConstantInput(int i);
+  OpTest& Threads(int threads);
+
+  onnx::NodeProto& node() { return node_; }
+
+  // Registers kernels with `register_kernels`, builds this node's kernel, runs it.
+  Result<std::vector<Value>> Run(const std::function<Status(KernelRegistry&)>& register_kernels);
+
+ private:
+  onnx::NodeProto node_;
+  int opset_;
+  std::vector<Value> inputs_;
+  std::vector<bool> constant_;
+  int outputs_ = 1;
+  int threads_ = 1;
+};
+
+// Element-wise comparison with rtol/atol (NaN equals NaN); the message names the first mismatch.
+::testing::AssertionResult TensorsNear(const Tensor& expected, const Tensor& actual, double rtol = 1e-5,
+                                       double atol = 1e-6);
+::testing::AssertionResult TensorsEqual(const Tensor& expected, const Tensor& actual);
+
+}  // namespace onnxflow
