@@ -84,9 +84,10 @@ class [[nodiscard]] Result {
 #define ONNXFLOW_CONCAT_INNER(a, b) a##b
 #define ONNXFLOW_CONCAT(a, b) ONNXFLOW_CONCAT_INNER(a, b)
 
-#define ONNXFLOW_RETURN_IF_ERROR(expr)                 \
-  do {                                                 \
-    ::onnxflow::Status onnxflow_status_ = (expr);      \
+// Variadic so that an expression with template commas (DispatchType<float, double>(...)) passes.
+#define ONNXFLOW_RETURN_IF_ERROR(...)                    \
+  do {                                                   \
+    ::onnxflow::Status onnxflow_status_ = (__VA_ARGS__); \
     if (!onnxflow_status_.ok()) return onnxflow_status_; \
   } while (0)
 
@@ -96,5 +97,5 @@ class [[nodiscard]] Result {
   lhs = std::move(tmp).value()
 
 // ONNXFLOW_ASSIGN_OR_RETURN(Tensor* y, ctx.Allocate(0, dtype, shape));
-#define ONNXFLOW_ASSIGN_OR_RETURN(lhs, expr) \
-  ONNXFLOW_ASSIGN_OR_RETURN_IMPL(ONNXFLOW_CONCAT(onnxflow_result_, __LINE__), lhs, expr)
+#define ONNXFLOW_ASSIGN_OR_RETURN(lhs, ...) \
+  ONNXFLOW_ASSIGN_OR_RETURN_IMPL(ONNXFLOW_CONCAT(onnxflow_result_, __LINE__), lhs, (__VA_ARGS__))

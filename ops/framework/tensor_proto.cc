@@ -37,7 +37,7 @@ void PackSubByte(const uint8_t* unpacked, int64_t count, int bits, std::string* 
   }
 }
 
-Status FillFromBytes(const std::string& bytes, Tensor* t) {
+Status FillFromBytes(std::string_view bytes, Tensor* t) {
   const DataType dtype = t->dtype();
   const int64_t count = t->size();
   const int bits = StoredBits(dtype);
@@ -89,7 +89,7 @@ Status FillFromInt32Data(const onnx::TensorProto& p, Tensor* t) {
 }
 
 // Refuses a tensor whose stored data is shorter than its shape says, before allocating for it.
-Status CheckDataPresent(const onnx::TensorProto& p, DataType dtype, int64_t n, const std::string* external) {
+Status CheckDataPresent(const onnx::TensorProto& p, DataType dtype, int64_t n, const std::string_view* external) {
   const int bits = StoredBits(dtype);
   const int64_t bytes_needed = (n * bits + 7) / 8;
   int64_t have_bytes = 0;
@@ -113,7 +113,7 @@ Status CheckDataPresent(const onnx::TensorProto& p, DataType dtype, int64_t n, c
 
 }  // namespace
 
-Result<Tensor> TensorFromProto(const onnx::TensorProto& p, const std::string* external, int64_t max_bytes) {
+Result<Tensor> TensorFromProto(const onnx::TensorProto& p, const std::string_view* external, int64_t max_bytes) {
   const std::string where = p.name().empty() ? "tensor" : "tensor '" + p.name() + "'";
   if (!IsValidDataType(p.data_type())) {
     return InvalidArgument(where + " has invalid data_type " + std::to_string(p.data_type()));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "include/onnxflow/status.h"
 #include "include/onnxflow/tensor.h"
@@ -12,7 +13,7 @@ namespace onnxflow {
 
 // `external` supplies the bytes of a tensor stored outside the model (data_location EXTERNAL);
 // nullptr refuses such tensors. `max_bytes` bounds the tensor's size in memory.
-Result<Tensor> TensorFromProto(const onnx::TensorProto& proto, const std::string* external = nullptr,
+Result<Tensor> TensorFromProto(const onnx::TensorProto& proto, const std::string_view* external = nullptr,
                                int64_t max_bytes = int64_t{1} << 40);
 // Writes raw_data (or string_data), dims and data_type; name is left to the caller.
 void TensorToProto(const Tensor& tensor, onnx::TensorProto* proto);

@@ -1,0 +1,228 @@
+#include "graph/graph.h"
+
+#include <unordered_set>
+
+#include "graph/dag.h"
+#include "graph/external_data.h"
+#include "ops/framework/registry.h"
+#include "ops/framework/tensor_proto.h"
+
+namespace onnxflow::graph {
+
+std::string Node::Describe() const {
+  const std::string& name = proto->name();
+  return name.empty() ? op_type() + " node" : "node '" + name + "' (" + op_type() + ")";
+}
+
+ValueInfo ToValueInfo(const onnx::ValueInfoProto& info) {
+  ValueInfo v;
+  v.name = info.name();
+  const onnx::TypeProto* type = &info.type();
+  if (type->has_optional_type()) {
+    v.optional = true;
+    type = &type->optional_type().elem_type();
+  }
+  const onnx::TensorShapeProto* shape = nullptr;
+  if (type->has_sequence_type()) {
+    v.kind = Value::Kind::kSequence;
+    const auto& elem = type->sequence_type().elem_type();
+    if (elem.has_tensor_type()) v.dtype = static_cast<DataType>(elem.tensor_type().elem_type());
+  } else if (type->has_tensor_type()) {
+    v.kind = Value::Kind::kTensor;
+    v.dtype = static_cast<DataType>(type->tensor_type().elem_type());
+    if (type->tensor_type().has_shape()) shape = &type->tensor_type().shape();
+  }
+  if (!IsValidDataType(static_cast<int32_t>(v.dtype))) v.dtype = DataType::kUndefined;
+  if (shape != nullptr) {
+    v.has_shape = true;
+    for (const auto& d : shape->dim()) {
+      const bool fixed = d.has_dim_value() && d.dim_value() >= 0;
+      v.shape.push_back(fixed ? d.dim_value() : -1);
+      v.dim_names.push_back(d.has_dim_param() ? d.dim_param() : "");
+    }
+  }
+  return v;
+}
+
+namespace {
+
+Result<Tensor> LoadInitializer(const onnx::TensorProto& t, const BuildContext& ctx) {
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (ctx.external == nullptr) {
+      return InvalidArgument("initializer '" + t.name() + "' uses external data, which is not allowed here");
+    }
+    ONNXFLOW_ASSIGN_OR_RETURN(std::string_view bytes, ctx.external->Bytes(t));
+    return TensorFromProto(t, &bytes, ctx.limits->max_tensor_bytes);
+  }
+  return TensorFromProto(t, nullptr, ctx.limits->max_tensor_bytes);
+}
+
+// A sparse initializer as a dense tensor (indices: [NNZ] linear or [NNZ, rank] coordinates).
+Result<Tensor> DensifySparse(const onnx::SparseTensorProto& sp, const BuildContext& ctx) {
+  const std::string name = sp.values().name();
+  ONNXFLOW_ASSIGN_OR_RETURN(Tensor values, LoadInitializer(sp.values(), ctx));
+  ONNXFLOW_ASSIGN_OR_RETURN(Tensor indices, LoadInitializer(sp.indices(), ctx));
+  Shape shape(sp.dims().begin(), sp.dims().end());
+  if (indices.dtype() != DataType::kInt64 || values.rank() != 1 || values.dtype() == DataType::kString) {
+    return InvalidArgument("sparse initializer '" + name + "' needs int64 indices and 1-D numeric values");
+  }
+  Tensor dense(values.dtype(), shape);
+  const int64_t nnz = values.size(), total = dense.size();
+  const size_t elem = ElementSize(values.dtype());
+  const std::vector<int64_t> strides = [&] {
+    std::vector<int64_t> s(shape.size(), 1);
+    for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
+    return s;
+  }();
+  const bool linear = indices.rank() == 1;
+  if ((linear && indices.size() != nnz) ||
+      (!linear && (indices.rank() != 2 || indices.dim(0) != nnz || indices.dim(1) != static_cast<int64_t>(shape.size())))) {
+    return InvalidArgument("sparse initializer '" + name + "' has indices of shape " + ShapeToString(indices.shape()));
+  }
+  for (int64_t k = 0; k < nnz; ++k) {
+    int64_t offset = 0;
+    if (linear) {
+      offset = indices.data<int64_t>()[k];
+    } else {
+      for (size_t d = 0; d < shape.size(); ++d) {
+        const int64_t idx = indices.data<int64_t>()[k * shape.size() + d];
+        if (idx < 0 || idx >= shape[d]) offset = -1;
+        if (offset >= 0) offset += idx * strides[d];
+      }
+    }
+    if (offset < 0 || offset >= total) {
+      return OutOfRange("sparse initializer '" + name + "' has an index outside its shape");
+    }
+    std::memcpy(static_cast<char*>(dense.mutable_raw_data()) + offset * elem,
+                static_cast<const char*>(values.raw_data()) + k * elem, elem);
+  }
+  return dense;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<Graph>> BuildGraph(const onnx::GraphProto& proto, const std::set<std::string>& outer_scope,
+                                          const BuildContext& ctx, int depth) {
+  if (depth > ctx.limits->max_subgraph_depth) {
+    return ResourceExhausted("subgraph '" + proto.name() + "' is nested " + std::to_string(depth) +
+                             " levels deep, more than the limit of " + std::to_string(ctx.limits->max_subgraph_depth));
+  }
+  auto g = std::make_shared<Graph>();
+  g->name = proto.name();
+  const std::string scope = proto.name().empty() ? "graph" : "graph '" + proto.name() + "'";
+
+  // Everything this scope defines; SSA: each name once.
+  std::unordered_set<std::string> local;
+  auto define = [&](const std::string& name, const std::string& by) -> Status {
+    if (name.empty()) return Status::Ok();
+    if (!local.insert(name).second) return InvalidArgument(scope + ": value '" + name + "' is defined twice (again by " + by + ")");
+    return Status::Ok();
+  };
+
+  for (const auto& t : proto.initializer()) {
+    if (t.name().empty()) return InvalidArgument(scope + ": an initializer has no name");
+    if (g->constants.count(t.name())) return InvalidArgument(scope + ": initializer '" + t.name() + "' is defined twice");
+    auto tensor = LoadInitializer(t, ctx);
+    if (!tensor.ok()) return tensor.status().WithContext(scope);
+    g->known_types[t.name()] = tensor->dtype();
+    g->constants.emplace(t.name(), std::move(tensor).value());
+  }
+  for (const auto& sp : proto.sparse_initializer()) {
+    const std::string& name = sp.values().name();
+    if (name.empty() || g->constants.count(name)) return InvalidArgument(scope + ": a sparse initializer has no or a duplicate name");
+    auto tensor = DensifySparse(sp, ctx);
+    if (!tensor.ok()) return tensor.status().WithContext(scope);
+    g->known_types[name] = tensor->dtype();
+    g->constants.emplace(name, std::move(tensor).value());
+  }
+  for (const auto& in : proto.input()) {
+    if (in.name().empty()) return InvalidArgument(scope + ": a graph input has no name");
+    ValueInfo info = ToValueInfo(in);
+    for (const auto& other : g->inputs) {
+      if (other.name == info.name) return InvalidArgument(scope + ": graph input '" + info.name + "' is declared twice");
+    }
+    local.insert(info.name);
+    if (info.dtype != DataType::kUndefined && !g->known_types.count(info.name)) g->known_types[info.name] = info.dtype;
+    g->inputs.push_back(std::move(info));
+  }
+  for (const auto& [name, tensor] : g->constants) local.insert(name);
+  for (const auto& vi : proto.value_info()) {
+    ValueInfo info = ToValueInfo(vi);
+    if (info.kind == Value::Kind::kTensor && info.dtype != DataType::kUndefined) g->known_types.emplace(info.name, info.dtype);
+  }
+  for (int i = 0; i < proto.node_size(); ++i) {
+    const auto& n = proto.node(i);
+    const std::string who = n.name().empty() ? n.op_type() + " node #" + std::to_string(i) : "node '" + n.name() + "' (" + n.op_type() + ")";
+    for (const auto& out : n.output()) ONNXFLOW_RETURN_IF_ERROR(define(out, who));
+  }
+
+  // Names visible to subgraphs: everything here plus everything outside.
+  std::set<std::string> inner_scope = outer_scope;
+  inner_scope.insert(local.begin(), local.end());
+
+  std::vector<Node> nodes;
+  nodes.reserve(proto.node_size());
+  for (int i = 0; i < proto.node_size(); ++i) {
+    Node node;
+    node.proto = std::make_shared<onnx::NodeProto>(proto.node(i));
+    node.domain = NormalizeDomain(node.proto->domain());
+    const std::string who = node.proto->name().empty()
+                                ? node.op_type() + " node #" + std::to_string(i)
+                                : "node '" + node.proto->name() + "' (" + node.op_type() + ")";
+    auto opset = ctx.opsets->find(node.domain);
+    if (opset == ctx.opsets->end()) {
+      return InvalidArgument(who + " uses domain '" + node.proto->domain() + "', which the model does not import");
+    }
+    node.opset = opset->second;
+    for (const auto& name : node.proto->input()) {
+      if (name.empty() || local.count(name)) continue;
+      if (!outer_scope.count(name)) return InvalidArgument(who + ": input '" + name + "' is not defined");
+      g->outer_names.insert(name);
+    }
+    std::set<std::string> implicit;
+    for (const auto& a : node.proto->attribute()) {
+      std::vector<const onnx::GraphProto*> bodies;
+      if (a.has_g()) bodies.push_back(&a.g());
+      for (const auto& sub : a.graphs()) bodies.push_back(&sub);
+      for (size_t b = 0; b < bodies.size(); ++b) {
+        auto sub = BuildGraph(*bodies[b], inner_scope, ctx, depth + 1);
+        if (!sub.ok()) return sub.status().WithContext(who + ", attribute '" + a.name() + "'");
+        for (const auto& name : (*sub)->outer_names) {
+          implicit.insert(name);
+          if (!local.count(name)) g->outer_names.insert(name);
+        }
+        const std::string key = bodies.size() == 1 ? a.name() : a.name() + "[" + std::to_string(b) + "]";
+        node.subgraphs.emplace(key, std::move(sub).value());
+      }
+    }
+    node.implicit_inputs.assign(implicit.begin(), implicit.end());
+    nodes.push_back(std::move(node));
+  }
+  for (const auto& out : proto.output()) {
+    if (out.name().empty()) return InvalidArgument(scope + ": a graph output has no name");
+    if (!local.count(out.name())) {
+      if (!outer_scope.count(out.name())) return InvalidArgument(scope + ": output '" + out.name() + "' is not produced by any node");
+      g->outer_names.insert(out.name());
+    }
+    g->outputs.push_back(ToValueInfo(out));
+  }
+
+  // Order the nodes: the DAG over producer -> consumer edges (implicit inputs included).
+  std::vector<std::vector<std::string>> reads(nodes.size()), writes(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    reads[i].assign(nodes[i].proto->input().begin(), nodes[i].proto->input().end());
+    reads[i].insert(reads[i].end(), nodes[i].implicit_inputs.begin(), nodes[i].implicit_inputs.end());
+    writes[i].assign(nodes[i].proto->output().begin(), nodes[i].proto->output().end());
+  }
+  std::vector<int> order, cycle;
+  if (!TopologicalOrder(BuildDag(reads, writes), &order, &cycle)) {
+    std::string names;
+    for (size_t k = 0; k < cycle.size() && k < 5; ++k) names += (k ? ", " : "") + nodes[cycle[k]].Describe();
+    return InvalidArgument(scope + " has a cycle through " + names);
+  }
+  g->nodes.reserve(nodes.size());
+  for (int i : order) g->nodes.push_back(std::move(nodes[i]));
+  return g;
+}
+
+}  // namespace onnxflow::graph

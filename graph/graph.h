@@ -1,0 +1,64 @@
+// The graph IR between the ModelProto and the execution plan.
+//
+// A Graph is one scope (the main graph or a subgraph): its nodes in topological order, the
+// constants it holds (initializers and folded values), its inputs and outputs, and the names it
+// reads from enclosing scopes. Nodes with graph attributes (If/Loop/Scan) carry their subgraphs
+// already built, and list the outer-scope values those read as implicit inputs, so the scheduler
+// orders them after the producers of those values.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "include/onnxflow/session.h"
+#include "include/onnxflow/status.h"
+#include "include/onnxflow/tensor.h"
+#include "proto/onnx.pb.h"
+
+namespace onnxflow::graph {
+
+// Normalized domain ("" for ai.onnx) -> the model's opset version.
+using OpsetMap = std::map<std::string, int>;
+
+struct Graph;
+
+struct Node {
+  std::shared_ptr<const onnx::NodeProto> proto;
+  std::string domain;  // normalized
+  int opset = 0;       // the model's version of `domain`
+  std::vector<std::string> implicit_inputs;            // outer-scope names the subgraphs read
+  std::map<std::string, std::shared_ptr<Graph>> subgraphs;  // by attribute name
+
+  const std::string& op_type() const { return proto->op_type(); }
+  // "name (OpType)" or "OpType #index" for messages.
+  std::string Describe() const;
+};
+
+struct Graph {
+  std::string name;
+  std::vector<Node> nodes;                   // topological order
+  std::map<std::string, Tensor> constants;   // initializers, Constant outputs after folding
+  std::vector<ValueInfo> inputs;             // graph inputs, in order (incl. those with initializers)
+  std::vector<ValueInfo> outputs;
+  std::set<std::string> outer_names;         // names read from enclosing scopes
+  std::map<std::string, DataType> known_types;  // element types known at load, by value name
+};
+
+// Declared type of a ValueInfoProto.
+ValueInfo ToValueInfo(const onnx::ValueInfoProto& info);
+
+// Builds and validates one scope: SSA, every input defined (here or in `outer_scope`), a valid
+// topological order (the Boost.Graph DAG sorts the nodes and finds cycles), subgraphs recursively.
+// `depth` counts nesting for the limit in `limits`.
+struct BuildContext {
+  const OpsetMap* opsets;
+  const SessionLimits* limits;
+  class ExternalDataFiles* external;  // may be null (no external data allowed)
+};
+Result<std::shared_ptr<Graph>> BuildGraph(const onnx::GraphProto& proto, const std::set<std::string>& outer_scope,
+                                          const BuildContext& ctx, int depth);
+
+}  // namespace onnxflow::graph

@@ -1,0 +1,95 @@
+#include "graph/model.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <google/protobuf/io/coded_stream.h>
+
+#include "graph/functions.h"
+#include "graph/passes.h"
+
+namespace onnxflow::graph {
+namespace {
+
+// Protobuf's own recursion limit (100) would refuse legitimately nested subgraphs; ours is set
+// from the subgraph depth limit (each level of nesting costs a few message levels).
+Status Parse(const std::string& bytes, const SessionLimits& limits, onnx::ModelProto* model) {
+  google::protobuf::io::CodedInputStream input(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                               static_cast<int>(bytes.size()));
+  input.SetRecursionLimit(std::max(100, 6 * limits.max_subgraph_depth + 16));
+  if (bytes.size() > static_cast<size_t>(INT32_MAX)) {
+    return InvalidArgument("the model is larger than 2 GiB; keep its weights in external data");
+  }
+  if (!model->ParseFromCodedStream(&input) || !input.ConsumedEntireMessage()) {
+    return InvalidArgument("the file is not a valid ONNX model (protobuf parse failed)");
+  }
+  return Status::Ok();
+}
+
+Status CheckVersions(const onnx::ModelProto& model, OpsetMap* opsets) {
+  if (!model.has_ir_version()) return InvalidArgument("the model has no ir_version");
+  const int64_t ir = model.ir_version();
+  if (ir < kMinIrVersion || ir > kMaxIrVersion) {
+    return InvalidArgument("IR version " + std::to_string(ir) + " is not supported (supported: " +
+                           std::to_string(kMinIrVersion) + " to " + std::to_string(kMaxIrVersion) + ")");
+  }
+  for (const auto& imp : model.opset_import()) {
+    const std::string domain = NormalizeDomain(imp.domain());
+    if (imp.version() < 1 || imp.version() > 10000) {
+      return InvalidArgument("opset import of domain '" + imp.domain() + "' has invalid version " + std::to_string(imp.version()));
+    }
+    if (!opsets->emplace(domain, static_cast<int>(imp.version())).second) {
+      return InvalidArgument("domain '" + imp.domain() + "' is imported twice");
+    }
+  }
+  if (model.opset_import_size() == 0) {
+    if (ir >= 3) return InvalidArgument("the model imports no opset (IR version 3 and later must)");
+    opsets->emplace("", 1);
+  }
+  auto onnx = opsets->find("");
+  if (onnx != opsets->end() && onnx->second > kMaxOnnxOpset) {
+    return Unimplemented("the model imports opset " + std::to_string(onnx->second) +
+                         " of the default domain; onnxflow supports up to " + std::to_string(kMaxOnnxOpset));
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionOptions& options,
+                                    const KernelRegistry& registry) {
+  ONNXFLOW_RETURN_IF_ERROR(CheckVersions(model->proto, &model->opsets));
+  if (!model->proto.has_graph()) return InvalidArgument("the model has no graph");
+  ONNXFLOW_RETURN_IF_ERROR(InlineFunctions(&model->proto, &model->opsets, registry));
+  BuildContext ctx{&model->opsets, &options.limits, model->external.get()};
+  ONNXFLOW_ASSIGN_OR_RETURN(model->graph, BuildGraph(model->proto.graph(), {}, ctx, 0));
+  if (options.optimize) {
+    ONNXFLOW_RETURN_IF_ERROR(FoldConstants(model->graph.get(), registry, options.limits));
+    RemoveDeadNodes(model->graph.get());
+  }
+  return model;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Model>> LoadModelBytes(const std::string& bytes, const std::string& directory,
+                                              const SessionOptions& options, const KernelRegistry& registry) {
+  auto model = std::make_unique<Model>();
+  ONNXFLOW_RETURN_IF_ERROR(Parse(bytes, options.limits, &model->proto));
+  model->external = std::make_unique<ExternalDataFiles>(directory);
+  return Load(std::move(model), options, registry);
+}
+
+Result<std::unique_ptr<Model>> LoadModelFile(const std::string& path, const SessionOptions& options,
+                                             const KernelRegistry& registry) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return NotFound("cannot open model file '" + path + "'");
+  std::ostringstream buffer;
+  buffer << file.rdbuf();
+  if (!file.good() && !file.eof()) return InvalidArgument("cannot read model file '" + path + "'");
+  const size_t slash = path.find_last_of('/');
+  const std::string directory = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+  auto model = LoadModelBytes(buffer.str(), directory, options, registry);
+  if (!model.ok()) return model.status().WithContext(path);
+  return model;
+}
+
+}  // namespace onnxflow::graph

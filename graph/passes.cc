@@ -1,0 +1,123 @@
+#include "graph/passes.h"
+
+#include <set>
+
+#include "ops/framework/kernel.h"
+
+namespace onnxflow::graph {
+namespace {
+
+bool IsNondeterministic(const Node& node) {
+  static const std::set<std::string> kRandom = {"RandomNormal", "RandomUniform", "RandomNormalLike",
+                                                "RandomUniformLike", "Bernoulli", "Multinomial"};
+  return node.domain.empty() && kRandom.count(node.op_type()) > 0;
+}
+
+// Runs one node on constant inputs; its outputs, or an error.
+Result<std::vector<Tensor>> Evaluate(const Graph& g, const Node& node, const KernelRegistry& registry,
+                                     const SessionLimits& limits) {
+  const KernelDef* def = registry.Find(node.domain, node.op_type(), node.opset);
+  if (def == nullptr) return Unimplemented("no kernel");
+  const auto& proto = *node.proto;
+  std::vector<Value> values;
+  NodeSlots slots;
+  values.reserve(proto.input_size() + proto.output_size());  // no reallocation: pointers below stay valid
+  for (const auto& name : proto.input()) {
+    if (name.empty()) {
+      slots.inputs.push_back(-1);
+      continue;
+    }
+    slots.inputs.push_back(static_cast<int>(values.size()));
+    values.emplace_back(g.constants.at(name));
+  }
+  std::vector<const Tensor*> constants;
+  for (int slot : slots.inputs) constants.push_back(slot < 0 ? nullptr : &values[slot].tensor());
+  for (int i = 0; i < proto.output_size(); ++i) {
+    slots.outputs.push_back(proto.output(i).empty() ? -1 : static_cast<int>(values.size()));
+    values.emplace_back();
+  }
+  KernelInfo info(proto, node.opset, KnownInputTypes(g, node), constants, {});
+  ONNXFLOW_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, def->factory(info));
+  RunState run(limits, RunOptions{}, 1);
+  KernelContext ctx(slots, values.data(), &run, proto.name());
+  ONNXFLOW_RETURN_IF_ERROR(kernel->Compute(ctx));
+  std::vector<Tensor> outputs;
+  for (int slot : slots.outputs) {
+    if (slot < 0) {
+      outputs.emplace_back();
+      continue;
+    }
+    if (!values[slot].is_tensor()) return Unimplemented("non-tensor output");
+    outputs.push_back(values[slot].tensor());
+  }
+  return outputs;
+}
+
+}  // namespace
+
+std::vector<DataType> KnownInputTypes(const Graph& g, const Node& node) {
+  std::vector<DataType> types;
+  for (const auto& name : node.proto->input()) {
+    auto it = g.known_types.find(name);
+    types.push_back(it == g.known_types.end() ? DataType::kUndefined : it->second);
+  }
+  return types;
+}
+
+Status FoldConstants(Graph* g, const KernelRegistry& registry, const SessionLimits& limits) {
+  std::vector<Node> kept;
+  kept.reserve(g->nodes.size());
+  for (Node& node : g->nodes) {
+    for (auto& [name, sub] : node.subgraphs) ONNXFLOW_RETURN_IF_ERROR(FoldConstants(sub.get(), registry, limits));
+    bool foldable = node.subgraphs.empty() && !IsNondeterministic(node);
+    for (const auto& name : node.proto->input()) {
+      if (!name.empty() && !g->constants.count(name)) foldable = false;
+    }
+    if (foldable) {
+      auto outputs = Evaluate(*g, node, registry, limits);
+      if (outputs.ok()) {
+        for (int i = 0; i < node.proto->output_size(); ++i) {
+          const std::string& name = node.proto->output(i);
+          if (name.empty()) continue;
+          g->known_types[name] = (*outputs)[i].dtype();
+          g->constants[name] = std::move((*outputs)[i]);
+        }
+        continue;
+      }
+      // Not foldable after all (unsupported, or fails on these values): the run reports it.
+    }
+    kept.push_back(std::move(node));
+  }
+  g->nodes = std::move(kept);
+  return Status::Ok();
+}
+
+void RemoveDeadNodes(Graph* g) {
+  std::set<std::string> used;
+  for (const auto& out : g->outputs) used.insert(out.name);
+  std::vector<bool> keep(g->nodes.size(), false);
+  for (size_t i = g->nodes.size(); i-- > 0;) {
+    const Node& node = g->nodes[i];
+    for (const auto& out : node.proto->output()) {
+      if (!out.empty() && used.count(out)) keep[i] = true;
+    }
+    if (!keep[i]) continue;
+    for (const auto& in : node.proto->input()) used.insert(in);
+    used.insert(node.implicit_inputs.begin(), node.implicit_inputs.end());
+  }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g->nodes.size(); ++i) {
+    if (keep[i]) kept.push_back(std::move(g->nodes[i]));
+  }
+  g->nodes = std::move(kept);
+  for (auto it = g->constants.begin(); it != g->constants.end();) {
+    bool is_input = false;
+    for (const auto& in : g->inputs) is_input |= in.name == it->first;
+    it = used.count(it->first) || is_input ? std::next(it) : g->constants.erase(it);
+  }
+  for (auto& node : g->nodes) {
+    for (auto& [name, sub] : node.subgraphs) RemoveDeadNodes(sub.get());
+  }
+}
+
+}  // namespace onnxflow::graph

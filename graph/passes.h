@@ -1,0 +1,20 @@
+// Graph passes run at load, before planning. Each keeps the graph's outputs unchanged.
+#pragma once
+
+#include "graph/graph.h"
+#include "ops/framework/registry.h"
+
+namespace onnxflow::graph {
+
+// Runs every node whose inputs are all constants once, with the same kernel the plan would use,
+// and keeps its outputs as constants (so weights built by ConstantOfShape/Constant chains cost
+// nothing per run). Random ops and nodes with subgraphs are left alone. Recurses into subgraphs.
+Status FoldConstants(Graph* graph, const KernelRegistry& registry, const SessionLimits& limits);
+
+// Removes nodes none of whose outputs is read, and constants nobody reads.
+void RemoveDeadNodes(Graph* graph);
+
+// The element types of a node's inputs known at load (kUndefined where not).
+std::vector<DataType> KnownInputTypes(const Graph& graph, const Node& node);
+
+}  // namespace onnxflow::graph

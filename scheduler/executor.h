@@ -1,0 +1,46 @@
+// Runs a Plan over a value table: either as a TBB flow graph (a continue_node per task, fired
+// when its predecessors finish) or in topological order on the calling thread.
+//
+// Flow graphs are built once per plan and reused: a run takes one from a lock-free pool (or builds
+// one the first time that many runs are in flight), binds its value table, fires the roots and
+// waits. Must be called inside the session's task_arena.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <oneapi/tbb/concurrent_queue.h>
+
+#include "include/onnxflow/session.h"
+#include "ops/framework/run_state.h"
+#include "scheduler/plan.h"
+
+namespace onnxflow {
+
+class FlowFrame;
+
+class Executor {
+ public:
+  Executor(const Plan& plan, ExecutionMode mode);
+  ~Executor();
+
+  // `values` has plan.slot_count() entries with inputs, constants and outer values set.
+  Status Run(std::vector<Value>& values, RunState& run) const;
+
+  ExecutionMode mode() const { return mode_; }
+
+ private:
+  Status RunSequential(std::vector<Value>& values, RunState& run) const;
+  Status RunDataflow(std::vector<Value>& values, RunState& run) const;
+
+  const Plan& plan_;
+  ExecutionMode mode_;
+  mutable tbb::concurrent_queue<FlowFrame*> idle_frames_;
+  mutable tbb::concurrent_queue<std::unique_ptr<FlowFrame>> all_frames_;  // owns every frame
+};
+
+// Runs one node's kernel; the Status names the node on failure. Exceptions from a kernel (only
+// std::bad_alloc is expected) become a Status here and go no further.
+Status RunNode(const PlanNode& node, std::vector<Value>& values, RunState& run);
+
+}  // namespace onnxflow

@@ -1,0 +1,179 @@
+#include "scheduler/plan.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "graph/passes.h"
+#include "scheduler/subgraph.h"
+
+namespace onnxflow {
+namespace {
+
+std::string UnsupportedLine(const graph::Node& node, const Status& why) {
+  std::string line = node.Describe() + ", domain '" + (node.domain.empty() ? "ai.onnx" : node.domain) +
+                     "', opset " + std::to_string(node.opset);
+  if (why.code() != StatusCode::kNotFound) line += ": " + why.message();
+  return line;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Plan>> Plan::Build(const graph::Graph& g, const std::vector<std::string>& outer_scope,
+                                          const KernelRegistry& registry, const SessionOptions& options, int depth) {
+  auto plan = std::unique_ptr<Plan>(new Plan());
+  Plan& p = *plan;
+  std::map<std::string, int> slot_of;
+  auto slot = [&](const std::string& name) {
+    auto [it, inserted] = slot_of.emplace(name, static_cast<int>(p.slot_names_.size()));
+    if (inserted) p.slot_names_.push_back(name);
+    return it->second;
+  };
+
+  for (size_t j = 0; j < outer_scope.size(); ++j) p.outer_slots_.emplace_back(slot(outer_scope[j]), static_cast<int>(j));
+  for (const auto& in : g.inputs) p.input_slots_.push_back(slot(in.name));
+  for (const auto& [name, tensor] : g.constants) p.constants_.emplace_back(slot(name), Value(tensor));
+  p.inputs_ = g.inputs;
+  p.outputs_ = g.outputs;
+
+  // Kernels; every unsupported node is collected so the model is refused with one message.
+  std::vector<std::string> unsupported;
+  Status first_error;
+  p.nodes_.resize(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const graph::Node& node = g.nodes[i];
+    PlanNode& pn = p.nodes_[i];
+    pn.description = node.Describe();
+    for (const auto& name : node.proto->input()) pn.slots.inputs.push_back(name.empty() ? -1 : slot(name));
+    for (const auto& name : node.implicit_inputs) pn.slots.implicit_inputs.push_back(slot(name));
+    for (const auto& name : node.proto->output()) pn.slots.outputs.push_back(name.empty() ? -1 : slot(name));
+
+    std::map<std::string, const Subgraph*> subgraphs;
+    for (const auto& [attr, child] : node.subgraphs) {
+      std::vector<std::string> child_outer(child->outer_names.begin(), child->outer_names.end());
+      std::vector<int> carried;  // index of each child outer name in this node's implicit inputs
+      for (const auto& name : child_outer) {
+        carried.push_back(static_cast<int>(std::find(node.implicit_inputs.begin(), node.implicit_inputs.end(), name) -
+                                           node.implicit_inputs.begin()));
+      }
+      auto sub = PlannedSubgraph::Build(*child, child_outer, carried, registry, options, depth + 1);
+      if (!sub.ok()) {
+        if (sub.status().code() == StatusCode::kUnimplemented) {
+          unsupported.push_back(sub.status().message());
+        } else if (first_error.ok()) {
+          first_error = sub.status().WithContext(pn.description + ", attribute '" + attr + "'");
+        }
+        continue;
+      }
+      subgraphs[attr] = sub->get();
+      pn.subgraphs.push_back(std::move(sub).value());
+    }
+
+    const KernelDef* def = registry.Find(node.domain, node.op_type(), node.opset);
+    if (def == nullptr) {
+      unsupported.push_back(UnsupportedLine(node, NotFound("")));
+      continue;
+    }
+    std::vector<const Tensor*> constants;
+    for (const auto& name : node.proto->input()) {
+      auto it = g.constants.find(name);
+      constants.push_back(it == g.constants.end() ? nullptr : &it->second);
+    }
+    KernelInfo info(*node.proto, node.opset, graph::KnownInputTypes(g, node), constants, subgraphs);
+    auto kernel = def->factory(info);
+    if (!kernel.ok()) {
+      if (kernel.status().code() == StatusCode::kUnimplemented) {
+        unsupported.push_back(UnsupportedLine(node, kernel.status()));
+      } else if (first_error.ok()) {
+        first_error = kernel.status().WithContext(pn.description);
+      }
+      continue;
+    }
+    pn.kernel = std::move(kernel).value();
+  }
+  if (!unsupported.empty()) {
+    std::string message = std::to_string(unsupported.size()) + " unsupported node" + (unsupported.size() > 1 ? "s" : "") + ": ";
+    for (size_t k = 0; k < unsupported.size(); ++k) message += (k ? "; " : "") + unsupported[k];
+    return Unimplemented(message);
+  }
+  if (!first_error.ok()) return first_error;
+  for (const auto& out : g.outputs) p.output_slots_.push_back(slot(out.name));
+
+  // Readers and lifetimes.
+  const int slots = p.slot_count();
+  p.reader_counts_.assign(slots, 0);
+  std::vector<int> producer(slots, -1), last_reader(slots, -1);
+  for (size_t i = 0; i < p.nodes_.size(); ++i) {
+    PlanNode& pn = p.nodes_[i];
+    std::set<int> reads;
+    for (int s : pn.slots.inputs) if (s >= 0) reads.insert(s);
+    for (int s : pn.slots.implicit_inputs) reads.insert(s);
+    for (int s : reads) {
+      ++p.reader_counts_[s];
+      last_reader[s] = static_cast<int>(i);
+    }
+    pn.reads.assign(reads.begin(), reads.end());
+    for (int s : pn.slots.outputs) if (s >= 0) producer[s] = static_cast<int>(i);
+  }
+  for (int s : p.output_slots_) p.reader_counts_[s] = kNeverFree;
+  for (const auto& [s, v] : p.constants_) p.reader_counts_[s] = kNeverFree;
+  for (const auto& [s, j] : p.outer_slots_) p.reader_counts_[s] = kNeverFree;
+  p.free_after_.assign(p.nodes_.size(), {});
+  for (int s = 0; s < slots; ++s) {
+    if (p.reader_counts_[s] == kNeverFree) continue;
+    if (last_reader[s] >= 0) {
+      p.free_after_[last_reader[s]].push_back(s);
+    } else if (producer[s] >= 0) {
+      p.free_after_[producer[s]].push_back(s);  // written, never read
+    }
+  }
+  for (auto& pn : p.nodes_) {
+    pn.reads.erase(std::remove_if(pn.reads.begin(), pn.reads.end(),
+                                  [&](int s) { return p.reader_counts_[s] == kNeverFree; }),
+                   pn.reads.end());
+  }
+
+  // Dependencies between nodes, then chains grouped into tasks.
+  const int n = static_cast<int>(p.nodes_.size());
+  std::vector<std::set<int>> preds(n), succs(n);
+  for (int i = 0; i < n; ++i) {
+    for (int s : p.nodes_[i].slots.inputs) if (s >= 0 && producer[s] >= 0) preds[i].insert(producer[s]);
+    for (int s : p.nodes_[i].slots.implicit_inputs) if (producer[s] >= 0) preds[i].insert(producer[s]);
+    for (int q : preds[i]) succs[q].insert(i);
+  }
+  std::vector<int> task_of(n, -1);
+  for (int i = 0; i < n; ++i) {
+    if (preds[i].size() == 1) {
+      const int q = *preds[i].begin();
+      PlanTask& t = p.tasks_[task_of[q]];
+      if (succs[q].size() == 1 && t.nodes.back() == q) {
+        t.nodes.push_back(i);
+        task_of[i] = task_of[q];
+        continue;
+      }
+    }
+    task_of[i] = static_cast<int>(p.tasks_.size());
+    p.tasks_.emplace_back();
+    p.tasks_.back().nodes.push_back(i);
+  }
+  for (int i = 0; i < n; ++i) {
+    for (int q : preds[i]) {
+      auto& from = p.tasks_[task_of[q]].successors;
+      if (task_of[q] != task_of[i] && std::find(from.begin(), from.end(), task_of[i]) == from.end()) {
+        from.push_back(task_of[i]);
+        ++p.tasks_[task_of[i]].predecessors;
+      }
+    }
+  }
+  for (size_t t = 0; t < p.tasks_.size(); ++t) {
+    if (p.tasks_[t].predecessors == 0) p.root_tasks_.push_back(static_cast<int>(t));
+  }
+  std::vector<int> level(n, 0), per_level(n + 1, 0);
+  for (int i = 0; i < n; ++i) {
+    for (int q : preds[i]) level[i] = std::max(level[i], level[q] + 1);
+    p.width_ = std::max(p.width_, ++per_level[level[i]]);
+  }
+  return plan;
+}
+
+}  // namespace onnxflow

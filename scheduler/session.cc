@@ -1,0 +1,164 @@
+// Session: the public API over the graph loader, the plan and the executor.
+#include "include/onnxflow/session.h"
+
+#include <atomic>
+#include <algorithm>
+#include <map>
+
+#include "graph/model.h"
+#include "ops/register_all.h"
+#include "scheduler/arena.h"
+#include "scheduler/executor.h"
+#include "scheduler/plan.h"
+
+namespace onnxflow {
+
+class SessionImpl {
+ public:
+  static Result<std::shared_ptr<const SessionImpl>> Create(std::unique_ptr<graph::Model> model,
+                                                           const SessionOptions& options) {
+    auto impl = std::shared_ptr<SessionImpl>(new SessionImpl());
+    impl->options_ = options;
+    impl->threads_ = options.threads > 0 ? options.threads : DefaultThreadCount();
+    impl->arena_ = SharedArena(impl->threads_);
+    ONNXFLOW_ASSIGN_OR_RETURN(impl->plan_, Plan::Build(*model->graph, {}, GlobalKernelRegistry(), options, 0));
+    impl->executor_ = std::make_unique<Executor>(*impl->plan_, options.mode);
+    // Inputs with an initializer are optional; list the required ones first, as users expect.
+    for (size_t i = 0; i < impl->plan_->inputs().size(); ++i) {
+      const auto& in = impl->plan_->inputs()[i];
+      if (!model->graph->constants.count(in.name)) impl->inputs_.push_back(in);
+    }
+    for (size_t i = 0; i < impl->plan_->input_slots().size(); ++i) {
+      impl->input_slot_[impl->plan_->inputs()[i].name] = {impl->plan_->input_slots()[i], static_cast<int>(i)};
+    }
+    impl->model_ = std::move(model);
+    return std::shared_ptr<const SessionImpl>(impl);
+  }
+
+  Result<std::vector<NamedValue>> Run(const std::vector<NamedValue>& inputs, const RunOptions& options) const {
+    const Plan& plan = *plan_;
+    std::vector<Value> values(plan.slot_count());
+    for (const auto& [slot, value] : plan.constants()) values[slot] = value;
+    std::vector<bool> given(plan.inputs().size(), false);
+    for (const NamedValue& in : inputs) {
+      auto it = input_slot_.find(in.name);
+      if (it == input_slot_.end()) return InvalidArgument("the model has no input named '" + in.name + "'");
+      const auto [slot, index] = it->second;
+      ONNXFLOW_RETURN_IF_ERROR(CheckInput(plan.inputs()[index], in.value));
+      values[slot] = in.value;
+      given[index] = true;
+    }
+    for (size_t i = 0; i < given.size(); ++i) {
+      const auto& info = plan.inputs()[i];
+      if (!given[i] && !model_->graph->constants.count(info.name) && !info.optional) {
+        return InvalidArgument("input '" + info.name + "' is required but was not given");
+      }
+    }
+
+    // Cost rule for intra-op threads: a run alone gets every core; when several are in flight each
+    // gets its share, so concurrent runs of a small model do not fight over parallel_for.
+    const int in_flight = in_flight_.fetch_add(1, std::memory_order_relaxed) + 1;
+    RunState run(options_.limits, options, std::max(1, threads_ / in_flight));
+    Status status;
+    arena_->execute([&] { status = executor_->Run(values, run); });
+    in_flight_.fetch_sub(1, std::memory_order_relaxed);
+    ONNXFLOW_RETURN_IF_ERROR(status);
+
+    std::vector<NamedValue> outputs;
+    outputs.reserve(plan.output_slots().size());
+    for (size_t i = 0; i < plan.output_slots().size(); ++i) {
+      outputs.push_back(NamedValue{plan.outputs()[i].name, values[plan.output_slots()[i]]});
+    }
+    return outputs;
+  }
+
+  const std::vector<ValueInfo>& inputs() const { return inputs_; }
+  const std::vector<ValueInfo>& outputs() const { return plan_->outputs(); }
+
+ private:
+  static Status CheckInput(const ValueInfo& info, const Value& value) {
+    const std::string where = "input '" + info.name + "'";
+    if (value.is_none()) {
+      if (info.optional) return Status::Ok();
+      return InvalidArgument(where + " has no value");
+    }
+    if (value.kind() != info.kind) {
+      return InvalidArgument(where + (info.kind == Value::Kind::kSequence ? " must be a sequence" : " must be a tensor"));
+    }
+    if (value.is_sequence()) return Status::Ok();
+    const Tensor& t = value.tensor();
+    if (info.dtype != DataType::kUndefined && t.dtype() != info.dtype) {
+      return InvalidArgument(where + " has type " + DataTypeName(t.dtype()) + ", the model expects " +
+                             DataTypeName(info.dtype));
+    }
+    if (!info.has_shape) return Status::Ok();
+    bool fits = t.rank() == static_cast<int64_t>(info.shape.size());
+    for (size_t d = 0; fits && d < info.shape.size(); ++d) fits = info.shape[d] < 0 || info.shape[d] == t.dim(d);
+    if (!fits) {
+      std::string expected = "[";
+      for (size_t d = 0; d < info.shape.size(); ++d) {
+        expected += (d ? "," : "") + (info.shape[d] < 0 ? (info.dim_names[d].empty() ? "?" : info.dim_names[d])
+                                                        : std::to_string(info.shape[d]));
+      }
+      return InvalidArgument(where + " has shape " + ShapeToString(t.shape()) + ", the model expects " + expected + "]");
+    }
+    return Status::Ok();
+  }
+
+  SessionOptions options_;
+  int threads_ = 1;
+  std::shared_ptr<tbb::task_arena> arena_;
+  std::unique_ptr<graph::Model> model_;
+  std::unique_ptr<Plan> plan_;
+  std::unique_ptr<Executor> executor_;
+  std::vector<ValueInfo> inputs_;
+  std::map<std::string, std::pair<int, int>> input_slot_;  // name -> (slot, index in plan inputs)
+  mutable std::atomic<int> in_flight_{0};
+};
+
+Session::Session(std::shared_ptr<const SessionImpl> impl) : impl_(std::move(impl)) {}
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+Session::~Session() = default;
+
+namespace {
+
+// Nothing may escape the public API: a bug that throws becomes an Internal status.
+template <typename F>
+auto Guarded(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return ResourceExhausted("out of memory");
+  } catch (const std::exception& e) {
+    return Internal(std::string("unexpected exception: ") + e.what());
+  }
+}
+
+}  // namespace
+
+Result<Session> Session::Load(const std::string& path, const SessionOptions& options) {
+  return Guarded([&]() -> Result<Session> {
+    ONNXFLOW_ASSIGN_OR_RETURN(auto model, graph::LoadModelFile(path, options, GlobalKernelRegistry()));
+    ONNXFLOW_ASSIGN_OR_RETURN(auto impl, SessionImpl::Create(std::move(model), options));
+    return Session(std::move(impl));
+  });
+}
+
+Result<Session> Session::LoadFromBytes(const std::string& bytes, const SessionOptions& options,
+                                       const std::string& directory) {
+  return Guarded([&]() -> Result<Session> {
+    ONNXFLOW_ASSIGN_OR_RETURN(auto model, graph::LoadModelBytes(bytes, directory, options, GlobalKernelRegistry()));
+    ONNXFLOW_ASSIGN_OR_RETURN(auto impl, SessionImpl::Create(std::move(model), options));
+    return Session(std::move(impl));
+  });
+}
+
+Result<std::vector<NamedValue>> Session::Run(const std::vector<NamedValue>& inputs, const RunOptions& options) const {
+  return Guarded([&] { return impl_->Run(inputs, options); });
+}
+
+const std::vector<ValueInfo>& Session::inputs() const { return impl_->inputs(); }
+const std::vector<ValueInfo>& Session::outputs() const { return impl_->outputs(); }
+
+}  // namespace onnxflow

@@ -1,0 +1,165 @@
+// The ONNX backend conformance suite: every case under $ONNXFLOW_TEST_DATA/node and /models.
+//
+// Each case runs in a child process (fork, with a time limit), so a crash or a hang in one case
+// is reported as that case's failure instead of ending the suite. The outcome is compared with
+// tests/conformance/expected_failures.txt both ways: an unlisted failure fails the test, and so
+// does a listed case that now passes (take it off the list). Bazel sharding splits the cases.
+//
+// ONNXFLOW_CONFORMANCE_FILTER=<regex> runs only matching cases (e.g. "node/test_conv").
+#include <dirent.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ops/register_all.h"
+#include "tests/conformance/case_runner.h"
+
+namespace onnxflow::testing {
+namespace {
+
+constexpr int kCaseSeconds = 120;
+
+std::vector<std::string> ListDir(const std::string& path) {
+  std::vector<std::string> names;
+  if (DIR* dir = opendir(path.c_str())) {
+    while (dirent* e = readdir(dir)) {
+      const std::string name = e->d_name;
+      if (name != "." && name != "..") names.push_back(name);
+    }
+    closedir(dir);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::map<std::string, std::string> ReadExpectedFailures(const std::string& path) {
+  std::map<std::string, std::string> listed;
+  std::ifstream file(path);
+  std::string line;
+  while (std::getline(file, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t space = line.find_first_of(" \t");
+    listed[line.substr(0, space)] = space == std::string::npos ? "" : line.substr(line.find_first_not_of(" \t", space));
+  }
+  return listed;
+}
+
+// Runs the case in a child; the child writes "P" or "F<reason>" to a pipe.
+CaseResult RunIsolated(const std::string& folder) {
+  int fds[2];
+  if (pipe(fds) != 0) return {false, "pipe failed"};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    const CaseResult r = RunCase(folder);
+    const std::string message = r.passed ? "P" : "F" + r.reason;
+    ssize_t unused = write(fds[1], message.data(), message.size());
+    (void)unused;
+    close(fds[1]);
+    _exit(0);
+  }
+  close(fds[1]);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kCaseSeconds);
+  int status = 0;
+  bool finished = false;
+  std::string message;
+  char buffer[4096];
+  // Drain the pipe while waiting, so a long message cannot block the child.
+  while (true) {
+    fd_set set;
+    FD_ZERO(&set);
+    FD_SET(fds[0], &set);
+    timeval tv{0, 100000};
+    if (select(fds[0] + 1, &set, nullptr, nullptr, &tv) > 0) {
+      const ssize_t n = read(fds[0], buffer, sizeof buffer);
+      if (n > 0) message.append(buffer, n);
+    }
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      finished = true;
+      break;
+    }
+    if (std::chrono::steady_clock::now() > deadline) break;
+  }
+  if (!finished) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    close(fds[0]);
+    return {false, "timed out after " + std::to_string(kCaseSeconds) + " s"};
+  }
+  ssize_t n;
+  while ((n = read(fds[0], buffer, sizeof buffer)) > 0) message.append(buffer, n);
+  close(fds[0]);
+  if (WIFSIGNALED(status)) return {false, "crashed with signal " + std::to_string(WTERMSIG(status))};
+  if (message.empty()) return {false, "the case process exited without a result"};
+  if (message[0] == 'P') return {true, ""};
+  return {false, message.substr(1)};
+}
+
+TEST(Conformance, MatchesExpectedFailures) {
+  const char* root = std::getenv("ONNXFLOW_TEST_DATA");
+  ASSERT_NE(root, nullptr) << "ONNXFLOW_TEST_DATA is not set: run through ./bazelw, with ../shared/onnx-tests beside the repo";
+  const std::string data = root;
+  const auto node_cases = ListDir(data + "/node");
+  const auto model_cases = ListDir(data + "/models");
+  ASSERT_FALSE(node_cases.empty()) << "no conformance data in " << data << "/node";
+  ASSERT_FALSE(model_cases.empty()) << "no whole-network data in " << data << "/models";
+
+  std::vector<std::string> cases;
+  for (const auto& c : node_cases) cases.push_back("node/" + c);
+  for (const auto& c : model_cases) cases.push_back("models/" + c);
+  const char* filter = std::getenv("ONNXFLOW_CONFORMANCE_FILTER");
+  const std::regex pattern(filter != nullptr ? filter : ".*");
+
+  int shards = 1, shard = 0;
+  if (const char* t = std::getenv("TEST_TOTAL_SHARDS")) shards = std::max(1, std::atoi(t));
+  if (const char* i = std::getenv("TEST_SHARD_INDEX")) shard = std::atoi(i);
+  if (const char* f = std::getenv("TEST_SHARD_STATUS_FILE")) std::ofstream(f).put('\n');
+
+  const std::string list_path = "tests/conformance/expected_failures.txt";
+  const auto listed = ReadExpectedFailures(list_path);
+  (void)GlobalKernelRegistry();  // built once here, inherited by every child
+
+  int passed = 0, failed = 0;
+  std::vector<std::string> unexpected_failures, unexpected_passes;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string& name = cases[i];
+    if (!std::regex_search(name, pattern)) continue;
+    seen.insert(name);
+    if (static_cast<int>(i % shards) != shard) continue;
+    const CaseResult r = RunIsolated(data + "/" + name);
+    const bool expected_to_fail = listed.count(name) > 0;
+    if (r.passed) {
+      ++passed;
+      if (expected_to_fail) unexpected_passes.push_back(name);
+    } else {
+      ++failed;
+      std::printf("FAIL %s: %s\n", name.c_str(), r.reason.c_str());
+      if (!expected_to_fail) unexpected_failures.push_back(name + ": " + r.reason);
+    }
+  }
+  for (const auto& [name, reason] : listed) {
+    if (filter == nullptr && !seen.count(name)) ADD_FAILURE() << list_path << " lists '" << name << "', which is not a case";
+  }
+  for (const auto& f : unexpected_failures) ADD_FAILURE() << "unexpected failure: " << f;
+  for (const auto& p : unexpected_passes) ADD_FAILURE() << "now passes, take it off " << list_path << ": " << p;
+  std::printf("conformance%s: %d passed, %d failed (%zu unexpected failures, %zu unexpected passes)\n",
+              shards > 1 ? (" shard " + std::to_string(shard + 1) + "/" + std::to_string(shards)).c_str() : "", passed,
+              failed, unexpected_failures.size(), unexpected_passes.size());
+}
+
+}  // namespace
+}  // namespace onnxflow::testing
