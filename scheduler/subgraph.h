@@ -30,6 +30,7 @@ class PlannedSubgraph : public Subgraph {
 
   const std::vector<std::string>& input_names() const override { return input_names_; }
   const std::vector<std::string>& output_names() const override { return output_names_; }
+  const std::vector<ValueInfo>& output_infos() const override { return plan_->outputs(); }
   Result<std::unique_ptr<SubgraphFrame>> NewFrame(KernelContext& ctx) const override;
 
   const Plan& plan() const { return *plan_; }

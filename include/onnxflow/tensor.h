@@ -155,6 +155,20 @@ class Tensor {
     t.shape_ = std::move(shape);
     return t;
   }
+  // Rows [begin, end) along axis 0, sharing storage (no copy). Requires rank >= 1 and
+  // 0 <= begin <= end <= dim(0); `keep_axis` false drops axis 0 (then end must be begin + 1).
+  Tensor SliceAxis0(int64_t begin, int64_t end, bool keep_axis = true) const {
+    Shape shape = shape_;
+    int64_t row = 1;
+    for (size_t i = 1; i < shape.size(); ++i) row *= shape[i];
+    if (keep_axis) {
+      shape[0] = end - begin;
+    } else {
+      shape.erase(shape.begin());
+    }
+    return Tensor(dtype_, std::move(shape), storage_,
+                  static_cast<char*>(data_) + begin * row * static_cast<int64_t>(ElementSize(dtype_)));
+  }
   // A deep copy with storage of its own.
   Tensor Clone() const;
   // True when both handles point at the same bytes.

@@ -1,9 +1,13 @@
 #include "ops/controlflow/register.h"
 
+#include "ops/controlflow/kernels.h"
+
 namespace onnxflow {
 
 Status RegisterControlflowKernels(KernelRegistry& registry) {
-  (void)registry;  // the controlflow family's kernels are being written
+  ONNXFLOW_RETURN_IF_ERROR(RegisterIf(registry));
+  ONNXFLOW_RETURN_IF_ERROR(RegisterLoop(registry));
+  ONNXFLOW_RETURN_IF_ERROR(RegisterScan(registry));
   return Status::Ok();
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "include/onnxflow/session.h"
 #include "include/onnxflow/status.h"
 #include "include/onnxflow/tensor.h"
 
@@ -28,6 +29,9 @@ class Subgraph {
   virtual ~Subgraph() = default;
   virtual const std::vector<std::string>& input_names() const = 0;
   virtual const std::vector<std::string>& output_names() const = 0;
+  // Declared types of the subgraph's outputs (a Loop with zero iterations still needs the element
+  // type of its scan outputs).
+  virtual const std::vector<ValueInfo>& output_infos() const = 0;
   // `ctx` is the calling node's: outer-scope values come from its implicit inputs, limits,
   // cancellation and threads from its run.
   virtual Result<std::unique_ptr<SubgraphFrame>> NewFrame(KernelContext& ctx) const = 0;

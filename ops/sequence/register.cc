@@ -1,9 +1,14 @@
 #include "ops/sequence/register.h"
 
+#include "ops/sequence/sequence_util.h"
+
 namespace onnxflow {
 
 Status RegisterSequenceKernels(KernelRegistry& registry) {
-  (void)registry;  // the sequence family's kernels are being written
+  ONNXFLOW_RETURN_IF_ERROR(RegisterSequenceBasics(registry));
+  ONNXFLOW_RETURN_IF_ERROR(RegisterSequenceTensorOps(registry));
+  ONNXFLOW_RETURN_IF_ERROR(RegisterSequenceMap(registry));
+  ONNXFLOW_RETURN_IF_ERROR(RegisterOptionalOps(registry));
   return Status::Ok();
 }
 
