@@ -1,6 +1,7 @@
 #include "scheduler/executor.h"
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <new>
 
@@ -8,8 +9,24 @@
 
 namespace onnxflow {
 
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// A small, stable number per OS thread for traces.
+int ThreadNumber() {
+  static std::atomic<int> next{0};
+  thread_local const int number = next++;
+  return number;
+}
+
+}  // namespace
+
 Status RunNode(const PlanNode& node, std::vector<Value>& values, RunState& run) {
   KernelContext ctx(node.slots, values.data(), &run, node.description);
+  const int64_t start = run.profiling() ? NowNs() : 0;
   Status s;
   try {
     s = node.kernel->Compute(ctx);
@@ -18,6 +35,7 @@ Status RunNode(const PlanNode& node, std::vector<Value>& values, RunState& run) 
   } catch (const std::exception& e) {
     s = Internal(std::string("unexpected exception: ") + e.what());
   }
+  if (run.profiling()) run.Record(NodeTiming{node.name, node.op_type, ThreadNumber(), start, NowNs()});
   return s.ok() ? s : s.WithContext(node.description);
 }
 

@@ -44,6 +44,8 @@ Result<std::unique_ptr<Plan>> Plan::Build(const graph::Graph& g, const std::vect
     const graph::Node& node = g.nodes[i];
     PlanNode& pn = p.nodes_[i];
     pn.description = node.Describe();
+    pn.name = node.proto->name().empty() ? node.op_type() : node.proto->name();
+    pn.op_type = node.op_type();
     for (const auto& name : node.proto->input()) pn.slots.inputs.push_back(name.empty() ? -1 : slot(name));
     for (const auto& name : node.implicit_inputs) pn.slots.implicit_inputs.push_back(slot(name));
     for (const auto& name : node.proto->output()) pn.slots.outputs.push_back(name.empty() ? -1 : slot(name));

@@ -22,6 +22,8 @@ namespace onnxflow {
 
 struct PlanNode {
   std::string description;  // "node 'conv1' (Conv)" for messages
+  std::string name;         // the node's name, or its op type when unnamed
+  std::string op_type;
   std::unique_ptr<OpKernel> kernel;
   NodeSlots slots;
   std::vector<std::unique_ptr<Subgraph>> subgraphs;  // owned child plans (If/Loop/Scan bodies)

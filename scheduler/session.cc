@@ -74,6 +74,7 @@ class SessionImpl {
 
   const std::vector<ValueInfo>& inputs() const { return inputs_; }
   const std::vector<ValueInfo>& outputs() const { return plan_->outputs(); }
+  tbb::task_arena& arena() const { return *arena_; }
 
  private:
   static Status CheckInput(const ValueInfo& info, const Value& value) {
@@ -156,6 +157,12 @@ Result<Session> Session::LoadFromBytes(const std::string& bytes, const SessionOp
 
 Result<std::vector<NamedValue>> Session::Run(const std::vector<NamedValue>& inputs, const RunOptions& options) const {
   return Guarded([&] { return impl_->Run(inputs, options); });
+}
+
+void Session::RunAsync(std::vector<NamedValue> inputs, RunOptions options, RunCallback done) const {
+  impl_->arena().enqueue([impl = impl_, inputs = std::move(inputs), options, done = std::move(done)] {
+    done(Guarded([&] { return impl->Run(inputs, options); }));
+  });
 }
 
 const std::vector<ValueInfo>& Session::inputs() const { return impl_->inputs(); }

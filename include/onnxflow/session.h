@@ -40,11 +40,27 @@ struct SessionOptions {
   SessionLimits limits;
 };
 
+// One node's execution, for profiling and traces.
+struct NodeTiming {
+  std::string node;      // the node's name (or its op type when unnamed)
+  std::string op_type;
+  int thread = 0;        // a small number per OS thread (stable within the process)
+  int64_t start_ns = 0;  // steady_clock time
+  int64_t end_ns = 0;
+};
+
+// Filled during a run when RunOptions::profile points at it (nodes of subgraphs included).
+struct RunProfile {
+  std::vector<NodeTiming> nodes;
+};
+
 struct RunOptions {
   // The run ends with DeadlineExceeded when this passes (checked between nodes and iterations).
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   // The run ends with Cancelled soon after this becomes true. The host owns the flag.
   const std::atomic<bool>* cancel = nullptr;
+  // When set, every node's timing is appended here (costs a clock read and a lock per node).
+  RunProfile* profile = nullptr;
 };
 
 struct NamedValue {
@@ -76,6 +92,11 @@ class Session {
   // Inputs are matched by name; the outputs come in the graph's output order.
   Result<std::vector<NamedValue>> Run(const std::vector<NamedValue>& inputs,
                                       const RunOptions& options = {}) const;
+
+  // Starts a run in the session's thread pool and returns at once; `done` is called on a pool
+  // thread with the result. The run keeps the loaded model alive until it is done.
+  using RunCallback = std::function<void(Result<std::vector<NamedValue>>)>;
+  void RunAsync(std::vector<NamedValue> inputs, RunOptions options, RunCallback done) const;
 
   // Graph inputs the caller must (or, with an initializer, may) supply, and the outputs.
   const std::vector<ValueInfo>& inputs() const;

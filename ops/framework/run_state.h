@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 
 #include "include/onnxflow/session.h"
 #include "include/onnxflow/status.h"
@@ -30,6 +31,13 @@ class RunState {
     return Status::Ok();
   }
 
+  // Records a node's execution when the run is profiled (RunOptions::profile).
+  bool profiling() const { return options_.profile != nullptr; }
+  void Record(NodeTiming timing) {
+    std::lock_guard<std::mutex> lock(profile_mutex_);
+    options_.profile->nodes.push_back(std::move(timing));
+  }
+
   // Bytes held by tensors this run allocated and has not freed yet.
   std::atomic<int64_t>& live_bytes() { return live_bytes_; }
 
@@ -38,6 +46,7 @@ class RunState {
   RunOptions options_;
   int threads_;
   std::atomic<int64_t> live_bytes_{0};
+  std::mutex profile_mutex_;
 };
 
 }  // namespace onnxflow

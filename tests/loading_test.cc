@@ -1,0 +1,207 @@
+// Loading and validation: every refusal names what is wrong and where.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "include/onnxflow/session.h"
+#include "tools/model_builder.h"
+
+namespace onnxflow {
+namespace {
+
+using tools::ModelBuilder;
+
+std::string TempDir() {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return dir != nullptr ? dir : "/tmp";
+}
+
+::testing::AssertionResult RefusedWith(const Result<Session>& s, StatusCode code, const std::string& needle) {
+  if (s.ok()) return ::testing::AssertionFailure() << "the model was accepted";
+  if (s.status().code() != code) return ::testing::AssertionFailure() << "wrong code: " << s.status().ToString();
+  if (s.status().message().find(needle) == std::string::npos) {
+    return ::testing::AssertionFailure() << "'" << needle << "' not in: " << s.status().ToString();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(Loading, UnsupportedOpsAreListedInOneMessage) {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {2});
+  m.Node("FrobnicateA", {"x"}, {"a"}, "first");
+  m.Node("Relu", {"a"}, {"b"});
+  m.Node("FrobnicateB", {"b"}, {"y"}, "second");
+  m.Output("y", DataType::kFloat, {2});
+  auto s = Session::LoadFromBytes(m.Serialize());
+  EXPECT_TRUE(RefusedWith(s, StatusCode::kUnimplemented, "2 unsupported nodes"));
+  EXPECT_TRUE(RefusedWith(s, StatusCode::kUnimplemented, "node 'first' (FrobnicateA), domain 'ai.onnx', opset 17"));
+  EXPECT_TRUE(RefusedWith(s, StatusCode::kUnimplemented, "node 'second' (FrobnicateB)"));
+}
+
+TEST(Loading, CycleIsRefusedNamingANode) {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {2});
+  m.Node("Add", {"x", "c"}, {"a"}, "loop_a");
+  m.Node("Relu", {"a"}, {"c"}, "loop_b");
+  m.Output("a", DataType::kFloat, {2});
+  EXPECT_TRUE(RefusedWith(Session::LoadFromBytes(m.Serialize()), StatusCode::kInvalidArgument, "cycle through node 'loop_a'"));
+}
+
+TEST(Loading, UndefinedInputIsRefusedNamingNodeAndInput) {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {2});
+  m.Node("Add", {"x", "nowhere"}, {"y"}, "adder");
+  m.Output("y", DataType::kFloat, {2});
+  EXPECT_TRUE(RefusedWith(Session::LoadFromBytes(m.Serialize()), StatusCode::kInvalidArgument,
+                          "node 'adder' (Add): input 'nowhere' is not defined"));
+}
+
+TEST(Loading, ValueDefinedTwiceIsRefused) {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {2});
+  m.Node("Relu", {"x"}, {"y"}, "one");
+  m.Node("Relu", {"x"}, {"y"}, "two");
+  m.Output("y", DataType::kFloat, {2});
+  EXPECT_TRUE(RefusedWith(Session::LoadFromBytes(m.Serialize()), StatusCode::kInvalidArgument, "'y' is defined twice"));
+}
+
+TEST(Loading, VersionsAreChecked) {
+  ModelBuilder old_ir(17, 99);
+  old_ir.Input("x", DataType::kFloat, {1});
+  old_ir.Output("x", DataType::kFloat, {1});
+  EXPECT_TRUE(RefusedWith(Session::LoadFromBytes(old_ir.Serialize()), StatusCode::kInvalidArgument, "IR version 99"));
+
+  ModelBuilder future(99);
+  future.Input("x", DataType::kFloat, {1});
+  future.Output("x", DataType::kFloat, {1});
+  EXPECT_TRUE(RefusedWith(Session::LoadFromBytes(future.Serialize()), StatusCode::kUnimplemented, "opset 99"));
+}
+
+TEST(Loading, GarbageAndTruncatedFilesAreRefused) {
+  EXPECT_TRUE(RefusedWith(Session::LoadFromBytes("definitely not protobuf \xff\xff\xff"), StatusCode::kInvalidArgument,
+                          "not a valid ONNX model"));
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {2});
+  m.Initializer("w", Tensor::FromVector<float>({2}, {1, 2}));
+  m.Node("Add", {"x", "w"}, {"y"});
+  m.Output("y", DataType::kFloat, {2});
+  const std::string bytes = m.Serialize();
+  for (size_t cut = 1; cut < bytes.size(); cut += 7) {
+    auto s = Session::LoadFromBytes(bytes.substr(0, cut));  // must refuse or load, never crash
+    (void)s;
+  }
+  EXPECT_FALSE(Session::Load("/nonexistent/model.onnx").ok());
+}
+
+TEST(Loading, InitializerShorterThanItsShapeIsRefused) {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {2});
+  auto* t = m.proto().mutable_graph()->add_initializer();
+  t->set_name("w");
+  t->set_data_type(1);
+  t->add_dims(1 << 30);
+  t->set_raw_data(std::string(8, '\0'));
+  m.Node("Add", {"x", "w"}, {"y"});
+  m.Output("y", DataType::kFloat, {2});
+  EXPECT_TRUE(RefusedWith(Session::LoadFromBytes(m.Serialize()), StatusCode::kInvalidArgument, "tensor 'w': its data holds fewer elements"));
+}
+
+TEST(Running, WrongInputTypeAndShapeAreRefusedNamingTheInput) {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {2, 3});
+  m.Node("Relu", {"x"}, {"y"});
+  m.Output("y", DataType::kFloat, {2, 3});
+  auto s = Session::LoadFromBytes(m.Serialize());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  auto wrong_type = s->Run({{"x", Tensor(DataType::kInt64, {2, 3})}});
+  ASSERT_FALSE(wrong_type.ok());
+  EXPECT_NE(wrong_type.status().message().find("input 'x' has type int64, the model expects float32"), std::string::npos)
+      << wrong_type.status().ToString();
+  auto wrong_shape = s->Run({{"x", Tensor(DataType::kFloat, {3, 2})}});
+  ASSERT_FALSE(wrong_shape.ok());
+  EXPECT_NE(wrong_shape.status().message().find("input 'x' has shape [3,2]"), std::string::npos);
+  auto missing = s->Run({});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("input 'x' is required"), std::string::npos);
+  auto unknown = s->Run({{"x", Tensor(DataType::kFloat, {2, 3})}, {"z", Tensor(DataType::kFloat, {1})}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("no input named 'z'"), std::string::npos);
+}
+
+TEST(Running, KernelErrorNamesTheNode) {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {2, 3});
+  m.Input("shape", DataType::kInt64, {2});
+  m.Node("Reshape", {"x", "shape"}, {"y"}, "the_reshape");
+  m.Output("y", DataType::kFloat, {-1, -1});
+  auto s = Session::LoadFromBytes(m.Serialize());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  auto r = s->Run({{"x", Tensor(DataType::kFloat, {2, 3})}, {"shape", Tensor::FromVector<int64_t>({2}, {4, 4})}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("node 'the_reshape' (Reshape)"), std::string::npos) << r.status().ToString();
+}
+
+// External data: the location must stay inside the model's folder.
+class ExternalData : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = TempDir() + "/external_" + std::to_string(getpid()) + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    mkdir(dir_.c_str(), 0755);
+    std::ofstream(dir_ + "/weights.bin", std::ios::binary).write("\0\0\x80\x3f\0\0\0\x40", 8);  // 1.0f, 2.0f
+    std::ofstream(TempDir() + "/outside.bin", std::ios::binary).write("\0\0\x80\x3f\0\0\0\x40", 8);
+  }
+
+  Result<Session> LoadWith(const std::string& location, const std::string& offset = "0", const std::string& length = "8") {
+    ModelBuilder m(17);
+    m.Input("x", DataType::kFloat, {2});
+    auto* t = m.proto().mutable_graph()->add_initializer();
+    t->set_name("w");
+    t->set_data_type(1);
+    t->add_dims(2);
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto add = [&](const char* k, const std::string& v) {
+      auto* e = t->add_external_data();
+      e->set_key(k);
+      e->set_value(v);
+    };
+    add("location", location);
+    add("offset", offset);
+    add("length", length);
+    m.Node("Add", {"x", "w"}, {"y"});
+    m.Output("y", DataType::kFloat, {2});
+    const std::string path = dir_ + "/model.onnx";
+    std::ofstream(path, std::ios::binary) << m.Serialize();
+    return Session::Load(path);
+  }
+
+  std::string dir_;
+};
+
+TEST_F(ExternalData, LoadsFromTheModelsFolder) {
+  auto s = LoadWith("weights.bin");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  auto out = s->Run({{"x", Tensor::FromVector<float>({2}, {10, 20})}});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ((*out)[0].value.tensor().data<float>()[0], 11.0f);
+  EXPECT_EQ((*out)[0].value.tensor().data<float>()[1], 22.0f);
+}
+
+TEST_F(ExternalData, RefusesEscapes) {
+  EXPECT_TRUE(RefusedWith(LoadWith("../outside.bin"), StatusCode::kInvalidArgument, "leaves the model's folder"));
+  EXPECT_TRUE(RefusedWith(LoadWith(TempDir() + "/outside.bin"), StatusCode::kInvalidArgument, "must be a relative path"));
+  ASSERT_EQ(symlink((TempDir() + "/outside.bin").c_str(), (dir_ + "/link.bin").c_str()), 0);
+  EXPECT_TRUE(RefusedWith(LoadWith("link.bin"), StatusCode::kInvalidArgument, "resolves outside"));
+}
+
+TEST_F(ExternalData, RefusesRangesPastTheFile) {
+  EXPECT_TRUE(RefusedWith(LoadWith("weights.bin", "4", "8"), StatusCode::kInvalidArgument, "exceed the size"));
+  EXPECT_TRUE(RefusedWith(LoadWith("weights.bin", "0", "4"), StatusCode::kInvalidArgument, "fewer elements"));
+  EXPECT_TRUE(RefusedWith(LoadWith("weights.bin", "-1", "4"), StatusCode::kInvalidArgument, "not a non-negative"));
+  EXPECT_FALSE(LoadWith("missing.bin").ok());
+}
+
+}  // namespace
+}  // namespace onnxflow

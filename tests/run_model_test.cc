@@ -1,0 +1,129 @@
+// run_model's contract: exit 0 done, 1 outputs differ from --check, 2 refused with one clear line.
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "include/onnxflow/io.h"
+#include "tools/model_builder.h"
+
+namespace onnxflow {
+namespace {
+
+using tools::ModelBuilder;
+
+struct Outcome {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+Outcome RunTool(const std::string& args) {
+  const std::string command = "tools/run_model " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  Outcome o{-1, ""};
+  if (pipe == nullptr) return o;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) o.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return o;
+}
+
+std::string Dir() {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return dir != nullptr ? dir : "/tmp";
+}
+
+std::string Write(const std::string& name, const std::string& bytes) {
+  const std::string path = Dir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+std::string AddOneModel() {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {3});
+  m.Initializer("one", Tensor::FromVector<float>({1}, {1}));
+  m.Node("Add", {"x", "one"}, {"y"});
+  m.Output("y", DataType::kFloat, {3});
+  return Write("add_one.onnx", m.Serialize());
+}
+
+TEST(RunModel, DemoRuns) {
+  Outcome o = RunTool("--demo");
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("probabilities: float32 [1,10]"), std::string::npos) << o.output;
+}
+
+TEST(RunModel, RunsPrintsTimingAsTheLastLine) {
+  Outcome o = RunTool(AddOneModel() + " --fill --runs 3");
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  const size_t last = o.output.rfind("runs=3 p50_ms=");
+  ASSERT_NE(last, std::string::npos) << o.output;
+  EXPECT_EQ(o.output.find('\n', last), o.output.size() - 1);
+}
+
+TEST(RunModel, CheckMatchesAndMismatches) {
+  const std::string model = AddOneModel();
+  const std::string dir = Dir() + "/check";
+  mkdir(dir.c_str(), 0755);
+  ASSERT_TRUE(WriteValueFile(dir + "/input_0.pb", Tensor::FromVector<float>({3}, {1, 2, 3}), "x").ok());
+  ASSERT_TRUE(WriteValueFile(dir + "/output_0.pb", Tensor::FromVector<float>({3}, {2, 3, 4}), "y").ok());
+  Outcome same = RunTool(model + " --inputs " + dir + " --check " + dir);
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  ASSERT_TRUE(WriteValueFile(dir + "/output_0.pb", Tensor::FromVector<float>({3}, {2, 3, 5}), "y").ok());
+  Outcome differs = RunTool(model + " --inputs " + dir + " --check " + dir);
+  EXPECT_EQ(differs.exit_code, 1) << differs.output;
+  EXPECT_NE(differs.output.find("DIFFERS"), std::string::npos);
+
+  // --output-dir writes what --check reads back.
+  const std::string out = Dir() + "/out";
+  mkdir(out.c_str(), 0755);
+  EXPECT_EQ(RunTool(model + " --inputs " + dir + " --output-dir " + out).exit_code, 0);
+  auto written = ReadValueFile(out + "/output_0.pb");
+  ASSERT_TRUE(written.ok());
+  EXPECT_EQ(written->tensor().data<float>()[2], 4.0f);
+}
+
+TEST(RunModel, RefusalsExitTwoWithAReason) {
+  ModelBuilder unsupported(17);
+  unsupported.Input("x", DataType::kFloat, {3});
+  unsupported.Node("NoSuchOp", {"x"}, {"y"}, "mystery");
+  unsupported.Output("y", DataType::kFloat, {3});
+  Outcome a = RunTool(Write("unsupported.onnx", unsupported.Serialize()) + " --fill");
+  EXPECT_EQ(a.exit_code, 2);
+  EXPECT_NE(a.output.find("node 'mystery' (NoSuchOp)"), std::string::npos) << a.output;
+
+  ModelBuilder cycle(17);
+  cycle.Input("x", DataType::kFloat, {3});
+  cycle.Node("Add", {"x", "b"}, {"a"}, "cyc_a");
+  cycle.Node("Relu", {"a"}, {"b"}, "cyc_b");
+  cycle.Output("a", DataType::kFloat, {3});
+  Outcome b = RunTool(Write("cycle.onnx", cycle.Serialize()) + " --fill");
+  EXPECT_EQ(b.exit_code, 2);
+  EXPECT_NE(b.output.find("cycle"), std::string::npos) << b.output;
+
+  Outcome c = RunTool(AddOneModel());  // no input given
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.output.find("input 'x' was not given"), std::string::npos) << c.output;
+
+  const std::string bad_input = Dir() + "/int_input.pb";
+  ASSERT_TRUE(WriteValueFile(bad_input, Tensor::FromVector<int64_t>({3}, {1, 2, 3}), "x").ok());
+  Outcome d = RunTool(AddOneModel() + " --input x=" + bad_input);
+  EXPECT_EQ(d.exit_code, 2);
+  EXPECT_NE(d.output.find("input 'x' has type int64, the model expects float32"), std::string::npos) << d.output;
+
+  EXPECT_EQ(RunTool(Write("garbage.onnx", "\x08\xff\xff garbage")).exit_code, 2);
+  EXPECT_EQ(RunTool("--no-such-flag").exit_code, 2);
+  EXPECT_EQ(RunTool(AddOneModel() + " --mode sideways --fill").exit_code, 2);
+  EXPECT_EQ(RunTool("/nonexistent.onnx").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace onnxflow
