@@ -1,0 +1,104 @@
+// Control-flow cost per iteration (run by hand, not a test):
+//   loop_benchmark [--iterations N] [--runs R] [--write DIR]
+// Model "loop_add": Loop(M = N) whose body adds 1 to a 64-float tensor.
+// Model "loop_if_add": the same Loop whose body holds an If choosing between two Adds.
+// Prints the median time per iteration; --write saves both models so ONNX Runtime can run the
+// same files (../shared/tools/ort_bench.js DIR/loop_add.onnx 1 20).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+
+#include <CLI/CLI.hpp>
+
+#include "include/onnxflow/session.h"
+#include "tools/model_builder.h"
+
+namespace onnxflow::tools {
+namespace {
+
+constexpr int64_t kWidth = 64;
+
+void AddBranch(onnx::NodeProto& node, const std::string& attr, float addend) {
+  GraphBuilder g = SetGraphAttr(node, attr);
+  g.Initializer(attr + "_c", Tensor::FromVector<float>({1}, {addend}));
+  g.Node("Add", {"v", attr + "_c"}, {attr + "_out"});
+  g.Output(attr + "_out", DataType::kFloat, {kWidth});
+}
+
+std::string LoopModel(int64_t iterations, bool with_if) {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {kWidth});
+  m.Initializer("M", Tensor::Scalar<int64_t>(iterations));
+  m.Initializer("cond", Tensor::Scalar<bool>(true));
+  auto& loop = m.Node("Loop", {"M", "cond", "x"}, {"y"}, "loop");
+  GraphBuilder body = SetGraphAttr(loop, "body");
+  body.Input("i", DataType::kInt64, {});
+  body.Input("cond_in", DataType::kBool, {});
+  body.Input("v", DataType::kFloat, {kWidth});
+  body.Node("Identity", {"cond_in"}, {"cond_out"});
+  if (with_if) {
+    auto& branch = body.Node("If", {"cond_in"}, {"v_out"}, "choose");
+    AddBranch(branch, "then_branch", 1.0f);
+    AddBranch(branch, "else_branch", 2.0f);
+  } else {
+    body.Initializer("one", Tensor::FromVector<float>({1}, {1.0f}));
+    body.Node("Add", {"v", "one"}, {"v_out"});
+  }
+  body.Output("cond_out", DataType::kBool, {});
+  body.Output("v_out", DataType::kFloat, {kWidth});
+  m.Output("y", DataType::kFloat, {kWidth});
+  return m.Serialize();
+}
+
+int Measure(const std::string& name, const std::string& bytes, int64_t iterations, int runs, int threads) {
+  SessionOptions options;
+  options.threads = threads;
+  auto session = Session::LoadFromBytes(bytes, options);
+  if (!session.ok()) {
+    std::fprintf(stderr, "%s: %s\n", name.c_str(), session.status().ToString().c_str());
+    return 2;
+  }
+  std::vector<NamedValue> inputs = {{"x", Tensor(DataType::kFloat, {kWidth})}};
+  std::vector<double> ms;
+  for (int r = 0; r <= runs; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    auto out = session->Run(inputs);
+    const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (!out.ok()) {
+      std::fprintf(stderr, "%s: %s\n", name.c_str(), out.status().ToString().c_str());
+      return 2;
+    }
+    if (r > 0) ms.push_back(t);  // the first run is the warm-up
+  }
+  std::sort(ms.begin(), ms.end());
+  const double p50 = ms[ms.size() / 2];
+  std::printf("%-12s iterations=%lld runs=%d p50_ms=%.3f per_iteration_us=%.3f\n", name.c_str(),
+              static_cast<long long>(iterations), runs, p50, p50 * 1000.0 / static_cast<double>(iterations));
+  return 0;
+}
+
+}  // namespace
+}  // namespace onnxflow::tools
+
+int main(int argc, char** argv) {
+  int64_t iterations = 10000;
+  int runs = 20, threads = 1;
+  std::string write_dir;
+  CLI::App app{"Time per Loop iteration, with and without an If in the body."};
+  app.add_option("--iterations", iterations, "Loop trip count");
+  app.add_option("--runs", runs, "timed runs after one warm-up");
+  app.add_option("--threads", threads, "cores (default 1)");
+  app.add_option("--write", write_dir, "also write loop_add.onnx and loop_if_add.onnx to DIR");
+  CLI11_PARSE(app, argc, argv);
+  if (iterations < 1 || runs < 1) return 2;
+  using onnxflow::tools::LoopModel;
+  const std::string plain = LoopModel(iterations, false), branchy = LoopModel(iterations, true);
+  if (!write_dir.empty()) {
+    std::ofstream(write_dir + "/loop_add.onnx", std::ios::binary) << plain;
+    std::ofstream(write_dir + "/loop_if_add.onnx", std::ios::binary) << branchy;
+  }
+  int status = onnxflow::tools::Measure("loop_add", plain, iterations, runs, threads);
+  status |= onnxflow::tools::Measure("loop_if_add", branchy, iterations, runs, threads);
+  return status;
+}
