@@ -6,6 +6,7 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include "graph/functions.h"
+#include "graph/fusion.h"
 #include "graph/passes.h"
 
 namespace onnxflow::graph {
@@ -63,6 +64,7 @@ Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionO
   ONNXFLOW_ASSIGN_OR_RETURN(model->graph, BuildGraph(model->proto.graph(), {}, ctx, 0));
   if (options.optimize) {
     ONNXFLOW_RETURN_IF_ERROR(FoldConstants(model->graph.get(), registry, options.limits));
+    FuseForInference(model->graph.get());
     RemoveDeadNodes(model->graph.get());
   }
   return model;

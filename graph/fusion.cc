@@ -1,0 +1,211 @@
+#include "graph/fusion.h"
+
+#include <cfloat>
+#include <cmath>
+#include <map>
+
+namespace onnxflow::graph {
+namespace {
+
+struct Uses {
+  std::map<std::string, int> readers;  // node inputs, implicit inputs and graph outputs
+  std::map<std::string, int> producer;
+};
+
+Uses CountUses(const Graph& g) {
+  Uses u;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    for (const auto& in : n.proto->input()) ++u.readers[in];
+    for (const auto& in : n.implicit_inputs) ++u.readers[in];
+    for (const auto& out : n.proto->output()) u.producer[out] = static_cast<int>(i);
+  }
+  for (const auto& out : g.outputs) u.readers[out.name] += 2;  // never fuse a graph output away
+  return u;
+}
+
+const onnx::AttributeProto* Attr(const onnx::NodeProto& n, const std::string& name) {
+  for (const auto& a : n.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+const Tensor* FloatConstant(const Graph& g, const onnx::NodeProto& n, int input) {
+  if (input >= n.input_size() || n.input(input).empty()) return nullptr;
+  auto it = g.constants.find(n.input(input));
+  return it != g.constants.end() && it->second.dtype() == DataType::kFloat ? &it->second : nullptr;
+}
+
+bool IsOp(const Node& n, const char* op) { return n.domain.empty() && n.op_type() == op; }
+
+// The producer of `n`'s first input when `n` is its only reader; -1 otherwise.
+int SoleProducer(const Graph& g, const Uses& u, const Node& n) {
+  if (n.proto->input_size() == 0) return -1;
+  const std::string& x = n.proto->input(0);
+  auto p = u.producer.find(x);
+  auto r = u.readers.find(x);
+  if (p == u.producer.end() || r == u.readers.end() || r->second != 1) return -1;
+  return p->second;
+}
+
+// Conv -> BatchNormalization: W' = W * s, B' = (B - mean) * s + bias, s = scale / sqrt(var + eps).
+bool FoldBatchNorm(Graph* g, Uses& u, size_t bn_index, std::vector<bool>* removed) {
+  const Node& bn = g->nodes[bn_index];
+  const auto& b = *bn.proto;
+  if (!IsOp(bn, "BatchNormalization") || b.input_size() < 5) return false;
+  if (const auto* t = Attr(b, "training_mode"); t != nullptr && t->i() != 0) return false;
+  for (int k = 1; k < b.output_size(); ++k) {
+    if (!b.output(k).empty()) return false;
+  }
+  const int p = SoleProducer(*g, u, bn);
+  if (p < 0 || (*removed)[p] || !IsOp(g->nodes[p], "Conv")) return false;
+  const auto& conv = *g->nodes[p].proto;
+  const Tensor* w = FloatConstant(*g, conv, 1);
+  const Tensor* scale = FloatConstant(*g, b, 1);
+  const Tensor* bias = FloatConstant(*g, b, 2);
+  const Tensor* mean = FloatConstant(*g, b, 3);
+  const Tensor* var = FloatConstant(*g, b, 4);
+  const bool has_b = conv.input_size() > 2 && !conv.input(2).empty();
+  const Tensor* conv_b = has_b ? FloatConstant(*g, conv, 2) : nullptr;
+  if (!w || !scale || !bias || !mean || !var || (has_b && !conv_b) || w->rank() < 1) return false;
+  const int64_t channels = w->dim(0);
+  for (const Tensor* t : {scale, bias, mean, var}) {
+    if (t->size() != channels) return false;
+  }
+  if (conv_b && conv_b->size() != channels) return false;
+  const float eps = Attr(b, "epsilon") ? Attr(b, "epsilon")->f() : 1e-5f;
+
+  Tensor new_w = w->Clone();
+  Tensor new_b(DataType::kFloat, {channels});
+  const int64_t per_channel = w->size() / std::max<int64_t>(channels, 1);
+  for (int64_t c = 0; c < channels; ++c) {
+    const float s = scale->data<float>()[c] / std::sqrt(var->data<float>()[c] + eps);
+    float* row = new_w.mutable_data<float>() + c * per_channel;
+    for (int64_t k = 0; k < per_channel; ++k) row[k] *= s;
+    const float b0 = conv_b ? conv_b->data<float>()[c] : 0.0f;
+    new_b.mutable_data<float>()[c] = (b0 - mean->data<float>()[c]) * s + bias->data<float>()[c];
+  }
+  const std::string base = b.output(0);
+  auto folded = std::make_shared<onnx::NodeProto>(conv);
+  folded->set_input(1, base + "/folded_weight");
+  if (folded->input_size() < 3) folded->add_input("");
+  folded->set_input(2, base + "/folded_bias");
+  folded->set_output(0, base);
+  g->constants[base + "/folded_weight"] = std::move(new_w);
+  g->constants[base + "/folded_bias"] = std::move(new_b);
+  g->nodes[p].proto = std::move(folded);
+  u.producer[base] = p;
+  (*removed)[bn_index] = true;
+  return true;
+}
+
+// The epilogue attributes for an activation node, or false when it cannot be fused.
+bool ActivationAttributes(const Graph& g, const Node& act, std::string* name, float* alpha, float* beta,
+                          bool* has_alpha, bool* has_beta) {
+  const auto& a = *act.proto;
+  *has_alpha = *has_beta = false;
+  if (!act.domain.empty()) return false;
+  const std::string& op = a.op_type();
+  *name = op;
+  if (op == "Relu" || op == "Sigmoid" || op == "Tanh") return true;
+  if (op == "LeakyRelu") {
+    *alpha = Attr(a, "alpha") ? Attr(a, "alpha")->f() : 0.01f;
+    *has_alpha = true;
+    return true;
+  }
+  if (op == "HardSigmoid") {
+    *alpha = Attr(a, "alpha") ? Attr(a, "alpha")->f() : 0.2f;
+    *beta = Attr(a, "beta") ? Attr(a, "beta")->f() : 0.5f;
+    *has_alpha = *has_beta = true;
+    return true;
+  }
+  if (op == "Clip") {
+    *alpha = -FLT_MAX;
+    *beta = FLT_MAX;
+    if (act.opset < 11) {
+      if (Attr(a, "min")) *alpha = Attr(a, "min")->f();
+      if (Attr(a, "max")) *beta = Attr(a, "max")->f();
+    } else {
+      for (int k = 1; k <= 2; ++k) {
+        if (k >= a.input_size() || a.input(k).empty()) continue;
+        const Tensor* bound = FloatConstant(g, a, k);
+        if (bound == nullptr || bound->size() != 1) return false;
+        (k == 1 ? *alpha : *beta) = bound->data<float>()[0];
+      }
+    }
+    *has_alpha = *has_beta = true;
+    return true;
+  }
+  return false;
+}
+
+bool FuseActivation(Graph* g, Uses& u, size_t act_index, std::vector<bool>* removed) {
+  const Node& act = g->nodes[act_index];
+  std::string name;
+  float alpha = 0, beta = 0;
+  bool has_alpha, has_beta;
+  if (!ActivationAttributes(*g, act, &name, &alpha, &beta, &has_alpha, &has_beta)) return false;
+  const int p = SoleProducer(*g, u, act);
+  if (p < 0 || (*removed)[p]) return false;
+  Node& producer = g->nodes[p];
+  const char* fused = IsOp(producer, "Conv") ? "FusedConv" : IsOp(producer, "Gemm") ? "FusedGemm"
+                      : IsOp(producer, "MatMul") ? "FusedMatMul" : nullptr;
+  if (fused == nullptr || producer.proto->output_size() != 1) return false;
+  auto type = g->known_types.find(producer.proto->input(0));
+  if (type == g->known_types.end() || type->second != DataType::kFloat) return false;
+
+  auto node = std::make_shared<onnx::NodeProto>(*producer.proto);
+  node->set_op_type(fused);
+  node->set_domain(kFusedDomain);
+  node->set_output(0, act.proto->output(0));
+  auto* a = node->add_attribute();
+  a->set_name("activation");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(name);
+  if (has_alpha) {
+    auto* x = node->add_attribute();
+    x->set_name("activation_alpha");
+    x->set_type(onnx::AttributeProto::FLOAT);
+    x->set_f(alpha);
+  }
+  if (has_beta) {
+    auto* x = node->add_attribute();
+    x->set_name("activation_beta");
+    x->set_type(onnx::AttributeProto::FLOAT);
+    x->set_f(beta);
+  }
+  producer.proto = std::move(node);
+  producer.domain = kFusedDomain;
+  producer.opset = 1;
+  u.producer[act.proto->output(0)] = p;
+  (*removed)[act_index] = true;
+  return true;
+}
+
+template <typename Rule>
+void Apply(Graph* g, Rule rule) {
+  std::vector<bool> removed(g->nodes.size(), false);
+  bool any = false;
+  // A fusion only moves the fused output to the producer; the rules keep `u` up to date.
+  Uses u = CountUses(*g);
+  for (size_t i = 0; i < g->nodes.size(); ++i) any |= rule(g, u, i, &removed);
+  if (!any) return;
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g->nodes.size(); ++i) {
+    if (!removed[i]) kept.push_back(std::move(g->nodes[i]));
+  }
+  g->nodes = std::move(kept);
+}
+
+}  // namespace
+
+void FuseForInference(Graph* g) {
+  Apply(g, FoldBatchNorm);
+  Apply(g, FuseActivation);
+  for (auto& node : g->nodes) {
+    for (auto& [name, sub] : node.subgraphs) FuseForInference(sub.get());
+  }
+}
+
+}  // namespace onnxflow::graph

@@ -1,0 +1,18 @@
+// Inference fusions, run at load after constant folding:
+//  - BatchNormalization after a Conv with constant weights is folded into the Conv's weights and
+//    bias (one pass over the output instead of two);
+//  - an activation (Relu, LeakyRelu, Clip with constant bounds, Sigmoid, Tanh, HardSigmoid) after
+//    a float Conv, Gemm or MatMul becomes the producer's epilogue (com.onnxflow FusedConv,
+//    FusedGemm, FusedMatMul), applied while the output tile is still in registers/cache.
+// A pair is fused only when the intermediate value has no other reader and is not a graph output.
+#pragma once
+
+#include "graph/graph.h"
+
+namespace onnxflow::graph {
+
+inline constexpr char kFusedDomain[] = "com.onnxflow";
+
+void FuseForInference(Graph* graph);
+
+}  // namespace onnxflow::graph
