@@ -1,9 +1,13 @@
 #include "ops/rnn/register.h"
 
+#include "ops/rnn/kernels.h"
+
 namespace onnxflow {
 
 Status RegisterRnnKernels(KernelRegistry& registry) {
-  (void)registry;  // the rnn family's kernels are being written
+  ONNXFLOW_RETURN_IF_ERROR(rnn::RegisterRnn(registry));
+  ONNXFLOW_RETURN_IF_ERROR(rnn::RegisterGru(registry));
+  ONNXFLOW_RETURN_IF_ERROR(rnn::RegisterLstm(registry));
   return Status::Ok();
 }
 

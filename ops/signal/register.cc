@@ -1,10 +1,14 @@
 #include "ops/signal/register.h"
 
+#include "ops/signal/signal_kernels.h"
+
 namespace onnxflow {
 
 Status RegisterSignalKernels(KernelRegistry& registry) {
-  (void)registry;  // the signal family's kernels are being written
-  return Status::Ok();
+  ONNXFLOW_RETURN_IF_ERROR(signal::RegisterDft(registry));
+  ONNXFLOW_RETURN_IF_ERROR(signal::RegisterStft(registry));
+  ONNXFLOW_RETURN_IF_ERROR(signal::RegisterWindows(registry));
+  return signal::RegisterMelWeightMatrix(registry);
 }
 
 }  // namespace onnxflow

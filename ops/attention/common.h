@@ -1,0 +1,130 @@
+// Pieces shared by the attention kernels: reading any float tensor in its compute type, rounding
+// to a storage type where the spec computes in it, and the masked-row-safe softmax.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "include/onnxflow/tensor.h"
+#include "ops/framework/numeric.h"
+#include "ops/framework/dispatch.h"
+#include "ops/framework/kernel.h"
+#include "ops/framework/shape.h"
+#include "ops/attention/vec_ops.h"
+
+namespace onnxflow {
+namespace attention {
+
+// The tensor's elements as C: the tensor's own storage when it already is C, else a converted copy
+// kept in `storage`.
+template <typename T, typename C>
+const C* AsCompute(const Tensor& t, std::vector<C>& storage) {
+  if constexpr (std::is_same_v<T, C>) {
+    return t.data<T>();
+  } else {
+    const T* src = t.data<T>();
+    storage.resize(static_cast<size_t>(t.size()));
+    for (int64_t i = 0; i < t.size(); ++i) storage[i] = static_cast<C>(ToCompute<T>(src[i]));
+    return storage.data();
+  }
+}
+
+template <typename T, typename C>
+void StoreAs(const C* src, int64_t n, T* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = FromCompute<T>(static_cast<ComputeType<T>>(src[i]));
+}
+
+// Rounds v to the precision of `dtype` (float16/bfloat16/float/double) and back: the reference
+// computes some steps in the storage type, and matching its rounding keeps 16-bit results close.
+template <typename C>
+C RoundTo(DataType dtype, C v) {
+  switch (dtype) {
+    case DataType::kFloat16: return static_cast<C>(HalfToFloat(FloatToHalf(static_cast<float>(v))));
+    case DataType::kBFloat16: return static_cast<C>(BFloat16ToFloat(FloatToBFloat16(static_cast<float>(v))));
+    case DataType::kFloat: return static_cast<C>(static_cast<float>(v));
+    default: return v;
+  }
+}
+
+// True when rounding to `dtype` can change a C value.
+template <typename C>
+bool NeedsRounding(DataType dtype) {
+  if (dtype == DataType::kFloat16 || dtype == DataType::kBFloat16) return true;
+  return dtype == DataType::kFloat && std::is_same_v<C, double>;
+}
+
+// Softmax of x[0, n) in place. A row whose maximum is -inf (every entry masked) becomes all
+// zeros instead of NaN; NaN entries propagate as in any softmax.
+template <typename C>
+void SoftmaxRow(C* x, int64_t n) {
+  if (n <= 0) return;
+  C max = x[0];
+  bool has_nan = std::isnan(x[0]);
+  for (int64_t j = 1; j < n; ++j) {
+    if (std::isnan(x[j])) has_nan = true;
+    if (x[j] > max) max = x[j];
+  }
+  if (has_nan) {
+    for (int64_t j = 0; j < n; ++j) x[j] = std::numeric_limits<C>::quiet_NaN();
+    return;
+  }
+  if (max == -std::numeric_limits<C>::infinity()) max = 0;
+  C sum = ExpShifted(x, n, max);
+  if (sum == 0) sum = 1;
+  const C inv = C(1) / sum;
+  for (int64_t j = 0; j < n; ++j) x[j] *= inv;
+}
+
+}  // namespace attention
+}  // namespace onnxflow
+
+
+namespace onnxflow {
+namespace attention {
+
+// A float tensor of any float element type read as C (a copy unless it already is C).
+template <typename C>
+Result<const C*> ReadFloatTensor(const Tensor& t, std::vector<C>& storage, const char* what) {
+  const C* out = nullptr;
+  Status s = DispatchType<float, double, Float16, BFloat16>(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    out = AsCompute<T, C>(t, storage);
+    return Status::Ok();
+  });
+  if (!s.ok()) return InvalidArgument(std::string(what) + " must be a float tensor, got " + DataTypeName(t.dtype()));
+  return out;
+}
+
+// Writes n C values into `dst` (a float tensor of any float element type).
+template <typename C>
+Status WriteFloatTensor(const C* src, int64_t n, Tensor* dst) {
+  return DispatchType<float, double, Float16, BFloat16>(dst->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    StoreAs<T, C>(src, n, dst->mutable_data<T>());
+    return Status::Ok();
+  });
+}
+
+// ResourceExhausted when a scratch buffer of `shape` (elements of `elem_size` bytes) would pass
+// the run's one-tensor limit: kernels size their buffers from input dims, and empty inputs can
+// carry huge dims.
+inline Status CheckScratch(const KernelContext& ctx, const Shape& shape, size_t elem_size, const char* what) {
+  ONNXFLOW_ASSIGN_OR_RETURN(int64_t count, CheckedElementCount(shape));
+  const int64_t limit = ctx.run().limits().max_tensor_bytes;
+  if (count > limit / static_cast<int64_t>(elem_size)) {
+    return ResourceExhausted(std::string(what) + " of shape " + ShapeToString(shape) + " would pass the " +
+                             std::to_string(limit) + "-byte tensor limit");
+  }
+  return Status::Ok();
+}
+
+inline bool IsAttentionFloat(DataType t) {
+  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 || t == DataType::kBFloat16;
+}
+
+}  // namespace attention
+}  // namespace onnxflow

@@ -1,0 +1,29 @@
+#include "ops/attention/vec_ops.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/attention/vec_ops.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "ops/attention/vec_ops-inl.h"
+
+#if HWY_ONCE
+namespace onnxflow {
+namespace attention {
+
+HWY_EXPORT(DotRowsImpl);
+HWY_EXPORT(AccumulateRowsImpl);
+HWY_EXPORT(ExpShiftedImpl);
+
+void DotRowsF32(const float* x, const float* m, int64_t m_stride, int64_t rows, int64_t n, float* out) {
+  HWY_DYNAMIC_DISPATCH(DotRowsImpl)(x, m, m_stride, rows, n, out);
+}
+
+void AccumulateRowsF32(const float* w, const float* m, int64_t m_stride, int64_t rows, int64_t n, float* out) {
+  HWY_DYNAMIC_DISPATCH(AccumulateRowsImpl)(w, m, m_stride, rows, n, out);
+}
+
+float ExpShiftedF32(float* x, int64_t n, float shift) { return HWY_DYNAMIC_DISPATCH(ExpShiftedImpl)(x, n, shift); }
+
+}  // namespace attention
+}  // namespace onnxflow
+#endif  // HWY_ONCE

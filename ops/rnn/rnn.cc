@@ -1,0 +1,83 @@
+// RNN (opsets 1, 7, 14, 22): the simple recurrent layer
+//   H_t = f(X_t W^T + H_{t-1} R^T + Wb + Rb)          (default f = Tanh)
+// forward, reverse or bidirectional, layout 0 or 1, with sequence_lens and initial_h.
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "ops/rnn/kernels.h"
+#include "ops/rnn/recurrent.h"
+#include "ops/rnn/vec_ops.h"
+
+namespace onnxflow {
+namespace rnn {
+namespace {
+
+class RnnKernel : public OpKernel {
+ public:
+  static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
+    auto k = std::make_unique<RnnKernel>();
+    ONNXFLOW_ASSIGN_OR_RETURN(k->attrs_, ParseRecurrentAttributes(info, {ActivationKind::kTanh}));
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(kX));
+    if (!IsRecurrentType(x->dtype())) {
+      return InvalidArgument(std::string("RNN does not support type ") + DataTypeName(x->dtype()));
+    }
+    return x->dtype() == DataType::kDouble ? Run<double>(ctx, x->dtype()) : Run<float>(ctx, x->dtype());
+  }
+
+ private:
+  template <typename C>
+  Status Run(KernelContext& ctx, DataType dtype) const;
+
+  RecurrentAttributes attrs_;
+};
+
+template <typename C>
+Status RnnKernel::Run(KernelContext& ctx, DataType dtype) const {
+  RecurrentData<C> in;
+  ONNXFLOW_RETURN_IF_ERROR(LoadRecurrentData(ctx, attrs_, 1, false, &in));
+  const int64_t hs = in.hidden, is = in.input, batch = in.batch;
+  std::vector<C> y(static_cast<size_t>(in.seq * in.dirs * batch * hs));
+  std::vector<C> y_h(static_cast<size_t>(in.dirs * batch * hs));
+  const int64_t steps = MaxLen(in), chunk = std::min(steps, ChunkSteps(batch, hs));
+  std::vector<C> h, xw(static_cast<size_t>(chunk * batch * hs)), rec(static_cast<size_t>(batch * hs)), bias(hs);
+
+  for (int64_t d = 0; d < in.dirs; ++d) {
+    const bool backward = attrs_.Backward(d);
+    const Activation& f = attrs_.activations[d];
+    const C* w = in.w + d * hs * is;
+    const C* r = in.r + d * hs * hs;
+    for (int64_t k = 0; k < hs; ++k) bias[k] = in.b != nullptr ? in.b[d * 2 * hs + k] + in.b[d * 2 * hs + hs + k] : C(0);
+    InitialState(in, in.h0, d, h);
+    for (int64_t s0 = 0; s0 < steps; s0 += chunk) {
+      const int64_t s1 = std::min(steps, s0 + chunk);
+      ProjectInputs(ctx, in, w, hs, backward, s0, s1, xw.data());
+      for (int64_t s = s0; s < s1; ++s) {
+        MultiplyRows(ctx, in, s, r, hs, hs, h.data(), hs, rec.data(), hs);
+        for (int64_t b = 0; b < batch; ++b) {
+          if (s >= in.lens[b]) continue;
+          const C* x = xw.data() + ((s - s0) * batch + b) * hs;
+          C* hb = h.data() + b * hs;
+          for (int64_t k = 0; k < hs; ++k) hb[k] = f(Clip(x[k] + rec[b * hs + k] + bias[k], attrs_));
+          std::copy(hb, hb + hs, y.begin() + in.YOffset(TimeIndex(in, backward, b, s), d, b));
+        }
+      }
+    }
+    StoreState(in, h, d, y_h);
+  }
+  ONNXFLOW_RETURN_IF_ERROR(WriteOutput(ctx, 0, dtype, in.YShape(), y));
+  return WriteOutput(ctx, 1, dtype, in.StateShape(), y_h);
+}
+
+}  // namespace
+
+Status RegisterRnn(KernelRegistry& registry) {
+  return registry.Register(kOnnxDomain, "RNN", 1, kOpenEnded, Create<RnnKernel>());
+}
+
+}  // namespace rnn
+}  // namespace onnxflow
