@@ -1,9 +1,14 @@
 #include "ops/activation/register.h"
 
+#include "ops/activation/common.h"
+
 namespace onnxflow {
 
 Status RegisterActivationKernels(KernelRegistry& registry) {
-  (void)registry;  // the activation family's kernels are being written
+  ONNXFLOW_RETURN_IF_ERROR(RegisterPointwiseActivationKernels(registry));
+  ONNXFLOW_RETURN_IF_ERROR(RegisterClipKernels(registry));
+  ONNXFLOW_RETURN_IF_ERROR(RegisterPReluKernels(registry));
+  ONNXFLOW_RETURN_IF_ERROR(RegisterSwiGluKernels(registry));
   return Status::Ok();
 }
 

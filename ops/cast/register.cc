@@ -1,9 +1,11 @@
 #include "ops/cast/register.h"
 
+#include "ops/cast/cast.h"
+
 namespace onnxflow {
 
 Status RegisterCastKernels(KernelRegistry& registry) {
-  (void)registry;  // the cast family's kernels are being written
+  ONNXFLOW_RETURN_IF_ERROR(RegisterCastOps(registry));
   return Status::Ok();
 }
 

@@ -1,9 +1,13 @@
 #include "ops/quant/register.h"
 
+#include "ops/quant/kernels.h"
+
 namespace onnxflow {
 
 Status RegisterQuantKernels(KernelRegistry& registry) {
-  (void)registry;  // the quant family's kernels are being written
+  ONNXFLOW_RETURN_IF_ERROR(quant_ops::RegisterQuantizeLinear(registry));
+  ONNXFLOW_RETURN_IF_ERROR(quant_ops::RegisterDequantizeLinear(registry));
+  ONNXFLOW_RETURN_IF_ERROR(quant_ops::RegisterDynamicQuantizeLinear(registry));
   return Status::Ok();
 }
 

@@ -1,0 +1,175 @@
+// The one-input activations: Relu, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Elu, Selu,
+// Celu, Gelu (approximate = none | tanh), Mish, Softplus, Softsign, ThresholdedRelu, Shrink, Swish.
+//
+// One kernel class serves them all: the factory reads the op's attributes into ActParams once at
+// load. float32 runs the Highway array function, float16/bfloat16 convert blocks to float and do
+// the same, double uses the scalar definition, and the integer types that Relu and Shrink accept
+// use plain loops.
+#include <string>
+
+#include "ops/activation/activation_simd.h"
+#include "ops/activation/common.h"
+#include "ops/elementwise/broadcast.h"
+#include "ops/elementwise/common.h"
+#include "ops/framework/dispatch.h"
+
+namespace onnxflow {
+namespace {
+
+// Rough per-element cost for ParallelFor.
+int64_t Cost(ActOp op) {
+  switch (op) {
+    case ActOp::kRelu:
+    case ActOp::kLeakyRelu:
+    case ActOp::kHardSigmoid:
+    case ActOp::kHardSwish:
+    case ActOp::kThresholdedRelu:
+    case ActOp::kShrink:
+    case ActOp::kSoftsign:
+    case ActOp::kClip:
+      return 2;
+    default:
+      return 20;
+  }
+}
+
+// double -> integer the way numpy's astype does on x86 for results outside T (x - bias can leave
+// an unsigned range): through int64, wrapping; NaN and values outside int64 give 0.
+template <typename T>
+T DoubleToIntegerWrapping(double v) {
+  if (!(v > -9.2233720368547758e18 && v < 9.2233720368547758e18)) return T{0};
+  if constexpr (std::is_same_v<T, uint64_t>) {
+    return v >= 0 ? static_cast<uint64_t>(v) : static_cast<uint64_t>(static_cast<int64_t>(v));
+  } else {
+    return static_cast<T>(static_cast<int64_t>(v));
+  }
+}
+
+class ActivationKernel : public OpKernel {
+ public:
+  ActivationKernel(ActOp op, ActParams params) : op_(op), params_(params) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, x->dtype(), x->shape()));
+    const ActOp op = op_;
+    const ActParams p = params_;
+    auto body = [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_same_v<T, float>) {
+        RunUnary<float, float>(ctx, *x, y, Cost(op),
+                               [&](const float* in, float* out, int64_t n) { ActivationFloat(op, p, in, out, n); });
+      } else if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
+        RunUnary<T, T>(ctx, *x, y, Cost(op) + 4, [&](const T* in, T* out, int64_t n) {
+          UnarySpanViaFloat(in, out, n, [&](const float* a, float* b, int64_t m) { ActivationFloat(op, p, a, b, m); });
+        });
+      } else if constexpr (std::is_same_v<T, double>) {
+        RunUnary<double, double>(ctx, *x, y, Cost(op), [&](const double* in, double* out, int64_t n) {
+          for (int64_t i = 0; i < n; ++i) out[i] = ActivationScalar<double>(op, p, in[i]);
+        });
+      } else if (op == ActOp::kRelu) {
+        RunUnary<T, T>(ctx, *x, y, 1, [](const T* in, T* out, int64_t n) {
+          for (int64_t i = 0; i < n; ++i) out[i] = activation::Relu(in[i]);
+        });
+      } else {  // Shrink over integers: the arithmetic is done in double, like the float attributes.
+        RunUnary<T, T>(ctx, *x, y, 4, [&](const T* in, T* out, int64_t n) {
+          for (int64_t i = 0; i < n; ++i) {
+            out[i] = DoubleToIntegerWrapping<T>(ActivationScalar<double>(op, p, static_cast<double>(in[i])));
+          }
+        });
+      }
+      return Status::Ok();
+    };
+    if (op_ == ActOp::kRelu) {
+      return DispatchType<ONNXFLOW_FLOAT_TYPES, int8_t, int16_t, int32_t, int64_t>(x->dtype(), body);
+    }
+    if (op_ == ActOp::kShrink) return DispatchType<ONNXFLOW_NUMERIC_TYPES>(x->dtype(), body);
+    return DispatchType<ONNXFLOW_FLOAT_TYPES>(x->dtype(), body);
+  }
+
+ private:
+  ActOp op_;
+  ActParams params_;
+};
+
+// A factory that reads the op's attributes with `read(info, params)`.
+// The input types are checked at load when known.
+template <typename Read>
+KernelFactory ActivationFactory(ActOp op, Read read) {
+  KernelFactory make = [op, read](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
+    ActParams p;
+    ActOp actual = op;
+    ONNXFLOW_RETURN_IF_ERROR(read(info, p, actual));
+    return std::unique_ptr<OpKernel>(new ActivationKernel(actual, p));
+  };
+  if (op == ActOp::kRelu) return WithInputTypes<ONNXFLOW_FLOAT_TYPES, int8_t, int16_t, int32_t, int64_t>(0, make);
+  if (op == ActOp::kShrink) return WithInputTypes<ONNXFLOW_NUMERIC_TYPES>(0, make);
+  return WithInputTypes<ONNXFLOW_FLOAT_TYPES>(0, make);
+}
+
+KernelFactory NoAttributes(ActOp op) {
+  return ActivationFactory(op, [](const KernelInfo&, ActParams&, ActOp&) { return Status::Ok(); });
+}
+
+KernelFactory AlphaOnly(ActOp op, float default_alpha) {
+  return ActivationFactory(op, [default_alpha](const KernelInfo& info, ActParams& p, ActOp&) {
+    p.alpha = info.GetFloat("alpha", default_alpha);
+    return Status::Ok();
+  });
+}
+
+}  // namespace
+
+Status RegisterPointwiseActivationKernels(KernelRegistry& registry) {
+  auto reg = [&](const char* name, int since, KernelFactory factory) {
+    return registry.Register(kOnnxDomain, name, since, kOpenEnded, std::move(factory));
+  };
+  ONNXFLOW_RETURN_IF_ERROR(reg("Relu", 1, NoAttributes(ActOp::kRelu)));
+  ONNXFLOW_RETURN_IF_ERROR(reg("LeakyRelu", 1, AlphaOnly(ActOp::kLeakyRelu, 0.01f)));
+  ONNXFLOW_RETURN_IF_ERROR(reg("Sigmoid", 1, NoAttributes(ActOp::kSigmoid)));
+  ONNXFLOW_RETURN_IF_ERROR(
+      reg("HardSigmoid", 1, ActivationFactory(ActOp::kHardSigmoid, [](const KernelInfo& info, ActParams& p, ActOp&) {
+            p.alpha = info.GetFloat("alpha", 0.2f);
+            p.beta = info.GetFloat("beta", 0.5f);
+            return Status::Ok();
+          })));
+  ONNXFLOW_RETURN_IF_ERROR(reg("HardSwish", 14, NoAttributes(ActOp::kHardSwish)));
+  ONNXFLOW_RETURN_IF_ERROR(reg("Tanh", 1, NoAttributes(ActOp::kTanh)));
+  ONNXFLOW_RETURN_IF_ERROR(reg("Elu", 1, AlphaOnly(ActOp::kElu, 1.0f)));
+  ONNXFLOW_RETURN_IF_ERROR(
+      reg("Selu", 1, ActivationFactory(ActOp::kSelu, [](const KernelInfo& info, ActParams& p, ActOp&) {
+            p.alpha = info.GetFloat("alpha", 1.67326319217681884765625f);
+            p.gamma = info.GetFloat("gamma", 1.05070102214813232421875f);
+            return Status::Ok();
+          })));
+  ONNXFLOW_RETURN_IF_ERROR(
+      reg("Celu", 12, ActivationFactory(ActOp::kCelu, [](const KernelInfo& info, ActParams& p, ActOp&) {
+            p.alpha = info.GetFloat("alpha", 1.0f);
+            if (p.alpha == 0.0f) return InvalidArgument("Celu: alpha must not be 0");
+            return Status::Ok();
+          })));
+  ONNXFLOW_RETURN_IF_ERROR(
+      reg("Gelu", 20, ActivationFactory(ActOp::kGelu, [](const KernelInfo& info, ActParams&, ActOp& op) {
+            const std::string approximate = info.GetString("approximate", "none");
+            if (approximate == "tanh") {
+              op = ActOp::kGeluTanh;
+            } else if (approximate != "none") {
+              return InvalidArgument("Gelu: approximate must be 'none' or 'tanh', not '" + approximate + "'");
+            }
+            return Status::Ok();
+          })));
+  ONNXFLOW_RETURN_IF_ERROR(reg("Mish", 18, NoAttributes(ActOp::kMish)));
+  ONNXFLOW_RETURN_IF_ERROR(reg("Softplus", 1, NoAttributes(ActOp::kSoftplus)));
+  ONNXFLOW_RETURN_IF_ERROR(reg("Softsign", 1, NoAttributes(ActOp::kSoftsign)));
+  ONNXFLOW_RETURN_IF_ERROR(reg("ThresholdedRelu", 10, AlphaOnly(ActOp::kThresholdedRelu, 1.0f)));
+  ONNXFLOW_RETURN_IF_ERROR(
+      reg("Shrink", 9, ActivationFactory(ActOp::kShrink, [](const KernelInfo& info, ActParams& p, ActOp&) {
+            p.alpha = info.GetFloat("lambd", 0.5f);
+            p.beta = info.GetFloat("bias", 0.0f);
+            return Status::Ok();
+          })));
+  ONNXFLOW_RETURN_IF_ERROR(reg("Swish", 24, AlphaOnly(ActOp::kSwish, 1.0f)));
+  return Status::Ok();
+}
+
+}  // namespace onnxflow

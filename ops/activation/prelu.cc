@@ -1,0 +1,64 @@
+// PRelu: y = x < 0 ? slope * x : x, with slope broadcast to x (numpy-style from opset 7;
+// unidirectional: the output has x's shape). Float types and int32/int64/uint32/uint64 (opset 16).
+#include <string>
+
+#include "ops/activation/common.h"
+#include "ops/elementwise/broadcast.h"
+#include "ops/elementwise/common.h"
+#include "ops/elementwise/float_simd.h"
+#include "ops/framework/dispatch.h"
+
+namespace onnxflow {
+namespace {
+
+template <typename C>
+C PReluOne(C x, C slope) {
+  return x < C(0) ? x * slope : x;
+}
+
+class PReluKernel : public OpKernel {
+ public:
+  explicit PReluKernel(const KernelInfo& info) : legacy_channels_(info.opset() < 7) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* slope_in, ctx.RequireTensor(1));
+    if (x->dtype() != slope_in->dtype()) {
+      return InvalidArgument(std::string("PRelu: slope has type ") + DataTypeName(slope_in->dtype()) + ", X has " +
+                             DataTypeName(x->dtype()));
+    }
+    Tensor slope = *slope_in;
+    // Before opset 7 a 1-D slope of X's channel count applied per channel (axis 1).
+    if (legacy_channels_ && slope.rank() == 1 && x->rank() >= 2 && slope.dim(0) == x->dim(1) &&
+        slope.dim(0) != x->shape().back()) {
+      Shape s(x->rank() - 1, 1);
+      s[0] = slope.dim(0);
+      slope = slope.Reshaped(s);
+    }
+    ONNXFLOW_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(x->shape(), slope.shape()));
+    if (shape != x->shape()) {
+      return InvalidArgument("PRelu: slope of shape " + ShapeToString(slope_in->shape()) +
+                             " does not broadcast to X's shape " + ShapeToString(x->shape()));
+    }
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, x->dtype(), shape));
+    return DispatchType<ONNXFLOW_FLOAT_TYPES, int32_t, int64_t, uint32_t, uint64_t>(x->dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      return RunBinary<T, T, T>(ctx, *x, slope, y, 2, [](const T* a, bool ab, const T* b, bool bb, T* out, int64_t n) {
+        BinarySpan(a, ab, b, bb, out, n, [](T p, T q) { return FromCompute<T>(PReluOne(ToCompute(p), ToCompute(q))); });
+      });
+    });
+  }
+
+ private:
+  bool legacy_channels_;
+};
+
+}  // namespace
+
+Status RegisterPReluKernels(KernelRegistry& registry) {
+  return registry.Register(
+      kOnnxDomain, "PRelu", 1, kOpenEnded,
+      WithInputTypes<ONNXFLOW_FLOAT_TYPES, int32_t, int64_t, uint32_t, uint64_t>(0, Make<PReluKernel>()));
+}
+
+}  // namespace onnxflow

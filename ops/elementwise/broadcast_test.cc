@@ -1,0 +1,131 @@
+#include "ops/elementwise/broadcast.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "ops/elementwise/register.h"
+#include "ops/elementwise/test_util.h"
+#include "ops/framework/testing.h"
+
+namespace onnxflow {
+namespace {
+
+using testing_util::MakeTensor;
+
+// The flat index into `input` of output element `flat` (numpy broadcasting, done slowly).
+int64_t NaiveIndex(const Shape& input, const Shape& output, int64_t flat) {
+  int64_t index = 0, in_stride = 1;
+  for (size_t d = output.size(); d-- > 0;) {
+    const int64_t coord = flat % output[d];
+    flat /= output[d];
+    const int64_t k = static_cast<int64_t>(d) - static_cast<int64_t>(output.size() - input.size());
+    if (k >= 0) {
+      if (input[k] != 1) index += coord * in_stride;
+      in_stride *= input[k];
+    }
+  }
+  return index;
+}
+
+// Walks the plan over [begin, end) in pieces and checks every element's input offsets.
+void CheckPlan(const std::vector<Shape>& inputs, const Shape& output) {
+  std::vector<const Shape*> ptrs;
+  for (const Shape& s : inputs) ptrs.push_back(&s);
+  auto plan = BroadcastPlan::Make(ptrs, output);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const int64_t total = ElementCount(output);
+  ASSERT_EQ(plan->total(), total);
+  // Several split points, as ParallelFor would choose them.
+  for (int64_t split : {int64_t{1}, int64_t{3}, total / 2 + 1, total}) {
+    if (split <= 0) continue;
+    std::vector<int> seen(total, 0);
+    for (int64_t begin = 0; begin < total; begin += split) {
+      const int64_t end = std::min(total, begin + split);
+      plan->ForEachRun(begin, end, [&](const int64_t* off, int64_t out_off, int64_t n) {
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t o = out_off + j;
+          ASSERT_LT(o, total);
+          ++seen[o];
+          for (size_t i = 0; i < inputs.size(); ++i) {
+            const int64_t got = off[i] + (plan->inner_broadcast(static_cast<int>(i)) ? 0 : j);
+            ASSERT_EQ(got, NaiveIndex(inputs[i], output, o))
+                << "input " << i << " " << ShapeToString(inputs[i]) << " -> " << ShapeToString(output) << " at " << o;
+          }
+        }
+      });
+    }
+    for (int64_t o = 0; o < total; ++o) ASSERT_EQ(seen[o], 1) << "element " << o;
+  }
+}
+
+TEST(BroadcastPlanTest, MatchesNaiveIndexing) {
+  CheckPlan({{2, 3, 4}, {2, 3, 4}}, {2, 3, 4});           // same shape: one run
+  CheckPlan({{2, 3, 4}, {}}, {2, 3, 4});                  // scalar
+  CheckPlan({{2, 3, 4}, {1}}, {2, 3, 4});                 // [1]
+  CheckPlan({{}, {2, 3, 4}}, {2, 3, 4});                  // scalar first
+  CheckPlan({{2, 3, 4}, {4}}, {2, 3, 4});                 // mismatched ranks, trailing
+  CheckPlan({{2, 3, 4}, {3, 1}}, {2, 3, 4});              // repeat inside the run
+  CheckPlan({{2, 1, 4}, {1, 3, 1}}, {2, 3, 4});           // both broadcast
+  CheckPlan({{5, 3, 7, 7}, {1, 3, 1, 1}}, {5, 3, 7, 7});  // per-channel bias
+  CheckPlan({{1, 1, 1}, {1}}, {1, 1, 1});                 // all ones
+  CheckPlan({{3, 1}, {1, 4}, {3, 4}}, {3, 4});            // three inputs
+  CheckPlan({{2, 1, 3, 1, 5}, {1, 4, 3, 6, 1}}, {2, 4, 3, 6, 5});
+}
+
+TEST(BroadcastPlanTest, ZeroSizedAndErrors) {
+  Shape a{2, 0, 3}, b{3}, out{2, 0, 3};
+  auto plan = BroadcastPlan::Make({&a, &b}, out);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->total(), 0);
+  Shape bad{4};
+  Shape o2{2, 3};
+  EXPECT_FALSE(BroadcastPlan::Make({&bad}, o2).ok());
+  Shape too_long{1, 2, 3};
+  EXPECT_FALSE(BroadcastPlan::Make({&too_long}, o2).ok());
+}
+
+// Through a real kernel, big enough that ParallelFor splits the runs over threads.
+TEST(BroadcastTest, AddSplitsOverThreads) {
+  const int64_t n = 64, c = 33, hw = 129;
+  std::vector<double> x(n * c * hw), bias(c);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 1000);
+  for (int64_t i = 0; i < c; ++i) bias[i] = 1000.0 * (i + 1);
+  std::vector<double> expected(x.size());
+  for (size_t i = 0; i < x.size(); ++i) expected[i] = x[i] + bias[(i / hw) % c];
+  OpTest test("Add", 14);
+  test.Input(MakeTensor<float>({n, c, hw}, x)).Input(MakeTensor<float>({c, 1}, bias)).Threads(2);
+  auto out = test.Run(RegisterElementwiseKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsEqual(MakeTensor<float>({n, c, hw}, expected), out->at(0).tensor()));
+}
+
+TEST(BroadcastTest, ZeroSizedDims) {
+  OpTest test("Mul", 14);
+  test.Input(MakeTensor<float>({2, 0, 3}, {})).Input(MakeTensor<float>({3}, {1, 2, 3}));
+  auto out = test.Run(RegisterElementwiseKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->at(0).tensor().shape(), (Shape{2, 0, 3}));
+}
+
+TEST(BroadcastTest, IncompatibleShapesFail) {
+  OpTest test("Add", 14);
+  test.Input(MakeTensor<float>({2, 3}, {1, 2, 3, 4, 5, 6})).Input(MakeTensor<float>({2}, {1, 2}));
+  EXPECT_FALSE(test.Run(RegisterElementwiseKernels).ok());
+}
+
+TEST(BroadcastTest, LegacyBroadcastAxis) {
+  // Add-6 with broadcast=1, axis=1: B of shape [3] lines up with A's dim 1.
+  OpTest test("Add", 6);
+  test.Input(MakeTensor<float>({2, 3, 2}, {0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1}))
+      .Input(MakeTensor<float>({3}, {10, 20, 30}))
+      .Attr("broadcast", int64_t{1})
+      .Attr("axis", int64_t{1});
+  auto out = test.Run(RegisterElementwiseKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsEqual(MakeTensor<float>({2, 3, 2}, {10, 10, 20, 20, 30, 30, 11, 11, 21, 21, 31, 31}),
+                           out->at(0).tensor()));
+}
+
+}  // namespace
+}  // namespace onnxflow

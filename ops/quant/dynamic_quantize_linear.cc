@@ -1,0 +1,62 @@
+// DynamicQuantizeLinear-11: quantizes float x to uint8 with a scale and zero point computed from
+// x's range, which is first widened to include 0:
+//   scale = (max(0, max x) - min(0, min x)) / 255   (1/255 when that range is empty)
+//   zero_point = round_half_even(clamp(-min / scale, 0, 255))
+//   y = clamp(round_half_even(x / scale) + zero_point, 0, 255)
+// All arithmetic in float, as in the ONNX reference.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "ops/framework/parallel.h"
+#include "ops/quant/kernels.h"
+#include "ops/quant/quant_simd.h"
+
+namespace onnxflow {
+namespace quant_ops {
+namespace {
+
+class DynamicQuantizeLinearKernel : public OpKernel {
+ public:
+  explicit DynamicQuantizeLinearKernel(const KernelInfo&) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
+    if (x->dtype() != DataType::kFloat) {
+      return InvalidArgument(std::string("x must be float, got ") + DataTypeName(x->dtype()));
+    }
+    const float* xd = x->data<float>();
+    const int64_t n = x->size();
+    float lo = 0.0f, hi = 0.0f;
+    for (int64_t i = 0; i < n; ++i) {  // NaN compares false and is skipped
+      lo = std::min(lo, xd[i]);
+      hi = std::max(hi, xd[i]);
+    }
+    const float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
+    const float zero_point = std::nearbyint(std::clamp(0.0f - lo / scale, 0.0f, 255.0f));
+
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, DataType::kUint8, x->shape()));
+    uint8_t* yd = y->mutable_data<uint8_t>();
+    ParallelFor(ctx, n, 4, [&](int64_t begin, int64_t end) {
+      QuantizeFloatToUint8(xd + begin, end - begin, scale, zero_point, yd + begin);  // NaN -> 0
+    });
+    if (ctx.has_output(1)) {
+      ONNXFLOW_ASSIGN_OR_RETURN(Tensor * s, ctx.Allocate(1, DataType::kFloat, {}));
+      s->mutable_data<float>()[0] = scale;
+    }
+    if (ctx.has_output(2)) {
+      ONNXFLOW_ASSIGN_OR_RETURN(Tensor * z, ctx.Allocate(2, DataType::kUint8, {}));
+      z->mutable_data<uint8_t>()[0] = static_cast<uint8_t>(zero_point);
+    }
+    return Status::Ok();
+  }
+};
+
+}  // namespace
+
+Status RegisterDynamicQuantizeLinear(KernelRegistry& registry) {
+  return registry.Register(kOnnxDomain, "DynamicQuantizeLinear", 11, kOpenEnded, Make<DynamicQuantizeLinearKernel>());
+}
+
+}  // namespace quant_ops
+}  // namespace onnxflow

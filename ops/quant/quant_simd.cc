@@ -1,0 +1,90 @@
+#include "ops/quant/quant_simd.h"
+
+#include <cmath>
+#include <type_traits>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/quant/quant_simd.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace onnxflow {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <typename Q>
+inline Q QuantizeOne(float x, float scale, float zero_point, float lo, float hi) {
+  float r = std::nearbyint(x / scale) + zero_point;
+  if (std::isnan(r) || r < lo) r = lo;
+  if (r > hi) r = hi;
+  return static_cast<Q>(static_cast<int32_t>(r));
+}
+
+template <typename Q>
+void QuantizeImpl(const float* x, int64_t n, float scale, float zero_point, Q* y) {
+  const float lo = std::is_signed_v<Q> ? -128.f : 0.f;
+  const float hi = std::is_signed_v<Q> ? 127.f : 255.f;
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<Q, decltype(df)> dq;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const auto vs = hn::Set(df, scale), vz = hn::Set(df, zero_point);
+  const auto vlo = hn::Set(df, lo), vhi = hn::Set(df, hi);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    auto r = hn::Add(hn::Round(hn::Div(hn::LoadU(df, x + i), vs)), vz);  // Round: half to even
+    r = hn::IfThenElse(hn::IsNaN(r), vlo, hn::Min(hn::Max(r, vlo), vhi));
+    hn::StoreU(hn::DemoteTo(dq, hn::ConvertTo(di, r)), dq, y + i);
+  }
+  for (; i < n; ++i) y[i] = QuantizeOne<Q>(x[i], scale, zero_point, lo, hi);
+}
+
+template <typename Q>
+void DequantizeImpl(const Q* x, int64_t n, float scale, float zero_point, float* y) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<Q, decltype(df)> dq;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const auto vs = hn::Set(df, scale), vz = hn::Set(df, zero_point);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto v = hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(dq, x + i)));
+    hn::StoreU(hn::Mul(hn::Sub(v, vz), vs), df, y + i);
+  }
+  for (; i < n; ++i) y[i] = (static_cast<float>(x[i]) - zero_point) * scale;
+}
+
+void QuantizeU8(const float* x, int64_t n, float s, float z, uint8_t* y) { QuantizeImpl(x, n, s, z, y); }
+void QuantizeI8(const float* x, int64_t n, float s, float z, int8_t* y) { QuantizeImpl(x, n, s, z, y); }
+void DequantizeU8(const uint8_t* x, int64_t n, float s, float z, float* y) { DequantizeImpl(x, n, s, z, y); }
+void DequantizeI8(const int8_t* x, int64_t n, float s, float z, float* y) { DequantizeImpl(x, n, s, z, y); }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace onnxflow
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace onnxflow {
+
+HWY_EXPORT(QuantizeU8);
+HWY_EXPORT(QuantizeI8);
+HWY_EXPORT(DequantizeU8);
+HWY_EXPORT(DequantizeI8);
+
+void QuantizeFloatToUint8(const float* x, int64_t n, float scale, float zero_point, uint8_t* y) {
+  HWY_DYNAMIC_DISPATCH(QuantizeU8)(x, n, scale, zero_point, y);
+}
+void QuantizeFloatToInt8(const float* x, int64_t n, float scale, float zero_point, int8_t* y) {
+  HWY_DYNAMIC_DISPATCH(QuantizeI8)(x, n, scale, zero_point, y);
+}
+void DequantizeUint8ToFloat(const uint8_t* x, int64_t n, float scale, float zero_point, float* y) {
+  HWY_DYNAMIC_DISPATCH(DequantizeU8)(x, n, scale, zero_point, y);
+}
+void DequantizeInt8ToFloat(const int8_t* x, int64_t n, float scale, float zero_point, float* y) {
+  HWY_DYNAMIC_DISPATCH(DequantizeI8)(x, n, scale, zero_point, y);
+}
+
+}  // namespace onnxflow
+#endif  // HWY_ONCE

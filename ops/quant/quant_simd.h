@@ -1,0 +1,16 @@
+// The 8-bit quantization loops with one scale and zero point for a run of elements (per-tensor
+// and per-axis rows), in SIMD through Highway. Same arithmetic as the scalar path in float:
+//   quantize:   y = clamp(round_half_even(x / scale) + zero_point, lo, hi), NaN -> lo
+//   dequantize: y = (float(x) - zero_point) * scale
+#pragma once
+
+#include <cstdint>
+
+namespace onnxflow {
+
+void QuantizeFloatToUint8(const float* x, int64_t n, float scale, float zero_point, uint8_t* y);
+void QuantizeFloatToInt8(const float* x, int64_t n, float scale, float zero_point, int8_t* y);
+void DequantizeUint8ToFloat(const uint8_t* x, int64_t n, float scale, float zero_point, float* y);
+void DequantizeInt8ToFloat(const int8_t* x, int64_t n, float scale, float zero_point, float* y);
+
+}  // namespace onnxflow

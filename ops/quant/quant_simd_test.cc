@@ -1,0 +1,74 @@
+#include "ops/quant/quant_simd.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace onnxflow {
+namespace {
+
+template <typename Q>
+Q ScalarQuantize(float x, float scale, float zero_point) {
+  const double lo = std::is_signed_v<Q> ? -128 : 0, hi = std::is_signed_v<Q> ? 127 : 255;
+  double r = std::nearbyint(static_cast<double>(x / scale)) + zero_point;
+  if (std::isnan(r) || r < lo) r = lo;
+  if (r > hi) r = hi;
+  return static_cast<Q>(r);
+}
+
+std::vector<float> Inputs(int64_t n) {
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>((i * 37) % 1201) * 0.25f - 150.f;  // many exact .5 ties
+  if (n > 5) {
+    v[1] = std::numeric_limits<float>::quiet_NaN();
+    v[2] = std::numeric_limits<float>::infinity();
+    v[3] = -std::numeric_limits<float>::infinity();
+    v[4] = 1e30f;
+  }
+  return v;
+}
+
+TEST(QuantSimd, QuantizeMatchesScalarAtOddSizesAndOffsets) {
+  const std::vector<float> x = Inputs(3000);
+  for (int64_t offset : {0, 1, 3}) {
+    for (int64_t n : {1, 3, 17, 1000, 2997}) {
+      for (float zp : {0.f, 7.f, -3.f}) {
+        std::vector<uint8_t> u(n + 1, 0xEE);
+        std::vector<int8_t> s(n + 1, 0x5A);
+        QuantizeFloatToUint8(x.data() + offset, n, 0.5f, zp + 128, u.data());
+        QuantizeFloatToInt8(x.data() + offset, n, 0.5f, zp, s.data());
+        for (int64_t i = 0; i < n; ++i) {
+          ASSERT_EQ(u[i], ScalarQuantize<uint8_t>(x[offset + i], 0.5f, zp + 128)) << x[offset + i];
+          ASSERT_EQ(s[i], ScalarQuantize<int8_t>(x[offset + i], 0.5f, zp)) << x[offset + i];
+        }
+        EXPECT_EQ(u[n], 0xEE);
+        EXPECT_EQ(s[n], 0x5A);
+      }
+    }
+  }
+}
+
+TEST(QuantSimd, DequantizeMatchesScalar) {
+  std::vector<uint8_t> u(1100);
+  std::vector<int8_t> s(1100);
+  for (int i = 0; i < 1100; ++i) {
+    u[i] = static_cast<uint8_t>(i * 7);
+    s[i] = static_cast<int8_t>(i * 13);
+  }
+  for (int64_t offset : {0, 1}) {
+    for (int64_t n : {1, 3, 17, 1000}) {
+      std::vector<float> yu(n), ys(n);
+      DequantizeUint8ToFloat(u.data() + offset, n, 0.1f, 128.f, yu.data());
+      DequantizeInt8ToFloat(s.data() + offset, n, 0.3f, -5.f, ys.data());
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(yu[i], (static_cast<float>(u[offset + i]) - 128.f) * 0.1f);
+        ASSERT_EQ(ys[i], (static_cast<float>(s[offset + i]) + 5.f) * 0.3f);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace onnxflow
