@@ -1,6 +1,8 @@
 #include "include/onnxflow/tensor.h"
 
+#include <atomic>
 #include <cstdlib>
+#include <mutex>
 #include <new>
 
 namespace onnxflow {
@@ -100,25 +102,98 @@ namespace {
 // 64-byte alignment: one cache line, and a full AVX-512 vector.
 constexpr size_t kAlignment = 64;
 
-std::shared_ptr<void> AllocateStorage(DataType dtype, int64_t count) {
+// Storage for numeric tensors comes from size classes that are recycled: a run's intermediate
+// buffers go back to the pool when their last reader is done and the next run (or the next node)
+// takes them again, hot in cache and already mapped, instead of faulting in fresh pages. Classes
+// are four per power of two, so a buffer wastes at most a fifth of its size. Buffers below 4 KiB
+// come from malloc (fast enough), above 256 MiB are not kept, and the pool holds at most 1 GiB.
+class BufferPool {
+ public:
+  static BufferPool& Global() {
+    static BufferPool* pool = new BufferPool();  // never destroyed: tensors may outlive main()
+    return *pool;
+  }
+
+  // Returns a buffer of at least `bytes` and its class size (the size to give back).
+  void* Take(size_t bytes, size_t* class_bytes) {
+    const int c = ClassOf(bytes);
+    *class_bytes = c < 0 ? RoundUp(bytes) : ClassSize(c);
+    if (c >= 0) {
+      std::lock_guard<std::mutex> lock(mutexes_[c]);
+      if (!free_[c].empty()) {
+        void* p = free_[c].back();
+        free_[c].pop_back();
+        retained_.fetch_sub(*class_bytes, std::memory_order_relaxed);
+        return p;
+      }
+    }
+    return std::aligned_alloc(kAlignment, *class_bytes);
+  }
+
+  void Give(void* p, size_t class_bytes) {
+    const int c = ClassOf(class_bytes);
+    if (c >= 0 && ClassSize(c) == class_bytes &&
+        retained_.fetch_add(class_bytes, std::memory_order_relaxed) + class_bytes <= kMaxRetained) {
+      std::lock_guard<std::mutex> lock(mutexes_[c]);
+      free_[c].push_back(p);
+      return;
+    }
+    if (c >= 0 && ClassSize(c) == class_bytes) retained_.fetch_sub(class_bytes, std::memory_order_relaxed);
+    std::free(p);
+  }
+
+ private:
+  static constexpr size_t kMinPooled = 4096;
+  static constexpr size_t kMaxPooled = size_t{256} << 20;
+  static constexpr size_t kMaxRetained = size_t{1} << 30;
+  static constexpr int kClasses = 4 * 64;
+
+  static size_t RoundUp(size_t bytes) {
+    const size_t r = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+    return r == 0 ? kAlignment : r;
+  }
+  // Class c covers sizes up to ClassSize(c): (4 + c % 4) * 2^(c / 4) / 4.
+  static size_t ClassSize(int c) { return (size_t{4} + c % 4) << (c / 4) >> 2; }
+  static int ClassOf(size_t bytes) {
+    if (bytes < kMinPooled || bytes > kMaxPooled) return -1;
+    const int log = 63 - __builtin_clzll(bytes);
+    int c = 4 * log;
+    while (ClassSize(c) < bytes) ++c;
+    return c;
+  }
+
+  std::mutex mutexes_[kClasses];
+  std::vector<void*> free_[kClasses];
+  std::atomic<size_t> retained_{0};
+};
+
+std::shared_ptr<void> AllocateStorage(DataType dtype, int64_t count, bool zero) {
   if (dtype == DataType::kString) {
     return std::shared_ptr<void>(new std::string[count > 0 ? count : 1],
                                  [](void* p) { delete[] static_cast<std::string*>(p); });
   }
-  size_t bytes = static_cast<size_t>(count) * ElementSize(dtype);
-  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  if (rounded == 0) rounded = kAlignment;
-  void* p = std::aligned_alloc(kAlignment, rounded);
+  const size_t bytes = static_cast<size_t>(count) * ElementSize(dtype);
+  size_t class_bytes = 0;
+  void* p = BufferPool::Global().Take(bytes, &class_bytes);
   if (p == nullptr) throw std::bad_alloc();
-  std::memset(p, 0, rounded);
-  return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+  if (zero) std::memset(p, 0, bytes);
+  return std::shared_ptr<void>(p, [class_bytes](void* q) { BufferPool::Global().Give(q, class_bytes); });
 }
 
 }  // namespace
 
 Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
-  storage_ = AllocateStorage(dtype_, size());
+  storage_ = AllocateStorage(dtype_, size(), /*zero=*/true);
   data_ = storage_.get();
+}
+
+Tensor Tensor::Uninitialized(DataType dtype, Shape shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.storage_ = AllocateStorage(dtype, t.size(), /*zero=*/false);
+  t.data_ = t.storage_.get();
+  return t;
 }
 
 Tensor Tensor::Borrow(DataType dtype, Shape shape, void* data) {
@@ -127,7 +202,7 @@ Tensor Tensor::Borrow(DataType dtype, Shape shape, void* data) {
 
 Tensor Tensor::Clone() const {
   if (!defined()) return Tensor();
-  Tensor t(dtype_, shape_);
+  Tensor t = Uninitialized(dtype_, shape_);
   if (dtype_ == DataType::kString) {
     const std::string* src = data<std::string>();
     std::string* dst = t.mutable_data<std::string>();

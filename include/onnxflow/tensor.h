@@ -118,6 +118,10 @@ class Tensor {
   // Owning, with fresh storage: zero-filled for numbers, empty strings for kString.
   Tensor(DataType dtype, Shape shape);
 
+  // Owning, with storage whose contents are unspecified (for kernels that write every element;
+  // strings are still default-constructed).
+  static Tensor Uninitialized(DataType dtype, Shape shape);
+
   // Borrows `data`; the caller keeps it alive and unchanged while onnxflow may read it.
   static Tensor Borrow(DataType dtype, Shape shape, void* data);
 

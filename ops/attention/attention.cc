@@ -17,7 +17,7 @@
 
 #include "ops/attention/common.h"
 #include "ops/attention/kernels.h"
-#include "ops/attention/vec_ops.h"
+#include "ops/vec/vec_ops.h"
 #include "ops/framework/dispatch.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"

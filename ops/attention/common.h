@@ -14,10 +14,20 @@
 #include "ops/framework/dispatch.h"
 #include "ops/framework/kernel.h"
 #include "ops/framework/shape.h"
-#include "ops/attention/vec_ops.h"
+#include "ops/vec/vec_ops.h"
 
 namespace onnxflow {
 namespace attention {
+using vec::AccumulateRows;
+using vec::DotRows;
+using vec::DotRowsF32;
+using vec::DotRowsScalar;
+using vec::AccumulateRowsF32;
+using vec::AccumulateRowsScalar;
+using vec::ExpShiftedF32;
+using vec::ExpShiftedScalar;
+using vec::ExpShifted;
+
 
 // The tensor's elements as C: the tensor's own storage when it already is C, else a converted copy
 // kept in `storage`.

@@ -14,7 +14,7 @@
 
 #include "ops/attention/common.h"
 #include "ops/attention/kernels.h"
-#include "ops/attention/vec_ops.h"
+#include "ops/vec/vec_ops.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/subgraph.h"
 

@@ -13,7 +13,7 @@
 
 #include "ops/rnn/kernels.h"
 #include "ops/rnn/recurrent.h"
-#include "ops/rnn/vec_ops.h"
+#include "ops/vec/vec_ops.h"
 
 namespace onnxflow {
 namespace rnn {

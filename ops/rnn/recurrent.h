@@ -24,11 +24,21 @@
 #include "ops/framework/numeric.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
-#include "ops/rnn/vec_ops.h"
+#include "ops/vec/vec_ops.h"
 #include "ops/rnn/activation.h"
 
 namespace onnxflow {
 namespace rnn {
+using vec::AccumulateRows;
+using vec::DotRows;
+using vec::DotRowsF32;
+using vec::DotRowsScalar;
+using vec::AccumulateRowsF32;
+using vec::AccumulateRowsScalar;
+using vec::ExpShiftedF32;
+using vec::ExpShiftedScalar;
+using vec::ExpShifted;
+
 
 enum CommonInput { kX = 0, kW, kR, kB, kSequenceLens, kInitialH, kInitialC, kP };
 

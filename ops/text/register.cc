@@ -1,9 +1,15 @@
 #include "ops/text/register.h"
 
+#include "ops/text/string_ops.h"
+
 namespace onnxflow {
 
 Status RegisterTextKernels(KernelRegistry& registry) {
-  (void)registry;  // the text family's kernels are being written
+  ONNXFLOW_RETURN_IF_ERROR(RegisterStringConcat(registry));
+  ONNXFLOW_RETURN_IF_ERROR(RegisterStringSplit(registry));
+  ONNXFLOW_RETURN_IF_ERROR(RegisterStringNormalizer(registry));
+  ONNXFLOW_RETURN_IF_ERROR(RegisterRegexFullMatch(registry));
+  ONNXFLOW_RETURN_IF_ERROR(RegisterTfIdfVectorizer(registry));
   return Status::Ok();
 }
 

@@ -1,4 +1,4 @@
-#include "ops/attention/vec_ops.h"
+#include "ops/vec/vec_ops.h"
 
 #include <cmath>
 #include <random>
@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 namespace onnxflow {
-namespace attention {
+namespace vec {
 namespace {
 
 std::vector<float> Random(size_t n, uint32_t seed) {
@@ -81,5 +81,5 @@ TEST(VecOps, HandComputed) {
 }
 
 }  // namespace
-}  // namespace attention
+}  // namespace vec
 }  // namespace onnxflow

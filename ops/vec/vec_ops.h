@@ -1,18 +1,18 @@
-// The two products every attention kernel is made of, on rows of contiguous numbers:
+// Row products the attention and recurrent kernels are made of, on rows of contiguous numbers:
 //
 //   DotRows:        out[r] = dot(x, m + r * m_stride)           (scores = q . K^T, gates = W x)
 //   AccumulateRows: out += sum_r w[r] * (m + r * m_stride)      (y = p . V)
 //   ExpShifted:     x[i] = exp(x[i] - shift), returns the sum   (softmax)
 //
 // float runs a Highway kernel chosen at run time for the CPU; double (and the tests' reference)
-// uses the plain loops below. Nothing here knows about threads: callers split over heads.
+// uses the plain loops below. Nothing here knows about threads: callers split the work.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
 namespace onnxflow {
-namespace attention {
+namespace vec {
 
 void DotRowsF32(const float* x, const float* m, int64_t m_stride, int64_t rows, int64_t n, float* out);
 void AccumulateRowsF32(const float* w, const float* m, int64_t m_stride, int64_t rows, int64_t n, float* out);
@@ -63,5 +63,5 @@ inline void AccumulateRows(const double* w, const double* m, int64_t m_stride, i
 inline float ExpShifted(float* x, int64_t n, float shift) { return ExpShiftedF32(x, n, shift); }
 inline double ExpShifted(double* x, int64_t n, double shift) { return ExpShiftedScalar(x, n, shift); }
 
-}  // namespace attention
+}  // namespace vec
 }  // namespace onnxflow

@@ -1,14 +1,14 @@
-#include "ops/attention/vec_ops.h"
+#include "ops/vec/vec_ops.h"
 
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "ops/attention/vec_ops.cc"
+#define HWY_TARGET_INCLUDE "ops/vec/vec_ops.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "ops/attention/vec_ops-inl.h"
+#include "ops/vec/vec_ops-inl.h"
 
 #if HWY_ONCE
 namespace onnxflow {
-namespace attention {
+namespace vec {
 
 HWY_EXPORT(DotRowsImpl);
 HWY_EXPORT(AccumulateRowsImpl);
@@ -24,6 +24,6 @@ void AccumulateRowsF32(const float* w, const float* m, int64_t m_stride, int64_t
 
 float ExpShiftedF32(float* x, int64_t n, float shift) { return HWY_DYNAMIC_DISPATCH(ExpShiftedImpl)(x, n, shift); }
 
-}  // namespace attention
+}  // namespace vec
 }  // namespace onnxflow
 #endif  // HWY_ONCE

@@ -1,19 +1,21 @@
-// Highway body of DotRowsF32, compiled once per CPU target through
+// Highway bodies of DotRowsF32 / AccumulateRowsF32 / ExpShiftedF32, compiled once per CPU target through
 // hwy/foreach_target.h (see vec_ops.cc).
-#if defined(ONNXFLOW_OPS_RNN_VEC_OPS_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef ONNXFLOW_OPS_RNN_VEC_OPS_INL_H_
-#undef ONNXFLOW_OPS_RNN_VEC_OPS_INL_H_
+#if defined(ONNXFLOW_OPS_ATTENTION_VEC_OPS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ONNXFLOW_OPS_ATTENTION_VEC_OPS_INL_H_
+#undef ONNXFLOW_OPS_ATTENTION_VEC_OPS_INL_H_
 #else
-#define ONNXFLOW_OPS_RNN_VEC_OPS_INL_H_
+#define ONNXFLOW_OPS_ATTENTION_VEC_OPS_INL_H_
 #endif
 
+#include <cmath>
 #include <cstdint>
 
 #include "hwy/highway.h"
+#include "hwy/contrib/math/math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace onnxflow {
-namespace rnn {
+namespace vec {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
@@ -69,8 +71,48 @@ inline void DotRowsImpl(const float* x, const float* m, int64_t m_stride, int64_
   for (; r < rows; ++r) out[r] = DotOne(x, m + r * m_stride, n);
 }
 
+// out += w[r] * row r, for every row; the output row stays in L1 while the rows stream by.
+inline void AccumulateRowsImpl(const float* w, const float* m, int64_t m_stride, int64_t rows, int64_t n,
+                               float* out) {
+  const hn::ScalableTag<float> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float wr = w[r];
+    if (wr == 0.0f) continue;
+    const float* row = m + r * m_stride;
+    const auto vw = hn::Set(d, wr);
+    int64_t i = 0;
+    for (; i + lanes <= n; i += lanes) {
+      hn::StoreU(hn::MulAdd(vw, hn::LoadU(d, row + i), hn::LoadU(d, out + i)), d, out + i);
+    }
+    for (; i < n; ++i) out[i] += wr * row[i];
+  }
+}
+
+// x[i] = exp(x[i] - shift), returning the sum. Exp is zero below -104, so -inf (a masked key)
+// is clamped into its range first and comes out as an exact 0.
+inline float ExpShiftedImpl(float* x, int64_t n, float shift) {
+  const hn::ScalableTag<float> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto vshift = hn::Set(d, shift);
+  const auto lowest = hn::Set(d, -200.0f);
+  auto sum = hn::Zero(d);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto e = hn::Exp(d, hn::Max(hn::Sub(hn::LoadU(d, x + i), vshift), lowest));
+    hn::StoreU(e, d, x + i);
+    sum = hn::Add(sum, e);
+  }
+  float total = hn::GetLane(hn::SumOfLanes(d, sum));
+  for (; i < n; ++i) {
+    x[i] = std::exp(x[i] - shift);
+    total += x[i];
+  }
+  return total;
+}
+
 }  // namespace HWY_NAMESPACE
-}  // namespace rnn
+}  // namespace vec
 }  // namespace onnxflow
 HWY_AFTER_NAMESPACE();
 

@@ -1,0 +1,140 @@
+#include <cmath>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "ops/framework/testing.h"
+#include "ops/ml/register.h"
+
+namespace onnxflow {
+namespace {
+
+using Ints = std::vector<int64_t>;
+using Floats = std::vector<float>;
+using Strings = std::vector<std::string>;
+
+// Tree 0: x0 <= 0.5 ? leaf id 1 : leaf id 2. Tree 1: a single leaf (id 0).
+void AddNodes(OpTest& t) {
+  t.Attr("nodes_treeids", Ints{0, 0, 0, 1})
+      .Attr("nodes_nodeids", Ints{0, 1, 2, 0})
+      .Attr("nodes_featureids", Ints{0, 0, 0, 0})
+      .Attr("nodes_modes", Strings{"BRANCH_LEQ", "LEAF", "LEAF", "LEAF"})
+      .Attr("nodes_truenodeids", Ints{1, 0, 0, 0})
+      .Attr("nodes_falsenodeids", Ints{2, 0, 0, 0});
+}
+
+OpTest Regressor(int opset, const std::string& aggregate) {
+  OpTest t("TreeEnsembleRegressor", opset, "ai.onnx.ml");
+  AddNodes(t);
+  if (opset >= 3) {
+    t.Attr("nodes_values_as_tensor", Tensor::FromVector<double>({4}, {0.5, 0, 0, 0}));
+  } else {
+    t.Attr("nodes_values", Floats{0.5f, 0, 0, 0});
+  }
+  t.Attr("target_treeids", Ints{0, 0, 0, 1})
+      .Attr("target_nodeids", Ints{1, 1, 2, 0})
+      .Attr("target_ids", Ints{0, 1, 0, 1})
+      .Attr("target_weights", Floats{1, 2, 3, 10})
+      .Attr("n_targets", int64_t{2})
+      .Attr("base_values", Floats{100, 200})
+      .Attr("aggregate_function", aggregate);
+  return t;
+}
+
+TEST(TreeEnsembleRegressor, SumAndAverageWithBaseValues) {
+  for (int opset : {1, 3}) {
+    OpTest sum = Regressor(opset, "SUM");
+    sum.Input(Tensor::FromVector<double>({2, 1}, {0, 1}));
+    auto out = sum.Run(RegisterMlKernels);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({2, 2}, {101, 212, 103, 210}), out.value()[0].tensor()));
+    OpTest avg = Regressor(opset, "AVERAGE");
+    avg.Input(Tensor::FromVector<int32_t>({2, 1}, {0, 1}));
+    out = avg.Run(RegisterMlKernels);
+    ASSERT_TRUE(out.ok());
+    EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({2, 2}, {100.5f, 206, 101.5f, 205}), out.value()[0].tensor()));
+  }
+}
+
+TEST(TreeEnsembleRegressor, BadModelsFail) {
+  OpTest bad_aggregate = Regressor(3, "MEDIAN");
+  bad_aggregate.Input(Tensor::FromVector<float>({1, 1}, {0}));
+  EXPECT_FALSE(bad_aggregate.Run(RegisterMlKernels).ok());
+  OpTest vote_on_branch = Regressor(3, "SUM");
+  for (auto& a : *vote_on_branch.node().mutable_attribute()) {
+    if (a.name() == "target_nodeids") a.mutable_ints()->Set(0, 0);  // (tree 0, node 0) is a branch
+  }
+  vote_on_branch.Input(Tensor::FromVector<float>({1, 1}, {0}));
+  auto out = vote_on_branch.Run(RegisterMlKernels);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("not a leaf"), std::string::npos) << out.status().message();
+  OpTest no_features = Regressor(3, "SUM");
+  no_features.Input(Tensor::FromVector<float>({1, 0}, {}));
+  EXPECT_FALSE(no_features.Run(RegisterMlKernels).ok());
+}
+
+OpTest BinaryClassifier(const std::string& transform) {
+  OpTest t("TreeEnsembleClassifier", 3, "ai.onnx.ml");
+  AddNodes(t);
+  t.Attr("nodes_values", Floats{0.5f, 0, 0, 0})
+      .Attr("class_treeids", Ints{0, 0})
+      .Attr("class_nodeids", Ints{1, 2})
+      .Attr("class_ids", Ints{0, 0})
+      .Attr("class_weights", Floats{0.2f, 0.9f})
+      .Attr("classlabels_int64s", Ints{0, 1})
+      .Attr("post_transform", transform);
+  return t;
+}
+
+TEST(TreeEnsembleClassifier, BinaryScoreIsClassOne) {
+  OpTest t = BinaryClassifier("NONE");
+  t.Input(Tensor::FromVector<float>({2, 1}, {0, 1})).Outputs(2);
+  auto out = t.Run(RegisterMlKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<int64_t>({2}, {0, 1}), out.value()[0].tensor()));
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({2, 2}, {0.8f, 0.2f, 0.1f, 0.9f}), out.value()[1].tensor()));
+
+  OpTest logistic = BinaryClassifier("LOGISTIC");
+  logistic.Input(Tensor::FromVector<float>({1, 1}, {1})).Outputs(2);
+  out = logistic.Run(RegisterMlKernels);
+  ASSERT_TRUE(out.ok());
+  const float s = static_cast<float>(1 / (1 + std::exp(-0.9)));
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({1, 2}, {1 - s, s}), out.value()[1].tensor()));
+}
+
+TEST(TreeEnsembleClassifier, MulticlassStringsWithSoftmax) {
+  OpTest t("TreeEnsembleClassifier", 3, "ai.onnx.ml");
+  AddNodes(t);
+  t.Attr("nodes_values", Floats{0.5f, 0, 0, 0})
+      .Attr("class_treeids", Ints{0, 0, 1})
+      .Attr("class_nodeids", Ints{1, 2, 0})
+      .Attr("class_ids", Ints{0, 2, 1})
+      .Attr("class_weights", Floats{2, 3, 1})
+      .Attr("classlabels_strings", Strings{"a", "b", "c"})
+      .Attr("post_transform", std::string("SOFTMAX"));
+  t.Input(Tensor::FromVector<float>({2, 1}, {0, 1})).Outputs(2);
+  auto out = t.Run(RegisterMlKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<std::string>({2}, {"a", "c"}), out.value()[0].tensor()));
+  // Row 0 scores [2, 1, 0], row 1 [0, 1, 3], then softmax.
+  auto softmax = [](std::vector<double> v) {
+    double sum = 0;
+    for (double& x : v) sum += (x = std::exp(x));
+    std::vector<float> out;
+    for (double x : v) out.push_back(static_cast<float>(x / sum));
+    return out;
+  };
+  std::vector<float> expected = softmax({2, 1, 0});
+  for (float v : softmax({0, 1, 3})) expected.push_back(v);
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({2, 3}, expected), out.value()[1].tensor()));
+}
+
+TEST(TreeEnsembleClassifier, NeedsExactlyOneLabelList) {
+  OpTest t = BinaryClassifier("NONE");
+  t.Attr("classlabels_strings", Strings{"x", "y"});
+  t.Input(Tensor::FromVector<float>({1, 1}, {0})).Outputs(2);
+  EXPECT_FALSE(t.Run(RegisterMlKernels).ok());
+}
+
+}  // namespace
+}  // namespace onnxflow

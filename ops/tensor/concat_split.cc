@@ -1,0 +1,201 @@
+// Concat and Split: both see a tensor as [outer, axis, inner] and move runs of axis*inner
+// contiguous elements per outer index.
+#include <string>
+#include <vector>
+
+#include "ops/framework/parallel.h"
+#include "ops/framework/shape.h"
+#include "ops/tensor/kernels.h"
+#include "ops/tensor/tensor_util.h"
+
+namespace onnxflow {
+namespace tensor_ops {
+namespace {
+
+// Concat-1 defaults axis to 1; from Concat-4 the attribute is required.
+class ConcatKernel : public OpKernel {
+ public:
+  explicit ConcatKernel(const KernelInfo& info)
+      : has_axis_(info.has_attribute("axis") || info.opset() < 4), axis_(info.GetInt("axis", 1)) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    if (!has_axis_) return InvalidArgument("attribute 'axis' is required");
+    // The inputs that contribute; 1-D empty tensors of another rank are skipped, as other
+    // runtimes do (exporters emit them as "nothing to append").
+    std::vector<const Tensor*> inputs;
+    int64_t rank = -1;
+    for (int i = 0; i < ctx.input_count(); ++i) {
+      ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* t, ctx.RequireTensor(i));
+      inputs.push_back(t);
+      if (rank < 0 && !(t->rank() == 1 && t->size() == 0)) rank = t->rank();
+    }
+    if (inputs.empty()) return InvalidArgument("Concat needs at least one input");
+    if (rank < 0) rank = inputs[0]->rank();
+    std::vector<const Tensor*> parts;
+    for (const Tensor* t : inputs) {
+      if (t->rank() == rank) {
+        parts.push_back(t);
+      } else if (!(t->rank() == 1 && t->size() == 0)) {
+        return InvalidArgument("inputs have different ranks: " + ShapeToString(inputs[0]->shape()) + " and " +
+                               ShapeToString(t->shape()));
+      }
+    }
+    ONNXFLOW_ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(axis_, rank));
+    const DataType dtype = parts[0]->dtype();
+    Shape out_shape = parts[0]->shape();
+    out_shape[axis] = 0;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const Tensor* t = parts[i];
+      if (t->dtype() != dtype) return InvalidArgument("inputs have different types");
+      for (int64_t d = 0; d < rank; ++d) {
+        if (d != axis && t->dim(d) != out_shape[d]) {
+          return InvalidArgument("input " + std::to_string(i) + " has shape " + ShapeToString(t->shape()) +
+                                 ", which does not match " + ShapeToString(parts[0]->shape()) +
+                                 " outside axis " + std::to_string(axis));
+        }
+      }
+      out_shape[axis] += t->dim(axis);
+    }
+    if (parts.size() == 1) {
+      ctx.SetOutput(0, Value(*parts[0]));
+      return Status::Ok();
+    }
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * out, ctx.Allocate(0, dtype, out_shape));
+    if (out->size() == 0) return Status::Ok();
+    const int64_t outer = SizeToDim(out_shape, axis);
+    const int64_t inner = SizeFromDim(out_shape, axis + 1);
+    const int64_t out_row = out_shape[axis] * inner;
+    return DispatchBySize(dtype, [&](auto tag) {
+      using T = decltype(tag);
+      T* dst = out->mutable_data<T>();
+      if (outer == 1) {
+        // One contiguous block per input: split each block's copy.
+        int64_t at = 0;
+        for (const Tensor* t : parts) {
+          const T* src = t->data<T>();
+          ParallelFor(ctx, t->size(), 1, [&](int64_t b, int64_t e) { std::copy(src + b, src + e, dst + at + b); });
+          at += t->size();
+        }
+        return Status::Ok();
+      }
+      ParallelFor(ctx, outer, out_row, [&](int64_t begin, int64_t end) {
+        for (int64_t o = begin; o < end; ++o) {
+          T* row = dst + o * out_row;
+          for (const Tensor* t : parts) {
+            const int64_t run = t->dim(axis) * inner;
+            std::copy_n(t->data<T>() + o * run, run, row);
+            row += run;
+          }
+        }
+      });
+      return Status::Ok();
+    });
+  }
+
+ private:
+  bool has_axis_;
+  int64_t axis_;
+};
+
+// Split sizes come from (by version): Split-1 input 1 or attribute; Split-2..12 attribute;
+// Split-13+ optional input 1; otherwise equal parts over the outputs (Split-18: num_outputs,
+// ceil-sized with a smaller last part).
+class SplitKernel : public OpKernel {
+ public:
+  explicit SplitKernel(const KernelInfo& info)
+      : opset_(info.opset()),
+        axis_(info.GetInt("axis", 0)),
+        has_split_attribute_(info.has_attribute("split")),
+        split_attribute_(info.GetInts("split")),
+        num_outputs_(info.GetInt("num_outputs", 0)) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
+    ONNXFLOW_ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(axis_, x->rank()));
+    const int64_t dim = x->dim(axis);
+    const int outputs = ctx.output_count();
+    std::vector<int64_t> split;
+    const Tensor* split_input = (opset_ == 1 || opset_ >= 13) ? ctx.input_tensor(1) : nullptr;
+    if (split_input != nullptr && split_input->size() > 0) {  // an empty split means "not given"
+      ONNXFLOW_ASSIGN_OR_RETURN(split, ReadInt64s(*split_input, "input 'split'"));
+    } else if (has_split_attribute_ && opset_ < 13) {
+      split = split_attribute_;
+    } else if (num_outputs_ > 0 && opset_ >= 18) {
+      if (num_outputs_ != outputs) {
+        return InvalidArgument("num_outputs is " + std::to_string(num_outputs_) + " but the node has " +
+                               std::to_string(outputs) + " outputs");
+      }
+      const int64_t chunk = (dim + num_outputs_ - 1) / num_outputs_;
+      for (int64_t i = 0; i < num_outputs_; ++i) split.push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
+    } else {
+      if (outputs <= 0 || dim % outputs != 0) {
+        return InvalidArgument("axis " + std::to_string(axis) + " of size " + std::to_string(dim) +
+                               " cannot be split evenly into " + std::to_string(outputs) + " outputs");
+      }
+      split.assign(outputs, dim / outputs);
+    }
+    if (static_cast<int>(split.size()) != outputs) {
+      return InvalidArgument("split has " + std::to_string(split.size()) + " entries but the node has " +
+                             std::to_string(outputs) + " outputs");
+    }
+    int64_t total = 0;
+    for (int64_t s : split) {
+      if (s < 0) return InvalidArgument("split has a negative size " + std::to_string(s));
+      total += s;
+    }
+    if (total != dim) {
+      return InvalidArgument("split sizes " + ShapeToString(split) + " sum to " + std::to_string(total) +
+                             ", not the axis size " + std::to_string(dim));
+    }
+    const int64_t outer = SizeToDim(x->shape(), axis);
+    const int64_t inner = SizeFromDim(x->shape(), axis + 1);
+    const int64_t in_row = dim * inner;
+    int64_t offset = 0;  // along the axis
+    for (int i = 0; i < outputs; ++i) {
+      Shape shape = x->shape();
+      shape[axis] = split[i];
+      const int64_t start = offset;
+      offset += split[i];
+      if (!ctx.has_output(i)) continue;
+      if (split[i] == dim) {  // the whole input
+        ctx.SetOutput(i, Value(*x));
+        continue;
+      }
+      ONNXFLOW_ASSIGN_OR_RETURN(Tensor * out, ctx.Allocate(i, x->dtype(), shape));
+      if (out->size() == 0) continue;
+      const int64_t run = split[i] * inner;
+      ONNXFLOW_RETURN_IF_ERROR(DispatchBySize(x->dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        const T* src = x->data<T>() + start * inner;
+        T* dst = out->mutable_data<T>();
+        if (outer == 1) {
+          ParallelFor(ctx, run, 1, [&](int64_t b, int64_t e) { std::copy(src + b, src + e, dst + b); });
+        } else {
+          ParallelFor(ctx, outer, run, [&](int64_t b, int64_t e) {
+            for (int64_t o = b; o < e; ++o) std::copy_n(src + o * in_row, run, dst + o * run);
+          });
+        }
+        return Status::Ok();
+      }));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  int opset_;
+  int64_t axis_;
+  bool has_split_attribute_;
+  std::vector<int64_t> split_attribute_;
+  int64_t num_outputs_;
+};
+
+}  // namespace
+
+Status RegisterConcatSplitKernels(KernelRegistry& registry) {
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Concat", 1, kOpenEnded, Make<ConcatKernel>()));
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Split", 1, kOpenEnded, Make<SplitKernel>()));
+  return Status::Ok();
+}
+
+}  // namespace tensor_ops
+}  // namespace onnxflow

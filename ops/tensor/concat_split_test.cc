@@ -1,0 +1,108 @@
+#include <gtest/gtest.h>
+
+#include "ops/tensor/test_util.h"
+
+namespace onnxflow {
+namespace tensor_test {
+namespace {
+
+template <typename T>
+class ConcatSplitTyped : public ::testing::Test {};
+TYPED_TEST_SUITE(ConcatSplitTyped, AllTypes);
+
+// Concat then Split on the same axis gives the pieces back, for every dtype.
+TYPED_TEST(ConcatSplitTyped, RoundTripEveryType) {
+  const Tensor a = Iota<TypeParam>({2, 1, 3}, 0);
+  const Tensor b = Iota<TypeParam>({2, 2, 3}, 100);
+  OpTest concat("Concat", 13);
+  concat.Input(a).Input(b).Attr("axis", int64_t{-2});
+  const Tensor y = Out(concat);
+  ASSERT_EQ(y.shape(), (Shape{2, 3, 3}));
+  // Row 0 of batch 1 comes from a, rows 1-2 from b.
+  Tensor expected(DataTypeOf<TypeParam>::value, {2, 3, 3});
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t r = 0; r < 3; ++r)
+      for (int64_t c = 0; c < 3; ++c)
+        expected.mutable_data<TypeParam>()[(n * 3 + r) * 3 + c] =
+            r == 0 ? a.data<TypeParam>()[n * 3 + c] : b.data<TypeParam>()[(n * 2 + r - 1) * 3 + c];
+  EXPECT_TRUE(Same(expected, y));
+
+  OpTest split("Split", 13);
+  split.Input(y).Input(I64({2}, {1, 2})).Attr("axis", int64_t{1}).Outputs(2);
+  auto parts = RunOp(split);
+  ASSERT_TRUE(parts.ok()) << parts.status().ToString();
+  EXPECT_TRUE(Same(a, (*parts)[0].tensor()));
+  EXPECT_TRUE(Same(b, (*parts)[1].tensor()));
+}
+
+TEST(Concat, AxisZeroZeroSizeAndErrors) {
+  OpTest test("Concat", 13);
+  test.Input(F32({2}, {1, 2})).Input(F32({0}, {})).Input(F32({1}, {3})).Attr("axis", int64_t{0});
+  EXPECT_TRUE(Same(F32({3}, {1, 2, 3}), Out(test)));
+
+  OpTest mismatch("Concat", 13);
+  mismatch.Input(Iota<float>({2, 3})).Input(Iota<float>({2, 4})).Attr("axis", int64_t{0});
+  EXPECT_EQ(RunOp(mismatch).status().code(), StatusCode::kInvalidArgument);
+
+  OpTest bad_axis("Concat", 13);
+  bad_axis.Input(Iota<float>({2, 3})).Attr("axis", int64_t{2});
+  EXPECT_FALSE(RunOp(bad_axis).ok());
+
+  OpTest types("Concat", 13);
+  types.Input(Iota<float>({2})).Input(Iota<int32_t>({2})).Attr("axis", int64_t{0});
+  EXPECT_FALSE(RunOp(types).ok());
+}
+
+TEST(Concat, LargeInParallel) {
+  const Tensor a = Iota<float>({64, 1000}, 0);
+  const Tensor b = Iota<float>({64, 1500}, 7);
+  OpTest test("Concat", 13);
+  test.Input(a).Input(b).Attr("axis", int64_t{1}).Threads(2);
+  const Tensor y = Out(test);
+  ASSERT_EQ(y.shape(), (Shape{64, 2500}));
+  for (int64_t r = 0; r < 64; r += 13) {
+    EXPECT_EQ(y.data<float>()[r * 2500 + 999], a.data<float>()[r * 1000 + 999]);
+    EXPECT_EQ(y.data<float>()[r * 2500 + 1000], b.data<float>()[r * 1500]);
+  }
+}
+
+TEST(Split, EqualPartsDefaultAndNumOutputsUneven) {
+  OpTest equal("Split", 13);
+  equal.Input(Iota<int64_t>({6})).Outputs(3);
+  auto e = RunOp(equal);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_TRUE(Same(I64({2}, {2, 3}), (*e)[1].tensor()));
+
+  OpTest uneven("Split", 18);
+  uneven.Input(Iota<int64_t>({7})).Attr("num_outputs", int64_t{3}).Outputs(3);
+  auto u = RunOp(uneven);
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  EXPECT_EQ((*u)[0].tensor().shape(), (Shape{3}));
+  EXPECT_EQ((*u)[1].tensor().shape(), (Shape{3}));
+  EXPECT_TRUE(Same(I64({1}, {6}), (*u)[2].tensor()));
+
+  OpTest not_even("Split", 13);
+  not_even.Input(Iota<int64_t>({7})).Outputs(3);
+  EXPECT_FALSE(RunOp(not_even).ok());
+}
+
+TEST(Split, AttributeFormZeroSizesAndBadSums) {
+  OpTest attr("Split", 11);
+  attr.Input(Iota<float>({2, 5})).Attr("axis", int64_t{-1}).Attr("split", std::vector<int64_t>{0, 5}).Outputs(2);
+  auto a = RunOp(attr);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ((*a)[0].tensor().shape(), (Shape{2, 0}));
+  EXPECT_TRUE(Same(Iota<float>({2, 5}), (*a)[1].tensor()));
+
+  OpTest sum("Split", 13);
+  sum.Input(Iota<float>({5})).Input(I64({2}, {2, 2})).Outputs(2);
+  EXPECT_EQ(RunOp(sum).status().code(), StatusCode::kInvalidArgument);
+
+  OpTest negative("Split", 13);
+  negative.Input(Iota<float>({5})).Input(I64({2}, {6, -1})).Outputs(2);
+  EXPECT_FALSE(RunOp(negative).ok());
+}
+
+}  // namespace
+}  // namespace tensor_test
+}  // namespace onnxflow

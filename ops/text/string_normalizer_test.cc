@@ -1,0 +1,77 @@
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "ops/framework/testing.h"
+#include "ops/text/case_mapping.h"
+#include "ops/text/register.h"
+
+namespace onnxflow {
+namespace {
+
+Tensor Strings(Shape shape, std::vector<std::string> v) { return Tensor::FromVector<std::string>(std::move(shape), v); }
+
+TEST(StringNormalizer, CaseInsensitiveStopwordsThenUpper) {
+  OpTest t("StringNormalizer", 10);
+  t.Input(Strings({1, 4}, {"Der", "straße", "DER", "Ärger"}))
+      .Attr("case_change_action", std::string("UPPER"))
+      .Attr("stopwords", std::vector<std::string>{"der"});
+  auto out = t.Run(RegisterTextKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  // towupper keeps ß (its uppercase is two letters); Ä stays Ä.
+  EXPECT_TRUE(TensorsEqual(Strings({1, 2}, {"STRAßE", "ÄRGER"}), out.value()[0].tensor()));
+}
+
+TEST(StringNormalizer, CaseSensitiveStopwordsThenLowerUtf8) {
+  OpTest t("StringNormalizer", 10);
+  t.Input(Strings({4}, {"ÉCOLE", "École", "ΣΟΦΙΑ", "Привет"}))
+      .Attr("case_change_action", std::string("LOWER"))
+      .Attr("is_case_sensitive", int64_t{1})
+      .Attr("stopwords", std::vector<std::string>{"École"});
+  auto out = t.Run(RegisterTextKernels);
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(TensorsEqual(Strings({3}, {"école", "σοφια", "привет"}), out.value()[0].tensor()));
+}
+
+TEST(StringNormalizer, EverythingDroppedGivesOneEmptyString) {
+  for (const Shape& shape : {Shape{2}, Shape{1, 2}}) {
+    OpTest t("StringNormalizer", 10);
+    t.Input(Strings(shape, {"a", "A"})).Attr("stopwords", std::vector<std::string>{"a"});
+    auto out = t.Run(RegisterTextKernels);
+    ASSERT_TRUE(out.ok());
+    EXPECT_TRUE(TensorsEqual(Strings(shape.size() == 1 ? Shape{1} : Shape{1, 1}, {""}), out.value()[0].tensor()));
+  }
+}
+
+TEST(StringNormalizer, BadActionFailsAtLoad) {
+  OpTest t("StringNormalizer", 10);
+  t.Input(Strings({1}, {"a"})).Attr("case_change_action", std::string("TITLE"));
+  auto out = t.Run(RegisterTextKernels);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(StringNormalizer, RejectsOtherShapesAndTypes) {
+  OpTest t("StringNormalizer", 10);
+  t.Input(Strings({2, 2}, {"a", "b", "c", "d"}));
+  EXPECT_FALSE(t.Run(RegisterTextKernels).ok());
+  OpTest u("StringNormalizer", 10);
+  u.Input(Tensor::FromVector<int64_t>({1}, {1}));
+  EXPECT_FALSE(u.Run(RegisterTextKernels).ok());
+}
+
+TEST(CaseMapper, UnknownLocaleFallsBackAndMalformedBytesSurvive) {
+  CaseMapper m("xx_NOWHERE");
+  EXPECT_EQ(m.ToUpper("abc é"), "ABC É");
+  const std::string bad = std::string("a\xff") + "b\xc3";
+  EXPECT_EQ(m.ToUpper(bad), std::string("A\xff") + "B\xc3");
+}
+
+TEST(CaseMapper, TurkishLocaleWhenInstalled) {
+  CaseMapper m("tr_TR");
+  if (m.locale_name().rfind("tr_TR", 0) != 0) GTEST_SKIP() << "tr_TR is not installed";
+  EXPECT_EQ(m.ToUpper("i"), "İ");
+}
+
+}  // namespace
+}  // namespace onnxflow
