@@ -1,5 +1,7 @@
 #include "scheduler/subgraph.h"
 
+#include <algorithm>
+
 namespace onnxflow {
 namespace {
 
@@ -25,10 +27,11 @@ class Frame : public SubgraphFrame {
     ONNXFLOW_RETURN_IF_ERROR(sub_.executor().Run(values_, run_));
     outputs->resize(plan.output_slots().size());
     // Outputs move out (the next iteration rebinds everything it needs); values that outlive one
-    // iteration (constants, outer values) are shared instead.
-    for (size_t i = 0; i < plan.output_slots().size(); ++i) {
-      const int slot = plan.output_slots()[i];
-      (*outputs)[i] = persistent_[slot] ? values_[slot] : std::move(values_[slot]);
+    // iteration (constants, outer values), and a value the body returns twice, are shared instead.
+    const auto& slots = plan.output_slots();
+    for (size_t i = 0; i < slots.size(); ++i) {
+      const bool returned_again = std::find(slots.begin() + i + 1, slots.end(), slots[i]) != slots.end();
+      (*outputs)[i] = persistent_[slots[i]] || returned_again ? values_[slots[i]] : std::move(values_[slots[i]]);
     }
     for (size_t i = 0; i < plan.output_slots().size(); ++i) {
       const int slot = plan.output_slots()[i];
