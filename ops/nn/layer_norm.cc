@@ -1,0 +1,142 @@
+// LayerNormalization (17) and RMSNormalization (23).
+//
+// Both normalize each row x[i0, ..., i(axis-1), :] (everything from `axis` on, default -1):
+//   LayerNormalization: y = (x - mean) / sqrt(var + epsilon) * scale + B (B optional), with the
+//     optional outputs Mean and InvStdDev of shape x.shape[:axis] + [1, ...];
+//   RMSNormalization:   y = x / sqrt(mean(x^2) + epsilon) * scale.
+// scale and B are broadcast to the row shape x.shape[axis:]. Statistics are computed in float
+// (stash_type 1, the default) or double for double input; the rows run through the SIMD kernels.
+#include "ops/nn/layer_norm.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ops/framework/parallel.h"
+#include "ops/framework/shape.h"
+#include "ops/nn/norm_util.h"
+
+namespace onnxflow {
+namespace {
+
+// `param` broadcast to `row_shape`, flattened.
+template <typename C>
+Result<std::vector<C>> ExpandToRow(const Tensor& param, const std::string& name, const Shape& row_shape) {
+  ONNXFLOW_ASSIGN_OR_RETURN(std::vector<C> v, ParamVector<C>(param, name));
+  const int64_t n = ElementCount(row_shape);
+  if (static_cast<int64_t>(v.size()) == n) return v;
+  auto shape = BroadcastShapes(param.shape(), row_shape);
+  if (!shape.ok() || *shape != row_shape) {
+    return InvalidArgument("input '" + name + "' of shape " + ShapeToString(param.shape()) +
+                           " does not broadcast to the normalized shape " + ShapeToString(row_shape));
+  }
+  const std::vector<int64_t> strides = BroadcastStrides(param.shape(), row_shape);
+  std::vector<C> out(n);
+  const int64_t rank = static_cast<int64_t>(row_shape.size());
+  std::vector<int64_t> coord(rank, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    for (int64_t d = 0; d < rank; ++d) off += coord[d] * strides[d];
+    out[i] = v[off];
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++coord[d] < row_shape[d]) break;
+      coord[d] = 0;
+    }
+  }
+  return out;
+}
+
+class RowNormKernel : public OpKernel {
+ public:
+  RowNormKernel(const KernelInfo& info, bool rms)
+      : rms_(rms),
+        axis_(info.GetInt("axis", -1)),
+        epsilon_(info.GetFloat("epsilon", 1e-5f)),
+        stash_float_(info.GetInt("stash_type", 1) == 1) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
+    return DispatchType<float, double, Float16, BFloat16>(x->dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      return Run<T>(ctx, *x);
+    });
+  }
+
+ private:
+  template <typename T>
+  Status Run(KernelContext& ctx, const Tensor& x) const {
+    using C = NormCompute<T>;
+    const int64_t rank = x.rank();
+    if (rank == 0) return InvalidArgument("input 'X' must have rank >= 1");
+    ONNXFLOW_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(axis_, rank));
+    const Shape row_shape(x.shape().begin() + axis, x.shape().end());
+    const int64_t rows = SizeToDim(x.shape(), axis), n = SizeFromDim(x.shape(), axis);
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* scale_t, ctx.RequireTensor(1));
+    ONNXFLOW_ASSIGN_OR_RETURN(std::vector<C> scale, ExpandToRow<C>(*scale_t, "scale", row_shape));
+    std::vector<C> bias;
+    if (!rms_ && ctx.input_tensor(2) != nullptr) {
+      ONNXFLOW_ASSIGN_OR_RETURN(bias, ExpandToRow<C>(*ctx.input_tensor(2), "B", row_shape));
+    }
+
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor* y, ctx.Allocate(0, x.dtype(), x.shape()));
+    Shape stat_shape(x.shape().begin(), x.shape().begin() + axis);
+    stat_shape.resize(rank, 1);
+    const DataType stat_type = stash_float_ ? DataType::kFloat : x.dtype();  // U: the stash type
+    Tensor* mean_out = nullptr;
+    Tensor* inv_out = nullptr;
+    if (!rms_ && ctx.has_output(1)) { ONNXFLOW_ASSIGN_OR_RETURN(mean_out, ctx.Allocate(1, stat_type, stat_shape)); }
+    if (!rms_ && ctx.has_output(2)) { ONNXFLOW_ASSIGN_OR_RETURN(inv_out, ctx.Allocate(2, stat_type, stat_shape)); }
+    std::vector<C> mean_stats(mean_out ? rows : 0), inv_stats(inv_out ? rows : 0);
+
+    std::vector<C> in_storage, out_storage;
+    const C* in = ComputeView<C>(x.data<T>(), x.size(), in_storage);
+    C* out = ComputeOut<C>(y->mutable_data<T>(), y->size(), out_storage);
+    const C* bias_ptr = bias.empty() ? nullptr : bias.data();
+    ParallelFor(ctx, rows, n * 4, [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const C* src = in + r * n;
+        double mean = 0, var;
+        if (rms_) {
+          var = n > 0 ? Rows<C>::SumSquaredDiff(src, C(0), n) / n : 0.0;
+        } else {
+          mean = n > 0 ? Rows<C>::Sum(src, n) / n : 0.0;
+          var = n > 0 ? Rows<C>::SumSquaredDiff(src, static_cast<C>(mean), n) / n : 0.0;
+        }
+        const double inv = 1.0 / std::sqrt(var + epsilon_);
+        Rows<C>::Normalize(src, static_cast<C>(mean), static_cast<C>(inv), scale.data(), bias_ptr, out + r * n, n);
+        if (!mean_stats.empty()) mean_stats[r] = static_cast<C>(mean);
+        if (!inv_stats.empty()) inv_stats[r] = static_cast<C>(inv);
+      }
+    });
+    StoreBack<C>(out, y->mutable_data<T>(), y->size());
+    for (auto [t, stats] : {std::make_pair(mean_out, &mean_stats), std::make_pair(inv_out, &inv_stats)}) {
+      if (t == nullptr) continue;
+      ONNXFLOW_RETURN_IF_ERROR(DispatchType<float, double, Float16, BFloat16>(t->dtype(), [&](auto tag) {
+        using S = decltype(tag);
+        S* p = t->template mutable_data<S>();
+        for (int64_t r = 0; r < rows; ++r) p[r] = FromCompute<S>(static_cast<ComputeType<S>>((*stats)[r]));
+        return Status::Ok();
+      }));
+    }
+    return Status::Ok();
+  }
+
+  bool rms_;
+  int64_t axis_;
+  float epsilon_;
+  bool stash_float_;
+};
+
+}  // namespace
+
+Status RegisterLayerNorm(KernelRegistry& registry) {
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "LayerNormalization", 17, kOpenEnded,
+                                             [](const KernelInfo& info) {
+    return Result<std::unique_ptr<OpKernel>>(std::unique_ptr<OpKernel>(new RowNormKernel(info, false)));
+  }));
+  return registry.Register(kOnnxDomain, "RMSNormalization", 23, kOpenEnded, [](const KernelInfo& info) {
+    return Result<std::unique_ptr<OpKernel>>(std::unique_ptr<OpKernel>(new RowNormKernel(info, true)));
+  });
+}
+
+}  // namespace onnxflow

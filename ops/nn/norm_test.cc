@@ -1,0 +1,277 @@
+// BatchNormalization, InstanceNormalization, GroupNormalization, LayerNormalization,
+// RMSNormalization, LRN, LpNormalization, MeanVarianceNormalization against plain loops.
+#include <cmath>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ops/framework/numeric.h"
+#include "ops/framework/testing.h"
+#include "ops/nn/register.h"
+
+namespace onnxflow {
+namespace {
+
+std::vector<float> Ramp(int64_t n, float scale = 0.37f) {
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = std::sin(i * scale) * 3 + 0.1f * (i % 5);
+  return v;
+}
+
+// Normalizes groups of `group` consecutive elements with per-element scale/bias.
+std::vector<float> NormalizeGroups(const std::vector<float>& x, int64_t group, double eps,
+                                   const std::function<double(int64_t)>& scale,
+                                   const std::function<double(int64_t)>& bias, bool rms = false) {
+  std::vector<float> y(x.size());
+  for (size_t g = 0; g < x.size() / group; ++g) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < group; ++i) mean += x[g * group + i];
+    mean = rms ? 0 : mean / group;
+    for (int64_t i = 0; i < group; ++i) var += (x[g * group + i] - mean) * (x[g * group + i] - mean);
+    var /= group;
+    for (int64_t i = 0; i < group; ++i) {
+      const int64_t at = g * group + i;
+      y[at] = static_cast<float>((x[at] - mean) / std::sqrt(var + eps) * scale(at) + bias(at));
+    }
+  }
+  return y;
+}
+
+TEST(BatchNorm, InferenceEveryType) {
+  const int64_t n = 2, c = 3, plane = 17;
+  const std::vector<float> x = Ramp(n * c * plane);
+  const std::vector<float> scale = {1, 2, -1}, bias = {0, 1, 2}, mean = {0.5f, -1, 0}, var = {1, 4, 0.25f};
+  std::vector<float> expected(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int64_t ch = (i / plane) % c;
+    expected[i] = (x[i] - mean[ch]) / std::sqrt(var[ch] + 1e-3f) * scale[ch] + bias[ch];
+  }
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    auto conv = [](const std::vector<float>& v) {
+      std::vector<T> o;
+      for (float f : v) o.push_back(FromCompute<T>(static_cast<ComputeType<T>>(f)));
+      return o;
+    };
+    OpTest t("BatchNormalization", 15);
+    t.Input(Tensor::FromVector<T>({n, c, plane}, conv(x)));
+    for (const auto* p : {&scale, &bias, &mean, &var}) t.Input(Tensor::FromVector<T>({c}, conv(*p)));
+    t.Attr("epsilon", 1e-3f);
+    auto out = t.Run(RegisterNnKernels);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    const double tol = sizeof(T) == 2 ? 2e-2 : 1e-5;
+    EXPECT_TRUE(TensorsNear(Tensor::FromVector<T>({n, c, plane}, conv(expected)), (*out)[0].tensor(), tol, tol));
+  };
+  run(float{}); run(double{}); run(Float16{}); run(BFloat16{});
+}
+
+TEST(BatchNorm, TrainingModeOutputsRunningStats) {
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8};  // [2, 2, 2]
+  OpTest t("BatchNormalization", 15);
+  t.Input(Tensor::FromVector<float>({2, 2, 2}, x))
+      .Input(Tensor::FromVector<float>({2}, {1, 1}))
+      .Input(Tensor::FromVector<float>({2}, {0, 0}))
+      .Input(Tensor::FromVector<float>({2}, {0, 0}))
+      .Input(Tensor::FromVector<float>({2}, {1, 1}))
+      .Attr("training_mode", int64_t{1})
+      .Attr("momentum", 0.5f)
+      .Outputs(3);
+  auto out = t.Run(RegisterNnKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  // Channel 0 holds {1, 2, 5, 6}: mean 3.5, var 4.25. Channel 1 {3, 4, 7, 8}: mean 5.5, var 4.25.
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({2}, {1.75f, 2.75f}), (*out)[1].tensor()));
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({2}, {2.625f, 2.625f}), (*out)[2].tensor()));
+  const float inv = 1 / std::sqrt(4.25f + 1e-5f);
+  EXPECT_NEAR((*out)[0].tensor().data<float>()[0], (1 - 3.5f) * inv, 1e-5);
+}
+
+TEST(BatchNorm, NonSpatialParametersBeforeVersion9) {
+  OpTest t("BatchNormalization", 7);
+  t.Input(Tensor::FromVector<float>({2, 1, 2}, {1, 2, 3, 4}))
+      .Input(Tensor::FromVector<float>({1, 2}, {1, 2}))
+      .Input(Tensor::FromVector<float>({1, 2}, {0, 1}))
+      .Input(Tensor::FromVector<float>({1, 2}, {1, 0}))
+      .Input(Tensor::FromVector<float>({1, 2}, {1, 4}))
+      .Attr("spatial", int64_t{0}).Attr("epsilon", 0.0f);
+  auto out = t.Run(RegisterNnKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({2, 1, 2}, {0, 3, 2, 5}), (*out)[0].tensor()));
+}
+
+TEST(BatchNorm, WrongParameterSize) {
+  OpTest t("BatchNormalization", 15);
+  t.Input(Tensor::FromVector<float>({1, 2, 1}, {1, 2}));
+  for (int i = 0; i < 4; ++i) t.Input(Tensor::FromVector<float>({3}, {1, 1, 1}));
+  EXPECT_FALSE(t.Run(RegisterNnKernels).ok());
+}
+
+TEST(InstanceNorm, MatchesReference) {
+  const int64_t n = 2, c = 3, plane = 37;
+  const std::vector<float> x = Ramp(n * c * plane);
+  const std::vector<float> scale = {1, 0.5f, 2}, bias = {0, -1, 3};
+  OpTest t("InstanceNormalization", 22);
+  t.Input(Tensor::FromVector<float>({n, c, plane}, x))
+      .Input(Tensor::FromVector<float>({c}, scale))
+      .Input(Tensor::FromVector<float>({c}, bias));
+  auto out = t.Run(RegisterNnKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  auto ref = NormalizeGroups(x, plane, 1e-5, [&](int64_t i) { return scale[(i / plane) % c]; },
+                             [&](int64_t i) { return bias[(i / plane) % c]; });
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({n, c, plane}, ref), (*out)[0].tensor(), 1e-4, 1e-4));
+}
+
+TEST(GroupNorm, Version21PerChannelAndVersion18PerGroup) {
+  const int64_t n = 2, c = 4, plane = 5, groups = 2;
+  const std::vector<float> x = Ramp(n * c * plane);
+  const std::vector<float> scale = {1, 2, 3, 4}, bias = {0, 1, 0, -1};
+  OpTest t("GroupNormalization", 21);
+  t.Input(Tensor::FromVector<float>({n, c, plane}, x))
+      .Input(Tensor::FromVector<float>({c}, scale))
+      .Input(Tensor::FromVector<float>({c}, bias))
+      .Attr("num_groups", groups);
+  auto out = t.Run(RegisterNnKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  auto ref = NormalizeGroups(x, c / groups * plane, 1e-5, [&](int64_t i) { return scale[(i / plane) % c]; },
+                             [&](int64_t i) { return bias[(i / plane) % c]; });
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({n, c, plane}, ref), (*out)[0].tensor(), 1e-4, 1e-4));
+
+  OpTest t18("GroupNormalization", 18);
+  t18.Input(Tensor::FromVector<float>({n, c, plane}, x))
+      .Input(Tensor::FromVector<float>({groups}, {2, 3}))
+      .Input(Tensor::FromVector<float>({groups}, {1, -1}))
+      .Attr("num_groups", groups);
+  auto out18 = t18.Run(RegisterNnKernels);
+  ASSERT_TRUE(out18.ok()) << out18.status().ToString();
+  auto ref18 = NormalizeGroups(x, c / groups * plane, 1e-5, [&](int64_t i) { return (i / plane) % c < 2 ? 2 : 3; },
+                               [&](int64_t i) { return (i / plane) % c < 2 ? 1 : -1; });
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({n, c, plane}, ref18), (*out18)[0].tensor(), 1e-4, 1e-4));
+
+  OpTest bad("GroupNormalization", 21);
+  bad.Input(Tensor::FromVector<float>({n, c, plane}, x))
+      .Input(Tensor::FromVector<float>({c}, scale))
+      .Input(Tensor::FromVector<float>({c}, bias))
+      .Attr("num_groups", int64_t{3});
+  EXPECT_FALSE(bad.Run(RegisterNnKernels).ok());
+}
+
+TEST(LayerNorm, AxesStatsAndBroadcastScale) {
+  const Shape shape = {2, 3, 19};
+  const std::vector<float> x = Ramp(2 * 3 * 19);
+  for (int64_t axis : {-1, 1, 0}) {
+    const int64_t a = axis < 0 ? axis + 3 : axis;
+    const int64_t n = a == 2 ? 19 : a == 1 ? 57 : 114;
+    std::vector<float> scale(n), bias(n);
+    for (int64_t i = 0; i < n; ++i) { scale[i] = 1 + 0.01f * i; bias[i] = 0.5f - 0.02f * i; }
+    Shape row_shape(shape.begin() + a, shape.end());
+    OpTest t("LayerNormalization", 17);
+    t.Input(Tensor::FromVector<float>(shape, x))
+        .Input(Tensor::FromVector<float>(row_shape, scale))
+        .Input(Tensor::FromVector<float>(row_shape, bias))
+        .Attr("axis", axis)
+        .Outputs(3);
+    auto out = t.Run(RegisterNnKernels);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    auto ref = NormalizeGroups(x, n, 1e-5, [&](int64_t i) { return scale[i % n]; },
+                               [&](int64_t i) { return bias[i % n]; });
+    EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>(shape, ref), (*out)[0].tensor(), 1e-4, 1e-4)) << axis;
+    Shape stat_shape(shape.begin(), shape.begin() + a);
+    stat_shape.resize(3, 1);
+    EXPECT_EQ((*out)[1].tensor().shape(), stat_shape);
+    EXPECT_EQ((*out)[2].tensor().shape(), stat_shape);
+    double mean0 = 0;
+    for (int64_t i = 0; i < n; ++i) mean0 += x[i];
+    EXPECT_NEAR((*out)[1].tensor().data<float>()[0], mean0 / n, 1e-5);
+  }
+  // Scale given as [1, 19] broadcast over the row [3, 19]; no bias.
+  std::vector<float> s(19, 2.0f);
+  OpTest t("LayerNormalization", 17);
+  t.Input(Tensor::FromVector<float>(shape, x)).Input(Tensor::FromVector<float>({1, 19}, s)).Attr("axis", int64_t{1});
+  auto out = t.Run(RegisterNnKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  auto ref = NormalizeGroups(x, 57, 1e-5, [](int64_t) { return 2.0; }, [](int64_t) { return 0.0; });
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>(shape, ref), (*out)[0].tensor(), 1e-4, 1e-4));
+  OpTest bad("LayerNormalization", 17);
+  bad.Input(Tensor::FromVector<float>(shape, x)).Input(Tensor::FromVector<float>({5}, {1, 1, 1, 1, 1}));
+  EXPECT_FALSE(bad.Run(RegisterNnKernels).ok());
+}
+
+TEST(RmsNorm, MatchesReference) {
+  const std::vector<float> x = Ramp(4 * 33);
+  std::vector<float> scale(33);
+  for (int i = 0; i < 33; ++i) scale[i] = 0.5f + i * 0.1f;
+  OpTest t("RMSNormalization", 23);
+  t.Input(Tensor::FromVector<float>({4, 33}, x)).Input(Tensor::FromVector<float>({33}, scale)).Attr("epsilon", 1e-3f);
+  auto out = t.Run(RegisterNnKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  auto ref = NormalizeGroups(x, 33, 1e-3, [&](int64_t i) { return scale[i % 33]; }, [](int64_t) { return 0.0; }, true);
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({4, 33}, ref), (*out)[0].tensor(), 1e-4, 1e-4));
+}
+
+TEST(Lrn, MatchesReference) {
+  const int64_t n = 1, c = 5, plane = 6, size = 3;
+  const std::vector<float> x = Ramp(n * c * plane);
+  OpTest t("LRN", 13);
+  t.Input(Tensor::FromVector<float>({n, c, 2, 3}, x))
+      .Attr("size", size).Attr("alpha", 0.01f).Attr("beta", 0.5f).Attr("bias", 2.0f);
+  auto out = t.Run(RegisterNnKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  std::vector<float> ref(x.size());
+  for (int64_t ch = 0; ch < c; ++ch) {
+    for (int64_t i = 0; i < plane; ++i) {
+      double sq = 0;
+      for (int64_t k = std::max<int64_t>(0, ch - 1); k <= std::min<int64_t>(c - 1, ch + 1); ++k) sq += x[k * plane + i] * x[k * plane + i];
+      ref[ch * plane + i] = x[ch * plane + i] / std::pow(2.0 + 0.01 / size * sq, 0.5);
+    }
+  }
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({n, c, 2, 3}, ref), (*out)[0].tensor()));
+  // The double path (scalar pow) agrees too.
+  OpTest td("LRN", 13);
+  td.Input(Tensor::FromVector<double>({n, c, 2, 3}, std::vector<double>(x.begin(), x.end())))
+      .Attr("size", size).Attr("alpha", 0.01f).Attr("beta", 0.5f).Attr("bias", 2.0f);
+  auto outd = td.Run(RegisterNnKernels);
+  ASSERT_TRUE(outd.ok());
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<double>({n, c, 2, 3}, std::vector<double>(ref.begin(), ref.end())),
+                          (*outd)[0].tensor(), 1e-5, 1e-6));
+  OpTest missing("LRN", 13);
+  missing.Input(Tensor::FromVector<float>({n, c, 2, 3}, x));
+  EXPECT_FALSE(missing.Run(RegisterNnKernels).ok());
+}
+
+TEST(LpNormalization, L1L2AndZeroRows) {
+  OpTest t("LpNormalization", 22);
+  t.Input(Tensor::FromVector<float>({3, 2}, {3, 4, 0, 0, -1, 1})).Attr("axis", int64_t{1});
+  auto out = t.Run(RegisterNnKernels);
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({3, 2}, {0.6f, 0.8f, 0, 0, -0.70710678f, 0.70710678f}), (*out)[0].tensor()));
+  OpTest l1("LpNormalization", 22);
+  l1.Input(Tensor::FromVector<double>({2, 2}, {1, 2, -3, 2})).Attr("axis", int64_t{0}).Attr("p", int64_t{1});
+  auto o1 = l1.Run(RegisterNnKernels);
+  ASSERT_TRUE(o1.ok());
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<double>({2, 2}, {0.25, 0.5, -0.75, 0.5}), (*o1)[0].tensor()));
+  OpTest bad("LpNormalization", 22);
+  bad.Input(Tensor::FromVector<float>({1}, {1})).Attr("p", int64_t{3});
+  EXPECT_FALSE(bad.Run(RegisterNnKernels).ok());
+}
+
+TEST(MeanVarianceNormalization, DefaultAxes) {
+  const std::vector<float> x = Ramp(2 * 3 * 2 * 2);
+  OpTest t("MeanVarianceNormalization", 13);
+  t.Input(Tensor::FromVector<float>({2, 3, 2, 2}, x));
+  auto out = t.Run(RegisterNnKernels);
+  ASSERT_TRUE(out.ok());
+  std::vector<float> ref(x.size());
+  for (int ch = 0; ch < 3; ++ch) {
+    double m = 0, v = 0;
+    std::vector<int> idx;
+    for (int b = 0; b < 2; ++b) for (int i = 0; i < 4; ++i) idx.push_back((b * 3 + ch) * 4 + i);
+    for (int i : idx) m += x[i];
+    m /= idx.size();
+    for (int i : idx) v += (x[i] - m) * (x[i] - m);
+    v /= idx.size();
+    for (int i : idx) ref[i] = (x[i] - m) / (std::sqrt(v) + 1e-9);
+  }
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({2, 3, 2, 2}, ref), (*out)[0].tensor(), 1e-4, 1e-5));
+}
+
+}  // namespace
+}  // namespace onnxflow

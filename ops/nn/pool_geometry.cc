@@ -1,0 +1,88 @@
+#include "ops/nn/pool_geometry.h"
+
+#include <algorithm>
+
+namespace onnxflow {
+
+Result<PoolAttributes> PoolAttributes::Parse(const KernelInfo& info) {
+  PoolAttributes a;
+  a.kernel = info.GetInts("kernel_shape");
+  a.strides = info.GetInts("strides");
+  a.dilations = info.GetInts("dilations");
+  a.pads = info.GetInts("pads");
+  a.auto_pad = info.GetString("auto_pad", "NOTSET");
+  a.ceil_mode = info.GetInt("ceil_mode", 0) != 0;
+  if (a.kernel.empty()) return InvalidArgument("attribute 'kernel_shape' is required");
+  const size_t rank = a.kernel.size();
+  for (int64_t k : a.kernel) if (k <= 0) return InvalidArgument("kernel_shape values must be positive");
+  if (!a.strides.empty() && a.strides.size() != rank) return InvalidArgument("'strides' must have one value per kernel dim");
+  if (!a.dilations.empty() && a.dilations.size() != rank) return InvalidArgument("'dilations' must have one value per kernel dim");
+  if (!a.pads.empty() && a.pads.size() != 2 * rank) return InvalidArgument("'pads' must have two values per kernel dim");
+  for (int64_t s : a.strides) if (s <= 0) return InvalidArgument("strides must be positive");
+  for (int64_t d : a.dilations) if (d <= 0) return InvalidArgument("dilations must be positive");
+  for (int64_t p : a.pads) if (p < 0) return InvalidArgument("pads must not be negative");
+  if (a.auto_pad != "NOTSET" && a.auto_pad != "VALID" && a.auto_pad != "SAME_UPPER" && a.auto_pad != "SAME_LOWER") {
+    return InvalidArgument("unknown auto_pad '" + a.auto_pad + "'");
+  }
+  return a;
+}
+
+int64_t PoolGeometry::in_plane() const {
+  int64_t n = 1;
+  for (int64_t d : in) n *= d;
+  return n;
+}
+int64_t PoolGeometry::out_plane() const {
+  int64_t n = 1;
+  for (int64_t d : out) n *= d;
+  return n;
+}
+
+Result<PoolGeometry> ComputePoolGeometry(const PoolAttributes& a, const Shape& input) {
+  const size_t rank = a.kernel.size();
+  if (input.size() != rank + 2) {
+    return InvalidArgument("input shape " + ShapeToString(input) + " does not match a " + std::to_string(rank) +
+                           "-D kernel (expected [N, C] + " + std::to_string(rank) + " spatial dims)");
+  }
+  PoolGeometry g;
+  g.batch = input[0];
+  g.channels = input[1];
+  g.in.assign(input.begin() + 2, input.end());
+  g.kernel = a.kernel;
+  g.strides = a.strides.empty() ? std::vector<int64_t>(rank, 1) : a.strides;
+  g.dilations = a.dilations.empty() ? std::vector<int64_t>(rank, 1) : a.dilations;
+  g.pad_begin.assign(rank, 0);
+  g.pad_end.assign(rank, 0);
+  g.out.assign(rank, 0);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t in = g.in[i], s = g.strides[i];
+    const int64_t window = (g.kernel[i] - 1) * g.dilations[i] + 1;
+    if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
+      g.out[i] = (in + s - 1) / s;
+      const int64_t total = std::max<int64_t>(0, (g.out[i] - 1) * s + window - in);
+      const int64_t small = total / 2;
+      g.pad_begin[i] = a.auto_pad == "SAME_UPPER" ? small : total - small;
+      g.pad_end[i] = total - g.pad_begin[i];
+    } else {
+      if (a.auto_pad == "NOTSET" && !a.pads.empty()) {
+        g.pad_begin[i] = a.pads[i];
+        g.pad_end[i] = a.pads[i + rank];
+      }
+      const int64_t span = in + g.pad_begin[i] + g.pad_end[i] - window;
+      if (span < 0) {
+        return InvalidArgument("pooling window " + std::to_string(window) + " is larger than padded input dim " +
+                               std::to_string(in + g.pad_begin[i] + g.pad_end[i]));
+      }
+      if (a.ceil_mode) {
+        g.out[i] = (span + s - 1) / s + 1;
+        // A last window that starts in the right padding is dropped.
+        if ((g.out[i] - 1) * s >= in + g.pad_begin[i]) --g.out[i];
+      } else {
+        g.out[i] = span / s + 1;
+      }
+    }
+  }
+  return g;
+}
+
+}  // namespace onnxflow

@@ -1,0 +1,272 @@
+// MaxPool, AveragePool, LpPool, the global pools, MaxUnpool and MaxRoiPool.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ops/framework/numeric.h"
+#include "ops/framework/testing.h"
+#include "ops/nn/register.h"
+
+namespace onnxflow {
+namespace {
+
+struct Pool2D {
+  int64_t kh, kw, sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0, pb = 0, pr = 0;
+  bool ceil = false, include_pad = false;
+};
+
+int64_t OutDim(int64_t in, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1, bool ceil) {
+  const int64_t span = in + p0 + p1 - ((k - 1) * d + 1);
+  int64_t out = ceil ? (span + s - 1) / s + 1 : span / s + 1;
+  if (ceil && (out - 1) * s >= in + p0) --out;
+  return out;
+}
+
+// Plain 2-D reference over one [H, W] plane: max or average.
+std::vector<float> Reference(const std::vector<float>& x, int64_t h, int64_t w, const Pool2D& p, bool max,
+                             int64_t* oh_out, int64_t* ow_out) {
+  const int64_t oh = OutDim(h, p.kh, p.sh, p.dh, p.pt, p.pb, p.ceil);
+  const int64_t ow = OutDim(w, p.kw, p.sw, p.dw, p.pl, p.pr, p.ceil);
+  *oh_out = oh;
+  *ow_out = ow;
+  std::vector<float> y;
+  for (int64_t i = 0; i < oh; ++i) {
+    for (int64_t j = 0; j < ow; ++j) {
+      double acc = max ? -INFINITY : 0;
+      int64_t count = 0;
+      for (int64_t a = 0; a < p.kh; ++a) {
+        for (int64_t b = 0; b < p.kw; ++b) {
+          const int64_t r = i * p.sh - p.pt + a * p.dh, c = j * p.sw - p.pl + b * p.dw;
+          const bool inside = r >= 0 && r < h && c >= 0 && c < w;
+          const bool in_padded = r < h + p.pb && c < w + p.pr;
+          if (inside) acc = max ? std::max<double>(acc, x[r * w + c]) : acc + x[r * w + c];
+          if (inside || (p.include_pad && in_padded)) ++count;
+        }
+      }
+      y.push_back(static_cast<float>(max ? acc : acc / count));
+    }
+  }
+  return y;
+}
+
+Result<std::vector<Value>> RunPool(const char* op, const Tensor& x, const Pool2D& p, int outputs = 1) {
+  OpTest t(op, 22);
+  t.Input(x)
+      .Attr("kernel_shape", std::vector<int64_t>{p.kh, p.kw})
+      .Attr("strides", std::vector<int64_t>{p.sh, p.sw})
+      .Attr("dilations", std::vector<int64_t>{p.dh, p.dw})
+      .Attr("pads", std::vector<int64_t>{p.pt, p.pl, p.pb, p.pr})
+      .Attr("ceil_mode", int64_t{p.ceil})
+      .Outputs(outputs);
+  if (std::string(op) == "AveragePool") t.Attr("count_include_pad", int64_t{p.include_pad});
+  return t.Run(RegisterNnKernels);
+}
+
+TEST(Pool, MaxAndAverageMatchReference) {
+  const int64_t h = 9, w = 11;
+  std::vector<float> x(h * w);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(i * 1.3f) * 5;
+  const Pool2D cases[] = {
+      {3, 3},
+      {3, 3, 2, 2},
+      {2, 3, 2, 1, 1, 1, 1, 1, 0, 1},
+      {3, 2, 2, 3, 2, 1, 1, 0, 1, 1, true},
+      {2, 2, 2, 2, 1, 1, 1, 1, 1, 1, true, true},
+      {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, true},
+      {4, 4, 3, 3, 2, 2, 0, 0, 0, 0, true},
+  };
+  for (const Pool2D& p : cases) {
+    for (bool max : {true, false}) {
+      int64_t oh, ow;
+      const std::vector<float> ref = Reference(x, h, w, p, max, &oh, &ow);
+      auto out = RunPool(max ? "MaxPool" : "AveragePool", Tensor::FromVector<float>({1, 1, h, w}, x), p);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({1, 1, oh, ow}, ref), (*out)[0].tensor()))
+          << (max ? "max" : "avg") << " k " << p.kh << "x" << p.kw << " ceil " << p.ceil;
+    }
+  }
+}
+
+// The float fast path (no Indices, <= 2-D) against the generic loops (Indices requested, or double).
+TEST(Pool, FastPathMatchesGenericPath) {
+  for (int64_t w : {1, 5, 17, 40, 67}) {
+    const int64_t h = 7;
+    std::vector<float> x(2 * h * w);
+    std::vector<double> xd(x.size());
+    for (size_t i = 0; i < x.size(); ++i) xd[i] = x[i] = std::cos(i * 0.77f) * 3;
+    for (const Pool2D& p : {Pool2D{3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, Pool2D{3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true},
+                            Pool2D{2, 4, 1, 3, 1, 2, 0, 2, 1, 0, false, true}, Pool2D{1, 3, 1, 1, 1, 2}}) {
+      if ((p.kw - 1) * p.dw + 1 > w + p.pl + p.pr) continue;
+      auto fast = RunPool("MaxPool", Tensor::FromVector<float>({1, 2, h, w}, x), p);
+      auto generic = RunPool("MaxPool", Tensor::FromVector<float>({1, 2, h, w}, x), p, 2);
+      ASSERT_TRUE(fast.ok() && generic.ok()) << fast.status().ToString();
+      EXPECT_TRUE(TensorsEqual((*generic)[0].tensor(), (*fast)[0].tensor())) << "w " << w;
+      auto avg = RunPool("AveragePool", Tensor::FromVector<float>({1, 2, h, w}, x), p);
+      auto avg_d = RunPool("AveragePool", Tensor::FromVector<double>({1, 2, h, w}, xd), p);
+      ASSERT_TRUE(avg.ok() && avg_d.ok());
+      const Tensor& d = (*avg_d)[0].tensor();
+      std::vector<float> as_float(d.data<double>(), d.data<double>() + d.size());
+      EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>(d.shape(), as_float), (*avg)[0].tensor(), 1e-5, 1e-6)) << "w " << w;
+    }
+  }
+}
+
+TEST(Pool, MaxIndicesRowAndColumnMajor) {
+  // One image of 2 channels, 2x3: argmax positions checked by hand.
+  const Tensor x = Tensor::FromVector<float>({1, 2, 2, 3}, {1, 9, 2, 3, 4, 8, 7, 0, 1, 2, 3, 6});
+  for (int64_t order : {0, 1}) {
+    OpTest t("MaxPool", 12);
+    t.Input(x).Attr("kernel_shape", std::vector<int64_t>{2, 2}).Attr("storage_order", order).Outputs(2);
+    auto out = t.Run(RegisterNnKernels);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_TRUE(TensorsEqual(Tensor::FromVector<float>({1, 2, 1, 2}, {9, 9, 7, 6}), (*out)[0].tensor()));
+    // Channel 0: 9 at (0,1); the second window's max is also that 9. Channel 1: 7 at (0,0), 6 at (1,2).
+    const std::vector<int64_t> expected = order == 0 ? std::vector<int64_t>{1, 1, 6, 11}
+                                                     : std::vector<int64_t>{2, 2, 6, 11};
+    EXPECT_TRUE(TensorsEqual(Tensor::FromVector<int64_t>({1, 2, 1, 2}, expected), (*out)[1].tensor())) << order;
+  }
+}
+
+TEST(Pool, AutoPadAnd1DAnd3D) {
+  // SAME_UPPER, 1-D: input 5, kernel 2, stride 2 -> out 3, pads [0, 1].
+  OpTest t("MaxPool", 22);
+  t.Input(Tensor::FromVector<float>({1, 1, 5}, {1, 5, 2, 4, 3}))
+      .Attr("kernel_shape", std::vector<int64_t>{2}).Attr("strides", std::vector<int64_t>{2}).Attr("auto_pad", std::string("SAME_UPPER"));
+  auto out = t.Run(RegisterNnKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<float>({1, 1, 3}, {5, 4, 3}), (*out)[0].tensor()));
+  OpTest lower("AveragePool", 22);
+  lower.Input(Tensor::FromVector<float>({1, 1, 5}, {1, 5, 2, 4, 3}))
+      .Attr("kernel_shape", std::vector<int64_t>{2}).Attr("strides", std::vector<int64_t>{2}).Attr("auto_pad", std::string("SAME_LOWER"));
+  auto lo = lower.Run(RegisterNnKernels);
+  ASSERT_TRUE(lo.ok());
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({1, 1, 3}, {1, 3.5f, 3.5f}), (*lo)[0].tensor()));
+  // 3-D 2x2x2 average of 0..7 is 3.5.
+  std::vector<float> v(8);
+  for (int i = 0; i < 8; ++i) v[i] = i;
+  OpTest t3("AveragePool", 22);
+  t3.Input(Tensor::FromVector<float>({1, 1, 2, 2, 2}, v)).Attr("kernel_shape", std::vector<int64_t>{2, 2, 2});
+  auto o3 = t3.Run(RegisterNnKernels);
+  ASSERT_TRUE(o3.ok());
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({1, 1, 1, 1, 1}, {3.5f}), (*o3)[0].tensor()));
+}
+
+TEST(Pool, MaxPoolIntegerAndHalfTypes) {
+  OpTest t("MaxPool", 12);
+  t.Input(Tensor::FromVector<int8_t>({1, 1, 2, 2}, {-5, -3, -7, -4})).Attr("kernel_shape", std::vector<int64_t>{2, 2});
+  auto out = t.Run(RegisterNnKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<int8_t>({1, 1, 1, 1}, {-3}), (*out)[0].tensor()));
+  OpTest u("MaxPool", 12);
+  u.Input(Tensor::FromVector<uint8_t>({1, 1, 3}, {200, 7, 255})).Attr("kernel_shape", std::vector<int64_t>{2});
+  auto uo = u.Run(RegisterNnKernels);
+  ASSERT_TRUE(uo.ok());
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<uint8_t>({1, 1, 2}, {200, 255}), (*uo)[0].tensor()));
+  OpTest h("AveragePool", 22);
+  h.Input(Tensor::FromVector<Float16>({1, 1, 2}, {Float16{FloatToHalf(1)}, Float16{FloatToHalf(2)}}))
+      .Attr("kernel_shape", std::vector<int64_t>{2});
+  auto ho = h.Run(RegisterNnKernels);
+  ASSERT_TRUE(ho.ok());
+  EXPECT_EQ(HalfToFloat((*ho)[0].tensor().data<Float16>()[0].bits), 1.5f);
+}
+
+TEST(Pool, LpPool) {
+  OpTest t("LpPool", 22);
+  t.Input(Tensor::FromVector<float>({1, 1, 4}, {3, 4, 1, 0})).Attr("kernel_shape", std::vector<int64_t>{2})
+      .Attr("strides", std::vector<int64_t>{2});
+  auto out = t.Run(RegisterNnKernels);
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({1, 1, 2}, {5, 1}), (*out)[0].tensor()));
+  OpTest p1("LpPool", 22);
+  p1.Input(Tensor::FromVector<float>({1, 1, 2}, {-3, 4})).Attr("kernel_shape", std::vector<int64_t>{2}).Attr("p", int64_t{1});
+  auto o1 = p1.Run(RegisterNnKernels);
+  ASSERT_TRUE(o1.ok());
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({1, 1, 1}, {7}), (*o1)[0].tensor()));
+}
+
+TEST(Pool, Errors) {
+  OpTest no_kernel("MaxPool", 22);
+  no_kernel.Input(Tensor::FromVector<float>({1, 1, 2}, {1, 2}));
+  EXPECT_FALSE(no_kernel.Run(RegisterNnKernels).ok());
+  OpTest rank("MaxPool", 22);
+  rank.Input(Tensor::FromVector<float>({1, 2}, {1, 2})).Attr("kernel_shape", std::vector<int64_t>{2});
+  EXPECT_FALSE(rank.Run(RegisterNnKernels).ok());
+  OpTest big("AveragePool", 22);
+  big.Input(Tensor::FromVector<float>({1, 1, 2}, {1, 2})).Attr("kernel_shape", std::vector<int64_t>{3});
+  EXPECT_FALSE(big.Run(RegisterNnKernels).ok());
+  OpTest ints("AveragePool", 22);
+  ints.Input(Tensor::FromVector<int32_t>({1, 1, 2}, {1, 2})).Attr("kernel_shape", std::vector<int64_t>{2});
+  EXPECT_FALSE(ints.Run(RegisterNnKernels).ok());
+}
+
+TEST(GlobalPool, AverageMaxLp) {
+  std::vector<float> x(2 * 3 * 37);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(i * 0.9f) * 4;
+  std::vector<float> avg(6), mx(6), lp(6);
+  for (int p = 0; p < 6; ++p) {
+    double s = 0, m = -INFINITY, q = 0;
+    for (int i = 0; i < 37; ++i) { s += x[p * 37 + i]; m = std::max<double>(m, x[p * 37 + i]); q += x[p * 37 + i] * x[p * 37 + i]; }
+    avg[p] = s / 37; mx[p] = m; lp[p] = std::sqrt(q);
+  }
+  struct Case { const char* op; const std::vector<float>* expected; };
+  for (const Case& c : {Case{"GlobalAveragePool", &avg}, Case{"GlobalMaxPool", &mx}, Case{"GlobalLpPool", &lp}}) {
+    OpTest t(c.op, 22);
+    t.Input(Tensor::FromVector<float>({2, 3, 37, 1}, x));
+    auto out = t.Run(RegisterNnKernels);
+    ASSERT_TRUE(out.ok()) << c.op;
+    EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({2, 3, 1, 1}, *c.expected), (*out)[0].tensor(), 1e-5, 1e-5)) << c.op;
+  }
+  OpTest d("GlobalAveragePool", 22);
+  d.Input(Tensor::FromVector<double>({1, 1, 2}, {1, 4}));
+  auto dout = d.Run(RegisterNnKernels);
+  ASSERT_TRUE(dout.ok());
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<double>({1, 1, 1}, {2.5}), (*dout)[0].tensor()));
+}
+
+TEST(MaxUnpool, ScattersAndPadsToOutputShape) {
+  OpTest t("MaxUnpool", 22);
+  t.Input(Tensor::FromVector<float>({1, 1, 1, 2}, {5, 6}))
+      .Input(Tensor::FromVector<int64_t>({1, 1, 1, 2}, {1, 3}))
+      .Attr("kernel_shape", std::vector<int64_t>{2, 2}).Attr("strides", std::vector<int64_t>{2, 2});
+  auto out = t.Run(RegisterNnKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<float>({1, 1, 2, 4}, {0, 5, 0, 6, 0, 0, 0, 0}), (*out)[0].tensor()));
+  OpTest shaped("MaxUnpool", 22);
+  shaped.Input(Tensor::FromVector<float>({1, 1, 1, 2}, {5, 6}))
+      .Input(Tensor::FromVector<int64_t>({1, 1, 1, 2}, {1, 7}))
+      .Input(Tensor::FromVector<int64_t>({4}, {1, 1, 3, 5}))
+      .Attr("kernel_shape", std::vector<int64_t>{2, 2}).Attr("strides", std::vector<int64_t>{2, 2});
+  auto so = shaped.Run(RegisterNnKernels);
+  ASSERT_TRUE(so.ok()) << so.status().ToString();
+  std::vector<float> expected(15, 0);
+  expected[1] = 5;
+  expected[5 + 3] = 6;
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<float>({1, 1, 3, 5}, expected), (*so)[0].tensor()));
+  OpTest bad("MaxUnpool", 22);
+  bad.Input(Tensor::FromVector<float>({1, 1, 1, 2}, {5, 6}))
+      .Input(Tensor::FromVector<int64_t>({1, 1, 1, 2}, {1, 8}))
+      .Attr("kernel_shape", std::vector<int64_t>{2, 2}).Attr("strides", std::vector<int64_t>{2, 2});
+  EXPECT_EQ(bad.Run(RegisterNnKernels).status().code(), StatusCode::kOutOfRange);
+}
+
+TEST(MaxRoiPool, BinsOfARegion) {
+  std::vector<float> x(16);
+  for (int i = 0; i < 16; ++i) x[i] = i;
+  OpTest t("MaxRoiPool", 22);
+  t.Input(Tensor::FromVector<float>({1, 1, 4, 4}, x))
+      .Input(Tensor::FromVector<float>({1, 5}, {0, 0, 0, 3, 3}))
+      .Attr("pooled_shape", std::vector<int64_t>{2, 2});
+  auto out = t.Run(RegisterNnKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<float>({1, 1, 2, 2}, {5, 7, 13, 15}), (*out)[0].tensor()));
+  OpTest bad("MaxRoiPool", 22);
+  bad.Input(Tensor::FromVector<float>({1, 1, 4, 4}, x))
+      .Input(Tensor::FromVector<float>({1, 5}, {3, 0, 0, 3, 3}))
+      .Attr("pooled_shape", std::vector<int64_t>{2, 2});
+  EXPECT_EQ(bad.Run(RegisterNnKernels).status().code(), StatusCode::kOutOfRange);
+}
+
+}  // namespace
+}  // namespace onnxflow

@@ -1,0 +1,135 @@
+// The SIMD row kernels against plain loops, over odd lengths and misaligned starts.
+#include "ops/nn/row_kernels.h"
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace onnxflow {
+namespace {
+
+const int64_t kSizes[] = {0, 1, 3, 15, 16, 17, 31, 1000, 1037};
+const int64_t kOffsets[] = {0, 1, 3};
+
+std::vector<float> RandomData(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-4, 4);
+  std::vector<float> v(n);
+  for (float& f : v) f = dist(rng);
+  return v;
+}
+
+TEST(RowKernels, MaxAndSums) {
+  for (int64_t n : kSizes) {
+    for (int64_t off : kOffsets) {
+      std::vector<float> buf = RandomData(n + off, static_cast<uint32_t>(n * 7 + off));
+      const float* x = buf.data() + off;
+      float max = -std::numeric_limits<float>::infinity();
+      double sum = 0, sq = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        max = std::max(max, x[i]);
+        sum += x[i];
+        sq += (x[i] - 0.5) * (x[i] - 0.5);
+      }
+      EXPECT_EQ(RowMax(x, n), max) << n << " " << off;
+      EXPECT_NEAR(RowSum(x, n), sum, 1e-4 * (1 + n)) << n;
+      EXPECT_NEAR(RowSumSquaredDiff(x, 0.5f, n), sq, 1e-4 * (1 + sq)) << n;
+    }
+  }
+}
+
+TEST(RowKernels, ExpShiftSumAffineNormalize) {
+  for (int64_t n : kSizes) {
+    for (int64_t off : kOffsets) {
+      std::vector<float> buf = RandomData(n + off, static_cast<uint32_t>(n * 13 + off));
+      std::vector<float> scale = RandomData(n + off, 5), bias = RandomData(n + off, 6);
+      const float* x = buf.data() + off;
+      std::vector<float> y(n + off + 1, 42.0f);
+      float* out = y.data() + off;
+
+      double ref_sum = 0;
+      const float s = ExpShiftSum(x, 1.5f, out, n);
+      for (int64_t i = 0; i < n; ++i) {
+        const double e = std::exp(static_cast<double>(x[i]) - 1.5);
+        ref_sum += e;
+        EXPECT_NEAR(out[i], e, 1e-5 * e + 1e-7) << n << " " << i;
+      }
+      EXPECT_NEAR(s, ref_sum, 1e-5 * ref_sum + 1e-6);
+      EXPECT_EQ(y[off + n], 42.0f) << "wrote past the row";
+
+      AffineRow(x, 2.0f, -1.0f, out, n);
+      for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(out[i], x[i] * 2.0f - 1.0f, 1e-5);
+
+      NormalizeRow(x, 0.25f, 3.0f, scale.data() + off, bias.data() + off, out, n);
+      for (int64_t i = 0; i < n; ++i) {
+        EXPECT_NEAR(out[i], (x[i] - 0.25f) * 3.0f * scale[off + i] + bias[off + i], 1e-4);
+      }
+      NormalizeRow(x, 0.25f, 3.0f, nullptr, nullptr, out, n);
+      for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(out[i], (x[i] - 0.25f) * 3.0f, 1e-4);
+      EXPECT_EQ(y[off + n], 42.0f);
+    }
+  }
+}
+
+TEST(RowKernels, StridedSoftmaxSteps) {
+  for (int64_t n : kSizes) {
+    for (int64_t off : kOffsets) {
+      std::vector<float> xb = RandomData(n + off, static_cast<uint32_t>(5 * n + off));
+      std::vector<float> mb = RandomData(n + off, static_cast<uint32_t>(n + 11 * off));
+      const float* x = xb.data() + off;
+      std::vector<float> m(mb.begin() + off, mb.end()), s(n, 1.0f), y(n + 1, 42.0f);
+      const std::vector<float> m0 = m;
+      MaxInto(x, m.data(), n);
+      for (int64_t i = 0; i < n; ++i) EXPECT_EQ(m[i], std::max(m0[i], x[i]));
+      ExpSubAccumulate(x, m.data(), y.data(), s.data(), n);
+      for (int64_t i = 0; i < n; ++i) {
+        const double e = std::exp(static_cast<double>(x[i]) - m[i]);
+        EXPECT_NEAR(y[i], e, 1e-5 * e + 1e-7);
+        EXPECT_NEAR(s[i], 1 + e, 1e-5 * (1 + e));
+      }
+      EXPECT_EQ(y[n], 42.0f);
+      const std::vector<float> y0 = y;
+      DivideInto(y.data(), s.data(), n);
+      for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(y[i], y0[i] / s[i], 1e-6);
+      SubtractLogInto(x, m.data(), s.data(), y.data(), n);
+      for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(y[i], x[i] - m[i] - std::log(s[i]), 1e-5);
+      EXPECT_EQ(y[n], 42.0f);
+    }
+  }
+}
+
+TEST(RowKernels, LrnHelpers) {
+  for (int64_t n : kSizes) {
+    for (int64_t off : kOffsets) {
+      std::vector<float> buf = RandomData(n + off, static_cast<uint32_t>(n + 3 * off));
+      const float* x = buf.data() + off;
+      std::vector<float> acc(n + off, 0.5f);
+      AddSquares(x, acc.data() + off, n);
+      for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(acc[off + i], 0.5f + x[i] * x[i], 1e-5);
+      std::vector<float> y(n + off + 1, 42.0f);
+      ScaleByPower(x, acc.data() + off, 2.0f, 1e-3f, -0.75f, y.data() + off, n);
+      for (int64_t i = 0; i < n; ++i) {
+        const double expected = x[i] * std::pow(2.0 + 1e-3 * acc[off + i], -0.75);
+        EXPECT_NEAR(y[off + i], expected, 1e-5 * std::fabs(expected) + 1e-7) << n << " " << i;
+      }
+      EXPECT_EQ(y[off + n], 42.0f);
+    }
+  }
+}
+
+TEST(RowKernels, InPlace) {
+  std::vector<float> x = RandomData(37, 9), ref = x;
+  AffineRow(x.data(), 0.5f, 1.0f, x.data(), 37);
+  for (int i = 0; i < 37; ++i) EXPECT_NEAR(x[i], ref[i] * 0.5f + 1.0f, 1e-6);
+}
+
+TEST(RowKernels, EmptyRowMaxIsMinusInfinity) {
+  EXPECT_EQ(RowMax(nullptr, 0), -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(RowSum(nullptr, 0), 0.0);
+}
+
+}  // namespace
+}  // namespace onnxflow
