@@ -1,0 +1,202 @@
+// Conv (1-D/2-D/3-D and beyond, groups, dilations, strides, pads, auto_pad; all versions) and
+// com.onnxflow FusedConv (the same plus an activation in the GEMM epilogue).
+//
+// Per image and group, Y_g [M/g, out] = W_g [M/g, C/g * k] x col_g [C/g * k, out]: the weights are
+// the packed A operand (packed once at load when constant), the unfolded input the B operand. A
+// pointwise conv (1x1, stride 1, no pads) reads X in place as B; any other conv unfolds X straight
+// into packed B strips (im2col). The bias and the activation run in the GEMM epilogue.
+// float16/bfloat16 compute in float; double uses the direct loop.
+#include "ops/math/conv.h"
+
+#include <mutex>
+#include <optional>
+
+#include "ops/framework/dispatch.h"
+#include "ops/math/conv_depthwise.h"
+#include "ops/math/conv_geometry.h"
+#include "ops/math/float_view.h"
+#include "ops/math/fused_activation.h"
+#include "ops/math/gemm.h"
+
+namespace onnxflow {
+namespace {
+
+// Im2col buffers kept between runs: a fresh multi-megabyte buffer per run costs page faults.
+// Runs may overlap, so a buffer is taken out while in use and handed back afterwards.
+class ColumnBufferPool {
+ public:
+  PackedB Take(int64_t k, int64_t n) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (size_t i = 0; i < free_.size(); ++i) {
+        if (free_[i].k == k && free_[i].n == n) {
+          PackedB b = std::move(free_[i]);
+          free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
+          return b;
+        }
+      }
+    }
+    return MakePackedB(k, n);  // padding columns start zero; Im2Col never writes them
+  }
+  void Give(PackedB b) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (free_.size() < kMaxKept) free_.push_back(std::move(b));
+  }
+
+ private:
+  static constexpr size_t kMaxKept = 4;
+  std::mutex mu_;
+  std::vector<PackedB> free_;
+};
+
+bool IsPointwise(const ConvGeometry& g) {
+  for (size_t d = 0; d < g.kernel.size(); ++d) {
+    if (g.kernel[d] != 1 || g.strides[d] != 1 || g.pads_begin[d] != 0 || g.pads_end[d] != 0) return false;
+  }
+  return true;
+}
+
+class ConvKernel : public OpKernel {
+ public:
+  static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info, ActivationSpec activation) {
+    ONNXFLOW_ASSIGN_OR_RETURN(ConvAttributes attrs, ParseConvAttributes(info));
+    return std::unique_ptr<OpKernel>(new ConvKernel(info, attrs, activation));
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* w, ctx.RequireTensor(1));
+    const Tensor* b = ctx.input_tensor(2);
+    if (x->dtype() != w->dtype() || (b != nullptr && b->dtype() != x->dtype())) {
+      return InvalidArgument("Conv: X, W and B must have the same type");
+    }
+    ONNXFLOW_ASSIGN_OR_RETURN(ConvGeometry g, ComputeConvGeometry(attrs_, x->shape(), w->shape()));
+    if (b != nullptr && b->size() != g.out_channels) {
+      return InvalidArgument("Conv: B has " + std::to_string(b->size()) + " values for " +
+                             std::to_string(g.out_channels) + " output channels");
+    }
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, x->dtype(), g.output_shape()));
+    if (y->size() == 0) return Status::Ok();
+    if (x->dtype() == DataType::kDouble) {
+      DirectConv<double, double, double>(g, x->data<double>(), w->data<double>(),
+                                         b != nullptr ? b->data<double>() : nullptr, 0.0, nullptr,
+                                         y->mutable_data<double>());
+      if (activation_.kind != Activation::kNone) {
+        double* yd = y->mutable_data<double>();
+        for (int64_t i = 0; i < y->size(); ++i) yd[i] = ActivationScalar(activation_, static_cast<float>(yd[i]));
+      }
+      return Status::Ok();
+    }
+    if (!IsFloatLike(x->dtype())) {
+      return Unimplemented(std::string("Conv: type ") + DataTypeName(x->dtype()) + " is not supported");
+    }
+    return ComputeFloat(ctx, *x, *w, b, g, y);
+  }
+
+ private:
+  ConvKernel(const KernelInfo& info, ConvAttributes attrs, ActivationSpec activation)
+      : attrs_(std::move(attrs)), activation_(activation) {
+    const Tensor* w = info.constant_input(1);
+    if (w != nullptr && IsFloatLike(w->dtype()) && w->rank() >= 3 && w->size() > 0 &&
+        w->dim(0) % attrs_.group == 0) {
+      std::vector<float> widened;
+      const float* wd = FloatData(*w, widened);
+      const int64_t mg = w->dim(0) / attrs_.group;
+      const int64_t k = w->size() / w->dim(0);
+      for (int64_t grp = 0; grp < attrs_.group; ++grp) packed_w_.push_back(PackA(wd + grp * mg * k, k, false, mg, k));
+      packed_w_dtype_ = w->dtype();
+      packed_w_shape_ = w->shape();
+    }
+  }
+
+  Status ComputeFloat(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* b, const ConvGeometry& g,
+                      Tensor* y) const {
+    std::vector<float> x_store, w_store, b_store, y_store;
+    const float* xd = FloatData(x, x_store);
+    const bool use_packed = !packed_w_.empty() && w.dtype() == packed_w_dtype_ && w.shape() == packed_w_shape_;
+    const float* wd = use_packed ? nullptr : FloatData(w, w_store);
+    const float* bd = b != nullptr ? FloatData(*b, b_store) : nullptr;
+    float* yd = FloatOutput(y, y_store);
+
+    if (IsDepthwise2D(g)) {
+      std::vector<float> wd_store;
+      DepthwiseConv2D(g, xd, FloatData(w, wd_store), bd, activation_, yd, ctx.threads());
+      StoreFloats(yd, y->size(), y);
+      return Status::Ok();
+    }
+    const int64_t cg = g.in_channels / g.group, mg = g.out_channels / g.group;
+    const int64_t k = cg * g.kernel_size(), out = g.out_size(), in = g.in_size();
+    const bool pointwise = IsPointwise(g);
+    const int threads = ctx.threads();
+    const int64_t units = g.batch * g.group;
+    // Many small groups (depthwise and friends): one (image, group) per core at a time. Otherwise
+    // each GEMM and its im2col split over the cores.
+    const bool split_units = units > 1 && mg * k * out < (1 << 21);
+    const int inner_threads = split_units ? 1 : threads;
+
+    auto run_unit = [&](int64_t unit, PackedB* col) {
+      const int64_t n = unit / g.group, grp = unit % g.group;
+      const float* image = xd + (n * g.in_channels + grp * cg) * in;
+      float* yg = yd + (n * g.out_channels + grp * mg) * out;
+      GemmInputA ia;
+      if (use_packed) {
+        ia.packed = &packed_w_[grp];
+      } else {
+        ia.data = wd + grp * mg * k;
+        ia.ld = k;
+      }
+      GemmInputB ib;
+      if (pointwise) {
+        ib.data = image;
+        ib.ld = in;
+      } else {
+        const int64_t nr = col->nr;
+        ParallelRange(inner_threads, col->strips(), k * nr, [&](int64_t t0, int64_t t1) {
+          for (int64_t t = t0; t < t1; ++t) {
+            Im2Col(g, image, cg, t * nr, std::min(out, (t + 1) * nr), nr, col->data.get() + t * col->strip_size());
+          }
+        });
+        ib.packed = col;
+      }
+      GemmEpilogue epilogue;
+      epilogue.row_bias = bd != nullptr ? bd + grp * mg : nullptr;
+      epilogue.activation = activation_;
+      Sgemm(mg, out, k, ia, ib, yg, out, epilogue, inner_threads);
+    };
+
+    if (split_units) {
+      ParallelRange(threads, units, mg * k * out, [&](int64_t u0, int64_t u1) {
+        PackedB col = pointwise ? PackedB{} : columns_.Take(k, out);
+        for (int64_t u = u0; u < u1; ++u) run_unit(u, &col);
+        if (!pointwise) columns_.Give(std::move(col));
+      });
+    } else {
+      PackedB col = pointwise ? PackedB{} : columns_.Take(k, out);
+      for (int64_t u = 0; u < units; ++u) run_unit(u, &col);
+      if (!pointwise) columns_.Give(std::move(col));
+    }
+    StoreFloats(yd, y->size(), y);
+    return Status::Ok();
+  }
+
+  ConvAttributes attrs_;
+  ActivationSpec activation_;
+  std::vector<PackedA> packed_w_;  // one per group
+  mutable ColumnBufferPool columns_;
+  DataType packed_w_dtype_ = DataType::kUndefined;
+  Shape packed_w_shape_;
+};
+
+}  // namespace
+
+Status RegisterConvKernels(KernelRegistry& registry) {
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Conv", 1, kOpenEnded,
+                                             [](const KernelInfo& info) { return ConvKernel::Create(info, {}); }));
+  return registry.Register(kOnnxflowDomain, "FusedConv", 1, kOpenEnded,
+                           [](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
+                             ONNXFLOW_ASSIGN_OR_RETURN(ActivationSpec act, ParseFusedActivation(info));
+                             return ConvKernel::Create(info, act);
+                           });
+}
+
+}  // namespace onnxflow

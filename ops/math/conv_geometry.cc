@@ -1,0 +1,186 @@
+#include "ops/math/conv_geometry.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace onnxflow {
+
+Result<AutoPad> ParseAutoPad(const std::string& s) {
+  if (s.empty() || s == "NOTSET") return AutoPad::kNotSet;
+  if (s == "SAME_UPPER") return AutoPad::kSameUpper;
+  if (s == "SAME_LOWER") return AutoPad::kSameLower;
+  if (s == "VALID") return AutoPad::kValid;
+  return InvalidArgument("unknown auto_pad '" + s + "'");
+}
+
+Result<ConvAttributes> ParseConvAttributes(const KernelInfo& info) {
+  ConvAttributes a;
+  ONNXFLOW_ASSIGN_OR_RETURN(a.auto_pad, ParseAutoPad(info.GetString("auto_pad", "NOTSET")));
+  a.kernel_shape = info.GetInts("kernel_shape");
+  a.strides = info.GetInts("strides");
+  a.dilations = info.GetInts("dilations");
+  a.pads = info.GetInts("pads");
+  a.group = info.GetInt("group", 1);
+  if (a.group < 1) return InvalidArgument("group must be positive, got " + std::to_string(a.group));
+  for (int64_t v : a.strides) if (v < 1) return InvalidArgument("strides must be positive");
+  for (int64_t v : a.dilations) if (v < 1) return InvalidArgument("dilations must be positive");
+  for (int64_t v : a.kernel_shape) if (v < 1) return InvalidArgument("kernel_shape must be positive");
+  for (int64_t v : a.pads) if (v < 0) return InvalidArgument("pads must be non-negative");
+  return a;
+}
+
+int64_t ConvGeometry::in_size() const {
+  int64_t s = 1;
+  for (int64_t d : in_spatial) s *= d;
+  return s;
+}
+int64_t ConvGeometry::out_size() const {
+  int64_t s = 1;
+  for (int64_t d : out_spatial) s *= d;
+  return s;
+}
+int64_t ConvGeometry::kernel_size() const {
+  int64_t s = 1;
+  for (int64_t d : kernel) s *= d;
+  return s;
+}
+Shape ConvGeometry::output_shape() const {
+  Shape s = {batch, out_channels};
+  s.insert(s.end(), out_spatial.begin(), out_spatial.end());
+  return s;
+}
+
+Result<ConvGeometry> ComputeConvGeometry(const ConvAttributes& attrs, const Shape& x, const Shape& w) {
+  if (x.size() < 3) return InvalidArgument("X must have rank >= 3, got " + ShapeToString(x));
+  if (w.size() != x.size()) {
+    return InvalidArgument("W " + ShapeToString(w) + " must have the rank of X " + ShapeToString(x));
+  }
+  const size_t nd = x.size() - 2;
+  ConvGeometry g;
+  g.batch = x[0];
+  g.in_channels = x[1];
+  g.out_channels = w[0];
+  g.group = attrs.group;
+  if (g.in_channels % g.group != 0 || g.out_channels % g.group != 0) {
+    return InvalidArgument("channels of X (" + std::to_string(g.in_channels) + ") and W (" +
+                           std::to_string(g.out_channels) + ") must be divisible by group " +
+                           std::to_string(g.group));
+  }
+  if (w[1] != g.in_channels / g.group) {
+    return InvalidArgument("W " + ShapeToString(w) + " expects " + std::to_string(w[1] * g.group) +
+                           " input channels, X " + ShapeToString(x) + " has " + std::to_string(g.in_channels));
+  }
+  g.in_spatial.assign(x.begin() + 2, x.end());
+  g.kernel = attrs.kernel_shape.empty() ? std::vector<int64_t>(w.begin() + 2, w.end()) : attrs.kernel_shape;
+  if (g.kernel.size() != nd) return InvalidArgument("kernel_shape has the wrong rank");
+  for (size_t d = 0; d < nd; ++d) {
+    if (g.kernel[d] != w[2 + d]) return InvalidArgument("kernel_shape does not match W " + ShapeToString(w));
+  }
+  g.strides = attrs.strides.empty() ? std::vector<int64_t>(nd, 1) : attrs.strides;
+  g.dilations = attrs.dilations.empty() ? std::vector<int64_t>(nd, 1) : attrs.dilations;
+  if (g.strides.size() != nd || g.dilations.size() != nd) {
+    return InvalidArgument("strides/dilations must have one value per spatial axis");
+  }
+  if (!attrs.pads.empty() && attrs.pads.size() != 2 * nd) {
+    return InvalidArgument("pads must have 2 values per spatial axis");
+  }
+  g.pads_begin.assign(nd, 0);
+  g.pads_end.assign(nd, 0);
+  g.out_spatial.assign(nd, 0);
+  for (size_t d = 0; d < nd; ++d) {
+    const int64_t in = g.in_spatial[d], s = g.strides[d];
+    const int64_t span = g.dilations[d] * (g.kernel[d] - 1) + 1;
+    switch (attrs.auto_pad) {
+      case AutoPad::kNotSet:
+        if (!attrs.pads.empty()) {
+          g.pads_begin[d] = attrs.pads[d];
+          g.pads_end[d] = attrs.pads[d + nd];
+        }
+        break;
+      case AutoPad::kValid:
+        break;
+      case AutoPad::kSameUpper:
+      case AutoPad::kSameLower: {
+        const int64_t out = (in + s - 1) / s;
+        const int64_t total = std::max<int64_t>(0, (out - 1) * s + span - in);
+        const int64_t small = total / 2;
+        g.pads_begin[d] = attrs.auto_pad == AutoPad::kSameUpper ? small : total - small;
+        g.pads_end[d] = total - g.pads_begin[d];
+        break;
+      }
+    }
+    const int64_t padded = in + g.pads_begin[d] + g.pads_end[d];
+    if (padded < span) {
+      return InvalidArgument("the kernel (extent " + std::to_string(span) + ") does not fit the padded input (" +
+                             std::to_string(padded) + ") on spatial axis " + std::to_string(d));
+    }
+    g.out_spatial[d] = (padded - span) / s + 1;
+  }
+  return g;
+}
+
+void Im2Col(const ConvGeometry& g, const float* image, int64_t channels, int64_t col0, int64_t col1, int64_t ld,
+            float* dst) {
+  const int64_t nd = static_cast<int64_t>(g.kernel.size());
+  const int64_t out_size = g.out_size(), in_size = g.in_size(), ksize = g.kernel_size();
+  const int64_t rows = channels * ksize;
+  std::vector<int64_t> kpos(nd), opos(nd);
+  (void)out_size;
+  auto at = [&](int64_t r, int64_t j) -> float* { return dst + r * ld + (j - col0); };
+  if (nd == 2) {  // the common case, with the inner loop over output columns
+    const int64_t ih_n = g.in_spatial[0], iw_n = g.in_spatial[1], ow_n = g.out_spatial[1];
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t c = r / ksize, kk = r % ksize;
+      const int64_t kh = kk / g.kernel[1], kw = kk % g.kernel[1];
+      const float* src = image + c * in_size;
+      int64_t oh = col0 / ow_n, ow = col0 % ow_n;
+      for (int64_t j = col0; j < col1;) {
+        const int64_t ih = oh * g.strides[0] - g.pads_begin[0] + kh * g.dilations[0];
+        const int64_t run = std::min(ow_n - ow, col1 - j);
+        const bool row_inside = ih >= 0 && ih < ih_n;
+        float* out_ptr = at(r, j);
+        if (!row_inside) {
+          std::fill(out_ptr, out_ptr + run, 0.0f);
+        } else {
+          // Columns q in [q_lo, q_hi) read inside the row; the rest are padding.
+          const float* srow = src + ih * iw_n;
+          const int64_t s = g.strides[1];
+          const int64_t iw0 = ow * s - g.pads_begin[1] + kw * g.dilations[1];
+          const int64_t q_lo = std::min(run, iw0 >= 0 ? int64_t{0} : (-iw0 + s - 1) / s);
+          const int64_t q_hi = std::max(q_lo, std::min(run, iw0 < iw_n ? (iw_n - iw0 + s - 1) / s : int64_t{0}));
+          std::fill(out_ptr, out_ptr + q_lo, 0.0f);
+          if (s == 1) {
+            std::memcpy(out_ptr + q_lo, srow + iw0 + q_lo, static_cast<size_t>(q_hi - q_lo) * sizeof(float));
+          } else {
+            const float* sp = srow + iw0 + q_lo * s;
+            for (int64_t q = q_lo; q < q_hi; ++q, sp += s) out_ptr[q] = *sp;
+          }
+          std::fill(out_ptr + q_hi, out_ptr + run, 0.0f);
+        }
+        j += run;
+        ow = 0;
+        ++oh;
+      }
+    }
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t c = r / ksize;
+    int64_t krem = r % ksize;
+    for (int64_t d = nd - 1; d >= 0; --d) { kpos[d] = krem % g.kernel[d]; krem /= g.kernel[d]; }
+    const float* src = image + c * in_size;
+    for (int64_t j = col0; j < col1; ++j) {
+      int64_t rem = j, offset = 0;
+      bool inside = true;
+      for (int64_t d = nd - 1; d >= 0; --d) { opos[d] = rem % g.out_spatial[d]; rem /= g.out_spatial[d]; }
+      for (int64_t d = 0; d < nd; ++d) {
+        const int64_t i = opos[d] * g.strides[d] - g.pads_begin[d] + kpos[d] * g.dilations[d];
+        if (i < 0 || i >= g.in_spatial[d]) { inside = false; break; }
+        offset = offset * g.in_spatial[d] + i;
+      }
+      *at(r, j) = inside ? src[offset] : 0.0f;
+    }
+  }
+}
+
+}  // namespace onnxflow

@@ -1,0 +1,189 @@
+// ConvTranspose (all versions): output_shape, output_padding, groups, dilations, auto_pad.
+//
+// Per image and group, col [M/g * k, in] = W_g^T [M/g * k, C/g] x X_g [C/g, in] on the GEMM (W_g^T
+// packed once at load when W is constant), then col is scattered into Y (Col2ImAdd) and the bias
+// added. float16/bfloat16 compute in float; double on the plain loop.
+#include "ops/math/conv_transpose.h"
+
+#include "ops/framework/dispatch.h"
+#include "ops/math/conv_geometry.h"
+#include "ops/math/float_view.h"
+#include "ops/math/gemm.h"
+
+namespace onnxflow {
+namespace {
+
+struct TransposeGeometry {
+  int64_t batch = 0, in_channels = 0, out_channels = 0, group = 1;
+  std::vector<int64_t> in_spatial, out_spatial, kernel, strides, dilations, pads_begin;
+  int64_t in_size() const { return ElementCount(in_spatial); }
+  int64_t out_size() const { return ElementCount(out_spatial); }
+  int64_t kernel_size() const { return ElementCount(kernel); }
+};
+
+// Python-style floor division (total padding may be negative when output_shape asks for more).
+int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+class ConvTransposeKernel : public OpKernel {
+ public:
+  static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
+    ONNXFLOW_ASSIGN_OR_RETURN(ConvAttributes attrs, ParseConvAttributes(info));
+    return std::unique_ptr<OpKernel>(new ConvTransposeKernel(info, std::move(attrs)));
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* w, ctx.RequireTensor(1));
+    const Tensor* b = ctx.input_tensor(2);
+    if (x->dtype() != w->dtype() || (b != nullptr && b->dtype() != x->dtype())) {
+      return InvalidArgument("ConvTranspose: X, W and B must have the same type");
+    }
+    ONNXFLOW_ASSIGN_OR_RETURN(TransposeGeometry g, Geometry(x->shape(), w->shape()));
+    if (b != nullptr && b->size() != g.out_channels) {
+      return InvalidArgument("ConvTranspose: B has " + std::to_string(b->size()) + " values for " +
+                             std::to_string(g.out_channels) + " output channels");
+    }
+    Shape out_shape = {g.batch, g.out_channels};
+    out_shape.insert(out_shape.end(), g.out_spatial.begin(), g.out_spatial.end());
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, x->dtype(), out_shape));
+    if (y->size() == 0) return Status::Ok();
+    if (x->dtype() == DataType::kDouble) {
+      Run<double>(g, x->data<double>(), w->data<double>(), b != nullptr ? b->data<double>() : nullptr,
+                  y->mutable_data<double>(), 1);
+      return Status::Ok();
+    }
+    if (!IsFloatLike(x->dtype())) {
+      return Unimplemented(std::string("ConvTranspose: type ") + DataTypeName(x->dtype()) + " is not supported");
+    }
+    std::vector<float> xs, ws, bs, ys;
+    const float* xd = FloatData(*x, xs);
+    const float* wd = FloatData(*w, ws);  // cheap for float32 (no copy); unused when packed
+    const float* bd = b != nullptr ? FloatData(*b, bs) : nullptr;
+    float* yd = FloatOutput(y, ys);
+    const bool use_packed = !packed_w_.empty() && w->dtype() == packed_w_dtype_ && w->shape() == packed_w_shape_;
+    Run<float>(g, xd, wd, bd, yd, ctx.threads(), use_packed ? &packed_w_ : nullptr);
+    StoreFloats(yd, y->size(), y);
+    return Status::Ok();
+  }
+
+ private:
+  ConvTransposeKernel(const KernelInfo& info, ConvAttributes attrs)
+      : attrs_(std::move(attrs)),
+        output_padding_(info.GetInts("output_padding")),
+        output_shape_(info.GetInts("output_shape")) {
+    // A constant W is packed once, per group as the transposed A operand [M/g * k, C/g].
+    const Tensor* w = info.constant_input(1);
+    if (w != nullptr && IsFloatLike(w->dtype()) && w->rank() >= 3 && w->size() > 0 && w->dim(0) % attrs_.group == 0) {
+      std::vector<float> widened;
+      const float* wd = FloatData(*w, widened);
+      const int64_t cg = w->dim(0) / attrs_.group, rows = w->size() / w->dim(0);
+      for (int64_t grp = 0; grp < attrs_.group; ++grp) {
+        packed_w_.push_back(PackA(wd + grp * cg * rows, rows, /*trans=*/true, rows, cg));
+      }
+      packed_w_dtype_ = w->dtype();
+      packed_w_shape_ = w->shape();
+    }
+  }
+
+  Result<TransposeGeometry> Geometry(const Shape& x, const Shape& w) const {
+    if (x.size() < 3 || w.size() != x.size()) {
+      return InvalidArgument("ConvTranspose: X " + ShapeToString(x) + " and W " + ShapeToString(w) +
+                             " must have the same rank >= 3");
+    }
+    const size_t nd = x.size() - 2;
+    TransposeGeometry g;
+    g.batch = x[0];
+    g.in_channels = x[1];
+    g.group = attrs_.group;
+    if (w[0] != g.in_channels || g.in_channels % g.group != 0) {
+      return InvalidArgument("ConvTranspose: W " + ShapeToString(w) + " does not match the " +
+                             std::to_string(g.in_channels) + " channels of X in " + std::to_string(g.group) +
+                             " groups");
+    }
+    g.out_channels = w[1] * g.group;
+    g.in_spatial.assign(x.begin() + 2, x.end());
+    g.kernel.assign(w.begin() + 2, w.end());
+    if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != g.kernel) {
+      return InvalidArgument("ConvTranspose: kernel_shape does not match W " + ShapeToString(w));
+    }
+    g.strides = attrs_.strides.empty() ? std::vector<int64_t>(nd, 1) : attrs_.strides;
+    g.dilations = attrs_.dilations.empty() ? std::vector<int64_t>(nd, 1) : attrs_.dilations;
+    std::vector<int64_t> out_pad = output_padding_.empty() ? std::vector<int64_t>(nd, 0) : output_padding_;
+    if (g.strides.size() != nd || g.dilations.size() != nd || out_pad.size() != nd ||
+        (!attrs_.pads.empty() && attrs_.pads.size() != 2 * nd)) {
+      return InvalidArgument("ConvTranspose: strides, dilations, output_padding and pads need one value per axis");
+    }
+    std::vector<int64_t> requested = output_shape_;
+    if (requested.size() == nd + 2) requested.erase(requested.begin(), requested.begin() + 2);
+    if (!requested.empty() && requested.size() != nd) {
+      return InvalidArgument("ConvTranspose: output_shape needs one value per spatial axis");
+    }
+    const bool same = attrs_.auto_pad == AutoPad::kSameUpper || attrs_.auto_pad == AutoPad::kSameLower;
+    g.pads_begin.assign(nd, 0);
+    g.out_spatial.assign(nd, 0);
+    for (size_t d = 0; d < nd; ++d) {
+      const int64_t full = g.strides[d] * (g.in_spatial[d] - 1) + out_pad[d] + (g.kernel[d] - 1) * g.dilations[d] + 1;
+      if (!requested.empty() || same) {
+        const int64_t target = !requested.empty() ? requested[d] : g.in_spatial[d] * g.strides[d];
+        const int64_t total = full - target;
+        g.pads_begin[d] = attrs_.auto_pad == AutoPad::kSameUpper ? FloorDiv(total, 2) : total - FloorDiv(total, 2);
+        g.out_spatial[d] = target;
+      } else {
+        int64_t pb = 0, pe = 0;
+        if (!attrs_.pads.empty() && attrs_.auto_pad != AutoPad::kValid) {
+          pb = attrs_.pads[d];
+          pe = attrs_.pads[d + nd];
+        }
+        g.pads_begin[d] = pb;
+        g.out_spatial[d] = full - pb - pe;
+      }
+      if (g.out_spatial[d] < 0) return InvalidArgument("ConvTranspose: negative output size");
+    }
+    return g;
+  }
+
+  template <typename T>
+  static void Run(const TransposeGeometry& g, const T* x, const T* w, const T* bias, T* y, int threads,
+                  const std::vector<PackedA>* packed = nullptr) {
+    const int64_t cg = g.in_channels / g.group, mg = g.out_channels / g.group;
+    const int64_t ksize = g.kernel_size(), in = g.in_size(), out = g.out_size();
+    const int64_t rows = mg * ksize;
+    std::vector<T> col(static_cast<size_t>(rows * in));
+    for (int64_t n = 0; n < g.batch; ++n) {
+      for (int64_t grp = 0; grp < g.group; ++grp) {
+        const T* xg = x + (n * g.in_channels + grp * cg) * in;
+        const T* wg = w + grp * cg * rows;  // [C/g, M/g * k]
+        if constexpr (std::is_same_v<T, float>) {
+          GemmInputA ia{packed != nullptr ? &(*packed)[grp] : nullptr, wg, rows, true, 1.0f};
+          GemmInputB ib{nullptr, xg, in, false};
+          Sgemm(rows, in, cg, ia, ib, col.data(), in, GemmEpilogue{}, threads);
+        } else {
+          NaiveMatMul<T>(rows, in, cg, wg, rows, true, xg, in, false, col.data(), in);
+        }
+        T* yg = y + (n * g.out_channels + grp * mg) * out;
+        Col2ImAdd<T>(g.out_spatial, g.in_spatial, g.kernel, g.strides, g.dilations, g.pads_begin, mg, col.data(), yg);
+        if (bias != nullptr) {
+          for (int64_t m = 0; m < mg; ++m) {
+            const T bv = bias[grp * mg + m];
+            for (int64_t p = 0; p < out; ++p) yg[m * out + p] += bv;
+          }
+        }
+      }
+    }
+  }
+
+  ConvAttributes attrs_;
+  std::vector<int64_t> output_padding_;
+  std::vector<int64_t> output_shape_;
+  std::vector<PackedA> packed_w_;
+  DataType packed_w_dtype_ = DataType::kUndefined;
+  Shape packed_w_shape_;
+};
+
+}  // namespace
+
+Status RegisterConvTransposeKernels(KernelRegistry& registry) {
+  return registry.Register(kOnnxDomain, "ConvTranspose", 1, kOpenEnded, Create<ConvTransposeKernel>());
+}
+
+}  // namespace onnxflow

@@ -1,0 +1,119 @@
+// ConvTranspose against a direct scatter loop: strides, pads, dilations, groups, output_padding,
+// output_shape and auto_pad; float, float16 and double; error paths.
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ops/framework/numeric.h"
+#include "ops/framework/testing.h"
+#include "ops/math/register.h"
+
+namespace onnxflow {
+namespace {
+
+std::vector<float> Random(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// 2-D scatter: y[n, g*mg + m, ih*s - pb + kh*d, ...] += x[n, c, ih, iw] * w[c, m, kh, kw].
+std::vector<float> Reference(const Shape& xs, const Shape& ws, int64_t group, std::vector<int64_t> s,
+                             std::vector<int64_t> d, std::vector<int64_t> pb, Shape ys, const std::vector<float>& x,
+                             const std::vector<float>& w, const std::vector<float>& b) {
+  const int64_t n_ = xs[0], c_ = xs[1], h = xs[2], wd = xs[3], mg = ws[1], kh_ = ws[2], kw_ = ws[3];
+  const int64_t cg = c_ / group, oh = ys[2], ow = ys[3];
+  std::vector<double> y(ElementCount(ys), 0.0);
+  for (int64_t n = 0; n < n_; ++n)
+    for (int64_t c = 0; c < c_; ++c)
+      for (int64_t m = 0; m < mg; ++m)
+        for (int64_t i = 0; i < h; ++i)
+          for (int64_t j = 0; j < wd; ++j)
+            for (int64_t a = 0; a < kh_; ++a)
+              for (int64_t e = 0; e < kw_; ++e) {
+                const int64_t oi = i * s[0] - pb[0] + a * d[0], oj = j * s[1] - pb[1] + e * d[1];
+                if (oi < 0 || oi >= oh || oj < 0 || oj >= ow) continue;
+                const int64_t om = (c / cg) * mg + m;
+                y[((n * ys[1] + om) * oh + oi) * ow + oj] +=
+                    static_cast<double>(x[((n * c_ + c) * h + i) * wd + j]) * w[((c * mg + m) * kh_ + a) * kw_ + e];
+              }
+  std::vector<float> out(y.size());
+  for (size_t i = 0; i < y.size(); ++i) out[i] = static_cast<float>(y[i] + b[(i / (oh * ow)) % ys[1]]);
+  return out;
+}
+
+struct Case {
+  Shape x, w;
+  int64_t group;
+  std::vector<int64_t> strides, dilations, pads, output_padding, output_shape;
+  std::string auto_pad;
+  std::vector<int64_t> expect_pads_begin;
+  Shape y;
+};
+
+TEST(ConvTransposeTest, MatchesScatterReference) {
+  const std::vector<Case> cases = {
+      {{1, 2, 3, 4}, {2, 3, 3, 3}, 1, {1, 1}, {1, 1}, {}, {}, {}, "", {0, 0}, {1, 3, 5, 6}},
+      {{2, 4, 3, 3}, {4, 2, 2, 3}, 2, {2, 3}, {1, 1}, {1, 0, 0, 2}, {1, 1}, {}, "", {1, 0}, {2, 4, 6, 8}},
+      {{1, 1, 4, 4}, {1, 2, 3, 3}, 1, {1, 1}, {2, 2}, {}, {}, {}, "", {0, 0}, {1, 2, 8, 8}},
+      {{1, 1, 3, 3}, {1, 2, 3, 3}, 1, {3, 2}, {1, 1}, {}, {}, {10, 8}, "", {0, 0}, {1, 2, 10, 8}},
+      {{1, 1, 3, 3}, {1, 2, 3, 3}, 1, {2, 2}, {1, 1}, {}, {}, {}, "SAME_UPPER", {0, 0}, {1, 2, 6, 6}},
+      {{1, 1, 3, 3}, {1, 2, 3, 3}, 1, {2, 2}, {1, 1}, {}, {}, {}, "SAME_LOWER", {1, 1}, {1, 2, 6, 6}},
+  };
+  for (const Case& cs : cases) {
+    const auto x = Random(ElementCount(cs.x), 1), w = Random(ElementCount(cs.w), 2);
+    const auto b = Random(cs.y[1], 3);
+    OpTest t("ConvTranspose", 22);
+    t.Input(Tensor::FromVector<float>(cs.x, x)).Input(Tensor::FromVector<float>(cs.w, w))
+        .Input(Tensor::FromVector<float>({cs.y[1]}, b)).Attr("strides", cs.strides).Attr("dilations", cs.dilations);
+    if (cs.group != 1) t.Attr("group", cs.group);
+    if (!cs.pads.empty()) t.Attr("pads", cs.pads);
+    if (!cs.output_padding.empty()) t.Attr("output_padding", cs.output_padding);
+    if (!cs.output_shape.empty()) t.Attr("output_shape", cs.output_shape);
+    if (!cs.auto_pad.empty()) t.Attr("auto_pad", cs.auto_pad);
+    auto out = t.Run(RegisterMathKernels);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    t.ConstantInput(1);  // the same with W packed at load
+    auto packed = t.Run(RegisterMathKernels);
+    ASSERT_TRUE(packed.ok()) << packed.status().ToString();
+    EXPECT_TRUE(TensorsEqual((*out)[0].tensor(), (*packed)[0].tensor()));
+    const auto expected = Reference(cs.x, cs.w, cs.group, cs.strides, cs.dilations, cs.expect_pads_begin, cs.y, x, w, b);
+    EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>(cs.y, expected), (*out)[0].tensor(), 1e-5, 1e-5))
+        << ShapeToString(cs.x) << " " << cs.auto_pad;
+  }
+}
+
+TEST(ConvTransposeTest, DoubleAndFloat16) {
+  // One input pixel of value 2 spreads the 2x2 kernel with stride 1: y = 2 * w.
+  OpTest d("ConvTranspose", 11);
+  d.Input(Tensor::FromVector<double>({1, 1, 1, 1}, {2})).Input(Tensor::FromVector<double>({1, 1, 2, 2}, {1, 2, 3, 4}));
+  auto out = d.Run(RegisterMathKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<double>({1, 1, 2, 2}, {2, 4, 6, 8}), (*out)[0].tensor()));
+  auto h = [](float v) { return Float16{FloatToHalf(v)}; };
+  OpTest f("ConvTranspose", 22);
+  f.Input(Tensor::FromVector<Float16>({1, 1, 1, 2}, {h(1), h(-1)}))
+      .Input(Tensor::FromVector<Float16>({1, 1, 1, 2}, {h(1), h(2)}));
+  out = f.Run(RegisterMathKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const Float16* y = (*out)[0].tensor().data<Float16>();
+  EXPECT_EQ(HalfToFloat(y[0].bits), 1.0f);
+  EXPECT_EQ(HalfToFloat(y[1].bits), 1.0f);
+  EXPECT_EQ(HalfToFloat(y[2].bits), -2.0f);
+}
+
+TEST(ConvTransposeTest, Errors) {
+  OpTest t("ConvTranspose", 22);
+  t.Input(Tensor(DataType::kFloat, {1, 3, 4, 4})).Input(Tensor(DataType::kFloat, {2, 1, 3, 3}));
+  EXPECT_FALSE(t.Run(RegisterMathKernels).ok());
+  OpTest b("ConvTranspose", 22);
+  b.Input(Tensor(DataType::kFloat, {1, 2, 4, 4})).Input(Tensor(DataType::kFloat, {2, 1, 3, 3}))
+      .Input(Tensor(DataType::kFloat, {5}));
+  EXPECT_FALSE(b.Run(RegisterMathKernels).ok());
+}
+
+}  // namespace
+}  // namespace onnxflow

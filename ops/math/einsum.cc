@@ -1,0 +1,200 @@
+// Einsum (12): explicit ("ij,jk->ik") and implicit ("ij,jk") forms, ellipsis with broadcasting,
+// repeated labels within one operand (diagonals). A direct loop over every combination of output
+// and summed labels: exact, and fast enough for the sizes einsum sees outside attention.
+#include <algorithm>
+#include <map>
+#include <type_traits>
+
+#include "ops/framework/dispatch.h"
+#include "ops/framework/numeric.h"
+#include "ops/framework/shape.h"
+#include "ops/math/small_ops.h"
+
+namespace onnxflow {
+namespace {
+
+constexpr int kEllipsisBase = 100;  // labels 0..51 are letters; ellipsis dims are 100 + i
+
+struct Term {
+  std::vector<int> labels;  // with the ellipsis expanded per operand at run time
+  bool has_ellipsis = false;
+  int ellipsis_at = -1;     // position of the ellipsis among the letters
+};
+
+Result<Term> ParseTerm(const std::string& s) {
+  Term t;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == ' ') continue;
+    if (c == '.') {
+      if (t.has_ellipsis || s.compare(i, 3, "...") != 0) return InvalidArgument("Einsum: bad ellipsis in '" + s + "'");
+      t.has_ellipsis = true;
+      t.ellipsis_at = static_cast<int>(t.labels.size());
+      i += 2;
+    } else if (c >= 'a' && c <= 'z') {
+      t.labels.push_back(c - 'a');
+    } else if (c >= 'A' && c <= 'Z') {
+      t.labels.push_back(26 + c - 'A');
+    } else {
+      return InvalidArgument(std::string("Einsum: unexpected character '") + c + "'");
+    }
+  }
+  return t;
+}
+
+class EinsumKernel : public OpKernel {
+ public:
+  static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
+    const std::string eq = info.GetString("equation", "");
+    auto kernel = std::unique_ptr<EinsumKernel>(new EinsumKernel());
+    const size_t arrow = eq.find("->");
+    const std::string lhs = eq.substr(0, arrow);
+    size_t start = 0;
+    while (true) {
+      const size_t comma = lhs.find(',', start);
+      ONNXFLOW_ASSIGN_OR_RETURN(Term t, ParseTerm(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+      kernel->inputs_.push_back(t);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    kernel->explicit_ = arrow != std::string::npos;
+    if (kernel->explicit_) {
+      ONNXFLOW_ASSIGN_OR_RETURN(kernel->output_, ParseTerm(eq.substr(arrow + 2)));
+    }
+    return std::unique_ptr<OpKernel>(kernel.release());
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    if (ctx.input_count() != static_cast<int>(inputs_.size())) {
+      return InvalidArgument("Einsum: the equation names " + std::to_string(inputs_.size()) + " operands, got " +
+                             std::to_string(ctx.input_count()));
+    }
+    std::vector<const Tensor*> xs;
+    for (int i = 0; i < ctx.input_count(); ++i) {
+      ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(i));
+      if (!xs.empty() && x->dtype() != xs[0]->dtype()) return InvalidArgument("Einsum: operands differ in type");
+      xs.push_back(x);
+    }
+    // Expand ellipses and collect label sizes.
+    int64_t ell_rank = 0;
+    std::vector<std::vector<int>> labels(xs.size());
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const Term& t = inputs_[i];
+      const int64_t letters = static_cast<int64_t>(t.labels.size());
+      if ((!t.has_ellipsis && xs[i]->rank() != letters) || (t.has_ellipsis && xs[i]->rank() < letters)) {
+        return InvalidArgument("Einsum: operand " + std::to_string(i) + " " + ShapeToString(xs[i]->shape()) +
+                               " does not match its term");
+      }
+      if (t.has_ellipsis) ell_rank = std::max(ell_rank, xs[i]->rank() - letters);
+    }
+    std::map<int, int64_t> size;
+    std::map<int, int> count;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const Term& t = inputs_[i];
+      std::vector<int>& l = labels[i];
+      const int64_t e = xs[i]->rank() - static_cast<int64_t>(t.labels.size());
+      for (int p = 0; p < static_cast<int>(t.labels.size()) + 1; ++p) {
+        if (t.has_ellipsis && p == t.ellipsis_at) {
+          for (int64_t q = 0; q < e; ++q) l.push_back(kEllipsisBase + static_cast<int>(ell_rank - e + q));
+        }
+        if (p < static_cast<int>(t.labels.size())) l.push_back(t.labels[p]);
+      }
+      for (size_t d = 0; d < l.size(); ++d) {
+        const int64_t dim = xs[i]->dim(d);
+        auto it = size.find(l[d]);
+        if (it == size.end() || it->second == 1) {
+          size[l[d]] = dim;
+        } else if (dim != it->second && dim != 1) {
+          return InvalidArgument("Einsum: label sizes disagree (" + std::to_string(dim) + " vs " +
+                                 std::to_string(it->second) + ")");
+        }
+        ++count[l[d]];
+      }
+    }
+    std::vector<int> out_labels;
+    if (explicit_) {
+      for (int p = 0; p < static_cast<int>(output_.labels.size()) + 1; ++p) {
+        if (output_.has_ellipsis && p == output_.ellipsis_at) {
+          for (int64_t q = 0; q < ell_rank; ++q) out_labels.push_back(kEllipsisBase + static_cast<int>(q));
+        }
+        if (p < static_cast<int>(output_.labels.size())) {
+          if (!size.count(output_.labels[p])) return InvalidArgument("Einsum: output label not in any input");
+          out_labels.push_back(output_.labels[p]);
+        }
+      }
+      // Ellipsis dims missing from an explicit output are summed like any other label.
+    } else {
+      for (int64_t q = 0; q < ell_rank; ++q) out_labels.push_back(kEllipsisBase + static_cast<int>(q));
+      for (const auto& [label, n] : count) {
+        if (label < kEllipsisBase && n == 1) out_labels.push_back(label);
+      }
+    }
+    std::vector<int> sum_labels;
+    for (const auto& [label, n] : size) {
+      if (std::find(out_labels.begin(), out_labels.end(), label) == out_labels.end()) sum_labels.push_back(label);
+    }
+    Shape out_shape;
+    for (int l : out_labels) out_shape.push_back(size[l]);
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, xs[0]->dtype(), out_shape));
+
+    // Per operand, the stride of each loop label (repeated labels add up: diagonals).
+    std::vector<int> loop = out_labels;
+    loop.insert(loop.end(), sum_labels.begin(), sum_labels.end());
+    std::vector<int64_t> loop_size;
+    for (int l : loop) loop_size.push_back(size[l]);
+    std::vector<std::vector<int64_t>> strides(xs.size(), std::vector<int64_t>(loop.size(), 0));
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const std::vector<int64_t> st = Strides(xs[i]->shape());
+      for (size_t d = 0; d < labels[i].size(); ++d) {
+        if (xs[i]->dim(d) == 1) continue;  // broadcast
+        const size_t pos = std::find(loop.begin(), loop.end(), labels[i][d]) - loop.begin();
+        strides[i][pos] += st[d];
+      }
+    }
+    const int64_t out_count = y->size();
+    int64_t sum_count = 1;
+    for (size_t d = out_labels.size(); d < loop.size(); ++d) sum_count *= loop_size[d];
+    return DispatchType<ONNXFLOW_NUMERIC_TYPES>(xs[0]->dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      using Acc = std::conditional_t<std::is_integral_v<T>, T, double>;
+      T* yd = y->mutable_data<T>();
+      std::vector<int64_t> idx(loop.size(), 0);
+      for (int64_t o = 0; o < out_count; ++o) {
+        Acc acc = Acc(0);
+        for (int64_t s = 0; s < sum_count; ++s) {
+          Acc prod = Acc(1);
+          for (size_t i = 0; i < xs.size(); ++i) {
+            int64_t off = 0;
+            for (size_t d = 0; d < loop.size(); ++d) off += idx[d] * strides[i][d];
+            prod = static_cast<Acc>(prod * static_cast<Acc>(ToCompute<T>(xs[i]->data<T>()[off])));
+          }
+          acc = static_cast<Acc>(acc + prod);
+          for (int64_t d = static_cast<int64_t>(loop.size()) - 1; d >= static_cast<int64_t>(out_labels.size()); --d) {
+            if (++idx[d] < loop_size[d]) break;
+            idx[d] = 0;
+          }
+        }
+        yd[o] = FromCompute<T>(static_cast<ComputeType<T>>(acc));
+        for (int64_t d = static_cast<int64_t>(out_labels.size()) - 1; d >= 0; --d) {
+          if (++idx[d] < loop_size[d]) break;
+          idx[d] = 0;
+        }
+      }
+      return Status::Ok();
+    });
+  }
+
+ private:
+  EinsumKernel() = default;
+  std::vector<Term> inputs_;
+  Term output_;
+  bool explicit_ = false;
+};
+
+}  // namespace
+
+Status RegisterEinsumKernels(KernelRegistry& registry) {
+  return registry.Register(kOnnxDomain, "Einsum", 12, kOpenEnded, Create<EinsumKernel>());
+}
+
+}  // namespace onnxflow

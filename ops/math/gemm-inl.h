@@ -1,0 +1,203 @@
+// SIMD part of the GEMM: the register-tiled micro-kernel, the macro-kernel that walks one block of
+// C, and the fused activations. Compiled once per CPU target through hwy/foreach_target.h (see
+// gemm.cc); the driver in gemm.cc never touches vectors.
+
+#if defined(ONNXFLOW_OPS_MATH_GEMM_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ONNXFLOW_OPS_MATH_GEMM_INL_H_
+#undef ONNXFLOW_OPS_MATH_GEMM_INL_H_
+#else
+#define ONNXFLOW_OPS_MATH_GEMM_INL_H_
+#endif
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <utility>
+
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/highway.h"
+#include "ops/math/gemm_block.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace onnxflow {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Micro-tile per target. AVX-512 has 32 vector registers: 8 rows x 3 vectors = 24 accumulators,
+// 3 for the B slice and one broadcast. AVX2/SSE4 have 16: 6 x 2 = 12 accumulators. The tile is
+// kMr rows by kNv vectors of B columns.
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+constexpr size_t kMr = 8;
+constexpr size_t kNv = 3;
+#elif HWY_TARGET == HWY_SCALAR
+constexpr size_t kMr = 4;
+constexpr size_t kNv = 4;
+#else
+constexpr size_t kMr = 6;
+constexpr size_t kNv = 2;
+#endif
+
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V Activate(D d, const ActivationSpec& act, V x) {
+  switch (act.kind) {
+    case Activation::kNone:
+      return x;
+    case Activation::kRelu:
+      return hn::Max(x, hn::Zero(d));
+    case Activation::kLeakyRelu:
+      return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Mul(x, hn::Set(d, act.alpha)), x);
+    case Activation::kClip:
+      return hn::Min(hn::Max(x, hn::Set(d, act.alpha)), hn::Set(d, act.beta));
+    case Activation::kSigmoid: {
+      // 1 / (1 + e^-x); Exp overflows to inf for very negative x, which gives 0 as it should.
+      const V one = hn::Set(d, 1.0f);
+      const V e = hn::Exp(d, hn::Neg(x));
+      return hn::Div(one, hn::Add(one, e));
+    }
+    case Activation::kTanh:
+      return hn::Tanh(d, x);
+    case Activation::kHardSigmoid: {
+      const V y = hn::MulAdd(x, hn::Set(d, act.alpha), hn::Set(d, act.beta));
+      return hn::Min(hn::Max(y, hn::Zero(d)), hn::Set(d, 1.0f));
+    }
+  }
+  return x;
+}
+
+void ApplyActivationImpl(const ActivationSpec& act, float* HWY_RESTRICT data, int64_t n) {
+  if (act.kind == Activation::kNone) return;
+  const hn::ScalableTag<float> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) hn::StoreU(Activate(d, act, hn::LoadU(d, data + i)), d, data + i);
+  if (i < n) {
+    // The tail goes through a full vector on the stack: no read or write past the array.
+    HWY_ALIGN float buf[hn::MaxLanes(d)] = {};
+    std::memcpy(buf, data + i, static_cast<size_t>(n - i) * sizeof(float));
+    hn::Store(Activate(d, act, hn::Load(d, buf)), d, buf);
+    std::memcpy(data + i, buf, static_cast<size_t>(n - i) * sizeof(float));
+  }
+}
+
+GemmTileShape GemmTileImpl() {
+  const hn::ScalableTag<float> d;
+  return GemmTileShape{static_cast<int64_t>(kMr), static_cast<int64_t>(kNv * hn::Lanes(d))};
+}
+
+struct TileEpilogue {
+  const float* row_bias;  // at the tile's first row, or null
+  const float* col_bias;  // at the tile's first column, or null
+  ActivationSpec activation;
+};
+
+// C[kRows x kVecs*lanes] (+)= A strip (kc x kMr, broadcast per row) * B rows (kc x kVecs vectors).
+// The accumulators are a fixed-size array indexed only by unrolled constants, so the compiler keeps
+// them in registers.
+template <size_t kRows, size_t kVecs>
+HWY_NOINLINE void MicroKernel(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, size_t b_stride,
+                              size_t kc, float* HWY_RESTRICT c, size_t ldc, bool load_c,
+                              const TileEpilogue* epilogue) {
+  const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
+  const size_t lanes = hn::Lanes(d);
+  V acc[kRows][kVecs];
+  HWY_UNROLL(16)
+  for (size_t r = 0; r < kRows; ++r) {
+    HWY_UNROLL(16)
+    for (size_t v = 0; v < kVecs; ++v) acc[r][v] = load_c ? hn::LoadU(d, c + r * ldc + v * lanes) : hn::Zero(d);
+  }
+  for (size_t k = 0; k < kc; ++k) {
+    const float* HWY_RESTRICT bk = b + k * b_stride;
+    const float* HWY_RESTRICT ak = a + k * kMr;
+    V bv[kVecs];
+    HWY_UNROLL(16)
+    for (size_t v = 0; v < kVecs; ++v) bv[v] = hn::LoadU(d, bk + v * lanes);
+    HWY_UNROLL(16)
+    for (size_t r = 0; r < kRows; ++r) {
+      const V av = hn::Set(d, ak[r]);
+      HWY_UNROLL(16)
+      for (size_t v = 0; v < kVecs; ++v) acc[r][v] = hn::MulAdd(av, bv[v], acc[r][v]);
+    }
+  }
+  if (epilogue != nullptr) {
+    HWY_UNROLL(16)
+    for (size_t r = 0; r < kRows; ++r) {
+      const V row = epilogue->row_bias != nullptr ? hn::Set(d, epilogue->row_bias[r]) : hn::Zero(d);
+      HWY_UNROLL(16)
+      for (size_t v = 0; v < kVecs; ++v) {
+        V x = hn::Add(acc[r][v], row);
+        if (epilogue->col_bias != nullptr) x = hn::Add(x, hn::LoadU(d, epilogue->col_bias + v * lanes));
+        acc[r][v] = Activate(d, epilogue->activation, x);
+      }
+    }
+  }
+  HWY_UNROLL(16)
+  for (size_t r = 0; r < kRows; ++r) {
+    HWY_UNROLL(16)
+    for (size_t v = 0; v < kVecs; ++v) hn::StoreU(acc[r][v], d, c + r * ldc + v * lanes);
+  }
+}
+
+using MicroKernelFn = void (*)(const float*, const float*, size_t, size_t, float*, size_t, bool,
+                               const TileEpilogue*);
+
+template <size_t kRows, size_t... kVecs>
+constexpr std::array<MicroKernelFn, sizeof...(kVecs)> KernelRow(std::index_sequence<kVecs...>) {
+  return {&MicroKernel<kRows, kVecs + 1>...};
+}
+template <size_t... kRows>
+constexpr std::array<std::array<MicroKernelFn, kNv>, sizeof...(kRows)> KernelTable(std::index_sequence<kRows...>) {
+  return {KernelRow<kRows + 1>(std::make_index_sequence<kNv>())...};
+}
+
+// Walks one block of C: strips of A outside (the A micro-panel stays in L1), strips of B inside
+// (the B block stays in L2). Partial tiles at the right edge run through a full-width scratch
+// tile so that no vector touches memory past C or the bias.
+void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
+  static constexpr auto kTable = KernelTable(std::make_index_sequence<kMr>());
+  const hn::ScalableTag<float> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t nr = lanes * static_cast<int64_t>(kNv);
+  const int64_t b_strips = (blk.n + nr - 1) / nr;
+  for (int64_t i = 0; i < blk.m; i += kMr) {
+    const int64_t rows = std::min<int64_t>(kMr, blk.m - i);
+    const float* a = blk.a + (i / static_cast<int64_t>(kMr)) * blk.a_strip_stride;
+    for (int64_t t = 0; t < b_strips; ++t) {
+      const int64_t j = t * nr;
+      const int64_t cols = std::min(nr, blk.n - j);
+      const int64_t vecs = (cols + lanes - 1) / lanes;
+      const bool tail = blk.b_tail != nullptr && t == b_strips - 1;
+      const float* b = tail ? blk.b_tail : blk.b + t * blk.b_strip_stride;
+      const size_t b_stride = static_cast<size_t>(tail ? nr : blk.b_row_stride);
+      const MicroKernelFn fn = kTable[rows - 1][vecs - 1];
+      TileEpilogue epi{blk.row_bias != nullptr ? blk.row_bias + i : nullptr,
+                       blk.col_bias != nullptr ? blk.col_bias + j : nullptr, blk.activation};
+      float* c = blk.c + i * blk.ldc + j;
+      if (cols == vecs * lanes) {
+        fn(a, b, b_stride, static_cast<size_t>(blk.kc), c, static_cast<size_t>(blk.ldc), blk.load_c,
+           blk.last ? &epi : nullptr);
+        continue;
+      }
+      HWY_ALIGN float tile[kMr * kNv * hn::MaxLanes(d)];
+      HWY_ALIGN float col_bias[kNv * hn::MaxLanes(d)];
+      const size_t ld = static_cast<size_t>(nr);
+      if (blk.load_c) {
+        for (int64_t r = 0; r < rows; ++r) std::memcpy(tile + r * ld, c + r * blk.ldc, cols * sizeof(float));
+      }
+      if (epi.col_bias != nullptr) {
+        std::fill(col_bias, col_bias + nr, 0.0f);
+        std::memcpy(col_bias, epi.col_bias, cols * sizeof(float));
+        epi.col_bias = col_bias;
+      }
+      fn(a, b, b_stride, static_cast<size_t>(blk.kc), tile, ld, blk.load_c, blk.last ? &epi : nullptr);
+      for (int64_t r = 0; r < rows; ++r) std::memcpy(c + r * blk.ldc, tile + r * ld, cols * sizeof(float));
+    }
+  }
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace onnxflow
+HWY_AFTER_NAMESPACE();
+
+#endif  // ONNXFLOW_OPS_MATH_GEMM_INL_H_

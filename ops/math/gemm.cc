@@ -1,0 +1,343 @@
+// The GEMM driver: packing, blocking and the split over cores. The vector code is in gemm-inl.h.
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/math/gemm.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+#include "ops/math/gemm-inl.h"
+
+#if HWY_ONCE
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+
+#include "hwy/aligned_allocator.h"
+#include "ops/math/gemm.h"
+#include "ops/math/gemm_block.h"
+
+namespace onnxflow {
+
+HWY_EXPORT(GemmTileImpl);
+HWY_EXPORT(RunBlockImpl);
+HWY_EXPORT(ApplyActivationImpl);
+
+namespace {
+
+// K block: an 8 x 256 A micro-panel is 8 KiB (L1 holds it next to the B rows streaming by).
+constexpr int64_t kKc = 256;
+// Budget for one B block (kKc x NC floats) in the 2 MiB L2, leaving room for C and A.
+constexpr int64_t kL2BlockFloats = (1 << 20) / sizeof(float);
+// Up to this many rows of C, B is read in place rather than packed.
+constexpr int64_t kRawBMaxRows = 16;
+// Below this many multiply-adds a GEMM stays on the calling thread.
+constexpr int64_t kMinParallelMacs = 1 << 18;
+
+}  // namespace
+
+void AlignedFloats::Free::operator()(float* p) const { hwy::FreeAlignedBytes(p, nullptr, nullptr); }
+
+AlignedFloats AlignedFloats::Make(int64_t n, bool zero) {
+  AlignedFloats out;
+  const size_t bytes = static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(float);
+  out.ptr.reset(static_cast<float*>(hwy::AllocateAlignedBytes(bytes, nullptr, nullptr)));
+  if (zero) std::memset(out.ptr.get(), 0, bytes);
+  out.size = n;
+  return out;
+}
+
+Result<ActivationSpec> ParseActivation(const std::string& name, bool has_alpha, float alpha, bool has_beta,
+                                       float beta) {
+  ActivationSpec spec;
+  if (name.empty() || name == "None" || name == "none") return spec;
+  if (name == "Relu") {
+    spec.kind = Activation::kRelu;
+  } else if (name == "LeakyRelu") {
+    spec.kind = Activation::kLeakyRelu;
+    spec.alpha = has_alpha ? alpha : 0.01f;
+  } else if (name == "Clip") {
+    spec.kind = Activation::kClip;
+    spec.alpha = has_alpha ? alpha : -INFINITY;
+    spec.beta = has_beta ? beta : INFINITY;
+  } else if (name == "Sigmoid") {
+    spec.kind = Activation::kSigmoid;
+  } else if (name == "Tanh") {
+    spec.kind = Activation::kTanh;
+  } else if (name == "HardSigmoid") {
+    spec.kind = Activation::kHardSigmoid;
+    spec.alpha = has_alpha ? alpha : 0.2f;
+    spec.beta = has_beta ? beta : 0.5f;
+  } else {
+    return InvalidArgument("unknown fused activation '" + name + "'");
+  }
+  return spec;
+}
+
+void ApplyActivation(const ActivationSpec& spec, float* data, int64_t n) {
+  if (spec.kind == Activation::kNone || n <= 0) return;
+  HWY_DYNAMIC_DISPATCH(ApplyActivationImpl)(spec, data, n);
+}
+
+float ActivationScalar(const ActivationSpec& spec, float x) {
+  switch (spec.kind) {
+    case Activation::kNone: return x;
+    case Activation::kRelu: return x > 0.0f ? x : 0.0f;
+    case Activation::kLeakyRelu: return x < 0.0f ? x * spec.alpha : x;
+    case Activation::kClip: return std::min(std::max(x, spec.alpha), spec.beta);
+    case Activation::kSigmoid: return 1.0f / (1.0f + std::exp(-x));
+    case Activation::kTanh: return std::tanh(x);
+    case Activation::kHardSigmoid: return std::min(std::max(x * spec.alpha + spec.beta, 0.0f), 1.0f);
+  }
+  return x;
+}
+
+GemmTileShape GemmTile() {
+  // Not cached: tests switch CPU targets, and a dispatched call costs a table lookup.
+  return HWY_DYNAMIC_DISPATCH(GemmTileImpl)();
+}
+
+void ParallelRange(int threads, int64_t n, int64_t cost_per_item,
+                   const std::function<void(int64_t, int64_t)>& body) {
+  if (n <= 0) return;
+  if (threads <= 1 || n == 1 || n * std::max<int64_t>(cost_per_item, 1) < 2 * kMinParallelMacs) {
+    body(0, n);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, 1),
+                    [&](const tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); },
+                    tbb::simple_partitioner());
+}
+
+PackedA PackA(const float* a, int64_t lda, bool trans, int64_t m, int64_t k, float scale, int threads) {
+  PackedA p;
+  p.m = m;
+  p.k = k;
+  p.mr = GemmTile().mr;
+  p.data = AlignedFloats::Make(p.strips() * p.strip_size());
+  const int64_t mr = p.mr;
+  ParallelRange(threads, p.strips(), k * mr, [&](int64_t s0, int64_t s1) {
+    for (int64_t s = s0; s < s1; ++s) {
+      float* dst = p.data.get() + s * p.strip_size();
+      const int64_t rows = std::min(mr, m - s * mr);
+      if (!trans) {
+        // Walk the strip's rows side by side so the packed strip is written front to back.
+        const float* src[16];
+        for (int64_t r = 0; r < mr; ++r) src[r] = a + (s * mr + std::min(r, rows - 1)) * lda;
+        for (int64_t kk = 0; kk < k; ++kk) {
+          float* d = dst + kk * mr;
+          for (int64_t r = 0; r < rows; ++r) d[r] = src[r][kk] * scale;
+        }
+      } else {
+        for (int64_t kk = 0; kk < k; ++kk) {
+          const float* src = a + kk * lda + s * mr;
+          for (int64_t r = 0; r < rows; ++r) dst[kk * mr + r] = src[r] * scale;
+        }
+      }
+    }
+  });
+  return p;
+}
+
+PackedB MakePackedB(int64_t k, int64_t n) {
+  PackedB p;
+  p.k = k;
+  p.n = n;
+  p.nr = GemmTile().nr;
+  p.data = AlignedFloats::Make(p.strips() * p.strip_size(), /*zero=*/false);
+  if (p.strips() > 0) std::memset(p.data.get() + (p.strips() - 1) * p.strip_size(), 0, p.strip_size() * sizeof(float));
+  return p;
+}
+
+namespace {
+
+// Packs strip t of op(B) into dst (k rows of nr floats, zero-padded past n).
+void PackBStrip(const float* b, int64_t ldb, bool trans, int64_t k, int64_t n, int64_t nr, int64_t t,
+                float* dst) {
+  const int64_t j0 = t * nr;
+  const int64_t cols = std::min(nr, n - j0);
+  if (!trans) {
+    for (int64_t kk = 0; kk < k; ++kk) std::memcpy(dst + kk * nr, b + kk * ldb + j0, cols * sizeof(float));
+  } else {
+    for (int64_t j = 0; j < cols; ++j) {
+      const float* src = b + (j0 + j) * ldb;
+      for (int64_t kk = 0; kk < k; ++kk) dst[kk * nr + j] = src[kk];
+    }
+  }
+}
+
+// Packs rows [k0, k0 + kc) of columns [j0, j0 + cols) of op(B) as one strip: kc rows of nr floats,
+// zero past cols.
+void PackBBlock(const float* b, int64_t ldb, bool trans, int64_t k0, int64_t kc, int64_t j0, int64_t cols,
+                int64_t nr, float* dst) {
+  if (!trans) {
+    for (int64_t kk = 0; kk < kc; ++kk) {
+      float* d = dst + kk * nr;
+      std::memcpy(d, b + (k0 + kk) * ldb + j0, cols * sizeof(float));
+      if (cols < nr) std::memset(d + cols, 0, (nr - cols) * sizeof(float));
+    }
+  } else {
+    if (cols < nr) std::memset(dst, 0, kc * nr * sizeof(float));
+    for (int64_t j = 0; j < cols; ++j) {
+      const float* src = b + (j0 + j) * ldb + k0;
+      for (int64_t kk = 0; kk < kc; ++kk) dst[kk * nr + j] = src[kk];
+    }
+  }
+}
+
+// Each thread's buffer for the B block it is working on; grows to the largest block seen.
+thread_local AlignedFloats tls_block;
+
+}  // namespace
+
+PackedB PackB(const float* b, int64_t ldb, bool trans, int64_t k, int64_t n, int threads) {
+  PackedB p = MakePackedB(k, n);  // PackBStrip writes every strip; the last one's padding stays 0
+  ParallelRange(threads, p.strips(), k * p.nr, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) PackBStrip(b, ldb, trans, k, n, p.nr, t, p.data.get() + t * p.strip_size());
+  });
+  return p;
+}
+
+void Sgemm(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInputB& b, float* c, int64_t ldc,
+           const GemmEpilogue& epilogue, int threads) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {  // no products: C = act([C] + biases)
+    for (int64_t i = 0; i < m; ++i) {
+      float* row = c + i * ldc;
+      for (int64_t j = 0; j < n; ++j) {
+        float v = epilogue.accumulate ? row[j] : 0.0f;
+        if (epilogue.row_bias != nullptr) v += epilogue.row_bias[i];
+        if (epilogue.col_bias != nullptr) v += epilogue.col_bias[j];
+        row[j] = ActivationScalar(epilogue.activation, v);
+      }
+    }
+    return;
+  }
+  const GemmTileShape tile = GemmTile();
+  const int64_t mr = tile.mr, nr = tile.nr;
+  const int64_t macs = m * n * k;
+  const int parallel_threads = macs >= kMinParallelMacs ? threads : 1;
+
+  PackedA local_a;
+  const PackedA* pa = a.packed;
+  if (pa == nullptr) {
+    local_a = PackA(a.data, a.ld, a.trans, m, k, a.scale, parallel_threads);
+    pa = &local_a;
+  }
+
+  // B: packed if given packed; read in place when row-major, untransposed and M is small (packing
+  // would cost as much as the product; only the partial last strip is copied); otherwise packed
+  // here, because strided rows of a wide B thrash L1 sets and TLB (~25% slower in place).
+  const PackedB* pb = b.packed;
+  AlignedFloats b_tail;
+  const bool raw_b = pb == nullptr && !b.trans && m <= kRawBMaxRows;
+  // Otherwise an unpacked B is packed one block at a time inside each task (below).
+  const bool pack_blocks = pb == nullptr && !raw_b;
+  const int64_t n_strips = (n + nr - 1) / nr;
+  if (raw_b && n % nr != 0) {
+    b_tail = AlignedFloats::Make(k * nr);
+    PackBStrip(b.data, b.ld, false, k, n, nr, n_strips - 1, b_tail.get());
+  }
+
+  // Blocking: K in near-equal blocks of at most kKc; N in blocks whose B block fits L2; then
+  // enough tiles of C for the cores.
+  const int64_t k_blocks = (k + kKc - 1) / kKc;
+  const int64_t kc_max = (k + k_blocks - 1) / k_blocks;
+  const int64_t m_strips = (m + mr - 1) / mr;
+  int64_t nc_strips = std::max<int64_t>(1, std::min(n_strips, kL2BlockFloats / (kc_max * nr)));
+  int64_t n_blocks = (n_strips + nc_strips - 1) / nc_strips;
+  const int64_t want = parallel_threads > 1 ? int64_t{parallel_threads} * 3 : 1;
+  if (n_blocks < want && n_strips >= 4) {
+    // Split N first (blocks of at least 2 strips): a task then packs only its own B columns,
+    // where splitting M would pack the same B block once per task.
+    n_blocks = std::min(want, n_strips / 2);
+    nc_strips = (n_strips + n_blocks - 1) / n_blocks;
+    n_blocks = (n_strips + nc_strips - 1) / nc_strips;
+  }
+  int64_t m_blocks = std::min(m_strips, (want + n_blocks - 1) / n_blocks);
+  if (m_blocks * n_blocks < want) {
+    n_blocks = std::min(n_strips, (want + m_blocks - 1) / m_blocks);
+    nc_strips = (n_strips + n_blocks - 1) / n_blocks;
+    n_blocks = (n_strips + nc_strips - 1) / nc_strips;
+  }
+  const int64_t mc_strips = (m_strips + m_blocks - 1) / m_blocks;
+  m_blocks = (m_strips + mc_strips - 1) / mc_strips;
+
+  const auto run_block = HWY_DYNAMIC_DISPATCH(RunBlockImpl);
+  const int64_t tasks = m_blocks * n_blocks;
+  ParallelRange(parallel_threads, tasks, macs / tasks, [&](int64_t t0, int64_t t1) {
+    for (int64_t task = t0; task < t1; ++task) {
+      const int64_t mb = task / n_blocks, nb = task % n_blocks;
+      const int64_t i0 = mb * mc_strips * mr;
+      const int64_t rows = std::min(m, i0 + mc_strips * mr) - i0;
+      const int64_t s0 = nb * nc_strips;
+      const int64_t j0 = s0 * nr;
+      const int64_t cols = std::min(n, j0 + nc_strips * nr) - j0;
+      const bool has_tail = b_tail.get() != nullptr && s0 + nc_strips >= n_strips;
+      for (int64_t kb = 0; kb < k_blocks; ++kb) {
+        const int64_t k0 = kb * kc_max;
+        const int64_t kc = std::min(kc_max, k - k0);
+        gemm_internal::GemmBlock blk;
+        blk.a = pa->data.get() + (i0 / mr) * pa->strip_size() + k0 * mr;
+        blk.a_strip_stride = pa->strip_size();
+        blk.m = rows;
+        if (pack_blocks) {
+          const int64_t strips = (cols + nr - 1) / nr;
+          if (tls_block.size < strips * kc * nr) tls_block = AlignedFloats::Make(strips * kc * nr, false);
+          for (int64_t t = 0; t < strips; ++t) {
+            PackBBlock(b.data, b.ld, b.trans, k0, kc, j0 + t * nr, std::min(nr, n - j0 - t * nr), nr,
+                       tls_block.get() + t * kc * nr);
+          }
+          blk.b = tls_block.get();
+          blk.b_strip_stride = kc * nr;
+          blk.b_row_stride = nr;
+        } else if (raw_b) {
+          blk.b = b.data + k0 * b.ld + j0;
+          blk.b_strip_stride = nr;
+          blk.b_row_stride = b.ld;
+          blk.b_tail = has_tail ? b_tail.get() + k0 * nr : nullptr;
+        } else {
+          blk.b = pb->data.get() + s0 * pb->strip_size() + k0 * nr;
+          blk.b_strip_stride = pb->strip_size();
+          blk.b_row_stride = nr;
+        }
+        blk.n = cols;
+        blk.kc = kc;
+        blk.c = c + i0 * ldc + j0;
+        blk.ldc = ldc;
+        blk.load_c = kb > 0 || epilogue.accumulate;
+        blk.last = kb == k_blocks - 1;
+        blk.row_bias = epilogue.row_bias != nullptr ? epilogue.row_bias + i0 : nullptr;
+        blk.col_bias = epilogue.col_bias != nullptr ? epilogue.col_bias + j0 : nullptr;
+        blk.activation = epilogue.activation;
+        run_block(blk);
+      }
+    }
+  });
+}
+
+void SgemmReference(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool trans_a, const float* b,
+                    int64_t ldb, bool trans_b, float alpha, float* c, int64_t ldc, const GemmEpilogue& epilogue) {
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0.0;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const float av = trans_a ? a[kk * lda + i] : a[i * lda + kk];
+        const float bv = trans_b ? b[j * ldb + kk] : b[kk * ldb + j];
+        sum += static_cast<double>(av) * bv;
+      }
+      float v = static_cast<float>(sum) * alpha;
+      if (epilogue.accumulate) v += c[i * ldc + j];
+      if (epilogue.row_bias != nullptr) v += epilogue.row_bias[i];
+      if (epilogue.col_bias != nullptr) v += epilogue.col_bias[j];
+      c[i * ldc + j] = ActivationScalar(epilogue.activation, v);
+    }
+  }
+}
+
+}  // namespace onnxflow
+
+#endif  // HWY_ONCE

@@ -1,0 +1,126 @@
+// Single-precision GEMM for the math family: C[M,N] (+)= A[M,K] * B[K,N], row-major, with a fused
+// epilogue (per-row bias, per-column bias, activation).
+//
+// How it is fast (the BLIS recipe, mirrored for row-major C):
+//  * A is packed in strips of MR rows: strip s holds, for every k, the MR values A[s*MR + r, k]
+//    side by side. The micro-kernel broadcasts them one at a time.
+//  * B is packed in strips of NR columns: strip t holds, for every k, the NR values B[k, t*NR + j].
+//    The micro-kernel loads them as NR/lanes vectors. Row-major B that is not transposed can also
+//    be read in place (a strip is then rows of stride ldb), which skips the copy for skinny M.
+//  * The micro-kernel keeps an MR x NR tile of C in registers (8 x 48 floats = 24 zmm on
+//    AVX-512) and streams one k-slice of A and B per step: 24 FMAs per 3 loads + 8 broadcasts.
+//  * K is cut into blocks of kKc so the A micro-panel (MR x kKc) stays in L1 while the B block
+//    (kKc x NC) stays in L2; the epilogue runs on the last K block while the tile is in registers.
+//  * Work is split over cores in tiles of C; the packed layouts do not depend on the blocking, so
+//    constant weights are packed once at load (PackA / PackB) and reused by every run.
+//
+// MR and NR depend on the CPU target chosen at run time (GemmTile()); a packed operand records the
+// shape it was packed for.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "include/onnxflow/status.h"
+
+namespace onnxflow {
+
+enum class Activation : int { kNone = 0, kRelu, kLeakyRelu, kClip, kSigmoid, kTanh, kHardSigmoid };
+
+struct ActivationSpec {
+  Activation kind = Activation::kNone;
+  float alpha = 0.0f;  // LeakyRelu slope; Clip min; HardSigmoid alpha
+  float beta = 0.0f;   // Clip max; HardSigmoid beta
+};
+
+// Parses the fused-op attribute ("" | "Relu" | "LeakyRelu" | "Clip" | "Sigmoid" | "Tanh" |
+// "HardSigmoid"). Missing alpha/beta fall back to the ONNX defaults of the named op.
+Result<ActivationSpec> ParseActivation(const std::string& name, bool has_alpha, float alpha, bool has_beta,
+                                       float beta);
+
+// Applies `spec` to n floats in place (SIMD).
+void ApplyActivation(const ActivationSpec& spec, float* data, int64_t n);
+// The same on one value (scalar reference, for tests and odd paths).
+float ActivationScalar(const ActivationSpec& spec, float x);
+
+// The micro-tile of the kernel selected for this CPU.
+struct GemmTileShape {
+  int64_t mr;
+  int64_t nr;
+};
+GemmTileShape GemmTile();
+
+// Owning, 64-byte aligned float storage.
+struct AlignedFloats {
+  struct Free { void operator()(float* p) const; };
+  std::unique_ptr<float[], Free> ptr;
+  int64_t size = 0;
+  static AlignedFloats Make(int64_t n, bool zero = true);
+  float* get() const { return ptr.get(); }
+};
+
+// A packed in MR-row strips (zero-padded past M). Element (i, k) of strip s = i / mr sits at
+// data[s * strip_size() + k * mr + i % mr].
+struct PackedA {
+  int64_t m = 0, k = 0, mr = 0;
+  AlignedFloats data;
+  int64_t strips() const { return (m + mr - 1) / mr; }
+  int64_t strip_size() const { return k * mr; }
+};
+
+// B packed in NR-column strips (zero-padded past N). Element (k, j) of strip t = j / nr sits at
+// data[t * strip_size() + k * nr + j % nr].
+struct PackedB {
+  int64_t k = 0, n = 0, nr = 0;
+  AlignedFloats data;
+  int64_t strips() const { return (n + nr - 1) / nr; }
+  int64_t strip_size() const { return k * nr; }
+};
+
+// Packs op(A) (M x K; A is K x M when trans) scaled by `scale`; `threads` > 1 may split the work.
+PackedA PackA(const float* a, int64_t lda, bool trans, int64_t m, int64_t k, float scale = 1.0f, int threads = 1);
+// Packs op(B) (K x N; B is N x K when trans).
+PackedB PackB(const float* b, int64_t ldb, bool trans, int64_t k, int64_t n, int threads = 1);
+// A PackedB of the right geometry for callers that fill strips themselves (im2col): only the
+// last strip is zeroed (its padding columns must read as 0), the rest is left for the caller.
+PackedB MakePackedB(int64_t k, int64_t n);
+
+// One operand: either packed, or raw memory with a leading dimension and a transpose flag.
+struct GemmInputA {
+  const PackedA* packed = nullptr;
+  const float* data = nullptr;
+  int64_t ld = 0;
+  bool trans = false;
+  float scale = 1.0f;  // multiplies A when it is packed here (Gemm's alpha); packed A is used as is
+};
+struct GemmInputB {
+  const PackedB* packed = nullptr;
+  const float* data = nullptr;
+  int64_t ld = 0;
+  bool trans = false;
+};
+
+struct GemmEpilogue {
+  bool accumulate = false;            // C += A*B (C holds values on entry) instead of C = A*B
+  const float* row_bias = nullptr;    // M values added to each row
+  const float* col_bias = nullptr;    // N values added to each column
+  ActivationSpec activation;
+};
+
+// C = act(op(A) * op(B) [+ C] + row_bias + col_bias). `threads` is the number of cores the call may
+// use (tbb::parallel_for inside the caller's arena); small problems stay on the calling thread.
+void Sgemm(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInputB& b, float* c, int64_t ldc,
+           const GemmEpilogue& epilogue, int threads);
+
+// Plain triple loop with the same semantics, for tests.
+void SgemmReference(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool trans_a, const float* b,
+                    int64_t ldb, bool trans_b, float alpha, float* c, int64_t ldc, const GemmEpilogue& epilogue);
+
+// Runs body(begin, end) over [0, n) on up to `threads` cores when n * cost_per_item is worth it.
+// The GEMM and conv kernels use it where no KernelContext is at hand.
+void ParallelRange(int threads, int64_t n, int64_t cost_per_item, const std::function<void(int64_t, int64_t)>& body);
+
+}  // namespace onnxflow

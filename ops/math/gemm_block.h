@@ -1,0 +1,33 @@
+// What the GEMM driver (gemm.cc) hands the SIMD macro-kernel (gemm-inl.h) for one block of C:
+// a range of packed A strips, a range of B strips and one K block. Internal to ops/math.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/math/gemm.h"
+
+namespace onnxflow {
+namespace gemm_internal {
+
+struct GemmBlock {
+  const float* a = nullptr;      // first A strip of the block, advanced to the block's first k
+  int64_t a_strip_stride = 0;    // floats between consecutive A strips
+  int64_t m = 0;                 // rows of C in the block (the last strip may be partial)
+  const float* b = nullptr;      // first B strip, advanced to the block's first k row
+  int64_t b_strip_stride = 0;    // floats between consecutive B strips
+  int64_t b_row_stride = 0;      // floats between k rows inside a strip (nr packed, ldb raw)
+  const float* b_tail = nullptr; // when set, the last strip of the block is read from here
+                                 // instead (packed, row stride nr, advanced to the first k)
+  int64_t n = 0;                 // columns of C in the block
+  int64_t kc = 0;                // depth of this K block
+  float* c = nullptr;            // C at the block's first row and column
+  int64_t ldc = 0;
+  bool load_c = false;           // add to the values in C
+  bool last = false;             // last K block: apply the epilogue
+  const float* row_bias = nullptr;  // at the block's first row
+  const float* col_bias = nullptr;  // at the block's first column
+  ActivationSpec activation;
+};
+
+}  // namespace gemm_internal
+}  // namespace onnxflow

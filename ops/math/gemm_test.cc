@@ -1,0 +1,180 @@
+// The SIMD GEMM against the plain triple loop, over odd sizes, transposes, packed and raw
+// operands, misaligned pointers, every epilogue and two threads.
+#include "ops/math/gemm.h"
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <hwy/targets.h>
+#include <oneapi/tbb/task_arena.h>
+
+namespace onnxflow {
+namespace {
+
+std::vector<float> RandomFloats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+struct Case {
+  int64_t m, n, k;
+  bool trans_a, trans_b;
+  bool pack_a, pack_b;
+  float alpha;
+  int threads;
+};
+
+// Runs one case and compares; `offset` shifts every pointer off its allocation's alignment.
+void Check(const Case& cs, const GemmEpilogue& epilogue, int offset = 1) {
+  const int64_t lda = (cs.trans_a ? cs.m : cs.k) + 3;
+  const int64_t ldb = (cs.trans_b ? cs.k : cs.n) + 5;
+  const int64_t ldc = cs.n + 2;
+  const int64_t a_rows = cs.trans_a ? cs.k : cs.m;
+  const int64_t b_rows = cs.trans_b ? cs.n : cs.k;
+  std::vector<float> a = RandomFloats(a_rows * lda + offset, 1);
+  std::vector<float> b = RandomFloats(b_rows * ldb + offset, 2);
+  std::vector<float> c0 = RandomFloats(cs.m * ldc + offset, 3);
+  std::vector<float> expected = c0, actual = c0;
+  SgemmReference(cs.m, cs.n, cs.k, a.data() + offset, lda, cs.trans_a, b.data() + offset, ldb, cs.trans_b,
+                 cs.alpha, expected.data() + offset, ldc, epilogue);
+  PackedA pa;
+  PackedB pb;
+  GemmInputA ia;
+  GemmInputB ib;
+  if (cs.pack_a) {
+    pa = PackA(a.data() + offset, lda, cs.trans_a, cs.m, cs.k, cs.alpha);
+    ia.packed = &pa;
+  } else {
+    ia.data = a.data() + offset;
+    ia.ld = lda;
+    ia.trans = cs.trans_a;
+    ia.scale = cs.alpha;
+  }
+  if (cs.pack_b) {
+    pb = PackB(b.data() + offset, ldb, cs.trans_b, cs.k, cs.n);
+    ib.packed = &pb;
+  } else {
+    ib.data = b.data() + offset;
+    ib.ld = ldb;
+    ib.trans = cs.trans_b;
+  }
+  tbb::task_arena arena(cs.threads);
+  arena.execute([&] { Sgemm(cs.m, cs.n, cs.k, ia, ib, actual.data() + offset, ldc, epilogue, cs.threads); });
+  for (int64_t i = 0; i < cs.m; ++i) {
+    for (int64_t j = 0; j < ldc; ++j) {
+      const float e = expected[offset + i * ldc + j], g = actual[offset + i * ldc + j];
+      const float tol = 1e-4f * (1.0f + std::sqrt(static_cast<float>(cs.k))) + 1e-4f * std::fabs(e);
+      ASSERT_NEAR(e, g, tol) << "m=" << cs.m << " n=" << cs.n << " k=" << cs.k << " ta=" << cs.trans_a
+                             << " tb=" << cs.trans_b << " pa=" << cs.pack_a << " pb=" << cs.pack_b
+                             << " at (" << i << "," << j << ")";
+    }
+  }
+  // Padding columns past n must be untouched.
+}
+
+TEST(GemmTest, OddSizesAllLayouts) {
+  const int64_t sizes[][3] = {{1, 1, 1},   {1, 17, 3},  {3, 1, 17},  {7, 47, 5},   {9, 49, 33},
+                              {17, 96, 64}, {33, 100, 257}, {8, 48, 256}, {65, 3, 513}, {1, 1000, 20}};
+  for (const auto& s : sizes) {
+    for (int ta = 0; ta < 2; ++ta) {
+      for (int tb = 0; tb < 2; ++tb) {
+        for (int pack = 0; pack < 4; ++pack) {
+          Case cs{s[0], s[1], s[2], ta == 1, tb == 1, (pack & 1) != 0, (pack & 2) != 0, 1.0f, 1};
+          Check(cs, GemmEpilogue{});
+        }
+      }
+    }
+  }
+}
+
+TEST(GemmTest, AlphaAccumulateBiasesActivations) {
+  const int64_t m = 19, n = 53, k = 300;
+  std::vector<float> row_bias = RandomFloats(m, 7), col_bias = RandomFloats(n, 8);
+  const ActivationSpec acts[] = {{Activation::kNone},
+                                 {Activation::kRelu},
+                                 {Activation::kLeakyRelu, 0.1f},
+                                 {Activation::kClip, -0.5f, 0.25f},
+                                 {Activation::kSigmoid},
+                                 {Activation::kTanh},
+                                 {Activation::kHardSigmoid, 0.2f, 0.5f}};
+  for (const ActivationSpec& act : acts) {
+    for (int flags = 0; flags < 8; ++flags) {
+      GemmEpilogue ep;
+      ep.accumulate = (flags & 1) != 0;
+      ep.row_bias = (flags & 2) ? row_bias.data() : nullptr;
+      ep.col_bias = (flags & 4) ? col_bias.data() : nullptr;
+      ep.activation = act;
+      Check(Case{m, n, k, false, false, false, false, 0.5f, 1}, ep);
+      Check(Case{m, n, k, true, true, true, true, 1.0f, 1}, ep);
+    }
+  }
+}
+
+TEST(GemmTest, TwoThreads) {
+  std::vector<float> row_bias = RandomFloats(300, 7);
+  GemmEpilogue ep;
+  ep.row_bias = row_bias.data();
+  ep.activation.kind = Activation::kRelu;
+  Check(Case{300, 257, 129, false, false, false, false, 1.0f, 2}, ep);
+  Check(Case{1, 1500, 300, false, true, false, false, 1.0f, 2}, ep);
+  Check(Case{130, 20, 1100, true, false, true, true, 2.0f, 2}, ep);
+}
+
+// Every CPU target compiled in (AVX-512, AVX2, SSE4, portable), each with its own tile shape.
+TEST(GemmTest, EveryCompiledTarget) {
+  std::vector<float> row_bias = RandomFloats(40, 7), col_bias = RandomFloats(70, 8);
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(hwy::TargetName(target));
+    GemmEpilogue ep;
+    ep.row_bias = row_bias.data();
+    ep.col_bias = col_bias.data();
+    ep.activation = {Activation::kTanh};
+    Check(Case{37, 67, 300, false, false, false, false, 1.0f, 1}, ep);
+    Check(Case{13, 29, 5, true, true, true, true, 0.5f, 1}, GemmEpilogue{});
+    Check(Case{3, 70, 17, false, false, false, false, 1.0f, 1}, GemmEpilogue{});
+    std::vector<float> x = RandomFloats(37, 9), y = x;
+    ApplyActivation({Activation::kSigmoid}, y.data(), 37);
+    for (int i = 0; i < 37; ++i) ASSERT_NEAR(ActivationScalar({Activation::kSigmoid}, x[i]), y[i], 2e-6f);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+TEST(GemmTest, EmptyDepthAppliesEpilogue) {
+  std::vector<float> c(6, 2.0f), bias = {1, 2};
+  GemmEpilogue ep;
+  ep.accumulate = true;
+  ep.row_bias = bias.data();
+  GemmInputA a;
+  GemmInputB b;
+  Sgemm(2, 3, 0, a, b, c.data(), 3, ep, 1);
+  EXPECT_EQ(c, (std::vector<float>{3, 3, 3, 4, 4, 4}));
+}
+
+TEST(GemmTest, ActivationVectorMatchesScalar) {
+  std::vector<float> x = RandomFloats(1037, 4);
+  for (float& v : x) v *= 8.0f;
+  const ActivationSpec acts[] = {{Activation::kLeakyRelu, 0.1f}, {Activation::kSigmoid}, {Activation::kTanh},
+                                 {Activation::kHardSigmoid, 0.2f, 0.5f}, {Activation::kClip, -1.0f, 2.0f}};
+  for (const ActivationSpec& act : acts) {
+    for (int64_t n : {1, 3, 17, 1000}) {
+      std::vector<float> y(x.begin() + 1, x.begin() + 1 + n);
+      ApplyActivation(act, y.data(), n);
+      for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(ActivationScalar(act, x[1 + i]), y[i], 2e-6f);
+    }
+  }
+}
+
+TEST(GemmTest, ParseActivation) {
+  EXPECT_EQ(ParseActivation("", false, 0, false, 0)->kind, Activation::kNone);
+  EXPECT_EQ(ParseActivation("LeakyRelu", false, 0, false, 0)->alpha, 0.01f);
+  EXPECT_FALSE(ParseActivation("Gelu", false, 0, false, 0).ok());
+}
+
+}  // namespace
+}  // namespace onnxflow

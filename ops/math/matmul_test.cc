@@ -1,0 +1,204 @@
+// MatMul / FusedMatMul and Gemm / FusedGemm against plain loops: broadcasting, 1-D operands,
+// constant (pre-packed) weights, every listed type, bias shapes, and error paths.
+#include <functional>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ops/framework/numeric.h"
+#include "ops/framework/testing.h"
+#include "ops/math/register.h"
+
+namespace onnxflow {
+namespace {
+
+std::vector<float> Random(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// Reference numpy matmul for shapes with explicit (broadcast) batch: a [ba..., m, k], b [bb..., k, n].
+std::vector<float> RefBatchedMatMul(const std::vector<float>& a, const std::vector<float>& b, int64_t batch_a,
+                                    int64_t batch_b, int64_t m, int64_t k, int64_t n) {
+  const int64_t batch = std::max(batch_a, batch_b);
+  std::vector<float> y(batch * m * n);
+  for (int64_t t = 0; t < batch; ++t) {
+    const float* ap = a.data() + (batch_a == 1 ? 0 : t) * m * k;
+    const float* bp = b.data() + (batch_b == 1 ? 0 : t) * k * n;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (int64_t q = 0; q < k; ++q) s += static_cast<double>(ap[i * k + q]) * bp[q * n + j];
+        y[(t * m + i) * n + j] = static_cast<float>(s);
+      }
+  }
+  return y;
+}
+
+TEST(MatMulTest, BroadcastAndConstantB) {
+  struct Case { Shape a, b; int64_t ba, bb, m, k, n; Shape y; };
+  const std::vector<Case> cases = {
+      {{3, 5, 17}, {17, 33}, 3, 1, 5, 17, 33, {3, 5, 33}},      // batches stack into one GEMM
+      {{1, 7, 9}, {4, 9, 3}, 1, 4, 7, 9, 3, {4, 7, 3}},         // A broadcasts
+      {{4, 7, 9}, {4, 9, 50}, 4, 4, 7, 9, 50, {4, 7, 50}},      // batch pairs
+      {{20, 100, 64}, {20, 64, 100}, 20, 20, 100, 64, 100, {20, 100, 100}},
+  };
+  for (const Case& c : cases) {
+    const auto a = Random(ElementCount(c.a), 1), b = Random(ElementCount(c.b), 2);
+    const auto expected = RefBatchedMatMul(a, b, c.ba, c.bb, c.m, c.k, c.n);
+    for (int constant = 0; constant < 2; ++constant) {
+      for (int threads : {1, 2}) {
+        OpTest t("MatMul", 13);
+        t.Input(Tensor::FromVector<float>(c.a, a)).Input(Tensor::FromVector<float>(c.b, b)).Threads(threads);
+        if (constant) t.ConstantInput(1);
+        auto out = t.Run(RegisterMathKernels);
+        ASSERT_TRUE(out.ok()) << out.status().ToString();
+        EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>(c.y, expected), (*out)[0].tensor(), 1e-4, 1e-5));
+      }
+    }
+  }
+}
+
+TEST(MatMulTest, OneDimensionalOperands) {
+  OpTest vv("MatMul", 13);
+  vv.Input(Tensor::FromVector<float>({3}, {1, 2, 3})).Input(Tensor::FromVector<float>({3}, {4, 5, 6}));
+  auto out = vv.Run(RegisterMathKernels);
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<float>({}, {32}), (*out)[0].tensor()));
+  OpTest mv("MatMul", 13);
+  mv.Input(Tensor::FromVector<float>({2, 3}, {1, 2, 3, 4, 5, 6})).Input(Tensor::FromVector<float>({3}, {1, 0, -1}));
+  out = mv.Run(RegisterMathKernels);
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<float>({2}, {-2, -2}), (*out)[0].tensor()));
+  OpTest vm("MatMul", 13);
+  vm.Input(Tensor::FromVector<float>({2}, {1, 2})).Input(Tensor::FromVector<float>({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}));
+  out = vm.Run(RegisterMathKernels);
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<float>({2, 2}, {7, 10, 19, 22}), (*out)[0].tensor()));
+}
+
+TEST(MatMulTest, AllTypes) {
+  // [[1,2],[3,4]] x [[5,6],[7,8]] = [[19,22],[43,50]]
+  auto check = [](auto tag) {
+    using T = decltype(tag);
+    auto mk = [](std::vector<float> v) {
+      std::vector<T> o;
+      for (float f : v) o.push_back(FromCompute<T>(static_cast<ComputeType<T>>(f)));
+      return Tensor::FromVector<T>({2, 2}, o);
+    };
+    OpTest t("MatMul", 13);
+    t.Input(mk({1, 2, 3, 4})).Input(mk({5, 6, 7, 8}));
+    auto out = t.Run(RegisterMathKernels);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    const T* y = (*out)[0].tensor().template data<T>();
+    const float expected[] = {19, 22, 43, 50};
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(static_cast<double>(ToCompute<T>(y[i])), expected[i]);
+  };
+  check(float{});
+  check(double{});
+  check(Float16{});
+  check(BFloat16{});
+  check(int32_t{});
+  check(int64_t{});
+  check(uint32_t{});
+  check(uint64_t{});
+}
+
+TEST(MatMulTest, FusedActivationAndErrors) {
+  OpTest f("FusedMatMul", 1, "com.onnxflow");
+  f.Input(Tensor::FromVector<float>({1, 2}, {1, -1})).Input(Tensor::FromVector<float>({2, 2}, {1, 2, 3, 1}))
+      .Attr("activation", std::string("Relu"));
+  auto out = f.Run(RegisterMathKernels);
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<float>({1, 2}, {0, 1}), (*out)[0].tensor()));
+
+  OpTest inner("MatMul", 13);
+  inner.Input(Tensor(DataType::kFloat, {2, 3})).Input(Tensor(DataType::kFloat, {4, 2}));
+  EXPECT_FALSE(inner.Run(RegisterMathKernels).ok());
+  OpTest batch("MatMul", 13);
+  batch.Input(Tensor(DataType::kFloat, {2, 2, 3})).Input(Tensor(DataType::kFloat, {3, 3, 2}));
+  EXPECT_FALSE(batch.Run(RegisterMathKernels).ok());
+  OpTest types("MatMul", 13);
+  types.Input(Tensor(DataType::kFloat, {2, 2})).Input(Tensor(DataType::kDouble, {2, 2}));
+  EXPECT_FALSE(types.Run(RegisterMathKernels).ok());
+}
+
+TEST(GemmOpTest, TransposesAlphaBetaAndBiasShapes) {
+  const int64_t m = 5, k = 7, n = 9;
+  const auto a = Random(m * k, 3), b = Random(k * n, 4), c = Random(m * n, 5);
+  const float alpha = 0.5f, beta = 2.0f;
+  struct Bias { Shape shape; std::function<float(int64_t, int64_t)> at; };
+  const std::vector<Bias> biases = {
+      {{}, [&](int64_t, int64_t) { return c[0]; }},
+      {{n}, [&](int64_t, int64_t j) { return c[j]; }},
+      {{1, n}, [&](int64_t, int64_t j) { return c[j]; }},
+      {{m, 1}, [&](int64_t i, int64_t) { return c[i]; }},
+      {{m, n}, [&](int64_t i, int64_t j) { return c[i * n + j]; }},
+  };
+  for (int ta = 0; ta < 2; ++ta) {
+    for (int tb = 0; tb < 2; ++tb) {
+      // Lay A and B out as their transposes when the flags say so.
+      std::vector<float> at(a.size()), bt(b.size());
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t q = 0; q < k; ++q) at[ta ? q * m + i : i * k + q] = a[i * k + q];
+      for (int64_t q = 0; q < k; ++q)
+        for (int64_t j = 0; j < n; ++j) bt[tb ? j * k + q : q * n + j] = b[q * n + j];
+      for (const Bias& bias : biases) {
+        std::vector<float> expected(m * n);
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double s = 0;
+            for (int64_t q = 0; q < k; ++q) s += static_cast<double>(a[i * k + q]) * b[q * n + j];
+            expected[i * n + j] = static_cast<float>(alpha * s + beta * bias.at(i, j));
+          }
+        for (int constant = 0; constant < 2; ++constant) {
+          OpTest t("Gemm", 13);
+          t.Input(Tensor::FromVector<float>(ta ? Shape{k, m} : Shape{m, k}, at))
+              .Input(Tensor::FromVector<float>(tb ? Shape{n, k} : Shape{k, n}, bt))
+              .Input(Tensor::FromVector<float>(bias.shape, std::vector<float>(c.begin(), c.begin() + ElementCount(bias.shape))))
+              .Attr("transA", int64_t{ta}).Attr("transB", int64_t{tb}).Attr("alpha", alpha).Attr("beta", beta);
+          if (constant) t.ConstantInput(1);
+          auto out = t.Run(RegisterMathKernels);
+          ASSERT_TRUE(out.ok()) << out.status().ToString();
+          EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({m, n}, expected), (*out)[0].tensor(), 1e-5, 1e-5))
+              << "ta=" << ta << " tb=" << tb << " bias=" << ShapeToString(bias.shape);
+        }
+      }
+    }
+  }
+}
+
+TEST(GemmOpTest, TypesFusedAndErrors) {
+  OpTest d("Gemm", 13);
+  d.Input(Tensor::FromVector<double>({1, 2}, {1, 2})).Input(Tensor::FromVector<double>({2, 1}, {3, 4}))
+      .Input(Tensor::FromVector<double>({1}, {0.5}));
+  auto out = d.Run(RegisterMathKernels);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ((*out)[0].tensor().data<double>()[0], 11.5);
+  OpTest i("Gemm", 13);
+  i.Input(Tensor::FromVector<int64_t>({1, 2}, {1, 2})).Input(Tensor::FromVector<int64_t>({2, 1}, {3, 4}))
+      .Attr("alpha", 2.0f);
+  out = i.Run(RegisterMathKernels);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ((*out)[0].tensor().data<int64_t>()[0], 22);
+  OpTest h("FusedGemm", 1, "com.onnxflow");
+  h.Input(Tensor::FromVector<Float16>({1, 2}, {Float16{FloatToHalf(1)}, Float16{FloatToHalf(2)}}))
+      .Input(Tensor::FromVector<Float16>({2, 1}, {Float16{FloatToHalf(-3)}, Float16{FloatToHalf(1)}}))
+      .Attr("activation", std::string("LeakyRelu")).Attr("activation_alpha", 0.5f);
+  out = h.Run(RegisterMathKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(HalfToFloat((*out)[0].tensor().data<Float16>()[0].bits), -0.5f);
+  OpTest bad("Gemm", 13);
+  bad.Input(Tensor(DataType::kFloat, {2, 3})).Input(Tensor(DataType::kFloat, {3, 4})).Input(Tensor(DataType::kFloat, {3}));
+  EXPECT_FALSE(bad.Run(RegisterMathKernels).ok());
+  OpTest inner("Gemm", 13);
+  inner.Input(Tensor(DataType::kFloat, {2, 3})).Input(Tensor(DataType::kFloat, {2, 4}));
+  EXPECT_FALSE(inner.Run(RegisterMathKernels).ok());
+}
+
+}  // namespace
+}  // namespace onnxflow

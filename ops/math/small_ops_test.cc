@@ -1,0 +1,146 @@
+// Det, Einsum, Col2Im, CausalConvWithState and DeformConv on hand-computed values and against
+// the ops they generalize (DeformConv with zero offsets is Conv), plus error paths.
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ops/framework/numeric.h"
+#include "ops/framework/testing.h"
+#include "ops/math/register.h"
+
+namespace onnxflow {
+namespace {
+
+std::vector<float> Random(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+Result<std::vector<Value>> RunOne(OpTest& t) { return t.Run(RegisterMathKernels); }
+
+TEST(DetTest, HandValuesAndTypes) {
+  OpTest t("Det", 22);
+  // det [[1,2],[3,4]] = -2 ; det [[0,1,0],[1,0,0],[0,0,5]] needs a pivot swap: -5 (batch of 2x2 and 3x3 separately)
+  t.Input(Tensor::FromVector<float>({2, 2, 2}, {1, 2, 3, 4, 2, 0, 0, 3}));
+  auto out = RunOne(t);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({2}, {-2, 6}), (*out)[0].tensor()));
+  OpTest p("Det", 11);
+  p.Input(Tensor::FromVector<double>({3, 3}, {0, 1, 0, 1, 0, 0, 0, 0, 5}));
+  out = RunOne(p);
+  ASSERT_TRUE(out.ok());
+  EXPECT_DOUBLE_EQ((*out)[0].tensor().data<double>()[0], -5.0);
+  OpTest h("Det", 22);
+  h.Input(Tensor::FromVector<Float16>({2, 2}, {Float16{FloatToHalf(2)}, Float16{0}, Float16{0}, Float16{FloatToHalf(3)}}));
+  out = RunOne(h);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(HalfToFloat((*out)[0].tensor().data<Float16>()[0].bits), 6.0f);
+  OpTest bad("Det", 22);
+  bad.Input(Tensor(DataType::kFloat, {2, 3}));
+  EXPECT_FALSE(RunOne(bad).ok());
+}
+
+TEST(EinsumTest, Forms) {
+  const auto a = Random(6, 1), b = Random(12, 2);
+  // Explicit matmul.
+  OpTest mm("Einsum", 12);
+  mm.Input(Tensor::FromVector<float>({2, 3}, a)).Input(Tensor::FromVector<float>({3, 4}, b)).Attr("equation", std::string("ij,jk->ik"));
+  auto out = RunOne(mm);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  std::vector<float> expected(8, 0.0f);
+  for (int i = 0; i < 2; ++i)
+    for (int k = 0; k < 4; ++k)
+      for (int j = 0; j < 3; ++j) expected[i * 4 + k] += a[i * 3 + j] * b[j * 4 + k];
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({2, 4}, expected), (*out)[0].tensor()));
+  // Implicit output: "ij,jk" -> "ik" as well.
+  OpTest im("Einsum", 12);
+  im.Input(Tensor::FromVector<float>({2, 3}, a)).Input(Tensor::FromVector<float>({3, 4}, b)).Attr("equation", std::string("ij,jk"));
+  out = RunOne(im);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({2, 4}, expected), (*out)[0].tensor()));
+  // Trace of a matrix (repeated label) and transpose via ellipsis, on int64.
+  OpTest tr("Einsum", 12);
+  tr.Input(Tensor::FromVector<int64_t>({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})).Attr("equation", std::string("ii->"));
+  out = RunOne(tr);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ((*out)[0].tensor().data<int64_t>()[0], 15);
+  OpTest el("Einsum", 12);
+  el.Input(Tensor::FromVector<int64_t>({1, 2, 3}, {1, 2, 3, 4, 5, 6})).Attr("equation", std::string("...ij->...ji"));
+  out = RunOne(el);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<int64_t>({1, 3, 2}, {1, 4, 2, 5, 3, 6}), (*out)[0].tensor()));
+  OpTest bad("Einsum", 12);
+  bad.Input(Tensor(DataType::kFloat, {2, 3})).Input(Tensor(DataType::kFloat, {4, 4})).Attr("equation", std::string("ij,jk->ik"));
+  EXPECT_FALSE(RunOne(bad).ok());
+}
+
+TEST(Col2ImTest, SumsOverlaps) {
+  // 1 channel, image 1x3, block 1x2, stride 1: columns [a b] at positions 0 and 1 -> [a0, b0 + a1, b1].
+  OpTest t("Col2Im", 18);
+  t.Input(Tensor::FromVector<float>({1, 2, 2}, {1, 2, 10, 20})).Input(Tensor::FromVector<int64_t>({2}, {1, 3}))
+      .Input(Tensor::FromVector<int64_t>({2}, {1, 2}));
+  auto out = RunOne(t);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<float>({1, 1, 1, 3}, {1, 12, 20}), (*out)[0].tensor()));
+  OpTest bad("Col2Im", 18);
+  bad.Input(Tensor(DataType::kFloat, {1, 2, 5})).Input(Tensor::FromVector<int64_t>({2}, {1, 3}))
+      .Input(Tensor::FromVector<int64_t>({2}, {1, 2}));
+  EXPECT_FALSE(RunOne(bad).ok());
+}
+
+TEST(CausalConvTest, StateCarriesAcrossCalls) {
+  // k = 3, weights [1, 2, 3]; past [4, 5]; input [6]: out = 1*4 + 2*5 + 3*6 = 32; present = [5, 6].
+  OpTest t("CausalConvWithState", 27);
+  t.Input(Tensor::FromVector<float>({1, 1, 1}, {6})).Input(Tensor::FromVector<float>({1, 1, 3}, {1, 2, 3}))
+      .AbsentInput().Input(Tensor::FromVector<float>({1, 1, 2}, {4, 5})).Outputs(2);
+  auto out = RunOne(t);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<float>({1, 1, 1}, {32}), (*out)[0].tensor()));
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<float>({1, 1, 2}, {5, 6}), (*out)[1].tensor()));
+  OpTest s("CausalConvWithState", 27);  // silu, bias, no past: out = silu(3*1 + 1)
+  s.Input(Tensor::FromVector<float>({1, 1, 1}, {1})).Input(Tensor::FromVector<float>({1, 1, 3}, {1, 2, 3}))
+      .Input(Tensor::FromVector<float>({1}, {1})).Attr("activation", std::string("silu")).Outputs(2);
+  out = RunOne(s);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_NEAR((*out)[0].tensor().data<float>()[0], 4.0f / (1.0f + std::exp(-4.0f)), 1e-6);
+  OpTest bad("CausalConvWithState", 27);
+  bad.Input(Tensor(DataType::kFloat, {1, 2, 4})).Input(Tensor(DataType::kFloat, {2, 1, 3}))
+      .AbsentInput().Input(Tensor(DataType::kFloat, {1, 2, 3})).Outputs(2);
+  EXPECT_FALSE(RunOne(bad).ok());
+}
+
+TEST(DeformConvTest, ZeroOffsetsIsConvAndHalfPixelShift) {
+  const Shape xs = {1, 2, 5, 5}, ws = {3, 2, 3, 3};
+  const auto x = Random(50, 1), w = Random(54, 2), b = Random(3, 3);
+  OpTest conv("Conv", 22);
+  conv.Input(Tensor::FromVector<float>(xs, x)).Input(Tensor::FromVector<float>(ws, w)).Input(Tensor::FromVector<float>({3}, b))
+      .Attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+  auto expected = RunOne(conv);
+  ASSERT_TRUE(expected.ok());
+  OpTest dc("DeformConv", 22);
+  dc.Input(Tensor::FromVector<float>(xs, x)).Input(Tensor::FromVector<float>(ws, w))
+      .Input(Tensor(DataType::kFloat, {1, 18, 5, 5})).Input(Tensor::FromVector<float>({3}, b))
+      .Attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+  auto out = RunOne(dc);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear((*expected)[0].tensor(), (*out)[0].tensor(), 1e-5, 1e-5));
+  // 1x1 kernel, offset +0.5 in w: the average of two neighbours, masked by 0.5; past the edge reads 0.
+  OpTest half("DeformConv", 19);
+  half.Input(Tensor::FromVector<double>({1, 1, 1, 2}, {2, 4})).Input(Tensor::FromVector<double>({1, 1, 1, 1}, {1}))
+      .Input(Tensor::FromVector<double>({1, 2, 1, 2}, {0, 0, 0.5, 0.5})).AbsentInput()
+      .Input(Tensor::FromVector<double>({1, 1, 1, 2}, {0.5, 0.5}));
+  out = RunOne(half);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<double>({1, 1, 1, 2}, {1.5, 1.0}), (*out)[0].tensor()));
+  OpTest bad("DeformConv", 22);
+  bad.Input(Tensor(DataType::kFloat, {1, 1, 3, 3})).Input(Tensor(DataType::kFloat, {1, 1, 1, 1}))
+      .Input(Tensor(DataType::kFloat, {1, 4, 3, 3}));
+  EXPECT_FALSE(RunOne(bad).ok());
+}
+
+}  // namespace
+}  // namespace onnxflow
