@@ -137,6 +137,14 @@ Result<std::shared_ptr<Graph>> BuildGraph(const onnx::GraphProto& proto, const s
   }
   for (const auto& in : proto.input()) {
     if (in.name().empty()) return InvalidArgument(scope + ": a graph input has no name");
+    if (in.type().has_tensor_type()) {
+      for (const auto& d : in.type().tensor_type().shape().dim()) {
+        if (d.has_dim_value() && d.dim_value() < 0) {
+          return InvalidArgument(scope + ": graph input '" + in.name() + "' declares a negative dimension (" +
+                                 std::to_string(d.dim_value()) + ")");
+        }
+      }
+    }
     ValueInfo info = ToValueInfo(in);
     for (const auto& other : g->inputs) {
       if (other.name == info.name) return InvalidArgument(scope + ": graph input '" + info.name + "' is declared twice");

@@ -81,8 +81,14 @@ Result<Tensor> ParseNpy(const std::string& bytes, const std::string& path) {
   std::stringstream dims(HeaderField(header, "shape"));
   std::string dim;
   while (std::getline(dims, dim, ',')) {
-    if (dim.find_first_of("0123456789") == std::string::npos) continue;
-    shape.push_back(std::stoll(dim));
+    const size_t first = dim.find_first_not_of(" \t");
+    if (first == std::string::npos) continue;  // the empty field after "(3,"
+    const size_t last = dim.find_last_not_of(" \t");
+    const std::string digits = dim.substr(first, last - first + 1);
+    if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string::npos) {
+      return InvalidArgument(where + ": shape entry '" + digits + "' is not a non-negative integer");
+    }
+    shape.push_back(std::stoll(digits));
   }
   int64_t count = 1;
   for (int64_t d : shape) {

@@ -81,6 +81,12 @@ class Scan : public OpKernel {
     for (const Tensor& t : scan_inputs) {
       if (t.rank() < 2 || t.dim(0) != batch) return InvalidArgument("scan inputs must be [batch, sequence, ...]");
     }
+    for (int j = 0; j < state_count; ++j) {
+      if (!states[j].is_tensor() || states[j].tensor().rank() < 1 || states[j].tensor().dim(0) != batch) {
+        return InvalidArgument("state " + std::to_string(j) + " must be a tensor [batch, ...] with batch " +
+                               std::to_string(batch));
+      }
+    }
     std::vector<std::vector<Tensor>> batch_states(state_count), batch_scans;
     for (int64_t b = 0; b < batch; ++b) {
       std::vector<Value> s(state_count);

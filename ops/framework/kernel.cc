@@ -1,5 +1,8 @@
 #include "ops/framework/kernel.h"
 
+#include <atomic>
+#include <memory>
+
 #include "ops/framework/shape.h"
 
 namespace onnxflow {
@@ -18,9 +21,28 @@ Result<Tensor*> KernelContext::Allocate(int i, DataType dtype, const Shape& shap
   if (count > run_->limits().max_tensor_bytes / static_cast<int64_t>(element)) {
     return ResourceExhausted("output " + std::to_string(i) + " of shape " + ShapeToString(shape) + " (" +
                              DataTypeName(dtype) + ") exceeds the limit of " +
-                             std::to_string(run_->limits().max_tensor_bytes) + " bytes per tensor");
+                             std::to_string(run_->limits().max_tensor_bytes) + " bytes per tensor (max_tensor_bytes)");
   }
+  // Count the bytes against the run's budget (max_run_bytes); the storage gives them back when
+  // its last handle goes, which may be after the run for tensors it returns.
+  const int64_t bytes = count * static_cast<int64_t>(element);
   Tensor t(dtype, shape);
+  if (bytes > 0) {
+    const std::shared_ptr<std::atomic<int64_t>>& counter = run_->live_bytes_counter();
+    const int64_t held = counter->fetch_add(bytes, std::memory_order_relaxed) + bytes;
+    if (held > run_->limits().max_run_bytes) {
+      counter->fetch_sub(bytes, std::memory_order_relaxed);
+      return ResourceExhausted("output " + std::to_string(i) + " of shape " + ShapeToString(shape) + " (" +
+                               DataTypeName(dtype) + ") would bring the run to " + std::to_string(held) +
+                               " bytes, over the limit of " + std::to_string(run_->limits().max_run_bytes) +
+                               " bytes per run (max_run_bytes)");
+    }
+    void* data = t.mutable_raw_data();
+    std::shared_ptr<void> tracked(data, [owner = std::move(t), counter, bytes](void*) {
+      counter->fetch_sub(bytes, std::memory_order_relaxed);
+    });
+    t = Tensor(dtype, shape, std::move(tracked), data);
+  }
   if (!has_output(i)) {
     scratch_ = std::move(t);
     return &scratch_;

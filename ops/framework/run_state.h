@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 
 #include "include/onnxflow/session.h"
@@ -38,14 +39,17 @@ class RunState {
     options_.profile->nodes.push_back(std::move(timing));
   }
 
-  // Bytes held by tensors this run allocated and has not freed yet.
-  std::atomic<int64_t>& live_bytes() { return live_bytes_; }
+  // Bytes held by tensors this run allocated (KernelContext::Allocate) and has not freed yet;
+  // checked against limits().max_run_bytes. Shared so that tensors which outlive the run (its
+  // outputs) can still give their bytes back when they are freed.
+  std::atomic<int64_t>& live_bytes() { return *live_bytes_; }
+  const std::shared_ptr<std::atomic<int64_t>>& live_bytes_counter() const { return live_bytes_; }
 
  private:
   SessionLimits limits_;
   RunOptions options_;
   int threads_;
-  std::atomic<int64_t> live_bytes_{0};
+  std::shared_ptr<std::atomic<int64_t>> live_bytes_ = std::make_shared<std::atomic<int64_t>>(0);
   std::mutex profile_mutex_;
 };
 

@@ -109,7 +109,10 @@ class RowNormKernel : public OpKernel {
       }
     });
     StoreBack<C>(out, y->mutable_data<T>(), y->size());
-    for (auto [t, stats] : {std::make_pair(mean_out, &mean_stats), std::make_pair(inv_out, &inv_stats)}) {
+    for (auto pair : {std::make_pair(mean_out, &mean_stats), std::make_pair(inv_out, &inv_stats)}) {
+      // Plain locals, not a structured binding: C++17 lambdas cannot capture those (clang refuses).
+      auto* t = pair.first;
+      auto* stats = pair.second;
       if (t == nullptr) continue;
       ONNXFLOW_RETURN_IF_ERROR(DispatchType<float, double, Float16, BFloat16>(t->dtype(), [&](auto tag) {
         using S = decltype(tag);
