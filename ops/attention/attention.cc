@@ -385,7 +385,7 @@ Status AttentionKernel::ComputeIn(KernelContext& ctx) const {
           if (right_window_ >= 0) live = std::min(live, pos + right_window_ + 1);
           live = std::max<int64_t>(live, 0);
         }
-        DotRows(q_view.at(b, h, i), k_head, k_view.row_stride, live, head_size, scores.data());
+        vec::DotRows(q_view.at(b, h, i), k_head, k_view.row_stride, live, head_size, scores.data());
         std::fill(scores.begin() + live, scores.end(), C(0));
         for (int64_t j = 0; j < total; ++j) {
           scores[j] *= scale;
@@ -441,7 +441,7 @@ Status AttentionKernel::ComputeIn(KernelContext& ctx) const {
         if (want_qk && mode_ == 3) std::copy(scores.begin(), scores.end(), qk_row);
 
         std::fill(y_row.begin(), y_row.end(), C(0));
-        AccumulateRows(scores.data(), v_head, v_view.row_stride, total, v_head_size, y_row.data());
+        vec::AccumulateRows(scores.data(), v_head, v_view.row_stride, total, v_head_size, y_row.data());
         C* y_dst = rank3 ? y_buf.data() + (b * q_seq + i) * q_heads * v_head_size + h * v_head_size
                          : y_buf.data() + ((b * q_heads + h) * q_seq + i) * v_head_size;
         std::copy(y_row.begin(), y_row.end(), y_dst);

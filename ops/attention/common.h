@@ -18,15 +18,6 @@
 
 namespace onnxflow {
 namespace attention {
-using vec::AccumulateRows;
-using vec::DotRows;
-using vec::DotRowsF32;
-using vec::DotRowsScalar;
-using vec::AccumulateRowsF32;
-using vec::AccumulateRowsScalar;
-using vec::ExpShiftedF32;
-using vec::ExpShiftedScalar;
-using vec::ExpShifted;
 
 
 // The tensor's elements as C: the tensor's own storage when it already is C, else a converted copy
@@ -83,7 +74,7 @@ void SoftmaxRow(C* x, int64_t n) {
     return;
   }
   if (max == -std::numeric_limits<C>::infinity()) max = 0;
-  C sum = ExpShifted(x, n, max);
+  C sum = vec::ExpShifted(x, n, max);
   if (sum == 0) sum = 1;
   const C inv = C(1) / sum;
   for (int64_t j = 0; j < n; ++j) x[j] *= inv;

@@ -152,7 +152,7 @@ Status FlexAttentionKernel::ComputeIn(KernelContext& ctx, DataType sm_type) cons
       const C* k_head = kd + (b * kv_heads + h / group) * kv_seq * head_size;
       for (int64_t i = 0; i < q_seq; ++i) {
         C* row = scores.data() + (item * q_seq + i) * kv_seq;
-        DotRows(qd + (item * q_seq + i) * head_size, k_head, head_size, kv_seq, head_size, row);
+        vec::DotRows(qd + (item * q_seq + i) * head_size, k_head, head_size, kv_seq, head_size, row);
         for (int64_t j = 0; j < kv_seq; ++j) {
           row[j] *= scale;
           if (round_in) row[j] = RoundTo(in_type, row[j]);
@@ -185,7 +185,7 @@ Status FlexAttentionKernel::ComputeIn(KernelContext& ctx, DataType sm_type) cons
       const C* v_head = vd + (b * kv_heads + h / group) * kv_seq * v_head_size;
       for (int64_t i = 0; i < q_seq; ++i) {
         const int64_t r = item * q_seq + i;
-        AccumulateRows(scores.data() + r * kv_seq, v_head, v_head_size, kv_seq, v_head_size,
+        vec::AccumulateRows(scores.data() + r * kv_seq, v_head, v_head_size, kv_seq, v_head_size,
                        y_buf.data() + r * v_head_size);
       }
     }

@@ -165,7 +165,7 @@ Status LinearAttentionKernel::Compute(KernelContext& ctx) const {
         if (delta) {
           // fresh = beta * (v - S^T k)
           std::fill(retrieved.begin(), retrieved.end(), 0.0f);
-          AccumulateRowsScalar(kt, s, dv, dk, dv, retrieved.data());
+          vec::AccumulateRowsScalar(kt, s, dv, dk, dv, retrieved.data());
           const float bv = bt[token * beta_heads + (beta_heads == 1 ? 0 : h)];
           for (int64_t m = 0; m < dv; ++m) fresh[m] = bv * (vt[m] - retrieved[m]);
         } else {
@@ -181,7 +181,7 @@ Status LinearAttentionKernel::Compute(KernelContext& ctx) const {
         for (int64_t qh = h * group; qh < (h + 1) * group; ++qh) {
           const float* qt = q + token * q_heads * dk + qh * dk;
           float* o = out.data() + token * q_heads * dv + qh * dv;
-          AccumulateRows(qt, s, dv, dk, dv, o);
+          vec::AccumulateRows(qt, s, dv, dk, dv, o);
           for (int64_t m = 0; m < dv; ++m) o[m] *= scale;
         }
       }

@@ -69,8 +69,8 @@ class Loop : public OpKernel {
       Status s = frame->Run(inputs, &outputs);
       if (!s.ok()) return s.WithContext("iteration " + std::to_string(i));
       if (has_cond) {
-      ONNXFLOW_ASSIGN_OR_RETURN(cond, ReadCondition(outputs[0], "the body's condition output"));
-    }
+        ONNXFLOW_ASSIGN_OR_RETURN(cond, ReadCondition(outputs[0], "the body's condition output"));
+      }
       for (int j = 0; j < carried_count; ++j) carried[j] = std::move(outputs[1 + j]);
       for (int k = 0; k < scan_count; ++k) {
         const Value& v = outputs[1 + carried_count + k];

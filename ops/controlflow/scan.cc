@@ -129,8 +129,8 @@ class Scan : public OpKernel {
     int64_t seq = -1;
     for (size_t k = 0; k < scan_inputs.size(); ++k) {
       if (k < axes_attr.size()) {
-      ONNXFLOW_ASSIGN_OR_RETURN(axes[k], NormalizeAxis(axes_attr[k], scan_inputs[k].rank()));
-    }
+        ONNXFLOW_ASSIGN_OR_RETURN(axes[k], NormalizeAxis(axes_attr[k], scan_inputs[k].rank()));
+      }
       if (scan_inputs[k].rank() == 0) return InvalidArgument("scan input " + std::to_string(k) + " is a scalar");
       const int64_t len = scan_inputs[k].dim(axes[k]);
       if (seq >= 0 && len != seq) return InvalidArgument("scan inputs have different sequence lengths");

@@ -29,15 +29,6 @@
 
 namespace onnxflow {
 namespace rnn {
-using vec::AccumulateRows;
-using vec::DotRows;
-using vec::DotRowsF32;
-using vec::DotRowsScalar;
-using vec::AccumulateRowsF32;
-using vec::AccumulateRowsScalar;
-using vec::ExpShiftedF32;
-using vec::ExpShiftedScalar;
-using vec::ExpShifted;
 
 
 enum CommonInput { kX = 0, kW, kR, kB, kSequenceLens, kInitialH, kInitialC, kP };
@@ -253,7 +244,7 @@ void ProjectInputs(const KernelContext& ctx, const RecurrentData<C>& in, const C
       for (int64_t s = s0; s < s1; ++s) {
         for (int64_t b = 0; b < in.batch; ++b) {
           if (s >= in.lens[b]) continue;
-          DotRows(in.X(TimeIndex(in, backward, b, s), b), w_d + r0 * in.input, in.input, rows, in.input,
+          vec::DotRows(in.X(TimeIndex(in, backward, b, s), b), w_d + r0 * in.input, in.input, rows, in.input,
                   out + ((s - s0) * in.batch + b) * gate_rows + r0);
         }
       }
@@ -273,7 +264,7 @@ void MultiplyRows(const KernelContext& ctx, const RecurrentData<C>& in, int64_t 
       const int64_t r0 = blk * block, count = std::min(block, rows - r0);
       for (int64_t b = 0; b < in.batch; ++b) {
         if (s >= in.lens[b]) continue;
-        DotRows(v + b * v_stride, m + r0 * n, n, count, n, out + b * out_stride + r0);
+        vec::DotRows(v + b * v_stride, m + r0 * n, n, count, n, out + b * out_stride + r0);
       }
     }
   });
