@@ -35,7 +35,13 @@ Status RunNode(const PlanNode& node, std::vector<Value>& values, RunState& run) 
   } catch (const std::exception& e) {
     s = Internal(std::string("unexpected exception: ") + e.what());
   }
-  if (run.profiling()) run.Record(NodeTiming{node.name, node.op_type, ThreadNumber(), start, NowNs()});
+  if (run.profiling()) {
+    NodeTiming timing{node.name, node.op_type, ThreadNumber(), start, NowNs(), {}};
+    if (!node.slots.outputs.empty() && node.slots.outputs[0] >= 0 && values[node.slots.outputs[0]].is_tensor()) {
+      timing.output_shape = values[node.slots.outputs[0]].tensor().shape();
+    }
+    run.Record(std::move(timing));
+  }
   return s.ok() ? s : s.WithContext(node.description);
 }
 

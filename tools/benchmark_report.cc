@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 namespace onnxflow::tools {
@@ -131,6 +132,57 @@ std::string ChromeTrace(const RunProfile& profile) {
                       {"args", {{"op", n.op_type}}}});
   }
   return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + "\n";
+}
+
+std::string ProfileTable(const std::vector<RunProfile>& runs, int top) {
+  struct NodeTotal {
+    std::string op_type;
+    std::vector<int64_t> shape;
+    double ms = 0;
+  };
+  std::map<std::string, NodeTotal> nodes;
+  std::map<std::string, std::pair<double, int>> ops;  // total ms, node count per run
+  double total_ms = 0;
+  for (const RunProfile& run : runs) {
+    for (const NodeTiming& t : run.nodes) {
+      const double ms = static_cast<double>(t.end_ns - t.start_ns) / 1e6;
+      NodeTotal& n = nodes[t.node];
+      n.op_type = t.op_type;
+      n.shape = t.output_shape;
+      n.ms += ms;
+      ops[t.op_type].first += ms;
+      total_ms += ms;
+    }
+  }
+  for (const auto& [name, n] : nodes) ++ops[n.op_type].second;
+  const double per_run = runs.empty() ? 1.0 : static_cast<double>(runs.size());
+  std::vector<std::pair<std::string, NodeTotal>> sorted(nodes.begin(), nodes.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
+
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof(line), "node time per run (sum over nodes): %.3f ms\n%-32s %-18s %10s %6s  %s\n",
+                total_ms / per_run, "node", "op", "ms", "%", "output shape");
+  out += line;
+  for (size_t i = 0; i < sorted.size() && static_cast<int>(i) < top; ++i) {
+    const auto& [name, n] = sorted[i];
+    std::string shape = "[";
+    for (size_t d = 0; d < n.shape.size(); ++d) shape += (d ? "," : "") + std::to_string(n.shape[d]);
+    shape += "]";
+    std::snprintf(line, sizeof(line), "%-32.32s %-18.18s %10.3f %6.1f  %s\n", name.c_str(), n.op_type.c_str(),
+                  n.ms / per_run, 100.0 * n.ms / std::max(total_ms, 1e-9), shape.c_str());
+    out += line;
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> by_op(ops.begin(), ops.end());
+  std::sort(by_op.begin(), by_op.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::snprintf(line, sizeof(line), "\n%-24s %6s %10s %6s\n", "op", "nodes", "ms", "%");
+  out += line;
+  for (const auto& [op, total] : by_op) {
+    std::snprintf(line, sizeof(line), "%-24.24s %6d %10.3f %6.1f\n", op.c_str(), total.second, total.first / per_run,
+                  100.0 * total.first / std::max(total_ms, 1e-9));
+    out += line;
+  }
+  return out;
 }
 
 }  // namespace onnxflow::tools

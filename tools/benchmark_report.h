@@ -30,4 +30,8 @@ std::string ResultsSvg(const std::string& model, const std::vector<LevelResult>&
 // Chrome / Perfetto trace-event JSON: one complete event per node, on the thread that ran it.
 std::string ChromeTrace(const RunProfile& profile);
 
+// A text table of where the time of several runs went: the `top` slowest nodes (mean time, op,
+// output shape) and every op type's share of the total.
+std::string ProfileTable(const std::vector<RunProfile>& runs, int top);
+
 }  // namespace onnxflow::tools

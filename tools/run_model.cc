@@ -13,6 +13,7 @@
 
 #include "include/onnxflow/io.h"
 #include "include/onnxflow/session.h"
+#include "tools/benchmark_report.h"
 #include "tools/demo_model.h"
 
 namespace onnxflow::tools {
@@ -33,6 +34,7 @@ struct Options {
   int runs = 0;
   bool demo = false;
   bool quiet = false;
+  bool profile = false;
 };
 
 int Refuse(const std::string& message) {
@@ -147,9 +149,12 @@ int Main(const Options& o) {
   if (!outputs.ok()) return Refuse("run failed: " + outputs.status().ToString());
 
   std::vector<double> times;
+  std::vector<RunProfile> profiles(o.profile ? o.runs : 0);
   for (int r = 0; r < o.runs; ++r) {
+    RunOptions options;
+    if (o.profile) options.profile = &profiles[r];
     start = Clock::now();
-    auto again = session.Run(inputs);
+    auto again = session.Run(inputs, options);
     times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
     if (!again.ok()) return Refuse("run " + std::to_string(r + 1) + " failed: " + again.status().ToString());
   }
@@ -184,6 +189,7 @@ int Main(const Options& o) {
     std::printf("runs=%d p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f\n", o.runs, Percentile(times, 0.5),
                 Percentile(times, 0.9), Percentile(times, 0.99));
   }
+  if (o.profile) std::printf("\n%s", ProfileTable(profiles, 30).c_str());
   return result;
 }
 
@@ -205,6 +211,7 @@ int main(int argc, char** argv) {
   app.add_option("--runs", o.runs, "time N runs after one warm-up");
   app.add_flag("--demo", o.demo, "run the bundled demo model");
   app.add_flag("--quiet", o.quiet, "print no outputs");
+  app.add_flag("--profile", o.profile, "with --runs: print where the time went, by node and by op type");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

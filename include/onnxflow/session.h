@@ -47,6 +47,7 @@ struct NodeTiming {
   int thread = 0;        // a small number per OS thread (stable within the process)
   int64_t start_ns = 0;  // steady_clock time
   int64_t end_ns = 0;
+  std::vector<int64_t> output_shape;  // the first output's dimensions (empty when not a tensor)
 };
 
 // Filled during a run when RunOptions::profile points at it (nodes of subgraphs included).

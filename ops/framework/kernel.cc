@@ -15,6 +15,14 @@ Result<const Tensor*> KernelContext::RequireTensor(int i) const {
 }
 
 Result<Tensor*> KernelContext::Allocate(int i, DataType dtype, const Shape& shape) {
+  return AllocateOutput(i, dtype, shape, /*zero=*/true);
+}
+
+Result<Tensor*> KernelContext::AllocateUninitialized(int i, DataType dtype, const Shape& shape) {
+  return AllocateOutput(i, dtype, shape, /*zero=*/dtype == DataType::kString);
+}
+
+Result<Tensor*> KernelContext::AllocateOutput(int i, DataType dtype, const Shape& shape, bool zero) {
   ONNXFLOW_ASSIGN_OR_RETURN(int64_t count, CheckedElementCount(shape));
   const size_t element = ElementSize(dtype);
   if (element == 0) return InvalidArgument(std::string("cannot allocate a tensor of type ") + DataTypeName(dtype));
@@ -26,7 +34,7 @@ Result<Tensor*> KernelContext::Allocate(int i, DataType dtype, const Shape& shap
   // Count the bytes against the run's budget (max_run_bytes); the storage gives them back when
   // its last handle goes, which may be after the run for tensors it returns.
   const int64_t bytes = count * static_cast<int64_t>(element);
-  Tensor t(dtype, shape);
+  Tensor t = zero ? Tensor(dtype, shape) : Tensor::Uninitialized(dtype, shape);
   if (bytes > 0) {
     const std::shared_ptr<std::atomic<int64_t>>& counter = run_->live_bytes_counter();
     const int64_t held = counter->fetch_add(bytes, std::memory_order_relaxed) + bytes;

@@ -54,6 +54,9 @@ class KernelContext {
   // Fresh, zero-filled storage for output i, checked against the run's limits. For an output the
   // model does not use, returns a scratch tensor that is dropped.
   Result<Tensor*> Allocate(int i, DataType dtype, const Shape& shape);
+  // The same without the zero fill, for kernels that write every element (saves a pass over
+  // memory on the hot path). Strings are still default-constructed.
+  Result<Tensor*> AllocateUninitialized(int i, DataType dtype, const Shape& shape);
   // Sets output i to an existing value (Identity, Reshape and sequence ops share storage).
   void SetOutput(int i, Value value);
 
@@ -62,6 +65,8 @@ class KernelContext {
   const std::string& node_name() const { return node_name_; }
 
  private:
+  Result<Tensor*> AllocateOutput(int i, DataType dtype, const Shape& shape, bool zero);
+
   const NodeSlots& slots_;
   Value* values_;
   RunState* run_;

@@ -66,7 +66,11 @@ void BM_OpenBlas(benchmark::State& state) {
 void Shapes(benchmark::internal::Benchmark* b, bool with_packing) {
   const int64_t shapes[][3] = {{1, 256, 256},    {1, 1024, 1024},   {1, 4096, 4096},  {16, 512, 512},
                                {16, 4096, 1024}, {256, 256, 256},   {256, 1024, 1024}, {256, 4096, 64},
-                               {1024, 1024, 1024}, {1024, 4096, 4096}, {1024, 64, 4096}};
+                               {1024, 1024, 1024}, {1024, 4096, 4096}, {1024, 64, 4096},
+                               // Convolutions as GEMMs (M = out channels, N = output pixels, K = in
+                               // channels x kernel): ResNet-50's stem, 1x1 and 3x3 layers, SqueezeNet's fire.
+                               {64, 12544, 147}, {64, 3136, 64}, {64, 3136, 576}, {256, 3136, 64},
+                               {128, 784, 1152}, {512, 49, 4608}, {2048, 49, 512}, {16, 3025, 64}};
   for (int threads : {1, 2}) {
     for (const auto& s : shapes) {
       if (with_packing) {
