@@ -2,6 +2,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <algorithm>
 #include <map>
 
 namespace onnxflow::graph {
@@ -35,6 +36,13 @@ const Tensor* FloatConstant(const Graph& g, const onnx::NodeProto& n, int input)
   if (input >= n.input_size() || n.input(input).empty()) return nullptr;
   auto it = g.constants.find(n.input(input));
   return it != g.constants.end() && it->second.dtype() == DataType::kFloat ? &it->second : nullptr;
+}
+
+// The element type of a value when the load knows it (graph inputs, value_info, constants).
+DataType KnownType(const Graph& g, const std::string& name) {
+  if (auto c = g.constants.find(name); c != g.constants.end()) return c->second.dtype();
+  auto t = g.known_types.find(name);
+  return t != g.known_types.end() ? t->second : DataType::kUndefined;
 }
 
 bool IsOp(const Node& n, const char* op) { return n.domain.empty() && n.op_type() == op; }
@@ -152,8 +160,13 @@ bool FuseActivation(Graph* g, Uses& u, size_t act_index, std::vector<bool>* remo
   const char* fused = IsOp(producer, "Conv") ? "FusedConv" : IsOp(producer, "Gemm") ? "FusedGemm"
                       : IsOp(producer, "MatMul") ? "FusedMatMul" : nullptr;
   if (fused == nullptr || producer.proto->output_size() != 1) return false;
-  auto type = g->known_types.find(producer.proto->input(0));
-  if (type == g->known_types.end() || type->second != DataType::kFloat) return false;
+  // The fused kernels are float only. Conv, Gemm and MatMul take X and W (A and B) of one type T,
+  // so a float weight (a constant, typed at load) settles it when X's type is not known at load.
+  DataType type = DataType::kUndefined;
+  for (int k = 0; k < std::min(2, producer.proto->input_size()) && type == DataType::kUndefined; ++k) {
+    type = KnownType(*g, producer.proto->input(k));
+  }
+  if (type != DataType::kFloat) return false;
 
   auto node = std::make_shared<onnx::NodeProto>(*producer.proto);
   node->set_op_type(fused);

@@ -8,46 +8,16 @@
 // float16/bfloat16 compute in float; double uses the direct loop.
 #include "ops/math/conv.h"
 
-#include <mutex>
-#include <optional>
-
 #include "ops/framework/dispatch.h"
 #include "ops/math/conv_depthwise.h"
 #include "ops/math/conv_geometry.h"
+#include "ops/math/conv_sources.h"
 #include "ops/math/float_view.h"
 #include "ops/math/fused_activation.h"
 #include "ops/math/gemm.h"
 
 namespace onnxflow {
 namespace {
-
-// Im2col buffers kept between runs: a fresh multi-megabyte buffer per run costs page faults.
-// Runs may overlap, so a buffer is taken out while in use and handed back afterwards.
-class ColumnBufferPool {
- public:
-  PackedB Take(int64_t k, int64_t n) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (size_t i = 0; i < free_.size(); ++i) {
-        if (free_[i].k == k && free_[i].n == n) {
-          PackedB b = std::move(free_[i]);
-          free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
-          return b;
-        }
-      }
-    }
-    return MakePackedB(k, n);  // padding columns start zero; Im2Col never writes them
-  }
-  void Give(PackedB b) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (free_.size() < kMaxKept) free_.push_back(std::move(b));
-  }
-
- private:
-  static constexpr size_t kMaxKept = 4;
-  std::mutex mu_;
-  std::vector<PackedB> free_;
-};
 
 bool IsPointwise(const ConvGeometry& g) {
   for (size_t d = 0; d < g.kernel.size(); ++d) {
@@ -75,7 +45,10 @@ class ConvKernel : public OpKernel {
       return InvalidArgument("Conv: B has " + std::to_string(b->size()) + " values for " +
                              std::to_string(g.out_channels) + " output channels");
     }
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, x->dtype(), g.output_shape()));
+    // The GEMM paths write every element; the direct loop for double accumulates into zeros.
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, x->dtype() == DataType::kDouble
+                                              ? ctx.Allocate(0, x->dtype(), g.output_shape())
+                                              : ctx.AllocateUninitialized(0, x->dtype(), g.output_shape()));
     if (y->size() == 0) return Status::Ok();
     if (x->dtype() == DataType::kDouble) {
       DirectConv<double, double, double>(g, x->data<double>(), w->data<double>(),
@@ -134,7 +107,7 @@ class ConvKernel : public OpKernel {
     const bool split_units = units > 1 && mg * k * out < (1 << 21);
     const int inner_threads = split_units ? 1 : threads;
 
-    auto run_unit = [&](int64_t unit, PackedB* col) {
+    auto run_unit = [&](int64_t unit) {
       const int64_t n = unit / g.group, grp = unit % g.group;
       const float* image = xd + (n * g.in_channels + grp * cg) * in;
       float* yg = yd + (n * g.out_channels + grp * mg) * out;
@@ -145,35 +118,38 @@ class ConvKernel : public OpKernel {
         ia.data = wd + grp * mg * k;
         ia.ld = k;
       }
-      GemmInputB ib;
-      if (pointwise) {
-        ib.data = image;
-        ib.ld = in;
-      } else {
-        const int64_t nr = col->nr;
-        ParallelRange(inner_threads, col->strips(), k * nr, [&](int64_t t0, int64_t t1) {
-          for (int64_t t = t0; t < t1; ++t) {
-            Im2Col(g, image, cg, t * nr, std::min(out, (t + 1) * nr), nr, col->data.get() + t * col->strip_size());
-          }
-        });
-        ib.packed = col;
-      }
       GemmEpilogue epilogue;
       epilogue.row_bias = bd != nullptr ? bd + grp * mg : nullptr;
       epilogue.activation = activation_;
-      Sgemm(mg, out, k, ia, ib, yg, out, epilogue, inner_threads);
+      GemmInputB ib;
+      if (pointwise) {  // X itself is the B operand
+        ib.data = image;
+        ib.ld = in;
+        Sgemm(mg, out, k, ia, ib, yg, out, epilogue, inner_threads);
+      } else if (ShiftedImageSource::Applies(g)) {
+        const ShiftedImageSource source(g, image, cg);
+        ib.source = &source;
+        const int64_t grid = source.grid_columns();
+        if (source.grid_is_output()) {
+          Sgemm(mg, out, k, ia, ib, yg, out, epilogue, inner_threads);
+        } else {
+          Tensor wide = Tensor::Uninitialized(DataType::kFloat, {mg * grid});
+          Sgemm(mg, grid, k, ia, ib, wide.mutable_data<float>(), grid, epilogue, inner_threads);
+          source.Compact(wide.data<float>(), mg, yg);
+        }
+      } else {
+        const Im2ColSource source(g, image, cg);
+        ib.source = &source;
+        Sgemm(mg, out, k, ia, ib, yg, out, epilogue, inner_threads);
+      }
     };
 
     if (split_units) {
       ParallelRange(threads, units, mg * k * out, [&](int64_t u0, int64_t u1) {
-        PackedB col = pointwise ? PackedB{} : columns_.Take(k, out);
-        for (int64_t u = u0; u < u1; ++u) run_unit(u, &col);
-        if (!pointwise) columns_.Give(std::move(col));
+        for (int64_t u = u0; u < u1; ++u) run_unit(u);
       });
     } else {
-      PackedB col = pointwise ? PackedB{} : columns_.Take(k, out);
-      for (int64_t u = 0; u < units; ++u) run_unit(u, &col);
-      if (!pointwise) columns_.Give(std::move(col));
+      for (int64_t u = 0; u < units; ++u) run_unit(u);
     }
     StoreFloats(yd, y->size(), y);
     return Status::Ok();
@@ -182,7 +158,6 @@ class ConvKernel : public OpKernel {
   ConvAttributes attrs_;
   ActivationSpec activation_;
   std::vector<PackedA> packed_w_;  // one per group
-  mutable ColumnBufferPool columns_;
   DataType packed_w_dtype_ = DataType::kUndefined;
   Shape packed_w_shape_;
 };

@@ -119,17 +119,16 @@ Result<ConvGeometry> ComputeConvGeometry(const ConvAttributes& attrs, const Shap
   return g;
 }
 
-void Im2Col(const ConvGeometry& g, const float* image, int64_t channels, int64_t col0, int64_t col1, int64_t ld,
-            float* dst) {
+void Im2Col(const ConvGeometry& g, const float* image, int64_t channels, int64_t row0, int64_t row1, int64_t col0,
+            int64_t col1, int64_t ld, float* dst) {
   const int64_t nd = static_cast<int64_t>(g.kernel.size());
-  const int64_t out_size = g.out_size(), in_size = g.in_size(), ksize = g.kernel_size();
-  const int64_t rows = channels * ksize;
+  const int64_t in_size = g.in_size(), ksize = g.kernel_size();
+  row1 = std::min(row1, channels * ksize);
   std::vector<int64_t> kpos(nd), opos(nd);
-  (void)out_size;
-  auto at = [&](int64_t r, int64_t j) -> float* { return dst + r * ld + (j - col0); };
+  auto at = [&](int64_t r, int64_t j) -> float* { return dst + (r - row0) * ld + (j - col0); };
   if (nd == 2) {  // the common case, with the inner loop over output columns
     const int64_t ih_n = g.in_spatial[0], iw_n = g.in_spatial[1], ow_n = g.out_spatial[1];
-    for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t r = row0; r < row1; ++r) {
       const int64_t c = r / ksize, kk = r % ksize;
       const int64_t kh = kk / g.kernel[1], kw = kk % g.kernel[1];
       const float* src = image + c * in_size;
@@ -164,7 +163,7 @@ void Im2Col(const ConvGeometry& g, const float* image, int64_t channels, int64_t
     }
     return;
   }
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t r = row0; r < row1; ++r) {
     const int64_t c = r / ksize;
     int64_t krem = r % ksize;
     for (int64_t d = nd - 1; d >= 0; --d) { kpos[d] = krem % g.kernel[d]; krem /= g.kernel[d]; }

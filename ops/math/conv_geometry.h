@@ -45,12 +45,13 @@ struct ConvGeometry {
 // X is [N, C, D1..Dn], W is [M, C/group, k1..kn]. Errors name the mismatch.
 Result<ConvGeometry> ComputeConvGeometry(const ConvAttributes& attrs, const Shape& x, const Shape& w);
 
-// Unfolds one group of one image into the GEMM's B operand: row r = (c, k1..kn) of `rows` =
-// channels * kernel_size, column p = output position; values outside the image are 0. Writes
-// columns [col0, col1): element (r, j) goes to dst[r * ld + j - col0], so one packed B strip is
-// (col0 = t*nr, ld = nr) and a whole row-major matrix is (0, N, N).
-void Im2Col(const ConvGeometry& g, const float* image, int64_t channels, int64_t col0, int64_t col1, int64_t ld,
-            float* dst);
+// Unfolds one group of one image into the GEMM's B operand: row r = (c, k1..kn) of
+// channels * kernel_size rows, column p = output position; values outside the image are 0.
+// Writes rows [row0, row1) of columns [col0, col1): element (r, j) goes to
+// dst[(r - row0) * ld + j - col0], so one packed B strip is (col0 = t*nr, ld = nr) and a whole
+// row-major matrix is (0, rows, 0, N, N).
+void Im2Col(const ConvGeometry& g, const float* image, int64_t channels, int64_t row0, int64_t row1, int64_t col0,
+            int64_t col1, int64_t ld, float* dst);
 
 // Direct convolution in any arithmetic, for double/integer types and as the tests' reference:
 // y[n, m, p] = sum (x - x_zero) * (w - w_zero[m]) over the window, plus bias[m] when given.

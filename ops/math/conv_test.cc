@@ -84,6 +84,17 @@ TEST(ConvTest, MatchesReference) {
       {{2, 3, 50}, {4, 3, 5}, {3}, {2, 1}, {2}},                              // 1-D
       {{1, 2, 5, 6, 7}, {3, 2, 2, 3, 2}, {1, 2, 1}, {1, 0, 1, 0, 1, 1}},     // 3-D
       {{1, 64, 20, 20}, {70, 64, 3, 3}, {}, {1, 1, 1, 1}},                   // several strips and K blocks
+      // Stride 1 (the shifted-image path): dilated with uneven pads, 5x5, a 3x1 kernel whose grid
+      // is the output, groups, and a kernel too wide for it (falls back to im2col).
+      {{1, 5, 9, 13}, {7, 5, 3, 3}, {}, {0, 2, 1, 0}, {2, 2}},
+      {{1, 3, 8, 8}, {4, 3, 5, 5}, {}, {2, 2, 2, 2}},
+      {{1, 3, 12, 12}, {4, 3, 3, 1}, {}, {1, 0, 1, 0}},
+      {{2, 4, 6, 6}, {6, 2, 3, 3}, {}, {1, 1, 1, 1}, {}, 2},
+      {{1, 2, 6, 6}, {3, 2, 5, 5}, {}, {}},
+      // Small output maps with many channels: 3x3, pointwise, strided.
+      {{1, 9, 7, 7}, {600, 9, 3, 3}, {}, {1, 1, 1, 1}},
+      {{2, 20, 5, 6}, {64, 20, 1, 1}, {}, {}},
+      {{1, 12, 9, 9}, {50, 12, 1, 1}, {2, 2}, {}},
   };
   for (const ConvCase& cs : cases) {
     RunCase(cs, false);

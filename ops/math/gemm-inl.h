@@ -14,6 +14,7 @@
 #include <cstring>
 #include <utility>
 
+#include "hwy/cache_control.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 #include "ops/math/gemm_block.h"
@@ -96,7 +97,7 @@ struct TileEpilogue {
 template <size_t kRows, size_t kVecs>
 HWY_NOINLINE void MicroKernel(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, size_t b_stride,
                               size_t kc, float* HWY_RESTRICT c, size_t ldc, bool load_c,
-                              const TileEpilogue* epilogue) {
+                              const TileEpilogue* epilogue, const float* prefetch) {
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   const size_t lanes = hn::Lanes(d);
@@ -109,6 +110,7 @@ HWY_NOINLINE void MicroKernel(const float* HWY_RESTRICT a, const float* HWY_REST
   for (size_t k = 0; k < kc; ++k) {
     const float* HWY_RESTRICT bk = b + k * b_stride;
     const float* HWY_RESTRICT ak = a + k * kMr;
+    hwy::Prefetch(prefetch + k * kMr);
     V bv[kVecs];
     HWY_UNROLL(16)
     for (size_t v = 0; v < kVecs; ++v) bv[v] = hn::LoadU(d, bk + v * lanes);
@@ -138,8 +140,10 @@ HWY_NOINLINE void MicroKernel(const float* HWY_RESTRICT a, const float* HWY_REST
   }
 }
 
+// The last argument is where the next A strip starts: its lines are requested while this tile
+// runs, because weights streamed once per run otherwise arrive one page-crossing miss at a time.
 using MicroKernelFn = void (*)(const float*, const float*, size_t, size_t, float*, size_t, bool,
-                               const TileEpilogue*);
+                               const TileEpilogue*, const float*);
 
 template <size_t kRows, size_t... kVecs>
 constexpr std::array<MicroKernelFn, sizeof...(kVecs)> KernelRow(std::index_sequence<kVecs...>) {
@@ -162,7 +166,11 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
   for (int64_t i = 0; i < blk.m; i += kMr) {
     const int64_t rows = std::min<int64_t>(kMr, blk.m - i);
     const float* a = blk.a + (i / static_cast<int64_t>(kMr)) * blk.a_strip_stride;
+    // The next strip is fetched during the first tile of this one (re-fetching this one, which is
+    // cached, on the last strip and the other tiles).
+    const float* next_a = i + static_cast<int64_t>(kMr) < blk.m ? a + blk.a_strip_stride : a;
     for (int64_t t = 0; t < b_strips; ++t) {
+      const float* prefetch = t == 0 ? next_a : a;
       const int64_t j = t * nr;
       const int64_t cols = std::min(nr, blk.n - j);
       const int64_t vecs = (cols + lanes - 1) / lanes;
@@ -175,7 +183,7 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
       float* c = blk.c + i * blk.ldc + j;
       if (cols == vecs * lanes) {
         fn(a, b, b_stride, static_cast<size_t>(blk.kc), c, static_cast<size_t>(blk.ldc), blk.load_c,
-           blk.last ? &epi : nullptr);
+           blk.last ? &epi : nullptr, prefetch);
         continue;
       }
       HWY_ALIGN float tile[kMr * kNv * hn::MaxLanes(d)];
@@ -189,7 +197,7 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
         std::memcpy(col_bias, epi.col_bias, cols * sizeof(float));
         epi.col_bias = col_bias;
       }
-      fn(a, b, b_stride, static_cast<size_t>(blk.kc), tile, ld, blk.load_c, blk.last ? &epi : nullptr);
+      fn(a, b, b_stride, static_cast<size_t>(blk.kc), tile, ld, blk.load_c, blk.last ? &epi : nullptr, prefetch);
       for (int64_t r = 0; r < rows; ++r) std::memcpy(c + r * blk.ldc, tile + r * ld, cols * sizeof(float));
     }
   }

@@ -11,7 +11,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <new>
+
+#include <sys/mman.h>
 
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
@@ -39,12 +43,24 @@ constexpr int64_t kMinParallelMacs = 1 << 18;
 
 }  // namespace
 
-void AlignedFloats::Free::operator()(float* p) const { hwy::FreeAlignedBytes(p, nullptr, nullptr); }
+namespace {
+constexpr size_t kHugePage = size_t{2} << 20;
+}  // namespace
+
+void AlignedFloats::Free::operator()(float* p) const { std::free(p); }
 
 AlignedFloats AlignedFloats::Make(int64_t n, bool zero) {
   AlignedFloats out;
-  const size_t bytes = static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(float);
-  out.ptr.reset(static_cast<float*>(hwy::AllocateAlignedBytes(bytes, nullptr, nullptr)));
+  size_t bytes = static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(float);
+  // Packed weights and big blocks are streamed once per use: on 4 KiB pages the hardware
+  // prefetcher restarts at every page and the TLB misses; 2 MiB pages avoid both.
+  const bool huge = bytes >= kHugePage;
+  const size_t align = huge ? kHugePage : 64;
+  bytes = (bytes + align - 1) / align * align;
+  void* p = std::aligned_alloc(align, bytes);
+  if (p == nullptr) throw std::bad_alloc();
+  if (huge) madvise(p, bytes, MADV_HUGEPAGE);
+  out.ptr.reset(static_cast<float*>(p));
   if (zero) std::memset(out.ptr.get(), 0, bytes);
   out.size = n;
   return out;
@@ -142,50 +158,46 @@ PackedA PackA(const float* a, int64_t lda, bool trans, int64_t m, int64_t k, flo
   return p;
 }
 
-PackedB MakePackedB(int64_t k, int64_t n) {
-  PackedB p;
-  p.k = k;
-  p.n = n;
-  p.nr = GemmTile().nr;
-  p.data = AlignedFloats::Make(p.strips() * p.strip_size(), /*zero=*/false);
-  if (p.strips() > 0) std::memset(p.data.get() + (p.strips() - 1) * p.strip_size(), 0, p.strip_size() * sizeof(float));
-  return p;
-}
-
 namespace {
 
-// Packs strip t of op(B) into dst (k rows of nr floats, zero-padded past n).
+// op(B) in memory as a panel source: each block is copied strip by strip.
+class MatrixPanelSource : public BPanelSource {
+ public:
+  MatrixPanelSource(const float* b, int64_t ldb, bool trans) : b_(b), ldb_(ldb), trans_(trans) {}
+
+  void PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr, float* dst) const override {
+    for (int64_t t = 0; t * nr < cols; ++t) {
+      PackStrip(k0, kc, j0 + t * nr, std::min(nr, cols - t * nr), nr, dst + t * kc * nr);
+    }
+  }
+
+ private:
+  // Rows [k0, k0 + kc) of columns [j0, j0 + cols) as one strip: kc rows of nr floats, zero past cols.
+  void PackStrip(int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr, float* dst) const {
+    if (!trans_) {
+      for (int64_t kk = 0; kk < kc; ++kk) {
+        float* d = dst + kk * nr;
+        std::memcpy(d, b_ + (k0 + kk) * ldb_ + j0, cols * sizeof(float));
+        if (cols < nr) std::memset(d + cols, 0, (nr - cols) * sizeof(float));
+      }
+    } else {
+      if (cols < nr) std::memset(dst, 0, kc * nr * sizeof(float));
+      for (int64_t j = 0; j < cols; ++j) {
+        const float* src = b_ + (j0 + j) * ldb_ + k0;
+        for (int64_t kk = 0; kk < kc; ++kk) dst[kk * nr + j] = src[kk];
+      }
+    }
+  }
+
+  const float* b_;
+  int64_t ldb_;
+  bool trans_;
+};
+
+// Packs strip t of op(B) (all k rows) into dst, zero past n.
 void PackBStrip(const float* b, int64_t ldb, bool trans, int64_t k, int64_t n, int64_t nr, int64_t t,
                 float* dst) {
-  const int64_t j0 = t * nr;
-  const int64_t cols = std::min(nr, n - j0);
-  if (!trans) {
-    for (int64_t kk = 0; kk < k; ++kk) std::memcpy(dst + kk * nr, b + kk * ldb + j0, cols * sizeof(float));
-  } else {
-    for (int64_t j = 0; j < cols; ++j) {
-      const float* src = b + (j0 + j) * ldb;
-      for (int64_t kk = 0; kk < k; ++kk) dst[kk * nr + j] = src[kk];
-    }
-  }
-}
-
-// Packs rows [k0, k0 + kc) of columns [j0, j0 + cols) of op(B) as one strip: kc rows of nr floats,
-// zero past cols.
-void PackBBlock(const float* b, int64_t ldb, bool trans, int64_t k0, int64_t kc, int64_t j0, int64_t cols,
-                int64_t nr, float* dst) {
-  if (!trans) {
-    for (int64_t kk = 0; kk < kc; ++kk) {
-      float* d = dst + kk * nr;
-      std::memcpy(d, b + (k0 + kk) * ldb + j0, cols * sizeof(float));
-      if (cols < nr) std::memset(d + cols, 0, (nr - cols) * sizeof(float));
-    }
-  } else {
-    if (cols < nr) std::memset(dst, 0, kc * nr * sizeof(float));
-    for (int64_t j = 0; j < cols; ++j) {
-      const float* src = b + (j0 + j) * ldb + k0;
-      for (int64_t kk = 0; kk < kc; ++kk) dst[kk * nr + j] = src[kk];
-    }
-  }
+  MatrixPanelSource(b, ldb, trans).PackBlock(0, k, t * nr, std::min(nr, n - t * nr), nr, dst);
 }
 
 // Each thread's buffer for the B block it is working on; grows to the largest block seen.
@@ -194,7 +206,11 @@ thread_local AlignedFloats tls_block;
 }  // namespace
 
 PackedB PackB(const float* b, int64_t ldb, bool trans, int64_t k, int64_t n, int threads) {
-  PackedB p = MakePackedB(k, n);  // PackBStrip writes every strip; the last one's padding stays 0
+  PackedB p;
+  p.k = k;
+  p.n = n;
+  p.nr = GemmTile().nr;
+  p.data = AlignedFloats::Make(p.strips() * p.strip_size(), /*zero=*/false);  // strips zero their own padding
   ParallelRange(threads, p.strips(), k * p.nr, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) PackBStrip(b, ldb, trans, k, n, p.nr, t, p.data.get() + t * p.strip_size());
   });
@@ -231,11 +247,13 @@ void Sgemm(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInput
   // B: packed if given packed; read in place when row-major, untransposed and M is small (packing
   // would cost as much as the product; only the partial last strip is copied); otherwise packed
   // here, because strided rows of a wide B thrash L1 sets and TLB (~25% slower in place).
-  const PackedB* pb = b.packed;
+  const PackedB* pb = b.source == nullptr ? b.packed : nullptr;
   AlignedFloats b_tail;
-  const bool raw_b = pb == nullptr && !b.trans && m <= kRawBMaxRows;
+  const bool raw_b = pb == nullptr && b.source == nullptr && !b.trans && m <= kRawBMaxRows;
   // Otherwise an unpacked B is packed one block at a time inside each task (below).
   const bool pack_blocks = pb == nullptr && !raw_b;
+  const MatrixPanelSource matrix_source(b.data, b.ld, b.trans);
+  const BPanelSource* source = b.source != nullptr ? b.source : &matrix_source;
   const int64_t n_strips = (n + nr - 1) / nr;
   if (raw_b && n % nr != 0) {
     b_tail = AlignedFloats::Make(k * nr);
@@ -287,10 +305,7 @@ void Sgemm(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInput
         if (pack_blocks) {
           const int64_t strips = (cols + nr - 1) / nr;
           if (tls_block.size < strips * kc * nr) tls_block = AlignedFloats::Make(strips * kc * nr, false);
-          for (int64_t t = 0; t < strips; ++t) {
-            PackBBlock(b.data, b.ld, b.trans, k0, kc, j0 + t * nr, std::min(nr, n - j0 - t * nr), nr,
-                       tls_block.get() + t * kc * nr);
-          }
+          source->PackBlock(k0, kc, j0, cols, nr, tls_block.get());
           blk.b = tls_block.get();
           blk.b_strip_stride = kc * nr;
           blk.b_row_stride = nr;

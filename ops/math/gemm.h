@@ -84,9 +84,6 @@ struct PackedB {
 PackedA PackA(const float* a, int64_t lda, bool trans, int64_t m, int64_t k, float scale = 1.0f, int threads = 1);
 // Packs op(B) (K x N; B is N x K when trans).
 PackedB PackB(const float* b, int64_t ldb, bool trans, int64_t k, int64_t n, int threads = 1);
-// A PackedB of the right geometry for callers that fill strips themselves (im2col): only the
-// last strip is zeroed (its padding columns must read as 0), the rest is left for the caller.
-PackedB MakePackedB(int64_t k, int64_t n);
 
 // One operand: either packed, or raw memory with a leading dimension and a transpose flag.
 struct GemmInputA {
@@ -96,11 +93,23 @@ struct GemmInputA {
   bool trans = false;
   float scale = 1.0f;  // multiplies A when it is packed here (Gemm's alpha); packed A is used as is
 };
+// A B operand that is not a matrix in memory (a convolution's unfolded input). Sgemm asks it for
+// one block at a time, in the packed strip layout, right before the block is used: the block is
+// built in L2 and consumed there, and the whole unfolded matrix never exists.
+class BPanelSource {
+ public:
+  virtual ~BPanelSource() = default;
+  // Writes rows [k0, k0 + kc) of columns [j0, j0 + cols) of B as ceil(cols / nr) strips, each kc
+  // rows of nr floats, with zeros past column `cols`. Called concurrently for disjoint blocks.
+  virtual void PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr, float* dst) const = 0;
+};
+
 struct GemmInputB {
   const PackedB* packed = nullptr;
   const float* data = nullptr;
   int64_t ld = 0;
   bool trans = false;
+  const BPanelSource* source = nullptr;  // when set, B comes from here (packed and data unused)
 };
 
 struct GemmEpilogue {

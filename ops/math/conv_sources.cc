@@ -1,0 +1,91 @@
+#include "ops/math/conv_sources.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace onnxflow {
+
+void Im2ColSource::PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr, float* dst) const {
+  for (int64_t t = 0; t * nr < cols; ++t) {
+    float* strip = dst + t * kc * nr;
+    const int64_t width = std::min(nr, cols - t * nr);
+    Im2Col(g_, image_, channels_, k0, k0 + kc, j0 + t * nr, j0 + t * nr + width, nr, strip);
+    if (width < nr) {
+      for (int64_t r = 0; r < kc; ++r) std::memset(strip + r * nr + width, 0, (nr - width) * sizeof(float));
+    }
+  }
+}
+
+bool ShiftedImageSource::Applies(const ConvGeometry& g) {
+  if (g.kernel.size() != 2 || g.strides[0] != 1 || g.strides[1] != 1) return false;
+  const int64_t padded_h = g.in_spatial[0] + g.pads_begin[0] + g.pads_end[0];
+  const int64_t padded_w = g.in_spatial[1] + g.pads_begin[1] + g.pads_end[1];
+  // Stride 1 makes the output exactly the positions where the dilated kernel fits the padded image.
+  if (g.out_spatial[0] != padded_h - (g.kernel[0] - 1) * g.dilations[0] ||
+      g.out_spatial[1] != padded_w - (g.kernel[1] - 1) * g.dilations[1] || g.out_spatial[1] <= 0) {
+    return false;
+  }
+  return 2 * padded_w <= 3 * g.out_spatial[1];
+}
+
+ShiftedImageSource::ShiftedImageSource(const ConvGeometry& g, const float* image, int64_t channels) {
+  const int64_t h = g.in_spatial[0], w = g.in_spatial[1];
+  const int64_t top = g.pads_begin[0], left = g.pads_begin[1];
+  const int64_t padded_h = h + top + g.pads_end[0];
+  padded_w_ = w + left + g.pads_end[1];
+  out_h_ = g.out_spatial[0];
+  out_w_ = g.out_spatial[1];
+  const int64_t plane = padded_h * padded_w_;
+  const int64_t wrap = (g.kernel[1] - 1) * g.dilations[1];
+  padded_ = Tensor::Uninitialized(DataType::kFloat, {channels * plane + wrap});
+  float* p = padded_.mutable_data<float>();
+  for (int64_t c = 0; c < channels; ++c) {
+    float* dst = p + c * plane;
+    const float* src = image + c * h * w;
+    std::memset(dst, 0, top * padded_w_ * sizeof(float));
+    for (int64_t y = 0; y < h; ++y) {
+      float* row = dst + (top + y) * padded_w_;
+      std::memset(row, 0, left * sizeof(float));
+      std::memcpy(row + left, src + y * w, w * sizeof(float));
+      std::memset(row + left + w, 0, (padded_w_ - left - w) * sizeof(float));
+    }
+    std::memset(dst + (top + h) * padded_w_, 0, (padded_h - top - h) * padded_w_ * sizeof(float));
+  }
+  std::memset(p + channels * plane, 0, wrap * sizeof(float));
+
+  const int64_t ksize = g.kernel[0] * g.kernel[1];
+  row_offsets_.resize(channels * ksize);
+  for (int64_t c = 0; c < channels; ++c) {
+    for (int64_t kh = 0; kh < g.kernel[0]; ++kh) {
+      for (int64_t kw = 0; kw < g.kernel[1]; ++kw) {
+        row_offsets_[(c * g.kernel[0] + kh) * g.kernel[1] + kw] =
+            c * plane + kh * g.dilations[0] * padded_w_ + kw * g.dilations[1];
+      }
+    }
+  }
+}
+
+void ShiftedImageSource::PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr,
+                                   float* dst) const {
+  const float* p = padded_.data<float>();
+  const int64_t strips = (cols + nr - 1) / nr;
+  const int64_t tail = cols - (strips - 1) * nr;  // columns in the last strip
+  for (int64_t r = 0; r < kc; ++r) {
+    const float* src = p + row_offsets_[k0 + r] + j0;
+    float* d = dst + r * nr;
+    for (int64_t t = 0; t + 1 < strips; ++t) std::memcpy(d + t * kc * nr, src + t * nr, nr * sizeof(float));
+    float* last = d + (strips - 1) * kc * nr;
+    std::memcpy(last, src + (strips - 1) * nr, tail * sizeof(float));
+    std::memset(last + tail, 0, (nr - tail) * sizeof(float));
+  }
+}
+
+void ShiftedImageSource::Compact(const float* grid, int64_t rows, float* y) const {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* src = grid + r * grid_columns();
+    float* dst = y + r * out_h_ * out_w_;
+    for (int64_t oh = 0; oh < out_h_; ++oh) std::memcpy(dst + oh * out_w_, src + oh * padded_w_, out_w_ * sizeof(float));
+  }
+}
+
+}  // namespace onnxflow

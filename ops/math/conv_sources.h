@@ -1,0 +1,57 @@
+// Where a convolution's GEMM gets its B operand (the unfolded image) from: Sgemm asks a source for
+// one packed block at a time, so the unfolded matrix is built in cache, block by block, and never
+// exists whole in memory.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "include/onnxflow/tensor.h"
+#include "ops/math/conv_geometry.h"
+#include "ops/math/gemm.h"
+
+namespace onnxflow {
+
+// Any convolution: each block is unfolded with Im2Col.
+class Im2ColSource : public BPanelSource {
+ public:
+  Im2ColSource(const ConvGeometry& g, const float* image, int64_t channels)
+      : g_(g), image_(image), channels_(channels) {}
+  void PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr, float* dst) const override;
+
+ private:
+  const ConvGeometry& g_;
+  const float* image_;
+  int64_t channels_;
+};
+
+// A stride-1 2-D convolution over a zero-padded copy of the image (Hp x Wp per channel). Output
+// pixel (oh, ow) becomes column oh * Wp + ow of a grid as wide as the padded image, so the unfolded
+// row (c, kh, kw) is the padded image read on from c*Hp*Wp + kh*dh*Wp + kw*dw: one contiguous run,
+// packed with plain copies instead of per-pixel index arithmetic. The last (KW-1)*dw columns of
+// each grid row wrap into the next row; they are computed too and dropped by Compact.
+class ShiftedImageSource : public BPanelSource {
+ public:
+  // 2-D, stride 1, and the dropped columns cost at most half as much again as the kept ones.
+  static bool Applies(const ConvGeometry& g);
+
+  // Copies `channels` planes of `image` into pooled storage, with the padding.
+  ShiftedImageSource(const ConvGeometry& g, const float* image, int64_t channels);
+
+  // The GEMM's N: output rows times the padded width.
+  int64_t grid_columns() const { return out_h_ * padded_w_; }
+  // True when no column is dropped (the grid is the output itself).
+  bool grid_is_output() const { return padded_w_ == out_w_; }
+
+  void PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr, float* dst) const override;
+
+  // y[r, oh * OW + ow] = grid[r, oh * Wp + ow] for `rows` rows (output channels).
+  void Compact(const float* grid, int64_t rows, float* y) const;
+
+ private:
+  int64_t padded_w_ = 0, out_h_ = 0, out_w_ = 0;
+  Tensor padded_;                     // channels * Hp * Wp floats and a zero tail for the wrap
+  std::vector<int64_t> row_offsets_;  // where unfolded row r starts in padded_
+};
+
+}  // namespace onnxflow
