@@ -108,6 +108,53 @@ bool FoldBatchNorm(Graph* g, Uses& u, size_t bn_index, std::vector<bool>* remove
   return true;
 }
 
+// The fused kernels are float only. Conv, Gemm and MatMul take X and W (A and B) of one type T, so
+// a float weight (a constant, typed at load) settles it when X's type is not known at load.
+bool IsFloatProduct(const Graph& g, const Node& producer) {
+  DataType type = DataType::kUndefined;
+  for (int k = 0; k < std::min(2, producer.proto->input_size()) && type == DataType::kUndefined; ++k) {
+    type = KnownType(g, producer.proto->input(k));
+  }
+  return type == DataType::kFloat;
+}
+
+// Conv -> Add/Sum(conv, Z) (a residual connection): FusedConv with Z as a fourth input, added in
+// the GEMM epilogue instead of in a pass of its own. Add's operands commute exactly, so either
+// operand may be the convolution; Z must not depend on it (the convolution's sole reader is the
+// sum), so the fused node cannot close a cycle.
+bool FuseResidual(Graph* g, Uses& u, size_t sum_index, std::vector<bool>* removed) {
+  const Node& sum = g->nodes[sum_index];
+  const auto& s = *sum.proto;
+  const bool is_add = IsOp(sum, "Add") && sum.opset >= 7;  // older Add broadcasts by attribute
+  if (!(is_add || IsOp(sum, "Sum")) || s.input_size() != 2 || s.output_size() != 1) return false;
+  int best = -1, best_input = -1;
+  for (int i = 0; i < 2; ++i) {
+    auto p = u.producer.find(s.input(i));
+    auto r = u.readers.find(s.input(i));
+    if (p == u.producer.end() || r == u.readers.end() || r->second != 1 || (*removed)[p->second]) continue;
+    const Node& conv = g->nodes[p->second];
+    if (!IsOp(conv, "Conv") || conv.proto->output_size() != 1 || !IsFloatProduct(*g, conv)) continue;
+    if (p->second > best) {  // the later convolution: the earlier one has more time to produce Z
+      best = p->second;
+      best_input = i;
+    }
+  }
+  if (best < 0 || s.input(0) == s.input(1)) return false;
+  Node& conv = g->nodes[best];
+  auto node = std::make_shared<onnx::NodeProto>(*conv.proto);
+  node->set_op_type("FusedConv");
+  node->set_domain(kFusedDomain);
+  while (node->input_size() < 3) node->add_input("");
+  node->add_input(s.input(1 - best_input));
+  node->set_output(0, s.output(0));
+  conv.proto = std::move(node);
+  conv.domain = kFusedDomain;
+  conv.opset = 1;
+  u.producer[s.output(0)] = best;
+  (*removed)[sum_index] = true;
+  return true;
+}
+
 // The epilogue attributes for an activation node, or false when it cannot be fused.
 bool ActivationAttributes(const Graph& g, const Node& act, std::string* name, float* alpha, float* beta,
                           bool* has_alpha, bool* has_beta) {
@@ -157,16 +204,14 @@ bool FuseActivation(Graph* g, Uses& u, size_t act_index, std::vector<bool>* remo
   const int p = SoleProducer(*g, u, act);
   if (p < 0 || (*removed)[p]) return false;
   Node& producer = g->nodes[p];
-  const char* fused = IsOp(producer, "Conv") ? "FusedConv" : IsOp(producer, "Gemm") ? "FusedGemm"
-                      : IsOp(producer, "MatMul") ? "FusedMatMul" : nullptr;
-  if (fused == nullptr || producer.proto->output_size() != 1) return false;
-  // The fused kernels are float only. Conv, Gemm and MatMul take X and W (A and B) of one type T,
-  // so a float weight (a constant, typed at load) settles it when X's type is not known at load.
-  DataType type = DataType::kUndefined;
-  for (int k = 0; k < std::min(2, producer.proto->input_size()) && type == DataType::kUndefined; ++k) {
-    type = KnownType(*g, producer.proto->input(k));
-  }
-  if (type != DataType::kFloat) return false;
+  // A residual FusedConv (below) has no activation yet: it takes this one after its sum.
+  const bool residual_conv = producer.domain == kFusedDomain && producer.op_type() == "FusedConv" &&
+                             Attr(*producer.proto, "activation") == nullptr;
+  const char* fused = IsOp(producer, "Conv") || residual_conv ? "FusedConv"
+                      : IsOp(producer, "Gemm")                ? "FusedGemm"
+                      : IsOp(producer, "MatMul")              ? "FusedMatMul"
+                                                              : nullptr;
+  if (fused == nullptr || producer.proto->output_size() != 1 || !IsFloatProduct(*g, producer)) return false;
 
   auto node = std::make_shared<onnx::NodeProto>(*producer.proto);
   node->set_op_type(fused);
@@ -215,6 +260,7 @@ void Apply(Graph* g, Rule rule) {
 
 void FuseForInference(Graph* g) {
   Apply(g, FoldBatchNorm);
+  Apply(g, FuseResidual);
   Apply(g, FuseActivation);
   for (auto& node : g->nodes) {
     for (auto& [name, sub] : node.subgraphs) FuseForInference(sub.get());

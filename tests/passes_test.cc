@@ -1,5 +1,7 @@
 // Load-time passes (constant folding, BatchNormalization folding, activation fusion, dead-node
 // removal) must not change what a model computes.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "include/onnxflow/io.h"
@@ -65,10 +67,61 @@ TEST(Passes, EveryFusedActivationUnchanged) {
   }
 }
 
+// The op types one run executed, in the order they finished.
+std::vector<std::string> ExecutedOps(const Session& session, const std::vector<NamedValue>& inputs) {
+  RunProfile profile;
+  RunOptions options;
+  options.profile = &profile;
+  EXPECT_TRUE(session.Run(inputs, options).ok());
+  std::vector<std::string> ops;
+  for (const NodeTiming& t : profile.nodes) ops.push_back(t.op_type);
+  return ops;
+}
+
+TEST(Passes, ResidualSumsFoldIntoConvolutions) {
+  // y = relu(conv1(x) + conv2(x)): one FusedConv takes the other convolution's output as Z.
+  // q = sum(conv3(x), r) with r broadcasting [3, 1, 1]. p = conv4(x) + x2 where conv4's output is
+  // also an output of the graph, so it must stay.
+  tools::ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {1, 2, 5, 5});
+  m.Input("r", DataType::kFloat, {3, 1, 1});
+  m.Input("x2", DataType::kFloat, {1, 3, 5, 5});
+  for (const char* name : {"w1", "w2", "w3", "w4"}) {
+    Tensor w(DataType::kFloat, {3, 2, 3, 3});
+    for (int64_t i = 0; i < w.size(); ++i) w.mutable_data<float>()[i] = static_cast<float>((i * (name[1] - '0' + 6)) % 13) / 6.0f - 1.0f;
+    m.Initializer(name, w);
+  }
+  m.Initializer("b1", Tensor::FromVector<float>({3}, {0.5f, -1.0f, 0.25f}));
+  for (const auto& [w, out] : std::vector<std::pair<std::string, std::string>>{{"w1", "c1"}, {"w2", "c2"}, {"w3", "c3"}, {"w4", "c4"}}) {
+    auto& conv = m.Node("Conv", w == "w1" ? std::vector<std::string>{"x", w, "b1"} : std::vector<std::string>{"x", w}, {out});
+    tools::SetAttr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  }
+  m.Node("Add", {"c1", "c2"}, {"s"});
+  m.Node("Relu", {"s"}, {"y"});
+  m.Node("Sum", {"r", "c3"}, {"q"});
+  m.Node("Add", {"c4", "x2"}, {"p"});
+  m.Output("y", DataType::kFloat, {1, 3, 5, 5});
+  m.Output("q", DataType::kFloat, {1, 3, 5, 5});
+  m.Output("p", DataType::kFloat, {1, 3, 5, 5});
+  m.Output("c4", DataType::kFloat, {1, 3, 5, 5});
+  const std::string bytes = m.Serialize();
+  const std::vector<NamedValue> inputs = {{"x", *FillTensor(DataType::kFloat, {1, 2, 5, 5})},
+                                          {"r", *FillTensor(DataType::kFloat, {3, 1, 1})},
+                                          {"x2", *FillTensor(DataType::kFloat, {1, 3, 5, 5})}};
+  ExpectSameWithAndWithoutPasses([&](const SessionOptions& o) { return Session::LoadFromBytes(bytes, o); }, inputs,
+                                 1e-5);
+  auto session = Session::LoadFromBytes(bytes);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  std::vector<std::string> ops = ExecutedOps(*session, inputs);
+  std::sort(ops.begin(), ops.end());
+  EXPECT_EQ(ops, (std::vector<std::string>{"Add", "Conv", "Conv", "FusedConv", "FusedConv"}));
+}
+
 TEST(Passes, WholeNetworksUnchanged) {
   const char* data = std::getenv("ONNXFLOW_TEST_DATA");
   ASSERT_NE(data, nullptr) << "ONNXFLOW_TEST_DATA is not set";
-  for (const char* name : {"real_squeezenet", "real_shufflenet", "real_inception_v1", "light_squeezenet"}) {
+  for (const char* name :
+       {"real_squeezenet", "real_shufflenet", "real_inception_v1", "light_squeezenet", "light_resnet50"}) {
     const std::string folder = std::string(data) + "/models/" + name;
     auto probe = Session::Load(folder + "/model.onnx");
     ASSERT_TRUE(probe.ok()) << probe.status().ToString();

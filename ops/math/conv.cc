@@ -9,6 +9,7 @@
 #include "ops/math/conv.h"
 
 #include "ops/framework/dispatch.h"
+#include "ops/framework/shape.h"
 #include "ops/math/conv_depthwise.h"
 #include "ops/math/conv_geometry.h"
 #include "ops/math/conv_sources.h"
@@ -45,6 +46,8 @@ class ConvKernel : public OpKernel {
       return InvalidArgument("Conv: B has " + std::to_string(b->size()) + " values for " +
                              std::to_string(g.out_channels) + " output channels");
     }
+    const Tensor* z = ctx.input_tensor(3);  // FusedConv's residual: an Add the graph pass folded in
+    if (z != nullptr) return ComputeWithResidual(ctx, *x, *w, b, *z, g);
     // The GEMM paths write every element; the direct loop for double accumulates into zeros.
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, x->dtype() == DataType::kDouble
                                               ? ctx.Allocate(0, x->dtype(), g.output_shape())
@@ -63,7 +66,7 @@ class ConvKernel : public OpKernel {
     if (!IsFloatLike(x->dtype())) {
       return Unimplemented(std::string("Conv: type ") + DataTypeName(x->dtype()) + " is not supported");
     }
-    return ComputeFloat(ctx, *x, *w, b, g, y);
+    return ComputeFloat(ctx, *x, *w, b, nullptr, activation_, g, y);
   }
 
  private:
@@ -82,8 +85,44 @@ class ConvKernel : public OpKernel {
     }
   }
 
-  Status ComputeFloat(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* b, const ConvGeometry& g,
-                      Tensor* y) const {
+  // Y = act(conv(X) + Z). Z of Y's shape is added in the GEMM epilogue; a Z that broadcasts (Add's
+  // numpy rule) is added after the convolution, in the broadcast shape.
+  Status ComputeWithResidual(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* b, const Tensor& z,
+                             const ConvGeometry& g) const {
+    if (x.dtype() != DataType::kFloat || z.dtype() != DataType::kFloat) {
+      return InvalidArgument("FusedConv: the residual input needs float X and Z");
+    }
+    if (z.shape() == g.output_shape()) {
+      ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, g.output_shape()));
+      if (y->size() == 0) return Status::Ok();
+      return ComputeFloat(ctx, x, w, b, z.data<float>(), activation_, g, y);
+    }
+    Tensor conv = Tensor::Uninitialized(DataType::kFloat, g.output_shape());
+    if (conv.size() > 0) ONNXFLOW_RETURN_IF_ERROR(ComputeFloat(ctx, x, w, b, nullptr, ActivationSpec{}, g, &conv));
+    ONNXFLOW_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(conv.shape(), z.shape()));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, shape));
+    const std::vector<int64_t> conv_strides = BroadcastStrides(conv.shape(), shape);
+    const std::vector<int64_t> z_strides = BroadcastStrides(z.shape(), shape);
+    float* yd = y->mutable_data<float>();
+    std::vector<int64_t> index(shape.size(), 0);
+    for (int64_t i = 0; i < y->size(); ++i) {
+      int64_t oc = 0, oz = 0;
+      for (size_t d = 0; d < shape.size(); ++d) {
+        oc += index[d] * conv_strides[d];
+        oz += index[d] * z_strides[d];
+      }
+      yd[i] = ActivationScalar(activation_, conv.data<float>()[oc] + z.data<float>()[oz]);
+      for (size_t d = shape.size(); d-- > 0;) {
+        if (++index[d] < shape[d]) break;
+        index[d] = 0;
+      }
+    }
+    return Status::Ok();
+  }
+
+  // `addend` (Y's shape, float only) is added before the activation; it may be null.
+  Status ComputeFloat(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* b, const float* addend,
+                      const ActivationSpec& activation, const ConvGeometry& g, Tensor* y) const {
     std::vector<float> x_store, w_store, b_store, y_store;
     const float* xd = FloatData(x, x_store);
     const bool use_packed = !packed_w_.empty() && w.dtype() == packed_w_dtype_ && w.shape() == packed_w_shape_;
@@ -93,7 +132,12 @@ class ConvKernel : public OpKernel {
 
     if (IsDepthwise2D(g)) {
       std::vector<float> wd_store;
-      DepthwiseConv2D(g, xd, FloatData(w, wd_store), bd, activation_, yd, ctx.threads());
+      DepthwiseConv2D(g, xd, FloatData(w, wd_store), bd, addend != nullptr ? ActivationSpec{} : activation, yd,
+                      ctx.threads());
+      if (addend != nullptr) {
+        for (int64_t i = 0; i < y->size(); ++i) yd[i] += addend[i];
+        ApplyActivation(activation, yd, y->size());
+      }
       StoreFloats(yd, y->size(), y);
       return Status::Ok();
     }
@@ -118,9 +162,11 @@ class ConvKernel : public OpKernel {
         ia.data = wd + grp * mg * k;
         ia.ld = k;
       }
+      const float* unit_addend = addend != nullptr ? addend + (n * g.out_channels + grp * mg) * out : nullptr;
       GemmEpilogue epilogue;
       epilogue.row_bias = bd != nullptr ? bd + grp * mg : nullptr;
-      epilogue.activation = activation_;
+      epilogue.addend = unit_addend;
+      epilogue.activation = activation;
       GemmInputB ib;
       if (pointwise) {  // X itself is the B operand
         ib.data = image;
@@ -133,9 +179,12 @@ class ConvKernel : public OpKernel {
         if (source.grid_is_output()) {
           Sgemm(mg, out, k, ia, ib, yg, out, epilogue, inner_threads);
         } else {
+          // The addend and the activation wait for the compaction (the grid is wider than Y).
           Tensor wide = Tensor::Uninitialized(DataType::kFloat, {mg * grid});
+          epilogue.addend = nullptr;
+          epilogue.activation = ActivationSpec{};
           Sgemm(mg, grid, k, ia, ib, wide.mutable_data<float>(), grid, epilogue, inner_threads);
-          source.Compact(wide.data<float>(), mg, yg);
+          source.Compact(wide.data<float>(), mg, yg, unit_addend, activation);
         }
       } else {
         const Im2ColSource source(g, image, cg);

@@ -80,11 +80,18 @@ void ShiftedImageSource::PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t c
   }
 }
 
-void ShiftedImageSource::Compact(const float* grid, int64_t rows, float* y) const {
+void ShiftedImageSource::Compact(const float* grid, int64_t rows, float* y, const float* addend,
+                                 const ActivationSpec& act) const {
+  const int64_t plane = out_h_ * out_w_;
   for (int64_t r = 0; r < rows; ++r) {
     const float* src = grid + r * grid_columns();
-    float* dst = y + r * out_h_ * out_w_;
+    float* dst = y + r * plane;
     for (int64_t oh = 0; oh < out_h_; ++oh) std::memcpy(dst + oh * out_w_, src + oh * padded_w_, out_w_ * sizeof(float));
+    if (addend != nullptr) {
+      const float* z = addend + r * plane;
+      for (int64_t i = 0; i < plane; ++i) dst[i] += z[i];
+    }
+    ApplyActivation(act, dst, plane);
   }
 }
 

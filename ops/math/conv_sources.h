@@ -45,8 +45,9 @@ class ShiftedImageSource : public BPanelSource {
 
   void PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr, float* dst) const override;
 
-  // y[r, oh * OW + ow] = grid[r, oh * Wp + ow] for `rows` rows (output channels).
-  void Compact(const float* grid, int64_t rows, float* y) const;
+  // y[r, oh * OW + ow] = act(grid[r, oh * Wp + ow] + addend[r, oh * OW + ow]) for `rows` rows
+  // (output channels); the addend may be null.
+  void Compact(const float* grid, int64_t rows, float* y, const float* addend, const ActivationSpec& act) const;
 
  private:
   int64_t padded_w_ = 0, out_h_ = 0, out_w_ = 0;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "ops/framework/numeric.h"
+#include "ops/framework/shape.h"
 #include "ops/framework/testing.h"
 #include "ops/math/conv_geometry.h"
 #include "ops/math/gemm.h"
@@ -107,6 +108,61 @@ TEST(ConvTest, MatchesReference) {
 TEST(ConvTest, FusedActivations) {
   const ConvCase cs{{1, 3, 9, 9}, {5, 3, 3, 3}, {}, {1, 1, 1, 1}};
   for (const char* act : {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid"}) RunCase(cs, true, 1, act);
+}
+
+// FusedConv with a residual input Z: act(conv(X) + Z), Z of Y's shape (added in the GEMM epilogue
+// or at the compaction) or broadcasting (added afterwards, in the broadcast shape).
+TEST(ConvTest, FusedResidual) {
+  const ConvCase cases[] = {
+      {{1, 16, 7, 7}, {33, 16, 1, 1}, {}, {}},                 // pointwise
+      {{1, 5, 9, 13}, {7, 5, 3, 3}, {}, {1, 1, 1, 1}},         // shifted image, compacted
+      {{1, 3, 12, 12}, {4, 3, 3, 1}, {}, {1, 0, 1, 0}},        // shifted image, grid is Y
+      {{2, 3, 13, 12}, {4, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}},    // im2col
+      {{1, 8, 9, 9}, {8, 1, 3, 3}, {}, {1, 1, 1, 1}, {}, 8},   // depthwise
+  };
+  for (const ConvCase& cs : cases) {
+    ConvAttributes attrs;
+    attrs.strides = cs.strides;
+    attrs.pads = cs.pads;
+    attrs.group = cs.group;
+    const Shape y_shape = ComputeConvGeometry(attrs, cs.x, cs.w).value().output_shape();
+    for (const Shape& z_shape : {y_shape, Shape{y_shape[1], 1, 1}, Shape{2, y_shape[0], y_shape[1], 1, 1}}) {
+      const std::vector<float> x = Random(ElementCount(cs.x), 1), w = Random(ElementCount(cs.w), 2),
+                               b = Random(cs.w[0], 3), z = Random(ElementCount(z_shape), 4);
+      OpTest test("FusedConv", 1, "com.onnxflow");
+      test.Input(Tensor::FromVector<float>(cs.x, x))
+          .Input(Tensor::FromVector<float>(cs.w, w))
+          .Input(Tensor::FromVector<float>({cs.w[0]}, b))
+          .Input(Tensor::FromVector<float>(z_shape, z))
+          .ConstantInput(1)
+          .Attr("activation", std::string("Relu"));
+      if (!cs.strides.empty()) test.Attr("strides", cs.strides);
+      if (!cs.pads.empty()) test.Attr("pads", cs.pads);
+      if (cs.group != 1) test.Attr("group", cs.group);
+      auto out = test.Run(RegisterMathKernels);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      // Expected: relu(conv + z) with numpy broadcasting, from the reference conv.
+      const Tensor conv = Reference(cs, x, w, b, ActivationSpec{});
+      const Shape shape = BroadcastShapes(y_shape, z_shape).value();
+      const std::vector<int64_t> sc = BroadcastStrides(y_shape, shape), sz = BroadcastStrides(z_shape, shape);
+      std::vector<float> expected(ElementCount(shape));
+      std::vector<int64_t> index(shape.size(), 0);
+      for (float& e : expected) {
+        int64_t oc = 0, oz = 0;
+        for (size_t d = 0; d < shape.size(); ++d) {
+          oc += index[d] * sc[d];
+          oz += index[d] * sz[d];
+        }
+        e = std::max(0.0f, conv.data<float>()[oc] + z[oz]);
+        for (size_t d = shape.size(); d-- > 0;) {
+          if (++index[d] < shape[d]) break;
+          index[d] = 0;
+        }
+      }
+      EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>(shape, expected), (*out)[0].tensor(), 1e-4, 1e-4))
+          << "x=" << ShapeToString(cs.x) << " z=" << ShapeToString(z_shape);
+    }
+  }
 }
 
 TEST(ConvTest, Float16AndDouble) {

@@ -96,7 +96,7 @@ struct TileEpilogue {
 // them in registers.
 template <size_t kRows, size_t kVecs>
 HWY_NOINLINE void MicroKernel(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, size_t b_stride,
-                              size_t kc, float* HWY_RESTRICT c, size_t ldc, bool load_c,
+                              size_t kc, float* HWY_RESTRICT c, size_t ldc, const float* c_in,
                               const TileEpilogue* epilogue, const float* prefetch) {
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
@@ -105,7 +105,7 @@ HWY_NOINLINE void MicroKernel(const float* HWY_RESTRICT a, const float* HWY_REST
   HWY_UNROLL(16)
   for (size_t r = 0; r < kRows; ++r) {
     HWY_UNROLL(16)
-    for (size_t v = 0; v < kVecs; ++v) acc[r][v] = load_c ? hn::LoadU(d, c + r * ldc + v * lanes) : hn::Zero(d);
+    for (size_t v = 0; v < kVecs; ++v) acc[r][v] = c_in != nullptr ? hn::LoadU(d, c_in + r * ldc + v * lanes) : hn::Zero(d);
   }
   for (size_t k = 0; k < kc; ++k) {
     const float* HWY_RESTRICT bk = b + k * b_stride;
@@ -140,9 +140,10 @@ HWY_NOINLINE void MicroKernel(const float* HWY_RESTRICT a, const float* HWY_REST
   }
 }
 
-// The last argument is where the next A strip starts: its lines are requested while this tile
+// c_in: the tile's starting values (C itself when accumulating, an addend, or null for zeros),
+// read with C's leading dimension. The last argument is where the next A strip starts: its lines are requested while this tile
 // runs, because weights streamed once per run otherwise arrive one page-crossing miss at a time.
-using MicroKernelFn = void (*)(const float*, const float*, size_t, size_t, float*, size_t, bool,
+using MicroKernelFn = void (*)(const float*, const float*, size_t, size_t, float*, size_t, const float*,
                                const TileEpilogue*, const float*);
 
 template <size_t kRows, size_t... kVecs>
@@ -181,23 +182,26 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
       TileEpilogue epi{blk.row_bias != nullptr ? blk.row_bias + i : nullptr,
                        blk.col_bias != nullptr ? blk.col_bias + j : nullptr, blk.activation};
       float* c = blk.c + i * blk.ldc + j;
+      const float* addend = blk.addend != nullptr ? blk.addend + i * blk.ldc + j : nullptr;
       if (cols == vecs * lanes) {
-        fn(a, b, b_stride, static_cast<size_t>(blk.kc), c, static_cast<size_t>(blk.ldc), blk.load_c,
+        fn(a, b, b_stride, static_cast<size_t>(blk.kc), c, static_cast<size_t>(blk.ldc), blk.load_c ? c : addend,
            blk.last ? &epi : nullptr, prefetch);
         continue;
       }
       HWY_ALIGN float tile[kMr * kNv * hn::MaxLanes(d)];
       HWY_ALIGN float col_bias[kNv * hn::MaxLanes(d)];
       const size_t ld = static_cast<size_t>(nr);
-      if (blk.load_c) {
-        for (int64_t r = 0; r < rows; ++r) std::memcpy(tile + r * ld, c + r * blk.ldc, cols * sizeof(float));
+      const float* start = blk.load_c ? c : addend;
+      if (start != nullptr) {
+        for (int64_t r = 0; r < rows; ++r) std::memcpy(tile + r * ld, start + r * blk.ldc, cols * sizeof(float));
       }
       if (epi.col_bias != nullptr) {
         std::fill(col_bias, col_bias + nr, 0.0f);
         std::memcpy(col_bias, epi.col_bias, cols * sizeof(float));
         epi.col_bias = col_bias;
       }
-      fn(a, b, b_stride, static_cast<size_t>(blk.kc), tile, ld, blk.load_c, blk.last ? &epi : nullptr, prefetch);
+      fn(a, b, b_stride, static_cast<size_t>(blk.kc), tile, ld, start != nullptr ? tile : nullptr,
+         blk.last ? &epi : nullptr, prefetch);
       for (int64_t r = 0; r < rows; ++r) std::memcpy(c + r * blk.ldc, tile + r * ld, cols * sizeof(float));
     }
   }

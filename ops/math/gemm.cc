@@ -224,7 +224,7 @@ void Sgemm(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInput
     for (int64_t i = 0; i < m; ++i) {
       float* row = c + i * ldc;
       for (int64_t j = 0; j < n; ++j) {
-        float v = epilogue.accumulate ? row[j] : 0.0f;
+        float v = epilogue.accumulate ? row[j] : epilogue.addend != nullptr ? epilogue.addend[i * ldc + j] : 0.0f;
         if (epilogue.row_bias != nullptr) v += epilogue.row_bias[i];
         if (epilogue.col_bias != nullptr) v += epilogue.col_bias[j];
         row[j] = ActivationScalar(epilogue.activation, v);
@@ -324,6 +324,7 @@ void Sgemm(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInput
         blk.c = c + i0 * ldc + j0;
         blk.ldc = ldc;
         blk.load_c = kb > 0 || epilogue.accumulate;
+        blk.addend = !blk.load_c && epilogue.addend != nullptr ? epilogue.addend + i0 * ldc + j0 : nullptr;
         blk.last = kb == k_blocks - 1;
         blk.row_bias = epilogue.row_bias != nullptr ? epilogue.row_bias + i0 : nullptr;
         blk.col_bias = epilogue.col_bias != nullptr ? epilogue.col_bias + j0 : nullptr;
@@ -346,6 +347,7 @@ void SgemmReference(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda
       }
       float v = static_cast<float>(sum) * alpha;
       if (epilogue.accumulate) v += c[i * ldc + j];
+      if (!epilogue.accumulate && epilogue.addend != nullptr) v += epilogue.addend[i * ldc + j];
       if (epilogue.row_bias != nullptr) v += epilogue.row_bias[i];
       if (epilogue.col_bias != nullptr) v += epilogue.col_bias[j];
       c[i * ldc + j] = ActivationScalar(epilogue.activation, v);

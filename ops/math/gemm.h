@@ -114,6 +114,8 @@ struct GemmInputB {
 
 struct GemmEpilogue {
   bool accumulate = false;            // C += A*B (C holds values on entry) instead of C = A*B
+  const float* addend = nullptr;      // or C = A*B + addend (M x N, leading dimension ldc), e.g. a
+                                      // residual connection; before the biases and the activation
   const float* row_bias = nullptr;    // M values added to each row
   const float* col_bias = nullptr;    // N values added to each column
   ActivationSpec activation;

@@ -23,6 +23,8 @@ struct GemmBlock {
   float* c = nullptr;            // C at the block's first row and column
   int64_t ldc = 0;
   bool load_c = false;           // add to the values in C
+  const float* addend = nullptr; // else, when set, start from these values (at the block's first
+                                 // row and column, leading dimension ldc)
   bool last = false;             // last K block: apply the epilogue
   const float* row_bias = nullptr;  // at the block's first row
   const float* col_bias = nullptr;  // at the block's first column

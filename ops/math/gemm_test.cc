@@ -95,6 +95,7 @@ TEST(GemmTest, OddSizesAllLayouts) {
 TEST(GemmTest, AlphaAccumulateBiasesActivations) {
   const int64_t m = 19, n = 53, k = 300;
   std::vector<float> row_bias = RandomFloats(m, 7), col_bias = RandomFloats(n, 8);
+  std::vector<float> addend = RandomFloats(m * (n + 2), 9);  // Check's ldc is n + 2
   const ActivationSpec acts[] = {{Activation::kNone},
                                  {Activation::kRelu},
                                  {Activation::kLeakyRelu, 0.1f},
@@ -103,9 +104,10 @@ TEST(GemmTest, AlphaAccumulateBiasesActivations) {
                                  {Activation::kTanh},
                                  {Activation::kHardSigmoid, 0.2f, 0.5f}};
   for (const ActivationSpec& act : acts) {
-    for (int flags = 0; flags < 8; ++flags) {
+    for (int flags = 0; flags < 16; ++flags) {
       GemmEpilogue ep;
       ep.accumulate = (flags & 1) != 0;
+      ep.addend = (flags & 8) ? addend.data() : nullptr;  // ignored when accumulating
       ep.row_bias = (flags & 2) ? row_bias.data() : nullptr;
       ep.col_bias = (flags & 4) ? col_bias.data() : nullptr;
       ep.activation = act;
