@@ -10,6 +10,7 @@
 // Without a seed every run draws fresh randomness.
 #include "ops/nn/dropout.h"
 
+#include <algorithm>
 #include <random>
 #include <string>
 
@@ -58,21 +59,23 @@ class DropoutKernel : public OpKernel {
       ctx.SetOutput(0, Value(*x));
       if (ctx.has_output(1)) {
         const DataType mask_type = mask_is_bool ? DataType::kBool : x->dtype();
-        ONNXFLOW_ASSIGN_OR_RETURN(Tensor* mask, ctx.Allocate(1, mask_type, x->shape()));
+        // Only the mask is new storage: all ones, written once without a zero fill first.
+        ONNXFLOW_ASSIGN_OR_RETURN(Tensor* mask, ctx.AllocateUninitialized(1, mask_type, x->shape()));
         return DispatchType<bool, float, double, Float16, BFloat16>(mask_type, [&](auto tag) {
           using M = decltype(tag);
           M* m = mask->mutable_data<M>();
-          for (int64_t i = 0; i < mask->size(); ++i) m[i] = FromCompute<M>(ComputeType<M>(1));
+          std::fill(m, m + mask->size(), FromCompute<M>(ComputeType<M>(1)));
           return Status::Ok();
         });
       }
       return Status::Ok();
     }
 
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor* y, ctx.Allocate(0, x->dtype(), x->shape()));
+    // The loop below writes every element of y and the mask.
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor* y, ctx.AllocateUninitialized(0, x->dtype(), x->shape()));
     bool* mask = nullptr;
     if (ctx.has_output(1)) {
-      ONNXFLOW_ASSIGN_OR_RETURN(Tensor* m, ctx.Allocate(1, DataType::kBool, x->shape()));
+      ONNXFLOW_ASSIGN_OR_RETURN(Tensor* m, ctx.AllocateUninitialized(1, DataType::kBool, x->shape()));
       mask = m->mutable_data<bool>();
     }
     std::mt19937 rng(has_seed_ ? static_cast<uint32_t>(seed_) : std::random_device{}());

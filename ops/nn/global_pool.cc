@@ -29,7 +29,8 @@ class GlobalPoolKernel : public OpKernel {
     if (x->rank() < 2) return InvalidArgument("input 'X' must have rank >= 2, got shape " + ShapeToString(x->shape()));
     Shape out_shape = x->shape();
     for (size_t i = 2; i < out_shape.size(); ++i) out_shape[i] = 1;
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor* y, ctx.Allocate(0, x->dtype(), out_shape));
+    // One value per plane, each written below.
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor* y, ctx.AllocateUninitialized(0, x->dtype(), out_shape));
     const int64_t planes = x->dim(0) * x->dim(1), n = SizeFromDim(x->shape(), 2);
     if (kind_ == GlobalKind::kMax) {
       return DispatchType<float, double, Float16, BFloat16, int8_t, uint8_t>(x->dtype(), [&](auto tag) {

@@ -7,9 +7,8 @@
 // adds nothing for it). MaxPool's optional Indices output holds the flat index of each max in the
 // input, in row-major order or, with storage_order = 1, column-major order within each image.
 //
-// float32 1-D/2-D max and average pools without Indices take a fast path: the output columns whose
-// window lies wholly inside the row are computed as a stride-1 SIMD pass over the window's rows
-// (then every stride-th value is kept), only the border columns run the scalar loop.
+// float32 1-D/2-D max and average pools without Indices take the SIMD fast path of pool_rows.h
+// (separable: window rows combined into a padded scratch row, then the columns reduced along it).
 #include <cmath>
 #include <limits>
 #include <string>
@@ -89,16 +88,17 @@ class PoolKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(PoolGeometry g, ComputePoolGeometry(attrs_, x->shape()));
     Shape out_shape = {g.batch, g.channels};
     out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor* y, ctx.Allocate(0, x->dtype(), out_shape));
+    // Every path below writes every output element.
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor* y, ctx.AllocateUninitialized(0, x->dtype(), out_shape));
     int64_t* indices = nullptr;
     if (kind_ == PoolKind::kMax && ctx.has_output(1)) {
-      ONNXFLOW_ASSIGN_OR_RETURN(Tensor* t, ctx.Allocate(1, DataType::kInt64, out_shape));
+      ONNXFLOW_ASSIGN_OR_RETURN(Tensor* t, ctx.AllocateUninitialized(1, DataType::kInt64, out_shape));
       indices = t->mutable_data<int64_t>();
     }
     if (y->size() == 0) return Status::Ok();
     const std::vector<Dim> dims = MakeDims(g);
     if (x->dtype() == DataType::kFloat && attrs_.kernel.size() <= 2 && indices == nullptr && kind_ != PoolKind::kLp) {
-      RunFloat2D(ctx, g, dims, x->data<float>(), y->mutable_data<float>());
+      RunFloatRows(ctx, g, dims, x->data<float>(), y->mutable_data<float>());
       return Status::Ok();
     }
     if (kind_ == PoolKind::kMax) {
@@ -134,76 +134,43 @@ class PoolKernel : public OpKernel {
     return (c * dims[1].in + b) * dims[0].in + a;
   }
 
-  void RunFloat2D(const KernelContext& ctx, const PoolGeometry& g, const std::vector<Dim>& dims, const float* x,
-                  float* y) const {
+  // The SIMD fast path (pool_rows.h): float32, 1-D or 2-D, max or average, no Indices. Work is
+  // split over output rows of all planes, so one big plane still spreads over the cores.
+  void RunFloatRows(const KernelContext& ctx, const PoolGeometry& g, const std::vector<Dim>& dims, const float* x,
+                    float* y) const {
     const Dim& dh = dims[1];
     const Dim& dw = dims[2];
-    const int64_t W = dw.in, OH = dh.out, OW = dw.out;
-    const int64_t kw = attrs_.kernel.back();
-    const int64_t sw = attrs_.strides.empty() ? 1 : attrs_.strides.back();
-    const int64_t in_plane = g.in_plane(), out_plane = g.out_plane();
-    const bool max = kind_ == PoolKind::kMax;
-    // Interior columns [a, b): every tap inside the row (taps start at a monotone offset).
-    auto full = [&](int64_t o) { return dw.taps[o].lo == 0 && dw.taps[o].hi == kw; };
-    int64_t a = 0;
-    while (a < OW && !full(a)) ++a;
-    int64_t b = OW;
-    while (b > a && !full(b - 1)) --b;
-    ParallelFor(ctx, g.batch * g.channels, out_plane * KernelTaps() / 4 + 1, [&](int64_t begin, int64_t end) {
-      std::vector<const float*> rows, shifted;
-      std::vector<float> temp;
-      for (int64_t plane = begin; plane < end; ++plane) {
-        const float* src = x + plane * in_plane;
-        float* dst = y + plane * out_plane;
-        for (int64_t oh = 0; oh < OH; ++oh) {
-          const TapRange& th = dh.taps[oh];
-          const int64_t nrows = th.hi - th.lo;
-          rows.clear();
-          for (int64_t r = th.lo; r < th.hi; ++r) rows.push_back(src + (th.start + r * dh.dilation) * W);
-          float* orow = dst + oh * OW;
-          auto scalar = [&](int64_t ow) {
-            const TapRange& tc = dw.taps[ow];
-            float m = -std::numeric_limits<float>::infinity();
-            double sum = 0;
-            for (const float* row : rows) {
-              for (int64_t kc = tc.lo; kc < tc.hi; ++kc) {
-                const float v = row[tc.start + kc * dw.dilation];
-                m = std::max(m, v);
-                sum += v;
-              }
-            }
-            if (max) {
-              orow[ow] = m;
-            } else {
-              const int64_t count = count_include_pad_ ? th.with_pad * tc.with_pad : nrows * (tc.hi - tc.lo);
-              orow[ow] = count > 0 ? static_cast<float>(sum / count) : std::numeric_limits<float>::quiet_NaN();
-            }
-          };
-          if (nrows == 0 || b <= a) {
-            for (int64_t ow = 0; ow < OW; ++ow) scalar(ow);
-            continue;
-          }
-          for (int64_t ow = 0; ow < a; ++ow) scalar(ow);
-          for (int64_t ow = b; ow < OW; ++ow) scalar(ow);
-          const int64_t m = (b - a - 1) * sw + 1;
-          shifted.clear();
-          for (const float* row : rows) shifted.push_back(row + dw.taps[a].start);
-          float* target = orow + a;
-          if (sw != 1) {
-            temp.resize(m);
-            target = temp.data();
-          }
-          if (max) {
-            MaxTapsRow(shifted.data(), nrows, kw, dw.dilation, target, m);
-          } else {
-            const int64_t count = (count_include_pad_ ? th.with_pad : nrows) * kw;
-            SumTapsRow(shifted.data(), nrows, kw, dw.dilation, 1.0f / static_cast<float>(count), target, m);
-          }
-          if (sw != 1) {
-            for (int64_t j = 0; j < b - a; ++j) orow[a + j] = temp[j * sw];
-          }
-        }
-      }
+    PoolRowsPlan plan;
+    plan.max = kind_ == PoolKind::kMax;
+    plan.in_h = dh.in;
+    plan.in_w = dw.in;
+    plan.out_h = dh.out;
+    plan.out_w = dw.out;
+    plan.kernel_w = attrs_.kernel.back();
+    plan.stride_w = g.strides.back();
+    plan.dilation_w = dw.dilation;
+    plan.dilation_h = dh.dilation;
+    plan.pad_left = g.pad_begin.back();
+    // 1 / taps counted; a window with none gives inf, and 0 * inf the NaN the generic path returns.
+    auto inverse = [&](const TapRange& t) {
+      return 1.0f / static_cast<float>(count_include_pad_ ? t.with_pad : t.hi - t.lo);
+    };
+    for (const TapRange& t : dh.taps) {
+      plan.row_first.push_back(t.start + t.lo * dh.dilation);
+      plan.row_count.push_back(t.hi - t.lo);
+      if (!plan.max) plan.row_scale.push_back(inverse(t));
+    }
+    if (!plan.max) {
+      for (const TapRange& t : dw.taps) plan.col_scale.push_back(inverse(t));
+      plan.col_scale.resize(plan.out_w + kPoolRowsSlack, 0.0f);
+    }
+    const int64_t rows = g.batch * g.channels * plan.out_h;
+    // Per output row: a vertical pass over the input row and about one vector op per tap per
+    // 16 outputs; counted as a quarter of the taps per output.
+    const int64_t cost = plan.out_w * KernelTaps() / 4 + plan.in_w + 1;
+    ParallelFor(ctx, rows, cost, [&](int64_t begin, int64_t end) {
+      std::vector<float> scratch(plan.scratch_length());
+      PoolRows(plan, x, y, begin, end, scratch.data());
     });
   }
 

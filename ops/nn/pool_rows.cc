@@ -1,4 +1,4 @@
-// Dynamic dispatch of the pooling row kernels (bodies in pool_rows-inl.h).
+// Dynamic dispatch of the pooling fast path (bodies in pool_rows-inl.h).
 #include "ops/nn/pool_rows.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -10,14 +10,10 @@
 #if HWY_ONCE
 namespace onnxflow {
 
-HWY_EXPORT(MaxTapsRowImpl);
-HWY_EXPORT(SumTapsRowImpl);
+HWY_EXPORT(PoolRowsImpl);
 
-void MaxTapsRow(const float* const* rows, int64_t nrows, int64_t kw, int64_t dw, float* out, int64_t n) {
-  HWY_DYNAMIC_DISPATCH(MaxTapsRowImpl)(rows, nrows, kw, dw, out, n);
-}
-void SumTapsRow(const float* const* rows, int64_t nrows, int64_t kw, int64_t dw, float scale, float* out, int64_t n) {
-  HWY_DYNAMIC_DISPATCH(SumTapsRowImpl)(rows, nrows, kw, dw, scale, out, n);
+void PoolRows(const PoolRowsPlan& plan, const float* x, float* y, int64_t begin, int64_t end, float* scratch) {
+  HWY_DYNAMIC_DISPATCH(PoolRowsImpl)(plan, x, y, begin, end, scratch);
 }
 
 }  // namespace onnxflow

@@ -113,6 +113,102 @@ TEST(Pool, FastPathMatchesGenericPath) {
   }
 }
 
+// The SIMD fast path (pool_rows.h) against the scalar reference over odd widths (the vector tail,
+// a single partial vector, whole vectors), pads, ceil_mode, strides 1, 2 and 3, dilations, tall
+// kernels (more rows than the SIMD pass combines at once) and both count_include_pad settings.
+TEST(Pool, FastPathSweepMatchesReference) {
+  const Pool2D cases[] = {
+      {3, 3, 2, 2},                                      // SqueezeNet / Inception
+      {3, 3, 2, 2, 1, 1, 0, 0, 0, 0, true},              // ceil_mode
+      {3, 3, 2, 2, 1, 1, 1, 1, 1, 1},                    // ResNet stem
+      {3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, true},        // pads + ceil + include_pad
+      {2, 2, 2, 2},                                      // 2x2 stride 2
+      {3, 3, 1, 1, 1, 1, 1, 1, 1, 1},                    // Inception branch pool
+      {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, true},
+      {5, 4, 1, 1, 1, 1, 2, 1, 2, 2},                    // asymmetric, even kernel
+      {7, 7, 1, 1, 1, 1, 0, 0, 1, 1},                    // Inception head average pool pads
+      {1, 3, 1, 2, 1, 2, 0, 1, 0, 1},                    // dilation along the row, stride 2
+      {2, 3, 2, 2, 2, 2, 1, 2, 0, 1, true},              // dilation both ways, stride 2
+      {3, 3, 3, 3, 1, 1, 1, 1, 1, 1, true},              // stride 3: element-by-element columns
+      {10, 2, 1, 2, 1, 1, 2, 0, 2, 1},                   // 10 rows: folded in two groups
+  };
+  for (int64_t w : {1, 2, 3, 7, 17, 111, 112}) {
+    for (int64_t h : {1, 4, 11}) {
+      std::vector<float> x(3 * h * w);
+      for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(i * 0.61f + 0.3f) * 4;
+      for (const Pool2D& p : cases) {
+        if ((p.kw - 1) * p.dw + 1 > w + p.pl + p.pr || (p.kh - 1) * p.dh + 1 > h + p.pt + p.pb) continue;
+        for (bool max : {true, false}) {
+          int64_t oh, ow;
+          std::vector<float> ref;
+          for (int64_t c = 0; c < 3; ++c) {
+            const std::vector<float> plane(x.begin() + c * h * w, x.begin() + (c + 1) * h * w);
+            const std::vector<float> r = Reference(plane, h, w, p, max, &oh, &ow);
+            ref.insert(ref.end(), r.begin(), r.end());
+          }
+          auto out = RunPool(max ? "MaxPool" : "AveragePool", Tensor::FromVector<float>({1, 3, h, w}, x), p);
+          ASSERT_TRUE(out.ok()) << out.status().ToString();
+          EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({1, 3, oh, ow}, ref), (*out)[0].tensor(), 1e-5, 1e-5))
+              << (max ? "max" : "avg") << " h " << h << " w " << w << " k " << p.kh << "x" << p.kw << " s " << p.sh
+              << "x" << p.sw << " d " << p.dh << "x" << p.dw << " ceil " << p.ceil << " include_pad " << p.include_pad;
+        }
+      }
+    }
+  }
+}
+
+// 1-D pools take the same fast path (one row per plane).
+TEST(Pool, FastPath1DMatchesReference) {
+  for (int64_t w : {1, 2, 3, 7, 17, 111, 112}) {
+    std::vector<float> x(2 * w);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(i * 1.7f) * 3;
+    for (bool max : {true, false}) {
+      for (int64_t stride : {1, 2}) {
+        if (w + 2 < 3) continue;
+        OpTest t(max ? "MaxPool" : "AveragePool", 22);
+        t.Input(Tensor::FromVector<float>({1, 2, w}, x))
+            .Attr("kernel_shape", std::vector<int64_t>{3})
+            .Attr("strides", std::vector<int64_t>{stride})
+            .Attr("pads", std::vector<int64_t>{1, 1});
+        auto out = t.Run(RegisterNnKernels);
+        ASSERT_TRUE(out.ok()) << out.status().ToString();
+        const Pool2D p{1, 3, 1, stride, 1, 1, 0, 1, 0, 1};
+        int64_t oh, ow;
+        std::vector<float> ref;
+        for (int64_t c = 0; c < 2; ++c) {
+          const std::vector<float> plane(x.begin() + c * w, x.begin() + (c + 1) * w);
+          const std::vector<float> r = Reference(plane, 1, w, p, max, &oh, &ow);
+          ref.insert(ref.end(), r.begin(), r.end());
+        }
+        EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({1, 2, ow}, ref), (*out)[0].tensor(), 1e-5, 1e-5))
+            << (max ? "max" : "avg") << " w " << w << " stride " << stride;
+      }
+    }
+  }
+}
+
+// Split over two threads by output rows of all planes: the same result as one thread.
+TEST(Pool, FastPathTwoThreadsMatchesOne) {
+  const int64_t c = 24, h = 57, w = 57;
+  std::vector<float> x(c * h * w);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(i * 0.113f) * 7;
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    std::vector<Tensor> outs;
+    for (int threads : {1, 2}) {
+      OpTest t(op, 22);
+      t.Input(Tensor::FromVector<float>({2, c / 2, h, w}, x))
+          .Attr("kernel_shape", std::vector<int64_t>{3, 3})
+          .Attr("strides", std::vector<int64_t>{2, 2})
+          .Attr("pads", std::vector<int64_t>{1, 1, 1, 1})
+          .Threads(threads);
+      auto out = t.Run(RegisterNnKernels);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      outs.push_back((*out)[0].tensor());
+    }
+    EXPECT_TRUE(TensorsEqual(outs[0], outs[1])) << op;
+  }
+}
+
 TEST(Pool, MaxIndicesRowAndColumnMajor) {
   // One image of 2 channels, 2x3: argmax positions checked by hand.
   const Tensor x = Tensor::FromVector<float>({1, 2, 2, 3}, {1, 9, 2, 3, 4, 8, 7, 0, 1, 2, 3, 6});

@@ -1,5 +1,6 @@
 // Concat and Split: both see a tensor as [outer, axis, inner] and move runs of axis*inner
 // contiguous elements per outer index.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -60,32 +61,38 @@ class ConcatKernel : public OpKernel {
       ctx.SetOutput(0, Value(*parts[0]));
       return Status::Ok();
     }
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * out, ctx.Allocate(0, dtype, out_shape));
+    // Every output element is written below: no zero fill first.
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateUninitialized(0, dtype, out_shape));
     if (out->size() == 0) return Status::Ok();
     const int64_t outer = SizeToDim(out_shape, axis);
     const int64_t inner = SizeFromDim(out_shape, axis + 1);
     const int64_t out_row = out_shape[axis] * inner;
+    // Per outer index the output row is the inputs' runs one after another: runs[i] elements of
+    // input i starting at starts[i] within the row.
+    std::vector<int64_t> runs, starts;
+    int64_t at = 0;
+    for (const Tensor* t : parts) {
+      starts.push_back(at);
+      runs.push_back(t->dim(axis) * inner);
+      at += runs.back();
+    }
     return DispatchBySize(dtype, [&](auto tag) {
       using T = decltype(tag);
+      std::vector<const T*> srcs;
+      for (const Tensor* t : parts) srcs.push_back(t->data<T>());
       T* dst = out->mutable_data<T>();
-      if (outer == 1) {
-        // One contiguous block per input: split each block's copy.
-        int64_t at = 0;
-        for (const Tensor* t : parts) {
-          const T* src = t->data<T>();
-          ParallelFor(ctx, t->size(), 1, [&](int64_t b, int64_t e) { std::copy(src + b, src + e, dst + at + b); });
-          at += t->size();
-        }
-        return Status::Ok();
-      }
-      ParallelFor(ctx, outer, out_row, [&](int64_t begin, int64_t end) {
-        for (int64_t o = begin; o < end; ++o) {
-          T* row = dst + o * out_row;
-          for (const Tensor* t : parts) {
-            const int64_t run = t->dim(axis) * inner;
-            std::copy_n(t->data<T>() + o * run, run, row);
-            row += run;
-          }
+      // One split over the whole output, each chunk copied in the longest runs that are
+      // contiguous in both the output and one input (memmove for numbers). With outer == 1 that
+      // is one block per input.
+      ParallelFor(ctx, out->size(), 1, [&](int64_t begin, int64_t end) {
+        for (int64_t pos = begin; pos < end;) {
+          const int64_t o = pos / out_row, within = pos - o * out_row;
+          // The input whose run holds `within` (empty inputs share their start with the next).
+          const size_t i = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), within) - starts.begin()) - 1;
+          const int64_t offset = within - starts[i];
+          const int64_t n = std::min(end - pos, runs[i] - offset);
+          std::copy_n(srcs[i] + o * runs[i] + offset, n, dst + pos);
+          pos += n;
         }
       });
       return Status::Ok();
@@ -161,7 +168,7 @@ class SplitKernel : public OpKernel {
         ctx.SetOutput(i, Value(*x));
         continue;
       }
-      ONNXFLOW_ASSIGN_OR_RETURN(Tensor * out, ctx.Allocate(i, x->dtype(), shape));
+      ONNXFLOW_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateUninitialized(i, x->dtype(), shape));  // fully written
       if (out->size() == 0) continue;
       const int64_t run = split[i] * inner;
       ONNXFLOW_RETURN_IF_ERROR(DispatchBySize(x->dtype(), [&](auto tag) {

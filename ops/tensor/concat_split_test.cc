@@ -66,6 +66,33 @@ TEST(Concat, LargeInParallel) {
   }
 }
 
+// Every element against a plain reference: four inputs (one empty) on a middle axis, so the
+// parallel chunks start and end inside runs and cross from one input to the next and from one
+// outer row to the next; the same with one thread and with outer == 1 (one block per input).
+TEST(Concat, EveryElementMatchesReferenceAcrossChunks) {
+  for (int64_t outer : {1, 3, 37}) {
+    const std::vector<int64_t> sizes = {5, 0, 129, 64};
+    const int64_t inner = 91;
+    std::vector<Tensor> in;
+    for (size_t i = 0; i < sizes.size(); ++i) in.push_back(Iota<float>({outer, sizes[i], inner}, 1000 * static_cast<int64_t>(i)));
+    for (int threads : {1, 2}) {
+      OpTest test("Concat", 13);
+      for (const Tensor& t : in) test.Input(t);
+      test.Attr("axis", int64_t{1}).Threads(threads);
+      const Tensor y = Out(test);
+      ASSERT_EQ(y.shape(), (Shape{outer, 198, inner}));
+      std::vector<float> expected;
+      for (int64_t o = 0; o < outer; ++o) {
+        for (size_t i = 0; i < in.size(); ++i) {
+          const float* src = in[i].data<float>() + o * sizes[i] * inner;
+          expected.insert(expected.end(), src, src + sizes[i] * inner);
+        }
+      }
+      EXPECT_TRUE(Same(Tensor::FromVector<float>({outer, 198, inner}, expected), y)) << outer << " " << threads;
+    }
+  }
+}
+
 TEST(Split, EqualPartsDefaultAndNumOutputsUneven) {
   OpTest equal("Split", 13);
   equal.Input(Iota<int64_t>({6})).Outputs(3);
