@@ -119,8 +119,21 @@ Result<ConvGeometry> ComputeConvGeometry(const ConvAttributes& attrs, const Shap
   return g;
 }
 
+void SplitColumnPhases(const float* image, int64_t channels, int64_t height, int64_t width, float* phases) {
+  const int64_t half = (width + 1) / 2;
+  for (int64_t c = 0; c < channels; ++c) {
+    for (int64_t h = 0; h < height; ++h) {
+      const float* row = image + (c * height + h) * width;
+      float* even = phases + ((c * 2) * height + h) * half;
+      float* odd = phases + ((c * 2 + 1) * height + h) * half;
+      for (int64_t q = 0; 2 * q < width; ++q) even[q] = row[2 * q];
+      for (int64_t q = 0; 2 * q + 1 < width; ++q) odd[q] = row[2 * q + 1];
+    }
+  }
+}
+
 void Im2Col(const ConvGeometry& g, const float* image, int64_t channels, int64_t row0, int64_t row1, int64_t col0,
-            int64_t col1, int64_t ld, float* dst) {
+            int64_t col1, int64_t ld, float* dst, const float* column_phases) {
   const int64_t nd = static_cast<int64_t>(g.kernel.size());
   const int64_t in_size = g.in_size(), ksize = g.kernel_size();
   row1 = std::min(row1, channels * ksize);
@@ -150,6 +163,10 @@ void Im2Col(const ConvGeometry& g, const float* image, int64_t channels, int64_t
           std::fill(out_ptr, out_ptr + q_lo, 0.0f);
           if (s == 1) {
             std::memcpy(out_ptr + q_lo, srow + iw0 + q_lo, static_cast<size_t>(q_hi - q_lo) * sizeof(float));
+          } else if (s == 2 && column_phases != nullptr && q_hi > q_lo) {
+            const int64_t iw = iw0 + q_lo * 2;  // first column read; the rest share its parity
+            const float* phase_row = column_phases + ((c * 2 + (iw & 1)) * ih_n + ih) * ((iw_n + 1) / 2);
+            std::memcpy(out_ptr + q_lo, phase_row + iw / 2, static_cast<size_t>(q_hi - q_lo) * sizeof(float));
           } else {
             const float* sp = srow + iw0 + q_lo * s;
             for (int64_t q = q_lo; q < q_hi; ++q, sp += s) out_ptr[q] = *sp;

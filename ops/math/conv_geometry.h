@@ -50,8 +50,14 @@ Result<ConvGeometry> ComputeConvGeometry(const ConvAttributes& attrs, const Shap
 // Writes rows [row0, row1) of columns [col0, col1): element (r, j) goes to
 // dst[(r - row0) * ld + j - col0], so one packed B strip is (col0 = t*nr, ld = nr) and a whole
 // row-major matrix is (0, rows, 0, N, N).
+// For a 2-D convolution with column stride 2, `column_phases` may hold the image's even and odd
+// columns apart (SplitColumnPhases): every strided run then reads contiguous memory.
 void Im2Col(const ConvGeometry& g, const float* image, int64_t channels, int64_t row0, int64_t row1, int64_t col0,
-            int64_t col1, int64_t ld, float* dst);
+            int64_t col1, int64_t ld, float* dst, const float* column_phases = nullptr);
+
+// Element (c, h, 2q + p) of a [channels, H, W] image goes to phases[((c * 2 + p) * H + h) * ((W + 1) / 2) + q]:
+// the layout Im2Col's column_phases expects. `phases` holds channels * 2 * H * ((W + 1) / 2) floats.
+void SplitColumnPhases(const float* image, int64_t channels, int64_t height, int64_t width, float* phases);
 
 // Direct convolution in any arithmetic, for double/integer types and as the tests' reference:
 // y[n, m, p] = sum (x - x_zero) * (w - w_zero[m]) over the window, plus bias[m] when given.

@@ -5,11 +5,21 @@
 
 namespace onnxflow {
 
+Im2ColSource::Im2ColSource(const ConvGeometry& g, const float* image, int64_t channels)
+    : g_(g), image_(image), channels_(channels) {
+  if (g.kernel.size() == 2 && g.strides[1] == 2) {
+    const int64_t h = g.in_spatial[0], w = g.in_spatial[1];
+    column_phases_ = Tensor::Uninitialized(DataType::kFloat, {channels * 2 * h * ((w + 1) / 2)});
+    SplitColumnPhases(image, channels, h, w, column_phases_.mutable_data<float>());
+  }
+}
+
 void Im2ColSource::PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr, float* dst) const {
   for (int64_t t = 0; t * nr < cols; ++t) {
     float* strip = dst + t * kc * nr;
     const int64_t width = std::min(nr, cols - t * nr);
-    Im2Col(g_, image_, channels_, k0, k0 + kc, j0 + t * nr, j0 + t * nr + width, nr, strip);
+    Im2Col(g_, image_, channels_, k0, k0 + kc, j0 + t * nr, j0 + t * nr + width, nr, strip,
+           column_phases_.defined() ? column_phases_.data<float>() : nullptr);
     if (width < nr) {
       for (int64_t r = 0; r < kc; ++r) std::memset(strip + r * nr + width, 0, (nr - width) * sizeof(float));
     }

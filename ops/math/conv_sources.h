@@ -12,17 +12,19 @@
 
 namespace onnxflow {
 
-// Any convolution: each block is unfolded with Im2Col.
+// Any convolution: each block is unfolded with Im2Col. A 2-D convolution with column stride 2
+// (ResNet's and Inception's stems, strided 1x1 projections) first splits the image's even and odd
+// columns apart, so that the unfolding copies runs instead of gathering every other element.
 class Im2ColSource : public BPanelSource {
  public:
-  Im2ColSource(const ConvGeometry& g, const float* image, int64_t channels)
-      : g_(g), image_(image), channels_(channels) {}
+  Im2ColSource(const ConvGeometry& g, const float* image, int64_t channels);
   void PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr, float* dst) const override;
 
  private:
   const ConvGeometry& g_;
   const float* image_;
   int64_t channels_;
+  Tensor column_phases_;  // undefined unless the column stride is 2
 };
 
 // A stride-1 2-D convolution over a zero-padded copy of the image (Hp x Wp per channel). Output
