@@ -173,7 +173,7 @@ class ConvKernel : public OpKernel {
         ib.ld = in;
         Sgemm(mg, out, k, ia, ib, yg, out, epilogue, inner_threads);
       } else if (ShiftedImageSource::Applies(g)) {
-        const ShiftedImageSource source(g, image, cg);
+        const ShiftedImageSource source(g, image, cg, inner_threads);
         ib.source = &source;
         const int64_t grid = source.grid_columns();
         if (source.grid_is_output()) {
@@ -184,7 +184,7 @@ class ConvKernel : public OpKernel {
           epilogue.addend = nullptr;
           epilogue.activation = ActivationSpec{};
           Sgemm(mg, grid, k, ia, ib, wide.mutable_data<float>(), grid, epilogue, inner_threads);
-          source.Compact(wide.data<float>(), mg, yg, unit_addend, activation);
+          source.Compact(wide.data<float>(), mg, yg, unit_addend, activation, inner_threads);
         }
       } else {
         const Im2ColSource source(g, image, cg);

@@ -38,7 +38,7 @@ bool ShiftedImageSource::Applies(const ConvGeometry& g) {
   return 2 * padded_w <= 3 * g.out_spatial[1];
 }
 
-ShiftedImageSource::ShiftedImageSource(const ConvGeometry& g, const float* image, int64_t channels) {
+ShiftedImageSource::ShiftedImageSource(const ConvGeometry& g, const float* image, int64_t channels, int threads) {
   const int64_t h = g.in_spatial[0], w = g.in_spatial[1];
   const int64_t top = g.pads_begin[0], left = g.pads_begin[1];
   const int64_t padded_h = h + top + g.pads_end[0];
@@ -49,18 +49,21 @@ ShiftedImageSource::ShiftedImageSource(const ConvGeometry& g, const float* image
   const int64_t wrap = (g.kernel[1] - 1) * g.dilations[1];
   padded_ = Tensor::Uninitialized(DataType::kFloat, {channels * plane + wrap});
   float* p = padded_.mutable_data<float>();
-  for (int64_t c = 0; c < channels; ++c) {
-    float* dst = p + c * plane;
-    const float* src = image + c * h * w;
-    std::memset(dst, 0, top * padded_w_ * sizeof(float));
-    for (int64_t y = 0; y < h; ++y) {
-      float* row = dst + (top + y) * padded_w_;
-      std::memset(row, 0, left * sizeof(float));
-      std::memcpy(row + left, src + y * w, w * sizeof(float));
-      std::memset(row + left + w, 0, (padded_w_ - left - w) * sizeof(float));
+  const int64_t width = padded_w_;
+  ParallelRange(threads, channels, plane, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      float* dst = p + c * plane;
+      const float* src = image + c * h * w;
+      std::memset(dst, 0, top * width * sizeof(float));
+      for (int64_t y = 0; y < h; ++y) {
+        float* row = dst + (top + y) * width;
+        std::memset(row, 0, left * sizeof(float));
+        std::memcpy(row + left, src + y * w, w * sizeof(float));
+        std::memset(row + left + w, 0, (width - left - w) * sizeof(float));
+      }
+      std::memset(dst + (top + h) * width, 0, (padded_h - top - h) * width * sizeof(float));
     }
-    std::memset(dst + (top + h) * padded_w_, 0, (padded_h - top - h) * padded_w_ * sizeof(float));
-  }
+  });
   std::memset(p + channels * plane, 0, wrap * sizeof(float));
 
   const int64_t ksize = g.kernel[0] * g.kernel[1];
@@ -91,18 +94,22 @@ void ShiftedImageSource::PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t c
 }
 
 void ShiftedImageSource::Compact(const float* grid, int64_t rows, float* y, const float* addend,
-                                 const ActivationSpec& act) const {
+                                 const ActivationSpec& act, int threads) const {
   const int64_t plane = out_h_ * out_w_;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* src = grid + r * grid_columns();
-    float* dst = y + r * plane;
-    for (int64_t oh = 0; oh < out_h_; ++oh) std::memcpy(dst + oh * out_w_, src + oh * padded_w_, out_w_ * sizeof(float));
-    if (addend != nullptr) {
-      const float* z = addend + r * plane;
-      for (int64_t i = 0; i < plane; ++i) dst[i] += z[i];
+  ParallelRange(threads, rows, plane, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* src = grid + r * grid_columns();
+      float* dst = y + r * plane;
+      for (int64_t oh = 0; oh < out_h_; ++oh) {
+        std::memcpy(dst + oh * out_w_, src + oh * padded_w_, out_w_ * sizeof(float));
+      }
+      if (addend != nullptr) {
+        const float* z = addend + r * plane;
+        for (int64_t i = 0; i < plane; ++i) dst[i] += z[i];
+      }
+      ApplyActivation(act, dst, plane);
     }
-    ApplyActivation(act, dst, plane);
-  }
+  });
 }
 
 }  // namespace onnxflow

@@ -37,8 +37,8 @@ class ShiftedImageSource : public BPanelSource {
   // 2-D, stride 1, and the dropped columns cost at most half as much again as the kept ones.
   static bool Applies(const ConvGeometry& g);
 
-  // Copies `channels` planes of `image` into pooled storage, with the padding.
-  ShiftedImageSource(const ConvGeometry& g, const float* image, int64_t channels);
+  // Copies `channels` planes of `image` into pooled storage, with the padding, on up to `threads` cores.
+  ShiftedImageSource(const ConvGeometry& g, const float* image, int64_t channels, int threads);
 
   // The GEMM's N: output rows times the padded width.
   int64_t grid_columns() const { return out_h_ * padded_w_; }
@@ -49,7 +49,8 @@ class ShiftedImageSource : public BPanelSource {
 
   // y[r, oh * OW + ow] = act(grid[r, oh * Wp + ow] + addend[r, oh * OW + ow]) for `rows` rows
   // (output channels); the addend may be null.
-  void Compact(const float* grid, int64_t rows, float* y, const float* addend, const ActivationSpec& act) const;
+  void Compact(const float* grid, int64_t rows, float* y, const float* addend, const ActivationSpec& act,
+               int threads) const;
 
  private:
   int64_t padded_w_ = 0, out_h_ = 0, out_w_ = 0;
