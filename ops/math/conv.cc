@@ -3,8 +3,8 @@
 //
 // Per image and group, Y_g [M/g, out] = W_g [M/g, C/g * k] x col_g [C/g * k, out]: the weights are
 // the packed A operand (packed once at load when constant), the unfolded input the B operand. A
-// pointwise conv (1x1, stride 1, no pads) reads X in place as B; any other conv unfolds X straight
-// into packed B strips (im2col). The bias and the activation run in the GEMM epilogue.
+// pointwise conv (1x1, stride 1, no pads) reads X in place as B (a strided one, its subsampled
+// pixels); any other conv unfolds X block by block into packed B strips (conv_sources.h). The bias and the activation run in the GEMM epilogue.
 // float16/bfloat16 compute in float; double uses the direct loop.
 #include "ops/math/conv.h"
 
@@ -25,6 +25,28 @@ bool IsPointwise(const ConvGeometry& g) {
     if (g.kernel[d] != 1 || g.strides[d] != 1 || g.pads_begin[d] != 0 || g.pads_end[d] != 0) return false;
   }
   return true;
+}
+
+// A strided 1x1 convolution without pads (ResNet's projections) is pointwise on every s-th pixel:
+// gathering those once makes a B matrix a quarter of the image, read in place like X itself.
+bool IsStridedPointwise2D(const ConvGeometry& g) {
+  return g.kernel.size() == 2 && g.kernel[0] == 1 && g.kernel[1] == 1 && g.pads_begin[0] == 0 &&
+         g.pads_begin[1] == 0 && g.pads_end[0] == 0 && g.pads_end[1] == 0;
+}
+
+Tensor SubsamplePixels(const ConvGeometry& g, const float* image, int64_t channels) {
+  const int64_t oh_n = g.out_spatial[0], ow_n = g.out_spatial[1], iw_n = g.in_spatial[1];
+  const int64_t sh = g.strides[0], sw = g.strides[1];
+  Tensor sub = Tensor::Uninitialized(DataType::kFloat, {channels * oh_n * ow_n});
+  float* dst = sub.mutable_data<float>();
+  for (int64_t c = 0; c < channels; ++c) {
+    const float* plane = image + c * g.in_size();
+    for (int64_t oh = 0; oh < oh_n; ++oh) {
+      const float* row = plane + oh * sh * iw_n;
+      for (int64_t ow = 0; ow < ow_n; ++ow) *dst++ = row[ow * sw];
+    }
+  }
+  return sub;
 }
 
 class ConvKernel : public OpKernel {
@@ -171,6 +193,11 @@ class ConvKernel : public OpKernel {
       if (pointwise) {  // X itself is the B operand
         ib.data = image;
         ib.ld = in;
+        Sgemm(mg, out, k, ia, ib, yg, out, epilogue, inner_threads);
+      } else if (IsStridedPointwise2D(g)) {
+        const Tensor sub = SubsamplePixels(g, image, cg);
+        ib.data = sub.data<float>();
+        ib.ld = out;
         Sgemm(mg, out, k, ia, ib, yg, out, epilogue, inner_threads);
       } else if (ShiftedImageSource::Applies(g)) {
         const ShiftedImageSource source(g, image, cg, inner_threads);
