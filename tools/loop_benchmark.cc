@@ -1,9 +1,12 @@
-// Control-flow cost per iteration (run by hand, not a test):
-//   loop_benchmark [--iterations N] [--runs R] [--write DIR]
+// Scheduler and control-flow overhead (run by hand, not a test):
+//   loop_benchmark [--iterations N] [--nodes N] [--runs R] [--threads T] [--write DIR]
 // Model "loop_add": Loop(M = N) whose body adds 1 to a 64-float tensor.
 // Model "loop_if_add": the same Loop whose body holds an If choosing between two Adds.
-// Prints the median time per iteration; --write saves both models so ONNX Runtime can run the
-// same files (../shared/tools/ort_bench.js DIR/loop_add.onnx 1 20).
+// Model "chain_add": N Adds of 64 floats one after another (what a node costs when nothing can
+// run beside it). Model "wide_add": the same N Adds as 8 independent chains joined by one Sum
+// (what the flow graph costs when it has branches to run side by side).
+// Prints the median time per iteration or per node; --write saves the models so ONNX Runtime can
+// run the same files (../shared/tools/ort_bench.js DIR/loop_add.onnx 1 20).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -51,6 +54,33 @@ std::string LoopModel(int64_t iterations, bool with_if) {
   return m.Serialize();
 }
 
+// `nodes` Adds in `chains` independent chains; several chains end in one Sum.
+std::string ChainModel(int64_t nodes, int64_t chains) {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {kWidth});
+  std::vector<std::string> ends;
+  for (int64_t c = 0; c < chains; ++c) {
+    // A different constant per chain: identical chains would be merged by common-subexpression
+    // elimination (ONNX Runtime does), and the model would measure something else.
+    const std::string step = "step" + std::to_string(c);
+    m.Initializer(step, Tensor::FromVector<float>({1}, {1.0f + static_cast<float>(c)}));
+    std::string v = "x";
+    for (int64_t i = 0; i < nodes / chains; ++i) {
+      const std::string out = "c" + std::to_string(c) + "_" + std::to_string(i);
+      m.Node("Add", {v, step}, {out});
+      v = out;
+    }
+    ends.push_back(v);
+  }
+  if (chains > 1) {
+    m.Node("Sum", ends, {"y"});
+  } else {
+    m.Node("Identity", ends, {"y"});
+  }
+  m.Output("y", DataType::kFloat, {kWidth});
+  return m.Serialize();
+}
+
 int Measure(const std::string& name, const std::string& bytes, int64_t iterations, int runs, int threads) {
   SessionOptions options;
   options.threads = threads;
@@ -73,7 +103,7 @@ int Measure(const std::string& name, const std::string& bytes, int64_t iteration
   }
   std::sort(ms.begin(), ms.end());
   const double p50 = ms[ms.size() / 2];
-  std::printf("%-12s iterations=%lld runs=%d p50_ms=%.3f per_iteration_us=%.3f\n", name.c_str(),
+  std::printf("%-12s units=%lld runs=%d p50_ms=%.3f per_unit_us=%.3f\n", name.c_str(),
               static_cast<long long>(iterations), runs, p50, p50 * 1000.0 / static_cast<double>(iterations));
   return 0;
 }
@@ -82,23 +112,30 @@ int Measure(const std::string& name, const std::string& bytes, int64_t iteration
 }  // namespace onnxflow::tools
 
 int main(int argc, char** argv) {
-  int64_t iterations = 10000;
+  int64_t iterations = 10000, nodes = 1000;
   int runs = 20, threads = 1;
   std::string write_dir;
-  CLI::App app{"Time per Loop iteration, with and without an If in the body."};
+  CLI::App app{"Time per Loop iteration (with and without an If in the body) and per node of a graph of tiny Adds."};
   app.add_option("--iterations", iterations, "Loop trip count");
+  app.add_option("--nodes", nodes, "Adds in the chain models (a multiple of 8)");
   app.add_option("--runs", runs, "timed runs after one warm-up");
   app.add_option("--threads", threads, "cores (default 1)");
-  app.add_option("--write", write_dir, "also write loop_add.onnx and loop_if_add.onnx to DIR");
+  app.add_option("--write", write_dir, "also write the models as DIR/<name>.onnx");
   CLI11_PARSE(app, argc, argv);
-  if (iterations < 1 || runs < 1) return 2;
-  using onnxflow::tools::LoopModel;
-  const std::string plain = LoopModel(iterations, false), branchy = LoopModel(iterations, true);
-  if (!write_dir.empty()) {
-    std::ofstream(write_dir + "/loop_add.onnx", std::ios::binary) << plain;
-    std::ofstream(write_dir + "/loop_if_add.onnx", std::ios::binary) << branchy;
+  if (iterations < 1 || runs < 1 || nodes < 8) return 2;
+  using namespace onnxflow::tools;
+  const struct {
+    const char* name;
+    std::string bytes;
+    int64_t units;
+  } models[] = {{"loop_add", LoopModel(iterations, false), iterations},
+                {"loop_if_add", LoopModel(iterations, true), iterations},
+                {"chain_add", ChainModel(nodes, 1), nodes},
+                {"wide_add", ChainModel(nodes / 8 * 8, 8), nodes / 8 * 8}};
+  int status = 0;
+  for (const auto& model : models) {
+    if (!write_dir.empty()) std::ofstream(write_dir + "/" + model.name + ".onnx", std::ios::binary) << model.bytes;
+    status |= Measure(model.name, model.bytes, model.units, runs, threads);
   }
-  int status = onnxflow::tools::Measure("loop_add", plain, iterations, runs, threads);
-  status |= onnxflow::tools::Measure("loop_if_add", branchy, iterations, runs, threads);
   return status;
 }

@@ -150,6 +150,8 @@ class Tensor {
 
   template <typename T> const T* data() const { return static_cast<const T*>(data_); }
   template <typename T> T* mutable_data() { return static_cast<T*>(data_); }
+  // What keeps the bytes alive (null for borrowed tensors); views share it.
+  const std::shared_ptr<void>& storage() const { return storage_; }
   const void* raw_data() const { return data_; }
   void* mutable_raw_data() { return data_; }
 

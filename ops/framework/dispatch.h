@@ -18,7 +18,7 @@ namespace onnxflow {
 
 template <typename... Ts, typename F>
 Status DispatchType(DataType dtype, F&& f) {
-  Status result = Unimplemented(std::string("type ") + DataTypeName(dtype) + " is not supported here");
+  Status result;
   bool done = false;
   auto try_one = [&](auto tag) {
     using T = decltype(tag);
@@ -28,6 +28,7 @@ Status DispatchType(DataType dtype, F&& f) {
     }
   };
   (try_one(Ts{}), ...);
+  if (!done) return Unimplemented(std::string("type ") + DataTypeName(dtype) + " is not supported here");
   return result;
 }
 

@@ -46,7 +46,7 @@ Result<Tensor*> KernelContext::AllocateOutput(int i, DataType dtype, const Shape
                                " bytes per run (max_run_bytes)");
     }
     void* data = t.mutable_raw_data();
-    std::shared_ptr<void> tracked(data, [owner = std::move(t), counter, bytes](void*) {
+    std::shared_ptr<void> tracked(data, [owner = t.storage(), counter, bytes](void*) {
       counter->fetch_sub(bytes, std::memory_order_relaxed);
     });
     t = Tensor(dtype, shape, std::move(tracked), data);
