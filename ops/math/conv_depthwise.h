@@ -1,10 +1,33 @@
 // Direct depthwise 2-D convolution: one input channel per group (the GEMM would have M = 1).
 #pragma once
 
+#include <algorithm>
+
 #include "ops/math/conv_geometry.h"
 #include "ops/math/gemm.h"
 
 namespace onnxflow {
+
+// The sizes one output plane of a depthwise convolution needs (for the SIMD plane kernel).
+struct DepthwisePlane {
+  int64_t ih_n, iw_n, oh_n, ow_n, kh_n, kw_n, sh, sw, dh, dw, ph, pw;
+  // For column strides 1 and 2: the length of one zero-padded input row (stride 1) or of each of
+  // its even and odd halves (stride 2), long enough for the last output column's widest tap.
+  int64_t padded_w;
+};
+
+// Kernel widths up to this take the plane kernel's register-accumulating path (strides 1 and 2).
+constexpr int64_t kDepthwiseMaxFastTaps = 32;
+
+inline int64_t DepthwisePaddedWidth(const DepthwisePlane& p) {
+  const int64_t s = p.sw;
+  return std::max((p.pw + p.iw_n + s - 1) / s, p.ow_n + (p.kw_n - 1) * p.dw / s);
+}
+
+// Floats of scratch the plane kernel needs: the padded plane and a vector's slack per tap column.
+inline int64_t DepthwiseScratch(const DepthwisePlane& p) {
+  return p.ih_n * p.sw * p.padded_w + 64 + p.kw_n * p.dw;
+}
 
 // True when every group has one input channel and the conv is 2-D.
 bool IsDepthwise2D(const ConvGeometry& g);
