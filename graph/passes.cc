@@ -1,5 +1,6 @@
 #include "graph/passes.h"
 
+#include <algorithm>
 #include <set>
 
 #include "ops/framework/kernel.h"
@@ -64,18 +65,29 @@ std::vector<DataType> KnownInputTypes(const Graph& g, const Node& node) {
   return types;
 }
 
-Status FoldConstants(Graph* g, const KernelRegistry& registry, const SessionLimits& limits) {
+namespace {
+
+// Folded constants live as long as the session, so their total is held to max_run_bytes: a small
+// file must not make the load allocate without bound (thousands of ConstantOfShape nodes, each
+// under max_tensor_bytes). A node past the budget stays in the graph and runs under the run's own
+// limits, which end the run with a Status naming the limit and the node.
+Status FoldWithin(Graph* g, const KernelRegistry& registry, const SessionLimits& limits, int64_t* folded_bytes) {
   std::vector<Node> kept;
   kept.reserve(g->nodes.size());
   for (Node& node : g->nodes) {
-    for (auto& [name, sub] : node.subgraphs) ONNXFLOW_RETURN_IF_ERROR(FoldConstants(sub.get(), registry, limits));
+    for (auto& [name, sub] : node.subgraphs) {
+      ONNXFLOW_RETURN_IF_ERROR(FoldWithin(sub.get(), registry, limits, folded_bytes));
+    }
     bool foldable = node.subgraphs.empty() && !IsNondeterministic(node);
     for (const auto& name : node.proto->input()) {
       if (!name.empty() && !g->constants.count(name)) foldable = false;
     }
     if (foldable) {
-      auto outputs = Evaluate(*g, node, registry, limits);
+      SessionLimits remaining = limits;
+      remaining.max_run_bytes = std::max<int64_t>(0, limits.max_run_bytes - *folded_bytes);
+      auto outputs = Evaluate(*g, node, registry, remaining);
       if (outputs.ok()) {
+        for (const Tensor& t : *outputs) *folded_bytes += static_cast<int64_t>(t.nbytes());
         for (int i = 0; i < node.proto->output_size(); ++i) {
           const std::string& name = node.proto->output(i);
           if (name.empty()) continue;
@@ -84,12 +96,20 @@ Status FoldConstants(Graph* g, const KernelRegistry& registry, const SessionLimi
         }
         continue;
       }
-      // Not foldable after all (unsupported, or fails on these values): the run reports it.
+      // Not foldable after all (unsupported, fails on these values, or past the budget): the run
+      // computes it, or reports why not.
     }
     kept.push_back(std::move(node));
   }
   g->nodes = std::move(kept);
   return Status::Ok();
+}
+
+}  // namespace
+
+Status FoldConstants(Graph* g, const KernelRegistry& registry, const SessionLimits& limits) {
+  int64_t folded_bytes = 0;
+  return FoldWithin(g, registry, limits, &folded_bytes);
 }
 
 void RemoveDeadNodes(Graph* g) {

@@ -1,11 +1,13 @@
 #include "include/onnxflow/io.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "ops/framework/numeric.h"
+#include "ops/framework/shape.h"
 #include "ops/framework/tensor_proto.h"
 
 namespace onnxflow {
@@ -221,6 +223,13 @@ Status WriteValueFile(const std::string& path, const Value& value, const std::st
 
 Result<Tensor> FillTensor(DataType dtype, const Shape& shape) {
   if (dtype == DataType::kUndefined) return InvalidArgument("cannot fill a tensor of undefined type");
+  // The shape comes from the model (and --dim): refuse negative dims and element or byte counts that
+  // overflow before the Tensor computes its size from them.
+  ONNXFLOW_ASSIGN_OR_RETURN(const int64_t count, CheckedElementCount(shape));
+  const int64_t element = static_cast<int64_t>(std::max<size_t>(ElementSize(dtype), 1));
+  if (count > INT64_MAX / element) {
+    return InvalidArgument("cannot fill a tensor of shape " + ShapeToString(shape) + ": too many bytes");
+  }
   Tensor t(dtype, shape);
   const int64_t n = t.size();
   for (int64_t i = 0; i < n; ++i) {

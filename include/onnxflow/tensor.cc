@@ -128,7 +128,9 @@ class BufferPool {
         return p;
       }
     }
-    return std::aligned_alloc(kAlignment, *class_bytes);
+    // aligned_alloc wants a multiple of the alignment (sanitizers' allocators refuse anything else);
+    // the small classes (80, 96, 112 bytes...) are not. The class size is what goes back to Give.
+    return std::aligned_alloc(kAlignment, RoundUp(*class_bytes));
   }
 
   void Give(void* p, size_t class_bytes) {

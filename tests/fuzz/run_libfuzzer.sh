@@ -19,12 +19,15 @@ targets=("$@")
 base=/root/.cache/bazel_fuzz
 data="$(cd .. && pwd)/shared/onnx-tests"
 
-bazel --output_base="$base" build --config=fuzz //tests/fuzz:fuzz_model //tests/fuzz:fuzz_tensor_proto
+# Everything in the fuzz output base (write_seeds too), at the lowest priority: the normal build's
+# output base and its bazel-* symlinks are left alone.
+nice -n 19 bazel --output_base="$base" build --config=fuzz \
+  //tests/fuzz:fuzz_model //tests/fuzz:fuzz_tensor_proto //tests/fuzz:write_seeds
 bin="$(bazel --output_base="$base" info --config=fuzz bazel-bin 2>/dev/null)/tests/fuzz"
-bazel build //tests/fuzz:write_seeds
 mkdir -p "$work/artifacts"
 for kind in models tensors; do
-  [[ -d "$work/seeds_$kind" ]] || ONNXFLOW_TEST_DATA="$data" bazel-bin/tests/fuzz/write_seeds --corpus=$kind --write_seeds="$work/seeds_$kind"
+  [[ -d "$work/seeds_$kind" ]] || ASAN_OPTIONS=detect_leaks=0 ONNXFLOW_TEST_DATA="$data" \
+    "$bin/write_seeds" --corpus=$kind --write_seeds="$work/seeds_$kind"
 done
 
 for target in "${targets[@]}"; do
@@ -35,7 +38,7 @@ for target in "${targets[@]}"; do
   mkdir -p "$work/corpus_$target"
   # detect_leaks=0: TBB keeps per-thread state until exit, which LeakSanitizer reports per input.
   ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    nice "$bin/$target" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=3072 -max_len=262144 \
+    nice -n 19 "$bin/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -max_len=262144 \
     -print_final_stats=1 -artifact_prefix="$work/artifacts/$target-" \
     "$work/corpus_$target" "$work/seeds_$kind" "$reg" 2>&1 | tee "$work/$target.log" | grep -E "^#[0-9]+ +(DONE|pulse)|ERROR|SUMMARY|stat::" || true
 done

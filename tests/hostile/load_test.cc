@@ -268,5 +268,16 @@ TEST(Limits, LoopIterationsAndDepth) {
   EXPECT_NE(over.status().message().find("count"), std::string::npos) << over.status().ToString();
 }
 
+// FillTensor (run_model --fill) takes its shape from the model: negative dims and element or byte
+// counts that overflow are refused before anything is computed from them (UBSan: 2^40 x 2^40).
+TEST(Limits, FillRefusesOverflowingShapes) {
+  EXPECT_FALSE(FillTensor(DataType::kFloat, {int64_t{1} << 40, int64_t{1} << 40}).ok());
+  EXPECT_FALSE(FillTensor(DataType::kFloat, {int64_t{1} << 62}).ok());  // 2^64 bytes
+  EXPECT_FALSE(FillTensor(DataType::kFloat, {-1, 2}).ok());
+  auto small = FillTensor(DataType::kFloat, {2, 3});
+  ASSERT_TRUE(small.ok()) << small.status().ToString();
+  EXPECT_EQ(small->size(), 6);
+}
+
 }  // namespace
 }  // namespace onnxflow
