@@ -81,7 +81,7 @@ std::string ChainModel(int64_t nodes, int64_t chains) {
   return m.Serialize();
 }
 
-int Measure(const std::string& name, const std::string& bytes, int64_t iterations, int runs, int threads) {
+int Measure(const std::string& name, const std::string& bytes, int64_t units, int runs, int threads) {
   SessionOptions options;
   options.threads = threads;
   auto session = Session::LoadFromBytes(bytes, options);
@@ -104,7 +104,7 @@ int Measure(const std::string& name, const std::string& bytes, int64_t iteration
   std::sort(ms.begin(), ms.end());
   const double p50 = ms[ms.size() / 2];
   std::printf("%-12s units=%lld runs=%d p50_ms=%.3f per_unit_us=%.3f\n", name.c_str(),
-              static_cast<long long>(iterations), runs, p50, p50 * 1000.0 / static_cast<double>(iterations));
+              static_cast<long long>(units), runs, p50, p50 * 1000.0 / static_cast<double>(units));
   return 0;
 }
 

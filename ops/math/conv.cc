@@ -154,12 +154,7 @@ class ConvKernel : public OpKernel {
 
     if (IsDepthwise2D(g)) {
       std::vector<float> wd_store;
-      DepthwiseConv2D(g, xd, FloatData(w, wd_store), bd, addend != nullptr ? ActivationSpec{} : activation, yd,
-                      ctx.threads());
-      if (addend != nullptr) {
-        for (int64_t i = 0; i < y->size(); ++i) yd[i] += addend[i];
-        ApplyActivation(activation, yd, y->size());
-      }
+      DepthwiseConv2D(g, xd, FloatData(w, wd_store), bd, addend, activation, yd, ctx.threads());
       StoreFloats(yd, y->size(), y);
       return Status::Ok();
     }

@@ -24,7 +24,7 @@ bool IsDepthwise2D(const ConvGeometry& g) {
 }
 
 void DepthwiseConv2D(const ConvGeometry& g, const float* x, const float* w, const float* bias,
-                     const ActivationSpec& activation, float* y, int threads) {
+                     const float* addend, const ActivationSpec& activation, float* y, int threads) {
   const auto plane_kernel = HWY_DYNAMIC_DISPATCH(DepthwisePlaneImpl);
   DepthwisePlane p{g.in_spatial[0], g.in_spatial[1], g.out_spatial[0], g.out_spatial[1],
                    g.kernel[0],     g.kernel[1],     g.strides[0],     g.strides[1],
@@ -41,7 +41,7 @@ void DepthwiseConv2D(const ConvGeometry& g, const float* x, const float* w, cons
       float* out = y + plane * out_plane;
       plane_kernel(p, x + (n * g.in_channels + m / mult) * p.ih_n * p.iw_n, w + m * p.kh_n * p.kw_n,
                    bias != nullptr ? bias[m] : 0.0f, out, scratch.data());
-      ApplyActivation(activation, out, out_plane);
+      AddThenActivate(activation, addend != nullptr ? addend + plane * out_plane : nullptr, out, out_plane);
     }
   });
 }

@@ -32,9 +32,10 @@ inline int64_t DepthwiseScratch(const DepthwisePlane& p) {
 // True when every group has one input channel and the conv is 2-D.
 bool IsDepthwise2D(const ConvGeometry& g);
 
-// y[n, m] = act(bias[m] + sum over the window of x[n, m / (M/C)] * w[m]) for every image and output
-// channel; splits channels over `threads` cores.
+// y[n, m] = act(bias[m] + sum over the window of x[n, m / (M/C)] * w[m] + addend[n, m]) for every
+// image and output channel (the addend, of y's shape, may be null); splits channels over `threads`
+// cores.
 void DepthwiseConv2D(const ConvGeometry& g, const float* x, const float* w, const float* bias,
-                     const ActivationSpec& activation, float* y, int threads);
+                     const float* addend, const ActivationSpec& activation, float* y, int threads);
 
 }  // namespace onnxflow

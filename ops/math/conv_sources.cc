@@ -103,11 +103,7 @@ void ShiftedImageSource::Compact(const float* grid, int64_t rows, float* y, cons
       for (int64_t oh = 0; oh < out_h_; ++oh) {
         std::memcpy(dst + oh * out_w_, src + oh * padded_w_, out_w_ * sizeof(float));
       }
-      if (addend != nullptr) {
-        const float* z = addend + r * plane;
-        for (int64_t i = 0; i < plane; ++i) dst[i] += z[i];
-      }
-      ApplyActivation(act, dst, plane);
+      AddThenActivate(act, addend != nullptr ? addend + r * plane : nullptr, dst, plane);
     }
   });
 }

@@ -206,6 +206,15 @@ TEST(ConvTest, Errors) {
   bad_bias.Input(Tensor(DataType::kFloat, {1, 1, 3, 3})).Input(Tensor(DataType::kFloat, {2, 1, 3, 3}))
       .Input(Tensor(DataType::kFloat, {3}));
   EXPECT_FALSE(bad_bias.Run(RegisterMathKernels).ok());
+  // The residual input Z (added by the graph pass for float models only) must be float.
+  OpTest bad_residual("FusedConv", 1, "com.onnxflow");
+  bad_residual.Input(Tensor(DataType::kFloat, {1, 1, 3, 3}))
+      .Input(Tensor(DataType::kFloat, {1, 1, 3, 3}))
+      .AbsentInput()
+      .Input(Tensor(DataType::kDouble, {1, 1, 1, 1}));
+  auto residual = bad_residual.Run(RegisterMathKernels);
+  ASSERT_FALSE(residual.ok());
+  EXPECT_NE(residual.status().message().find("residual"), std::string::npos) << residual.status().ToString();
   OpTest bad_act("FusedConv", 1, "com.onnxflow");
   bad_act.Input(Tensor(DataType::kFloat, {1, 1, 3, 3})).Input(Tensor(DataType::kFloat, {1, 1, 3, 3}))
       .Attr("activation", std::string("Swish"));

@@ -20,7 +20,6 @@
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 
-#include "hwy/aligned_allocator.h"
 #include "ops/math/gemm.h"
 #include "ops/math/gemm_block.h"
 
@@ -96,6 +95,13 @@ Result<ActivationSpec> ParseActivation(const std::string& name, bool has_alpha, 
 void ApplyActivation(const ActivationSpec& spec, float* data, int64_t n) {
   if (spec.kind == Activation::kNone || n <= 0) return;
   HWY_DYNAMIC_DISPATCH(ApplyActivationImpl)(spec, data, n);
+}
+
+void AddThenActivate(const ActivationSpec& spec, const float* addend, float* data, int64_t n) {
+  if (addend != nullptr) {
+    for (int64_t i = 0; i < n; ++i) data[i] += addend[i];
+  }
+  ApplyActivation(spec, data, n);
 }
 
 float ActivationScalar(const ActivationSpec& spec, float x) {

@@ -43,6 +43,9 @@ Result<ActivationSpec> ParseActivation(const std::string& name, bool has_alpha, 
 
 // Applies `spec` to n floats in place (SIMD).
 void ApplyActivation(const ActivationSpec& spec, float* data, int64_t n);
+// data = act(data + addend) over n floats, for epilogues that run after the GEMM (a residual
+// addend; null adds nothing).
+void AddThenActivate(const ActivationSpec& spec, const float* addend, float* data, int64_t n);
 // The same on one value (scalar reference, for tests and odd paths).
 float ActivationScalar(const ActivationSpec& spec, float x);
 

@@ -210,6 +210,41 @@ TEST(Limits, RunBytesEndsTheRunNamingLimitAndNode) {
   EXPECT_EQ((*small)[0].value.tensor().data<float>()[0], 256.0f * 1024);
 }
 
+// Folded constants live as long as the session: their total is held to max_run_bytes at load.
+// Sixteen ConstantOfShape nodes of 1 MB each against a 6 MB budget: the load folds six and keeps the
+// rest, and the run, which must hold those ten for the Sum, ends naming the limit and a node.
+TEST(Limits, ConstantFoldingStaysWithinTheRunBudget) {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {1});
+  m.Initializer("shape", Tensor::FromVector<int64_t>({1}, {int64_t{1} << 18}));  // 1 MB of floats
+  std::vector<std::string> parts = {"x"};
+  for (int i = 0; i < 16; ++i) {
+    parts.push_back("c" + std::to_string(i));
+    auto& node = m.Node("ConstantOfShape", {"shape"}, {parts.back()}, "fill" + std::to_string(i));
+    SetAttr(node, "value", Tensor::FromVector<float>({1}, {1.0f}));
+  }
+  m.Node("Sum", parts, {"y"});
+  m.Output("y", DataType::kFloat, {int64_t{1} << 18});
+  SessionOptions options;
+  options.threads = 1;
+  options.mode = ExecutionMode::kSequential;
+  options.limits.max_run_bytes = 6 << 20;
+  auto s = Session::LoadFromBytes(m.Serialize(), options);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  auto out = s->Run({{"x", Tensor::FromVector<float>({1}, {1.0f})}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(out.status().message().find("max_run_bytes"), std::string::npos) << out.status().ToString();
+  EXPECT_NE(out.status().message().find("fill"), std::string::npos) << out.status().ToString();
+  // With room for everything, the same model runs and sums the sixteen fills and x.
+  options.limits.max_run_bytes = 64 << 20;
+  auto roomy = Session::LoadFromBytes(m.Serialize(), options);
+  ASSERT_TRUE(roomy.ok()) << roomy.status().ToString();
+  auto sum = roomy->Run({{"x", Tensor::FromVector<float>({1}, {1.0f})}});
+  ASSERT_TRUE(sum.ok()) << sum.status().ToString();
+  EXPECT_EQ((*sum)[0].value.tensor().data<float>()[12345], 17.0f);
+}
+
 TEST(Limits, FreedMemoryReturnsToTheBudget) {
   SessionOptions options;
   options.threads = 1;
