@@ -13,7 +13,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
+#include <vector>
 
 #include <sys/mman.h>
 
@@ -43,10 +45,62 @@ constexpr int64_t kMinParallelMacs = 1 << 18;
 }  // namespace
 
 namespace {
+
 constexpr size_t kHugePage = size_t{2} << 20;
+
+// Freed AlignedFloats of at least kMinKept bytes kept for reuse, up to kMaxRetained bytes (a few
+// dozen buffers: a linear search is enough). A request takes the smallest kept buffer that fits it
+// without wasting more than half (a GEMM's block sizes repeat run after run). Small buffers are
+// left to malloc, which recycles them without new mappings.
+class FloatsFreeList {
+ public:
+  static constexpr size_t kMinKept = size_t{64} << 10;
+
+  static FloatsFreeList& Global() {
+    static FloatsFreeList* list = new FloatsFreeList();  // never destroyed: kernels may outlive main()
+    return *list;
+  }
+
+  void* Take(size_t bytes) {
+    if (bytes < kMinKept) return nullptr;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto best = kept_.end();
+    for (auto it = kept_.begin(); it != kept_.end(); ++it) {
+      if (it->bytes >= bytes && it->bytes <= 2 * bytes && (best == kept_.end() || it->bytes < best->bytes)) best = it;
+    }
+    if (best == kept_.end()) return nullptr;
+    void* p = best->ptr;
+    retained_ -= best->bytes;
+    kept_.erase(best);
+    return p;
+  }
+
+  // Keeps the buffer, or returns false when the list is full (the caller frees it).
+  bool Give(void* p, size_t bytes) {
+    if (bytes < kMinKept) return false;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (retained_ + bytes > kMaxRetained) return false;
+    retained_ += bytes;
+    kept_.push_back({p, bytes});
+    return true;
+  }
+
+ private:
+  static constexpr size_t kMaxRetained = size_t{256} << 20;
+  struct Kept {
+    void* ptr;
+    size_t bytes;
+  };
+  std::mutex mutex_;
+  std::vector<Kept> kept_;
+  size_t retained_ = 0;
+};
+
 }  // namespace
 
-void AlignedFloats::Free::operator()(float* p) const { std::free(p); }
+void AlignedFloatsFree::operator()(float* p) const {
+  if (!FloatsFreeList::Global().Give(p, bytes)) std::free(p);
+}
 
 AlignedFloats AlignedFloats::Make(int64_t n, bool zero) {
   AlignedFloats out;
@@ -56,10 +110,13 @@ AlignedFloats AlignedFloats::Make(int64_t n, bool zero) {
   const bool huge = bytes >= kHugePage;
   const size_t align = huge ? kHugePage : 64;
   bytes = (bytes + align - 1) / align * align;
-  void* p = std::aligned_alloc(align, bytes);
-  if (p == nullptr) throw std::bad_alloc();
-  if (huge) madvise(p, bytes, MADV_HUGEPAGE);
-  out.ptr.reset(static_cast<float*>(p));
+  void* p = FloatsFreeList::Global().Take(bytes);
+  if (p == nullptr) {
+    p = std::aligned_alloc(align, bytes);
+    if (p == nullptr) throw std::bad_alloc();
+    if (huge) madvise(p, bytes, MADV_HUGEPAGE);
+  }
+  out.ptr = std::unique_ptr<float[], Free>(static_cast<float*>(p), Free{bytes});
   if (zero) std::memset(out.ptr.get(), 0, bytes);
   out.size = n;
   return out;

@@ -56,9 +56,15 @@ struct GemmTileShape {
 };
 GemmTileShape GemmTile();
 
-// Owning, 64-byte aligned float storage.
+// Owning, 64-byte aligned float storage (2 MiB aligned on huge pages from 2 MiB up). Buffers are
+// recycled through a process-wide free list: GEMM scratch is taken on every call, and a fresh
+// mapping would fault in (and zero) its pages each time.
+struct AlignedFloatsFree {
+  size_t bytes = 0;  // the allocation's size, which the free list is keyed by
+  void operator()(float* p) const;
+};
 struct AlignedFloats {
-  struct Free { void operator()(float* p) const; };
+  using Free = AlignedFloatsFree;
   std::unique_ptr<float[], Free> ptr;
   int64_t size = 0;
   static AlignedFloats Make(int64_t n, bool zero = true);
