@@ -86,7 +86,7 @@ class FloatsFreeList {
   }
 
  private:
-  static constexpr size_t kMaxRetained = size_t{256} << 20;
+  static constexpr size_t kMaxRetained = size_t{64} << 20;
   struct Kept {
     void* ptr;
     size_t bytes;
@@ -314,7 +314,7 @@ void Sgemm(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInput
   AlignedFloats b_tail;
   const bool raw_b = pb == nullptr && b.source == nullptr && !b.trans && m <= kRawBMaxRows;
   // Otherwise an unpacked B is packed one block at a time inside each task (below).
-  bool pack_blocks = pb == nullptr && !raw_b;
+  const bool pack_blocks = pb == nullptr && !raw_b;
   const MatrixPanelSource matrix_source(b.data, b.ld, b.trans);
   const BPanelSource* source = b.source != nullptr ? b.source : &matrix_source;
   const int64_t n_strips = (n + nr - 1) / nr;
@@ -330,7 +330,10 @@ void Sgemm(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInput
   const int64_t m_strips = (m + mr - 1) / mr;
   int64_t nc_strips = std::max<int64_t>(1, std::min(n_strips, kL2BlockFloats / (kc_max * nr)));
   int64_t n_blocks = (n_strips + nc_strips - 1) / nc_strips;
-  const int64_t want = parallel_threads > 1 ? int64_t{parallel_threads} * 3 : 1;
+  // Two tasks per core: enough to even out unequal edge blocks, few enough that a B block is
+  // packed by the core that reads it, not once per task. (Packing B once for all tasks and sharing
+  // it made every core read blocks packed in the other core's cache: 5-25% slower per conv.)
+  const int64_t want = parallel_threads > 1 ? int64_t{parallel_threads} * 2 : 1;
   if (n_blocks < want && n_strips >= 4) {
     // Split N first (blocks of at least 2 strips): a task then packs only its own B columns,
     // where splitting M would pack the same B block once per task.
@@ -346,23 +349,6 @@ void Sgemm(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInput
   }
   const int64_t mc_strips = (m_strips + m_blocks - 1) / m_blocks;
   m_blocks = (m_strips + mc_strips - 1) / mc_strips;
-
-  // Several tasks over the same columns (N too narrow to split, e.g. a 7x7 feature map) would each
-  // pack the same B blocks: pack B once instead, its strips split over the cores.
-  PackedB shared_b;
-  if (pack_blocks && m_blocks > 1) {
-    shared_b.k = k;
-    shared_b.n = n;
-    shared_b.nr = nr;
-    shared_b.data = AlignedFloats::Make(n_strips * k * nr, /*zero=*/false);
-    ParallelRange(parallel_threads, n_strips, k * nr, [&](int64_t t0, int64_t t1) {
-      for (int64_t t = t0; t < t1; ++t) {
-        source->PackBlock(0, k, t * nr, std::min(nr, n - t * nr), nr, shared_b.data.get() + t * shared_b.strip_size());
-      }
-    });
-    pb = &shared_b;
-    pack_blocks = false;
-  }
 
   const auto run_block = HWY_DYNAMIC_DISPATCH(RunBlockImpl);
   const int64_t tasks = m_blocks * n_blocks;
