@@ -24,10 +24,11 @@ inline int64_t DepthwisePaddedWidth(const DepthwisePlane& p) {
   return std::max((p.pw + p.iw_n + s - 1) / s, p.ow_n + (p.kw_n - 1) * p.dw / s);
 }
 
-// Floats of scratch the plane kernel needs: the padded plane and a vector's slack per tap column.
-inline int64_t DepthwiseScratch(const DepthwisePlane& p) {
-  return p.ih_n * p.sw * p.padded_w + 64 + p.kw_n * p.dw;
-}
+// Floats of the padded plane in the plane kernel's scratch, with a vector's slack per tap column.
+inline int64_t DepthwisePlaneFloats(const DepthwisePlane& p) { return p.ih_n * p.sw * p.padded_w + 64 + p.kw_n * p.dw; }
+
+// Floats of scratch the plane kernel needs: the padded plane, then one padded input row.
+inline int64_t DepthwiseScratch(const DepthwisePlane& p) { return DepthwisePlaneFloats(p) + p.sw * p.padded_w; }
 
 // True when every group has one input channel and the conv is 2-D.
 bool IsDepthwise2D(const ConvGeometry& g);

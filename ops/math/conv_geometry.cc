@@ -119,19 +119,6 @@ Result<ConvGeometry> ComputeConvGeometry(const ConvAttributes& attrs, const Shap
   return g;
 }
 
-void SplitColumnPhases(const float* image, int64_t channels, int64_t height, int64_t width, float* phases) {
-  const int64_t half = (width + 1) / 2;
-  for (int64_t c = 0; c < channels; ++c) {
-    for (int64_t h = 0; h < height; ++h) {
-      const float* row = image + (c * height + h) * width;
-      float* even = phases + ((c * 2) * height + h) * half;
-      float* odd = phases + ((c * 2 + 1) * height + h) * half;
-      for (int64_t q = 0; 2 * q < width; ++q) even[q] = row[2 * q];
-      for (int64_t q = 0; 2 * q + 1 < width; ++q) odd[q] = row[2 * q + 1];
-    }
-  }
-}
-
 void Im2Col(const ConvGeometry& g, const float* image, int64_t channels, int64_t row0, int64_t row1, int64_t col0,
             int64_t col1, int64_t ld, float* dst, const float* column_phases) {
   const int64_t nd = static_cast<int64_t>(g.kernel.size());

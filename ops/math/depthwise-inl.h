@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "hwy/highway.h"
+#include "ops/math/column_phases-inl.h"
 #include "ops/math/conv_depthwise.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -61,27 +62,22 @@ void DepthwisePlaneImpl(const DepthwisePlane& p, const float* HWY_RESTRICT img, 
     const int64_t s = p.sw, hp = p.padded_w, rows = p.ih_n;
     int64_t tap_offset[kDepthwiseMaxFastTaps];  // where tap kw starts in an input row's phases
     for (int64_t kw = 0; kw < p.kw_n; ++kw) tap_offset[kw] = (kw * p.dw % s) * hp + kw * p.dw / s;
+    // A row is padded once into `padded_row` (s * hp floats: every column any phase reads), then
+    // split into its even and odd halves when the stride is 2.
+    float* padded_row = scratch + DepthwisePlaneFloats(p);
+    const int64_t right = s * hp - p.pw - p.iw_n;  // >= 0: hp covers the padded row
     for (int64_t r = 0; r < rows; ++r) {
       const float* src = img + r * p.iw_n;
-      if (s == 1) {
-        float* dst = scratch + r * hp;
-        std::fill(dst, dst + p.pw, 0.0f);
-        std::copy(src, src + p.iw_n, dst + p.pw);
-        std::fill(dst + p.pw + p.iw_n, dst + hp, 0.0f);
-        continue;
-      }
-      for (int64_t phase = 0; phase < s; ++phase) {
-        float* dst = scratch + (r * s + phase) * hp;
-        for (int64_t j = 0; j < hp; ++j) {
-          const int64_t i = j * s + phase - p.pw;  // column in the image
-          dst[j] = i >= 0 && i < p.iw_n ? src[i] : 0.0f;
-        }
-      }
+      float* dst = s == 1 ? scratch + r * hp : padded_row;
+      std::fill(dst, dst + p.pw, 0.0f);
+      std::copy(src, src + p.iw_n, dst + p.pw);
+      std::fill(dst + p.pw + p.iw_n, dst + p.pw + p.iw_n + right, 0.0f);
+      if (s == 2) SplitEvenOddRow(padded_row, 2 * hp, scratch + 2 * r * hp, scratch + (2 * r + 1) * hp);
     }
     const hn::ScalableTag<float> d;
     const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
     // Tail vectors of the last row read past it (their extra lanes are dropped).
-    std::fill(scratch + rows * s * hp, scratch + DepthwiseScratch(p), 0.0f);
+    std::fill(scratch + rows * s * hp, scratch + DepthwisePlaneFloats(p), 0.0f);
     for (int64_t oh = 0; oh < p.oh_n; ++oh) {
       float* orow = out + oh * p.ow_n;
       for (int64_t q = 0; q < p.ow_n; q += lanes) {
