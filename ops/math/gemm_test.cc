@@ -79,7 +79,8 @@ void Check(const Case& cs, const GemmEpilogue& epilogue, int offset = 1) {
 
 TEST(GemmTest, OddSizesAllLayouts) {
   const int64_t sizes[][3] = {{1, 1, 1},   {1, 17, 3},  {3, 1, 17},  {7, 47, 5},   {9, 49, 33},
-                              {17, 96, 64}, {33, 100, 257}, {8, 48, 256}, {65, 3, 513}, {1, 1000, 20}};
+                              {17, 96, 64}, {33, 100, 257}, {8, 48, 256}, {65, 3, 513}, {1, 1000, 20},
+                              {10, 50, 70}, {12, 54, 9},  {5, 196, 40}};  // narrow last strips: 2, 6, 4 columns
   for (const auto& s : sizes) {
     for (int ta = 0; ta < 2; ++ta) {
       for (int tb = 0; tb < 2; ++tb) {
