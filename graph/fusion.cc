@@ -5,57 +5,11 @@
 #include <algorithm>
 #include <map>
 
+#include "graph/chain_fusion.h"
+#include "graph/fusion_util.h"
+
 namespace onnxflow::graph {
 namespace {
-
-struct Uses {
-  std::map<std::string, int> readers;  // node inputs, implicit inputs and graph outputs
-  std::map<std::string, int> producer;
-};
-
-Uses CountUses(const Graph& g) {
-  Uses u;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const Node& n = g.nodes[i];
-    for (const auto& in : n.proto->input()) ++u.readers[in];
-    for (const auto& in : n.implicit_inputs) ++u.readers[in];
-    for (const auto& out : n.proto->output()) u.producer[out] = static_cast<int>(i);
-  }
-  for (const auto& out : g.outputs) u.readers[out.name] += 2;  // never fuse a graph output away
-  return u;
-}
-
-const onnx::AttributeProto* Attr(const onnx::NodeProto& n, const std::string& name) {
-  for (const auto& a : n.attribute()) {
-    if (a.name() == name) return &a;
-  }
-  return nullptr;
-}
-
-const Tensor* FloatConstant(const Graph& g, const onnx::NodeProto& n, int input) {
-  if (input >= n.input_size() || n.input(input).empty()) return nullptr;
-  auto it = g.constants.find(n.input(input));
-  return it != g.constants.end() && it->second.dtype() == DataType::kFloat ? &it->second : nullptr;
-}
-
-// The element type of a value when the load knows it (graph inputs, value_info, constants).
-DataType KnownType(const Graph& g, const std::string& name) {
-  if (auto c = g.constants.find(name); c != g.constants.end()) return c->second.dtype();
-  auto t = g.known_types.find(name);
-  return t != g.known_types.end() ? t->second : DataType::kUndefined;
-}
-
-bool IsOp(const Node& n, const char* op) { return n.domain.empty() && n.op_type() == op; }
-
-// The producer of `n`'s first input when `n` is its only reader; -1 otherwise.
-int SoleProducer(const Graph& g, const Uses& u, const Node& n) {
-  if (n.proto->input_size() == 0) return -1;
-  const std::string& x = n.proto->input(0);
-  auto p = u.producer.find(x);
-  auto r = u.readers.find(x);
-  if (p == u.producer.end() || r == u.readers.end() || r->second != 1) return -1;
-  return p->second;
-}
 
 // Conv -> BatchNormalization: W' = W * s, B' = (B - mean) * s + bias, s = scale / sqrt(var + eps).
 bool FoldBatchNorm(Graph* g, Uses& u, size_t bn_index, std::vector<bool>* removed) {
@@ -106,16 +60,6 @@ bool FoldBatchNorm(Graph* g, Uses& u, size_t bn_index, std::vector<bool>* remove
   u.producer[base] = p;
   (*removed)[bn_index] = true;
   return true;
-}
-
-// The fused kernels are float only. Conv, Gemm and MatMul take X and W (A and B) of one type T, so
-// a float weight (a constant, typed at load) settles it when X's type is not known at load.
-bool IsFloatProduct(const Graph& g, const Node& producer) {
-  DataType type = DataType::kUndefined;
-  for (int k = 0; k < std::min(2, producer.proto->input_size()) && type == DataType::kUndefined; ++k) {
-    type = KnownType(g, producer.proto->input(k));
-  }
-  return type == DataType::kFloat;
 }
 
 // Conv -> Add/Sum(conv, Z) (a residual connection): FusedConv with Z as a fourth input, added in
@@ -241,27 +185,13 @@ bool FuseActivation(Graph* g, Uses& u, size_t act_index, std::vector<bool>* remo
   return true;
 }
 
-template <typename Rule>
-void Apply(Graph* g, Rule rule) {
-  std::vector<bool> removed(g->nodes.size(), false);
-  bool any = false;
-  // A fusion only moves the fused output to the producer; the rules keep `u` up to date.
-  Uses u = CountUses(*g);
-  for (size_t i = 0; i < g->nodes.size(); ++i) any |= rule(g, u, i, &removed);
-  if (!any) return;
-  std::vector<Node> kept;
-  for (size_t i = 0; i < g->nodes.size(); ++i) {
-    if (!removed[i]) kept.push_back(std::move(g->nodes[i]));
-  }
-  g->nodes = std::move(kept);
-}
-
 }  // namespace
 
 void FuseForInference(Graph* g) {
   Apply(g, FoldBatchNorm);
   Apply(g, FuseResidual);
   Apply(g, FuseActivation);
+  Apply(g, FuseElementwiseChain);
   for (auto& node : g->nodes) {
     for (auto& [name, sub] : node.subgraphs) FuseForInference(sub.get());
   }

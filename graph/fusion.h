@@ -8,10 +8,11 @@
 #pragma once
 
 #include "graph/graph.h"
+#include "ops/framework/registry.h"
 
 namespace onnxflow::graph {
 
-inline constexpr char kFusedDomain[] = "com.onnxflow";
+inline constexpr const char* kFusedDomain = kOnnxflowDomain;
 
 void FuseForInference(Graph* graph);
 

@@ -117,6 +117,63 @@ TEST(Passes, ResidualSumsFoldIntoConvolutions) {
   EXPECT_EQ(ops, (std::vector<std::string>{"Add", "Conv", "Conv", "FusedConv", "FusedConv"}));
 }
 
+TEST(Passes, ElementwiseChainsFuseAndKeepValues) {
+  tools::ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {2, 37});
+  m.Input("i", DataType::kInt64, {4});
+  m.Initializer("sqrt2", Tensor::Scalar<float>(1.41421356f));
+  m.Initializer("one", Tensor::Scalar<float>(1.0f));
+  m.Initializer("half", Tensor::FromVector<float>({1, 1, 1}, {0.5f}));  // broadcasts Y to rank 3
+  m.Initializer("two", Tensor::Scalar<float>(2.0f));
+  m.Initializer("three", Tensor::Scalar<float>(3.0f));
+  m.Initializer("lo", Tensor::Scalar<float>(-0.5f));
+  m.Initializer("hi", Tensor::Scalar<float>(1.5f));
+  m.Initializer("row", Tensor::FromVector<float>({37}, std::vector<float>(37, 0.25f)));
+  m.Initializer("one_i", Tensor::Scalar<int64_t>(1));
+  // GELU written out: one chain, X read again by its fourth step.
+  m.Node("Div", {"x", "sqrt2"}, {"d"});
+  m.Node("Erf", {"d"}, {"e"});
+  m.Node("Add", {"e", "one"}, {"a"});
+  m.Node("Mul", {"x", "a"}, {"gm"});
+  m.Node("Mul", {"gm", "half"}, {"gelu"});
+  // Swish: X on the left of the second step.
+  m.Node("Sigmoid", {"x"}, {"sg"});
+  m.Node("Mul", {"x", "sg"}, {"swish"});
+  // A graph output in the middle ends the chain.
+  m.Node("Mul", {"x", "two"}, {"t1"});
+  m.Node("Relu", {"t1"}, {"t2"});
+  m.Node("Neg", {"t2"}, {"t3"});
+  // Constant on the left, then Clip with constant bounds.
+  m.Node("Sub", {"three", "x"}, {"c1"});
+  m.Node("Clip", {"c1", "lo", "hi"}, {"clipped"});
+  // Not chains: integers, and an operand that is not a scalar.
+  m.Node("Add", {"i", "one_i"}, {"i1"});
+  m.Node("Mul", {"i1", "i1"}, {"i2"});
+  m.Node("Add", {"x", "row"}, {"biased"});
+  m.Node("Relu", {"biased"}, {"r"});
+  m.Output("gelu", DataType::kFloat, {1, 2, 37});
+  m.Output("swish", DataType::kFloat, {2, 37});
+  m.Output("t2", DataType::kFloat, {2, 37});
+  m.Output("t3", DataType::kFloat, {2, 37});
+  m.Output("clipped", DataType::kFloat, {2, 37});
+  m.Output("i2", DataType::kInt64, {4});
+  m.Output("r", DataType::kFloat, {2, 37});
+  const std::string bytes = m.Serialize();
+  const std::vector<NamedValue> inputs = {{"x", *FillTensor(DataType::kFloat, {2, 37})},
+                                          {"i", Tensor::FromVector<int64_t>({4}, {-3, 0, 5, 7})}};
+  ExpectSameWithAndWithoutPasses([&](const SessionOptions& o) { return Session::LoadFromBytes(bytes, o); }, inputs,
+                                 1e-6);
+  auto session = Session::LoadFromBytes(bytes);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  std::vector<std::string> ops = ExecutedOps(*session, inputs);
+  std::sort(ops.begin(), ops.end());
+  EXPECT_EQ(ops, (std::vector<std::string>{"Add", "Add", "ElementwiseChain", "ElementwiseChain", "ElementwiseChain",
+                                           "ElementwiseChain", "Mul", "Neg", "Relu"}));
+  auto out = session->Run(inputs);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ((*out)[0].value.tensor().shape(), (Shape{1, 2, 37}));
+}
+
 TEST(Passes, WholeNetworksUnchanged) {
   const char* data = std::getenv("ONNXFLOW_TEST_DATA");
   ASSERT_NE(data, nullptr) << "ONNXFLOW_TEST_DATA is not set";

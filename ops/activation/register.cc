@@ -1,6 +1,7 @@
 #include "ops/activation/register.h"
 
 #include "ops/activation/common.h"
+#include "ops/activation/elementwise_chain.h"
 
 namespace onnxflow {
 
@@ -9,6 +10,7 @@ Status RegisterActivationKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(RegisterClipKernels(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterPReluKernels(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterSwiGluKernels(registry));
+  ONNXFLOW_RETURN_IF_ERROR(RegisterElementwiseChainKernel(registry));
   return Status::Ok();
 }
 

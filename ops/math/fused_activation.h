@@ -3,11 +3,10 @@
 #pragma once
 
 #include "ops/framework/kernel_info.h"
+#include "ops/framework/registry.h"  // kOnnxflowDomain
 #include "ops/math/gemm.h"
 
 namespace onnxflow {
-
-inline constexpr char kOnnxflowDomain[] = "com.onnxflow";
 
 inline Result<ActivationSpec> ParseFusedActivation(const KernelInfo& info) {
   return ParseActivation(info.GetString("activation", ""), info.has_attribute("activation_alpha"),

@@ -1,0 +1,45 @@
+// What the load-time fusions (fusion.cc, chain_fusion.cc) share: who reads and who produces each
+// value, attribute and type lookups, and the loop that applies one rule over a graph. Internal to
+// graph/.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace onnxflow::graph {
+
+struct Uses {
+  std::map<std::string, int> readers;  // node inputs, implicit inputs and graph outputs
+  std::map<std::string, int> producer;
+};
+
+Uses CountUses(const Graph& g);
+
+const onnx::AttributeProto* Attr(const onnx::NodeProto& n, const std::string& name);
+
+// Input `input` of `n` when it is a float constant; null otherwise.
+const Tensor* FloatConstant(const Graph& g, const onnx::NodeProto& n, int input);
+
+// The element type of a value when the load knows it (graph inputs, value_info, constants).
+DataType KnownType(const Graph& g, const std::string& name);
+
+bool IsOp(const Node& n, const char* op);
+
+// The producer of `n`'s first input when `n` is its only reader; -1 otherwise.
+int SoleProducer(const Graph& g, const Uses& u, const Node& n);
+
+// The fused kernels are float only. Conv, Gemm and MatMul take X and W (A and B) of one type T, so
+// a float weight (a constant, typed at load) settles it when X's type is not known at load.
+bool IsFloatProduct(const Graph& g, const Node& producer);
+
+// A rule looks at node `index`; when it fuses, it marks the nodes it absorbed in `removed` and
+// keeps `u` up to date (a fusion only moves a fused output to the surviving node).
+using FusionRule = bool (*)(Graph* g, Uses& u, size_t index, std::vector<bool>* removed);
+
+// Runs `rule` at every node in order, then drops the removed nodes.
+void Apply(Graph* g, FusionRule rule);
+
+}  // namespace onnxflow::graph

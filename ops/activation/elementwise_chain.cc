@@ -1,0 +1,194 @@
+// com.onnxflow ElementwiseChain (see elementwise_chain.h): the steps run block by block, each
+// block of Y computed in place through the whole chain while it sits in L1.
+#include "ops/activation/elementwise_chain.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "ops/framework/parallel.h"
+
+namespace onnxflow {
+namespace {
+
+// 2048 floats = 8 KiB of Y (and as much of X for steps that read it) per block: L1-resident.
+constexpr int64_t kBlock = 2048;
+
+bool UnaryMathCode(const std::string& op, FloatUnaryOp* code) {
+  static const std::pair<const char*, FloatUnaryOp> kOps[] = {
+      {"Abs", FloatUnaryOp::kAbs},   {"Neg", FloatUnaryOp::kNeg},         {"Sqrt", FloatUnaryOp::kSqrt},
+      {"Exp", FloatUnaryOp::kExp},   {"Log", FloatUnaryOp::kLog},         {"Erf", FloatUnaryOp::kErf},
+      {"Ceil", FloatUnaryOp::kCeil}, {"Floor", FloatUnaryOp::kFloor},     {"Round", FloatUnaryOp::kRound},
+      {"Reciprocal", FloatUnaryOp::kReciprocal}};
+  for (const auto& [name, value] : kOps) {
+    if (op == name) {
+      *code = value;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool BinaryCode(const std::string& op, int opset, FloatBinaryOp* code) {
+  // Before opset 7 (8 for Max/Min) these ops broadcast by attributes or not at all.
+  if (opset >= 7 && op == "Add") *code = FloatBinaryOp::kAdd;
+  else if (opset >= 7 && op == "Sub") *code = FloatBinaryOp::kSub;
+  else if (opset >= 7 && op == "Mul") *code = FloatBinaryOp::kMul;
+  else if (opset >= 7 && op == "Div") *code = FloatBinaryOp::kDiv;
+  else if (opset >= 8 && op == "Max") *code = FloatBinaryOp::kMax;
+  else if (opset >= 8 && op == "Min") *code = FloatBinaryOp::kMin;
+  else return false;
+  return true;
+}
+
+// The activations whose attributes the chain carries (defaults as in the ONNX spec).
+bool ActivationCode(const std::string& op, int opset, const ChainAttributes& attrs, ActOp* code, ActParams* p) {
+  if (op == "Relu") *code = ActOp::kRelu;
+  else if (op == "Sigmoid") *code = ActOp::kSigmoid;
+  else if (op == "Tanh") *code = ActOp::kTanh;
+  else if (op == "Softplus") *code = ActOp::kSoftplus;
+  else if (op == "Softsign") *code = ActOp::kSoftsign;
+  else if (op == "HardSwish" && opset >= 14) *code = ActOp::kHardSwish;
+  else if (op == "Mish" && opset >= 18) *code = ActOp::kMish;
+  else if (op == "LeakyRelu") {
+    *code = ActOp::kLeakyRelu;
+    p->alpha = attrs.get_float("alpha", 0.01f);
+  } else if (op == "Elu") {
+    *code = ActOp::kElu;
+    p->alpha = attrs.get_float("alpha", 1.0f);
+  } else if (op == "HardSigmoid") {
+    *code = ActOp::kHardSigmoid;
+    p->alpha = attrs.get_float("alpha", 0.2f);
+    p->beta = attrs.get_float("beta", 0.5f);
+  } else if (op == "Gelu" && opset >= 20) {
+    const std::string approximate = attrs.get_string("approximate", "none");
+    if (approximate != "none" && approximate != "tanh") return false;
+    *code = approximate == "tanh" ? ActOp::kGeluTanh : ActOp::kGelu;
+  } else if (op == "Clip") {
+    *code = ActOp::kClip;
+    p->alpha = attrs.get_float("min", std::numeric_limits<float>::lowest());
+    p->beta = attrs.get_float("max", std::numeric_limits<float>::max());
+  } else {
+    return false;
+  }
+  return true;
+}
+
+class ElementwiseChainKernel : public OpKernel {
+ public:
+  static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
+    const std::vector<std::string> ops = info.GetStrings("ops");
+    const std::vector<int64_t> kinds = info.GetInts("kinds"), codes = info.GetInts("codes"),
+                               operands = info.GetInts("operands");
+    const std::vector<float> constants = info.GetFloats("constants"), alphas = info.GetFloats("alphas"),
+                             betas = info.GetFloats("betas"), gammas = info.GetFloats("gammas");
+    const size_t n = ops.size();
+    if (n == 0 || kinds.size() != n || codes.size() != n || operands.size() != n || constants.size() != n ||
+        alphas.size() != n || betas.size() != n || gammas.size() != n) {
+      return InvalidArgument("ElementwiseChain: the step attributes must all have one entry per step");
+    }
+    auto kernel = std::unique_ptr<ElementwiseChainKernel>(new ElementwiseChainKernel());
+    kernel->rank_ = info.GetInt("rank", 0);
+    for (size_t i = 0; i < n; ++i) {
+      ChainStep s;
+      s.kind = static_cast<ChainStep::Kind>(kinds[i]);
+      s.code = codes[i];
+      s.operand = static_cast<ChainOperand>(operands[i]);
+      s.constant = constants[i];
+      s.params.alpha = alphas[i];
+      s.params.beta = betas[i];
+      s.params.gamma = gammas[i];
+      const bool binary = s.kind == ChainStep::kBinary;
+      const bool valid_code = s.kind == ChainStep::kUnaryMath    ? s.code >= 0 && s.code <= int64_t(FloatUnaryOp::kRound)
+                              : s.kind == ChainStep::kActivation ? s.code >= 0 && s.code <= int64_t(ActOp::kClip)
+                              : binary                           ? s.code >= 0 && s.code <= int64_t(FloatBinaryOp::kMin)
+                                                                 : false;
+      const bool valid_operand = binary ? operands[i] >= 1 && operands[i] <= 4 : operands[i] == 0;
+      if (!valid_code || !valid_operand) {
+        return InvalidArgument("ElementwiseChain: step " + std::to_string(i) + " (" + ops[i] + ") is malformed");
+      }
+      kernel->steps_.push_back(s);
+    }
+    return std::unique_ptr<OpKernel>(std::move(kernel));
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
+    if (x->dtype() != DataType::kFloat) {
+      return InvalidArgument("ElementwiseChain: input X is " + std::string(DataTypeName(x->dtype())) + ", the chain is float only");
+    }
+    Shape shape = x->shape();
+    if (static_cast<int64_t>(shape.size()) < rank_) shape.insert(shape.begin(), rank_ - shape.size(), 1);
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, shape));
+    const float* xd = x->data<float>();
+    float* yd = y->mutable_data<float>();
+    const int64_t blocks = (x->size() + kBlock - 1) / kBlock;
+    ParallelFor(ctx, blocks, kBlock * static_cast<int64_t>(steps_.size()) * 4, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t begin = b * kBlock, count = std::min(kBlock, x->size() - begin);
+        RunBlock(xd + begin, yd + begin, count);
+      }
+    });
+    return Status::Ok();
+  }
+
+ private:
+  ElementwiseChainKernel() = default;
+
+  // y = the chain applied to x, for n <= kBlock floats; the first step reads x, the rest y.
+  void RunBlock(const float* x, float* y, int64_t n) const {
+    const float* v = x;
+    for (const ChainStep& s : steps_) {
+      switch (s.kind) {
+        case ChainStep::kUnaryMath:
+          FloatUnary(static_cast<FloatUnaryOp>(s.code), v, y, n);
+          break;
+        case ChainStep::kActivation:
+          ActivationFloat(static_cast<ActOp>(s.code), s.params, v, y, n);
+          break;
+        case ChainStep::kBinary: {
+          const auto op = static_cast<FloatBinaryOp>(s.code);
+          switch (s.operand) {
+            case ChainOperand::kConstantRight: FloatBinary(op, v, false, &s.constant, true, y, n); break;
+            case ChainOperand::kConstantLeft: FloatBinary(op, &s.constant, true, v, false, y, n); break;
+            case ChainOperand::kInputRight: FloatBinary(op, v, false, x, false, y, n); break;
+            case ChainOperand::kInputLeft: FloatBinary(op, x, false, v, false, y, n); break;
+            case ChainOperand::kNone: break;
+          }
+          break;
+        }
+      }
+      v = y;
+    }
+  }
+
+  std::vector<ChainStep> steps_;
+  int64_t rank_ = 0;
+};
+
+}  // namespace
+
+bool ChainStepFor(const std::string& op, int opset, const ChainAttributes& attributes, ChainStep* step) {
+  *step = ChainStep{};
+  FloatUnaryOp unary;
+  FloatBinaryOp binary;
+  ActOp activation;
+  if (UnaryMathCode(op, &unary)) {
+    step->kind = ChainStep::kUnaryMath;
+    step->code = static_cast<int64_t>(unary);
+  } else if (BinaryCode(op, opset, &binary)) {
+    step->kind = ChainStep::kBinary;
+    step->code = static_cast<int64_t>(binary);
+  } else if (ActivationCode(op, opset, attributes, &activation, &step->params)) {
+    step->kind = ChainStep::kActivation;
+    step->code = static_cast<int64_t>(activation);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+Status RegisterElementwiseChainKernel(KernelRegistry& registry) {
+  return registry.Register(kOnnxflowDomain, "ElementwiseChain", 1, kOpenEnded, &ElementwiseChainKernel::Create);
+}
+
+}  // namespace onnxflow
