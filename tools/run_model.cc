@@ -35,6 +35,7 @@ struct Options {
   bool demo = false;
   bool quiet = false;
   bool profile = false;
+  bool no_optimize = false;
 };
 
 int Refuse(const std::string& message) {
@@ -89,6 +90,7 @@ int Main(const Options& o) {
 
   SessionOptions options;
   options.threads = o.threads;
+  options.optimize = !o.no_optimize;
   options.mode = o.mode == "sequential" ? ExecutionMode::kSequential : ExecutionMode::kDataflow;
   auto loaded = o.demo ? Session::LoadFromBytes(DemoModelBytes(), options) : Session::Load(o.model, options);
   if (!loaded.ok()) return Refuse("refused model: " + loaded.status().ToString());
@@ -211,6 +213,7 @@ int main(int argc, char** argv) {
   app.add_option("--runs", o.runs, "time N runs after one warm-up");
   app.add_flag("--demo", o.demo, "run the bundled demo model");
   app.add_flag("--quiet", o.quiet, "print no outputs");
+  app.add_flag("--no-optimize", o.no_optimize, "run the graph as written: no constant folding or fusion at load");
   app.add_flag("--profile", o.profile, "with --runs: print where the time went, by node and by op type");
   try {
     app.parse(argc, argv);
