@@ -64,7 +64,6 @@ class ConcatKernel : public OpKernel {
     // Every output element is written below: no zero fill first.
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateUninitialized(0, dtype, out_shape));
     if (out->size() == 0) return Status::Ok();
-    const int64_t outer = SizeToDim(out_shape, axis);
     const int64_t inner = SizeFromDim(out_shape, axis + 1);
     const int64_t out_row = out_shape[axis] * inner;
     // Per outer index the output row is the inputs' runs one after another: runs[i] elements of
