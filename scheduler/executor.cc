@@ -7,6 +7,8 @@
 
 #include <oneapi/tbb/flow_graph.h>
 
+#include "ops/framework/tsan_annotations.h"
+
 namespace onnxflow {
 
 namespace {
@@ -48,12 +50,15 @@ Status RunNode(const PlanNode& node, std::vector<Value>& values, RunState& run) 
 // One reusable flow graph for a plan, bound to one run's value table at a time.
 class FlowFrame {
  public:
-  explicit FlowFrame(const Plan& plan) : plan_(plan), remaining_(new std::atomic<int>[plan.slot_count()]) {
+  explicit FlowFrame(const Plan& plan)
+      : plan_(plan),
+        remaining_(new std::atomic<int>[plan.slot_count()]),
+        task_ready_(new char[plan.tasks().size()]) {
     using tbb::flow::continue_msg;
     tasks_.reserve(plan.tasks().size());
     for (size_t t = 0; t < plan.tasks().size(); ++t) {
       tasks_.push_back(std::make_unique<tbb::flow::continue_node<continue_msg>>(
-          graph_, [this, t](const continue_msg&) { RunTask(static_cast<int>(t)); }));
+          graph_, MakeTsanVisible([this, t](const continue_msg&) { RunTask(static_cast<int>(t)); })));
     }
     for (size_t t = 0; t < plan.tasks().size(); ++t) {
       for (int s : plan.tasks()[t].successors) tbb::flow::make_edge(*tasks_[t], *tasks_[s]);
@@ -67,14 +72,17 @@ class FlowFrame {
     error_ = Status::Ok();
     const auto& readers = plan_.reader_counts();
     for (int s = 0; s < plan_.slot_count(); ++s) remaining_[s].store(readers[s], std::memory_order_relaxed);
+    for (int t : plan_.root_tasks()) HappensBefore(&task_ready_[t]);
     for (int t : plan_.root_tasks()) tasks_[t]->try_put(tbb::flow::continue_msg());
     graph_.wait_for_all();
+    HappensAfter(&all_done_);
     values_ = nullptr;
     return error_;
   }
 
  private:
   void RunTask(int t) {
+    HappensAfter(&task_ready_[t]);  // this run's setup, or the predecessors' outputs
     for (int i : plan_.tasks()[t].nodes) {
       const PlanNode& node = plan_.nodes()[i];
       if (!failed_.load(std::memory_order_relaxed)) {
@@ -91,6 +99,8 @@ class FlowFrame {
         if (s >= 0 && plan_.reader_counts()[s] == 0) (*values_)[s].Reset();
       }
     }
+    for (int s : plan_.tasks()[t].successors) HappensBefore(&task_ready_[s]);
+    HappensBefore(&all_done_);
   }
 
   void Fail(Status s) {
@@ -102,6 +112,11 @@ class FlowFrame {
   tbb::flow::graph graph_;
   std::vector<std::unique_ptr<tbb::flow::continue_node<tbb::flow::continue_msg>>> tasks_;
   std::unique_ptr<std::atomic<int>[]> remaining_;
+  // Happens-before edges that TBB makes but TSan cannot see (tsan_annotations.h): into each task
+  // from Run's setup or from its predecessors, and from every task back to Run after
+  // wait_for_all. Only their addresses are used.
+  std::unique_ptr<char[]> task_ready_;
+  char all_done_ = 0;
   std::vector<Value>* values_ = nullptr;
   RunState* run_ = nullptr;
   std::atomic<bool> failed_{false};

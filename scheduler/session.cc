@@ -6,6 +6,7 @@
 #include <map>
 
 #include "graph/model.h"
+#include "ops/framework/tsan_annotations.h"
 #include "ops/register_all.h"
 #include "scheduler/arena.h"
 #include "scheduler/executor.h"
@@ -60,7 +61,12 @@ class SessionImpl {
     const int in_flight = in_flight_.fetch_add(1, std::memory_order_relaxed) + 1;
     RunState run(options_.limits, options, std::max(1, threads_ / in_flight));
     Status status;
-    arena_->execute([&] { status = executor_->Run(values, run); });
+    char done = 0;  // the run's writes happen before this thread reads them (tsan_annotations.h)
+    arena_->execute(MakeTsanVisible([&] {
+      status = executor_->Run(values, run);
+      HappensBefore(&done);
+    }));
+    HappensAfter(&done);
     in_flight_.fetch_sub(1, std::memory_order_relaxed);
     ONNXFLOW_RETURN_IF_ERROR(status);
 
@@ -160,9 +166,10 @@ Result<std::vector<NamedValue>> Session::Run(const std::vector<NamedValue>& inpu
 }
 
 void Session::RunAsync(std::vector<NamedValue> inputs, RunOptions options, RunCallback done) const {
-  impl_->arena().enqueue([impl = impl_, inputs = std::move(inputs), options, done = std::move(done)] {
-    done(Guarded([&] { return impl->Run(inputs, options); }));
-  });
+  impl_->arena().enqueue(
+      MakeTsanVisible([impl = impl_, inputs = std::move(inputs), options, done = std::move(done)] {
+        done(Guarded([&] { return impl->Run(inputs, options); }));
+      }));
 }
 
 const std::vector<ValueInfo>& Session::inputs() const { return impl_->inputs(); }

@@ -4,6 +4,11 @@
 #include <cstring>
 
 namespace onnxflow {
+namespace {
+// Floats readable past the last grid column when the GEMM reads the image in place (a 64-lane
+// vector at most).
+constexpr int64_t kInPlaceSlack = 64;
+}  // namespace
 
 Im2ColSource::Im2ColSource(const ConvGeometry& g, const float* image, int64_t channels)
     : g_(g), image_(image), channels_(channels) {
@@ -47,7 +52,9 @@ ShiftedImageSource::ShiftedImageSource(const ConvGeometry& g, const float* image
   out_w_ = g.out_spatial[1];
   const int64_t plane = padded_h * padded_w_;
   const int64_t wrap = (g.kernel[1] - 1) * g.dilations[1];
-  padded_ = Tensor::Uninitialized(DataType::kFloat, {channels * plane + wrap});
+  // The wrapped columns of the last row, then slack for a whole vector read past the grid's end.
+  const int64_t tail = wrap + kInPlaceSlack;
+  padded_ = Tensor::Uninitialized(DataType::kFloat, {channels * plane + tail});
   float* p = padded_.mutable_data<float>();
   const int64_t width = padded_w_;
   ParallelRange(threads, channels, plane, [&](int64_t c0, int64_t c1) {
@@ -64,7 +71,7 @@ ShiftedImageSource::ShiftedImageSource(const ConvGeometry& g, const float* image
       std::memset(dst + (top + h) * width, 0, (padded_h - top - h) * width * sizeof(float));
     }
   });
-  std::memset(p + channels * plane, 0, wrap * sizeof(float));
+  std::memset(p + channels * plane, 0, tail * sizeof(float));
 
   const int64_t ksize = g.kernel[0] * g.kernel[1];
   row_offsets_.resize(channels * ksize);

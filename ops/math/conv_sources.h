@@ -46,6 +46,10 @@ class ShiftedImageSource : public BPanelSource {
   bool grid_is_output() const { return padded_w_ == out_w_; }
 
   void PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr, float* dst) const override;
+  const float* InPlaceRows(const int64_t** offsets) const override {
+    *offsets = row_offsets_.data();
+    return padded_.data<float>();
+  }
 
   // y[r, oh * OW + ow] = act(grid[r, oh * Wp + ow] + addend[r, oh * OW + ow]) for `rows` rows
   // (output channels); the addend may be null.

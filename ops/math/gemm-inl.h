@@ -94,10 +94,10 @@ struct TileEpilogue {
 // C[kRows x kVecs*lanes] (+)= A strip (kc x kMr, broadcast per row) * B rows (kc x kVecs vectors).
 // The accumulators are a fixed-size array indexed only by unrolled constants, so the compiler keeps
 // them in registers.
-template <size_t kRows, size_t kVecs>
+template <size_t kRows, size_t kVecs, bool kInPlace>
 HWY_NOINLINE void MicroKernel(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, size_t b_stride,
-                              size_t kc, float* HWY_RESTRICT c, size_t ldc, const float* c_in,
-                              const TileEpilogue* epilogue, const float* prefetch) {
+                              const int64_t* HWY_RESTRICT b_offsets, size_t kc, float* HWY_RESTRICT c, size_t ldc,
+                              const float* c_in, const TileEpilogue* epilogue, const float* prefetch) {
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   const size_t lanes = hn::Lanes(d);
@@ -108,7 +108,7 @@ HWY_NOINLINE void MicroKernel(const float* HWY_RESTRICT a, const float* HWY_REST
     for (size_t v = 0; v < kVecs; ++v) acc[r][v] = c_in != nullptr ? hn::LoadU(d, c_in + r * ldc + v * lanes) : hn::Zero(d);
   }
   for (size_t k = 0; k < kc; ++k) {
-    const float* HWY_RESTRICT bk = b + k * b_stride;
+    const float* HWY_RESTRICT bk = kInPlace ? b + b_offsets[k] : b + k * b_stride;
     const float* HWY_RESTRICT ak = a + k * kMr;
     hwy::Prefetch(prefetch + k * kMr);
     V bv[kVecs];
@@ -143,16 +143,16 @@ HWY_NOINLINE void MicroKernel(const float* HWY_RESTRICT a, const float* HWY_REST
 // c_in: the tile's starting values (C itself when accumulating, an addend, or null for zeros),
 // read with C's leading dimension. The last argument is where the next A strip starts: its lines are requested while this tile
 // runs, because weights streamed once per run otherwise arrive one page-crossing miss at a time.
-using MicroKernelFn = void (*)(const float*, const float*, size_t, size_t, float*, size_t, const float*,
-                               const TileEpilogue*, const float*);
+using MicroKernelFn = void (*)(const float*, const float*, size_t, const int64_t*, size_t, float*, size_t,
+                               const float*, const TileEpilogue*, const float*);
 
-template <size_t kRows, size_t... kVecs>
+template <bool kInPlace, size_t kRows, size_t... kVecs>
 constexpr std::array<MicroKernelFn, sizeof...(kVecs)> KernelRow(std::index_sequence<kVecs...>) {
-  return {&MicroKernel<kRows, kVecs + 1>...};
+  return {&MicroKernel<kRows, kVecs + 1, kInPlace>...};
 }
-template <size_t... kRows>
+template <bool kInPlace, size_t... kRows>
 constexpr std::array<std::array<MicroKernelFn, kNv>, sizeof...(kRows)> KernelTable(std::index_sequence<kRows...>) {
-  return {KernelRow<kRows + 1>(std::make_index_sequence<kNv>())...};
+  return {KernelRow<kInPlace, kRows + 1>(std::make_index_sequence<kNv>())...};
 }
 
 // A strip of only a few columns (a 7x7 map is 49 = 48 + 1 columns, 14x14 is 196 = 192 + 4) would
@@ -244,7 +244,10 @@ constexpr int64_t kNarrowMaxCols = 0;  // 6- and 4-row tiles do not fill a vecto
 // (the B block stays in L2). Partial tiles at the right edge run through a full-width scratch
 // tile so that no vector touches memory past C or the bias.
 void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
-  static constexpr auto kTable = KernelTable(std::make_index_sequence<kMr>());
+  static constexpr auto kPackedTable = KernelTable<false>(std::make_index_sequence<kMr>());
+  static constexpr auto kInPlaceTable = KernelTable<true>(std::make_index_sequence<kMr>());
+  const bool in_place = blk.b_row_offsets != nullptr;
+  const auto& table = in_place ? kInPlaceTable : kPackedTable;
   const hn::ScalableTag<float> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const int64_t nr = lanes * static_cast<int64_t>(kNv);
@@ -263,13 +266,13 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
       const bool tail = blk.b_tail != nullptr && t == b_strips - 1;
       const float* b = tail ? blk.b_tail : blk.b + t * blk.b_strip_stride;
       const size_t b_stride = static_cast<size_t>(tail ? nr : blk.b_row_stride);
-      const MicroKernelFn fn = kTable[rows - 1][vecs - 1];
+      const MicroKernelFn fn = table[rows - 1][vecs - 1];
       TileEpilogue epi{blk.row_bias != nullptr ? blk.row_bias + i : nullptr,
                        blk.col_bias != nullptr ? blk.col_bias + j : nullptr, blk.activation};
       float* c = blk.c + i * blk.ldc + j;
       const float* addend = blk.addend != nullptr ? blk.addend + i * blk.ldc + j : nullptr;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-      if (cols <= kNarrowMaxCols) {
+      if (cols <= kNarrowMaxCols && !in_place) {
         static constexpr auto kNarrow = NarrowTable(std::make_index_sequence<kNarrowMaxCols>());
         kNarrow[cols - 1](a, b, b_stride, static_cast<size_t>(blk.kc), static_cast<size_t>(rows), c,
                           static_cast<size_t>(blk.ldc), blk.load_c ? c : addend, blk.last ? &epi : nullptr);
@@ -277,8 +280,8 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
       }
 #endif
       if (cols == vecs * lanes) {
-        fn(a, b, b_stride, static_cast<size_t>(blk.kc), c, static_cast<size_t>(blk.ldc), blk.load_c ? c : addend,
-           blk.last ? &epi : nullptr, prefetch);
+        fn(a, b, b_stride, blk.b_row_offsets, static_cast<size_t>(blk.kc), c, static_cast<size_t>(blk.ldc),
+           blk.load_c ? c : addend, blk.last ? &epi : nullptr, prefetch);
         continue;
       }
       HWY_ALIGN float tile[kMr * kNv * hn::MaxLanes(d)];
@@ -293,7 +296,7 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
         std::memcpy(col_bias, epi.col_bias, cols * sizeof(float));
         epi.col_bias = col_bias;
       }
-      fn(a, b, b_stride, static_cast<size_t>(blk.kc), tile, ld, start != nullptr ? tile : nullptr,
+      fn(a, b, b_stride, blk.b_row_offsets, static_cast<size_t>(blk.kc), tile, ld, start != nullptr ? tile : nullptr,
          blk.last ? &epi : nullptr, prefetch);
       for (int64_t r = 0; r < rows; ++r) std::memcpy(c + r * blk.ldc, tile + r * ld, cols * sizeof(float));
     }

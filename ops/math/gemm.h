@@ -111,6 +111,13 @@ class BPanelSource {
   // Writes rows [k0, k0 + kc) of columns [j0, j0 + cols) of B as ceil(cols / nr) strips, each kc
   // rows of nr floats, with zeros past column `cols`. Called concurrently for disjoint blocks.
   virtual void PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr, float* dst) const = 0;
+  // A source whose every row of B is a contiguous run in memory may let the GEMM read it in place:
+  // row k, column j is at base[offsets[k] + j], with readable memory (values ignored) for a vector
+  // past the last column. Returns the base, or null (the default) to be packed.
+  virtual const float* InPlaceRows(const int64_t** offsets) const {
+    *offsets = nullptr;
+    return nullptr;
+  }
 };
 
 struct GemmInputB {

@@ -18,6 +18,8 @@ struct GemmBlock {
   int64_t b_row_stride = 0;      // floats between k rows inside a strip (nr packed, ldb raw)
   const float* b_tail = nullptr; // when set, the last strip of the block is read from here
                                  // instead (packed, row stride nr, advanced to the first k)
+  const int64_t* b_row_offsets = nullptr;  // when set, B is read in place: element (k, j) of
+                                 // strip t is b[t * b_strip_stride + b_row_offsets[k] + j]
   int64_t n = 0;                 // columns of C in the block
   int64_t kc = 0;                // depth of this K block
   float* c = nullptr;            // C at the block's first row and column

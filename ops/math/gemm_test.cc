@@ -2,6 +2,7 @@
 // operands, misaligned pointers, every epilogue and two threads.
 #include "ops/math/gemm.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -177,6 +178,66 @@ TEST(GemmTest, ParseActivation) {
   EXPECT_EQ(ParseActivation("", false, 0, false, 0)->kind, Activation::kNone);
   EXPECT_EQ(ParseActivation("LeakyRelu", false, 0, false, 0)->alpha, 0.01f);
   EXPECT_FALSE(ParseActivation("Gelu", false, 0, false, 0).ok());
+}
+
+// B handed over by a source: rows stored out of order with gaps (row k at offsets[k]), either
+// packed block by block or, when the source offers it, read in place.
+class ScatteredRows : public BPanelSource {
+ public:
+  ScatteredRows(const std::vector<float>& b, int64_t k, int64_t n, bool in_place) : in_place_(in_place) {
+    for (int64_t r = 0; r < k; ++r) offsets_.push_back((k - 1 - r) * (n + 5) + 3);
+    store_.assign(k * (n + 5) + 3 + 64, 0.0f);  // a vector's slack past the last row
+    for (int64_t r = 0; r < k; ++r) std::copy(b.begin() + r * n, b.begin() + (r + 1) * n, store_.begin() + offsets_[r]);
+  }
+  void PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr, float* dst) const override {
+    for (int64_t t = 0; t * nr < cols; ++t) {
+      for (int64_t r = 0; r < kc; ++r) {
+        for (int64_t j = 0; j < nr; ++j) {
+          const int64_t col = t * nr + j;
+          dst[(t * kc + r) * nr + j] = col < cols ? store_[offsets_[k0 + r] + j0 + col] : 0.0f;
+        }
+      }
+    }
+  }
+  const float* InPlaceRows(const int64_t** offsets) const override {
+    *offsets = in_place_ ? offsets_.data() : nullptr;
+    return in_place_ ? store_.data() : nullptr;
+  }
+
+ private:
+  bool in_place_;
+  std::vector<int64_t> offsets_;
+  std::vector<float> store_;
+};
+
+TEST(GemmTest, SourcesPackedAndInPlace) {
+  const int64_t sizes[][3] = {{1, 1, 1}, {9, 49, 33}, {19, 53, 300}, {64, 200, 70}, {17, 5, 600}};
+  for (const auto& s : sizes) {
+    const int64_t m = s[0], n = s[1], k = s[2];
+    const std::vector<float> a = RandomFloats(m * k, 1), b = RandomFloats(k * n, 2), bias = RandomFloats(m, 3);
+    std::vector<float> want(m * n);
+    GemmEpilogue ep;
+    ep.row_bias = bias.data();
+    ep.activation.kind = Activation::kRelu;
+    SgemmReference(m, n, k, a.data(), k, false, b.data(), n, false, 1.0f, want.data(), n, ep);
+    for (bool in_place : {false, true}) {
+      for (int threads : {1, 2}) {
+        const ScatteredRows source(b, k, n, in_place);
+        GemmInputA ia;
+        ia.data = a.data();
+        ia.ld = k;
+        GemmInputB ib;
+        ib.source = &source;
+        std::vector<float> got(m * n, -7.0f);
+        tbb::task_arena arena(threads);
+        arena.execute([&] { Sgemm(m, n, k, ia, ib, got.data(), n, ep, threads); });
+        for (int64_t i = 0; i < m * n; ++i) {
+          ASSERT_NEAR(want[i], got[i], 1e-4f * (1.0f + std::fabs(want[i])))
+              << "m=" << m << " n=" << n << " k=" << k << " in_place=" << in_place << " threads=" << threads << " at " << i;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
