@@ -9,6 +9,7 @@
 
 #include "ops/elementwise/common.h"
 #include "ops/elementwise/float_simd.h"
+#include "ops/elementwise/same_type_binary.h"
 #include "ops/framework/dispatch.h"
 
 namespace onnxflow {
@@ -52,18 +53,15 @@ Status IntegerDivide(const KernelContext& ctx, const Tensor& a, const Tensor& b,
     if (pb[i] == 0) return InvalidArgument("integer division by zero (input B, element " + std::to_string(i) + ")");
   }
   std::atomic<bool> overflow{false};
-  const Status status =
-      RunBinary<T, T, T>(ctx, a, b, y, 4, [&](const T* x, bool xb, const T* z, bool zb, T* out, int64_t n) {
-        BinarySpan(x, xb, z, zb, out, n, [&](T p, T q) -> T {
-          if constexpr (std::is_signed_v<T>) {
-            if (q == -1) {
-              if (p == std::numeric_limits<T>::min()) overflow.store(true, std::memory_order_relaxed);
-              return WrapNeg(p);
-            }
-          }
-          return static_cast<T>(p / q);
-        });
-      });
+  const Status status = RunScalarBinary<T>(ctx, a, b, y, 4, [&](T p, T q) -> T {
+    if constexpr (std::is_signed_v<T>) {
+      if (q == -1) {
+        if (p == std::numeric_limits<T>::min()) overflow.store(true, std::memory_order_relaxed);
+        return WrapNeg(p);
+      }
+    }
+    return static_cast<T>(p / q);
+  });
   ONNXFLOW_RETURN_IF_ERROR(status);
   if (overflow.load()) return InvalidArgument("integer division overflows: the smallest value divided by -1");
   return Status::Ok();
@@ -71,38 +69,21 @@ Status IntegerDivide(const KernelContext& ctx, const Tensor& a, const Tensor& b,
 
 template <typename T>
 Status Arithmetic(const KernelContext& ctx, Arith op, const Tensor& a, const Tensor& b, Tensor* y) {
-  if constexpr (std::is_same_v<T, float>) {
-    const FloatBinaryOp fop = ToFloatOp(op);
-    return RunBinary<float, float, float>(
-        ctx, a, b, y, 1, [fop](const float* x, bool xb, const float* z, bool zb, float* out, int64_t n) {
-          FloatBinary(fop, x, xb, z, zb, out, n);
-        });
-  } else if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
-    const FloatBinaryOp fop = ToFloatOp(op);
-    return RunBinary<T, T, T>(ctx, a, b, y, 4, [fop](const T* x, bool xb, const T* z, bool zb, T* out, int64_t n) {
-      BinarySpanViaFloat(x, xb, z, zb, out, n,
-                         [fop](const float* p, bool pb, const float* q, bool qb, float* o, int64_t m) {
-                           FloatBinary(fop, p, pb, q, qb, o, m);
-                         });
-    });
+  if constexpr (kComputesInFloat<T>) {
+    return RunFloatBinary<T>(ctx, ToFloatOp(op), a, b, y);
   } else {
-    auto run = [&](auto fn) {
-      return RunBinary<T, T, T>(ctx, a, b, y, 1, [&](const T* x, bool xb, const T* z, bool zb, T* out, int64_t n) {
-        BinarySpan(x, xb, z, zb, out, n, fn);
-      });
-    };
     switch (op) {
       case Arith::kAdd:
-        return run([](T p, T q) { return WrapAdd(p, q); });
+        return RunScalarBinary<T>(ctx, a, b, y, 1, [](T p, T q) { return WrapAdd(p, q); });
       case Arith::kSub:
-        return run([](T p, T q) { return WrapSub(p, q); });
+        return RunScalarBinary<T>(ctx, a, b, y, 1, [](T p, T q) { return WrapSub(p, q); });
       case Arith::kMul:
-        return run([](T p, T q) { return WrapMul(p, q); });
+        return RunScalarBinary<T>(ctx, a, b, y, 1, [](T p, T q) { return WrapMul(p, q); });
       case Arith::kDiv:
         if constexpr (std::is_integral_v<T>) {
           return IntegerDivide<T>(ctx, a, b, y);
         } else {
-          return run([](T p, T q) { return p / q; });
+          return RunScalarBinary<T>(ctx, a, b, y, 1, [](T p, T q) { return p / q; });
         }
     }
     return Internal("unknown arithmetic op");

@@ -9,6 +9,7 @@
 
 #include "ops/elementwise/common.h"
 #include "ops/elementwise/float_simd.h"
+#include "ops/elementwise/same_type_binary.h"
 #include "ops/framework/dispatch.h"
 
 namespace onnxflow {
@@ -44,37 +45,20 @@ FloatBinaryOp ToFloatOp(Fold op) {
   }
 }
 
-// y = op(a, b) for one fold step; y may be a (in place).
+// y = op(a, b) for one fold step; y may be a (in place). Sum and Mean of 16-bit floats round to
+// the 16-bit type after each step, as a chain of Adds would.
 template <typename T>
 Status FoldStep(const KernelContext& ctx, Fold op, const Tensor& a, const Tensor& b, Tensor* y) {
-  if constexpr (std::is_same_v<T, float>) {
-    const FloatBinaryOp fop = ToFloatOp(op);
-    return RunBinary<float, float, float>(
-        ctx, a, b, y, 1, [fop](const float* x, bool xb, const float* z, bool zb, float* out, int64_t n) {
-          FloatBinary(fop, x, xb, z, zb, out, n);
-        });
-  } else if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
-    // Sum and Mean accumulate in the 16-bit type between steps, as a chain of Adds would.
-    const FloatBinaryOp fop = ToFloatOp(op);
-    return RunBinary<T, T, T>(ctx, a, b, y, 4, [fop](const T* x, bool xb, const T* z, bool zb, T* out, int64_t n) {
-      BinarySpanViaFloat(x, xb, z, zb, out, n,
-                         [fop](const float* p, bool pb, const float* q, bool qb, float* o, int64_t m) {
-                           FloatBinary(fop, p, pb, q, qb, o, m);
-                         });
-    });
+  if constexpr (kComputesInFloat<T>) {
+    return RunFloatBinary<T>(ctx, ToFloatOp(op), a, b, y);
   } else {
-    auto run = [&](auto fn) {
-      return RunBinary<T, T, T>(ctx, a, b, y, 1, [&](const T* x, bool xb, const T* z, bool zb, T* out, int64_t n) {
-        BinarySpan(x, xb, z, zb, out, n, fn);
-      });
-    };
     switch (op) {
       case Fold::kMax:
-        return run([](T p, T q) { return MaxOf(p, q); });
+        return RunScalarBinary<T>(ctx, a, b, y, 1, [](T p, T q) { return MaxOf(p, q); });
       case Fold::kMin:
-        return run([](T p, T q) { return MinOf(p, q); });
+        return RunScalarBinary<T>(ctx, a, b, y, 1, [](T p, T q) { return MinOf(p, q); });
       default:
-        return run([](T p, T q) { return WrapAdd(p, q); });
+        return RunScalarBinary<T>(ctx, a, b, y, 1, [](T p, T q) { return WrapAdd(p, q); });
     }
   }
 }

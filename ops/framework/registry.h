@@ -53,11 +53,12 @@ class KernelRegistry {
 // "ai.onnx" and "" name the same domain.
 std::string NormalizeDomain(const std::string& domain);
 
-// A factory for kernels whose constructor takes the KernelInfo and cannot fail.
-template <typename K>
-KernelFactory Make() {
-  return [](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
-    return std::unique_ptr<OpKernel>(new K(info));
+// A factory for kernels whose constructor takes the KernelInfo, then `args` (the same for every
+// node: say, which of the ops that share the class this one is), and cannot fail.
+template <typename K, typename... Args>
+KernelFactory Make(Args... args) {
+  return [args...](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
+    return std::unique_ptr<OpKernel>(new K(info, args...));
   };
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ops/framework/window_geometry.h"
+
 namespace onnxflow {
 
 Result<AutoPad> ParseAutoPad(const std::string& s) {
@@ -29,21 +31,9 @@ Result<ConvAttributes> ParseConvAttributes(const KernelInfo& info) {
   return a;
 }
 
-int64_t ConvGeometry::in_size() const {
-  int64_t s = 1;
-  for (int64_t d : in_spatial) s *= d;
-  return s;
-}
-int64_t ConvGeometry::out_size() const {
-  int64_t s = 1;
-  for (int64_t d : out_spatial) s *= d;
-  return s;
-}
-int64_t ConvGeometry::kernel_size() const {
-  int64_t s = 1;
-  for (int64_t d : kernel) s *= d;
-  return s;
-}
+int64_t ConvGeometry::in_size() const { return ElementCount(in_spatial); }
+int64_t ConvGeometry::out_size() const { return ElementCount(out_spatial); }
+int64_t ConvGeometry::kernel_size() const { return ElementCount(kernel); }
 Shape ConvGeometry::output_shape() const {
   Shape s = {batch, out_channels};
   s.insert(s.end(), out_spatial.begin(), out_spatial.end());
@@ -89,7 +79,7 @@ Result<ConvGeometry> ComputeConvGeometry(const ConvAttributes& attrs, const Shap
   g.out_spatial.assign(nd, 0);
   for (size_t d = 0; d < nd; ++d) {
     const int64_t in = g.in_spatial[d], s = g.strides[d];
-    const int64_t span = g.dilations[d] * (g.kernel[d] - 1) + 1;
+    const int64_t span = DilatedWindow(g.kernel[d], g.dilations[d]);
     switch (attrs.auto_pad) {
       case AutoPad::kNotSet:
         if (!attrs.pads.empty()) {
@@ -101,11 +91,9 @@ Result<ConvGeometry> ComputeConvGeometry(const ConvAttributes& attrs, const Shap
         break;
       case AutoPad::kSameUpper:
       case AutoPad::kSameLower: {
-        const int64_t out = (in + s - 1) / s;
-        const int64_t total = std::max<int64_t>(0, (out - 1) * s + span - in);
-        const int64_t small = total / 2;
-        g.pads_begin[d] = attrs.auto_pad == AutoPad::kSameUpper ? small : total - small;
-        g.pads_end[d] = total - g.pads_begin[d];
+        const AxisPads same = SamePads(in, s, span, attrs.auto_pad == AutoPad::kSameUpper);
+        g.pads_begin[d] = same.begin;
+        g.pads_end[d] = same.end;
         break;
       }
     }
@@ -114,7 +102,7 @@ Result<ConvGeometry> ComputeConvGeometry(const ConvAttributes& attrs, const Shap
       return InvalidArgument("the kernel (extent " + std::to_string(span) + ") does not fit the padded input (" +
                              std::to_string(padded) + ") on spatial axis " + std::to_string(d));
     }
-    g.out_spatial[d] = (padded - span) / s + 1;
+    g.out_spatial[d] = FloorWindowCount(padded, span, s);
   }
   return g;
 }

@@ -17,11 +17,10 @@
 #include "ops/ml/ml_ops.h"
 #include "ops/ml/numeric_rows.h"
 #include "ops/ml/post_transform.h"
+#include "ops/ml/svm_kernel.h"
 
 namespace onnxflow {
 namespace {
-
-enum class Kernel { kLinear, kPoly, kRbf, kSigmoid };
 
 // libsvm's coupling of pairwise probabilities r[i][j] into class probabilities (Wu, Lin and
 // Weng 2004, method 2), iterated to a fixed point.
@@ -74,19 +73,7 @@ class SVMClassifier final : public OpKernel {
       return InvalidArgument("exactly one of classlabels_ints and classlabels_strings must be set (non-empty)");
     }
     k->classes_ = static_cast<int64_t>(std::max(k->int_labels_.size(), k->string_labels_.size()));
-    const std::string kernel = info.GetString("kernel_type", "LINEAR");
-    if (kernel == "LINEAR") k->kernel_ = Kernel::kLinear;
-    else if (kernel == "POLY") k->kernel_ = Kernel::kPoly;
-    else if (kernel == "RBF") k->kernel_ = Kernel::kRbf;
-    else if (kernel == "SIGMOID") k->kernel_ = Kernel::kSigmoid;
-    else return InvalidArgument("kernel_type must be LINEAR, POLY, RBF or SIGMOID, got '" + kernel + "'");
-    const std::vector<float> params = info.GetFloats("kernel_params");
-    if (!params.empty() && params.size() != 3) return InvalidArgument("kernel_params must hold gamma, coef0 and degree");
-    if (params.size() == 3) {
-      k->gamma_ = params[0];
-      k->coef0_ = params[1];
-      k->degree_ = static_cast<int>(params[2]);
-    }
+    ONNXFLOW_ASSIGN_OR_RETURN(k->kernel_, SvmKernel::FromAttributes(info));
     auto doubles = [&](const char* name) {
       const std::vector<float> f = info.GetFloats(name);
       return std::vector<double>(f.begin(), f.end());
@@ -127,7 +114,7 @@ class SVMClassifier final : public OpKernel {
         return InvalidArgument("prob_a/prob_b need one entry per class pair");
       }
     } else {
-      k->kernel_ = Kernel::kLinear;
+      k->kernel_ = SvmKernel::Linear();
       if (k->coefficients_.size() % k->classes_ != 0) {
         return InvalidArgument("coefficients do not split into one row per class");
       }
@@ -181,29 +168,15 @@ class SVMClassifier final : public OpKernel {
     return AdditionalScores() >= 0 ? 2 : 1;
   }
 
-  double KernelValue(const double* a, const double* b) const {
-    double s = 0;
-    if (kernel_ == Kernel::kRbf) {
-      for (int64_t i = 0; i < features_; ++i) s += (a[i] - b[i]) * (a[i] - b[i]);
-      return std::exp(-gamma_ * s);
-    }
-    for (int64_t i = 0; i < features_; ++i) s += a[i] * b[i];
-    switch (kernel_) {
-      case Kernel::kPoly: return std::pow(gamma_ * s + coef0_, degree_);
-      case Kernel::kSigmoid: return std::tanh(gamma_ * s + coef0_);
-      default: return s;
-    }
-  }
-
   // Label for one row (an int label, or an index into string_labels_); fills the Z row.
   int64_t Classify(const double* x, std::vector<double>* out) const {
     std::vector<double> scores;
     std::vector<double> votes;
     if (!svc()) {
-      for (int64_t c = 0; c < classes_; ++c) scores.push_back(rho_[0] + KernelValue(x, coefficients_.data() + c * features_));
+      for (int64_t c = 0; c < classes_; ++c) scores.push_back(rho_[0] + kernel_(x, coefficients_.data() + c * features_, features_));
     } else {
       std::vector<double> kernels(static_cast<size_t>(vectors_));
-      for (int64_t v = 0; v < vectors_; ++v) kernels[v] = KernelValue(x, support_vectors_.data() + v * features_);
+      for (int64_t v = 0; v < vectors_; ++v) kernels[v] = kernel_(x, support_vectors_.data() + v * features_, features_);
       votes.assign(static_cast<size_t>(classes_), 0.0);
       int64_t pair = 0;
       for (int64_t i = 0; i < classes_; ++i) {
@@ -271,9 +244,7 @@ class SVMClassifier final : public OpKernel {
   std::vector<int64_t> int_labels_;
   std::vector<std::string> string_labels_;
   int64_t classes_ = 0;
-  Kernel kernel_ = Kernel::kLinear;
-  double gamma_ = 0, coef0_ = 0;
-  int degree_ = 0;
+  SvmKernel kernel_;
   std::vector<double> coefficients_, support_vectors_, rho_, prob_a_, prob_b_;
   PostTransform transform_ = PostTransform::kNone;
   bool all_positive_ = false;

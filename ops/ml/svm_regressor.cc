@@ -11,29 +11,16 @@
 #include "ops/ml/ml_ops.h"
 #include "ops/ml/numeric_rows.h"
 #include "ops/ml/post_transform.h"
+#include "ops/ml/svm_kernel.h"
 
 namespace onnxflow {
 namespace {
-
-enum class Kernel { kLinear, kPoly, kRbf, kSigmoid };
 
 class SVMRegressor final : public OpKernel {
  public:
   static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     std::unique_ptr<SVMRegressor> k(new SVMRegressor());
-    const std::string kernel = info.GetString("kernel_type", "LINEAR");
-    if (kernel == "LINEAR") k->kernel_ = Kernel::kLinear;
-    else if (kernel == "POLY") k->kernel_ = Kernel::kPoly;
-    else if (kernel == "RBF") k->kernel_ = Kernel::kRbf;
-    else if (kernel == "SIGMOID") k->kernel_ = Kernel::kSigmoid;
-    else return InvalidArgument("kernel_type must be LINEAR, POLY, RBF or SIGMOID, got '" + kernel + "'");
-    const std::vector<float> params = info.GetFloats("kernel_params");
-    if (!params.empty() && params.size() != 3) return InvalidArgument("kernel_params must hold gamma, coef0 and degree");
-    if (params.size() == 3) {
-      k->gamma_ = params[0];
-      k->coef0_ = params[1];
-      k->degree_ = static_cast<int>(params[2]);
-    }
+    ONNXFLOW_ASSIGN_OR_RETURN(k->kernel_, SvmKernel::FromAttributes(info));
     const std::vector<float> coef = info.GetFloats("coefficients");
     const std::vector<float> sv = info.GetFloats("support_vectors");
     const std::vector<float> rho = info.GetFloats("rho");
@@ -52,7 +39,7 @@ class SVMRegressor final : public OpKernel {
                                std::to_string(k->n_supports_) + " vectors");
       }
     } else {
-      k->kernel_ = Kernel::kLinear;  // the linear (liblinear) form
+      k->kernel_ = SvmKernel::Linear();  // the linear (liblinear) form
     }
     ONNXFLOW_ASSIGN_OR_RETURN(k->transform_, PostTransformFromString(info.GetString("post_transform", "NONE")));
     return std::unique_ptr<OpKernel>(std::move(k));
@@ -77,9 +64,9 @@ class SVMRegressor final : public OpKernel {
         load(x->raw_data(), r * c, c, row.data());
         double s = rho_;
         if (n_supports_ > 0) {
-          for (int64_t j = 0; j < n_supports_; ++j) s += coefficients_[j] * KernelValue(row.data(), support_vectors_.data() + j * c, c);
+          for (int64_t j = 0; j < n_supports_; ++j) s += coefficients_[j] * kernel_(row.data(), support_vectors_.data() + j * c, c);
         } else {
-          s += KernelValue(row.data(), coefficients_.data(), c);
+          s += kernel_(row.data(), coefficients_.data(), c);
         }
         if (one_class_) s = s > 0 ? 1.0 : -1.0;
         ApplyPostTransform(transform_, &s, 1);
@@ -92,23 +79,7 @@ class SVMRegressor final : public OpKernel {
  private:
   SVMRegressor() = default;
 
-  double KernelValue(const double* a, const double* b, int64_t c) const {
-    double s = 0;
-    if (kernel_ == Kernel::kRbf) {
-      for (int64_t i = 0; i < c; ++i) s += (a[i] - b[i]) * (a[i] - b[i]);
-      return std::exp(-gamma_ * s);
-    }
-    for (int64_t i = 0; i < c; ++i) s += a[i] * b[i];
-    switch (kernel_) {
-      case Kernel::kPoly: return std::pow(gamma_ * s + coef0_, degree_);
-      case Kernel::kSigmoid: return std::tanh(gamma_ * s + coef0_);
-      default: return s;
-    }
-  }
-
-  Kernel kernel_ = Kernel::kLinear;
-  double gamma_ = 0, coef0_ = 0;
-  int degree_ = 0;
+  SvmKernel kernel_;
   std::vector<double> coefficients_, support_vectors_;
   int64_t n_supports_ = 0;
   bool one_class_ = false;

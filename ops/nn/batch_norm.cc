@@ -29,20 +29,13 @@ class BatchNormKernel : public OpKernel {
         training_(info.opset() >= 14 ? info.GetInt("training_mode", 0) != 0
                                      : (info.opset() < 7 && info.GetInt("is_test", 0) == 0 && info.output_count() > 1)) {}
 
-  Status Compute(KernelContext& ctx) const override {
-    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
-    if (x->rank() < 2) return InvalidArgument("input 'X' must have rank >= 2, got shape " + ShapeToString(x->shape()));
-    return DispatchType<float, double, Float16, BFloat16>(x->dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      return Run<T>(ctx, *x);
-    });
-  }
+  Status Compute(KernelContext& ctx) const override { return RunOnChannelPlanes(*this, ctx); }
 
- private:
+  // Called by RunOnChannelPlanes with T the element type of x.
   template <typename T>
-  Status Run(KernelContext& ctx, const Tensor& x) const {
+  Status Run(KernelContext& ctx, const Tensor& x, const ChannelPlanes& planes) const {
     using C = NormCompute<T>;
-    const int64_t n = x.dim(0), c = x.dim(1), plane = SizeFromDim(x.shape(), 2);
+    const int64_t n = planes.batch, c = planes.channels, plane = planes.plane;
     static const char* kNames[] = {"X", "scale", "B", "input_mean", "input_var"};
     std::vector<C> params[5];
     // Before version 9, spatial = 0 gave every (channel, position) its own parameters.
@@ -73,16 +66,11 @@ class BatchNormKernel : public OpKernel {
     const C* in = ComputeView<C>(x.data<T>(), x.size(), in_storage);
 
     if (training_) {
-      // Batch statistics per channel over N and the spatial dims (two passes for accuracy).
+      // Batch statistics per channel: over its plane in each of the N images.
       for (int64_t ch = 0; ch < c; ++ch) {
-        double sum = 0;
-        for (int64_t b = 0; b < n; ++b) sum += Rows<C>::Sum(in + (b * c + ch) * plane, plane);
-        const double count = static_cast<double>(n * plane);
-        const C m = static_cast<C>(count > 0 ? sum / count : 0.0);
-        double sq = 0;
-        for (int64_t b = 0; b < n; ++b) sq += Rows<C>::SumSquaredDiff(in + (b * c + ch) * plane, m, plane);
-        mean[ch] = m;
-        var[ch] = static_cast<C>(count > 0 ? sq / count : 0.0);
+        const Moments moments = MeanAndVariance(in + ch * plane, n, plane, c * plane);
+        mean[ch] = static_cast<C>(moments.mean);
+        var[ch] = static_cast<C>(moments.var);
       }
       ONNXFLOW_RETURN_IF_ERROR(WriteTrainingOutputs<T>(ctx, params[3], params[4], mean, var, c));
     }
@@ -101,6 +89,7 @@ class BatchNormKernel : public OpKernel {
     return Status::Ok();
   }
 
+ private:
   // Version 14+: outputs 1, 2 are running mean / var. Before: 1, 2 running, 3, 4 saved batch stats.
   template <typename T>
   Status WriteTrainingOutputs(KernelContext& ctx, const std::vector<NormCompute<T>>& in_mean,
@@ -112,7 +101,7 @@ class BatchNormKernel : public OpKernel {
       // Running stats keep the type of input_mean/var (version 15 lets them differ from X).
       const DataType dt = mean_tensor->dtype();
       ONNXFLOW_ASSIGN_OR_RETURN(Tensor* t, ctx.Allocate(out, dt, {c}));
-      return DispatchType<float, double, Float16, BFloat16>(dt, [&](auto tag) {
+      return DispatchNormType(dt, [&](auto tag) {
         using P = decltype(tag);
         P* p = t->mutable_data<P>();
         for (int64_t i = 0; i < c; ++i) p[i] = FromCompute<P>(static_cast<ComputeType<P>>(value_of(i)));

@@ -27,20 +27,13 @@ class ChannelGroupNormKernel : public OpKernel {
         num_groups_(group_norm ? info.GetInt("num_groups", 0) : 0),
         epsilon_(info.GetFloat("epsilon", 1e-5f)) {}
 
-  Status Compute(KernelContext& ctx) const override {
-    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
-    if (x->rank() < 2) return InvalidArgument("input 'X' must have rank >= 2, got shape " + ShapeToString(x->shape()));
-    return DispatchType<float, double, Float16, BFloat16>(x->dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      return Run<T>(ctx, *x);
-    });
-  }
+  Status Compute(KernelContext& ctx) const override { return RunOnChannelPlanes(*this, ctx); }
 
- private:
+  // Called by RunOnChannelPlanes with T the element type of x.
   template <typename T>
-  Status Run(KernelContext& ctx, const Tensor& x) const {
+  Status Run(KernelContext& ctx, const Tensor& x, const ChannelPlanes& planes) const {
     using C = NormCompute<T>;
-    const int64_t n = x.dim(0), c = x.dim(1), plane = SizeFromDim(x.shape(), 2);
+    const int64_t n = planes.batch, c = planes.channels, plane = planes.plane;
     const int64_t groups = group_norm_ ? num_groups_ : c;
     if (groups <= 0 || c % groups != 0) {
       return InvalidArgument("num_groups = " + std::to_string(groups) + " must be positive and divide the " +
@@ -62,9 +55,9 @@ class ChannelGroupNormKernel : public OpKernel {
       for (int64_t g = b; g < e; ++g) {
         const C* src = in + g * group_size;
         C* dst = out + g * group_size;
-        const double mean = group_size > 0 ? Rows<C>::Sum(src, group_size) / group_size : 0.0;
-        const double var = group_size > 0 ? Rows<C>::SumSquaredDiff(src, static_cast<C>(mean), group_size) / group_size : 0.0;
-        const double inv = 1.0 / std::sqrt(var + epsilon_);
+        const Moments moments = MeanAndVariance(src, group_size);
+        const double mean = moments.mean;
+        const double inv = 1.0 / std::sqrt(moments.var + epsilon_);
         for (int64_t k = 0; k < per_group; ++k) {
           const int64_t ch = (g % groups) * per_group + k;
           const int64_t p = per_group_params_ ? g % groups : ch;
@@ -77,6 +70,7 @@ class ChannelGroupNormKernel : public OpKernel {
     return Status::Ok();
   }
 
+ private:
   bool group_norm_;
   bool per_group_params_;
   int64_t num_groups_;
@@ -87,12 +81,9 @@ class ChannelGroupNormKernel : public OpKernel {
 
 Status RegisterInstanceGroupNorm(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "InstanceNormalization", 1, kOpenEnded,
-                                             [](const KernelInfo& info) {
-    return Result<std::unique_ptr<OpKernel>>(std::unique_ptr<OpKernel>(new ChannelGroupNormKernel(info, false)));
-  }));
-  return registry.Register(kOnnxDomain, "GroupNormalization", 18, kOpenEnded, [](const KernelInfo& info) {
-    return Result<std::unique_ptr<OpKernel>>(std::unique_ptr<OpKernel>(new ChannelGroupNormKernel(info, true)));
-  });
+                                             Make<ChannelGroupNormKernel>(/*group_norm=*/false)));
+  return registry.Register(kOnnxDomain, "GroupNormalization", 18, kOpenEnded,
+                           Make<ChannelGroupNormKernel>(/*group_norm=*/true));
 }
 
 }  // namespace onnxflow

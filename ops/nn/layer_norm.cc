@@ -56,10 +56,7 @@ class RowNormKernel : public OpKernel {
 
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
-    return DispatchType<float, double, Float16, BFloat16>(x->dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      return Run<T>(ctx, *x);
-    });
+    return DispatchNormType(x->dtype(), [&](auto tag) { return Run<decltype(tag)>(ctx, *x); });
   }
 
  private:
@@ -99,8 +96,9 @@ class RowNormKernel : public OpKernel {
         if (rms_) {
           var = n > 0 ? Rows<C>::SumSquaredDiff(src, C(0), n) / n : 0.0;
         } else {
-          mean = n > 0 ? Rows<C>::Sum(src, n) / n : 0.0;
-          var = n > 0 ? Rows<C>::SumSquaredDiff(src, static_cast<C>(mean), n) / n : 0.0;
+          const Moments moments = MeanAndVariance(src, n);
+          mean = moments.mean;
+          var = moments.var;
         }
         const double inv = 1.0 / std::sqrt(var + epsilon_);
         Rows<C>::Normalize(src, static_cast<C>(mean), static_cast<C>(inv), scale.data(), bias_ptr, out + r * n, n);
@@ -114,7 +112,7 @@ class RowNormKernel : public OpKernel {
       auto* t = pair.first;
       auto* stats = pair.second;
       if (t == nullptr) continue;
-      ONNXFLOW_RETURN_IF_ERROR(DispatchType<float, double, Float16, BFloat16>(t->dtype(), [&](auto tag) {
+      ONNXFLOW_RETURN_IF_ERROR(DispatchNormType(t->dtype(), [&](auto tag) {
         using S = decltype(tag);
         S* p = t->template mutable_data<S>();
         for (int64_t r = 0; r < rows; ++r) p[r] = FromCompute<S>(static_cast<ComputeType<S>>((*stats)[r]));
@@ -133,13 +131,9 @@ class RowNormKernel : public OpKernel {
 }  // namespace
 
 Status RegisterLayerNorm(KernelRegistry& registry) {
-  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "LayerNormalization", 17, kOpenEnded,
-                                             [](const KernelInfo& info) {
-    return Result<std::unique_ptr<OpKernel>>(std::unique_ptr<OpKernel>(new RowNormKernel(info, false)));
-  }));
-  return registry.Register(kOnnxDomain, "RMSNormalization", 23, kOpenEnded, [](const KernelInfo& info) {
-    return Result<std::unique_ptr<OpKernel>>(std::unique_ptr<OpKernel>(new RowNormKernel(info, true)));
-  });
+  ONNXFLOW_RETURN_IF_ERROR(
+      registry.Register(kOnnxDomain, "LayerNormalization", 17, kOpenEnded, Make<RowNormKernel>(/*rms=*/false)));
+  return registry.Register(kOnnxDomain, "RMSNormalization", 23, kOpenEnded, Make<RowNormKernel>(/*rms=*/true));
 }
 
 }  // namespace onnxflow

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ops/framework/window_geometry.h"
+
 namespace onnxflow {
 
 Result<PoolAttributes> PoolAttributes::Parse(const KernelInfo& info) {
@@ -27,16 +29,8 @@ Result<PoolAttributes> PoolAttributes::Parse(const KernelInfo& info) {
   return a;
 }
 
-int64_t PoolGeometry::in_plane() const {
-  int64_t n = 1;
-  for (int64_t d : in) n *= d;
-  return n;
-}
-int64_t PoolGeometry::out_plane() const {
-  int64_t n = 1;
-  for (int64_t d : out) n *= d;
-  return n;
-}
+int64_t PoolGeometry::in_plane() const { return ElementCount(in); }
+int64_t PoolGeometry::out_plane() const { return ElementCount(out); }
 
 Result<PoolGeometry> ComputePoolGeometry(const PoolAttributes& a, const Shape& input) {
   const size_t rank = a.kernel.size();
@@ -56,29 +50,28 @@ Result<PoolGeometry> ComputePoolGeometry(const PoolAttributes& a, const Shape& i
   g.out.assign(rank, 0);
   for (size_t i = 0; i < rank; ++i) {
     const int64_t in = g.in[i], s = g.strides[i];
-    const int64_t window = (g.kernel[i] - 1) * g.dilations[i] + 1;
+    const int64_t window = DilatedWindow(g.kernel[i], g.dilations[i]);
     if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
       g.out[i] = (in + s - 1) / s;
-      const int64_t total = std::max<int64_t>(0, (g.out[i] - 1) * s + window - in);
-      const int64_t small = total / 2;
-      g.pad_begin[i] = a.auto_pad == "SAME_UPPER" ? small : total - small;
-      g.pad_end[i] = total - g.pad_begin[i];
+      const AxisPads same = SamePads(in, s, window, a.auto_pad == "SAME_UPPER");
+      g.pad_begin[i] = same.begin;
+      g.pad_end[i] = same.end;
     } else {
       if (a.auto_pad == "NOTSET" && !a.pads.empty()) {
         g.pad_begin[i] = a.pads[i];
         g.pad_end[i] = a.pads[i + rank];
       }
-      const int64_t span = in + g.pad_begin[i] + g.pad_end[i] - window;
-      if (span < 0) {
+      const int64_t padded = in + g.pad_begin[i] + g.pad_end[i];
+      if (padded < window) {
         return InvalidArgument("pooling window " + std::to_string(window) + " is larger than padded input dim " +
-                               std::to_string(in + g.pad_begin[i] + g.pad_end[i]));
+                               std::to_string(padded));
       }
       if (a.ceil_mode) {
-        g.out[i] = (span + s - 1) / s + 1;
+        g.out[i] = (padded - window + s - 1) / s + 1;
         // A last window that starts in the right padding is dropped.
         if ((g.out[i] - 1) * s >= in + g.pad_begin[i]) --g.out[i];
       } else {
-        g.out[i] = span / s + 1;
+        g.out[i] = FloorWindowCount(padded, window, s);
       }
     }
   }

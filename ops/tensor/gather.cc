@@ -5,34 +5,13 @@
 
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
+#include "ops/tensor/indices.h"
 #include "ops/tensor/kernels.h"
 #include "ops/tensor/tensor_util.h"
 
 namespace onnxflow {
 namespace tensor_ops {
 namespace {
-
-// The indices as int64 in [0, dim), or OutOfRange naming the first bad one.
-Result<std::vector<int64_t>> NormalizedIndices(const Tensor& indices, int64_t dim, const std::string& what) {
-  const int64_t n = indices.size();
-  std::vector<int64_t> out(static_cast<size_t>(n));
-  auto read = [&](auto* p) -> Status {
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t v = static_cast<int64_t>(p[i]);
-      if (v < -dim || v >= dim) return IndexOutOfRange(what, v, dim);
-      out[i] = v < 0 ? v + dim : v;
-    }
-    return Status::Ok();
-  };
-  if (indices.dtype() == DataType::kInt64) {
-    ONNXFLOW_RETURN_IF_ERROR(read(indices.data<int64_t>()));
-  } else if (indices.dtype() == DataType::kInt32) {
-    ONNXFLOW_RETURN_IF_ERROR(read(indices.data<int32_t>()));
-  } else {
-    return InvalidArgument(what + " must be int32 or int64, got " + DataTypeName(indices.dtype()));
-  }
-  return out;
-}
 
 // out[outer, j, inner] = data[outer, indices[j], inner].
 class GatherKernel : public OpKernel {
@@ -44,7 +23,7 @@ class GatherKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* indices_t, ctx.RequireTensor(1));
     ONNXFLOW_ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(axis_, data->rank()));
     const int64_t dim = data->dim(axis);
-    ONNXFLOW_ASSIGN_OR_RETURN(std::vector<int64_t> indices, NormalizedIndices(*indices_t, dim, "input 'indices'"));
+    ONNXFLOW_ASSIGN_OR_RETURN(std::vector<int64_t> indices, NormalizedIndices(*indices_t, dim));
     Shape out_shape(data->shape().begin(), data->shape().begin() + axis);
     out_shape.insert(out_shape.end(), indices_t->shape().begin(), indices_t->shape().end());
     out_shape.insert(out_shape.end(), data->shape().begin() + axis + 1, data->shape().end());
@@ -86,18 +65,8 @@ class GatherElementsKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* indices_t, ctx.RequireTensor(1));
     const int64_t rank = data->rank();
     ONNXFLOW_ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(axis_, rank));
-    if (indices_t->rank() != rank) {
-      return InvalidArgument("input 'indices' " + ShapeToString(indices_t->shape()) + " must have the rank of data " +
-                             ShapeToString(data->shape()));
-    }
-    for (int64_t d = 0; d < rank; ++d) {
-      if (d != axis && indices_t->dim(d) > data->dim(d)) {
-        return InvalidArgument("input 'indices' " + ShapeToString(indices_t->shape()) + " is larger than data " +
-                               ShapeToString(data->shape()) + " on axis " + std::to_string(d));
-      }
-    }
-    ONNXFLOW_ASSIGN_OR_RETURN(std::vector<int64_t> indices,
-                              NormalizedIndices(*indices_t, data->dim(axis), "input 'indices'"));
+    ONNXFLOW_RETURN_IF_ERROR(CheckElementsIndicesShape(*data, *indices_t, axis));
+    ONNXFLOW_ASSIGN_OR_RETURN(std::vector<int64_t> indices, NormalizedIndices(*indices_t, data->dim(axis)));
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * out, ctx.Allocate(0, data->dtype(), indices_t->shape()));
     if (out->size() == 0) return Status::Ok();
     const std::vector<int64_t> strides = Strides(data->shape());
@@ -162,28 +131,12 @@ class GatherNDKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(std::vector<int64_t> raw, ReadIndices(*indices_t));
     Shape out_shape(indices_t->shape().begin(), indices_t->shape().end() - 1);
     out_shape.insert(out_shape.end(), data->shape().begin() + b + k, data->shape().end());
-    const int64_t batches = SizeToDim(data->shape(), b);
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * out, ctx.Allocate(0, data->dtype(), out_shape));
     // Allocating first bounds `tuples` (the output holds tuples * block elements).
     if (out->size() == 0) return Status::Ok();
     const int64_t tuples = SizeToDim(indices_t->shape(), q - 1);  // over all batches
-    const int64_t per_batch = batches > 0 ? tuples / batches : 0;
     const int64_t block = SizeFromDim(data->shape(), b + k);
-    const int64_t batch_stride = SizeFromDim(data->shape(), b);
-    const std::vector<int64_t> strides = Strides(data->shape());
-    // Resolve each tuple to an element offset, checking every coordinate.
-    std::vector<int64_t> offsets(static_cast<size_t>(tuples));
-    for (int64_t t = 0; t < tuples; ++t) {
-      int64_t off = (per_batch > 0 ? t / per_batch : 0) * batch_stride;
-      for (int64_t j = 0; j < k; ++j) {
-        const int64_t dim = data->dim(b + j);
-        int64_t v = raw[t * k + j];
-        if (v < -dim || v >= dim) return IndexOutOfRange("input 'indices'", v, dim);
-        if (v < 0) v += dim;
-        off += v * strides[b + j];
-      }
-      offsets[t] = off;
-    }
+    ONNXFLOW_ASSIGN_OR_RETURN(const std::vector<int64_t> offsets, TupleOffsets(*data, raw, tuples, k, b));
     return DispatchBySize(data->dtype(), [&](auto tag) {
       using T = decltype(tag);
       const T* src = data->data<T>();
@@ -196,19 +149,6 @@ class GatherNDKernel : public OpKernel {
   }
 
  private:
-  static Result<std::vector<int64_t>> ReadIndices(const Tensor& t) {
-    if (t.dtype() != DataType::kInt64 && t.dtype() != DataType::kInt32) {
-      return InvalidArgument("input 'indices' must be int64");
-    }
-    std::vector<int64_t> v(static_cast<size_t>(t.size()));
-    if (t.dtype() == DataType::kInt64) {
-      std::copy_n(t.data<int64_t>(), t.size(), v.data());
-    } else {
-      std::copy_n(t.data<int32_t>(), t.size(), v.data());
-    }
-    return v;
-  }
-
   int64_t batch_dims_;
 };
 

@@ -9,6 +9,7 @@
 #include "ops/framework/numeric.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
+#include "ops/tensor/indices.h"
 #include "ops/tensor/kernels.h"
 #include "ops/tensor/tensor_util.h"
 
@@ -79,19 +80,6 @@ Result<Tensor*> CopyOfData(KernelContext& ctx, const Tensor& data) {
   return out;
 }
 
-Result<std::vector<int64_t>> ReadIndexTensor(const Tensor& t) {
-  if (t.dtype() != DataType::kInt64 && t.dtype() != DataType::kInt32) {
-    return InvalidArgument(std::string("input 'indices' must be int32 or int64, got ") + DataTypeName(t.dtype()));
-  }
-  std::vector<int64_t> v(static_cast<size_t>(t.size()));
-  if (t.dtype() == DataType::kInt64) {
-    std::copy_n(t.data<int64_t>(), t.size(), v.data());
-  } else {
-    std::copy_n(t.data<int32_t>(), t.size(), v.data());
-  }
-  return v;
-}
-
 // ScatterElements-11+ (reduction from 16) and Scatter-9/10 (no reduction).
 class ScatterElementsKernel : public OpKernel {
  public:
@@ -113,22 +101,8 @@ class ScatterElementsKernel : public OpKernel {
                              ShapeToString(updates->shape()) + " must have the same shape");
     }
     if (updates->dtype() != data->dtype()) return InvalidArgument("input 'updates' must have the data's type");
-    if (indices_t->rank() != rank) {
-      return InvalidArgument("input 'indices' " + ShapeToString(indices_t->shape()) + " must have the rank of data " +
-                             ShapeToString(data->shape()));
-    }
-    for (int64_t d = 0; d < rank; ++d) {
-      if (d != axis && indices_t->dim(d) > data->dim(d)) {
-        return InvalidArgument("input 'indices' " + ShapeToString(indices_t->shape()) + " is larger than data " +
-                               ShapeToString(data->shape()) + " on axis " + std::to_string(d));
-      }
-    }
-    ONNXFLOW_ASSIGN_OR_RETURN(std::vector<int64_t> indices, ReadIndexTensor(*indices_t));
-    const int64_t dim = data->dim(axis);
-    for (int64_t& v : indices) {
-      if (v < -dim || v >= dim) return IndexOutOfRange("input 'indices'", v, dim);
-      if (v < 0) v += dim;
-    }
+    ONNXFLOW_RETURN_IF_ERROR(CheckElementsIndicesShape(*data, *indices_t, axis));
+    ONNXFLOW_ASSIGN_OR_RETURN(const std::vector<int64_t> indices, NormalizedIndices(*indices_t, data->dim(axis)));
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * out, CopyOfData(ctx, *data));
     const std::vector<int64_t> strides = Strides(data->shape());
     const Shape& ishape = indices_t->shape();
@@ -185,22 +159,10 @@ class ScatterNDKernel : public OpKernel {
       return InvalidArgument("input 'updates' has shape " + ShapeToString(updates->shape()) + ", expected " +
                              ShapeToString(expected));
     }
-    ONNXFLOW_ASSIGN_OR_RETURN(std::vector<int64_t> raw, ReadIndexTensor(*indices_t));
+    ONNXFLOW_ASSIGN_OR_RETURN(std::vector<int64_t> raw, ReadIndices(*indices_t));
     const int64_t tuples = updates->size() == 0 ? 0 : SizeToDim(indices_t->shape(), q - 1);
     const int64_t block = SizeFromDim(data->shape(), k);
-    const std::vector<int64_t> strides = Strides(data->shape());
-    std::vector<int64_t> offsets(static_cast<size_t>(tuples));
-    for (int64_t t = 0; t < tuples; ++t) {
-      int64_t off = 0;
-      for (int64_t j = 0; j < k; ++j) {
-        const int64_t dim = data->dim(j);
-        int64_t v = raw[t * k + j];
-        if (v < -dim || v >= dim) return IndexOutOfRange("input 'indices'", v, dim);
-        if (v < 0) v += dim;
-        off += v * strides[j];
-      }
-      offsets[t] = off;
-    }
+    ONNXFLOW_ASSIGN_OR_RETURN(const std::vector<int64_t> offsets, TupleOffsets(*data, raw, tuples, k, /*batch_dims=*/0));
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * out, CopyOfData(ctx, *data));
     return DispatchForReduction(data->dtype(), reduction_, [&](auto tag) {
       using T = decltype(tag);
