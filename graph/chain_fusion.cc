@@ -85,7 +85,6 @@ bool IsFloatValue(const Graph& g, const Uses& u, const std::string& name, int de
   const bool product = op == "Conv" || op == "Gemm" || op == "MatMul" || op == "FusedConv" || op == "FusedGemm" ||
                        op == "FusedMatMul";
   if (product) return (n.domain.empty() || n.domain == kFusedDomain) && IsFloatProduct(g, n);
-  StepMatch ignored;
   ChainStep step;
   ChainAttributes none{[](const char*, float f) { return f; }, [](const char*, const std::string& s) { return s; }};
   if (!n.domain.empty() || !ChainStepFor(op, n.opset, none, &step)) return false;
