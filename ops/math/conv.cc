@@ -205,8 +205,11 @@ class ConvKernel : public OpKernel {
           Tensor wide = Tensor::Uninitialized(DataType::kFloat, {mg * grid});
           epilogue.addend = nullptr;
           epilogue.activation = ActivationSpec{};
+          const float* wide_data = wide.data<float>();
+          epilogue.block_done = [&](int64_t row0, int64_t rows, int64_t col0, int64_t cols) {
+            source.CompactBlock(wide_data, row0, rows, col0, cols, yg, unit_addend, activation);
+          };
           Sgemm(mg, grid, k, ia, ib, wide.mutable_data<float>(), grid, epilogue, inner_threads);
-          source.Compact(wide.data<float>(), mg, yg, unit_addend, activation, inner_threads);
         }
       } else {
         const Im2ColSource source(g, image, cg);

@@ -100,19 +100,23 @@ void ShiftedImageSource::PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t c
   }
 }
 
-void ShiftedImageSource::Compact(const float* grid, int64_t rows, float* y, const float* addend,
-                                 const ActivationSpec& act, int threads) const {
+void ShiftedImageSource::CompactBlock(const float* grid, int64_t row0, int64_t rows, int64_t col0, int64_t cols,
+                                      float* y, const float* addend, const ActivationSpec& act) const {
   const int64_t plane = out_h_ * out_w_;
-  ParallelRange(threads, rows, plane, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const float* src = grid + r * grid_columns();
-      float* dst = y + r * plane;
-      for (int64_t oh = 0; oh < out_h_; ++oh) {
-        std::memcpy(dst + oh * out_w_, src + oh * padded_w_, out_w_ * sizeof(float));
-      }
-      AddThenActivate(act, addend != nullptr ? addend + r * plane : nullptr, dst, plane);
+  const int64_t col1 = col0 + cols;
+  const int64_t out0 = OutputIndex(col0), out1 = OutputIndex(col1);
+  for (int64_t r = row0; r < row0 + rows; ++r) {
+    const float* src = grid + r * grid_columns();
+    float* dst = y + r * plane;
+    // Grid row by grid row: the kept part of each that falls inside [col0, col1).
+    for (int64_t j = col0; j < col1;) {
+      const int64_t row_start = j / padded_w_ * padded_w_;
+      const int64_t kept_end = std::min(row_start + out_w_, col1);
+      if (j < kept_end) std::memcpy(dst + OutputIndex(j), src + j, (kept_end - j) * sizeof(float));
+      j = row_start + padded_w_;
     }
-  });
+    AddThenActivate(act, addend != nullptr ? addend + r * plane + out0 : nullptr, dst + out0, out1 - out0);
+  }
 }
 
 }  // namespace onnxflow

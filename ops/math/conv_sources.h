@@ -3,6 +3,7 @@
 // exists whole in memory.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -31,7 +32,7 @@ class Im2ColSource : public BPanelSource {
 // pixel (oh, ow) becomes column oh * Wp + ow of a grid as wide as the padded image, so the unfolded
 // row (c, kh, kw) is the padded image read on from c*Hp*Wp + kh*dh*Wp + kw*dw: one contiguous run,
 // packed with plain copies instead of per-pixel index arithmetic. The last (KW-1)*dw columns of
-// each grid row wrap into the next row; they are computed too and dropped by Compact.
+// each grid row wrap into the next row; they are computed too and dropped by CompactBlock.
 class ShiftedImageSource : public BPanelSource {
  public:
   // 2-D, stride 1, and the dropped columns cost at most half as much again as the kept ones.
@@ -51,12 +52,17 @@ class ShiftedImageSource : public BPanelSource {
     return padded_.data<float>();
   }
 
-  // y[r, oh * OW + ow] = act(grid[r, oh * Wp + ow] + addend[r, oh * OW + ow]) for `rows` rows
-  // (output channels); the addend may be null.
-  void Compact(const float* grid, int64_t rows, float* y, const float* addend, const ActivationSpec& act,
-               int threads) const;
+  // y[r, oh * OW + ow] = act(grid[r, oh * Wp + ow] + addend[r, oh * OW + ow]) for rows
+  // [row0, row0 + rows) (output channels) and the grid columns [col0, col0 + cols) that are kept; the
+  // addend may be null. Disjoint blocks of the grid write disjoint parts of y, so the GEMM's tasks
+  // compact their own blocks (GemmEpilogue::block_done).
+  void CompactBlock(const float* grid, int64_t row0, int64_t rows, int64_t col0, int64_t cols, float* y,
+                    const float* addend, const ActivationSpec& act) const;
 
  private:
+  // Where grid column j lands in a dense output row when the dropped columns are squeezed out.
+  int64_t OutputIndex(int64_t j) const { return j / padded_w_ * out_w_ + std::min(j % padded_w_, out_w_); }
+
   int64_t padded_w_ = 0, out_h_ = 0, out_w_ = 0;
   Tensor padded_;                     // channels * Hp * Wp floats and a zero tail for the wrap
   std::vector<int64_t> row_offsets_;  // where unfolded row r starts in padded_

@@ -108,6 +108,9 @@ TEST(ConvTest, MatchesReference) {
   }
   RunCase(cases.back(), true, 2);
   RunCase(cases[3], true, 2);
+  // Shifted image on two cores: the GEMM's column blocks (5 strips) end inside grid rows (32 wide),
+  // and each block is compacted, biased and activated by the task that computed it.
+  RunCase({{1, 16, 30, 30}, {64, 16, 3, 3}, {}, {1, 1, 1, 1}}, true, 2, "Relu");
 }
 
 TEST(ConvTest, FusedActivations) {

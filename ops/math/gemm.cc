@@ -289,6 +289,7 @@ void Sgemm(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInput
         row[j] = ActivationScalar(epilogue.activation, v);
       }
     }
+    if (epilogue.block_done) epilogue.block_done(0, m, 0, n);
     return;
   }
   const GemmTileShape tile = GemmTile();
@@ -426,6 +427,7 @@ void Sgemm(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInput
         blk.activation = epilogue.activation;
         run_block(blk);
       }
+      if (epilogue.block_done) epilogue.block_done(i0, rows, j0, cols);
     }
   });
 }

@@ -135,6 +135,10 @@ struct GemmEpilogue {
   const float* row_bias = nullptr;    // M values added to each row
   const float* col_bias = nullptr;    // N values added to each column
   ActivationSpec activation;
+  // When set, called once for each finished block of C (all of K summed, the epilogue applied) on
+  // the thread that computed it, while the block is still in that core's cache: a caller that
+  // reshapes C (a convolution dropping its grid's wrapped columns) does it in parallel and in cache.
+  std::function<void(int64_t row0, int64_t rows, int64_t col0, int64_t cols)> block_done;
 };
 
 // C = act(op(A) * op(B) [+ C] + row_bias + col_bias). `threads` is the number of cores the call may
