@@ -101,10 +101,31 @@ class ConvKernel : public OpKernel {
       const float* wd = FloatData(*w, widened);
       const int64_t mg = w->dim(0) / attrs_.group;
       const int64_t k = w->size() / w->dim(0);
-      for (int64_t grp = 0; grp < attrs_.group; ++grp) packed_w_.push_back(PackA(wd + grp * mg * k, k, false, mg, k));
+      if (GathersPixels(*w)) {
+        packed_wt_ = PackB(wd, k, /*trans=*/true, k, w->dim(0));
+      } else {
+        for (int64_t grp = 0; grp < attrs_.group; ++grp) packed_w_.push_back(PackA(wd + grp * mg * k, k, false, mg, k));
+      }
       packed_w_dtype_ = w->dtype();
       packed_w_shape_ = w->shape();
     }
+  }
+
+  // Strided 2-D convolutions that are not 1x1 (downsampling 3x3) run with the output channels in
+  // the vector lanes, gathering the image in place (PixelGather): unfolding them for the
+  // image-in-lanes GEMM costs a strided pass per tap (3x3 stride 2, 256 channels on 28x28: 2.03 ->
+  // 1.69 ms on one core, 1.29 -> 1.05 on two). Where it lost in light_resnet50 it is not used:
+  // stems (few channels, a big output: the transpose into Y costs more than the unfolding saved,
+  // 7x7 stem 2.4 -> 3.2 ms) and 512 or more output channels (its 7x7 stage, 2.2 -> 2.5 ms: the
+  // gathered broadcasts span too many channel planes per K block to stay in L1).
+  // Decided at load from W and the attributes: the weights are packed once, one way.
+  bool GathersPixels(const Tensor& w) const {
+    if (w.rank() != 4 || attrs_.group != 1 || (w.dim(2) == 1 && w.dim(3) == 1)) return false;
+    if (w.dim(1) * w.dim(2) * w.dim(3) < 288 || w.dim(0) >= 512) return false;
+    for (int64_t s : attrs_.strides) {
+      if (s > 1) return true;
+    }
+    return false;
   }
 
   // Y = act(conv(X) + Z). Z of Y's shape is added in the GEMM epilogue; a Z that broadcasts (Add's
@@ -147,7 +168,9 @@ class ConvKernel : public OpKernel {
                       const ActivationSpec& activation, const ConvGeometry& g, Tensor* y) const {
     std::vector<float> x_store, w_store, b_store, y_store;
     const float* xd = FloatData(x, x_store);
-    const bool use_packed = !packed_w_.empty() && w.dtype() == packed_w_dtype_ && w.shape() == packed_w_shape_;
+    const bool packed_shape = w.dtype() == packed_w_dtype_ && w.shape() == packed_w_shape_;
+    const bool use_packed = !packed_w_.empty() && packed_shape;
+    const bool gather = packed_wt_.data.get() != nullptr && packed_shape && PixelGather::Applies(g);
     const float* wd = use_packed ? nullptr : FloatData(w, w_store);
     const float* bd = b != nullptr ? FloatData(*b, b_store) : nullptr;
     float* yd = FloatOutput(y, y_store);
@@ -185,7 +208,20 @@ class ConvKernel : public OpKernel {
       epilogue.addend = unit_addend;
       epilogue.activation = activation;
       GemmInputB ib;
-      if (pointwise) {  // X itself is the B operand
+      if (gather) {  // output channels in the lanes: C [pixels x M], transposed into Y as it is done
+        const PixelGather pixels(g, image, cg, inner_threads);
+        AlignedFloats c = AlignedFloats::Make(out * mg, /*zero=*/false);
+        ib.packed = &packed_wt_;
+        GemmEpilogue tile_epilogue;
+        tile_epilogue.col_bias = epilogue.row_bias;
+        // With a residual the activation must wait for the addend, added while transposing.
+        if (unit_addend == nullptr) tile_epilogue.activation = activation;
+        const ActivationSpec after = unit_addend == nullptr ? ActivationSpec{} : activation;
+        tile_epilogue.block_done = [&](int64_t p0, int64_t ps, int64_t m0, int64_t ms) {
+          pixels.TransposeBlock(c.get(), mg, p0, ps, m0, ms, yg, unit_addend, after);
+        };
+        Sgemm(out, mg, k, pixels.AsA(), ib, c.get(), mg, tile_epilogue, inner_threads);
+      } else if (pointwise) {  // X itself is the B operand
         ib.data = image;
         ib.ld = in;
         Sgemm(mg, out, k, ia, ib, yg, out, epilogue, inner_threads);
@@ -232,6 +268,7 @@ class ConvKernel : public OpKernel {
   ConvAttributes attrs_;
   ActivationSpec activation_;
   std::vector<PackedA> packed_w_;  // one per group
+  PackedB packed_wt_;              // or W^T [K x M], for GathersPixels (group 1 only)
   DataType packed_w_dtype_ = DataType::kUndefined;
   Shape packed_w_shape_;
 };

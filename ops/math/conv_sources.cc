@@ -8,6 +8,38 @@ namespace {
 // Floats readable past the last grid column when the GEMM reads the image in place (a 64-lane
 // vector at most).
 constexpr int64_t kInPlaceSlack = 64;
+
+// The image plane's size with the convolution's pads around it.
+struct PaddedPlane {
+  int64_t h, w;
+};
+PaddedPlane Padded(const ConvGeometry& g) {
+  return {g.in_spatial[0] + g.pads_begin[0] + g.pads_end[0], g.in_spatial[1] + g.pads_begin[1] + g.pads_end[1]};
+}
+
+// Copies `channels` [H, W] planes of `image` into dst as zero-padded [Hp, Wp] planes (the pads of
+// a 2-D convolution), on up to `threads` cores.
+void CopyPadded(const ConvGeometry& g, const float* image, int64_t channels, float* dst, int threads) {
+  const int64_t h = g.in_spatial[0], w = g.in_spatial[1];
+  const int64_t top = g.pads_begin[0], left = g.pads_begin[1];
+  const auto [padded_h, padded_w] = Padded(g);
+  const int64_t plane = padded_h * padded_w;
+  ParallelRange(threads, channels, plane, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      float* out = dst + c * plane;
+      const float* src = image + c * h * w;
+      std::memset(out, 0, top * padded_w * sizeof(float));
+      for (int64_t y = 0; y < h; ++y) {
+        float* row = out + (top + y) * padded_w;
+        std::memset(row, 0, left * sizeof(float));
+        std::memcpy(row + left, src + y * w, w * sizeof(float));
+        std::memset(row + left + w, 0, (padded_w - left - w) * sizeof(float));
+      }
+      std::memset(out + (top + h) * padded_w, 0, (padded_h - top - h) * padded_w * sizeof(float));
+    }
+  });
+}
+
 }  // namespace
 
 Im2ColSource::Im2ColSource(const ConvGeometry& g, const float* image, int64_t channels)
@@ -44,10 +76,8 @@ bool ShiftedImageSource::Applies(const ConvGeometry& g) {
 }
 
 ShiftedImageSource::ShiftedImageSource(const ConvGeometry& g, const float* image, int64_t channels, int threads) {
-  const int64_t h = g.in_spatial[0], w = g.in_spatial[1];
-  const int64_t top = g.pads_begin[0], left = g.pads_begin[1];
-  const int64_t padded_h = h + top + g.pads_end[0];
-  padded_w_ = w + left + g.pads_end[1];
+  const int64_t padded_h = Padded(g).h;
+  padded_w_ = Padded(g).w;
   out_h_ = g.out_spatial[0];
   out_w_ = g.out_spatial[1];
   const int64_t plane = padded_h * padded_w_;
@@ -56,21 +86,7 @@ ShiftedImageSource::ShiftedImageSource(const ConvGeometry& g, const float* image
   const int64_t tail = wrap + kInPlaceSlack;
   padded_ = Tensor::Uninitialized(DataType::kFloat, {channels * plane + tail});
   float* p = padded_.mutable_data<float>();
-  const int64_t width = padded_w_;
-  ParallelRange(threads, channels, plane, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) {
-      float* dst = p + c * plane;
-      const float* src = image + c * h * w;
-      std::memset(dst, 0, top * width * sizeof(float));
-      for (int64_t y = 0; y < h; ++y) {
-        float* row = dst + (top + y) * width;
-        std::memset(row, 0, left * sizeof(float));
-        std::memcpy(row + left, src + y * w, w * sizeof(float));
-        std::memset(row + left + w, 0, (width - left - w) * sizeof(float));
-      }
-      std::memset(dst + (top + h) * width, 0, (padded_h - top - h) * width * sizeof(float));
-    }
-  });
+  CopyPadded(g, image, channels, p, threads);
   std::memset(p + channels * plane, 0, tail * sizeof(float));
 
   const int64_t ksize = g.kernel[0] * g.kernel[1];
@@ -116,6 +132,70 @@ void ShiftedImageSource::CompactBlock(const float* grid, int64_t row0, int64_t r
       j = row_start + padded_w_;
     }
     AddThenActivate(act, addend != nullptr ? addend + r * plane + out0 : nullptr, dst + out0, out1 - out0);
+  }
+}
+
+bool PixelGather::Applies(const ConvGeometry& g) {
+  if (g.kernel.size() != 2) return false;
+  for (int d = 0; d < 2; ++d) {
+    if (g.pads_begin[d] < 0 || g.pads_end[d] < 0) return false;
+  }
+  return true;
+}
+
+PixelGather::PixelGather(const ConvGeometry& g, const float* image, int64_t channels, int threads) {
+  const auto [padded_h, padded_w] = Padded(g);
+  const int64_t plane = padded_h * padded_w;
+  base_ = image;
+  if (padded_h != g.in_spatial[0] || padded_w != g.in_spatial[1]) {
+    padded_ = Tensor::Uninitialized(DataType::kFloat, {channels * plane});
+    float* p = padded_.mutable_data<float>();
+    CopyPadded(g, image, channels, p, threads);
+    base_ = p;
+  }
+  // The output size was computed from the padded size, so every pixel's window lies inside it.
+  const int64_t out_h = g.out_spatial[0], out_w = g.out_spatial[1];
+  out_pixels_ = out_h * out_w;
+  pixel_offsets_.resize(out_pixels_);
+  for (int64_t oh = 0; oh < out_h; ++oh) {
+    for (int64_t ow = 0; ow < out_w; ++ow) {
+      pixel_offsets_[oh * out_w + ow] = oh * g.strides[0] * padded_w + ow * g.strides[1];
+    }
+  }
+  tap_offsets_.resize(channels * g.kernel[0] * g.kernel[1]);
+  for (int64_t c = 0; c < channels; ++c) {
+    for (int64_t kh = 0; kh < g.kernel[0]; ++kh) {
+      for (int64_t kw = 0; kw < g.kernel[1]; ++kw) {
+        tap_offsets_[(c * g.kernel[0] + kh) * g.kernel[1] + kw] =
+            c * plane + kh * g.dilations[0] * padded_w + kw * g.dilations[1];
+      }
+    }
+  }
+}
+
+GemmInputA PixelGather::AsA() const {
+  GemmInputA a;
+  a.gather_base = base_;
+  a.gather_rows = pixel_offsets_.data();
+  a.gather_cols = tap_offsets_.data();
+  return a;
+}
+
+void PixelGather::TransposeBlock(const float* c, int64_t m_total, int64_t p0, int64_t pixels, int64_t m0, int64_t ms,
+                                 float* y, const float* addend, const ActivationSpec& act) const {
+  // 16 pixels at a time: their rows of C stay in L1 while each channel's run of Y is written.
+  constexpr int64_t kPixels = 16;
+  for (int64_t pb = p0; pb < p0 + pixels; pb += kPixels) {
+    const int64_t pe = std::min(pb + kPixels, p0 + pixels);
+    for (int64_t m = m0; m < m0 + ms; ++m) {
+      float* dst = y + m * out_pixels_;
+      for (int64_t p = pb; p < pe; ++p) dst[p] = c[p * m_total + m];
+    }
+  }
+  if (addend == nullptr && act.kind == Activation::kNone) return;
+  for (int64_t m = m0; m < m0 + ms; ++m) {
+    const int64_t at = m * out_pixels_ + p0;
+    AddThenActivate(act, addend != nullptr ? addend + at : nullptr, y + at, pixels);
   }
 }
 

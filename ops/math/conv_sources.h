@@ -68,4 +68,33 @@ class ShiftedImageSource : public BPanelSource {
   std::vector<int64_t> row_offsets_;  // where unfolded row r starts in padded_
 };
 
+// A 2-D convolution with the output channels in the vector lanes: C [pixels x M] = U [pixels x K] *
+// W^T [K x M], where U, the unfolded image, is never built: element (p, k) is read where it lies,
+// padded[pixel_offsets[p] + tap_offsets[k]] (GemmInputA's gather). This serves the convolutions the
+// image-in-lanes paths serve badly: strided ones (stems, downsampling 3x3), whose B would have to
+// be unfolded pixel by pixel. C is then transposed into Y block by block (TransposeBlock).
+class PixelGather {
+ public:
+  // 2-D, no negative pads.
+  static bool Applies(const ConvGeometry& g);
+
+  // Copies `channels` planes of `image` with their padding when there is any (else reads the image
+  // itself), on up to `threads` cores.
+  PixelGather(const ConvGeometry& g, const float* image, int64_t channels, int threads);
+
+  GemmInputA AsA() const;
+
+  // y[m, p] = act(c[p, m] + addend[m, p]) for pixels [p0, p0 + pixels) and channels [m0, m0 + ms)
+  // of an M-channel C; the addend may be null (the bias and the activation may then have been
+  // applied in the GEMM's epilogue: pass no activation).
+  void TransposeBlock(const float* c, int64_t m_total, int64_t p0, int64_t pixels, int64_t m0, int64_t ms, float* y,
+                      const float* addend, const ActivationSpec& act) const;
+
+ private:
+  int64_t out_pixels_ = 0;
+  Tensor padded_;  // undefined when there is no padding
+  const float* base_ = nullptr;
+  std::vector<int64_t> pixel_offsets_, tap_offsets_;
+};
+
 }  // namespace onnxflow

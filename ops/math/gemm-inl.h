@@ -91,11 +91,19 @@ struct TileEpilogue {
   ActivationSpec activation;
 };
 
-// C[kRows x kVecs*lanes] (+)= A strip (kc x kMr, broadcast per row) * B rows (kc x kVecs vectors).
-// The accumulators are a fixed-size array indexed only by unrolled constants, so the compiler keeps
-// them in registers.
-template <size_t kRows, size_t kVecs, bool kInPlace>
-HWY_NOINLINE void MicroKernel(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, size_t b_stride,
+// Where the micro-kernel reads its operands from.
+enum class Operands {
+  kPacked,    // A strip packed (kc x kMr), B rows at a fixed stride
+  kInPlaceB,  // A packed; B row k at b + b_offsets[k] (a stride-1 convolution's padded image)
+  kGatherA,   // A element (r, k) at a[a_rows[r] + a_cols[k]] (an image, pixels as rows); B packed
+};
+
+// C[kRows x kVecs*lanes] (+)= A (kRows x kc, one broadcast per row and k) * B rows (kc x kVecs
+// vectors). The accumulators are a fixed-size array indexed only by unrolled constants, so the
+// compiler keeps them in registers.
+template <size_t kRows, size_t kVecs, Operands kFrom>
+HWY_NOINLINE void MicroKernel(const float* HWY_RESTRICT a, const int64_t* HWY_RESTRICT a_rows,
+                              const int64_t* HWY_RESTRICT a_cols, const float* HWY_RESTRICT b, size_t b_stride,
                               const int64_t* HWY_RESTRICT b_offsets, size_t kc, float* HWY_RESTRICT c, size_t ldc,
                               const float* c_in, const TileEpilogue* epilogue, const float* prefetch) {
   const hn::ScalableTag<float> d;
@@ -107,16 +115,24 @@ HWY_NOINLINE void MicroKernel(const float* HWY_RESTRICT a, const float* HWY_REST
     HWY_UNROLL(16)
     for (size_t v = 0; v < kVecs; ++v) acc[r][v] = c_in != nullptr ? hn::LoadU(d, c_in + r * ldc + v * lanes) : hn::Zero(d);
   }
+  int64_t row_at[kRows];  // gathered A: each row's offset, kept in registers
+  HWY_UNROLL(16)
+  for (size_t r = 0; r < kRows; ++r) row_at[r] = kFrom == Operands::kGatherA ? a_rows[r] : 0;
   for (size_t k = 0; k < kc; ++k) {
-    const float* HWY_RESTRICT bk = kInPlace ? b + b_offsets[k] : b + k * b_stride;
-    const float* HWY_RESTRICT ak = a + k * kMr;
-    hwy::Prefetch(prefetch + k * kMr);
+    const float* HWY_RESTRICT bk = kFrom == Operands::kInPlaceB ? b + b_offsets[k] : b + k * b_stride;
+    const float* HWY_RESTRICT ak = kFrom == Operands::kGatherA ? a + a_cols[k] : a + k * kMr;
+    if (kFrom != Operands::kGatherA) {
+      hwy::Prefetch(prefetch + k * kMr);
+    } else if (prefetch != nullptr) {  // the next B strip's row k, on its first use
+      HWY_UNROLL(16)
+      for (size_t v = 0; v < kVecs; ++v) hwy::Prefetch(prefetch + k * b_stride + v * lanes);
+    }
     V bv[kVecs];
     HWY_UNROLL(16)
     for (size_t v = 0; v < kVecs; ++v) bv[v] = hn::LoadU(d, bk + v * lanes);
     HWY_UNROLL(16)
     for (size_t r = 0; r < kRows; ++r) {
-      const V av = hn::Set(d, ak[r]);
+      const V av = hn::Set(d, kFrom == Operands::kGatherA ? ak[row_at[r]] : ak[r]);
       HWY_UNROLL(16)
       for (size_t v = 0; v < kVecs; ++v) acc[r][v] = hn::MulAdd(av, bv[v], acc[r][v]);
     }
@@ -143,16 +159,16 @@ HWY_NOINLINE void MicroKernel(const float* HWY_RESTRICT a, const float* HWY_REST
 // c_in: the tile's starting values (C itself when accumulating, an addend, or null for zeros),
 // read with C's leading dimension. The last argument is where the next A strip starts: its lines are requested while this tile
 // runs, because weights streamed once per run otherwise arrive one page-crossing miss at a time.
-using MicroKernelFn = void (*)(const float*, const float*, size_t, const int64_t*, size_t, float*, size_t,
-                               const float*, const TileEpilogue*, const float*);
+using MicroKernelFn = void (*)(const float*, const int64_t*, const int64_t*, const float*, size_t, const int64_t*,
+                               size_t, float*, size_t, const float*, const TileEpilogue*, const float*);
 
-template <bool kInPlace, size_t kRows, size_t... kVecs>
+template <Operands kFrom, size_t kRows, size_t... kVecs>
 constexpr std::array<MicroKernelFn, sizeof...(kVecs)> KernelRow(std::index_sequence<kVecs...>) {
-  return {&MicroKernel<kRows, kVecs + 1, kInPlace>...};
+  return {&MicroKernel<kRows, kVecs + 1, kFrom>...};
 }
-template <bool kInPlace, size_t... kRows>
+template <Operands kFrom, size_t... kRows>
 constexpr std::array<std::array<MicroKernelFn, kNv>, sizeof...(kRows)> KernelTable(std::index_sequence<kRows...>) {
-  return {KernelRow<kInPlace, kRows + 1>(std::make_index_sequence<kNv>())...};
+  return {KernelRow<kFrom, kRows + 1>(std::make_index_sequence<kNv>())...};
 }
 
 // A strip of only a few columns (a 7x7 map is 49 = 48 + 1 columns, 14x14 is 196 = 192 + 4) would
@@ -244,22 +260,28 @@ constexpr int64_t kNarrowMaxCols = 0;  // 6- and 4-row tiles do not fill a vecto
 // (the B block stays in L2). Partial tiles at the right edge run through a full-width scratch
 // tile so that no vector touches memory past C or the bias.
 void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
-  static constexpr auto kPackedTable = KernelTable<false>(std::make_index_sequence<kMr>());
-  static constexpr auto kInPlaceTable = KernelTable<true>(std::make_index_sequence<kMr>());
+  static constexpr auto kPackedTable = KernelTable<Operands::kPacked>(std::make_index_sequence<kMr>());
+  static constexpr auto kInPlaceTable = KernelTable<Operands::kInPlaceB>(std::make_index_sequence<kMr>());
+  static constexpr auto kGatherTable = KernelTable<Operands::kGatherA>(std::make_index_sequence<kMr>());
   const bool in_place = blk.b_row_offsets != nullptr;
-  const auto& table = in_place ? kInPlaceTable : kPackedTable;
+  const bool gather = blk.a_row_offsets != nullptr;
+  const auto& table = gather ? kGatherTable : in_place ? kInPlaceTable : kPackedTable;
   const hn::ScalableTag<float> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const int64_t nr = lanes * static_cast<int64_t>(kNv);
   const int64_t b_strips = (blk.n + nr - 1) / nr;
   for (int64_t i = 0; i < blk.m; i += kMr) {
     const int64_t rows = std::min<int64_t>(kMr, blk.m - i);
-    const float* a = blk.a + (i / static_cast<int64_t>(kMr)) * blk.a_strip_stride;
+    const float* a = gather ? blk.a : blk.a + (i / static_cast<int64_t>(kMr)) * blk.a_strip_stride;
+    const int64_t* a_rows = gather ? blk.a_row_offsets + i : nullptr;
     // The next strip is fetched during the first tile of this one (re-fetching this one, which is
     // cached, on the last strip and the other tiles).
     const float* next_a = i + static_cast<int64_t>(kMr) < blk.m ? a + blk.a_strip_stride : a;
     for (int64_t t = 0; t < b_strips; ++t) {
-      const float* prefetch = t == 0 ? next_a : a;
+      // Gathered A: the first strip of rows brings each packed B strip in from memory (weights
+      // streamed once per run); the next one is requested while this one runs.
+      const float* prefetch = gather ? (i == 0 && t + 1 < b_strips ? blk.b + (t + 1) * blk.b_strip_stride : nullptr)
+                              : t == 0 ? next_a : a;
       const int64_t j = t * nr;
       const int64_t cols = std::min(nr, blk.n - j);
       const int64_t vecs = (cols + lanes - 1) / lanes;
@@ -272,7 +294,7 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
       float* c = blk.c + i * blk.ldc + j;
       const float* addend = blk.addend != nullptr ? blk.addend + i * blk.ldc + j : nullptr;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-      if (cols <= kNarrowMaxCols && !in_place) {
+      if (cols <= kNarrowMaxCols && !in_place && !gather) {
         static constexpr auto kNarrow = NarrowTable(std::make_index_sequence<kNarrowMaxCols>());
         kNarrow[cols - 1](a, b, b_stride, static_cast<size_t>(blk.kc), static_cast<size_t>(rows), c,
                           static_cast<size_t>(blk.ldc), blk.load_c ? c : addend, blk.last ? &epi : nullptr);
@@ -280,7 +302,8 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
       }
 #endif
       if (cols == vecs * lanes) {
-        fn(a, b, b_stride, blk.b_row_offsets, static_cast<size_t>(blk.kc), c, static_cast<size_t>(blk.ldc),
+        fn(a, a_rows, blk.a_col_offsets, b, b_stride, blk.b_row_offsets, static_cast<size_t>(blk.kc), c,
+           static_cast<size_t>(blk.ldc),
            blk.load_c ? c : addend, blk.last ? &epi : nullptr, prefetch);
         continue;
       }
@@ -296,10 +319,12 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
         std::memcpy(col_bias, epi.col_bias, cols * sizeof(float));
         epi.col_bias = col_bias;
       }
-      fn(a, b, b_stride, blk.b_row_offsets, static_cast<size_t>(blk.kc), tile, ld, start != nullptr ? tile : nullptr,
+      fn(a, a_rows, blk.a_col_offsets, b, b_stride, blk.b_row_offsets, static_cast<size_t>(blk.kc), tile, ld,
+         start != nullptr ? tile : nullptr,
          blk.last ? &epi : nullptr, prefetch);
       for (int64_t r = 0; r < rows; ++r) std::memcpy(c + r * blk.ldc, tile + r * ld, cols * sizeof(float));
     }
+    if (blk.rows_done != nullptr) (*blk.rows_done)(blk.row0 + i, rows, blk.col0, blk.n);
   }
 }
 

@@ -299,7 +299,8 @@ void Sgemm(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInput
 
   PackedA local_a;
   const PackedA* pa = a.packed;
-  if (pa == nullptr) {
+  const bool gather_a = a.gather_base != nullptr;
+  if (pa == nullptr && !gather_a) {
     local_a = PackA(a.data, a.ld, a.trans, m, k, a.scale, parallel_threads);
     pa = &local_a;
   }
@@ -391,8 +392,14 @@ void Sgemm(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInput
         const int64_t k0 = kb * kc_max;
         const int64_t kc = std::min(kc_max, k - k0);
         gemm_internal::GemmBlock blk;
-        blk.a = pa->data.get() + (i0 / mr) * pa->strip_size() + k0 * mr;
-        blk.a_strip_stride = pa->strip_size();
+        if (gather_a) {
+          blk.a = a.gather_base;
+          blk.a_row_offsets = a.gather_rows + i0;
+          blk.a_col_offsets = a.gather_cols + k0;
+        } else {
+          blk.a = pa->data.get() + (i0 / mr) * pa->strip_size() + k0 * mr;
+          blk.a_strip_stride = pa->strip_size();
+        }
         blk.m = rows;
         if (pack_each_block) {
           const int64_t strips = (cols + nr - 1) / nr;
@@ -425,9 +432,13 @@ void Sgemm(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInput
         blk.row_bias = epilogue.row_bias != nullptr ? epilogue.row_bias + i0 : nullptr;
         blk.col_bias = epilogue.col_bias != nullptr ? epilogue.col_bias + j0 : nullptr;
         blk.activation = epilogue.activation;
+        if (blk.last && epilogue.block_done) {
+          blk.rows_done = &epilogue.block_done;
+          blk.row0 = i0;
+          blk.col0 = j0;
+        }
         run_block(blk);
       }
-      if (epilogue.block_done) epilogue.block_done(i0, rows, j0, cols);
     }
   });
 }

@@ -101,6 +101,12 @@ struct GemmInputA {
   int64_t ld = 0;
   bool trans = false;
   float scale = 1.0f;  // multiplies A when it is packed here (Gemm's alpha); packed A is used as is
+  // Or A is read in place, element (i, k) at gather_base[gather_rows[i] + gather_cols[k]]: a
+  // convolution whose rows are output pixels and whose k are (channel, tap) pairs reads its image
+  // this way with nothing unfolded (PixelGather in conv_sources.h).
+  const float* gather_base = nullptr;
+  const int64_t* gather_rows = nullptr;
+  const int64_t* gather_cols = nullptr;
 };
 // A B operand that is not a matrix in memory (a convolution's unfolded input). Sgemm asks it for
 // one block at a time, in the packed strip layout, right before the block is used: the block is
@@ -135,9 +141,10 @@ struct GemmEpilogue {
   const float* row_bias = nullptr;    // M values added to each row
   const float* col_bias = nullptr;    // N values added to each column
   ActivationSpec activation;
-  // When set, called once for each finished block of C (all of K summed, the epilogue applied) on
-  // the thread that computed it, while the block is still in that core's cache: a caller that
-  // reshapes C (a convolution dropping its grid's wrapped columns) does it in parallel and in cache.
+  // When set, called once for each finished piece of C (a strip of at most a tile's rows by a block
+  // of columns, all of K summed, the epilogue applied; the pieces cover C once) on the thread that
+  // computed it, while the piece is still in that core's L1: a caller that reshapes C (a
+  // convolution dropping its grid's wrapped columns, or transposing) does it in parallel and in cache.
   std::function<void(int64_t row0, int64_t rows, int64_t col0, int64_t cols)> block_done;
 };
 

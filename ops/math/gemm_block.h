@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "ops/math/gemm.h"
 
@@ -10,7 +11,10 @@ namespace onnxflow {
 namespace gemm_internal {
 
 struct GemmBlock {
-  const float* a = nullptr;      // first A strip of the block, advanced to the block's first k
+  const float* a = nullptr;      // first A strip of the block, advanced to the block's first k;
+                                 // or, when a_row_offsets is set, the base A is gathered from
+  const int64_t* a_row_offsets = nullptr;  // when set, A (m, k) is a[a_row_offsets[m] + a_col_offsets[k]]
+  const int64_t* a_col_offsets = nullptr;  // (both at the block's first row and k)
   int64_t a_strip_stride = 0;    // floats between consecutive A strips
   int64_t m = 0;                 // rows of C in the block (the last strip may be partial)
   const float* b = nullptr;      // first B strip, advanced to the block's first k row
@@ -28,6 +32,10 @@ struct GemmBlock {
   const float* addend = nullptr; // else, when set, start from these values (at the block's first
                                  // row and column, leading dimension ldc)
   bool last = false;             // last K block: apply the epilogue
+  // When set (last K block only), called with (first row, rows, first column, columns) in the
+  // whole C's coordinates as each strip of rows of the block is finished.
+  const std::function<void(int64_t, int64_t, int64_t, int64_t)>* rows_done = nullptr;
+  int64_t row0 = 0, col0 = 0;    // the block's position in the whole C, for rows_done
   const float* row_bias = nullptr;  // at the block's first row
   const float* col_bias = nullptr;  // at the block's first column
   ActivationSpec activation;
