@@ -2,9 +2,12 @@
 // com.onnxflow FusedConv (the same plus an activation in the GEMM epilogue).
 //
 // Per image and group, Y_g [M/g, out] = W_g [M/g, C/g * k] x col_g [C/g * k, out]: the weights are
-// the packed A operand (packed once at load when constant), the unfolded input the B operand. A
-// pointwise conv (1x1, stride 1, no pads) reads X in place as B (a strided one, its subsampled
-// pixels); any other conv unfolds X block by block into packed B strips (conv_sources.h). The bias and the activation run in the GEMM epilogue.
+// the packed A operand (packed once at load when constant), the image the B operand, pixels in the
+// vector lanes. A pointwise conv (1x1, stride 1, no pads) reads X in place as B (a strided one, its
+// subsampled pixels); a stride-1 2-D conv reads a padded copy in place, row by row
+// (ShiftedImageSource); other convs unfold X block by block into packed B strips (Im2ColSource). The
+// bias and the activation run in the GEMM epilogue. Strided 3x3-like convs instead put the output
+// channels in the lanes: C [out, M] = gathered image x W^T, transposed into Y (PixelGather).
 // float16/bfloat16 compute in float; double uses the direct loop.
 #include "ops/math/conv.h"
 
