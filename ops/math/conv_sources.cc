@@ -76,8 +76,9 @@ bool ShiftedImageSource::Applies(const ConvGeometry& g) {
 }
 
 ShiftedImageSource::ShiftedImageSource(const ConvGeometry& g, const float* image, int64_t channels, int threads) {
-  const int64_t padded_h = Padded(g).h;
-  padded_w_ = Padded(g).w;
+  const PaddedPlane padded = Padded(g);
+  const int64_t padded_h = padded.h;
+  padded_w_ = padded.w;
   out_h_ = g.out_spatial[0];
   out_w_ = g.out_spatial[1];
   const int64_t plane = padded_h * padded_w_;
@@ -135,13 +136,8 @@ void ShiftedImageSource::CompactBlock(const float* grid, int64_t row0, int64_t r
   }
 }
 
-bool PixelGather::Applies(const ConvGeometry& g) {
-  if (g.kernel.size() != 2) return false;
-  for (int d = 0; d < 2; ++d) {
-    if (g.pads_begin[d] < 0 || g.pads_end[d] < 0) return false;
-  }
-  return true;
-}
+// ComputeConvGeometry has already refused negative pads (explicit ones; SAME pads are never negative).
+bool PixelGather::Applies(const ConvGeometry& g) { return g.kernel.size() == 2; }
 
 PixelGather::PixelGather(const ConvGeometry& g, const float* image, int64_t channels, int threads) {
   const auto [padded_h, padded_w] = Padded(g);

@@ -75,7 +75,7 @@ class ShiftedImageSource : public BPanelSource {
 // be unfolded pixel by pixel. C is then transposed into Y block by block (TransposeBlock).
 class PixelGather {
  public:
-  // 2-D, no negative pads.
+  // 2-D.
   static bool Applies(const ConvGeometry& g);
 
   // Copies `channels` planes of `image` with their padding when there is any (else reads the image
