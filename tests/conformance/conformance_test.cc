@@ -10,11 +10,12 @@
 //
 // ONNXFLOW_CONFORMANCE_FILTER=<regex> runs only matching cases (e.g. "node/test_conv").
 #include <dirent.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -72,11 +73,20 @@ std::map<std::string, std::string> ReadExpectedFailures(const std::string& path)
   return listed;
 }
 
-// Runs the case in a child; the child writes "P" or "F<reason>" to a pipe.
-Outcome RunIsolated(const std::string& folder) {
+// A case running in its own child process; the child writes "P" or "F<reason>" to a pipe.
+struct Child {
+  size_t index;
+  pid_t pid;
+  int pipe_fd;
+  std::chrono::steady_clock::time_point deadline;
+  std::string message;
+};
+
+Child StartChild(size_t index, const std::string& folder) {
   int fds[2];
-  if (pipe(fds) != 0) return {{false, "pipe failed"}, true};
+  if (pipe(fds) != 0) std::abort();
   const pid_t pid = fork();
+  if (pid < 0) std::abort();
   if (pid == 0) {
     close(fds[0]);
     const CaseResult r = RunCase(folder);
@@ -87,43 +97,67 @@ Outcome RunIsolated(const std::string& folder) {
     _exit(0);
   }
   close(fds[1]);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kCaseSeconds);
-  int status = 0;
-  bool finished = false;
-  std::string message;
+  return {index, pid, fds[0], std::chrono::steady_clock::now() + std::chrono::seconds(kCaseSeconds), {}};
+}
+
+// Reads what the child has written so far; false at end of file.
+bool Drain(Child& child) {
   char buffer[4096];
-  // Drain the pipe while waiting, so a long message cannot block the child.
-  while (true) {
-    fd_set set;
-    FD_ZERO(&set);
-    FD_SET(fds[0], &set);
-    timeval tv{0, 100000};
-    if (select(fds[0] + 1, &set, nullptr, nullptr, &tv) > 0) {
-      const ssize_t n = read(fds[0], buffer, sizeof buffer);
-      if (n > 0) message.append(buffer, n);
-    }
-    if (waitpid(pid, &status, WNOHANG) == pid) {
-      finished = true;
-      break;
-    }
-    if (std::chrono::steady_clock::now() > deadline) break;
+  const ssize_t n = read(child.pipe_fd, buffer, sizeof buffer);
+  if (n > 0) child.message.append(buffer, n);
+  return n > 0;
+}
+
+Outcome Finish(Child& child, int status) {
+  while (Drain(child)) {
   }
-  if (!finished) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    close(fds[0]);
-    return {{false, "timed out after " + std::to_string(kCaseSeconds) + " s"}, true};
-  }
-  ssize_t n;
-  while ((n = read(fds[0], buffer, sizeof buffer)) > 0) message.append(buffer, n);
-  close(fds[0]);
+  close(child.pipe_fd);
   if (WIFSIGNALED(status)) return {{false, "crashed with signal " + std::to_string(WTERMSIG(status))}, true};
   if (WEXITSTATUS(status) != 0) {  // ASan/UBSan/TSan exit non-zero after their report (on stderr)
     return {{false, "the case process exited with status " + std::to_string(WEXITSTATUS(status))}, true};
   }
-  if (message.empty()) return {{false, "the case process exited without a result"}, true};
-  if (message[0] == 'P') return {{true, ""}, false};
-  return {{false, message.substr(1)}, false};
+  if (child.message.empty()) return {{false, "the case process exited without a result"}, true};
+  if (child.message[0] == 'P') return {{true, ""}, false};
+  return {{false, child.message.substr(1)}, false};
+}
+
+// Runs every folder in a child process, `jobs` at a time. One thread forks and supervises them all:
+// a fork while another thread of the parent holds a lock (the allocator's, or a sanitizer's) leaves
+// that lock held forever in the child, which then hangs. The parent never starts TBB either.
+std::vector<Outcome> RunIsolated(const std::vector<std::string>& folders, unsigned jobs) {
+  std::vector<Outcome> outcomes(folders.size());
+  std::vector<Child> running;
+  size_t next = 0;
+  while (next < folders.size() || !running.empty()) {
+    while (next < folders.size() && running.size() < jobs) {
+      running.push_back(StartChild(next, folders[next]));
+      ++next;
+    }
+    // Keep the pipes drained while waiting, so a long message cannot block a child.
+    std::vector<pollfd> fds;
+    for (const Child& c : running) fds.push_back({c.pipe_fd, POLLIN, 0});
+    poll(fds.data(), fds.size(), 100);
+    for (size_t i = 0; i < running.size(); ++i) {
+      if (fds[i].revents & POLLIN) Drain(running[i]);
+    }
+    for (size_t i = 0; i < running.size();) {
+      Child& child = running[i];
+      int status = 0;
+      if (waitpid(child.pid, &status, WNOHANG) == child.pid) {
+        outcomes[child.index] = Finish(child, status);
+      } else if (std::chrono::steady_clock::now() > child.deadline) {
+        kill(child.pid, SIGKILL);
+        waitpid(child.pid, &status, 0);
+        close(child.pipe_fd);
+        outcomes[child.index] = {{false, "timed out after " + std::to_string(kCaseSeconds) + " s"}, true};
+      } else {
+        ++i;
+        continue;
+      }
+      running.erase(running.begin() + i);
+    }
+  }
+  return outcomes;
 }
 
 TEST(Conformance, MatchesExpectedFailures) {
@@ -153,17 +187,9 @@ TEST(Conformance, MatchesExpectedFailures) {
     seen.insert(name);
     selected.push_back(name);
   }
-  // The parent only forks and waits (it never starts TBB), so forking from these threads is safe.
-  std::vector<Outcome> results(selected.size());
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> workers;
-  const unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
-  for (unsigned w = 0; w < jobs; ++w) {
-    workers.emplace_back([&] {
-      for (size_t i; (i = next++) < selected.size();) results[i] = RunIsolated(data + "/" + selected[i]);
-    });
-  }
-  for (auto& w : workers) w.join();
+  std::vector<std::string> folders;
+  for (const std::string& name : selected) folders.push_back(data + "/" + name);
+  const std::vector<Outcome> results = RunIsolated(folders, std::max(1u, std::thread::hardware_concurrency()));
 
   int passed = 0, failed = 0;
   std::vector<std::string> unexpected_failures, unexpected_passes;
