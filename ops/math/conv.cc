@@ -104,9 +104,9 @@ class ConvKernel : public OpKernel {
       const float* wd = FloatData(*w, widened);
       const int64_t mg = w->dim(0) / attrs_.group;
       const int64_t k = w->size() / w->dim(0);
-      if (GathersPixels(*w)) {
-        packed_wt_ = PackB(wd, k, /*trans=*/true, k, w->dim(0));
-      } else {
+      const PixelGathering gathering = GathersPixels(*w);
+      if (gathering != PixelGathering::kNever) packed_wt_ = PackB(wd, k, /*trans=*/true, k, w->dim(0));
+      if (gathering != PixelGathering::kAlways) {
         for (int64_t grp = 0; grp < attrs_.group; ++grp) packed_w_.push_back(PackA(wd + grp * mg * k, k, false, mg, k));
       }
       packed_w_dtype_ = w->dtype();
@@ -114,21 +114,37 @@ class ConvKernel : public OpKernel {
     }
   }
 
-  // Strided 2-D convolutions that are not 1x1 (downsampling 3x3) run with the output channels in
-  // the vector lanes, gathering the image in place (PixelGather): unfolding them for the
-  // image-in-lanes GEMM costs a strided pass per tap (3x3 stride 2, 256 channels on 28x28: 2.03 ->
-  // 1.69 ms on one core, 1.29 -> 1.05 on two). Where it lost in light_resnet50 it is not used:
-  // stems (few channels, a big output: the transpose into Y costs more than the unfolding saved,
-  // 7x7 stem 2.4 -> 3.2 ms) and 512 or more output channels (its 7x7 stage, 2.2 -> 2.5 ms: the
-  // gathered broadcasts span too many channel planes per K block to stay in L1).
-  // Decided at load from W and the attributes: the weights are packed once, one way.
-  bool GathersPixels(const Tensor& w) const {
-    if (w.rank() != 4 || attrs_.group != 1 || (w.dim(2) == 1 && w.dim(3) == 1)) return false;
-    if (w.dim(1) * w.dim(2) * w.dim(3) < 288 || w.dim(0) >= 512) return false;
-    for (int64_t s : attrs_.strides) {
-      if (s > 1) return true;
+  // Whether a convolution runs with the output channels in the vector lanes, gathering the image
+  // in place (PixelGather), instead of the image-in-lanes GEMM. Decided at load from W and the
+  // attributes, because it decides how the weights are packed.
+  enum class PixelGathering {
+    kNever,
+    // Strided 2-D convolutions that are not 1x1 (downsampling 3x3): unfolding them for the
+    // image-in-lanes GEMM costs a strided pass per tap (3x3 stride 2, 256 channels on 28x28: 2.03 ->
+    // 1.69 ms on one core, 1.29 -> 1.05 on two). Not used where it lost in light_resnet50: stems
+    // (few channels, a big output: the transpose into Y costs more than the unfolding saved, 7x7
+    // stem 2.4 -> 3.2 ms) and 512 or more output channels (its 7x7 stage, 2.2 -> 2.5 ms: the
+    // gathered broadcasts span too many channel planes per K block to stay in L1).
+    kAlways,
+    // Stride-1 3x3 convolutions with 288 to 576 (channel, tap) columns, on maps of at most
+    // kSmallMapPixels, known only when X arrives. There the image-in-lanes GEMM wastes its wrapped
+    // grid columns and a mostly empty last strip (13x13: 195 grid columns = 4 x 48 + 3): 64 -> 256
+    // channels on 13x13 0.39 -> 0.34 ms, 48 -> 192 0.24 -> 0.21 ms; even from 14x14 to 20x20, worse
+    // on 27x27 and up. Both packings are kept: at most 576 x 511 floats more per convolution.
+    kOnSmallMaps,
+  };
+  static constexpr int64_t kSmallMapPixels = 400;
+
+  PixelGathering GathersPixels(const Tensor& w) const {
+    if (w.rank() != 4 || attrs_.group != 1 || (w.dim(2) == 1 && w.dim(3) == 1) || w.dim(0) >= 512) {
+      return PixelGathering::kNever;
     }
-    return false;
+    const int64_t k = w.dim(1) * w.dim(2) * w.dim(3);
+    if (k < 288) return PixelGathering::kNever;
+    for (int64_t s : attrs_.strides) {
+      if (s > 1) return PixelGathering::kAlways;
+    }
+    return k <= 576 ? PixelGathering::kOnSmallMaps : PixelGathering::kNever;
   }
 
   // Y = act(conv(X) + Z). Z of Y's shape is added in the GEMM epilogue; a Z that broadcasts (Add's
@@ -173,7 +189,8 @@ class ConvKernel : public OpKernel {
     const float* xd = FloatData(x, x_store);
     const bool packed_shape = w.dtype() == packed_w_dtype_ && w.shape() == packed_w_shape_;
     const bool use_packed = !packed_w_.empty() && packed_shape;
-    const bool gather = packed_wt_.data.get() != nullptr && packed_shape && PixelGather::Applies(g);
+    const bool gather = packed_wt_.data.get() != nullptr && packed_shape && PixelGather::Applies(g) &&
+                        (packed_w_.empty() || g.out_size() <= kSmallMapPixels);
     const float* wd = use_packed ? nullptr : FloatData(w, w_store);
     const float* bd = b != nullptr ? FloatData(*b, b_store) : nullptr;
     float* yd = FloatOutput(y, y_store);
@@ -240,13 +257,15 @@ class ConvKernel : public OpKernel {
         if (source.grid_is_output()) {
           Sgemm(mg, out, k, ia, ib, yg, out, epilogue, inner_threads);
         } else {
-          // The addend and the activation wait for the compaction (the grid is wider than Y).
+          // The grid is wider than Y: an addend waits for the compaction, and so does the
+          // activation that must follow it; without one the activation stays in the tile epilogue.
           Tensor wide = Tensor::Uninitialized(DataType::kFloat, {mg * grid});
           epilogue.addend = nullptr;
-          epilogue.activation = ActivationSpec{};
+          if (unit_addend != nullptr) epilogue.activation = ActivationSpec{};
+          const ActivationSpec after = unit_addend != nullptr ? activation : ActivationSpec{};
           const float* wide_data = wide.data<float>();
           epilogue.block_done = [&](int64_t row0, int64_t rows, int64_t col0, int64_t cols) {
-            source.CompactBlock(wide_data, row0, rows, col0, cols, yg, unit_addend, activation);
+            source.CompactBlock(wide_data, row0, rows, col0, cols, yg, unit_addend, after);
           };
           Sgemm(mg, grid, k, ia, ib, wide.mutable_data<float>(), grid, epilogue, inner_threads);
         }

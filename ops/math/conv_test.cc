@@ -101,6 +101,10 @@ TEST(ConvTest, MatchesReference) {
       {{1, 9, 7, 7}, {600, 9, 3, 3}, {}, {1, 1, 1, 1}},
       {{2, 20, 5, 6}, {64, 20, 1, 1}, {}, {}},
       {{1, 12, 9, 9}, {50, 12, 1, 1}, {2, 2}, {}},
+      // Stride 1 with 288 to 576 (channel, tap) columns: packed both ways; a map of at most 400
+      // pixels gathers its pixels (output channels in the lanes), a larger one takes the shifted image.
+      {{1, 48, 13, 13}, {20, 48, 3, 3}, {}, {1, 1, 1, 1}},
+      {{1, 48, 21, 20}, {20, 48, 3, 3}, {}, {1, 1, 1, 1}},
   };
   for (const ConvCase& cs : cases) {
     RunCase(cs, false);
@@ -111,6 +115,7 @@ TEST(ConvTest, MatchesReference) {
   // Shifted image on two cores: the GEMM's column blocks (5 strips) end inside grid rows (32 wide),
   // and each block is compacted, biased and activated by the task that computed it.
   RunCase({{1, 16, 30, 30}, {64, 16, 3, 3}, {}, {1, 1, 1, 1}}, true, 2, "Relu");
+  RunCase({{1, 64, 13, 13}, {100, 64, 3, 3}, {}, {1, 1, 1, 1}}, true, 2, "Relu");  // gathered on two cores
 }
 
 TEST(ConvTest, FusedActivations) {
@@ -124,6 +129,7 @@ TEST(ConvTest, FusedResidual) {
   const ConvCase cases[] = {
       {{1, 16, 7, 7}, {33, 16, 1, 1}, {}, {}},                 // pointwise
       {{1, 5, 9, 13}, {7, 5, 3, 3}, {}, {1, 1, 1, 1}},         // shifted image, compacted
+      {{1, 32, 9, 9}, {7, 32, 3, 3}, {}, {1, 1, 1, 1}},        // small map, pixels gathered
       {{1, 3, 12, 12}, {4, 3, 3, 1}, {}, {1, 0, 1, 0}},        // shifted image, grid is Y
       {{2, 3, 13, 12}, {4, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}},    // im2col
       {{1, 8, 9, 9}, {8, 1, 3, 3}, {}, {1, 1, 1, 1}, {}, 8},   // depthwise
