@@ -16,9 +16,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -29,6 +31,7 @@
 
 #include <gtest/gtest.h>
 
+#include "include/onnxflow/status.h"
 #include "ops/register_all.h"
 #include "tests/conformance/case_runner.h"
 
@@ -82,11 +85,17 @@ struct Child {
   std::string message;
 };
 
-Child StartChild(size_t index, const std::string& folder) {
+// Starts the case's child process, or says why it could not (the case then fails).
+Result<Child> StartChild(size_t index, const std::string& folder) {
   int fds[2];
-  if (pipe(fds) != 0) std::abort();
+  if (pipe(fds) != 0) return Internal(std::string("pipe failed: ") + std::strerror(errno));
   const pid_t pid = fork();
-  if (pid < 0) std::abort();
+  if (pid < 0) {
+    const int error = errno;
+    close(fds[0]);
+    close(fds[1]);
+    return Internal(std::string("fork failed: ") + std::strerror(error));
+  }
   if (pid == 0) {
     close(fds[0]);
     const CaseResult r = RunCase(folder);
@@ -97,7 +106,7 @@ Child StartChild(size_t index, const std::string& folder) {
     _exit(0);
   }
   close(fds[1]);
-  return {index, pid, fds[0], std::chrono::steady_clock::now() + std::chrono::seconds(kCaseSeconds), {}};
+  return Child{index, pid, fds[0], std::chrono::steady_clock::now() + std::chrono::seconds(kCaseSeconds), {}};
 }
 
 // Reads what the child has written so far; false at end of file.
@@ -130,9 +139,15 @@ std::vector<Outcome> RunIsolated(const std::vector<std::string>& folders, unsign
   size_t next = 0;
   while (next < folders.size() || !running.empty()) {
     while (next < folders.size() && running.size() < jobs) {
-      running.push_back(StartChild(next, folders[next]));
+      Result<Child> child = StartChild(next, folders[next]);
+      if (child.ok()) {
+        running.push_back(std::move(*child));
+      } else {
+        outcomes[next] = {{false, child.status().message()}, true};
+      }
       ++next;
     }
+    if (running.empty()) continue;
     // Keep the pipes drained while waiting, so a long message cannot block a child.
     std::vector<pollfd> fds;
     for (const Child& c : running) fds.push_back({c.pipe_fd, POLLIN, 0});
