@@ -6,8 +6,9 @@
 // vector lanes. A pointwise conv (1x1, stride 1, no pads) reads X in place as B (a strided one, its
 // subsampled pixels); a stride-1 2-D conv reads a padded copy in place, row by row
 // (ShiftedImageSource); other convs unfold X block by block into packed B strips (Im2ColSource). The
-// bias and the activation run in the GEMM epilogue. Strided 3x3-like convs instead put the output
-// channels in the lanes: C [out, M] = gathered image x W^T, transposed into Y (PixelGather).
+// bias and the activation run in the GEMM epilogue. Strided 3x3-like convs, and stride-1 ones on
+// small maps, instead put the output channels in the lanes: C [out, M] = gathered image x W^T,
+// transposed into Y (PixelGather; which convs: PixelGathering below).
 // float16/bfloat16 compute in float; double uses the direct loop.
 #include "ops/math/conv.h"
 
@@ -227,6 +228,11 @@ class ConvKernel : public OpKernel {
       epilogue.row_bias = bd != nullptr ? bd + grp * mg : nullptr;
       epilogue.addend = unit_addend;
       epilogue.activation = activation;
+      // The paths that reshape C into Y afterwards (transposing it, or dropping grid columns) add a
+      // residual while reshaping, and the activation must follow it there; without a residual the
+      // activation stays in the tile epilogue.
+      const ActivationSpec in_tiles = unit_addend == nullptr ? activation : ActivationSpec{};
+      const ActivationSpec after_reshape = unit_addend == nullptr ? ActivationSpec{} : activation;
       GemmInputB ib;
       if (gather) {  // output channels in the lanes: C [pixels x M], transposed into Y as it is done
         const PixelGather pixels(g, image, cg, inner_threads);
@@ -234,11 +240,9 @@ class ConvKernel : public OpKernel {
         ib.packed = &packed_wt_;
         GemmEpilogue tile_epilogue;
         tile_epilogue.col_bias = epilogue.row_bias;
-        // With a residual the activation must wait for the addend, added while transposing.
-        if (unit_addend == nullptr) tile_epilogue.activation = activation;
-        const ActivationSpec after = unit_addend == nullptr ? ActivationSpec{} : activation;
+        tile_epilogue.activation = in_tiles;
         tile_epilogue.block_done = [&](int64_t p0, int64_t ps, int64_t m0, int64_t ms) {
-          pixels.TransposeBlock(c.get(), mg, p0, ps, m0, ms, yg, unit_addend, after);
+          pixels.TransposeBlock(c.get(), mg, p0, ps, m0, ms, yg, unit_addend, after_reshape);
         };
         Sgemm(out, mg, k, pixels.AsA(), ib, c.get(), mg, tile_epilogue, inner_threads);
       } else if (pointwise) {  // X itself is the B operand
@@ -257,15 +261,13 @@ class ConvKernel : public OpKernel {
         if (source.grid_is_output()) {
           Sgemm(mg, out, k, ia, ib, yg, out, epilogue, inner_threads);
         } else {
-          // The grid is wider than Y: an addend waits for the compaction, and so does the
-          // activation that must follow it; without one the activation stays in the tile epilogue.
+          // The grid is wider than Y: the residual is added as it is compacted.
           Tensor wide = Tensor::Uninitialized(DataType::kFloat, {mg * grid});
           epilogue.addend = nullptr;
-          if (unit_addend != nullptr) epilogue.activation = ActivationSpec{};
-          const ActivationSpec after = unit_addend != nullptr ? activation : ActivationSpec{};
+          epilogue.activation = in_tiles;
           const float* wide_data = wide.data<float>();
           epilogue.block_done = [&](int64_t row0, int64_t rows, int64_t col0, int64_t cols) {
-            source.CompactBlock(wide_data, row0, rows, col0, cols, yg, unit_addend, after);
+            source.CompactBlock(wide_data, row0, rows, col0, cols, yg, unit_addend, after_reshape);
           };
           Sgemm(mg, grid, k, ia, ib, wide.mutable_data<float>(), grid, epilogue, inner_threads);
         }

@@ -71,8 +71,9 @@ class ShiftedImageSource : public BPanelSource {
 // A 2-D convolution with the output channels in the vector lanes: C [pixels x M] = U [pixels x K] *
 // W^T [K x M], where U, the unfolded image, is never built: element (p, k) is read where it lies,
 // padded[pixel_offsets[p] + tap_offsets[k]] (GemmInputA's gather). This serves the convolutions the
-// image-in-lanes paths serve badly: strided ones (stems, downsampling 3x3), whose B would have to
-// be unfolded pixel by pixel. C is then transposed into Y block by block (TransposeBlock).
+// image-in-lanes paths serve badly: strided ones (downsampling 3x3), whose B would have to be
+// unfolded pixel by pixel, and stride-1 ones on small maps, whose wrapped grid wastes columns. C is
+// then transposed into Y block by block (TransposeBlock).
 class PixelGather {
  public:
   // 2-D.
