@@ -5,6 +5,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
+#include "graph/blocked_layout.h"
 #include "graph/functions.h"
 #include "graph/fusion.h"
 #include "graph/passes.h"
@@ -65,6 +66,7 @@ Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionO
   if (options.optimize) {
     ONNXFLOW_RETURN_IF_ERROR(FoldConstants(model->graph.get(), registry, options.limits));
     FuseForInference(model->graph.get());
+    UseBlockedLayout(model->graph.get());
     RemoveDeadNodes(model->graph.get());
   }
   return model;

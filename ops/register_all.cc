@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "ops/blocked/register.h"
 #include "ops/elementwise/register.h"
 #include "ops/activation/register.h"
 #include "ops/math/register.h"
@@ -41,6 +42,7 @@ Status RegisterAllKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(RegisterAttentionKernels(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterControlflowKernels(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterSequenceKernels(registry));
+  ONNXFLOW_RETURN_IF_ERROR(RegisterBlockedKernels(registry));
   return Status::Ok();
 }
 

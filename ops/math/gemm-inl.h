@@ -17,6 +17,7 @@
 #include "hwy/cache_control.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
+#include "ops/math/activate-inl.h"
 #include "ops/math/gemm_block.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -37,33 +38,6 @@ constexpr size_t kNv = 4;
 constexpr size_t kMr = 6;
 constexpr size_t kNv = 2;
 #endif
-
-template <class D, class V = hn::Vec<D>>
-HWY_INLINE V Activate(D d, const ActivationSpec& act, V x) {
-  switch (act.kind) {
-    case Activation::kNone:
-      return x;
-    case Activation::kRelu:
-      return hn::Max(x, hn::Zero(d));
-    case Activation::kLeakyRelu:
-      return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Mul(x, hn::Set(d, act.alpha)), x);
-    case Activation::kClip:
-      return hn::Min(hn::Max(x, hn::Set(d, act.alpha)), hn::Set(d, act.beta));
-    case Activation::kSigmoid: {
-      // 1 / (1 + e^-x); Exp overflows to inf for very negative x, which gives 0 as it should.
-      const V one = hn::Set(d, 1.0f);
-      const V e = hn::Exp(d, hn::Neg(x));
-      return hn::Div(one, hn::Add(one, e));
-    }
-    case Activation::kTanh:
-      return hn::Tanh(d, x);
-    case Activation::kHardSigmoid: {
-      const V y = hn::MulAdd(x, hn::Set(d, act.alpha), hn::Set(d, act.beta));
-      return hn::Min(hn::Max(y, hn::Zero(d)), hn::Set(d, 1.0f));
-    }
-  }
-  return x;
-}
 
 void ApplyActivationImpl(const ActivationSpec& act, float* HWY_RESTRICT data, int64_t n) {
   if (act.kind == Activation::kNone) return;

@@ -1,0 +1,223 @@
+#include "graph/blocked_layout.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "graph/fusion_util.h"
+#include "ops/blocked/blocked_layout.h"
+#include "ops/framework/registry.h"
+
+namespace onnxflow::graph {
+namespace {
+
+// What a node becomes in the blocked region.
+enum class Role {
+  kPlain,       // stays as it is, reading plain values
+  kConv,        // Conv / FusedConv -> BlockedConv
+  kPool,        // MaxPool / AveragePool / the global pools -> Blocked*
+  kLayoutFree,  // elementwise, Concat over channels: the same op on blocked values
+};
+
+bool IsFused(const Node& n, const char* op) { return n.domain == kOnnxflowDomain && n.op_type() == op; }
+
+bool HasInput(const onnx::NodeProto& n, int i) { return i < n.input_size() && !n.input(i).empty(); }
+
+// A float 2-D Conv of group 1 with constant weights (and bias), whole blocks of output channels,
+// and whole blocks of input channels or a stem's few.
+bool ConvertsConv(const Graph& g, const Node& node) {
+  if (!IsOp(node, "Conv") && !IsFused(node, "FusedConv")) return false;
+  const auto& n = *node.proto;
+  if (n.output_size() != 1 || !IsFloatProduct(g, node)) return false;
+  if (const auto* group = Attr(n, "group"); group != nullptr && group->i() != 1) return false;
+  const Tensor* w = FloatConstant(g, n, 1);
+  if (w == nullptr || w->rank() != 4 || w->dim(0) % kChannelBlock != 0 || w->dim(0) == 0 || w->dim(1) == 0) return false;
+  if (w->dim(1) % kChannelBlock != 0 && w->dim(1) >= kChannelBlock) return false;
+  if (HasInput(n, 2) && FloatConstant(g, n, 2) == nullptr) return false;
+  return true;
+}
+
+// Ops that compute the same thing on [N, C/16, H, W, 16] as on [N, C, H, W] when every input
+// that is not blocked is a constant scalar: elementwise ops (numpy broadcasting of blocked
+// operands of one layout is the same broadcast).
+bool IsElementwise(const Node& node) {
+  static const std::set<std::string> kOps = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "Clip",
+                                             "Identity", "Add", "Sub", "Mul", "Div", "Sum", "Max", "Min"};
+  if (IsFused(node, "ElementwiseChain")) return true;
+  if (!node.domain.empty() || kOps.count(node.op_type()) == 0) return false;
+  return node.op_type() != "Add" && node.op_type() != "Sub" && node.op_type() != "Mul" && node.op_type() != "Div"
+             ? true
+             : node.opset >= 7;  // older ones broadcast by attribute
+}
+
+bool IsScalarConstant(const Graph& g, const std::string& name) {
+  auto c = g.constants.find(name);
+  return c != g.constants.end() && c->second.size() == 1;
+}
+
+Role RoleOf(const Graph& g, const Node& node, const std::set<std::string>& blocked) {
+  if (ConvertsConv(g, node)) return Role::kConv;
+  const auto& n = *node.proto;
+  if (n.input_size() == 0 || n.output_size() != 1 || !node.subgraphs.empty()) return Role::kPlain;
+  if (blocked.count(n.input(0)) == 0) return Role::kPlain;
+  if (IsOp(node, "MaxPool") || IsOp(node, "AveragePool")) {
+    const auto* kernel = Attr(n, "kernel_shape");
+    return kernel != nullptr && kernel->ints_size() == 2 ? Role::kPool : Role::kPlain;
+  }
+  if (IsOp(node, "GlobalAveragePool") || IsOp(node, "GlobalMaxPool")) return Role::kPool;
+  if (IsOp(node, "Concat")) {
+    const auto* axis = Attr(n, "axis");
+    if (axis == nullptr || (axis->i() != 1 && axis->i() != -3)) return Role::kPlain;
+    for (const auto& in : n.input()) {
+      if (blocked.count(in) == 0) return Role::kPlain;
+    }
+    return Role::kLayoutFree;
+  }
+  if (IsOp(node, "Dropout")) return n.input_size() == 1 ? Role::kLayoutFree : Role::kPlain;
+  if (!IsElementwise(node)) return Role::kPlain;
+  for (const auto& in : n.input()) {
+    if (!in.empty() && blocked.count(in) == 0 && !IsScalarConstant(g, in)) return Role::kPlain;
+  }
+  return Role::kLayoutFree;
+}
+
+std::shared_ptr<onnx::NodeProto> Reorder(const char* op, const std::string& from, const std::string& to) {
+  auto node = std::make_shared<onnx::NodeProto>();
+  node->set_op_type(op);
+  node->set_domain(kOnnxflowDomain);
+  node->set_name(std::string(op) + "(" + from + ")");
+  node->add_input(from);
+  node->add_output(to);
+  return node;
+}
+
+class Rewriter {
+ public:
+  explicit Rewriter(Graph* g) : g_(g) {
+    for (const Node& n : g->nodes) {
+      for (const auto& v : n.proto->input()) names_.insert(v);
+      for (const auto& v : n.proto->output()) names_.insert(v);
+    }
+    for (const auto& [name, t] : g->constants) names_.insert(name);
+    for (const auto& v : g->inputs) names_.insert(v.name);
+  }
+
+  void Run() {
+    std::vector<Role> roles;
+    std::set<std::string> blocked;  // values produced in the blocked layout
+    for (const Node& node : g_->nodes) {
+      roles.push_back(RoleOf(*g_, node, blocked));
+      if (roles.back() != Role::kPlain) blocked.insert(node.proto->output(0));
+    }
+    // Which blocked values plain readers (nodes, subgraphs, the graph's outputs) still need.
+    std::set<std::string> read_plain;
+    for (size_t i = 0; i < g_->nodes.size(); ++i) {
+      const Node& node = g_->nodes[i];
+      if (roles[i] == Role::kConv) {  // W and B are constants; X and Z may be plain, never the reverse
+        continue;
+      }
+      if (roles[i] != Role::kPlain) continue;
+      for (const auto& v : node.proto->input()) read_plain.insert(v);
+      for (const auto& v : node.implicit_inputs) read_plain.insert(v);
+    }
+    for (const auto& out : g_->outputs) read_plain.insert(out.name);
+
+    std::vector<Node> rewritten;
+    for (size_t i = 0; i < g_->nodes.size(); ++i) {
+      Node& node = g_->nodes[i];
+      if (roles[i] == Role::kPlain) {
+        rewritten.push_back(std::move(node));
+        continue;
+      }
+      auto proto = std::make_shared<onnx::NodeProto>(*node.proto);
+      for (int k = 0; k < proto->input_size(); ++k) {
+        const std::string& v = proto->input(k);
+        if (v.empty() || (roles[i] == Role::kConv && (k == 1 || k == 2))) continue;
+        if (blocked.count(v) != 0) {
+          proto->set_input(k, BlockedName(v));
+        } else if (roles[i] == Role::kConv && !(k == 0 && IsStem(node))) {
+          proto->set_input(k, ToBlocked(v, &rewritten));
+        }
+      }
+      Convert(node, proto.get(), roles[i]);
+      const std::string out = proto->output(0);
+      proto->set_output(0, BlockedName(out));
+      node.proto = std::move(proto);
+      if (roles[i] != Role::kLayoutFree) {
+        node.domain = kOnnxflowDomain;
+        node.opset = 1;
+      }
+      rewritten.push_back(std::move(node));
+      if (read_plain.count(out) != 0) AppendNode(Reorder("FromBlocked", BlockedName(out), out), &rewritten);
+    }
+    g_->nodes = std::move(rewritten);
+  }
+
+ private:
+  bool IsStem(const Node& node) const { return FloatConstant(*g_, *node.proto, 1)->dim(1) < kChannelBlock; }
+
+  // The op a converted node becomes, with the attributes its blocked kernel reads.
+  static void Convert(const Node& node, onnx::NodeProto* proto, Role role) {
+    if (role == Role::kConv) {
+      proto->set_op_type("BlockedConv");
+    } else if (role == Role::kPool) {
+      proto->set_op_type("Blocked" + node.op_type());
+    } else {  // the same op, on 5-D tensors
+      if (node.op_type() == "Concat") {
+        for (auto& a : *proto->mutable_attribute()) {
+          if (a.name() == "axis") a.set_i(1);  // blocks are axis 1 of the 5-D tensor
+        }
+      }
+      return;
+    }
+    proto->set_domain(kOnnxflowDomain);
+  }
+
+  // The blocked copy of a value, made once before its first blocked reader.
+  std::string ToBlocked(const std::string& v, std::vector<Node>* nodes) {
+    auto it = to_blocked_.find(v);
+    if (it != to_blocked_.end()) return it->second;
+    const std::string name = Fresh(v + "/blocked");
+    AppendNode(Reorder("ToBlocked", v, name), nodes);
+    to_blocked_[v] = name;
+    return name;
+  }
+
+  std::string BlockedName(const std::string& v) {
+    auto it = blocked_names_.find(v);
+    if (it != blocked_names_.end()) return it->second;
+    return blocked_names_[v] = Fresh(v + "/blocked");
+  }
+
+  std::string Fresh(std::string name) {
+    const std::string base = name;
+    for (int k = 1; names_.count(name) != 0; ++k) name = base + "#" + std::to_string(k);
+    names_.insert(name);
+    g_->known_types[name] = DataType::kFloat;
+    return name;
+  }
+
+  void AppendNode(std::shared_ptr<onnx::NodeProto> proto, std::vector<Node>* nodes) {
+    Node n;
+    n.proto = std::move(proto);
+    n.domain = kOnnxflowDomain;
+    n.opset = 1;
+    nodes->push_back(std::move(n));
+  }
+
+  Graph* g_;
+  std::set<std::string> names_;
+  std::map<std::string, std::string> to_blocked_, blocked_names_;
+};
+
+}  // namespace
+
+void UseBlockedLayout(Graph* g) {
+  Rewriter(g).Run();
+  for (auto& node : g->nodes) {
+    for (auto& [name, sub] : node.subgraphs) UseBlockedLayout(sub.get());
+  }
+}
+
+}  // namespace onnxflow::graph

@@ -1,0 +1,165 @@
+// SIMD part of the channel-blocked convolution (blocked_conv.cc): one tile of kTilePixels output
+// pixels by up to 64 output channels, accumulated over a chunk of input channel blocks. Compiled
+// once per CPU target through hwy/foreach_target.h; the driver never touches vectors.
+//
+// Output channels are in the lanes, so a tile's weights are a few vector loads per input channel
+// and the image supplies one broadcast per (pixel, input channel): on AVX-512, 6 pixels x 4
+// vectors = 24 accumulators, 4 weight vectors and a broadcast in the 32 registers, 24 FMAs per 4
+// loads and 6 broadcasts. Each pixel reads its input through its own offset per tap, so padding
+// (a zero block), strides, dilations and tiles that wrap from one output row to the next are all
+// the same loop.
+
+#if defined(ONNXFLOW_OPS_BLOCKED_BLOCKED_CONV_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ONNXFLOW_OPS_BLOCKED_BLOCKED_CONV_INL_H_
+#undef ONNXFLOW_OPS_BLOCKED_BLOCKED_CONV_INL_H_
+#else
+#define ONNXFLOW_OPS_BLOCKED_BLOCKED_CONV_INL_H_
+#endif
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <utility>
+
+#include "hwy/highway.h"
+#include "ops/blocked/blocked_conv_tile.h"
+#include "ops/math/activate-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace onnxflow {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Vectors of output channels per tile: AVX-512's 32 registers hold 6 x 4 accumulators; the
+// 16-register targets keep 6 x 2.
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_SCALAR
+constexpr size_t kMaxVecs = 4;
+#else
+constexpr size_t kMaxVecs = 2;
+#endif
+
+using BlockD = hn::CappedTag<float, kChannelBlock>;
+
+template <size_t kVecs, bool kUniform>
+HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
+  const BlockD d;
+  using V = hn::Vec<BlockD>;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  constexpr size_t kP = kTilePixels;
+  alignas(64) static const float kZeros[kChannelBlock] = {};
+
+  // Where vector v of each pixel lives in the blocked output (a vector never straddles blocks:
+  // the lane count divides 16).
+  int64_t out_at[kVecs];
+  HWY_UNROLL(4)
+  for (size_t v = 0; v < kVecs; ++v) {
+    const int64_t c = channel0 + static_cast<int64_t>(v) * lanes;
+    out_at[v] = (c / kChannelBlock) * t.y_block_stride + c % kChannelBlock;
+  }
+  const float* HWY_RESTRICT w = t.w + channel0;
+
+  V acc[kP][kVecs];
+  HWY_UNROLL(6)
+  for (size_t p = 0; p < kP; ++p) {
+    HWY_UNROLL(4)
+    for (size_t v = 0; v < kVecs; ++v) {
+      if (t.accumulate && static_cast<int64_t>(p) < t.pixels) {
+        acc[p][v] = hn::LoadU(d, t.y + out_at[v] + p * kChannelBlock);
+      } else {
+        acc[p][v] = t.bias != nullptr ? hn::LoadU(d, t.bias + channel0 + v * lanes) : hn::Zero(d);
+      }
+    }
+  }
+
+  const int64_t tap_weights = t.block_channels * t.ldw;
+  // The prefetches go to L2 (the line fill buffers that an L1 prefetch holds are what the tile's
+  // own misses need), spread evenly over the inner iterations: `per_burst` lines every `every`.
+  constexpr int64_t kLine = 64 / sizeof(float);
+  const float* prefetch = t.prefetch;
+  const float* prefetch_end = t.prefetch + t.prefetch_floats;
+  const int64_t iterations = std::max<int64_t>(1, t.blocks * t.taps * t.block_channels);
+  const int64_t lines = std::max<int64_t>(1, t.prefetch_floats / kLine);
+  const int64_t every = std::max<int64_t>(1, iterations / lines);
+  const int64_t per_burst = (lines + iterations - 1) / iterations;
+  int64_t countdown = every;
+  for (int64_t b = 0; b < t.blocks; ++b) {
+    const float* HWY_RESTRICT xb = t.x + b * t.x_block_stride;
+    const float* HWY_RESTRICT wb = w + b * t.taps * tap_weights;
+    for (int64_t tap = 0; tap < t.taps; ++tap) {
+      const float* src[kP];
+      if (kUniform) {
+        const float* first = xb + t.base + t.tap_offsets[tap];
+        HWY_UNROLL(6)
+        for (size_t p = 0; p < kP; ++p) src[p] = first + static_cast<int64_t>(p) * t.pixel_step;
+      } else {
+        // Without branches: border tiles mix inside and padding taps in no predictable order.
+        const int64_t* off = t.offsets + tap * static_cast<int64_t>(kP);
+        HWY_UNROLL(6)
+        for (size_t p = 0; p < kP; ++p) {
+          const uintptr_t padding = static_cast<uintptr_t>(off[p] >> 63);  // all ones for -1
+          const uintptr_t inside = reinterpret_cast<uintptr_t>(xb + (off[p] & ~off[p] >> 63));
+          src[p] = reinterpret_cast<const float*>((inside & ~padding) | (reinterpret_cast<uintptr_t>(kZeros) & padding));
+        }
+      }
+      const float* HWY_RESTRICT wt = wb + tap * tap_weights;
+      for (int64_t c = 0; c < t.block_channels; ++c) {
+        if (--countdown == 0) {
+          countdown = every;
+          for (int64_t l = 0; l < per_burst && prefetch < prefetch_end; ++l, prefetch += kLine) {
+            __builtin_prefetch(prefetch, /*rw=*/0, /*locality=L2*/ 2);
+          }
+        }
+        V wv[kVecs];
+        HWY_UNROLL(4)
+        for (size_t v = 0; v < kVecs; ++v) wv[v] = hn::LoadU(d, wt + c * t.ldw + v * lanes);
+        HWY_UNROLL(6)
+        for (size_t p = 0; p < kP; ++p) {
+          const V xv = hn::Set(d, src[p][c]);
+          HWY_UNROLL(4)
+          for (size_t v = 0; v < kVecs; ++v) acc[p][v] = hn::MulAdd(xv, wv[v], acc[p][v]);
+        }
+      }
+    }
+  }
+
+  HWY_UNROLL(6)
+  for (size_t p = 0; p < kP; ++p) {
+    if (static_cast<int64_t>(p) >= t.pixels) break;
+    HWY_UNROLL(4)
+    for (size_t v = 0; v < kVecs; ++v) {
+      const int64_t at = out_at[v] + static_cast<int64_t>(p) * kChannelBlock;
+      V r = acc[p][v];
+      if (t.last) {
+        if (t.residual != nullptr) r = hn::Add(r, hn::LoadU(d, t.residual + at));
+        r = Activate(d, t.activation, r);
+      }
+      hn::StoreU(r, d, t.y + at);
+    }
+  }
+}
+
+using ConvTileFn = void (*)(const BlockedTile&, int64_t);
+template <bool kUniform, size_t... kVecs>
+constexpr std::array<ConvTileFn, sizeof...(kVecs)> ConvTileTable(std::index_sequence<kVecs...>) {
+  return {&ConvTile<kVecs + 1, kUniform>...};
+}
+
+// All of a tile's output channels (`t.width`, a multiple of 16), kMaxVecs vectors at a time.
+void RunBlockedTileImpl(const BlockedTile& t) {
+  static constexpr auto kTable = ConvTileTable<false>(std::make_index_sequence<kMaxVecs>());
+  static constexpr auto kUniformTable = ConvTileTable<true>(std::make_index_sequence<kMaxVecs>());
+  const auto& table = t.offsets != nullptr ? kTable : kUniformTable;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(BlockD()));
+  for (int64_t c = 0; c < t.width;) {
+    const int64_t vecs = std::min<int64_t>(kMaxVecs, (t.width - c) / lanes);
+    table[vecs - 1](t, c);
+    c += vecs * lanes;
+  }
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace onnxflow
+HWY_AFTER_NAMESPACE();
+
+#endif  // ONNXFLOW_OPS_BLOCKED_BLOCKED_CONV_INL_H_

@@ -1,0 +1,308 @@
+// com.onnxflow BlockedConv: a 2-D, group-1 float Conv (with FusedConv's activation and residual)
+// whose output, and usually input, are channel-blocked (blocked_layout.h).
+//
+//   inputs: X [N, C/16, H, W, 16] blocked, or [N, C, H, W] with C < 16 (a network's stem, read as
+//           one block of C channels); W [M, C, kh, kw] constant, M a multiple of 16; B constant
+//           (optional); Z [N, M/16, OH, OW, 16] blocked residual (optional)
+//   output: Y [N, M/16, OH, OW, 16] = act(conv(X, W) + B + Z)
+//   attributes: Conv's, and activation / activation_alpha / activation_beta
+//
+// The weights are packed once, at load, into groups of 64 output channels: [group][input block]
+// [tap][channel][64]. One task computes a range of output pixels of one image for one group, in
+// tiles of 6 pixels (blocked_conv-inl.h); it walks the input channel blocks in chunks whose
+// weights stay in L1, adding each chunk into the tiles it already wrote while those are in L2.
+#include "ops/blocked/blocked_conv.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/blocked/blocked_conv.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+#include "ops/blocked/blocked_conv-inl.h"
+
+#if HWY_ONCE
+
+#include <algorithm>
+#include <vector>
+
+#include "ops/blocked/blocked_conv_tile.h"
+#include "ops/framework/parallel.h"
+#include "ops/math/conv_geometry.h"
+#include "ops/math/fused_activation.h"
+
+namespace onnxflow {
+
+HWY_EXPORT(RunBlockedTileImpl);
+
+void RunBlockedTile(const BlockedTile& tile) { HWY_DYNAMIC_DISPATCH(RunBlockedTileImpl)(tile); }
+
+namespace {
+
+// Output channels per task and per packed weight group: 4 AVX-512 vectors.
+constexpr int64_t kGroupChannels = 64;
+// A chunk of input blocks whose weights for one group fit in L1 next to the tile's image rows.
+constexpr int64_t kChunkWeightBytes = 32 * 1024;
+// Tiles per task: the task's outputs (6 x 64 floats per tile) stay in L2 between chunks.
+constexpr int64_t kMaxTilesPerTask = 128;
+// And the image pixels a task reads stay in L2 while the next group's weights go through it.
+constexpr int64_t kRangeInputBytes = 256 * 1024;
+
+class BlockedConvKernel : public OpKernel {
+ public:
+  static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
+    ONNXFLOW_ASSIGN_OR_RETURN(ConvAttributes attrs, ParseConvAttributes(info));
+    ONNXFLOW_ASSIGN_OR_RETURN(ActivationSpec activation, ParseFusedActivation(info));
+    const Tensor* w = info.constant_input(1);
+    if (w == nullptr || w->dtype() != DataType::kFloat || w->rank() != 4) {
+      return InvalidArgument("BlockedConv: W must be a constant float [M, C, kh, kw]");
+    }
+    const int64_t m = w->dim(0), c = w->dim(1);
+    if (attrs.group != 1 || m % kChannelBlock != 0 || m == 0 || c == 0 ||
+        (c % kChannelBlock != 0 && c >= kChannelBlock)) {
+      return InvalidArgument("BlockedConv: needs group 1, output channels a multiple of 16 and input channels a "
+                             "multiple of 16 or fewer than 16, got W " + ShapeToString(w->shape()));
+    }
+    const Tensor* b = info.has_input(2) ? info.constant_input(2) : nullptr;
+    if (info.has_input(2) && (b == nullptr || b->dtype() != DataType::kFloat || b->size() != m)) {
+      return InvalidArgument("BlockedConv: B must be a constant float vector of " + std::to_string(m) + " values");
+    }
+    return std::unique_ptr<OpKernel>(new BlockedConvKernel(std::move(attrs), activation, *w, b));
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
+    if (x->dtype() != DataType::kFloat) return InvalidArgument("BlockedConv: input 'X' must be float");
+    Shape x_nchw;
+    if (stem_) {
+      if (x->rank() != 4) return InvalidArgument("BlockedConv: input 'X' must be [N, C, H, W], got " +
+                                                 ShapeToString(x->shape()));
+      x_nchw = x->shape();
+    } else {
+      ONNXFLOW_ASSIGN_OR_RETURN(x_nchw, UnblockedShape(x->shape(), "X"));
+    }
+    ONNXFLOW_ASSIGN_OR_RETURN(ConvGeometry g, ComputeConvGeometry(attrs_, x_nchw, w_shape_));
+    const Shape y_shape = BlockedShape(g.output_shape());
+    const Tensor* z = ctx.input_tensor(3);
+    if (z != nullptr && (z->dtype() != DataType::kFloat || z->shape() != y_shape)) {
+      return InvalidArgument("BlockedConv: residual 'Z' must be float of the output's shape " +
+                             ShapeToString(y_shape) + ", got " + ShapeToString(z->shape()));
+    }
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, y_shape));
+    if (y->size() == 0) return Status::Ok();
+
+    // The stem reads its few channels pixel by pixel: [N, H, W, C].
+    std::vector<float> interleaved;
+    const float* xd = x->data<float>();
+    const int64_t in_pixels = g.in_size();
+    if (stem_) {
+      interleaved.resize(static_cast<size_t>(x->size()));
+      for (int64_t n = 0; n < g.batch; ++n) {
+        const float* src = xd + n * channels_ * in_pixels;
+        float* dst = interleaved.data() + n * channels_ * in_pixels;
+        for (int64_t c = 0; c < channels_; ++c) {
+          for (int64_t p = 0; p < in_pixels; ++p) dst[p * channels_ + c] = src[c * in_pixels + p];
+        }
+      }
+      xd = interleaved.data();
+    }
+    const int64_t pixel_stride = stem_ ? channels_ : kChannelBlock;
+    const int64_t x_block_stride = in_pixels * kChannelBlock;
+    const int64_t out_pixels = g.out_size();
+    const int64_t y_block_stride = out_pixels * kChannelBlock;
+    const int64_t tiles = (out_pixels + kTilePixels - 1) / kTilePixels;
+    const int64_t groups = (out_channels_ + kGroupChannels - 1) / kGroupChannels;
+
+    // Split every (image, group) into ranges of tiles: a few per core, each at most kMaxTilesPerTask
+    // and reading at most kRangeInputBytes of the image.
+    const int threads = ctx.threads();
+    const int64_t input_per_tile = kTilePixels * g.strides[0] * g.strides[1] * channels_ * sizeof(float);
+    int64_t per_task = std::min({kMaxTilesPerTask, tiles, std::max<int64_t>(8, kRangeInputBytes / input_per_tile)});
+    while (per_task > 8 && g.batch * groups * ((tiles + per_task - 1) / per_task) < 3 * threads) {
+      per_task = (per_task + 1) / 2;
+    }
+    const int64_t ranges = (tiles + per_task - 1) / per_task;
+    // Whichever of the image and the weights is bigger is walked once: one image range through
+    // every group's weights (the weights stay in L2), or one group through every range.
+    const bool groups_inner = channels_ * in_pixels * sizeof(float) > packed_bytes_;
+    const int64_t tasks = g.batch * groups * ranges;
+    const int64_t flops_per_tile = kTilePixels * kGroupChannels * channels_ * taps_;
+
+    // Tiles of whole pixels on one output row with the window inside the image read the image
+    // at fixed steps (BlockedTile's second way); a kernel row of taps is then one run of memory
+    // when the columns are not dilated.
+    const bool merge_rows = g.dilations[1] == 1;
+    std::vector<int64_t> uniform_taps;
+    for (int64_t kh = 0; kh < g.kernel[0]; ++kh) {
+      for (int64_t kw = 0; kw < (merge_rows ? 1 : g.kernel[1]); ++kw) {
+        uniform_taps.push_back((kh * g.dilations[0] * g.in_spatial[1] + kw * g.dilations[1]) * pixel_stride);
+      }
+    }
+    const int64_t uniform_channels = merge_rows ? g.kernel[1] * block_channels_ : block_channels_;
+
+    auto run_task = [&](int64_t task) {
+      const int64_t n = task / (ranges * groups), rest = task % (ranges * groups);
+      const int64_t range = groups_inner ? rest / groups : rest % ranges;
+      const int64_t group = groups_inner ? rest % groups : rest / ranges;
+      const int64_t tile0 = range * per_task, tile1 = std::min(tiles, tile0 + per_task);
+      const int64_t c0 = group * kGroupChannels, width = std::min(kGroupChannels, out_channels_ - c0);
+      std::vector<int64_t> offsets(static_cast<size_t>(taps_ * kTilePixels));
+      BlockedTile t;
+      t.x_block_stride = x_block_stride;
+      t.tap_offsets = uniform_taps.data();
+      t.ldw = width;
+      t.width = width;
+      t.y_block_stride = y_block_stride;
+      t.bias = bias_.data() + c0;
+      t.activation = activation_;
+      const float* image = xd + n * channels_ * in_pixels;
+      const float* group_weights = packed_.get() + c0 * channels_ * taps_;
+      const float* packed_end = packed_.get() + out_channels_ * channels_ * taps_;
+      float* y_group = y->mutable_data<float>() + (n * out_channels_ + c0) * out_pixels;
+      const float* z_group = z != nullptr ? z->data<float>() + (n * out_channels_ + c0) * out_pixels : nullptr;
+      for (int64_t b0 = 0; b0 < blocks_; b0 += chunk_blocks_) {
+        t.blocks = std::min(chunk_blocks_, blocks_ - b0);
+        t.x = image + b0 * x_block_stride;
+        t.w = group_weights + b0 * taps_ * block_channels_ * width;
+        t.accumulate = b0 > 0;
+        t.last = b0 + t.blocks == blocks_;
+        // The weights after this chunk's (the next chunk, or the next group's first), a share per tile.
+        const int64_t chunk_floats = t.blocks * taps_ * block_channels_ * width;
+        const float* next = t.w + chunk_floats;
+        const int64_t next_floats = std::min(chunk_floats, packed_end - next);
+        const int64_t share = ((next_floats + tile1 - tile0 - 1) / (tile1 - tile0) + 15) / 16 * 16;
+        for (int64_t tile = tile0; tile < tile1; ++tile) {
+          const int64_t done = (tile - tile0) * share;
+          t.prefetch = next + std::min(done, next_floats);
+          t.prefetch_floats = std::max<int64_t>(0, std::min(share, next_floats - done));
+          const int64_t p0 = tile * kTilePixels;
+          t.pixels = std::min(kTilePixels, out_pixels - p0);
+          if (UniformTile(g, p0, t.pixels, pixel_stride, &t.base, &t.pixel_step)) {
+            t.offsets = nullptr;
+            t.taps = static_cast<int64_t>(uniform_taps.size());
+            t.block_channels = uniform_channels;
+          } else {
+            FillOffsets(g, p0, t.pixels, pixel_stride, offsets.data());
+            t.offsets = offsets.data();
+            t.taps = taps_;
+            t.block_channels = block_channels_;
+          }
+          t.y = y_group + p0 * kChannelBlock;
+          t.residual = t.last && z_group != nullptr ? z_group + p0 * kChannelBlock : nullptr;
+          RunBlockedTile(t);
+        }
+      }
+    };
+    if (threads > 1 && tasks > 1 && tasks * per_task * flops_per_tile >= 4 * kMinParallelWork) {
+      ParallelChunks(tasks, 1, [&](int64_t t0, int64_t t1) {
+        for (int64_t task = t0; task < t1; ++task) run_task(task);
+      });
+    } else {
+      for (int64_t task = 0; task < tasks; ++task) run_task(task);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  BlockedConvKernel(ConvAttributes attrs, ActivationSpec activation, const Tensor& w, const Tensor* b)
+      : attrs_(std::move(attrs)),
+        activation_(activation),
+        w_shape_(w.shape()),
+        out_channels_(w.dim(0)),
+        channels_(w.dim(1)),
+        taps_(w.dim(2) * w.dim(3)),
+        stem_(w.dim(1) < kChannelBlock),
+        block_channels_(stem_ ? channels_ : kChannelBlock),
+        blocks_(channels_ / block_channels_),
+        bias_(static_cast<size_t>(out_channels_), 0.0f),
+        packed_(AlignedFloats::Make(w.size(), /*zero=*/false)),
+        packed_bytes_(w.size() * static_cast<int64_t>(sizeof(float))) {
+    const int64_t block_bytes = taps_ * block_channels_ * kGroupChannels * static_cast<int64_t>(sizeof(float));
+    chunk_blocks_ = std::max<int64_t>(1, kChunkWeightBytes / block_bytes);
+    if (b != nullptr) std::copy(b->data<float>(), b->data<float>() + out_channels_, bias_.begin());
+    // [group][block][tap][channel][group width]; only the last group may be narrower than 64.
+    // (64-byte aligned: a row of 64 weights is four whole cache lines.)
+    const float* wd = w.data<float>();
+    float* dst = packed_.get();
+    for (int64_t c0 = 0; c0 < out_channels_; c0 += kGroupChannels) {
+      const int64_t width = std::min(kGroupChannels, out_channels_ - c0);
+      for (int64_t block = 0; block < blocks_; ++block) {
+        for (int64_t tap = 0; tap < taps_; ++tap) {
+          for (int64_t ci = 0; ci < block_channels_; ++ci) {
+            const int64_t c = block * block_channels_ + ci;
+            for (int64_t col = 0; col < width; ++col) *dst++ = wd[((c0 + col) * channels_ + c) * taps_ + tap];
+          }
+        }
+      }
+    }
+  }
+
+  // Whether the full tile starting at output pixel p0 lies on one output row with every tap inside
+  // the image (or the convolution is pointwise, where the rows join up); if so, where its first
+  // pixel's window starts and how far apart its pixels are.
+  static bool UniformTile(const ConvGeometry& g, int64_t p0, int64_t pixels, int64_t pixel_stride, int64_t* base,
+                          int64_t* step) {
+    if (pixels != kTilePixels) return false;
+    const int64_t out_w = g.out_spatial[1], in_h = g.in_spatial[0], in_w = g.in_spatial[1];
+    const bool flat = g.kernel[0] == 1 && g.kernel[1] == 1 && g.strides[0] == 1 && g.strides[1] == 1 &&
+                      g.pads_begin[0] == 0 && g.pads_begin[1] == 0 && g.pads_end[0] == 0 && g.pads_end[1] == 0;
+    if (flat) {
+      *base = p0 * pixel_stride;
+      *step = pixel_stride;
+      return true;
+    }
+    const int64_t oh = p0 / out_w, ow = p0 % out_w;
+    if (ow + kTilePixels > out_w) return false;
+    const int64_t ih = oh * g.strides[0] - g.pads_begin[0], iw = ow * g.strides[1] - g.pads_begin[1];
+    const int64_t iw_last = iw + (kTilePixels - 1) * g.strides[1] + (g.kernel[1] - 1) * g.dilations[1];
+    if (ih < 0 || ih + (g.kernel[0] - 1) * g.dilations[0] >= in_h || iw < 0 || iw_last >= in_w) return false;
+    *base = (ih * in_w + iw) * pixel_stride;
+    *step = g.strides[1] * pixel_stride;
+    return true;
+  }
+
+  // Where each pixel of the tile starting at output pixel p0 reads each tap (see BlockedTile).
+  static void FillOffsets(const ConvGeometry& g, int64_t p0, int64_t pixels, int64_t pixel_stride, int64_t* offsets) {
+    const int64_t out_w = g.out_spatial[1], in_h = g.in_spatial[0], in_w = g.in_spatial[1];
+    const int64_t kh_n = g.kernel[0], kw_n = g.kernel[1];
+    int64_t oh = p0 / out_w, ow = p0 % out_w;
+    for (int64_t i = 0; i < kTilePixels; ++i, ++ow) {
+      if (ow == out_w) {
+        ow = 0;
+        ++oh;
+      }
+      if (i >= pixels) {
+        for (int64_t tap = 0; tap < kh_n * kw_n; ++tap) offsets[tap * kTilePixels + i] = -1;
+        continue;
+      }
+      const int64_t ih0 = oh * g.strides[0] - g.pads_begin[0], iw0 = ow * g.strides[1] - g.pads_begin[1];
+      for (int64_t kh = 0; kh < kh_n; ++kh) {
+        const int64_t ih = ih0 + kh * g.dilations[0];
+        for (int64_t kw = 0; kw < kw_n; ++kw) {
+          const int64_t iw = iw0 + kw * g.dilations[1];
+          const bool inside = ih >= 0 && ih < in_h && iw >= 0 && iw < in_w;
+          offsets[(kh * kw_n + kw) * kTilePixels + i] = inside ? (ih * in_w + iw) * pixel_stride : -1;
+        }
+      }
+    }
+  }
+
+  ConvAttributes attrs_;
+  ActivationSpec activation_;
+  Shape w_shape_;
+  int64_t out_channels_, channels_, taps_;
+  bool stem_;
+  int64_t block_channels_, blocks_, chunk_blocks_ = 1;
+  std::vector<float> bias_;
+  AlignedFloats packed_;
+  int64_t packed_bytes_;
+};
+
+}  // namespace
+
+Status RegisterBlockedConv(KernelRegistry& registry) {
+  return registry.Register(kOnnxflowDomain, "BlockedConv", 1, kOpenEnded, BlockedConvKernel::Create);
+}
+
+}  // namespace onnxflow
+
+#endif  // HWY_ONCE

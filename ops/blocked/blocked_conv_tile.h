@@ -1,0 +1,56 @@
+// One call of the blocked convolution's SIMD tile (blocked_conv-inl.h), as the driver in
+// blocked_conv.cc describes it.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/blocked/blocked_layout.h"
+#include "ops/math/gemm.h"  // ActivationSpec
+
+namespace onnxflow {
+
+// Output pixels per tile: 6 x 4 vectors of accumulators fill AVX-512's registers.
+inline constexpr int64_t kTilePixels = 6;
+
+struct BlockedTile {
+  // Input: the chunk's first channel block of one image. A pixel's channels of a block are
+  // contiguous; block b starts at x + b * x_block_stride.
+  const float* x = nullptr;
+  int64_t x_block_stride = 0;
+  int64_t blocks = 0;          // input channel blocks in this chunk
+  int64_t block_channels = 0;  // channels per block (16, or a stem's few) and tap
+  // Where each pixel reads its input for each of `taps` taps, relative to a block's start, in one
+  // of two ways:
+  //  - `offsets` [taps][kTilePixels], -1 where the tap falls in the padding (any tile);
+  //  - offsets null: pixel p's tap at base + tap_offsets[tap] + p * pixel_step (a tile of whole
+  //    pixels on one output row with every tap inside the image). Then a tap is a whole kernel
+  //    row, block_channels = kernel width x channels: those are contiguous in the image.
+  int64_t taps = 0;
+  const int64_t* offsets = nullptr;
+  const int64_t* tap_offsets = nullptr;
+  int64_t base = 0, pixel_step = 0;
+  // Weights of the chunk: [block][tap][channel][ldw], ldw = the tile's output channels.
+  const float* w = nullptr;
+  int64_t ldw = 0;
+  int64_t width = 0;  // output channels, a multiple of 16
+  // Output: the tile's first pixel in its first output block (blocked layout, blocks
+  // y_block_stride apart). A residual has the same layout.
+  float* y = nullptr;
+  int64_t y_block_stride = 0;
+  int64_t pixels = 0;            // valid pixels, at most kTilePixels
+  const float* bias = nullptr;   // the tile's `width` biases, or null; read when !accumulate
+  const float* residual = nullptr;
+  // Weights to request into the cache while this tile runs (the next chunk's share of this
+  // tile), or null: in a network a convolution's weights arrive cold from memory, and the
+  // hardware prefetcher stops at every 4 KB page.
+  const float* prefetch = nullptr;
+  int64_t prefetch_floats = 0;
+  bool accumulate = false;  // add to y (a later chunk of input channels)
+  bool last = false;        // the last chunk: add the residual, apply the activation
+  ActivationSpec activation;
+};
+
+// Runs one tile on the best SIMD target of this CPU.
+void RunBlockedTile(const BlockedTile& tile);
+
+}  // namespace onnxflow

@@ -1,0 +1,63 @@
+// SIMD part of the blocked pools (blocked_pool.cc): a pixel of a blocked tensor is 16 channels in
+// a row, so a window's max or mean is a vector max or sum over its taps, one output pixel per
+// store. Compiled once per CPU target through hwy/foreach_target.h.
+
+#if defined(ONNXFLOW_OPS_BLOCKED_BLOCKED_POOL_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ONNXFLOW_OPS_BLOCKED_BLOCKED_POOL_INL_H_
+#undef ONNXFLOW_OPS_BLOCKED_BLOCKED_POOL_INL_H_
+#else
+#define ONNXFLOW_OPS_BLOCKED_BLOCKED_POOL_INL_H_
+#endif
+
+#include <limits>
+
+#include "hwy/highway.h"
+#include "ops/blocked/blocked_pool_row.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace onnxflow {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+void PoolRowImpl(const BlockedPoolRow& r) {
+  const hn::CappedTag<float, kChannelBlock> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto start = r.max ? hn::Set(d, -std::numeric_limits<float>::infinity()) : hn::Zero(d);
+  for (int64_t ow = 0; ow < r.out_w; ++ow) {
+    const float* first = r.plane + (r.row_first * r.in_w + r.col_first[ow]) * kChannelBlock;
+    for (int64_t lane0 = 0; lane0 < kChannelBlock; lane0 += lanes) {
+      auto acc = start;
+      for (int64_t i = 0; i < r.rows; ++i) {
+        const float* row = first + i * r.row_step * r.in_w * kChannelBlock + lane0;
+        for (int64_t j = 0; j < r.col_count[ow]; ++j) {
+          const auto v = hn::LoadU(d, row + j * r.col_step * kChannelBlock);
+          acc = r.max ? hn::Max(acc, v) : hn::Add(acc, v);
+        }
+      }
+      if (!r.max) acc = hn::Mul(acc, hn::Set(d, r.scale[ow]));
+      hn::StoreU(acc, d, r.out + ow * kChannelBlock + lane0);
+    }
+  }
+}
+
+// out[16] = max or mean over `pixels` pixels of one block.
+void ReducePixelsImpl(const float* HWY_RESTRICT block, int64_t pixels, bool max, float* HWY_RESTRICT out) {
+  const hn::CappedTag<float, kChannelBlock> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  for (int64_t lane0 = 0; lane0 < kChannelBlock; lane0 += lanes) {
+    auto acc = max ? hn::Set(d, -std::numeric_limits<float>::infinity()) : hn::Zero(d);
+    for (int64_t p = 0; p < pixels; ++p) {
+      const auto v = hn::LoadU(d, block + p * kChannelBlock + lane0);
+      acc = max ? hn::Max(acc, v) : hn::Add(acc, v);
+    }
+    if (!max) acc = hn::Div(acc, hn::Set(d, static_cast<float>(pixels)));
+    hn::StoreU(acc, d, out + lane0);
+  }
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace onnxflow
+HWY_AFTER_NAMESPACE();
+
+#endif  // ONNXFLOW_OPS_BLOCKED_BLOCKED_POOL_INL_H_

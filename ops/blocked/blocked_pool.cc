@@ -1,0 +1,174 @@
+// com.onnxflow BlockedMaxPool, BlockedAveragePool (2-D, the attributes of MaxPool/AveragePool
+// without Indices) and BlockedGlobalAveragePool, BlockedGlobalMaxPool: the pools on a
+// channel-blocked X [N, C/16, H, W, 16], giving Y blocked the same way.
+//
+// Work is split over (image, block, output row); per output pixel the taps inside the image are
+// known in advance, so padding is skipped as in the plain pools (max ignores it, average divides by
+// the taps inside the image, or with count_include_pad inside the padded image).
+#include "ops/blocked/blocked_pool.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/blocked/blocked_pool.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+#include "ops/blocked/blocked_pool-inl.h"
+
+#if HWY_ONCE
+
+#include <vector>
+
+#include "ops/blocked/blocked_layout.h"
+#include "ops/blocked/blocked_pool_row.h"
+#include "ops/framework/parallel.h"
+#include "ops/framework/shape.h"
+#include "ops/nn/pool_geometry.h"
+
+namespace onnxflow {
+
+HWY_EXPORT(PoolRowImpl);
+HWY_EXPORT(ReducePixelsImpl);
+
+void RunBlockedPoolRow(const BlockedPoolRow& row) { HWY_DYNAMIC_DISPATCH(PoolRowImpl)(row); }
+void ReduceBlockedPixels(const float* block, int64_t pixels, bool max, float* out) {
+  HWY_DYNAMIC_DISPATCH(ReducePixelsImpl)(block, pixels, max, out);
+}
+
+namespace {
+
+// The taps of one window along one axis: the first input position inside, how many are inside,
+// and how many are inside the padded input (count_include_pad).
+struct AxisWindow {
+  int64_t first = 0, inside = 0, with_pad = 0;
+};
+
+std::vector<AxisWindow> AxisWindows(const PoolGeometry& g, size_t axis) {
+  std::vector<AxisWindow> windows(static_cast<size_t>(g.out[axis]));
+  for (int64_t o = 0; o < g.out[axis]; ++o) {
+    const int64_t start = o * g.strides[axis] - g.pad_begin[axis];
+    int64_t lo = 0, hi = g.kernel[axis];
+    while (lo < hi && start + lo * g.dilations[axis] < 0) ++lo;
+    while (hi > lo && start + (hi - 1) * g.dilations[axis] >= g.in[axis]) --hi;
+    AxisWindow& w = windows[static_cast<size_t>(o)];
+    w.first = start + lo * g.dilations[axis];
+    w.inside = hi - lo;
+    for (int64_t k = 0; k < g.kernel[axis]; ++k) {
+      if (start + k * g.dilations[axis] < g.in[axis] + g.pad_end[axis]) ++w.with_pad;
+    }
+  }
+  return windows;
+}
+
+class BlockedPoolKernel : public OpKernel {
+ public:
+  static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info, bool max) {
+    ONNXFLOW_ASSIGN_OR_RETURN(PoolAttributes attrs, PoolAttributes::Parse(info));
+    if (attrs.kernel.size() != 2) return InvalidArgument("Blocked pools are 2-D");
+    if (info.output_count() > 1) return InvalidArgument("BlockedMaxPool has no Indices output");
+    return std::unique_ptr<OpKernel>(
+        new BlockedPoolKernel(std::move(attrs), max, info.GetInt("count_include_pad", 0) != 0));
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
+    if (x->dtype() != DataType::kFloat) return InvalidArgument("input 'X' must be float");
+    ONNXFLOW_ASSIGN_OR_RETURN(Shape nchw, UnblockedShape(x->shape(), "X"));
+    ONNXFLOW_ASSIGN_OR_RETURN(PoolGeometry g, ComputePoolGeometry(attrs_, nchw));
+    const Shape y_shape = {nchw[0], x->dim(1), g.out[0], g.out[1], kChannelBlock};
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, y_shape));
+    if (y->size() == 0) return Status::Ok();
+    const std::vector<AxisWindow> rows = AxisWindows(g, 0), cols = AxisWindows(g, 1);
+    std::vector<int64_t> col_first, col_count;
+    for (const AxisWindow& c : cols) {
+      col_first.push_back(c.first);
+      col_count.push_back(c.inside);
+    }
+    const int64_t out_h = g.out[0], out_w = g.out[1], in_plane = g.in[0] * g.in[1] * kChannelBlock;
+    const int64_t out_plane = out_h * out_w * kChannelBlock;
+    const int64_t taps = g.kernel[0] * g.kernel[1];
+    const float* xd = x->data<float>();
+    float* yd = y->mutable_data<float>();
+    ParallelFor(ctx, x->dim(0) * x->dim(1) * out_h, out_w * taps * kChannelBlock, [&](int64_t r0, int64_t r1) {
+      std::vector<float> scale(max_ ? 0 : static_cast<size_t>(out_w));
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t plane = r / out_h, oh = r % out_h;
+        const AxisWindow& wr = rows[static_cast<size_t>(oh)];
+        BlockedPoolRow row;
+        row.plane = xd + plane * in_plane;
+        row.in_w = g.in[1];
+        row.row_first = wr.first;
+        row.rows = wr.inside;
+        row.row_step = g.dilations[0];
+        row.col_first = col_first.data();
+        row.col_count = col_count.data();
+        row.col_step = g.dilations[1];
+        row.out_w = out_w;
+        row.out = yd + plane * out_plane + oh * out_w * kChannelBlock;
+        row.max = max_;
+        if (!max_) {
+          for (int64_t ow = 0; ow < out_w; ++ow) {
+            const AxisWindow& wc = cols[static_cast<size_t>(ow)];
+            const int64_t counted = count_include_pad_ ? wr.with_pad * wc.with_pad : wr.inside * wc.inside;
+            scale[static_cast<size_t>(ow)] = 1.0f / static_cast<float>(counted);  // none: inf, 0 * inf = NaN
+          }
+          row.scale = scale.data();
+        }
+        RunBlockedPoolRow(row);
+      }
+    });
+    return Status::Ok();
+  }
+
+ private:
+  BlockedPoolKernel(PoolAttributes attrs, bool max, bool count_include_pad)
+      : attrs_(std::move(attrs)), max_(max), count_include_pad_(count_include_pad) {}
+
+  PoolAttributes attrs_;
+  bool max_;
+  bool count_include_pad_;
+};
+
+class BlockedGlobalPoolKernel : public OpKernel {
+ public:
+  explicit BlockedGlobalPoolKernel(bool max) : max_(max) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
+    if (x->dtype() != DataType::kFloat) return InvalidArgument("input 'X' must be float");
+    ONNXFLOW_ASSIGN_OR_RETURN(Shape nchw, UnblockedShape(x->shape(), "X"));
+    const Shape y_shape = {nchw[0], x->dim(1), 1, 1, kChannelBlock};
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, y_shape));
+    const int64_t pixels = nchw[2] * nchw[3];
+    const float* xd = x->data<float>();
+    float* yd = y->mutable_data<float>();
+    ParallelFor(ctx, x->dim(0) * x->dim(1), pixels * kChannelBlock, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        ReduceBlockedPixels(xd + b * pixels * kChannelBlock, pixels, max_, yd + b * kChannelBlock);
+      }
+    });
+    return Status::Ok();
+  }
+
+ private:
+  bool max_;
+};
+
+}  // namespace
+
+Status RegisterBlockedPools(KernelRegistry& registry) {
+  for (bool max : {true, false}) {
+    ONNXFLOW_RETURN_IF_ERROR(registry.Register(
+        kOnnxflowDomain, max ? "BlockedMaxPool" : "BlockedAveragePool", 1, kOpenEnded,
+        [max](const KernelInfo& info) { return BlockedPoolKernel::Create(info, max); }));
+    ONNXFLOW_RETURN_IF_ERROR(registry.Register(
+        kOnnxflowDomain, max ? "BlockedGlobalMaxPool" : "BlockedGlobalAveragePool", 1, kOpenEnded,
+        [max](const KernelInfo&) -> Result<std::unique_ptr<OpKernel>> {
+          return std::unique_ptr<OpKernel>(new BlockedGlobalPoolKernel(max));
+        }));
+  }
+  return Status::Ok();
+}
+
+}  // namespace onnxflow
+
+#endif  // HWY_ONCE

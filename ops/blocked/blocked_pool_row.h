@@ -1,0 +1,27 @@
+// One output row of a blocked pool, as blocked_pool.cc hands it to the SIMD code
+// (blocked_pool-inl.h).
+#pragma once
+
+#include <cstdint>
+
+#include "ops/blocked/blocked_layout.h"
+
+namespace onnxflow {
+
+struct BlockedPoolRow {
+  const float* plane = nullptr;  // one channel block of one image: [H][W][16]
+  int64_t in_w = 0;
+  int64_t row_first = 0, rows = 0, row_step = 1;  // the window's input rows inside the image
+  const int64_t* col_first = nullptr;             // per output column: its first input column inside
+  const int64_t* col_count = nullptr;             //   the image, and how many taps are inside
+  int64_t col_step = 1;
+  const float* scale = nullptr;  // average: per output column, 1 / the taps counted
+  int64_t out_w = 0;
+  float* out = nullptr;  // [out_w][16]
+  bool max = true;
+};
+
+void RunBlockedPoolRow(const BlockedPoolRow& row);
+void ReduceBlockedPixels(const float* block, int64_t pixels, bool max, float* out);
+
+}  // namespace onnxflow

@@ -1,0 +1,209 @@
+// The channel-blocked ops against plain references: BlockedConv against the direct-loop
+// convolution (scalar, in double) over stems, 1x1 and 3x3 windows, strides, pads, dilations,
+// several weight groups and input chunks, residuals, activations and threads; the reorders against
+// a scalar index formula; the blocked pools against MaxPool / AveragePool / the global pools.
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ops/blocked/blocked_layout.h"
+#include "ops/blocked/register.h"
+#include "ops/framework/shape.h"
+#include "ops/framework/testing.h"
+#include "ops/math/conv_geometry.h"
+#include "ops/math/gemm.h"
+#include "ops/nn/register.h"
+
+namespace onnxflow {
+namespace {
+
+std::vector<float> Random(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// Element (n, c, h, w) of an NCHW tensor sits at ((n * C/16 + c/16) * H * W + h * W + w) * 16 + c % 16.
+Tensor ToBlockedRef(const Tensor& nchw) {
+  const int64_t n_n = nchw.dim(0), c_n = nchw.dim(1), pixels = nchw.dim(2) * nchw.dim(3);
+  Tensor out(DataType::kFloat, BlockedShape(nchw.shape()));
+  for (int64_t n = 0; n < n_n; ++n) {
+    for (int64_t c = 0; c < c_n; ++c) {
+      for (int64_t p = 0; p < pixels; ++p) {
+        out.mutable_data<float>()[((n * c_n / kChannelBlock + c / kChannelBlock) * pixels + p) * kChannelBlock +
+                                  c % kChannelBlock] = nchw.data<float>()[(n * c_n + c) * pixels + p];
+      }
+    }
+  }
+  return out;
+}
+
+Result<Tensor> RunOne(OpTest& test) {
+  ONNXFLOW_ASSIGN_OR_RETURN(std::vector<Value> out, test.Run([](KernelRegistry& r) {
+    ONNXFLOW_RETURN_IF_ERROR(RegisterNnKernels(r));
+    return RegisterBlockedKernels(r);
+  }));
+  return out[0].tensor();
+}
+
+struct ConvCase {
+  Shape x, w;
+  std::vector<int64_t> strides, pads, dilations;
+  bool bias = true;
+  bool residual = false;
+  std::string activation;
+  int threads = 1;
+};
+
+void RunConvCase(const ConvCase& cs) {
+  SCOPED_TRACE("X " + ShapeToString(cs.x) + " W " + ShapeToString(cs.w));
+  const std::vector<float> x = Random(ElementCount(cs.x), 1), w = Random(ElementCount(cs.w), 2),
+                           b = Random(cs.w[0], 3);
+  ConvAttributes attrs;
+  attrs.strides = cs.strides;
+  attrs.pads = cs.pads;
+  attrs.dilations = cs.dilations;
+  const ConvGeometry g = ComputeConvGeometry(attrs, cs.x, cs.w).value();
+  const std::vector<float> z = Random(ElementCount(g.output_shape()), 4);
+  const ActivationSpec act = ParseActivation(cs.activation, false, 0, false, 0).value();
+
+  std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end()), bd(b.begin(), b.end());
+  std::vector<double> yd(static_cast<size_t>(ElementCount(g.output_shape())));
+  DirectConv<double, double, double>(g, xd.data(), wd.data(), cs.bias ? bd.data() : nullptr, 0.0, nullptr, yd.data());
+  std::vector<float> expected(yd.size());
+  for (size_t i = 0; i < yd.size(); ++i) {
+    expected[i] = ActivationScalar(act, static_cast<float>(yd[i] + (cs.residual ? z[i] : 0.0)));
+  }
+
+  const Tensor x_nchw = Tensor::FromVector<float>(cs.x, x);
+  const bool stem = cs.x[1] < kChannelBlock;
+  OpTest test("BlockedConv", 1, "com.onnxflow");
+  test.Input(stem ? x_nchw : ToBlockedRef(x_nchw)).Input(Tensor::FromVector<float>(cs.w, w)).ConstantInput(1);
+  if (cs.bias) {
+    test.Input(Tensor::FromVector<float>({cs.w[0]}, b)).ConstantInput(2);
+  } else if (cs.residual) {
+    test.AbsentInput();
+  }
+  if (cs.residual) test.Input(ToBlockedRef(Tensor::FromVector<float>(g.output_shape(), z)));
+  if (!cs.strides.empty()) test.Attr("strides", cs.strides);
+  if (!cs.pads.empty()) test.Attr("pads", cs.pads);
+  if (!cs.dilations.empty()) test.Attr("dilations", cs.dilations);
+  if (!cs.activation.empty()) test.Attr("activation", cs.activation);
+  test.Threads(cs.threads);
+  Result<Tensor> y = RunOne(test);
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  EXPECT_TRUE(TensorsNear(ToBlockedRef(Tensor::FromVector<float>(g.output_shape(), expected)), *y, 1e-4, 1e-4));
+}
+
+TEST(BlockedConvTest, Pointwise) {
+  RunConvCase({{1, 16, 5, 7}, {16, 16, 1, 1}});
+  RunConvCase({{2, 32, 3, 3}, {48, 32, 1, 1}, {}, {}, {}, false});
+  // 160 channels are two chunks of input blocks (8 + 2): the second adds into the first.
+  RunConvCase({{1, 160, 4, 5}, {80, 160, 1, 1}, {}, {}, {}, true, false, "Relu"});
+  RunConvCase({{1, 64, 8, 8}, {128, 64, 1, 1}, {2, 2}});
+}
+
+TEST(BlockedConvTest, Windows) {
+  RunConvCase({{1, 16, 13, 13}, {64, 16, 3, 3}, {}, {1, 1, 1, 1}});
+  // 48 channels of 3x3 taps are three chunks; 80 output channels a group of 64 and one of 16.
+  RunConvCase({{1, 48, 9, 11}, {80, 48, 3, 3}, {}, {1, 1, 1, 1}, {}, true, false, "Relu"});
+  RunConvCase({{1, 32, 15, 14}, {32, 32, 3, 3}, {2, 2}, {1, 0, 1, 0}});
+  RunConvCase({{2, 16, 10, 10}, {16, 16, 3, 3}, {}, {2, 2, 2, 2}, {2, 2}});
+  RunConvCase({{1, 16, 7, 7}, {32, 16, 5, 5}, {1, 2}, {2, 1, 0, 2}});
+}
+
+TEST(BlockedConvTest, Stems) {
+  RunConvCase({{1, 3, 23, 21}, {64, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {}, true, false, "Relu"});
+  RunConvCase({{2, 3, 17, 17}, {96, 3, 3, 3}, {2, 2}});
+  RunConvCase({{1, 1, 6, 6}, {16, 1, 3, 3}, {}, {1, 1, 1, 1}});
+}
+
+TEST(BlockedConvTest, ResidualAndThreads) {
+  RunConvCase({{1, 32, 9, 9}, {32, 32, 3, 3}, {}, {1, 1, 1, 1}, {}, true, true, "Relu"});
+  RunConvCase({{1, 64, 14, 14}, {64, 64, 1, 1}, {}, {}, {}, false, true, "", 2});
+  RunConvCase({{1, 64, 28, 28}, {128, 64, 3, 3}, {}, {1, 1, 1, 1}, {}, true, false, "Relu", 2});
+  RunConvCase({{1, 3, 56, 56}, {64, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {}, true, false, "Relu", 2});
+}
+
+TEST(BlockedConvTest, RefusesWhatItCannotRun) {
+  const std::vector<float> w = Random(24 * 16 * 9, 2);
+  OpTest narrow("BlockedConv", 1, "com.onnxflow");  // 24 output channels: not whole blocks
+  narrow.Input(Tensor(DataType::kFloat, {1, 1, 4, 4, 16}))
+      .Input(Tensor::FromVector<float>({24, 16, 3, 3}, w))
+      .ConstantInput(1);
+  EXPECT_FALSE(RunOne(narrow).ok());
+
+  OpTest plain("BlockedConv", 1, "com.onnxflow");  // 16 channels arrive in the plain layout
+  plain.Input(Tensor(DataType::kFloat, {1, 16, 4, 4}))
+      .Input(Tensor::FromVector<float>({16, 16, 3, 3}, Random(16 * 16 * 9, 2)))
+      .ConstantInput(1);
+  Result<Tensor> y = RunOne(plain);
+  ASSERT_FALSE(y.ok());
+  EXPECT_NE(y.status().ToString().find("channel-blocked"), std::string::npos) << y.status().ToString();
+}
+
+TEST(BlockedReorderTest, RoundTrip) {
+  for (const Shape& shape : {Shape{1, 16, 1, 1}, Shape{2, 32, 5, 7}, Shape{1, 48, 17, 3}}) {
+    const Tensor x = Tensor::FromVector<float>(shape, Random(ElementCount(shape), 5));
+    OpTest to("ToBlocked", 1, "com.onnxflow");
+    to.Input(x).Threads(2);
+    Result<Tensor> blocked = RunOne(to);
+    ASSERT_TRUE(blocked.ok()) << blocked.status().ToString();
+    EXPECT_TRUE(TensorsEqual(ToBlockedRef(x), *blocked));
+    OpTest from("FromBlocked", 1, "com.onnxflow");
+    from.Input(*blocked);
+    Result<Tensor> back = RunOne(from);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_TRUE(TensorsEqual(x, *back));
+  }
+  OpTest bad("ToBlocked", 1, "com.onnxflow");
+  bad.Input(Tensor(DataType::kFloat, {1, 24, 2, 2}));
+  EXPECT_FALSE(RunOne(bad).ok());
+}
+
+struct PoolCase {
+  std::string op;
+  Shape x;
+  std::vector<int64_t> kernel, strides, pads;
+  int64_t ceil_mode = 0, count_include_pad = 0;
+};
+
+void RunPoolCase(const PoolCase& cs) {
+  SCOPED_TRACE(cs.op + " X " + ShapeToString(cs.x));
+  const Tensor x = Tensor::FromVector<float>(cs.x, Random(ElementCount(cs.x), 6));
+  const bool global = cs.kernel.empty();
+  OpTest plain(cs.op, 22);
+  OpTest blocked("Blocked" + cs.op, 1, "com.onnxflow");
+  plain.Input(x);
+  blocked.Input(ToBlockedRef(x));
+  for (OpTest* t : {&plain, &blocked}) {
+    if (global) continue;
+    t->Attr("kernel_shape", cs.kernel);
+    if (!cs.strides.empty()) t->Attr("strides", cs.strides);
+    if (!cs.pads.empty()) t->Attr("pads", cs.pads);
+    t->Attr("ceil_mode", cs.ceil_mode);
+    if (cs.op == "AveragePool") t->Attr("count_include_pad", cs.count_include_pad);
+  }
+  Result<Tensor> expected = RunOne(plain);
+  ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+  Result<Tensor> actual = RunOne(blocked);
+  ASSERT_TRUE(actual.ok()) << actual.status().ToString();
+  EXPECT_TRUE(TensorsNear(ToBlockedRef(*expected), *actual, 1e-5, 1e-6));
+}
+
+TEST(BlockedPoolTest, MatchesPlainPools) {
+  RunPoolCase({"MaxPool", {1, 16, 13, 13}, {3, 3}, {2, 2}});
+  RunPoolCase({"MaxPool", {2, 32, 14, 15}, {3, 3}, {2, 2}, {1, 1, 1, 1}});
+  RunPoolCase({"MaxPool", {1, 16, 13, 13}, {3, 3}, {2, 2}, {}, 1});
+  RunPoolCase({"AveragePool", {1, 16, 9, 9}, {3, 3}, {1, 1}, {1, 1, 1, 1}});
+  RunPoolCase({"AveragePool", {1, 32, 9, 8}, {3, 2}, {2, 2}, {1, 0, 1, 1}, 0, 1});
+  RunPoolCase({"GlobalAveragePool", {2, 32, 7, 7}});
+  RunPoolCase({"GlobalMaxPool", {1, 16, 3, 5}});
+}
+
+}  // namespace
+}  // namespace onnxflow

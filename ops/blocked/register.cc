@@ -1,0 +1,15 @@
+#include "ops/blocked/register.h"
+
+#include "ops/blocked/blocked_conv.h"
+#include "ops/blocked/blocked_pool.h"
+#include "ops/blocked/reorder.h"
+
+namespace onnxflow {
+
+Status RegisterBlockedKernels(KernelRegistry& registry) {
+  ONNXFLOW_RETURN_IF_ERROR(RegisterBlockedConv(registry));
+  ONNXFLOW_RETURN_IF_ERROR(RegisterBlockedPools(registry));
+  return RegisterBlockedReorders(registry);
+}
+
+}  // namespace onnxflow

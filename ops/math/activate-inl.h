@@ -1,0 +1,52 @@
+// The fused activations on one vector, for the epilogues of every kernel that fuses one (the GEMM,
+// the channel-blocked convolution). Included from other -inl.h files, once per CPU target.
+
+#if defined(ONNXFLOW_OPS_MATH_ACTIVATE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ONNXFLOW_OPS_MATH_ACTIVATE_INL_H_
+#undef ONNXFLOW_OPS_MATH_ACTIVATE_INL_H_
+#else
+#define ONNXFLOW_OPS_MATH_ACTIVATE_INL_H_
+#endif
+
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/highway.h"
+#include "ops/math/gemm.h"  // ActivationSpec
+
+HWY_BEFORE_NAMESPACE();
+namespace onnxflow {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V Activate(D d, const ActivationSpec& act, V x) {
+  switch (act.kind) {
+    case Activation::kNone:
+      return x;
+    case Activation::kRelu:
+      return hn::Max(x, hn::Zero(d));
+    case Activation::kLeakyRelu:
+      return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Mul(x, hn::Set(d, act.alpha)), x);
+    case Activation::kClip:
+      return hn::Min(hn::Max(x, hn::Set(d, act.alpha)), hn::Set(d, act.beta));
+    case Activation::kSigmoid: {
+      // 1 / (1 + e^-x); Exp overflows to inf for very negative x, which gives 0 as it should.
+      const V one = hn::Set(d, 1.0f);
+      const V e = hn::Exp(d, hn::Neg(x));
+      return hn::Div(one, hn::Add(one, e));
+    }
+    case Activation::kTanh:
+      return hn::Tanh(d, x);
+    case Activation::kHardSigmoid: {
+      const V y = hn::MulAdd(x, hn::Set(d, act.alpha), hn::Set(d, act.beta));
+      return hn::Min(hn::Max(y, hn::Zero(d)), hn::Set(d, 1.0f));
+    }
+  }
+  return x;
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace onnxflow
+HWY_AFTER_NAMESPACE();
+
+#endif  // ONNXFLOW_OPS_MATH_ACTIVATE_INL_H_
