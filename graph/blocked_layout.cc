@@ -24,16 +24,15 @@ bool IsFused(const Node& n, const char* op) { return n.domain == kOnnxflowDomain
 
 bool HasInput(const onnx::NodeProto& n, int i) { return i < n.input_size() && !n.input(i).empty(); }
 
-// A float 2-D Conv of group 1 with constant weights (and bias), whole blocks of output channels,
-// and whole blocks of input channels or a stem's few.
+// A float 2-D Conv of group 1 with constant weights (and bias) and at least a block of output
+// channels (fewer would be mostly pad lanes).
 bool ConvertsConv(const Graph& g, const Node& node) {
   if (!IsOp(node, "Conv") && !IsFused(node, "FusedConv")) return false;
   const auto& n = *node.proto;
   if (n.output_size() != 1 || !IsFloatProduct(g, node)) return false;
   if (const auto* group = Attr(n, "group"); group != nullptr && group->i() != 1) return false;
   const Tensor* w = FloatConstant(g, n, 1);
-  if (w == nullptr || w->rank() != 4 || w->dim(0) % kChannelBlock != 0 || w->dim(0) == 0 || w->dim(1) == 0) return false;
-  if (w->dim(1) % kChannelBlock != 0 && w->dim(1) >= kChannelBlock) return false;
+  if (w == nullptr || w->rank() != 4 || w->dim(0) < kChannelBlock || w->dim(1) == 0) return false;
   if (HasInput(n, 2) && FloatConstant(g, n, 2) == nullptr) return false;
   return true;
 }
@@ -51,14 +50,34 @@ bool IsElementwise(const Node& node) {
              : node.opset >= 7;  // older ones broadcast by attribute
 }
 
+// The elementwise ops that keep pad lanes finite (Div could make 0/0), so a following convolution's
+// zero weights still cancel them.
+bool KeepsPadFinite(const Node& node) {
+  return node.domain.empty() && node.op_type() != "Div";
+}
+
 bool IsScalarConstant(const Graph& g, const std::string& name) {
   auto c = g.constants.find(name);
   return c != g.constants.end() && c->second.size() == 1;
 }
 
-Role RoleOf(const Graph& g, const Node& node, const std::set<std::string>& blocked) {
+// Blocked values by name, with their channel count (pad lanes not counted).
+using BlockedValues = std::map<std::string, int64_t>;
+
+bool Padded(const BlockedValues& blocked, const std::string& v) {
+  auto it = blocked.find(v);
+  return it != blocked.end() && it->second % kChannelBlock != 0;
+}
+
+// `read`: every value some node, subgraph or graph output reads.
+Role RoleOf(const Graph& g, const Node& node, const BlockedValues& blocked, const std::set<std::string>& read) {
   if (ConvertsConv(g, node)) return Role::kConv;
   const auto& n = *node.proto;
+  // Inference Dropout is the identity; its mask, when nobody reads it, does not matter.
+  if (IsOp(node, "Dropout") && n.input_size() == 1 && blocked.count(n.input(0)) != 0 &&
+      (n.output_size() == 1 || read.count(n.output(1)) == 0)) {
+    return Role::kLayoutFree;
+  }
   if (n.input_size() == 0 || n.output_size() != 1 || !node.subgraphs.empty()) return Role::kPlain;
   if (blocked.count(n.input(0)) == 0) return Role::kPlain;
   if (IsOp(node, "MaxPool") || IsOp(node, "AveragePool")) {
@@ -69,21 +88,41 @@ Role RoleOf(const Graph& g, const Node& node, const std::set<std::string>& block
   if (IsOp(node, "Concat")) {
     const auto* axis = Attr(n, "axis");
     if (axis == nullptr || (axis->i() != 1 && axis->i() != -3)) return Role::kPlain;
-    for (const auto& in : n.input()) {
-      if (blocked.count(in) == 0) return Role::kPlain;
+    for (const auto& in : n.input()) {  // pad lanes would land between channels
+      if (blocked.count(in) == 0 || Padded(blocked, in)) return Role::kPlain;
     }
     return Role::kLayoutFree;
   }
-  if (IsOp(node, "Dropout")) return n.input_size() == 1 ? Role::kLayoutFree : Role::kPlain;
   if (!IsElementwise(node)) return Role::kPlain;
   for (const auto& in : n.input()) {
-    if (!in.empty() && blocked.count(in) == 0 && !IsScalarConstant(g, in)) return Role::kPlain;
+    if (in.empty() || IsScalarConstant(g, in)) continue;
+    auto it = blocked.find(in);
+    if (it == blocked.end() || it->second != blocked.at(n.input(0))) return Role::kPlain;
+    if (Padded(blocked, in) && !KeepsPadFinite(node)) return Role::kPlain;
   }
   return Role::kLayoutFree;
 }
 
-std::shared_ptr<onnx::NodeProto> Reorder(const char* op, const std::string& from, const std::string& to) {
+// The channels of a converted node's output.
+int64_t OutputChannels(const Graph& g, const Node& node, Role role, const BlockedValues& blocked) {
+  if (role == Role::kConv) return FloatConstant(g, *node.proto, 1)->dim(0);
+  if (IsOp(node, "Concat")) {
+    int64_t sum = 0;
+    for (const auto& in : node.proto->input()) sum += blocked.at(in);
+    return sum;
+  }
+  return blocked.at(node.proto->input(0));
+}
+
+std::shared_ptr<onnx::NodeProto> Reorder(const char* op, const std::string& from, const std::string& to,
+                                         int64_t channels = 0) {
   auto node = std::make_shared<onnx::NodeProto>();
+  if (channels > 0) {  // FromBlocked: the channels to keep
+    auto* a = node->add_attribute();
+    a->set_name("channels");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(channels);
+  }
   node->set_op_type(op);
   node->set_domain(kOnnxflowDomain);
   node->set_name(std::string(op) + "(" + from + ")");
@@ -104,20 +143,25 @@ class Rewriter {
   }
 
   void Run() {
-    std::vector<Role> roles;
-    std::set<std::string> blocked;  // values produced in the blocked layout
+    std::set<std::string> read;
     for (const Node& node : g_->nodes) {
-      roles.push_back(RoleOf(*g_, node, blocked));
-      if (roles.back() != Role::kPlain) blocked.insert(node.proto->output(0));
+      read.insert(node.proto->input().begin(), node.proto->input().end());
+      read.insert(node.implicit_inputs.begin(), node.implicit_inputs.end());
+    }
+    for (const auto& out : g_->outputs) read.insert(out.name);
+    std::vector<Role> roles;
+    BlockedValues blocked;  // values produced in the blocked layout
+    for (const Node& node : g_->nodes) {
+      roles.push_back(RoleOf(*g_, node, blocked, read));
+      if (roles.back() != Role::kPlain) {
+        blocked[node.proto->output(0)] = OutputChannels(*g_, node, roles.back(), blocked);
+      }
     }
     // Which blocked values plain readers (nodes, subgraphs, the graph's outputs) still need.
     std::set<std::string> read_plain;
     for (size_t i = 0; i < g_->nodes.size(); ++i) {
       const Node& node = g_->nodes[i];
-      if (roles[i] == Role::kConv) {  // W and B are constants; X and Z may be plain, never the reverse
-        continue;
-      }
-      if (roles[i] != Role::kPlain) continue;
+      if (roles[i] != Role::kPlain) continue;  // converted nodes read X (and Z) blocked; W and B are constants
       for (const auto& v : node.proto->input()) read_plain.insert(v);
       for (const auto& v : node.implicit_inputs) read_plain.insert(v);
     }
@@ -149,7 +193,9 @@ class Rewriter {
         node.opset = 1;
       }
       rewritten.push_back(std::move(node));
-      if (read_plain.count(out) != 0) AppendNode(Reorder("FromBlocked", BlockedName(out), out), &rewritten);
+      if (read_plain.count(out) != 0) {
+        AppendNode(Reorder("FromBlocked", BlockedName(out), out, blocked.at(out)), &rewritten);
+      }
     }
     g_->nodes = std::move(rewritten);
   }

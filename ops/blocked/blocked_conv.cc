@@ -1,10 +1,12 @@
 // com.onnxflow BlockedConv: a 2-D, group-1 float Conv (with FusedConv's activation and residual)
 // whose output, and usually input, are channel-blocked (blocked_layout.h).
 //
-//   inputs: X [N, C/16, H, W, 16] blocked, or [N, C, H, W] with C < 16 (a network's stem, read as
-//           one block of C channels); W [M, C, kh, kw] constant, M a multiple of 16; B constant
-//           (optional); Z [N, M/16, OH, OW, 16] blocked residual (optional)
-//   output: Y [N, M/16, OH, OW, 16] = act(conv(X, W) + B + Z)
+//   inputs: X [N, ceil(C/16), H, W, 16] blocked, or [N, C, H, W] with C < 16 (a network's stem, read
+//           as one block of C channels); W [M, C, kh, kw] constant; B constant (optional);
+//           Z [N, ceil(M/16), OH, OW, 16] blocked residual (optional)
+//   output: Y [N, ceil(M/16), OH, OW, 16] = act(conv(X, W) + B + Z)
+// Channel counts that are not multiples of 16 fill their last block with pad lanes. Pad input lanes
+// meet zero weights, so only their finiteness matters; pad output lanes hold act(0 + Z's pad).
 //   attributes: Conv's, and activation / activation_alpha / activation_beta
 //
 // The weights are packed once, at load, into groups of 64 output channels: [group][input block]
@@ -57,10 +59,8 @@ class BlockedConvKernel : public OpKernel {
       return InvalidArgument("BlockedConv: W must be a constant float [M, C, kh, kw]");
     }
     const int64_t m = w->dim(0), c = w->dim(1);
-    if (attrs.group != 1 || m % kChannelBlock != 0 || m == 0 || c == 0 ||
-        (c % kChannelBlock != 0 && c >= kChannelBlock)) {
-      return InvalidArgument("BlockedConv: needs group 1, output channels a multiple of 16 and input channels a "
-                             "multiple of 16 or fewer than 16, got W " + ShapeToString(w->shape()));
+    if (attrs.group != 1 || m == 0 || c == 0) {
+      return InvalidArgument("BlockedConv: needs group 1 and channels, got W " + ShapeToString(w->shape()));
     }
     const Tensor* b = info.has_input(2) ? info.constant_input(2) : nullptr;
     if (info.has_input(2) && (b == nullptr || b->dtype() != DataType::kFloat || b->size() != m)) {
@@ -79,9 +79,15 @@ class BlockedConvKernel : public OpKernel {
       x_nchw = x->shape();
     } else {
       ONNXFLOW_ASSIGN_OR_RETURN(x_nchw, UnblockedShape(x->shape(), "X"));
+      if (x->dim(1) != blocks_) {
+        return InvalidArgument("BlockedConv: input 'X' " + ShapeToString(x->shape()) + " has " +
+                               std::to_string(x->dim(1)) + " channel blocks, W " + ShapeToString(w_shape_) + " needs " +
+                               std::to_string(blocks_));
+      }
+      x_nchw[1] = channels_;
     }
     ONNXFLOW_ASSIGN_OR_RETURN(ConvGeometry g, ComputeConvGeometry(attrs_, x_nchw, w_shape_));
-    const Shape y_shape = BlockedShape(g.output_shape());
+    const Shape y_shape = {g.batch, out_width_ / kChannelBlock, g.out_spatial[0], g.out_spatial[1], kChannelBlock};
     const Tensor* z = ctx.input_tensor(3);
     if (z != nullptr && (z->dtype() != DataType::kFloat || z->shape() != y_shape)) {
       return InvalidArgument("BlockedConv: residual 'Z' must be float of the output's shape " +
@@ -110,12 +116,12 @@ class BlockedConvKernel : public OpKernel {
     const int64_t out_pixels = g.out_size();
     const int64_t y_block_stride = out_pixels * kChannelBlock;
     const int64_t tiles = (out_pixels + kTilePixels - 1) / kTilePixels;
-    const int64_t groups = (out_channels_ + kGroupChannels - 1) / kGroupChannels;
+    const int64_t groups = (out_width_ + kGroupChannels - 1) / kGroupChannels;
 
     // Split every (image, group) into ranges of tiles: a few per core, each at most kMaxTilesPerTask
     // and reading at most kRangeInputBytes of the image.
     const int threads = ctx.threads();
-    const int64_t input_per_tile = kTilePixels * g.strides[0] * g.strides[1] * channels_ * sizeof(float);
+    const int64_t input_per_tile = kTilePixels * g.strides[0] * g.strides[1] * in_width_ * sizeof(float);
     int64_t per_task = std::min({kMaxTilesPerTask, tiles, std::max<int64_t>(8, kRangeInputBytes / input_per_tile)});
     while (per_task > 8 && g.batch * groups * ((tiles + per_task - 1) / per_task) < 3 * threads) {
       per_task = (per_task + 1) / 2;
@@ -123,9 +129,9 @@ class BlockedConvKernel : public OpKernel {
     const int64_t ranges = (tiles + per_task - 1) / per_task;
     // Whichever of the image and the weights is bigger is walked once: one image range through
     // every group's weights (the weights stay in L2), or one group through every range.
-    const bool groups_inner = channels_ * in_pixels * sizeof(float) > packed_bytes_;
+    const bool groups_inner = in_width_ * in_pixels * sizeof(float) > packed_bytes_;
     const int64_t tasks = g.batch * groups * ranges;
-    const int64_t flops_per_tile = kTilePixels * kGroupChannels * channels_ * taps_;
+    const int64_t flops_per_tile = kTilePixels * kGroupChannels * in_width_ * taps_;
 
     // Tiles of whole pixels on one output row with the window inside the image read the image
     // at fixed steps (BlockedTile's second way); a kernel row of taps is then one run of memory
@@ -144,7 +150,7 @@ class BlockedConvKernel : public OpKernel {
       const int64_t range = groups_inner ? rest / groups : rest % ranges;
       const int64_t group = groups_inner ? rest % groups : rest / ranges;
       const int64_t tile0 = range * per_task, tile1 = std::min(tiles, tile0 + per_task);
-      const int64_t c0 = group * kGroupChannels, width = std::min(kGroupChannels, out_channels_ - c0);
+      const int64_t c0 = group * kGroupChannels, width = std::min(kGroupChannels, out_width_ - c0);
       std::vector<int64_t> offsets(static_cast<size_t>(taps_ * kTilePixels));
       BlockedTile t;
       t.x_block_stride = x_block_stride;
@@ -154,11 +160,11 @@ class BlockedConvKernel : public OpKernel {
       t.y_block_stride = y_block_stride;
       t.bias = bias_.data() + c0;
       t.activation = activation_;
-      const float* image = xd + n * channels_ * in_pixels;
-      const float* group_weights = packed_.get() + c0 * channels_ * taps_;
-      const float* packed_end = packed_.get() + out_channels_ * channels_ * taps_;
-      float* y_group = y->mutable_data<float>() + (n * out_channels_ + c0) * out_pixels;
-      const float* z_group = z != nullptr ? z->data<float>() + (n * out_channels_ + c0) * out_pixels : nullptr;
+      const float* image = xd + n * in_width_ * in_pixels;
+      const float* group_weights = packed_.get() + c0 * in_width_ * taps_;
+      const float* packed_end = packed_.get() + out_width_ * in_width_ * taps_;
+      float* y_group = y->mutable_data<float>() + (n * out_width_ + c0) * out_pixels;
+      const float* z_group = z != nullptr ? z->data<float>() + (n * out_width_ + c0) * out_pixels : nullptr;
       for (int64_t b0 = 0; b0 < blocks_; b0 += chunk_blocks_) {
         t.blocks = std::min(chunk_blocks_, blocks_ - b0);
         t.x = image + b0 * x_block_stride;
@@ -212,24 +218,30 @@ class BlockedConvKernel : public OpKernel {
         taps_(w.dim(2) * w.dim(3)),
         stem_(w.dim(1) < kChannelBlock),
         block_channels_(stem_ ? channels_ : kChannelBlock),
-        blocks_(channels_ / block_channels_),
-        bias_(static_cast<size_t>(out_channels_), 0.0f),
-        packed_(AlignedFloats::Make(w.size(), /*zero=*/false)),
-        packed_bytes_(w.size() * static_cast<int64_t>(sizeof(float))) {
+        blocks_((channels_ + block_channels_ - 1) / block_channels_),
+        in_width_(blocks_ * block_channels_),
+        out_width_((out_channels_ + kChannelBlock - 1) / kChannelBlock * kChannelBlock),
+        bias_(static_cast<size_t>(out_width_), 0.0f),
+        packed_(AlignedFloats::Make(out_width_ * in_width_ * taps_, /*zero=*/false)),
+        packed_bytes_(out_width_ * in_width_ * taps_ * static_cast<int64_t>(sizeof(float))) {
     const int64_t block_bytes = taps_ * block_channels_ * kGroupChannels * static_cast<int64_t>(sizeof(float));
     chunk_blocks_ = std::max<int64_t>(1, kChunkWeightBytes / block_bytes);
     if (b != nullptr) std::copy(b->data<float>(), b->data<float>() + out_channels_, bias_.begin());
-    // [group][block][tap][channel][group width]; only the last group may be narrower than 64.
+    // [group][block][tap][channel][group width]; only the last group may be narrower than 64. Pad
+    // channels, in and out, get zero weights.
     // (64-byte aligned: a row of 64 weights is four whole cache lines.)
     const float* wd = w.data<float>();
     float* dst = packed_.get();
-    for (int64_t c0 = 0; c0 < out_channels_; c0 += kGroupChannels) {
-      const int64_t width = std::min(kGroupChannels, out_channels_ - c0);
+    for (int64_t c0 = 0; c0 < out_width_; c0 += kGroupChannels) {
+      const int64_t width = std::min(kGroupChannels, out_width_ - c0);
       for (int64_t block = 0; block < blocks_; ++block) {
         for (int64_t tap = 0; tap < taps_; ++tap) {
           for (int64_t ci = 0; ci < block_channels_; ++ci) {
             const int64_t c = block * block_channels_ + ci;
-            for (int64_t col = 0; col < width; ++col) *dst++ = wd[((c0 + col) * channels_ + c) * taps_ + tap];
+            for (int64_t col = 0; col < width; ++col) {
+              const bool real = c0 + col < out_channels_ && c < channels_;
+              *dst++ = real ? wd[((c0 + col) * channels_ + c) * taps_ + tap] : 0.0f;
+            }
           }
         }
       }
@@ -291,7 +303,9 @@ class BlockedConvKernel : public OpKernel {
   Shape w_shape_;
   int64_t out_channels_, channels_, taps_;
   bool stem_;
-  int64_t block_channels_, blocks_, chunk_blocks_ = 1;
+  int64_t block_channels_, blocks_;
+  int64_t in_width_, out_width_;  // channels with their pad lanes
+  int64_t chunk_blocks_ = 1;
   std::vector<float> bias_;
   AlignedFloats packed_;
   int64_t packed_bytes_;

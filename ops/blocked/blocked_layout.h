@@ -1,8 +1,10 @@
 // The channel-blocked layout that convolutional networks run in between convolutions (the graph
 // pass graph/blocked_layout.cc chooses where). A blocked tensor is an ordinary 5-D float tensor
-// [N, C / 16, H, W, 16]: each pixel's 16 channels of a block are contiguous, so a convolution with
-// its output channels in the vector lanes reads and writes whole vectors with no transposes, and
-// elementwise ops and Concat over blocks work on it unchanged.
+// [N, ceil(C/16), H, W, 16]: each pixel's 16 channels of a block are contiguous, so a convolution
+// with its output channels in the vector lanes reads and writes whole vectors with no transposes,
+// and elementwise ops and Concat over blocks work on it unchanged. When C is not a multiple of 16
+// the last block has pad lanes; they hold finite values that no consumer treats as channels (and
+// Concat, which would put them between channels, is not given such tensors).
 #pragma once
 
 #include <cstdint>
@@ -14,7 +16,8 @@ namespace onnxflow {
 
 inline constexpr int64_t kChannelBlock = 16;
 
-// [N, C, H, W] of a blocked [N, C/16, H, W, 16] tensor, or an error naming `input`.
+// [N, C, H, W] of a blocked [N, C/16, H, W, 16] tensor (C counting the pad lanes), or an error
+// naming `input`.
 inline Result<Shape> UnblockedShape(const Shape& blocked, const char* input) {
   if (blocked.size() != 5 || blocked[4] != kChannelBlock) {
     return InvalidArgument(std::string("input '") + input + "' is not channel-blocked [N, C/16, H, W, 16]");
@@ -23,7 +26,7 @@ inline Result<Shape> UnblockedShape(const Shape& blocked, const char* input) {
 }
 
 inline Shape BlockedShape(const Shape& nchw) {
-  return Shape{nchw[0], nchw[1] / kChannelBlock, nchw[2], nchw[3], kChannelBlock};
+  return Shape{nchw[0], (nchw[1] + kChannelBlock - 1) / kChannelBlock, nchw[2], nchw[3], kChannelBlock};
 }
 
 }  // namespace onnxflow

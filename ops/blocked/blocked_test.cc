@@ -27,14 +27,16 @@ std::vector<float> Random(int64_t n, uint32_t seed) {
   return v;
 }
 
-// Element (n, c, h, w) of an NCHW tensor sits at ((n * C/16 + c/16) * H * W + h * W + w) * 16 + c % 16.
+// Element (n, c, h, w) of an NCHW tensor sits at ((n * ceil(C/16) + c/16) * H * W + h * W + w) * 16
+// + c % 16; pad lanes are zero.
 Tensor ToBlockedRef(const Tensor& nchw) {
   const int64_t n_n = nchw.dim(0), c_n = nchw.dim(1), pixels = nchw.dim(2) * nchw.dim(3);
-  Tensor out(DataType::kFloat, BlockedShape(nchw.shape()));
+  const int64_t blocks = (c_n + kChannelBlock - 1) / kChannelBlock;
+  Tensor out = Tensor::FromVector<float>(BlockedShape(nchw.shape()), {});
   for (int64_t n = 0; n < n_n; ++n) {
     for (int64_t c = 0; c < c_n; ++c) {
       for (int64_t p = 0; p < pixels; ++p) {
-        out.mutable_data<float>()[((n * c_n / kChannelBlock + c / kChannelBlock) * pixels + p) * kChannelBlock +
+        out.mutable_data<float>()[((n * blocks + c / kChannelBlock) * pixels + p) * kChannelBlock +
                                   c % kChannelBlock] = nchw.data<float>()[(n * c_n + c) * pixels + p];
       }
     }
@@ -129,13 +131,29 @@ TEST(BlockedConvTest, ResidualAndThreads) {
   RunConvCase({{1, 3, 56, 56}, {64, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {}, true, false, "Relu", 2});
 }
 
+// Channel counts that are not whole blocks: the last block's pad lanes meet zero weights in, and
+// come out zero (no bias there, and Relu(0) = 0).
+TEST(BlockedConvTest, PartialBlocks) {
+  RunConvCase({{1, 16, 9, 9}, {24, 16, 3, 3}, {}, {1, 1, 1, 1}});
+  RunConvCase({{1, 24, 7, 6}, {40, 24, 1, 1}, {}, {}, {}, true, false, "Relu"});
+  RunConvCase({{1, 40, 11, 11}, {72, 40, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, true, true, "Relu", 2});
+  RunConvCase({{1, 3, 19, 19}, {24, 3, 5, 5}, {2, 2}, {2, 2, 2, 2}});
+  RunConvCase({{1, 64, 5, 5}, {1000, 64, 1, 1}, {}, {}, {}, true, false, "Relu"});
+}
+
 TEST(BlockedConvTest, RefusesWhatItCannotRun) {
-  const std::vector<float> w = Random(24 * 16 * 9, 2);
-  OpTest narrow("BlockedConv", 1, "com.onnxflow");  // 24 output channels: not whole blocks
-  narrow.Input(Tensor(DataType::kFloat, {1, 1, 4, 4, 16}))
-      .Input(Tensor::FromVector<float>({24, 16, 3, 3}, w))
+  OpTest grouped("BlockedConv", 1, "com.onnxflow");
+  grouped.Input(Tensor(DataType::kFloat, {1, 2, 4, 4, 16}))
+      .Input(Tensor::FromVector<float>({32, 16, 3, 3}, Random(32 * 16 * 9, 2)))
+      .ConstantInput(1)
+      .Attr("group", int64_t{2});
+  EXPECT_FALSE(RunOne(grouped).ok());
+
+  OpTest blocks("BlockedConv", 1, "com.onnxflow");  // 40 channels are 3 blocks, not 2
+  blocks.Input(Tensor(DataType::kFloat, {1, 2, 4, 4, 16}))
+      .Input(Tensor::FromVector<float>({16, 40, 1, 1}, Random(16 * 40, 2)))
       .ConstantInput(1);
-  EXPECT_FALSE(RunOne(narrow).ok());
+  EXPECT_FALSE(RunOne(blocks).ok());
 
   OpTest plain("BlockedConv", 1, "com.onnxflow");  // 16 channels arrive in the plain layout
   plain.Input(Tensor(DataType::kFloat, {1, 16, 4, 4}))
@@ -147,7 +165,8 @@ TEST(BlockedConvTest, RefusesWhatItCannotRun) {
 }
 
 TEST(BlockedReorderTest, RoundTrip) {
-  for (const Shape& shape : {Shape{1, 16, 1, 1}, Shape{2, 32, 5, 7}, Shape{1, 48, 17, 3}}) {
+  for (const Shape& shape : {Shape{1, 16, 1, 1}, Shape{2, 32, 5, 7}, Shape{1, 48, 17, 3}, Shape{2, 24, 3, 5},
+                             Shape{1, 40, 9, 2}}) {
     const Tensor x = Tensor::FromVector<float>(shape, Random(ElementCount(shape), 5));
     OpTest to("ToBlocked", 1, "com.onnxflow");
     to.Input(x).Threads(2);
@@ -155,14 +174,17 @@ TEST(BlockedReorderTest, RoundTrip) {
     ASSERT_TRUE(blocked.ok()) << blocked.status().ToString();
     EXPECT_TRUE(TensorsEqual(ToBlockedRef(x), *blocked));
     OpTest from("FromBlocked", 1, "com.onnxflow");
-    from.Input(*blocked);
+    from.Input(*blocked).Attr("channels", shape[1]);
     Result<Tensor> back = RunOne(from);
     ASSERT_TRUE(back.ok()) << back.status().ToString();
     EXPECT_TRUE(TensorsEqual(x, *back));
   }
   OpTest bad("ToBlocked", 1, "com.onnxflow");
-  bad.Input(Tensor(DataType::kFloat, {1, 24, 2, 2}));
+  bad.Input(Tensor(DataType::kFloat, {1, 24, 2}));
   EXPECT_FALSE(RunOne(bad).ok());
+  OpTest too_many("FromBlocked", 1, "com.onnxflow");  // 2 blocks hold 17 to 32 channels
+  too_many.Input(Tensor(DataType::kFloat, {1, 2, 2, 2, 16})).Attr("channels", int64_t{16});
+  EXPECT_FALSE(RunOne(too_many).ok());
 }
 
 struct PoolCase {

@@ -1,6 +1,7 @@
 // com.onnxflow ToBlocked and FromBlocked: float [N, C, H, W] <-> channel-blocked
-// [N, C/16, H, W, 16] (blocked_layout.h), C a multiple of 16. The graph pass puts them where a
-// blocked region of the graph meets ops that read the plain layout.
+// [N, ceil(C/16), H, W, 16] (blocked_layout.h). ToBlocked zeroes the last block's pad lanes;
+// FromBlocked's attribute `channels` says how many channels to keep (default: every lane). The graph
+// pass puts them where a blocked region of the graph meets ops that read the plain layout.
 //
 // Each block of 16 channel planes is transposed 16 pixels at a time: a 16 x 16 tile (1 KB) read
 // and written within L1, so both sides stream whole cache lines.
@@ -15,22 +16,23 @@
 namespace onnxflow {
 namespace {
 
-// planes: 16 planes of `pixels` floats, `plane_stride` apart; blocked: [pixels][16].
-void Interleave(const float* planes, int64_t plane_stride, int64_t pixels, float* blocked) {
+// planes: `channels` (at most 16) planes of `pixels` floats, `plane_stride` apart; blocked:
+// [pixels][16], the lanes past `channels` zero.
+void Interleave(const float* planes, int64_t plane_stride, int64_t channels, int64_t pixels, float* blocked) {
   for (int64_t p0 = 0; p0 < pixels; p0 += kChannelBlock) {
     const int64_t count = std::min(kChannelBlock, pixels - p0);
     for (int64_t c = 0; c < kChannelBlock; ++c) {
       const float* src = planes + c * plane_stride + p0;
       float* dst = blocked + p0 * kChannelBlock + c;
-      for (int64_t i = 0; i < count; ++i) dst[i * kChannelBlock] = src[i];
+      for (int64_t i = 0; i < count; ++i) dst[i * kChannelBlock] = c < channels ? src[i] : 0.0f;
     }
   }
 }
 
-void Deinterleave(const float* blocked, int64_t pixels, int64_t plane_stride, float* planes) {
+void Deinterleave(const float* blocked, int64_t pixels, int64_t plane_stride, int64_t channels, float* planes) {
   for (int64_t p0 = 0; p0 < pixels; p0 += kChannelBlock) {
     const int64_t count = std::min(kChannelBlock, pixels - p0);
-    for (int64_t c = 0; c < kChannelBlock; ++c) {
+    for (int64_t c = 0; c < channels; ++c) {
       const float* src = blocked + p0 * kChannelBlock + c;
       float* dst = planes + c * plane_stride + p0;
       for (int64_t i = 0; i < count; ++i) dst[i] = src[i * kChannelBlock];
@@ -41,31 +43,41 @@ void Deinterleave(const float* blocked, int64_t pixels, int64_t plane_stride, fl
 // ToBlocked (plain -> blocked) or FromBlocked: one block of 16 channel planes per work item.
 class ReorderKernel : public OpKernel {
  public:
-  explicit ReorderKernel(bool to_blocked) : to_blocked_(to_blocked) {}
+  ReorderKernel(bool to_blocked, int64_t channels) : to_blocked_(to_blocked), channels_(channels) {}
 
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
+    const char* op = to_blocked_ ? "ToBlocked" : "FromBlocked";
+    if (x->dtype() != DataType::kFloat) return InvalidArgument(std::string(op) + ": input 'X' must be float");
     Shape nchw = x->shape();
-    if (to_blocked_ && (x->dtype() != DataType::kFloat || x->rank() != 4 || x->dim(1) % kChannelBlock != 0)) {
-      return InvalidArgument("ToBlocked: input 'X' must be float [N, C, H, W] with C a multiple of 16, got " +
-                             ShapeToString(x->shape()));
+    if (to_blocked_ && x->rank() != 4) {
+      return InvalidArgument("ToBlocked: input 'X' must be [N, C, H, W], got " + ShapeToString(x->shape()));
     }
     if (!to_blocked_) {
-      if (x->dtype() != DataType::kFloat) return InvalidArgument("FromBlocked: input 'X' must be float");
       ONNXFLOW_ASSIGN_OR_RETURN(nchw, UnblockedShape(x->shape(), "X"));
+      if (channels_ > 0) {
+        if (channels_ > nchw[1] || channels_ <= nchw[1] - kChannelBlock) {
+          return InvalidArgument("FromBlocked: " + std::to_string(channels_) + " channels do not fill the last of " +
+                                 std::to_string(x->dim(1)) + " blocks");
+        }
+        nchw[1] = channels_;
+      }
     }
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat,
                                                                     to_blocked_ ? BlockedShape(nchw) : nchw));
-    const int64_t pixels = nchw[2] * nchw[3], blocks = nchw[0] * nchw[1] / kChannelBlock;
+    const int64_t channels = nchw[1], pixels = nchw[2] * nchw[3];
+    const int64_t blocks = (channels + kChannelBlock - 1) / kChannelBlock;
     const float* xd = x->data<float>();
     float* yd = y->mutable_data<float>();
-    ParallelFor(ctx, blocks, pixels * kChannelBlock, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        const int64_t at = b * pixels * kChannelBlock;  // the same in both layouts
+    ParallelFor(ctx, nchw[0] * blocks, pixels * kChannelBlock, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t n = i / blocks, b = i % blocks;
+        const int64_t in_block = std::min(kChannelBlock, channels - b * kChannelBlock);
+        const int64_t plain_at = (n * channels + b * kChannelBlock) * pixels, blocked_at = i * pixels * kChannelBlock;
         if (to_blocked_) {
-          Interleave(xd + at, pixels, pixels, yd + at);
+          Interleave(xd + plain_at, pixels, in_block, pixels, yd + blocked_at);
         } else {
-          Deinterleave(xd + at, pixels, pixels, yd + at);
+          Deinterleave(xd + blocked_at, pixels, pixels, in_block, yd + plain_at);
         }
       }
     });
@@ -74,6 +86,7 @@ class ReorderKernel : public OpKernel {
 
  private:
   bool to_blocked_;
+  int64_t channels_;  // FromBlocked: the channels to keep (the last block's pad lanes dropped); 0: all
 };
 
 }  // namespace
@@ -82,8 +95,9 @@ Status RegisterBlockedReorders(KernelRegistry& registry) {
   for (bool to_blocked : {true, false}) {
     ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxflowDomain, to_blocked ? "ToBlocked" : "FromBlocked", 1,
                                                kOpenEnded,
-                                               [to_blocked](const KernelInfo&) -> Result<std::unique_ptr<OpKernel>> {
-                                                 return std::unique_ptr<OpKernel>(new ReorderKernel(to_blocked));
+                                               [to_blocked](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
+                                                 return std::unique_ptr<OpKernel>(
+                                                     new ReorderKernel(to_blocked, info.GetInt("channels", 0)));
                                                }));
   }
   return Status::Ok();
