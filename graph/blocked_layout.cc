@@ -69,13 +69,13 @@ bool Padded(const BlockedValues& blocked, const std::string& v) {
   return it != blocked.end() && it->second % kChannelBlock != 0;
 }
 
-// `read`: every value some node, subgraph or graph output reads.
-Role RoleOf(const Graph& g, const Node& node, const BlockedValues& blocked, const std::set<std::string>& read) {
+// `uses`: who reads each value (nodes, subgraphs, graph outputs).
+Role RoleOf(const Graph& g, const Node& node, const BlockedValues& blocked, const Uses& uses) {
   if (ConvertsConv(g, node)) return Role::kConv;
   const auto& n = *node.proto;
   // Inference Dropout is the identity; its mask, when nobody reads it, does not matter.
   if (IsOp(node, "Dropout") && n.input_size() == 1 && blocked.count(n.input(0)) != 0 &&
-      (n.output_size() == 1 || read.count(n.output(1)) == 0)) {
+      (n.output_size() == 1 || uses.readers.count(n.output(1)) == 0)) {
     return Role::kLayoutFree;
   }
   if (n.input_size() == 0 || n.output_size() != 1 || !node.subgraphs.empty()) return Role::kPlain;
@@ -143,16 +143,11 @@ class Rewriter {
   }
 
   void Run() {
-    std::set<std::string> read;
-    for (const Node& node : g_->nodes) {
-      read.insert(node.proto->input().begin(), node.proto->input().end());
-      read.insert(node.implicit_inputs.begin(), node.implicit_inputs.end());
-    }
-    for (const auto& out : g_->outputs) read.insert(out.name);
+    const Uses uses = CountUses(*g_);
     std::vector<Role> roles;
     BlockedValues blocked;  // values produced in the blocked layout
     for (const Node& node : g_->nodes) {
-      roles.push_back(RoleOf(*g_, node, blocked, read));
+      roles.push_back(RoleOf(*g_, node, blocked, uses));
       if (roles.back() != Role::kPlain) {
         blocked[node.proto->output(0)] = OutputChannels(*g_, node, roles.back(), blocked);
       }

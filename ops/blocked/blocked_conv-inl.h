@@ -98,7 +98,8 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
         for (size_t p = 0; p < kP; ++p) {
           const uintptr_t padding = static_cast<uintptr_t>(off[p] >> 63);  // all ones for -1
           const uintptr_t inside = reinterpret_cast<uintptr_t>(xb + (off[p] & ~off[p] >> 63));
-          src[p] = reinterpret_cast<const float*>((inside & ~padding) | (reinterpret_cast<uintptr_t>(kZeros) & padding));
+          const uintptr_t zeros = reinterpret_cast<uintptr_t>(kZeros);
+          src[p] = reinterpret_cast<const float*>((inside & ~padding) | (zeros & padding));
         }
       }
       const float* HWY_RESTRICT wt = wb + tap * tap_weights;

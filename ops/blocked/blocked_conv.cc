@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "ops/blocked/blocked_conv_tile.h"
+#include "ops/blocked/reorder.h"
 #include "ops/framework/parallel.h"
 #include "ops/math/conv_geometry.h"
 #include "ops/math/fused_activation.h"
@@ -103,11 +104,8 @@ class BlockedConvKernel : public OpKernel {
     if (stem_) {
       interleaved.resize(static_cast<size_t>(x->size()));
       for (int64_t n = 0; n < g.batch; ++n) {
-        const float* src = xd + n * channels_ * in_pixels;
-        float* dst = interleaved.data() + n * channels_ * in_pixels;
-        for (int64_t c = 0; c < channels_; ++c) {
-          for (int64_t p = 0; p < in_pixels; ++p) dst[p * channels_ + c] = src[c * in_pixels + p];
-        }
+        const int64_t at = n * channels_ * in_pixels;
+        InterleaveChannels(xd + at, in_pixels, channels_, in_pixels, channels_, interleaved.data() + at);
       }
       xd = interleaved.data();
     }
@@ -129,7 +127,7 @@ class BlockedConvKernel : public OpKernel {
     const int64_t ranges = (tiles + per_task - 1) / per_task;
     // Whichever of the image and the weights is bigger is walked once: one image range through
     // every group's weights (the weights stay in L2), or one group through every range.
-    const bool groups_inner = in_width_ * in_pixels * sizeof(float) > packed_bytes_;
+    const bool groups_inner = in_width_ * in_pixels > packed_.size;
     const int64_t tasks = g.batch * groups * ranges;
     const int64_t flops_per_tile = kTilePixels * kGroupChannels * in_width_ * taps_;
 
@@ -137,6 +135,7 @@ class BlockedConvKernel : public OpKernel {
     // at fixed steps (BlockedTile's second way); a kernel row of taps is then one run of memory
     // when the columns are not dilated.
     const bool merge_rows = g.dilations[1] == 1;
+    const bool pointwise = IsPointwise(g);
     std::vector<int64_t> uniform_taps;
     for (int64_t kh = 0; kh < g.kernel[0]; ++kh) {
       for (int64_t kw = 0; kw < (merge_rows ? 1 : g.kernel[1]); ++kw) {
@@ -162,7 +161,7 @@ class BlockedConvKernel : public OpKernel {
       t.activation = activation_;
       const float* image = xd + n * in_width_ * in_pixels;
       const float* group_weights = packed_.get() + c0 * in_width_ * taps_;
-      const float* packed_end = packed_.get() + out_width_ * in_width_ * taps_;
+      const float* packed_end = packed_.get() + packed_.size;
       float* y_group = y->mutable_data<float>() + (n * out_width_ + c0) * out_pixels;
       const float* z_group = z != nullptr ? z->data<float>() + (n * out_width_ + c0) * out_pixels : nullptr;
       for (int64_t b0 = 0; b0 < blocks_; b0 += chunk_blocks_) {
@@ -182,7 +181,7 @@ class BlockedConvKernel : public OpKernel {
           t.prefetch_floats = std::max<int64_t>(0, std::min(share, next_floats - done));
           const int64_t p0 = tile * kTilePixels;
           t.pixels = std::min(kTilePixels, out_pixels - p0);
-          if (UniformTile(g, p0, t.pixels, pixel_stride, &t.base, &t.pixel_step)) {
+          if (UniformTile(g, pointwise, p0, t.pixels, pixel_stride, &t.base, &t.pixel_step)) {
             t.offsets = nullptr;
             t.taps = static_cast<int64_t>(uniform_taps.size());
             t.block_channels = uniform_channels;
@@ -222,8 +221,7 @@ class BlockedConvKernel : public OpKernel {
         in_width_(blocks_ * block_channels_),
         out_width_((out_channels_ + kChannelBlock - 1) / kChannelBlock * kChannelBlock),
         bias_(static_cast<size_t>(out_width_), 0.0f),
-        packed_(AlignedFloats::Make(out_width_ * in_width_ * taps_, /*zero=*/false)),
-        packed_bytes_(out_width_ * in_width_ * taps_ * static_cast<int64_t>(sizeof(float))) {
+        packed_(AlignedFloats::Make(out_width_ * in_width_ * taps_, /*zero=*/false)) {
     const int64_t block_bytes = taps_ * block_channels_ * kGroupChannels * static_cast<int64_t>(sizeof(float));
     chunk_blocks_ = std::max<int64_t>(1, kChunkWeightBytes / block_bytes);
     if (b != nullptr) std::copy(b->data<float>(), b->data<float>() + out_channels_, bias_.begin());
@@ -249,15 +247,13 @@ class BlockedConvKernel : public OpKernel {
   }
 
   // Whether the full tile starting at output pixel p0 lies on one output row with every tap inside
-  // the image (or the convolution is pointwise, where the rows join up); if so, where its first
+  // the image (or the convolution is `pointwise`, where the rows join up); if so, where its first
   // pixel's window starts and how far apart its pixels are.
-  static bool UniformTile(const ConvGeometry& g, int64_t p0, int64_t pixels, int64_t pixel_stride, int64_t* base,
-                          int64_t* step) {
+  static bool UniformTile(const ConvGeometry& g, bool pointwise, int64_t p0, int64_t pixels, int64_t pixel_stride,
+                          int64_t* base, int64_t* step) {
     if (pixels != kTilePixels) return false;
     const int64_t out_w = g.out_spatial[1], in_h = g.in_spatial[0], in_w = g.in_spatial[1];
-    const bool flat = g.kernel[0] == 1 && g.kernel[1] == 1 && g.strides[0] == 1 && g.strides[1] == 1 &&
-                      g.pads_begin[0] == 0 && g.pads_begin[1] == 0 && g.pads_end[0] == 0 && g.pads_end[1] == 0;
-    if (flat) {
+    if (pointwise) {
       *base = p0 * pixel_stride;
       *step = pixel_stride;
       return true;
@@ -308,7 +304,6 @@ class BlockedConvKernel : public OpKernel {
   int64_t chunk_blocks_ = 1;
   std::vector<float> bias_;
   AlignedFloats packed_;
-  int64_t packed_bytes_;
 };
 
 }  // namespace

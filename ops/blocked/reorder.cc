@@ -14,20 +14,24 @@
 #include "ops/framework/shape.h"
 
 namespace onnxflow {
-namespace {
 
-// planes: `channels` (at most 16) planes of `pixels` floats, `plane_stride` apart; blocked:
-// [pixels][16], the lanes past `channels` zero.
-void Interleave(const float* planes, int64_t plane_stride, int64_t channels, int64_t pixels, float* blocked) {
+void InterleaveChannels(const float* planes, int64_t plane_stride, int64_t channels, int64_t pixels, int64_t lanes,
+                        float* interleaved) {
   for (int64_t p0 = 0; p0 < pixels; p0 += kChannelBlock) {
     const int64_t count = std::min(kChannelBlock, pixels - p0);
-    for (int64_t c = 0; c < kChannelBlock; ++c) {
+    for (int64_t c = 0; c < lanes; ++c) {
+      float* dst = interleaved + p0 * lanes + c;
+      if (c >= channels) {
+        for (int64_t i = 0; i < count; ++i) dst[i * lanes] = 0.0f;
+        continue;
+      }
       const float* src = planes + c * plane_stride + p0;
-      float* dst = blocked + p0 * kChannelBlock + c;
-      for (int64_t i = 0; i < count; ++i) dst[i * kChannelBlock] = c < channels ? src[i] : 0.0f;
+      for (int64_t i = 0; i < count; ++i) dst[i * lanes] = src[i];
     }
   }
 }
+
+namespace {
 
 void Deinterleave(const float* blocked, int64_t pixels, int64_t plane_stride, int64_t channels, float* planes) {
   for (int64_t p0 = 0; p0 < pixels; p0 += kChannelBlock) {
@@ -75,7 +79,7 @@ class ReorderKernel : public OpKernel {
         const int64_t in_block = std::min(kChannelBlock, channels - b * kChannelBlock);
         const int64_t plain_at = (n * channels + b * kChannelBlock) * pixels, blocked_at = i * pixels * kChannelBlock;
         if (to_blocked_) {
-          Interleave(xd + plain_at, pixels, in_block, pixels, yd + blocked_at);
+          InterleaveChannels(xd + plain_at, pixels, in_block, pixels, kChannelBlock, yd + blocked_at);
         } else {
           Deinterleave(xd + blocked_at, pixels, pixels, in_block, yd + plain_at);
         }

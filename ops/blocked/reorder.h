@@ -1,9 +1,18 @@
-// com.onnxflow ToBlocked / FromBlocked (reorder.cc).
+// com.onnxflow ToBlocked / FromBlocked (reorder.cc), and the transpose they and the blocked stem
+// share.
 #pragma once
+
+#include <cstdint>
 
 #include "ops/framework/registry.h"
 
 namespace onnxflow {
+
+// `channels` planes of `pixels` floats, `plane_stride` apart, into pixel-major rows of `lanes`
+// floats (lanes >= channels; the lanes past `channels` are zero). Transposed 16 pixels at a time,
+// so both sides stay within L1 while a tile is moved.
+void InterleaveChannels(const float* planes, int64_t plane_stride, int64_t channels, int64_t pixels, int64_t lanes,
+                        float* interleaved);
 
 Status RegisterBlockedReorders(KernelRegistry& registry);
 

@@ -24,13 +24,6 @@
 namespace onnxflow {
 namespace {
 
-bool IsPointwise(const ConvGeometry& g) {
-  for (size_t d = 0; d < g.kernel.size(); ++d) {
-    if (g.kernel[d] != 1 || g.strides[d] != 1 || g.pads_begin[d] != 0 || g.pads_end[d] != 0) return false;
-  }
-  return true;
-}
-
 // A strided 1x1 convolution without pads (ResNet's projections) is pointwise on every s-th pixel:
 // gathering those once makes a B matrix a quarter of the image, read in place like X itself.
 bool IsStridedPointwise2D(const ConvGeometry& g) {

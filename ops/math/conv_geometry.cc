@@ -174,4 +174,11 @@ void Im2Col(const ConvGeometry& g, const float* image, int64_t channels, int64_t
   }
 }
 
+bool IsPointwise(const ConvGeometry& g) {
+  for (size_t d = 0; d < g.kernel.size(); ++d) {
+    if (g.kernel[d] != 1 || g.strides[d] != 1 || g.pads_begin[d] != 0 || g.pads_end[d] != 0) return false;
+  }
+  return true;
+}
+
 }  // namespace onnxflow

@@ -45,6 +45,9 @@ struct ConvGeometry {
 // X is [N, C, D1..Dn], W is [M, C/group, k1..kn]. Errors name the mismatch.
 Result<ConvGeometry> ComputeConvGeometry(const ConvAttributes& attrs, const Shape& x, const Shape& w);
 
+// A 1x1 window, stride 1 and no pads: output pixel p reads input pixel p alone.
+bool IsPointwise(const ConvGeometry& g);
+
 // Unfolds one group of one image into the GEMM's B operand: row r = (c, k1..kn) of
 // channels * kernel_size rows, column p = output position; values outside the image are 0.
 // Writes rows [row0, row1) of columns [col0, col1): element (r, j) goes to
