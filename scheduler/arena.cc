@@ -9,16 +9,16 @@ namespace onnxflow {
 
 int DefaultThreadCount() { return tbb::info::default_concurrency(); }
 
-std::shared_ptr<tbb::task_arena> SharedArena(int threads) {
+std::shared_ptr<ThreadPool> SharedThreadPool(int threads) {
   if (threads <= 0) threads = DefaultThreadCount();
   static std::mutex mutex;
-  static auto* arenas = new std::map<int, std::weak_ptr<tbb::task_arena>>();
+  static auto* pools = new std::map<int, std::weak_ptr<ThreadPool>>();
   std::lock_guard<std::mutex> lock(mutex);
-  if (auto arena = (*arenas)[threads].lock()) return arena;
-  auto arena = std::make_shared<tbb::task_arena>(threads);
-  arena->initialize();
-  (*arenas)[threads] = arena;
-  return arena;
+  if (auto pool = (*pools)[threads].lock()) return pool;
+  auto pool = std::make_shared<ThreadPool>(threads);
+  pool->arena.initialize();
+  (*pools)[threads] = pool;
+  return pool;
 }
 
 }  // namespace onnxflow

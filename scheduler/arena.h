@@ -1,16 +1,25 @@
-// One task arena per thread count, shared by every session in the process: a hundred sessions add
-// no threads, and inter-op (flow graph) and intra-op (parallel_for) work of all of them share the
-// same cores instead of oversubscribing them.
+// One thread pool per thread count, shared by every session in the process: a hundred sessions
+// add no threads, and inter-op (flow graph) and intra-op (parallel_for) work of all of them share
+// the same cores instead of oversubscribing them. The pool's gate admits as many runs at once as
+// it has cores (admission.h).
 #pragma once
 
 #include <memory>
 
 #include <oneapi/tbb/task_arena.h>
 
+#include "scheduler/admission.h"
+
 namespace onnxflow {
 
+struct ThreadPool {
+  explicit ThreadPool(int threads) : arena(threads), gate(threads) {}
+  tbb::task_arena arena;
+  RunGate gate;
+};
+
 // `threads` <= 0 means all cores.
-std::shared_ptr<tbb::task_arena> SharedArena(int threads);
+std::shared_ptr<ThreadPool> SharedThreadPool(int threads);
 
 int DefaultThreadCount();
 

@@ -129,7 +129,7 @@ Executor::Executor(const Plan& plan, ExecutionMode mode) : plan_(plan), mode_(mo
 Executor::~Executor() = default;
 
 Status Executor::Run(std::vector<Value>& values, RunState& run) const {
-  return mode_ == ExecutionMode::kSequential ? RunSequential(values, run) : RunDataflow(values, run);
+  return mode_ == ExecutionMode::kSequential || run.threads() <= 1 ? RunSequential(values, run) : RunDataflow(values, run);
 }
 
 Status Executor::RunSequential(std::vector<Value>& values, RunState& run) const {

@@ -21,7 +21,7 @@ class SessionImpl {
     auto impl = std::shared_ptr<SessionImpl>(new SessionImpl());
     impl->options_ = options;
     impl->threads_ = options.threads > 0 ? options.threads : DefaultThreadCount();
-    impl->arena_ = SharedArena(impl->threads_);
+    impl->pool_ = SharedThreadPool(impl->threads_);
     ONNXFLOW_ASSIGN_OR_RETURN(impl->plan_, Plan::Build(*model->graph, {}, GlobalKernelRegistry(), options, 0));
     impl->executor_ = std::make_unique<Executor>(*impl->plan_, options.mode);
     // Inputs with an initializer are optional; list the required ones first, as users expect.
@@ -36,7 +36,36 @@ class SessionImpl {
     return std::shared_ptr<const SessionImpl>(impl);
   }
 
+  // A run from a host thread: waits for a place in the pool (admission.h), then runs.
   Result<std::vector<NamedValue>> Run(const std::vector<NamedValue>& inputs, const RunOptions& options) const {
+    ONNXFLOW_ASSIGN_OR_RETURN(std::vector<Value> values, BindInputs(inputs));
+    ONNXFLOW_ASSIGN_OR_RETURN(const int executing, pool_->gate.Enter(options));
+    PlaceInPool place{pool_->gate};
+    ONNXFLOW_RETURN_IF_ERROR(Execute(values, options, executing));
+    return CollectOutputs(values);
+  }
+
+  // A run that already has its place (RunAsync, on a pool thread); gives it back when done.
+  Result<std::vector<NamedValue>> RunAdmitted(const std::vector<NamedValue>& inputs, const RunOptions& options,
+                                              int executing) const {
+    PlaceInPool place{pool_->gate};
+    ONNXFLOW_ASSIGN_OR_RETURN(std::vector<Value> values, BindInputs(inputs));
+    ONNXFLOW_RETURN_IF_ERROR(Execute(values, options, executing));
+    return CollectOutputs(values);
+  }
+
+  const std::vector<ValueInfo>& inputs() const { return inputs_; }
+  const std::vector<ValueInfo>& outputs() const { return plan_->outputs(); }
+  ThreadPool& pool() const { return *pool_; }
+
+ private:
+  struct PlaceInPool {
+    RunGate& gate;
+    ~PlaceInPool() { gate.Leave(); }
+  };
+
+  // The value table of one run: constants, and the inputs checked against the model.
+  Result<std::vector<Value>> BindInputs(const std::vector<NamedValue>& inputs) const {
     const Plan& plan = *plan_;
     std::vector<Value> values(plan.slot_count());
     for (const auto& [slot, value] : plan.constants()) values[slot] = value;
@@ -55,21 +84,28 @@ class SessionImpl {
         return InvalidArgument("input '" + info.name + "' is required but was not given");
       }
     }
+    return values;
+  }
 
-    // Cost rule for intra-op threads: a run alone gets every core; when several are in flight each
-    // gets its share, so concurrent runs of a small model do not fight over parallel_for.
-    const int in_flight = in_flight_.fetch_add(1, std::memory_order_relaxed) + 1;
-    RunState run(options_.limits, options, std::max(1, threads_ / in_flight));
+  // Cost rule for intra-op threads: a run alone gets every core; with others executing, each gets
+  // its share. A run left with one core runs on the thread that holds its place (the caller's, or
+  // a pool thread for RunAsync), in topological order: the pool's threads stay with the runs that
+  // split their work, and the run's tensors stay in one core's caches.
+  Status Execute(std::vector<Value>& values, const RunOptions& options, int executing) const {
+    RunState run(options_.limits, options, std::max(1, threads_ / executing));
+    if (run.threads() == 1) return executor_->Run(values, run);
     Status status;
     char done = 0;  // the run's writes happen before this thread reads them (tsan_annotations.h)
-    arena_->execute(MakeTsanVisible([&] {
+    pool_->arena.execute(MakeTsanVisible([&] {
       status = executor_->Run(values, run);
       HappensBefore(&done);
     }));
     HappensAfter(&done);
-    in_flight_.fetch_sub(1, std::memory_order_relaxed);
-    ONNXFLOW_RETURN_IF_ERROR(status);
+    return status;
+  }
 
+  std::vector<NamedValue> CollectOutputs(const std::vector<Value>& values) const {
+    const Plan& plan = *plan_;
     std::vector<NamedValue> outputs;
     outputs.reserve(plan.output_slots().size());
     for (size_t i = 0; i < plan.output_slots().size(); ++i) {
@@ -78,11 +114,6 @@ class SessionImpl {
     return outputs;
   }
 
-  const std::vector<ValueInfo>& inputs() const { return inputs_; }
-  const std::vector<ValueInfo>& outputs() const { return plan_->outputs(); }
-  tbb::task_arena& arena() const { return *arena_; }
-
- private:
   static Status CheckInput(const ValueInfo& info, const Value& value) {
     const std::string where = "input '" + info.name + "'";
     if (value.is_none()) {
@@ -114,13 +145,12 @@ class SessionImpl {
 
   SessionOptions options_;
   int threads_ = 1;
-  std::shared_ptr<tbb::task_arena> arena_;
+  std::shared_ptr<ThreadPool> pool_;
   std::unique_ptr<graph::Model> model_;
   std::unique_ptr<Plan> plan_;
   std::unique_ptr<Executor> executor_;
   std::vector<ValueInfo> inputs_;
   std::map<std::string, std::pair<int, int>> input_slot_;  // name -> (slot, index in plan inputs)
-  mutable std::atomic<int> in_flight_{0};
 };
 
 Session::Session(std::shared_ptr<const SessionImpl> impl) : impl_(std::move(impl)) {}
@@ -165,11 +195,14 @@ Result<std::vector<NamedValue>> Session::Run(const std::vector<NamedValue>& inpu
   return Guarded([&] { return impl_->Run(inputs, options); });
 }
 
+// The run waits for its place without holding a thread; once admitted it goes to the pool.
 void Session::RunAsync(std::vector<NamedValue> inputs, RunOptions options, RunCallback done) const {
-  impl_->arena().enqueue(
-      MakeTsanVisible([impl = impl_, inputs = std::move(inputs), options, done = std::move(done)] {
-        done(Guarded([&] { return impl->Run(inputs, options); }));
-      }));
+  auto impl = impl_;
+  impl->pool().gate.EnterAsync([impl, inputs = std::move(inputs), options, done = std::move(done)](int executing) {
+    impl->pool().arena.enqueue(MakeTsanVisible([impl, inputs, options, done, executing] {
+      done(Guarded([&] { return impl->RunAdmitted(inputs, options, executing); }));
+    }));
+  });
 }
 
 const std::vector<ValueInfo>& Session::inputs() const { return impl_->inputs(); }

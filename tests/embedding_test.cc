@@ -1,6 +1,7 @@
 // Embedding: sessions share one thread pool, the thread cap holds, async runs complete.
 #include <dirent.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -74,6 +75,42 @@ TEST(Embedding, ThreadCapHolds) {
   EXPECT_EQ(threads.size(), 1u);
   // 4 branches x (FusedMatMul carrying the Tanh, Sigmoid) + Sum: every node was profiled.
   EXPECT_EQ(profile.nodes.size(), 9u);
+}
+
+// More request threads than cores: at most `threads` runs execute at any moment (each run's span
+// is its first node's start to its last node's end), and every run completes.
+TEST(Embedding, RunsBeyondTheCoresWaitTheirTurn) {
+  SessionOptions two;
+  two.threads = 2;
+  auto s = Session::LoadFromBytes(BranchyModel(), two);
+  ASSERT_TRUE(s.ok());
+  constexpr int kHosts = 6, kRunsEach = 4;
+  std::vector<RunProfile> profiles(kHosts * kRunsEach);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> hosts;
+  for (int h = 0; h < kHosts; ++h) {
+    hosts.emplace_back([&, h] {
+      for (int r = 0; r < kRunsEach; ++r) {
+        RunOptions options;
+        options.profile = &profiles[h * kRunsEach + r];
+        if (!s->Run(BranchyInputs(), options).ok()) ++failures;
+      }
+    });
+  }
+  for (auto& t : hosts) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  std::vector<std::pair<int64_t, int>> edges;  // (time, +1 at a run's start / -1 at its end)
+  for (const auto& p : profiles) {
+    ASSERT_FALSE(p.nodes.empty());
+    int64_t start = p.nodes[0].start_ns, end = p.nodes[0].end_ns;
+    for (const auto& n : p.nodes) start = std::min(start, n.start_ns), end = std::max(end, n.end_ns);
+    edges.push_back({start, +1});
+    edges.push_back({end, -1});
+  }
+  std::sort(edges.begin(), edges.end());  // at equal times the end (-1) comes first
+  int executing = 0, most = 0;
+  for (const auto& [time, step] : edges) most = std::max(most, executing += step);
+  EXPECT_LE(most, 2);
 }
 
 TEST(Embedding, ProfilesNamesAndOrdersNodes) {
