@@ -23,7 +23,7 @@ class ClipKernel : public OpKernel {
 
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, x->dtype(), x->shape()));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, x->dtype(), x->shape()));
     return DispatchType<ONNXFLOW_NUMERIC_TYPES>(x->dtype(), [&](auto tag) -> Status {
       using T = decltype(tag);
       using C = ComputeType<T>;

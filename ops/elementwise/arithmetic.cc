@@ -100,7 +100,7 @@ class ArithmeticKernel : public OpKernel {
     ONNXFLOW_RETURN_IF_ERROR(SameTypeOrError(*a, *b_in, ArithName(op_)));
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor b, legacy_.Apply(*a, *b_in));
     ONNXFLOW_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(a->shape(), b.shape()));
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, a->dtype(), shape));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, a->dtype(), shape));
     return DispatchType<ONNXFLOW_NUMERIC_TYPES>(
         a->dtype(), [&](auto tag) { return Arithmetic<decltype(tag)>(ctx, op_, *a, b, y); });
   }

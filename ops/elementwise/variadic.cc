@@ -88,7 +88,7 @@ class VariadicKernel : public OpKernel {
     if (inputs.empty()) return InvalidArgument(std::string(name_) + " needs at least one input");
     ONNXFLOW_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(shapes));
     const DataType dtype = inputs[0]->dtype();
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, dtype, shape));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, dtype, shape));
     auto body = [&](auto tag) -> Status {
       using T = decltype(tag);
       if (inputs.size() == 1) {

@@ -1,5 +1,5 @@
 // Direct depthwise 2-D convolution: the SIMD plane kernel (depthwise-inl.h) per output channel,
-// channels split over the cores.
+// with the addend and activation applied as it stores; channels split over the cores.
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "ops/math/conv_depthwise.cc"
@@ -18,6 +18,7 @@
 namespace onnxflow {
 
 HWY_EXPORT(DepthwisePlaneImpl);
+HWY_EXPORT(DepthwiseUsesScratchImpl);
 
 bool IsDepthwise2D(const ConvGeometry& g) {
   return g.kernel.size() == 2 && g.in_channels == g.group && g.group > 1;
@@ -29,8 +30,8 @@ void DepthwiseConv2D(const ConvGeometry& g, const float* x, const float* w, cons
   DepthwisePlane p{g.in_spatial[0], g.in_spatial[1], g.out_spatial[0], g.out_spatial[1],
                    g.kernel[0],     g.kernel[1],     g.strides[0],     g.strides[1],
                    g.dilations[0],  g.dilations[1],  g.pads_begin[0],  g.pads_begin[1], 0};
-  const bool padded = p.sw <= 2 && p.kw_n <= kDepthwiseMaxFastTaps;  // the plane kernel's fast path
-  p.padded_w = padded ? DepthwisePaddedWidth(p) : 0;
+  p.padded_w = DepthwisePaddedWidth(p);
+  const bool padded = HWY_DYNAMIC_DISPATCH(DepthwiseUsesScratchImpl)(p);
   const int64_t mult = g.out_channels / g.in_channels;  // output channels per input channel
   const int64_t planes = g.batch * g.out_channels;
   const int64_t out_plane = p.oh_n * p.ow_n;
@@ -40,8 +41,8 @@ void DepthwiseConv2D(const ConvGeometry& g, const float* x, const float* w, cons
       const int64_t n = plane / g.out_channels, m = plane % g.out_channels;
       float* out = y + plane * out_plane;
       plane_kernel(p, x + (n * g.in_channels + m / mult) * p.ih_n * p.iw_n, w + m * p.kh_n * p.kw_n,
-                   bias != nullptr ? bias[m] : 0.0f, out, scratch.data());
-      AddThenActivate(activation, addend != nullptr ? addend + plane * out_plane : nullptr, out, out_plane);
+                   bias != nullptr ? bias[m] : 0.0f, addend != nullptr ? addend + plane * out_plane : nullptr,
+                   activation, out, scratch.data());
     }
   });
 }

@@ -18,6 +18,8 @@ struct DepthwisePlane {
 
 // Kernel widths up to this take the plane kernel's register-accumulating path (strides 1 and 2).
 constexpr int64_t kDepthwiseMaxFastTaps = 32;
+// ... and up to this, on targets with masked loads, read the image without a padded copy.
+constexpr int64_t kDepthwiseMaxDirectTaps = 8;
 
 inline int64_t DepthwisePaddedWidth(const DepthwisePlane& p) {
   const int64_t s = p.sw;

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "hwy/targets.h"
+
 #include "ops/framework/numeric.h"
 #include "ops/framework/shape.h"
 #include "ops/framework/testing.h"
@@ -123,6 +125,31 @@ TEST(ConvTest, FusedActivations) {
   for (const char* act : {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid"}) RunCase(cs, true, 1, act);
 }
 
+// Depthwise convolutions on every compiled CPU target (AVX-512 and AVX2 read the image with
+// masked taps, the others through a padded copy or the row loop): ShuffleNet's and MobileNet's
+// shapes, rows of one to several vectors, strides 1, 2 and 3, uneven pads, dilation, a channel
+// multiplier, and fused activations.
+TEST(ConvTest, DepthwiseOnEveryTarget) {
+  const ConvCase cases[] = {
+      {{1, 3, 56, 56}, {3, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, 3},
+      {{1, 4, 28, 28}, {4, 1, 3, 3}, {}, {1, 1, 1, 1}, {}, 4},
+      {{1, 2, 7, 7}, {2, 1, 3, 3}, {}, {1, 1, 1, 1}, {}, 2},
+      {{2, 2, 14, 37}, {4, 1, 3, 3}, {2, 2}, {0, 2, 1, 1}, {}, 2},
+      {{1, 2, 9, 50}, {2, 1, 5, 5}, {1, 1}, {2, 1, 2, 3}, {2, 2}, 2},
+      {{1, 2, 13, 40}, {2, 1, 3, 3}, {3, 3}, {1, 1, 1, 1}, {}, 2},
+      {{1, 2, 5, 3}, {2, 1, 3, 3}, {}, {2, 2, 2, 2}, {}, 2},  // pads wider than the row
+  };
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(hwy::TargetName(target));
+    for (const ConvCase& cs : cases) {
+      RunCase(cs, true);
+      RunCase(cs, true, 1, "LeakyRelu");
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 // FusedConv with a residual input Z: act(conv(X) + Z), Z of Y's shape (added in the GEMM epilogue
 // or at the compaction) or broadcasting (added afterwards, in the broadcast shape).
 TEST(ConvTest, FusedResidual) {
@@ -133,6 +160,7 @@ TEST(ConvTest, FusedResidual) {
       {{1, 3, 12, 12}, {4, 3, 3, 1}, {}, {1, 0, 1, 0}},        // shifted image, grid is Y
       {{2, 3, 13, 12}, {4, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}},    // im2col
       {{1, 8, 9, 9}, {8, 1, 3, 3}, {}, {1, 1, 1, 1}, {}, 8},   // depthwise
+      {{1, 4, 30, 30}, {4, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, 4},  // depthwise, stride 2
   };
   for (const ConvCase& cs : cases) {
     ConvAttributes attrs;

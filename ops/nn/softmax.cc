@@ -79,7 +79,7 @@ class SoftmaxKernel : public OpKernel {
 
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor* y, ctx.Allocate(0, x->dtype(), x->shape()));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor* y, ctx.AllocateUninitialized(0, x->dtype(), x->shape()));
     const int64_t rank = x->rank();
     int64_t outer = 1, n = 1, inner = 1;
     if (rank > 0) {

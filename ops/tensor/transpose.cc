@@ -39,7 +39,7 @@ class TransposeKernel : public OpKernel {
       ctx.SetOutput(0, Value(x->Reshaped(std::move(out_shape))));
       return Status::Ok();
     }
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, x->dtype(), out_shape));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, x->dtype(), out_shape));
     return Permute(ctx, *x, x->shape(), perm, y);
   }
 
@@ -70,7 +70,7 @@ class DepthToSpaceKernel : public OpKernel {
                              std::to_string(b * b));
     }
     const int64_t oc = c / (b * b);
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, x->dtype(), {n, oc, h * b, w * b}));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, x->dtype(), {n, oc, h * b, w * b}));
     if (crd_) return Permute(ctx, *x, {n, oc, b, b, h, w}, {0, 1, 4, 2, 5, 3}, y);
     return Permute(ctx, *x, {n, b, b, oc, h, w}, {0, 3, 4, 1, 5, 2}, y);
   }
@@ -92,7 +92,7 @@ class SpaceToDepthKernel : public OpKernel {
       return InvalidArgument("spatial dims " + std::to_string(h) + "x" + std::to_string(w) +
                              " are not multiples of blocksize " + std::to_string(b));
     }
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, x->dtype(), {n, c * b * b, h / b, w / b}));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, x->dtype(), {n, c * b * b, h / b, w / b}));
     return Permute(ctx, *x, {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4}, y);
   }
 
