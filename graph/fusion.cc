@@ -185,9 +185,42 @@ bool FuseActivation(Graph* g, Uses& u, size_t act_index, std::vector<bool>* remo
   return true;
 }
 
+// Inference Dropout (opset 7 on; no training_mode, or a false constant one; the mask unread) and
+// Identity pass their input through. The input's producer writes their output instead, so every
+// reader (graph outputs and subgraphs included) keeps the name it reads and no copy is made.
+bool RemovePassThrough(Graph* g, Uses& u, size_t index, std::vector<bool>* removed) {
+  const Node& node = g->nodes[index];
+  const auto& n = *node.proto;
+  if (n.input_size() < 1 || n.output_size() < 1) return false;
+  if (IsOp(node, "Dropout")) {
+    if (node.opset < 7) return false;  // Dropout-1 and -6 follow their is_test attribute
+    if (n.input_size() > 2 && !n.input(2).empty()) {
+      auto mode = g->constants.find(n.input(2));
+      if (mode == g->constants.end() || mode->second.dtype() != DataType::kBool || mode->second.size() != 1 ||
+          mode->second.data<bool>()[0]) {
+        return false;
+      }
+    }
+    if (n.output_size() > 1 && !n.output(1).empty() && u.readers.count(n.output(1)) != 0) return false;
+  } else if (!IsOp(node, "Identity") || n.output_size() != 1) {
+    return false;
+  }
+  const int p = SoleProducer(*g, u, node);
+  if (p < 0 || (*removed)[p]) return false;
+  auto rewired = std::make_shared<onnx::NodeProto>(*g->nodes[p].proto);
+  for (auto& out : *rewired->mutable_output()) {
+    if (out == n.input(0)) out = n.output(0);
+  }
+  g->nodes[p].proto = std::move(rewired);
+  u.producer[n.output(0)] = p;
+  (*removed)[index] = true;
+  return true;
+}
+
 }  // namespace
 
 void FuseForInference(Graph* g) {
+  Apply(g, RemovePassThrough);
   Apply(g, FoldBatchNorm);
   Apply(g, FuseResidual);
   Apply(g, FuseActivation);

@@ -117,6 +117,48 @@ TEST(Passes, ResidualSumsFoldIntoConvolutions) {
   EXPECT_EQ(ops, (std::vector<std::string>{"Add", "Conv", "Conv", "FusedConv", "FusedConv"}));
 }
 
+TEST(Passes, InferenceDropoutAndIdentityPassThrough) {
+  // t = tanh(x) -> Dropout (mask unread) -> Identity -> Sigmoid = y: both go (and Tanh, Sigmoid
+  // then fuse into one elementwise chain). The Dropout whose
+  // mask is a graph output, the one in training mode, and the Identity that feeds a graph output
+  // from a graph input (it has no producer to rename) stay.
+  tools::ModelBuilder m(13);
+  m.Input("x", DataType::kFloat, {2, 3});
+  m.Initializer("train", Tensor::Scalar<bool>(true));
+  m.Node("Tanh", {"x"}, {"t"});
+  m.Node("Dropout", {"t"}, {"d", "unread_mask"});
+  m.Node("Identity", {"d"}, {"i"});
+  m.Node("Sigmoid", {"i"}, {"y"});
+  m.Node("Abs", {"x"}, {"a"});
+  m.Node("Dropout", {"a"}, {"kept", "mask"});
+  m.Node("Neg", {"x"}, {"n"});
+  m.Node("Dropout", {"n", "", "train"}, {"trained"});
+  m.Node("Identity", {"x"}, {"copy"});
+  m.Output("y", DataType::kFloat, {2, 3});
+  m.Output("kept", DataType::kFloat, {2, 3});
+  m.Output("mask", DataType::kBool, {2, 3});
+  m.Output("trained", DataType::kFloat, {2, 3});
+  m.Output("copy", DataType::kFloat, {2, 3});
+  const std::string bytes = m.Serialize();
+  auto session = Session::LoadFromBytes(bytes);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  std::vector<std::string> ops = ExecutedOps(*session, {{"x", *FillTensor(DataType::kFloat, {2, 3})}});
+  std::sort(ops.begin(), ops.end());
+  EXPECT_EQ(ops, (std::vector<std::string>{"Abs", "Dropout", "Dropout", "ElementwiseChain", "Identity", "Neg"}));
+  // The training-mode Dropout is random, so compare the deterministic outputs only.
+  auto x = FillTensor(DataType::kFloat, {2, 3});
+  SessionOptions plain;
+  plain.optimize = false;
+  auto reference = Session::LoadFromBytes(bytes, plain);
+  ASSERT_TRUE(reference.ok());
+  auto want = reference->Run({{"x", *x}});
+  auto got = session->Run({{"x", *x}});
+  ASSERT_TRUE(want.ok() && got.ok());
+  for (int i : {0, 1, 2, 4}) {
+    EXPECT_TRUE(CompareValues((*want)[i].value, (*got)[i].value, 0, 0).match) << (*want)[i].name;
+  }
+}
+
 TEST(Passes, ElementwiseChainsFuseAndKeepValues) {
   tools::ModelBuilder m(17);
   m.Input("x", DataType::kFloat, {2, 37});
