@@ -104,15 +104,17 @@ void RunConvCase(const ConvCase& cs) {
 TEST(BlockedConvTest, Pointwise) {
   RunConvCase({{1, 16, 5, 7}, {16, 16, 1, 1}});
   RunConvCase({{2, 32, 3, 3}, {48, 32, 1, 1}, {}, {}, {}, false});
-  // 160 channels are two chunks of input blocks (8 + 2): the second adds into the first.
   RunConvCase({{1, 160, 4, 5}, {80, 160, 1, 1}, {}, {}, {}, true, false, "Relu"});
   RunConvCase({{1, 64, 8, 8}, {128, 64, 1, 1}, {2, 2}});
 }
 
 TEST(BlockedConvTest, Windows) {
   RunConvCase({{1, 16, 13, 13}, {64, 16, 3, 3}, {}, {1, 1, 1, 1}});
-  // 48 channels of 3x3 taps are three chunks; 80 output channels a group of 64 and one of 16.
   RunConvCase({{1, 48, 9, 11}, {80, 48, 3, 3}, {}, {1, 1, 1, 1}, {}, true, false, "Relu"});
+  // 320 channels of 3x3 taps are 720 KB of weights per group: several chunks of input blocks
+  // (a quarter of L2 each) on any core with less than 2.8 MB of L2, each adding into the tiles
+  // the chunk before wrote. 80 output channels are a group of 64 and one of 16.
+  RunConvCase({{1, 320, 5, 6}, {80, 320, 3, 3}, {}, {1, 1, 1, 1}, {}, true, false, "Relu"});
   RunConvCase({{1, 32, 15, 14}, {32, 32, 3, 3}, {2, 2}, {1, 0, 1, 0}});
   RunConvCase({{2, 16, 10, 10}, {16, 16, 3, 3}, {}, {2, 2, 2, 2}, {2, 2}});
   RunConvCase({{1, 16, 7, 7}, {32, 16, 5, 5}, {1, 2}, {2, 1, 0, 2}});
