@@ -111,10 +111,10 @@ TEST(BlockedConvTest, Pointwise) {
 TEST(BlockedConvTest, Windows) {
   RunConvCase({{1, 16, 13, 13}, {64, 16, 3, 3}, {}, {1, 1, 1, 1}});
   RunConvCase({{1, 48, 9, 11}, {80, 48, 3, 3}, {}, {1, 1, 1, 1}, {}, true, false, "Relu"});
-  // 320 channels of 3x3 taps are 720 KB of weights per group: several chunks of input blocks
-  // (a quarter of L2 each) on any core with less than 2.8 MB of L2, each adding into the tiles
-  // the chunk before wrote. 80 output channels are a group of 64 and one of 16.
-  RunConvCase({{1, 320, 5, 6}, {80, 320, 3, 3}, {}, {1, 1, 1, 1}, {}, true, false, "Relu"});
+  // 640 channels of 3x3 taps are 1.4 MB of weights per group: several chunks of input blocks
+  // (half of L2 each) on any core with less than 2.8 MB of L2, each adding into the tiles the
+  // chunk before wrote. 80 output channels are a group of 64 and one of 16.
+  RunConvCase({{1, 640, 4, 5}, {80, 640, 3, 3}, {}, {1, 1, 1, 1}, {}, true, false, "Relu"});
   RunConvCase({{1, 32, 15, 14}, {32, 32, 3, 3}, {2, 2}, {1, 0, 1, 0}});
   RunConvCase({{2, 16, 10, 10}, {16, 16, 3, 3}, {}, {2, 2, 2, 2}, {2, 2}});
   RunConvCase({{1, 16, 7, 7}, {32, 16, 5, 5}, {1, 2}, {2, 1, 0, 2}});
