@@ -252,10 +252,74 @@ class Rewriter {
   std::map<std::string, std::string> to_blocked_, blocked_names_;
 };
 
+onnx::AttributeProto* SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t value) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+  return a;
+}
+
+// A channel Concat of BlockedConv outputs that only it reads (SqueezeNet's and Inception's
+// modules): the convolutions write their blocks straight into the joined tensor, the first
+// allocating it and each passing it to the next as INTO, and the Concat (a copy of every byte it
+// joins) goes. The chain adds no cycle: the Concat was the only reader of each convolution, so
+// nothing else depends on one; and it follows the node order, which stays topological.
+void JoinConcatsIntoConvs(Graph* g) {
+  const Uses u = CountUses(*g);
+  std::vector<bool> removed(g->nodes.size(), false);
+  for (size_t ci = 0; ci < g->nodes.size(); ++ci) {
+    const Node& concat = g->nodes[ci];
+    const auto& c = *concat.proto;
+    if (!IsOp(concat, "Concat") || c.input_size() < 2 || c.output_size() != 1) continue;
+    const auto* axis = Attr(c, "axis");
+    if (axis == nullptr || axis->i() != 1) continue;
+    std::vector<int> producers;
+    std::vector<int64_t> blocks;
+    for (const auto& in : c.input()) {
+      auto p = u.producer.find(in);
+      auto r = u.readers.find(in);
+      if (p == u.producer.end() || r == u.readers.end() || r->second != 1) break;
+      const Node& conv = g->nodes[p->second];
+      const Tensor* w = FloatConstant(*g, *conv.proto, 1);
+      if (!IsFused(conv, "BlockedConv") || conv.proto->input_size() > 4 || Attr(*conv.proto, "out_blocks") != nullptr ||
+          w == nullptr || w->dim(0) % kChannelBlock != 0 ||
+          (!producers.empty() && p->second <= producers.back())) {
+        break;
+      }
+      producers.push_back(p->second);
+      blocks.push_back(w->dim(0) / kChannelBlock);
+    }
+    if (producers.size() != static_cast<size_t>(c.input_size())) continue;
+    int64_t total = 0;
+    for (int64_t b : blocks) total += b;
+    int64_t offset = 0;
+    for (size_t k = 0; k < producers.size(); ++k) {
+      auto conv = std::make_shared<onnx::NodeProto>(*g->nodes[producers[k]].proto);
+      SetIntAttr(conv.get(), "out_blocks", total);
+      SetIntAttr(conv.get(), "out_block_offset", offset);
+      offset += blocks[k];
+      if (k > 0) {
+        while (conv->input_size() < 4) conv->add_input("");
+        conv->add_input(c.input(static_cast<int>(k) - 1));
+      }
+      if (k + 1 == producers.size()) conv->set_output(0, c.output(0));
+      g->nodes[producers[k]].proto = std::move(conv);
+    }
+    removed[ci] = true;
+  }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g->nodes.size(); ++i) {
+    if (!removed[i]) kept.push_back(std::move(g->nodes[i]));
+  }
+  g->nodes = std::move(kept);
+}
+
 }  // namespace
 
 void UseBlockedLayout(Graph* g) {
   Rewriter(g).Run();
+  JoinConcatsIntoConvs(g);
   for (auto& node : g->nodes) {
     for (auto& [name, sub] : node.subgraphs) UseBlockedLayout(sub.get());
   }

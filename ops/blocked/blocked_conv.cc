@@ -4,7 +4,13 @@
 //   inputs: X [N, ceil(C/16), H, W, 16] blocked, or [N, C, H, W] with C < 16 (a network's stem, read
 //           as one block of C channels); W [M, C, kh, kw] constant; B constant (optional);
 //           Z [N, ceil(M/16), OH, OW, 16] blocked residual (optional)
+//           INTO [N, out_blocks, OH, OW, 16] (optional): the tensor to write into (see below)
 //   output: Y [N, ceil(M/16), OH, OW, 16] = act(conv(X, W) + B + Z)
+// With out_blocks (and out_block_offset), Y is [N, out_blocks, OH, OW, 16] and the convolution
+// fills blocks [out_block_offset, out_block_offset + ceil(M/16)) of it: convolutions whose outputs
+// a channel Concat joins write straight into the joined tensor, each passing it on to the next
+// as INTO (graph/blocked_layout.cc). The other blocks are INTO's (or unspecified without INTO).
+// INTO is written in place when nothing else holds it, and copied first otherwise.
 // Channel counts that are not multiples of 16 fill their last block with pad lanes. Pad input lanes
 // meet zero weights, so only their finiteness matters; pad output lanes hold act(0 + Z's pad).
 //   attributes: Conv's, and activation / activation_alpha / activation_beta
@@ -79,7 +85,17 @@ class BlockedConvKernel : public OpKernel {
     if (info.has_input(2) && (b == nullptr || b->dtype() != DataType::kFloat || b->size() != m)) {
       return InvalidArgument("BlockedConv: B must be a constant float vector of " + std::to_string(m) + " values");
     }
-    return std::unique_ptr<OpKernel>(new BlockedConvKernel(std::move(attrs), activation, *w, b));
+    auto kernel = std::unique_ptr<BlockedConvKernel>(new BlockedConvKernel(std::move(attrs), activation, *w, b));
+    const int64_t own = kernel->out_width_ / kChannelBlock;
+    kernel->out_blocks_ = info.GetInt("out_blocks", own);
+    kernel->block_offset_ = info.GetInt("out_block_offset", 0);
+    if (kernel->block_offset_ < 0 || kernel->out_blocks_ - kernel->block_offset_ < own ||
+        (kernel->out_blocks_ != own && m % kChannelBlock != 0)) {
+      return InvalidArgument("BlockedConv: out_block_offset " + std::to_string(kernel->block_offset_) +
+                             " and out_blocks " + std::to_string(kernel->out_blocks_) + " do not hold " +
+                             std::to_string(m) + " whole blocks of output channels");
+    }
+    return std::unique_ptr<OpKernel>(std::move(kernel));
   }
 
   Status Compute(KernelContext& ctx) const override {
@@ -100,14 +116,18 @@ class BlockedConvKernel : public OpKernel {
       x_nchw[1] = channels_;
     }
     ONNXFLOW_ASSIGN_OR_RETURN(ConvGeometry g, ComputeConvGeometry(attrs_, x_nchw, w_shape_));
-    const Shape y_shape = {g.batch, out_width_ / kChannelBlock, g.out_spatial[0], g.out_spatial[1], kChannelBlock};
+    const Shape own_shape = {g.batch, out_width_ / kChannelBlock, g.out_spatial[0], g.out_spatial[1], kChannelBlock};
     const Tensor* z = ctx.input_tensor(3);
-    if (z != nullptr && (z->dtype() != DataType::kFloat || z->shape() != y_shape)) {
+    if (z != nullptr && (z->dtype() != DataType::kFloat || z->shape() != own_shape)) {
       return InvalidArgument("BlockedConv: residual 'Z' must be float of the output's shape " +
-                             ShapeToString(y_shape) + ", got " + ShapeToString(z->shape()));
+                             ShapeToString(own_shape) + ", got " + ShapeToString(z->shape()));
     }
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, y_shape));
+    Shape y_shape = own_shape;
+    y_shape[1] = out_blocks_;
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor y_tensor, Output(ctx, y_shape));
+    Tensor* y = &y_tensor;
     if (y->size() == 0) return Status::Ok();
+    const int64_t y_width = out_blocks_ * kChannelBlock, y_offset = block_offset_ * kChannelBlock;
 
     // The stem reads its few channels pixel by pixel: [N, H, W, C].
     std::vector<float> interleaved;
@@ -174,7 +194,7 @@ class BlockedConvKernel : public OpKernel {
       const float* image = xd + n * in_width_ * in_pixels;
       const float* group_weights = packed_.get() + c0 * in_width_ * taps_;
       const float* packed_end = packed_.get() + packed_.size;
-      float* y_group = y->mutable_data<float>() + (n * out_width_ + c0) * out_pixels;
+      float* y_group = y->mutable_data<float>() + (n * y_width + y_offset + c0) * out_pixels;
       const float* z_group = z != nullptr ? z->data<float>() + (n * out_width_ + c0) * out_pixels : nullptr;
       for (int64_t b0 = 0; b0 < blocks_; b0 += chunk_blocks_) {
         t.blocks = std::min(chunk_blocks_, blocks_ - b0);
@@ -220,6 +240,29 @@ class BlockedConvKernel : public OpKernel {
   }
 
  private:
+  // The output: INTO itself when this run holds the only reference to it (the previous
+  // convolution of a joined Concat), a copy of it when something else may still read it, or
+  // fresh storage without INTO.
+  // (A Tensor shares its storage: the returned one writes into the output.)
+  Result<Tensor> Output(KernelContext& ctx, const Shape& y_shape) const {
+    if (!ctx.has_input(4)) {
+      ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, y_shape));
+      return *y;
+    }
+    const Tensor* into = ctx.input_tensor(4);
+    if (into == nullptr || into->dtype() != DataType::kFloat || into->shape() != y_shape) {
+      return InvalidArgument("BlockedConv: input 'INTO' must be float " + ShapeToString(y_shape) + ", got " +
+                             (into != nullptr ? ShapeToString(into->shape()) : std::string("no tensor")));
+    }
+    if (into->storage() != nullptr && into->storage().use_count() == 1) {
+      ctx.SetOutput(0, *into);
+      return *into;
+    }
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, y_shape));
+    if (y->size() > 0) std::copy(into->data<float>(), into->data<float>() + into->size(), y->mutable_data<float>());
+    return *y;
+  }
+
   BlockedConvKernel(ConvAttributes attrs, ActivationSpec activation, const Tensor& w, const Tensor* b)
       : attrs_(std::move(attrs)),
         activation_(activation),
@@ -318,6 +361,7 @@ class BlockedConvKernel : public OpKernel {
   int64_t block_channels_, blocks_;
   int64_t in_width_, out_width_;  // channels with their pad lanes
   int64_t chunk_blocks_ = 1;
+  int64_t out_blocks_ = 0, block_offset_ = 0;  // the output's channel blocks, and where ours start
   std::vector<float> bias_;
   AlignedFloats packed_;
 };

@@ -143,6 +143,40 @@ TEST(BlockedConvTest, PartialBlocks) {
   RunConvCase({{1, 64, 5, 5}, {1000, 64, 1, 1}, {}, {}, {}, true, false, "Relu"});
 }
 
+// out_blocks / out_block_offset / INTO: the convolution fills its blocks of a wider tensor and
+// keeps INTO's other blocks (here INTO is the test's input, held elsewhere too, so it is copied).
+TEST(BlockedConvTest, WritesItsBlocksIntoAJoinedTensor) {
+  const Tensor x = ToBlockedRef(Tensor::FromVector<float>({1, 16, 5, 5}, Random(16 * 25, 1)));
+  const Tensor w = Tensor::FromVector<float>({32, 16, 3, 3}, Random(32 * 16 * 9, 2));
+  const Tensor into = Tensor::FromVector<float>({1, 4, 5, 5, 16}, Random(4 * 25 * 16, 3));
+  OpTest alone("BlockedConv", 1, "com.onnxflow");
+  alone.Input(x).Input(w).ConstantInput(1).Attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+  Result<Tensor> own = RunOne(alone);
+  ASSERT_TRUE(own.ok()) << own.status().ToString();
+
+  OpTest joined("BlockedConv", 1, "com.onnxflow");
+  joined.Input(x).Input(w).ConstantInput(1).AbsentInput().AbsentInput().Input(into);
+  joined.Attr("pads", std::vector<int64_t>{1, 1, 1, 1}).Attr("out_blocks", int64_t{4}).Attr("out_block_offset", int64_t{1});
+  Result<Tensor> y = RunOne(joined);
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  ASSERT_EQ(y->shape(), into.shape());
+  const int64_t block = 25 * 16;
+  for (int64_t i = 0; i < 4 * block; ++i) {
+    const float want = i >= block && i < 3 * block ? own->data<float>()[i - block] : into.data<float>()[i];
+    ASSERT_EQ(y->data<float>()[i], want) << "element " << i;
+  }
+
+  OpTest narrow("BlockedConv", 1, "com.onnxflow");  // blocks 3..4 of a 4-block tensor
+  narrow.Input(x).Input(w).ConstantInput(1).Attr("out_blocks", int64_t{4}).Attr("out_block_offset", int64_t{3});
+  EXPECT_FALSE(RunOne(narrow).ok());
+  OpTest mismatched("BlockedConv", 1, "com.onnxflow");  // INTO has 3 blocks, not 4
+  mismatched.Input(x).Input(w).ConstantInput(1).AbsentInput().AbsentInput();
+  mismatched.Input(Tensor(DataType::kFloat, {1, 3, 3, 3, 16})).Attr("out_blocks", int64_t{4});
+  Result<Tensor> refused = RunOne(mismatched);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().ToString().find("INTO"), std::string::npos) << refused.status().ToString();
+}
+
 TEST(BlockedConvTest, RefusesWhatItCannotRun) {
   OpTest grouped("BlockedConv", 1, "com.onnxflow");
   grouped.Input(Tensor(DataType::kFloat, {1, 2, 4, 4, 16}))
