@@ -57,11 +57,17 @@ HWY_INLINE void StoreOutput(D d, hn::Vec<D> acc, const float* HWY_RESTRICT adden
     hn::StoreU(Activate(d, act, acc), d, out);
     return;
   }
+#if HWY_TARGET <= HWY_AVX2  // masked loads and stores touch only the first `count` floats
+  const auto first = hn::FirstN(d, static_cast<size_t>(count));
+  if (addend != nullptr) acc = hn::Add(acc, hn::MaskedLoad(first, d, addend));
+  hn::BlendedStore(Activate(d, act, acc), first, d, out);
+#else
   HWY_ALIGN float tail[hn::MaxLanes(d)];
   hn::Store(acc, d, tail);
   for (int64_t i = 0; i < count; ++i) tail[i] += addend != nullptr ? addend[i] : 0.0f;
   hn::Store(Activate(d, act, hn::Load(d, tail)), d, tail);
   std::copy(tail, tail + count, out);
+#endif
 }
 
 #if HWY_TARGET <= HWY_AVX2  // native masked loads: masked-off lanes are not read at all
@@ -73,6 +79,31 @@ HWY_INLINE hn::Mask<D> ColumnsInside(D d, int64_t c0, int64_t width) {
   const int64_t lo = std::min(std::max<int64_t>(-c0, 0), lanes);
   const int64_t hi = std::min(std::max<int64_t>(width - c0, 0), lanes);
   return hn::AndNot(hn::FirstN(d, static_cast<size_t>(lo)), hn::FirstN(d, static_cast<size_t>(hi)));
+}
+
+// The taps' column masks of the output vector at column q (its lanes whose input columns lie
+// inside the row; `hi` for the second vector a stride of 2 reads). True when every lane of every
+// tap is inside: the vector then loads without masks.
+template <int64_t kStride, class D>
+HWY_INLINE bool TapMasks(D d, const DepthwisePlane& p, int64_t q, int64_t count, hn::Mask<D>* lo, hn::Mask<D>* hi) {
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  bool clear = count == lanes;
+  for (int64_t kw = 0; kw < p.kw_n; ++kw) {
+    const int64_t c0 = q * kStride - p.pw + kw * p.dw;  // lane j reads column c0 + kStride * j
+    lo[kw] = ColumnsInside(d, c0, p.iw_n);
+    if (kStride == 2) hi[kw] = ColumnsInside(d, c0 + lanes, p.iw_n);
+    clear = clear && c0 >= 0 && c0 + kStride * lanes <= p.iw_n;
+  }
+  return clear;
+}
+
+// One tap's input columns for an output vector: `at` is the tap's first column in the row.
+template <int64_t kStride, class D>
+HWY_INLINE hn::Vec<D> LoadTap(D d, const float* at, bool clear, hn::Mask<D> lo, hn::Mask<D> hi) {
+  const auto v = clear ? hn::LoadU(d, at) : hn::MaskedLoad(lo, d, at);
+  if (kStride == 1) return v;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  return hn::ConcatEven(d, clear ? hn::LoadU(d, at + lanes) : hn::MaskedLoad(hi, d, at + lanes), v);
 }
 
 // Column strides 1 and 2 straight from the image: each output vector sums its taps in a register,
@@ -87,39 +118,22 @@ HWY_INLINE void DepthwiseDirect(const DepthwisePlane& p, const float* HWY_RESTRI
   const hn::ScalableTag<float> d;
   using M = hn::Mask<decltype(d)>;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const int64_t kh_n = p.kh_n, kw_n = p.kw_n;
   for (int64_t q = 0; q < p.ow_n; q += lanes) {
     const int64_t count = std::min(lanes, p.ow_n - q);
     M lo[kDepthwiseMaxDirectTaps], hi[kDepthwiseMaxDirectTaps];
-    bool clear = count == lanes;  // every tap of every lane inside the row
-    for (int64_t kw = 0; kw < kw_n; ++kw) {
-      const int64_t c0 = q * kStride - p.pw + kw * p.dw;  // lane j reads column c0 + kStride * j
-      lo[kw] = ColumnsInside(d, c0, p.iw_n);
-      if (kStride == 2) hi[kw] = ColumnsInside(d, c0 + lanes, p.iw_n);
-      clear = clear && c0 >= 0 && c0 + kStride * lanes <= p.iw_n;
-    }
+    const bool clear = TapMasks<kStride>(d, p, q, count, lo, hi);
     for (int64_t oh = 0; oh < p.oh_n; ++oh) {
       auto acc = hn::Set(d, bias);
-      for (int64_t kh = 0; kh < kh_n; ++kh) {
+      for (int64_t kh = 0; kh < p.kh_n; ++kh) {
         const int64_t ih = oh * p.sh - p.ph + kh * p.dh;
         if (ih < 0 || ih >= p.ih_n) continue;
         const float* tap = img + ih * p.iw_n + q * kStride - p.pw;
-        for (int64_t kw = 0; kw < kw_n; ++kw, tap += p.dw) {
-          auto v = clear ? hn::LoadU(d, tap) : hn::MaskedLoad(lo[kw], d, tap);
-          if (kStride == 2) {
-            v = hn::ConcatEven(d, clear ? hn::LoadU(d, tap + lanes) : hn::MaskedLoad(hi[kw], d, tap + lanes), v);
-          }
-          acc = hn::MulAdd(hn::Set(d, wm[kh * kw_n + kw]), v, acc);
+        for (int64_t kw = 0; kw < p.kw_n; ++kw, tap += p.dw) {
+          acc = hn::MulAdd(hn::Set(d, wm[kh * p.kw_n + kw]), LoadTap<kStride>(d, tap, clear, lo[kw], hi[kw]), acc);
         }
       }
       const int64_t at = oh * p.ow_n + q;
-      if (addend != nullptr) acc = hn::Add(acc, hn::MaskedLoad(hn::FirstN(d, count), d, addend + at));
-      acc = Activate(d, act, acc);
-      if (count == lanes) {
-        hn::StoreU(acc, d, out + at);
-      } else {
-        hn::BlendedStore(acc, hn::FirstN(d, count), d, out + at);
-      }
+      StoreOutput(d, acc, addend != nullptr ? addend + at : nullptr, act, out + at, count);
     }
   }
 }
@@ -142,13 +156,7 @@ HWY_INLINE void Depthwise3x3Rows(const DepthwisePlane& p, const float* HWY_RESTR
   for (int64_t q = 0; q < p.ow_n; q += lanes) {
     const int64_t count = std::min(lanes, p.ow_n - q);
     M lo[kK], hi[kK];
-    bool clear = count == lanes;
-    for (int64_t kw = 0; kw < kK; ++kw) {
-      const int64_t c0 = q * kStride - p.pw + kw;
-      lo[kw] = ColumnsInside(d, c0, p.iw_n);
-      if (kStride == 2) hi[kw] = ColumnsInside(d, c0 + lanes, p.iw_n);
-      clear = clear && c0 >= 0 && c0 + kStride * lanes <= p.iw_n;
-    }
+    const bool clear = TapMasks<kStride>(d, p, q, count, lo, hi);
     for (int64_t oh0 = 0; oh0 < p.oh_n; oh0 += kRows) {
       V acc[kRows];
       for (int64_t r = 0; r < kRows; ++r) acc[r] = hn::Set(d, bias);
@@ -159,11 +167,7 @@ HWY_INLINE void Depthwise3x3Rows(const DepthwisePlane& p, const float* HWY_RESTR
         const float* tap = img + (ih0 + i) * p.iw_n + q * kStride - p.pw;
 #pragma GCC unroll 3
         for (int64_t kw = 0; kw < kK; ++kw) {
-          V v = clear ? hn::LoadU(d, tap + kw) : hn::MaskedLoad(lo[kw], d, tap + kw);
-          if (kStride == 2) {
-            v = hn::ConcatEven(d, clear ? hn::LoadU(d, tap + kw + lanes) : hn::MaskedLoad(hi[kw], d, tap + kw + lanes),
-                               v);
-          }
+          const V v = LoadTap<kStride>(d, tap + kw, clear, lo[kw], hi[kw]);
 #pragma GCC unroll 4
           for (int64_t r = 0; r < kRows; ++r) {
             const int64_t kh = i - r * kStride;  // a constant once the loops unroll
@@ -173,14 +177,7 @@ HWY_INLINE void Depthwise3x3Rows(const DepthwisePlane& p, const float* HWY_RESTR
       }
       for (int64_t r = 0; r < kRows && oh0 + r < p.oh_n; ++r) {
         const int64_t at = (oh0 + r) * p.ow_n + q;
-        V y = acc[r];
-        if (addend != nullptr) y = hn::Add(y, hn::MaskedLoad(hn::FirstN(d, count), d, addend + at));
-        y = Activate(d, act, y);
-        if (count == lanes) {
-          hn::StoreU(y, d, out + at);
-        } else {
-          hn::BlendedStore(y, hn::FirstN(d, count), d, out + at);
-        }
+        StoreOutput(d, acc[r], addend != nullptr ? addend + at : nullptr, act, out + at, count);
       }
     }
   }
