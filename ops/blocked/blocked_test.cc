@@ -123,6 +123,7 @@ TEST(BlockedConvTest, Windows) {
 TEST(BlockedConvTest, Stems) {
   RunConvCase({{1, 3, 23, 21}, {64, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {}, true, false, "Relu"});
   RunConvCase({{2, 3, 17, 17}, {96, 3, 3, 3}, {2, 2}});
+  RunConvCase({{1, 3, 160, 150}, {16, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, true, false, "Relu", 2});  // rows split over cores
   RunConvCase({{1, 1, 6, 6}, {16, 1, 3, 3}, {}, {1, 1, 1, 1}});
 }
 
