@@ -4,21 +4,13 @@
 #include <chrono>
 #include <memory>
 
+#include "ops/framework/run_state.h"
+
 namespace onnxflow {
 namespace {
 
 // How often a queued run with a cancel flag looks at it (the flag has no way to wake us).
 constexpr auto kCancelPoll = std::chrono::milliseconds(1);
-
-Status Interrupted(const RunOptions& options) {
-  if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
-    return Status(StatusCode::kCancelled, "the run was cancelled while waiting for a core");
-  }
-  if (std::chrono::steady_clock::now() >= options.deadline) {
-    return Status(StatusCode::kDeadlineExceeded, "the run passed its deadline while waiting for a core");
-  }
-  return Status::Ok();
-}
 
 }  // namespace
 
@@ -28,10 +20,10 @@ Result<int> RunGate::Enter(const RunOptions& options) {
   Waiter me;
   queue_.push_back(&me);
   while (!me.admitted) {
-    Status interrupted = Interrupted(options);
+    Status interrupted = InterruptStatus(options);
     if (!interrupted.ok()) {
       queue_.erase(std::find(queue_.begin(), queue_.end(), &me));
-      return interrupted;
+      return interrupted.WithContext("while waiting for a core");
     }
     auto until = options.deadline;
     if (options.cancel != nullptr) until = std::min(until, std::chrono::steady_clock::now() + kCancelPoll);

@@ -82,6 +82,7 @@ TEST(RunGate, DeadlineEndsTheWait) {
   auto late = gate.Enter(options);
   ASSERT_FALSE(late.ok());
   EXPECT_EQ(late.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(late.status().message(), "while waiting for a core: the run passed its deadline");
   EXPECT_GE(steady_clock::now() - start, milliseconds(30));
   gate.Leave();
   EXPECT_EQ(*gate.Enter({}), 1);  // the expired waiter left the queue and holds no place
@@ -102,6 +103,7 @@ TEST(RunGate, CancelEndsTheWait) {
   canceller.join();
   ASSERT_FALSE(cancelled.ok());
   EXPECT_EQ(cancelled.status().code(), StatusCode::kCancelled);
+  EXPECT_EQ(cancelled.status().message(), "while waiting for a core: the run was cancelled");
   gate.Leave();
 }
 

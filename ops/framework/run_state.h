@@ -13,6 +13,17 @@
 
 namespace onnxflow {
 
+// Cancelled when `options` carry a set cancel flag, DeadlineExceeded when their deadline has
+// passed, Ok otherwise: for a running run (RunState::CheckInterrupt) and a queued one (RunGate).
+inline Status InterruptStatus(const RunOptions& options) {
+  if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed))
+    return Status(StatusCode::kCancelled, "the run was cancelled");
+  if (options.deadline != std::chrono::steady_clock::time_point::max() &&
+      std::chrono::steady_clock::now() > options.deadline)
+    return Status(StatusCode::kDeadlineExceeded, "the run passed its deadline");
+  return Status::Ok();
+}
+
 class RunState {
  public:
   RunState(const SessionLimits& limits, const RunOptions& options, int threads)
@@ -23,14 +34,7 @@ class RunState {
   int threads() const { return threads_; }
 
   // Cancelled / DeadlineExceeded when the run should stop; cheap enough to call per node.
-  Status CheckInterrupt() const {
-    if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed))
-      return Status(StatusCode::kCancelled, "the run was cancelled");
-    if (options_.deadline != std::chrono::steady_clock::time_point::max() &&
-        std::chrono::steady_clock::now() > options_.deadline)
-      return Status(StatusCode::kDeadlineExceeded, "the run passed its deadline");
-    return Status::Ok();
-  }
+  Status CheckInterrupt() const { return InterruptStatus(options_); }
 
   // Records a node's execution when the run is profiled (RunOptions::profile).
   bool profiling() const { return options_.profile != nullptr; }
