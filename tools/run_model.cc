@@ -35,6 +35,7 @@ struct Options {
   bool demo = false;
   bool quiet = false;
   bool profile = false;
+  int profile_nodes = 30;
   bool no_optimize = false;
 };
 
@@ -191,7 +192,7 @@ int Main(const Options& o) {
     std::printf("runs=%d p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f\n", o.runs, Percentile(times, 0.5),
                 Percentile(times, 0.9), Percentile(times, 0.99));
   }
-  if (o.profile) std::printf("\n%s", ProfileTable(profiles, 30).c_str());
+  if (o.profile) std::printf("\n%s", ProfileTable(profiles, o.profile_nodes).c_str());
   return result;
 }
 
@@ -215,6 +216,8 @@ int main(int argc, char** argv) {
   app.add_flag("--quiet", o.quiet, "print no outputs");
   app.add_flag("--no-optimize", o.no_optimize, "run the graph as written: no constant folding or fusion at load");
   app.add_flag("--profile", o.profile, "with --runs: print where the time went, by node and by op type");
+  app.add_option("--profile-nodes", o.profile_nodes, "with --profile: how many of the slowest nodes to list (default 30)")
+      ->check(CLI::PositiveNumber);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
