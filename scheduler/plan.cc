@@ -17,6 +17,49 @@ std::string UnsupportedLine(const graph::Node& node, const Status& why) {
   return line;
 }
 
+// Marks the inputs each node may write into (NodeSlots::reusable): a value's last reader may take
+// its storage over when it reads the value through one input only and every other reader is its
+// ancestor, so no reader can run alongside or after it in a dataflow run. Nodes are in topological
+// order; the ancestry search goes backwards from the last reader, never before the first, and
+// stops at a budget on a huge fan-out (a hostile graph then only loses the reuse).
+void MarkReusableInputs(std::vector<PlanNode>& nodes, const std::vector<std::set<int>>& preds,
+                        const std::vector<bool>& pinned) {
+  const int n = static_cast<int>(nodes.size());
+  std::vector<std::vector<int>> readers(pinned.size());
+  for (int i = 0; i < n; ++i) {
+    for (int s : nodes[i].reads) readers[s].push_back(i);
+  }
+  int64_t budget = int64_t{1} << 22;
+  std::vector<int> seen(n, -1), stack;
+  for (int s = 0; s < static_cast<int>(readers.size()); ++s) {
+    if (pinned[s] || readers[s].empty()) continue;
+    const int last = readers[s].back(), first = readers[s].front();
+    NodeSlots& slots = nodes[last].slots;
+    const auto& implicit = slots.implicit_inputs;
+    if (std::count(slots.inputs.begin(), slots.inputs.end(), s) != 1 ||
+        std::find(implicit.begin(), implicit.end(), s) != implicit.end()) {
+      continue;
+    }
+    size_t found = 1;  // `last` itself
+    seen[last] = s;
+    stack.assign(1, last);
+    while (!stack.empty() && found < readers[s].size() && budget > 0) {
+      const int i = stack.back();
+      stack.pop_back();
+      for (int q : preds[i]) {
+        --budget;
+        if (q < first || seen[q] == s) continue;
+        seen[q] = s;
+        stack.push_back(q);
+        if (std::binary_search(readers[s].begin(), readers[s].end(), q)) ++found;
+      }
+    }
+    if (found < readers[s].size()) continue;
+    if (slots.reusable.empty()) slots.reusable.assign(slots.inputs.size(), 0);
+    slots.reusable[std::find(slots.inputs.begin(), slots.inputs.end(), s) - slots.inputs.begin()] = 1;
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Plan>> Plan::Build(const graph::Graph& g, const std::vector<std::string>& outer_scope,
@@ -170,6 +213,12 @@ Result<std::unique_ptr<Plan>> Plan::Build(const graph::Graph& g, const std::vect
   for (size_t t = 0; t < p.tasks_.size(); ++t) {
     if (p.tasks_[t].predecessors == 0) p.root_tasks_.push_back(static_cast<int>(t));
   }
+  // The caller's inputs are theirs; outputs, constants and outer values outlive the nodes.
+  std::vector<bool> pinned(slots, false);
+  for (int s = 0; s < slots; ++s) pinned[s] = p.reader_counts_[s] == kNeverFree;
+  for (int s : p.input_slots_) pinned[s] = true;
+  MarkReusableInputs(p.nodes_, preds, pinned);
+
   std::vector<int> level(n, 0), per_level(n + 1, 0);
   for (int i = 0; i < n; ++i) {
     for (int q : preds[i]) level[i] = std::max(level[i], level[q] + 1);

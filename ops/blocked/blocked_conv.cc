@@ -10,7 +10,8 @@
 // fills blocks [out_block_offset, out_block_offset + ceil(M/16)) of it: convolutions whose outputs
 // a channel Concat joins write straight into the joined tensor, each passing it on to the next
 // as INTO (graph/blocked_layout.cc). The other blocks are INTO's (or unspecified without INTO).
-// INTO is written in place when nothing else holds it, and copied first otherwise.
+// INTO is written in place when no other node reads it (KernelContext::ReusableInput), and copied
+// first otherwise; so is Z, when it is the output's shape.
 // Channel counts that are not multiples of 16 fill their last block with pad lanes. Pad input lanes
 // meet zero weights, so only their finiteness matters; pad output lanes hold act(0 + Z's pad).
 //   attributes: Conv's, and activation / activation_alpha / activation_beta
@@ -127,7 +128,7 @@ class BlockedConvKernel : public OpKernel {
     }
     Shape y_shape = own_shape;
     y_shape[1] = out_blocks_;
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor y_tensor, Output(ctx, y_shape));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor y_tensor, Output(ctx, y_shape, z));
     Tensor* y = &y_tensor;
     if (y->size() == 0) return Status::Ok();
     const int64_t y_width = out_blocks_ * kChannelBlock, y_offset = block_offset_ * kChannelBlock;
@@ -233,7 +234,7 @@ class BlockedConvKernel : public OpKernel {
             t.block_channels = block_channels_;
           }
           t.y = y_group + p0 * kChannelBlock;
-          t.residual = t.last && z_group != nullptr ? z_group + p0 * kChannelBlock : nullptr;
+          t.residual = b0 == 0 && z_group != nullptr ? z_group + p0 * kChannelBlock : nullptr;
           RunBlockedTile(t);
         }
       }
@@ -249,26 +250,36 @@ class BlockedConvKernel : public OpKernel {
   }
 
  private:
-  // The output: INTO itself when this run holds the only reference to it (the previous
-  // convolution of a joined Concat), a copy of it when something else may still read it, or
-  // fresh storage without INTO.
+  // The output, in the first of these that applies:
+  //  - INTO itself, when this node may write into it (ReusableInput: the previous convolution of
+  //    a joined Concat), or else a copy of it;
+  //  - the residual Z itself, when this node may write into it: a residual block's sum takes the
+  //    place of the shortcut it adds, which saves the output's trip from memory (the tiles read
+  //    the residual before they write);
+  //  - fresh storage.
   // (A Tensor shares its storage: the returned one writes into the output.)
-  Result<Tensor> Output(KernelContext& ctx, const Shape& y_shape) const {
-    if (!ctx.has_input(4)) {
+  Result<Tensor> Output(KernelContext& ctx, const Shape& y_shape, const Tensor* z) const {
+    if (ctx.has_input(4)) {
+      const Tensor* into = ctx.input_tensor(4);
+      if (into == nullptr || into->dtype() != DataType::kFloat || into->shape() != y_shape) {
+        return InvalidArgument("BlockedConv: input 'INTO' must be float " + ShapeToString(y_shape) + ", got " +
+                               (into != nullptr ? ShapeToString(into->shape()) : std::string("no tensor")));
+      }
+      if (Tensor* reusable = ctx.ReusableInput(4)) {
+        ctx.SetOutput(0, *reusable);
+        return *reusable;
+      }
       ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, y_shape));
+      if (y->size() > 0) std::copy(into->data<float>(), into->data<float>() + into->size(), y->mutable_data<float>());
       return *y;
     }
-    const Tensor* into = ctx.input_tensor(4);
-    if (into == nullptr || into->dtype() != DataType::kFloat || into->shape() != y_shape) {
-      return InvalidArgument("BlockedConv: input 'INTO' must be float " + ShapeToString(y_shape) + ", got " +
-                             (into != nullptr ? ShapeToString(into->shape()) : std::string("no tensor")));
-    }
-    if (into->storage() != nullptr && into->storage().use_count() == 1) {
-      ctx.SetOutput(0, *into);
-      return *into;
+    if (z != nullptr && z->shape() == y_shape) {
+      if (Tensor* reusable = ctx.ReusableInput(3)) {
+        ctx.SetOutput(0, *reusable);
+        return *reusable;
+      }
     }
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, y_shape));
-    if (y->size() > 0) std::copy(into->data<float>(), into->data<float>() + into->size(), y->mutable_data<float>());
     return *y;
   }
 

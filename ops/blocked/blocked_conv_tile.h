@@ -34,11 +34,13 @@ struct BlockedTile {
   int64_t ldw = 0;
   int64_t width = 0;  // output channels, a multiple of 16
   // Output: the tile's first pixel in its first output block (blocked layout, blocks
-  // y_block_stride apart). A residual has the same layout.
+  // y_block_stride apart). A residual has the same layout; it starts the sums with the bias (the
+  // first chunk), so it may be y itself: a convolution can write over the residual it adds.
   float* y = nullptr;
   int64_t y_block_stride = 0;
   int64_t pixels = 0;            // valid pixels, at most kTilePixels
   const float* bias = nullptr;   // the tile's `width` biases, or null; read when !accumulate
+  // Read when !accumulate, too; may alias y.
   const float* residual = nullptr;
   // Weights to request into the cache while this tile runs (the next chunk's share of this
   // tile), or null: in a network a convolution's weights arrive cold from memory, and the
@@ -46,7 +48,7 @@ struct BlockedTile {
   const float* prefetch = nullptr;
   int64_t prefetch_floats = 0;
   bool accumulate = false;  // add to y (a later chunk of input channels)
-  bool last = false;        // the last chunk: add the residual, apply the activation
+  bool last = false;        // the last chunk: apply the activation
   ActivationSpec activation;
 };
 

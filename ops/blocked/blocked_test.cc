@@ -96,9 +96,18 @@ void RunConvCase(const ConvCase& cs) {
   if (!cs.dilations.empty()) test.Attr("dilations", cs.dilations);
   if (!cs.activation.empty()) test.Attr("activation", cs.activation);
   test.Threads(cs.threads);
+  const Tensor want = ToBlockedRef(Tensor::FromVector<float>(g.output_shape(), expected));
   Result<Tensor> y = RunOne(test);
   ASSERT_TRUE(y.ok()) << y.status().ToString();
-  EXPECT_TRUE(TensorsNear(ToBlockedRef(Tensor::FromVector<float>(g.output_shape(), expected)), *y, 1e-4, 1e-4));
+  EXPECT_TRUE(TensorsNear(want, *y, 1e-4, 1e-4));
+  EXPECT_FALSE(test.WroteInto(3, 0)) << "Z is the caller's";
+  if (cs.residual) {  // Z that no one else reads: the sum overwrites it, to the same values
+    test.ReusableInput(3);
+    Result<Tensor> in_place = RunOne(test);
+    ASSERT_TRUE(in_place.ok()) << in_place.status().ToString();
+    EXPECT_TRUE(test.WroteInto(3, 0));
+    EXPECT_TRUE(TensorsEqual(*y, *in_place));
+  }
 }
 
 TEST(BlockedConvTest, Pointwise) {
@@ -145,7 +154,7 @@ TEST(BlockedConvTest, PartialBlocks) {
 }
 
 // out_blocks / out_block_offset / INTO: the convolution fills its blocks of a wider tensor and
-// keeps INTO's other blocks (here INTO is the test's input, held elsewhere too, so it is copied).
+// keeps INTO's other blocks: copied while INTO is the caller's, written in place once it may be.
 TEST(BlockedConvTest, WritesItsBlocksIntoAJoinedTensor) {
   const Tensor x = ToBlockedRef(Tensor::FromVector<float>({1, 16, 5, 5}, Random(16 * 25, 1)));
   const Tensor w = Tensor::FromVector<float>({32, 16, 3, 3}, Random(32 * 16 * 9, 2));
@@ -166,6 +175,12 @@ TEST(BlockedConvTest, WritesItsBlocksIntoAJoinedTensor) {
     const float want = i >= block && i < 3 * block ? own->data<float>()[i - block] : into.data<float>()[i];
     ASSERT_EQ(y->data<float>()[i], want) << "element " << i;
   }
+  EXPECT_FALSE(joined.WroteInto(4, 0));
+  joined.ReusableInput(4);  // INTO that no one else reads: written in place, to the same values
+  Result<Tensor> in_place = RunOne(joined);
+  ASSERT_TRUE(in_place.ok()) << in_place.status().ToString();
+  EXPECT_TRUE(joined.WroteInto(4, 0));
+  EXPECT_TRUE(TensorsEqual(*y, *in_place));
 
   OpTest narrow("BlockedConv", 1, "com.onnxflow");  // blocks 3..4 of a 4-block tensor
   narrow.Input(x).Input(w).ConstantInput(1).Attr("out_blocks", int64_t{4}).Attr("out_block_offset", int64_t{3});

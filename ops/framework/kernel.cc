@@ -60,6 +60,15 @@ Result<Tensor*> KernelContext::AllocateOutput(int i, DataType dtype, const Shape
   return &slot.mutable_tensor();
 }
 
+Tensor* KernelContext::ReusableInput(int i) {
+  if (i < 0 || i >= static_cast<int>(slots_.reusable.size()) || !slots_.reusable[i] || slots_.inputs[i] < 0) {
+    return nullptr;
+  }
+  Value& v = values_[slots_.inputs[i]];
+  if (!v.is_tensor() || v.tensor().storage() == nullptr || v.tensor().storage().use_count() != 1) return nullptr;
+  return &v.mutable_tensor();
+}
+
 void KernelContext::SetOutput(int i, Value value) {
   if (has_output(i)) values_[slots_.outputs[i]] = std::move(value);
 }

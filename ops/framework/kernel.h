@@ -22,6 +22,9 @@ struct NodeSlots {
   std::vector<int> inputs;
   std::vector<int> implicit_inputs;  // outer-scope values the node's subgraphs read
   std::vector<int> outputs;
+  // Per input: the plan found this node the value's last reader, after all its other readers,
+  // so the node may take the storage over (KernelContext::ReusableInput). Empty: none.
+  std::vector<char> reusable;
 };
 
 class KernelContext {
@@ -59,6 +62,10 @@ class KernelContext {
   Result<Tensor*> AllocateUninitialized(int i, DataType dtype, const Shape& shape);
   // Sets output i to an existing value (Identity, Reshape and sequence ops share storage).
   void SetOutput(int i, Value value);
+  // Input i's tensor when this node may write into it: no other node reads the value after or
+  // alongside this one (NodeSlots::reusable) and nothing outside the run's table holds its
+  // storage (a caller's tensor, a constant, another view). Null otherwise.
+  Tensor* ReusableInput(int i);
 
   RunState& run() const { return *run_; }
   int threads() const { return run_->threads(); }

@@ -69,6 +69,14 @@ Result<std::vector<Value>> OpTest::Run(const std::function<Status(KernelRegistry
   std::vector<Value> values = inputs_;
   NodeSlots slots;
   for (size_t i = 0; i < inputs_.size(); ++i) slots.inputs.push_back(node_.input(i).empty() ? -1 : static_cast<int>(i));
+  slots.reusable = reusable_;
+  slots.reusable.resize(inputs_.size(), 0);
+  input_data_.assign(inputs_.size(), nullptr);
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (!values[i].is_tensor()) continue;
+    if (slots.reusable[i]) values[i] = Value(values[i].tensor().Clone());
+    input_data_[i] = values[i].tensor().raw_data();
+  }
   for (int i = 0; i < outputs_; ++i) {
     slots.outputs.push_back(static_cast<int>(values.size()));
     values.emplace_back();
@@ -76,7 +84,21 @@ Result<std::vector<Value>> OpTest::Run(const std::function<Status(KernelRegistry
   RunState run(SessionLimits{}, RunOptions{}, threads_);
   KernelContext ctx(slots, values.data(), &run, node_.name());
   ONNXFLOW_RETURN_IF_ERROR(kernel->Compute(ctx));
-  return std::vector<Value>(values.begin() + inputs_.size(), values.end());
+  std::vector<Value> outputs(values.begin() + inputs_.size(), values.end());
+  output_data_.clear();
+  for (const Value& v : outputs) output_data_.push_back(v.is_tensor() ? v.tensor().raw_data() : nullptr);
+  return outputs;
+}
+
+OpTest& OpTest::ReusableInput(int i) {
+  if (static_cast<int>(reusable_.size()) <= i) reusable_.resize(i + 1, 0);
+  reusable_[i] = 1;
+  return *this;
+}
+
+bool OpTest::WroteInto(int input, int output) const {
+  return input < static_cast<int>(input_data_.size()) && output < static_cast<int>(output_data_.size()) &&
+         input_data_[input] != nullptr && input_data_[input] == output_data_[output];
 }
 
 namespace {

@@ -33,6 +33,11 @@ class OpTest {
   // Marks input i as a load-time constant (initializer), as kernels that pre-pack weights see it.
   OpTest& ConstantInput(int i);
   OpTest& Threads(int threads);
+  // Lets the kernel write into input i, as the plan lets a value's last reader
+  // (KernelContext::ReusableInput); the kernel gets a copy that only the run holds.
+  OpTest& ReusableInput(int i);
+  // After Run: whether output `output` took over input `input`'s storage.
+  bool WroteInto(int input, int output) const;
 
   onnx::NodeProto& node() { return node_; }
 
@@ -44,6 +49,9 @@ class OpTest {
   int opset_;
   std::vector<Value> inputs_;
   std::vector<bool> constant_;
+  std::vector<char> reusable_;
+  std::vector<const void*> input_data_;   // of the last Run, per input
+  std::vector<const void*> output_data_;  // of the last Run, per output
   int outputs_ = 1;
   int threads_ = 1;
 };

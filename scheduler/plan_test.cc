@@ -1,0 +1,78 @@
+// The plan's reusable inputs (NodeSlots::reusable): a node may write into a value only when no
+// other node can read it alongside or after it, and never into values the run does not own.
+#include "scheduler/plan.h"
+
+#include <gtest/gtest.h>
+
+#include "graph/model.h"
+#include "ops/register_all.h"
+#include "tools/model_builder.h"
+
+namespace onnxflow {
+namespace {
+
+using tools::ModelBuilder;
+
+std::unique_ptr<Plan> BuildPlan(const ModelBuilder& m) {
+  SessionOptions options;
+  options.optimize = false;  // the nodes as written
+  auto model = graph::LoadModelBytes(m.Serialize(), "", options, GlobalKernelRegistry());
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  if (!model.ok()) return nullptr;
+  auto plan = Plan::Build(*(*model)->graph, {}, GlobalKernelRegistry(), options, 0);
+  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+  return plan.ok() ? std::move(plan).value() : nullptr;
+}
+
+// The reusable flag of node `name`'s input `input`.
+bool Reusable(const Plan& plan, const std::string& name, int input) {
+  for (const PlanNode& node : plan.nodes()) {
+    if (node.name != name) continue;
+    const auto& flags = node.slots.reusable;
+    return input < static_cast<int>(flags.size()) && flags[input] != 0;
+  }
+  ADD_FAILURE() << "no node " << name;
+  return false;
+}
+
+TEST(Plan, ALastReaderAfterEveryOtherReaderMayReuse) {
+  // a feeds b and, through b -> c, also d: d runs after b, so d may write into a.
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {4});
+  m.Node("Relu", {"x"}, {"a"}, "a");
+  m.Node("Neg", {"a"}, {"b"}, "b");
+  m.Node("Abs", {"b"}, {"c"}, "c");
+  m.Node("Add", {"c", "a"}, {"d"}, "d");
+  m.Output("d", DataType::kFloat, {4});
+  auto plan = BuildPlan(m);
+  ASSERT_NE(plan, nullptr);
+  EXPECT_FALSE(Reusable(*plan, "a", 0)) << "x is the caller's";
+  EXPECT_FALSE(Reusable(*plan, "b", 0)) << "d reads a after b";
+  EXPECT_TRUE(Reusable(*plan, "c", 0));
+  EXPECT_TRUE(Reusable(*plan, "d", 0));
+  EXPECT_TRUE(Reusable(*plan, "d", 1));
+}
+
+TEST(Plan, ReadersOnParallelBranchesDoNotReuse) {
+  // b and c both read a and may run at once: neither may write into it.
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {4});
+  m.Node("Relu", {"x"}, {"a"}, "a");
+  m.Node("Neg", {"a"}, {"b"}, "b");
+  m.Node("Abs", {"a"}, {"c"}, "c");
+  m.Node("Add", {"b", "c"}, {"d"}, "d");
+  m.Node("Mul", {"d", "d"}, {"e"}, "e");
+  m.Output("e", DataType::kFloat, {4});
+  m.Output("c", DataType::kFloat, {4});
+  auto plan = BuildPlan(m);
+  ASSERT_NE(plan, nullptr);
+  EXPECT_FALSE(Reusable(*plan, "b", 0));
+  EXPECT_FALSE(Reusable(*plan, "c", 0));
+  EXPECT_TRUE(Reusable(*plan, "d", 0));
+  EXPECT_FALSE(Reusable(*plan, "d", 1)) << "c is a graph output";
+  EXPECT_FALSE(Reusable(*plan, "e", 0)) << "e reads d twice";
+  EXPECT_FALSE(Reusable(*plan, "e", 1));
+}
+
+}  // namespace
+}  // namespace onnxflow
