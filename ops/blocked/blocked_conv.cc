@@ -133,24 +133,32 @@ class BlockedConvKernel : public OpKernel {
     if (y->size() == 0) return Status::Ok();
     const int64_t y_width = out_blocks_ * kChannelBlock, y_offset = block_offset_ * kChannelBlock;
 
-    // The stem reads its few channels pixel by pixel: [N, H, W, C].
+    // The stem reads its few channels pixel by pixel, [N, H, W, C], from a copy with the padding
+    // written out as zeros: the geometry then has no pads, and every tile on one output row reads
+    // the image at fixed steps (UniformTile) instead of gathering a 7x7 window's offsets.
     std::vector<float> interleaved;
     const float* xd = x->data<float>();
-    const int64_t in_pixels = g.in_size();
     if (stem_) {
-      interleaved.resize(static_cast<size_t>(x->size()));
+      const int64_t h_in = g.in_spatial[0], w_in = g.in_spatial[1], plane = h_in * w_in;
+      const int64_t top = g.pads_begin[0], left = g.pads_begin[1];
+      const int64_t h_pad = h_in + top + g.pads_end[0], w_pad = w_in + left + g.pads_end[1];
+      const int64_t row = w_pad * channels_;
+      interleaved.resize(static_cast<size_t>(g.batch * h_pad * row));
       // Split over the cores like the convolution after it (serial, it cost the stem a third of
       // its two-core speedup).
-      const int64_t rows = g.batch * g.in_spatial[0], row = g.in_spatial[1];
-      ParallelFor(ctx, rows, row * channels_ * 4, [&](int64_t r0, int64_t r1) {
+      ParallelFor(ctx, g.batch * h_pad, row * 4, [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
-          const int64_t image = (r / g.in_spatial[0]) * channels_ * in_pixels, h = r % g.in_spatial[0];
-          InterleaveChannels(xd + image + h * row, in_pixels, channels_, row, channels_,
-                             interleaved.data() + image + h * row * channels_);
+          const int64_t n = r / h_pad, h = r % h_pad - top;
+          if (h < 0 || h >= h_in) continue;  // a padding row, zero already
+          InterleaveChannels(xd + n * channels_ * plane + h * w_in, plane, channels_, w_in, channels_,
+                             interleaved.data() + r * row + left * channels_);
         }
       });
       xd = interleaved.data();
+      g.in_spatial = {h_pad, w_pad};
+      g.pads_begin = g.pads_end = {0, 0};
     }
+    const int64_t in_pixels = g.in_size();
     const int64_t pixel_stride = stem_ ? channels_ : kChannelBlock;
     const int64_t x_block_stride = in_pixels * kChannelBlock;
     const int64_t out_pixels = g.out_size();
