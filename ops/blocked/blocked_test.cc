@@ -143,6 +143,14 @@ TEST(BlockedConvTest, ResidualAndThreads) {
   RunConvCase({{1, 3, 56, 56}, {64, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {}, true, false, "Relu", 2});
 }
 
+// The epilogue applies each fused activation (Relu has its own path), after the residual.
+TEST(BlockedConvTest, EveryActivation) {
+  for (const char* activation : {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid"}) {
+    SCOPED_TRACE(activation);
+    RunConvCase({{1, 32, 7, 7}, {32, 32, 3, 3}, {}, {1, 1, 1, 1}, {}, true, true, activation});
+  }
+}
+
 // Channel counts that are not whole blocks: the last block's pad lanes meet zero weights in, and
 // come out zero (no bias there, and Relu(0) = 0).
 TEST(BlockedConvTest, PartialBlocks) {
