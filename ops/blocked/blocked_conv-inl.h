@@ -40,8 +40,8 @@ constexpr size_t kMaxVecs = 2;
 
 using BlockD = hn::CappedTag<float, kChannelBlock>;
 
-// kChannels > 0: t.block_channels, known when compiling (a pointwise tile's 16), so the channel
-// loop unrolls and a block costs no loop exit: 3.5% of a pointwise layer.
+// kChannels > 0: t.block_channels, known when compiling (a pointwise tile's 16): the channel loop
+// then has a fixed count (7% of a pointwise layer, whether of 16 or 1024 input channels).
 template <size_t kVecs, bool kUniform, int64_t kChannels>
 HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
   const BlockD d;
@@ -129,7 +129,9 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
         }
       }
       const float* HWY_RESTRICT wt = wb + tap * tap_weights;
-      HWY_UNROLL(16)
+      // Four at a time: unrolled all 16 times, the pointwise tile runs out of registers and
+      // spills its accumulators (a 16-channel layer 25% slower); not at all, 3x3 layers lose 2%.
+      HWY_UNROLL(4)
       for (int64_t c = 0; c < block_channels; ++c) {
         if (--countdown == 0) {
           countdown = every;
