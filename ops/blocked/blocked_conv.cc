@@ -136,25 +136,33 @@ class BlockedConvKernel : public OpKernel {
     // The stem reads its few channels pixel by pixel, [N, H, W, C], from a copy with the padding
     // written out as zeros: the geometry then has no pads, and every tile on one output row reads
     // the image at fixed steps (UniformTile) instead of gathering a 7x7 window's offsets.
-    std::vector<float> interleaved;
+    // (Each element is written once: the pool's buffer is not zeroed first.)
+    Tensor interleaved;
     const float* xd = x->data<float>();
     if (stem_) {
       const int64_t h_in = g.in_spatial[0], w_in = g.in_spatial[1], plane = h_in * w_in;
       const int64_t top = g.pads_begin[0], left = g.pads_begin[1];
       const int64_t h_pad = h_in + top + g.pads_end[0], w_pad = w_in + left + g.pads_end[1];
-      const int64_t row = w_pad * channels_;
-      interleaved.resize(static_cast<size_t>(g.batch * h_pad * row));
+      const int64_t row = w_pad * channels_, inside = w_in * channels_;
+      interleaved = Tensor::Uninitialized(DataType::kFloat, {g.batch * h_pad * row});
+      float* padded = interleaved.mutable_data<float>();
       // Split over the cores like the convolution after it (serial, it cost the stem a third of
       // its two-core speedup).
       ParallelFor(ctx, g.batch * h_pad, row * 4, [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
           const int64_t n = r / h_pad, h = r % h_pad - top;
-          if (h < 0 || h >= h_in) continue;  // a padding row, zero already
+          float* dst = padded + r * row;
+          if (h < 0 || h >= h_in) {  // a padding row
+            std::fill(dst, dst + row, 0.0f);
+            continue;
+          }
+          std::fill(dst, dst + left * channels_, 0.0f);
           InterleaveChannels(xd + n * channels_ * plane + h * w_in, plane, channels_, w_in, channels_,
-                             interleaved.data() + r * row + left * channels_);
+                             dst + left * channels_);
+          std::fill(dst + left * channels_ + inside, dst + row, 0.0f);
         }
       });
-      xd = interleaved.data();
+      xd = padded;
       g.in_spatial = {h_pad, w_pad};
       g.pads_begin = g.pads_end = {0, 0};
     }
