@@ -34,10 +34,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "ops/blocked/blocked_conv_tile.h"
 #include "ops/blocked/reorder.h"
+#include "ops/blocked/winograd.h"
 #include "ops/framework/parallel.h"
 #include "ops/math/conv_geometry.h"
 #include "ops/math/fused_activation.h"
@@ -132,6 +134,25 @@ class BlockedConvKernel : public OpKernel {
     Tensor* y = &y_tensor;
     if (y->size() == 0) return Status::Ok();
     const int64_t y_width = out_blocks_ * kChannelBlock, y_offset = block_offset_ * kChannelBlock;
+    if (winograd_ != nullptr) {
+      for (int64_t n = 0; n < g.batch; ++n) {
+        WinogradImage image;
+        image.x = x->data<float>() + n * in_width_ * g.in_size();
+        image.in_rows = g.in_spatial[0];
+        image.in_cols = g.in_spatial[1];
+        image.top = g.pads_begin[0];
+        image.left = g.pads_begin[1];
+        image.out_rows = g.out_spatial[0];
+        image.out_cols = g.out_spatial[1];
+        image.y = y->mutable_data<float>() + (n * y_width + y_offset) * g.out_size();
+        image.residual = z != nullptr ? z->data<float>() + n * out_width_ * g.out_size() : nullptr;
+        image.block_stride = g.out_size() * kChannelBlock;
+        image.bias = bias_.data();
+        image.activation = activation_;
+        winograd_->Run(ctx, image);
+      }
+      return Status::Ok();
+    }
 
     // The stem reads its few channels pixel by pixel, [N, H, W, C], from a copy with the padding
     // written out as zeros: the geometry then has no pads, and every tile on one output row reads
@@ -311,15 +332,19 @@ class BlockedConvKernel : public OpKernel {
         blocks_((channels_ + block_channels_ - 1) / block_channels_),
         in_width_(blocks_ * block_channels_),
         out_width_((out_channels_ + kChannelBlock - 1) / kChannelBlock * kChannelBlock),
-        bias_(static_cast<size_t>(out_width_), 0.0f),
-        packed_(AlignedFloats::Make(out_width_ * in_width_ * taps_, /*zero=*/false)) {
+        bias_(static_cast<size_t>(out_width_), 0.0f) {
+    if (b != nullptr) std::copy(b->data<float>(), b->data<float>() + out_channels_, bias_.begin());
+    if (WinogradConv::Applies(attrs_, w_shape_)) {
+      winograd_ = std::make_unique<WinogradConv>(w.data<float>(), out_channels_, channels_, in_width_, out_width_);
+      return;
+    }
+    packed_ = AlignedFloats::Make(out_width_ * in_width_ * taps_, /*zero=*/false);
     const int64_t block_bytes = taps_ * block_channels_ * kGroupChannels * static_cast<int64_t>(sizeof(float));
     // As many chunks as the budget needs, of equal size: 8 blocks under a budget of 7 are two
     // passes of 4, not a pass of 7 and one of 1 that reloads every accumulator for 1/8 of the work.
     const int64_t most = std::max<int64_t>(1, ChunkWeightBytes() / block_bytes);
     const int64_t chunks = (blocks_ + most - 1) / most;
     chunk_blocks_ = (blocks_ + chunks - 1) / chunks;
-    if (b != nullptr) std::copy(b->data<float>(), b->data<float>() + out_channels_, bias_.begin());
     // [group][block][tap][channel][group width]; only the last group may be narrower than 64. Pad
     // channels, in and out, get zero weights.
     // (64-byte aligned: a row of 64 weights is four whole cache lines.)
@@ -399,7 +424,8 @@ class BlockedConvKernel : public OpKernel {
   int64_t chunk_blocks_ = 1;
   int64_t out_blocks_ = 0, block_offset_ = 0;  // the output's channel blocks, and where ours start
   std::vector<float> bias_;
-  AlignedFloats packed_;
+  AlignedFloats packed_;  // the direct tiles' weights (see the header), or
+  std::unique_ptr<WinogradConv> winograd_;  // a 3x3 stride-1 convolution's (winograd.h)
 };
 
 }  // namespace

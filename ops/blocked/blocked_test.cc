@@ -10,6 +10,7 @@
 
 #include "ops/blocked/blocked_layout.h"
 #include "ops/blocked/register.h"
+#include "ops/blocked/winograd.h"
 #include "ops/framework/shape.h"
 #include "ops/framework/testing.h"
 #include "ops/math/conv_geometry.h"
@@ -99,7 +100,13 @@ void RunConvCase(const ConvCase& cs) {
   const Tensor want = ToBlockedRef(Tensor::FromVector<float>(g.output_shape(), expected));
   Result<Tensor> y = RunOne(test);
   ASSERT_TRUE(y.ok()) << y.status().ToString();
-  EXPECT_TRUE(TensorsNear(want, *y, 1e-4, 1e-4));
+  // 3x3 windows of stride 1 run as Winograd F(4x4, 3x3) (winograd.h): within 1e-4 of the outputs'
+  // scale rather than of each output (measured: at most 6e-5 here, over 5760 terms).
+  const bool winograd = WinogradConv::Applies(attrs, cs.w);
+  double squares = 0;
+  for (float v : expected) squares += static_cast<double>(v) * v;
+  const double rms = std::sqrt(squares / std::max<size_t>(1, expected.size()));
+  EXPECT_TRUE(TensorsNear(want, *y, 1e-4, winograd ? 1e-4 * std::max(1.0, rms) : 1e-4));
   EXPECT_FALSE(test.WroteInto(3, 0)) << "Z is the caller's";
   if (cs.residual) {  // Z that no one else reads: the sum overwrites it, to the same values
     test.ReusableInput(3);

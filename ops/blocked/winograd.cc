@@ -1,0 +1,197 @@
+// Winograd F(4x4, 3x3) for channel-blocked convolutions (winograd.h). Per image:
+//  1. V = B^T d B for every tile's 6x6 patch of every input block, into a scratch laid out as 36
+//     blocked images of one pixel per tile ([xi][block][tile][16]), split over the cores;
+//  2. per task, a range of tiles and a group of 64 output channels: the 36 products
+//     M[xi] = V[xi] U[xi] summed over input channels, which are 36 pointwise convolutions of
+//     those one-pixel-per-tile images, run by BlockedConv's own SIMD tile (RunBlockedTile) into a
+//     scratch of the task's; then Y = A^T M A with bias, residual and activation, into the output.
+// The SIMD transforms are in winograd-inl.h.
+#include "ops/blocked/winograd.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/blocked/winograd.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+#include "ops/blocked/winograd-inl.h"
+
+#if HWY_ONCE
+
+#include <algorithm>
+#include <vector>
+
+#include "ops/blocked/blocked_conv_tile.h"
+#include "ops/blocked/winograd_tiles.h"
+#include "ops/framework/parallel.h"
+
+namespace onnxflow {
+
+HWY_EXPORT(WinogradInputImpl);
+HWY_EXPORT(WinogradOutputImpl);
+
+void RunWinogradInput(const WinogradInput& in, int64_t tile0, int64_t tile1) {
+  HWY_DYNAMIC_DISPATCH(WinogradInputImpl)(in, tile0, tile1);
+}
+void RunWinogradOutput(const WinogradOutput& out) { HWY_DYNAMIC_DISPATCH(WinogradOutputImpl)(out); }
+
+namespace {
+
+// Output channels per task and per packed group: the 4 AVX-512 vectors of RunBlockedTile.
+constexpr int64_t kGroupChannels = 64;
+// The transformed weights are 4x the plain ones; past this a layer's weights would stream from
+// memory for the few tiles of its (then usually small) maps, and ResNet-50 would outgrow ONNX
+// Runtime's peak memory: 256 x 256 channels, 9.4 MB.
+constexpr int64_t kMaxWeightBytes = int64_t{256} * 256 * kWinogradPoints * sizeof(float);
+// Tiles per task at most: the task's M (36 x 64 x tiles floats) stays in L2.
+constexpr int64_t kMaxTilesPerTask = 30;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// G (6x3) of F(4x4, 3x3) (winograd-inl.h). The sign of rows 1 and 2 is B^T's flipped.
+constexpr double kG[kWinogradPatch][3] = {
+    {1.0 / 4, 0, 0},
+    {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+    {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+    {1.0 / 24, 1.0 / 12, 1.0 / 6},
+    {1.0 / 24, -1.0 / 12, 1.0 / 6},
+    {0, 0, 1},
+};
+
+bool AllOnes(const std::vector<int64_t>& v) {
+  return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 1; });
+}
+
+}  // namespace
+
+bool WinogradConv::Applies(const ConvAttributes& attrs, const Shape& w) {
+  if (w.size() != 4 || w[2] != 3 || w[3] != 3 || w[1] < kChannelBlock || attrs.group != 1) return false;
+  if (!attrs.kernel_shape.empty() && attrs.kernel_shape != std::vector<int64_t>{3, 3}) return false;
+  if (!AllOnes(attrs.strides) || !AllOnes(attrs.dilations)) return false;
+  const int64_t in_width = CeilDiv(w[1], kChannelBlock) * kChannelBlock;
+  const int64_t out_width = CeilDiv(w[0], kChannelBlock) * kChannelBlock;
+  return in_width * out_width * kWinogradPoints * static_cast<int64_t>(sizeof(float)) <= kMaxWeightBytes;
+}
+
+WinogradConv::WinogradConv(const float* w, int64_t out_channels, int64_t channels, int64_t in_width,
+                           int64_t out_width)
+    : in_width_(in_width), out_width_(out_width), packed_(AlignedFloats::Make(kWinogradPoints * in_width * out_width)) {
+  // U = G g G^T in double, then rounded once.
+  float* u = packed_.get();
+  for (int64_t o = 0; o < out_channels; ++o) {
+    const int64_t c0 = o / kGroupChannels * kGroupChannels, width = std::min(kGroupChannels, out_width - c0);
+    float* group = u + c0 * kWinogradPoints * in_width;
+    for (int64_t c = 0; c < channels; ++c) {
+      const float* g = w + (o * channels + c) * 9;
+      double gg[kWinogradPatch][3];  // G g
+      for (int i = 0; i < kWinogradPatch; ++i) {
+        for (int b = 0; b < 3; ++b) {
+          gg[i][b] = kG[i][0] * g[b] + kG[i][1] * g[3 + b] + kG[i][2] * g[6 + b];
+        }
+      }
+      for (int i = 0; i < kWinogradPatch; ++i) {
+        for (int j = 0; j < kWinogradPatch; ++j) {
+          const double value = gg[i][0] * kG[j][0] + gg[i][1] * kG[j][1] + gg[i][2] * kG[j][2];
+          group[((i * kWinogradPatch + j) * in_width + c) * width + (o - c0)] = static_cast<float>(value);
+        }
+      }
+    }
+  }
+}
+
+void WinogradConv::Run(const KernelContext& ctx, const WinogradImage& image) const {
+  const int64_t tiles_w = CeilDiv(image.out_cols, kWinogradTile);
+  const int64_t tiles = CeilDiv(image.out_rows, kWinogradTile) * tiles_w;
+  const int64_t in_blocks = in_width_ / kChannelBlock;
+  const int64_t block_pixels = image.in_rows * image.in_cols * kChannelBlock;
+
+  // 1. V: [xi][block][tile][16]. RunBlockedTile reads the 6 pixels of a tile group whole, so a
+  // short last group reads up to 5 tiles past the end: zeros there, not stale bits.
+  const int64_t xi_stride = in_blocks * tiles * kChannelBlock;
+  const int64_t tail = (kTilePixels - 1) * kChannelBlock;
+  AlignedFloats v = AlignedFloats::Make(kWinogradPoints * xi_stride + tail, /*zero=*/false);
+  std::fill(v.get() + kWinogradPoints * xi_stride, v.get() + kWinogradPoints * xi_stride + tail, 0.0f);
+  ParallelFor(ctx, in_blocks * tiles, kWinogradPoints * kChannelBlock * 8, [&](int64_t i0, int64_t i1) {
+    while (i0 < i1) {
+      const int64_t block = i0 / tiles, tile0 = i0 % tiles, tile1 = std::min(tiles, tile0 + (i1 - i0));
+      WinogradInput in;
+      in.x = image.x + block * block_pixels;
+      in.height = image.in_rows;
+      in.width = image.in_cols;
+      in.top = image.top;
+      in.left = image.left;
+      in.tiles_w = tiles_w;
+      in.v = v.get() + block * tiles * kChannelBlock;
+      in.xi_stride = xi_stride;
+      RunWinogradInput(in, tile0, tile1);
+      i0 += tile1 - tile0;
+    }
+  });
+
+  // 2. Tasks of (tile range, output group): enough for every core, an equal number per core.
+  const int threads = ctx.threads();
+  const int64_t groups = CeilDiv(out_width_, kGroupChannels);
+  int64_t ranges = CeilDiv(tiles, kMaxTilesPerTask);
+  while (groups * ranges < 2 * threads && ranges < tiles) ++ranges;
+  while ((groups * ranges) % threads != 0 && ranges < tiles) ++ranges;
+  const int64_t per_range = CeilDiv(tiles, ranges);
+  ranges = CeilDiv(tiles, per_range);
+
+  auto run_task = [&](int64_t task) {
+    const int64_t group = task / ranges, range = task % ranges;
+    const int64_t tile0 = range * per_range, count = std::min(per_range, tiles - tile0);
+    const int64_t c0 = group * kGroupChannels, width = std::min(kGroupChannels, out_width_ - c0);
+    const int64_t out_blocks = width / kChannelBlock;
+    AlignedFloats m = AlignedFloats::Make(kWinogradPoints * out_blocks * count * kChannelBlock, /*zero=*/false);
+    static const int64_t kNoTapOffset[1] = {0};
+    BlockedTile t;
+    t.x_block_stride = tiles * kChannelBlock;
+    t.blocks = in_blocks;
+    t.block_channels = kChannelBlock;
+    t.taps = 1;
+    t.tap_offsets = kNoTapOffset;
+    t.pixel_step = kChannelBlock;
+    t.ldw = width;
+    t.width = width;
+    t.y_block_stride = count * kChannelBlock;
+    t.last = true;
+    const float* group_weights = packed_.get() + c0 * kWinogradPoints * in_width_;
+    for (int64_t xi = 0; xi < kWinogradPoints; ++xi) {
+      t.x = v.get() + xi * xi_stride;
+      t.w = group_weights + xi * in_width_ * width;
+      float* m_xi = m.get() + xi * out_blocks * count * kChannelBlock;
+      for (int64_t p = 0; p < count; p += kTilePixels) {
+        t.base = (tile0 + p) * kChannelBlock;
+        t.pixels = std::min(kTilePixels, count - p);
+        t.y = m_xi + p * kChannelBlock;
+        RunBlockedTile(t);
+      }
+    }
+    WinogradOutput out;
+    out.m = m.get();
+    out.blocks = out_blocks;
+    out.tiles = count;
+    out.tile0 = tile0;
+    out.tiles_w = tiles_w;
+    out.height = image.out_rows;
+    out.width = image.out_cols;
+    out.y = image.y + (c0 / kChannelBlock) * image.block_stride;
+    out.residual = image.residual != nullptr ? image.residual + (c0 / kChannelBlock) * image.block_stride : nullptr;
+    out.y_block_stride = image.block_stride;
+    out.bias = image.bias != nullptr ? image.bias + c0 : nullptr;
+    out.activation = image.activation;
+    RunWinogradOutput(out);
+  };
+  const int64_t tasks = groups * ranges;
+  const int64_t flops = 2 * kWinogradPoints * tiles * in_width_ * out_width_;
+  if (threads > 1 && tasks > 1 && flops >= 4 * kMinParallelWork) {
+    ParallelChunks(tasks, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t task = t0; task < t1; ++task) run_task(task);
+    });
+  } else {
+    for (int64_t task = 0; task < tasks; ++task) run_task(task);
+  }
+}
+
+}  // namespace onnxflow
+
+#endif  // HWY_ONCE

@@ -1,0 +1,48 @@
+// Winograd F(4x4, 3x3) for BlockedConv's 3x3 convolutions of stride 1 (winograd.cc): a 4x4 tile
+// of outputs costs 36 products per (input, output) channel pair instead of 144, for 4x the
+// weights' memory.
+#pragma once
+
+#include <cstdint>
+
+#include "include/onnxflow/tensor.h"
+#include "ops/framework/kernel.h"
+#include "ops/math/conv_geometry.h"
+#include "ops/math/gemm.h"
+
+namespace onnxflow {
+
+// One image of one run, blocked: X [in channel blocks, in_rows, in_cols, 16], Y and Z by output block.
+struct WinogradImage {
+  const float* x = nullptr;
+  int64_t in_rows = 0, in_cols = 0, top = 0, left = 0;  // top/left: the pads before
+  int64_t out_rows = 0, out_cols = 0;
+  float* y = nullptr;                // the first of this convolution's output blocks
+  const float* residual = nullptr;   // Z's first block, or null; may be y
+  int64_t block_stride = 0;          // from one output block to the next, in y and in Z
+  const float* bias = nullptr;       // the padded output channels' biases, or null
+  ActivationSpec activation;
+};
+
+class WinogradConv {
+ public:
+  // Whether BlockedConv runs a convolution of these attributes and weights [M, C, kh, kw] this
+  // way: a 3x3 window, stride 1, no dilation, whole input blocks (not a stem), and weights that
+  // stay within kMaxWeightBytes once transformed.
+  static bool Applies(const ConvAttributes& attrs, const Shape& w);
+
+  // Transforms W [out_channels, channels, 3, 3] for channels padded to in_width and out_width
+  // (multiples of 16; the pad channels get zero weights).
+  WinogradConv(const float* w, int64_t out_channels, int64_t channels, int64_t in_width, int64_t out_width);
+
+  // One image: its input tiles' transform, then per task (a range of tiles, a group of 64
+  // output channels) the 36 products as pointwise blocked tiles and the output transform.
+  void Run(const KernelContext& ctx, const WinogradImage& image) const;
+
+ private:
+  int64_t in_width_, out_width_;
+  // U by groups of 64 output channels: [group][xi][in channel][group width].
+  AlignedFloats packed_;
+};
+
+}  // namespace onnxflow
