@@ -1,12 +1,13 @@
 #include "graph/model.h"
 
+#include <algorithm>
 #include <fstream>
-#include <sstream>
 
 #include <google/protobuf/io/coded_stream.h>
 
 #include "graph/blocked_layout.h"
 #include "graph/functions.h"
+#include "graph/fusion_util.h"
 #include "graph/fusion.h"
 #include "graph/passes.h"
 
@@ -63,11 +64,22 @@ Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionO
   ONNXFLOW_RETURN_IF_ERROR(InlineFunctions(&model->proto, &model->opsets, registry));
   BuildContext ctx{&model->opsets, &options.limits, model->external.get()};
   ONNXFLOW_ASSIGN_OR_RETURN(model->graph, BuildGraph(model->proto.graph(), {}, ctx, 0));
+  // The graph holds its own copies of the nodes and initializers: the parsed model, as big as the
+  // weights, would otherwise stay resident beside them for the session's life.
+  onnx::ModelProto().Swap(&model->proto);
   if (options.optimize) {
     ONNXFLOW_RETURN_IF_ERROR(FoldConstants(model->graph.get(), registry, options.limits));
     FuseForInference(model->graph.get());
     UseBlockedLayout(model->graph.get());
     RemoveDeadNodes(model->graph.get());
+    // Initializers the passes replaced (a Conv's weights before BatchNormalization was folded
+    // into them) are read by nothing now; their storage goes before the kernels pack theirs, and
+    // with it the buffers the passes freed. The names stay: an initializer is an optional input.
+    const Uses uses = CountUses(*model->graph);
+    for (auto& [name, tensor] : model->graph->constants) {
+      if (uses.readers.count(name) == 0) tensor = Tensor();
+    }
+    ReleasePooledStorage();
   }
   return model;
 }
@@ -84,16 +96,25 @@ Result<std::unique_ptr<Model>> LoadModelBytes(const std::string& bytes, const st
 
 Result<std::unique_ptr<Model>> LoadModelFile(const std::string& path, const SessionOptions& options,
                                              const KernelRegistry& registry) {
-  std::ifstream file(path, std::ios::binary);
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file) return NotFound("cannot open model file '" + path + "'");
-  std::ostringstream buffer;
-  buffer << file.rdbuf();
-  if (!file.good() && !file.eof()) return InvalidArgument("cannot read model file '" + path + "'");
+  // Read straight into one string (a stringstream and its str() would hold the file twice), and
+  // let it go once parsed: the graph is built from the parsed model.
+  std::string bytes(static_cast<size_t>(std::max<std::streamoff>(0, file.tellg())), '\0');
+  file.seekg(0);
+  if (!file.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
+    return InvalidArgument("cannot read model file '" + path + "'");
+  }
   const size_t slash = path.find_last_of('/');
   const std::string directory = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
-  auto model = LoadModelBytes(buffer.str(), directory, options, registry);
-  if (!model.ok()) return model.status().WithContext(path);
-  return model;
+  auto model = std::make_unique<Model>();
+  Status parsed = Parse(bytes, options.limits, &model->proto);
+  std::string().swap(bytes);
+  if (!parsed.ok()) return parsed.WithContext(path);
+  model->external = std::make_unique<ExternalDataFiles>(directory);
+  auto loaded = Load(std::move(model), options, registry);
+  if (!loaded.ok()) return loaded.status().WithContext(path);
+  return loaded;
 }
 
 }  // namespace onnxflow::graph

@@ -144,6 +144,24 @@ Result<std::unique_ptr<Plan>> Plan::Build(const graph::Graph& g, const std::vect
   if (!first_error.ok()) return first_error;
   for (const auto& out : g.outputs) p.output_slots_.push_back(slot(out.name));
 
+  // Constants that no node reads, or only kernels that copied them at load (OpKernel::ReadsAtRun),
+  // leave the value table (an initializer listed as a graph input too: a caller's value for it
+  // would be read by no kernel either). Outputs, outer values and subgraphs keep theirs.
+  std::vector<bool> read_at_run(p.slot_count(), false);
+  for (int s : p.output_slots_) read_at_run[s] = true;
+  for (const auto& [s, j] : p.outer_slots_) read_at_run[s] = true;
+  for (const PlanNode& pn : p.nodes_) {
+    for (size_t k = 0; k < pn.slots.inputs.size(); ++k) {
+      const int s = pn.slots.inputs[k];
+      if (s >= 0 && pn.kernel->ReadsAtRun(static_cast<int>(k))) read_at_run[s] = true;
+    }
+    for (int s : pn.slots.implicit_inputs) read_at_run[s] = true;
+  }
+  auto released = std::stable_partition(p.constants_.begin(), p.constants_.end(),
+                                        [&](const std::pair<int, Value>& c) { return read_at_run[c.first]; });
+  for (auto it = released; it != p.constants_.end(); ++it) p.released_constants_.push_back(p.slot_names_[it->first]);
+  p.constants_.erase(released, p.constants_.end());
+
   // Readers and lifetimes.
   const int slots = p.slot_count();
   p.reader_counts_.assign(slots, 0);

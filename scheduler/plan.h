@@ -51,6 +51,8 @@ class Plan {
   const std::vector<int>& root_tasks() const { return root_tasks_; }
   // Constant values (initializers, folded nodes), preloaded into each run's table.
   const std::vector<std::pair<int, Value>>& constants() const { return constants_; }
+  // Initializers no kernel reads at run time (OpKernel::ReadsAtRun), left out of constants().
+  const std::vector<std::string>& released_constants() const { return released_constants_; }
   const std::vector<int>& input_slots() const { return input_slots_; }
   const std::vector<int>& output_slots() const { return output_slots_; }
   // outer slot <- index of the parent's implicit input
@@ -73,6 +75,7 @@ class Plan {
   std::vector<PlanTask> tasks_;
   std::vector<int> root_tasks_;
   std::vector<std::pair<int, Value>> constants_;
+  std::vector<std::string> released_constants_;
   std::vector<int> input_slots_, output_slots_;
   std::vector<std::pair<int, int>> outer_slots_;
   std::vector<int> reader_counts_;

@@ -2,6 +2,10 @@
 // other node can read it alongside or after it, and never into values the run does not own.
 #include "scheduler/plan.h"
 
+#include <set>
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "graph/model.h"
@@ -72,6 +76,29 @@ TEST(Plan, ReadersOnParallelBranchesDoNotReuse) {
   EXPECT_FALSE(Reusable(*plan, "d", 1)) << "c is a graph output";
   EXPECT_FALSE(Reusable(*plan, "e", 0)) << "e reads d twice";
   EXPECT_FALSE(Reusable(*plan, "e", 1));
+}
+
+// Weights that a kernel packs at load (OpKernel::ReadsAtRun) leave the value table; a constant
+// that is a graph output stays (and one that nothing reads is gone already: RemoveDeadNodes).
+TEST(Plan, ReleasesConstantsNoKernelReadsAtRun) {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {1, 16, 8, 8});
+  m.Initializer("w", Tensor::FromVector<float>({16, 16, 3, 3}, std::vector<float>(16 * 16 * 9, 0.5f)));
+  m.Initializer("b", Tensor::FromVector<float>({16}, std::vector<float>(16, 1.0f)));
+  m.Initializer("unread", Tensor::FromVector<float>({2}, {1, 2}));
+  m.Initializer("k", Tensor::FromVector<float>({2}, {3, 4}));
+  m.Node("Conv", {"x", "w", "b"}, {"y"}, "conv");
+  m.Output("y", DataType::kFloat, {1, 16, 6, 6});
+  m.Output("k", DataType::kFloat, {2});
+  SessionOptions options;  // the load-time passes make the Conv a BlockedConv, which packs W and B
+  auto model = graph::LoadModelBytes(m.Serialize(), "", options, GlobalKernelRegistry());
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  auto plan = Plan::Build(*(*model)->graph, {}, GlobalKernelRegistry(), options, 0);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  std::set<std::string> released((*plan)->released_constants().begin(), (*plan)->released_constants().end());
+  EXPECT_EQ(released, (std::set<std::string>{"b", "w"}));
+  ASSERT_EQ((*plan)->constants().size(), 1u);
+  EXPECT_EQ((*plan)->slot_name((*plan)->constants()[0].first), "k");
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Session: the public API over the graph loader, the plan and the executor.
 #include "include/onnxflow/session.h"
 
+#include <malloc.h>
+
 #include <atomic>
 #include <algorithm>
 #include <map>
@@ -32,6 +34,12 @@ class SessionImpl {
     for (size_t i = 0; i < impl->plan_->input_slots().size(); ++i) {
       impl->input_slot_[impl->plan_->inputs()[i].name] = {impl->plan_->input_slots()[i], static_cast<int>(i)};
     }
+    // The graph's copies of the constants that left the plan go too (their names stay: an
+    // initializer is an optional input), then the buffers the load freed: a session holds its
+    // weights once, packed, and not the unfolded and unpacked ones beside them.
+    for (const auto& name : impl->plan_->released_constants()) model->graph->constants[name] = Tensor();
+    ReleasePooledStorage();
+    malloc_trim(0);
     impl->model_ = std::move(model);
     return std::shared_ptr<const SessionImpl>(impl);
   }

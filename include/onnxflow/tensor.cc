@@ -133,6 +133,18 @@ class BufferPool {
     return std::aligned_alloc(kAlignment, RoundUp(*class_bytes));
   }
 
+  // Frees every kept buffer.
+  void Release() {
+    for (int c = 0; c < kClasses; ++c) {
+      std::lock_guard<std::mutex> lock(mutexes_[c]);
+      for (void* p : free_[c]) {
+        std::free(p);
+        retained_.fetch_sub(ClassSize(c), std::memory_order_relaxed);
+      }
+      free_[c].clear();
+    }
+  }
+
   void Give(void* p, size_t class_bytes) {
     const int c = ClassOf(class_bytes);
     if (c >= 0 && ClassSize(c) == class_bytes &&
@@ -184,6 +196,8 @@ std::shared_ptr<void> AllocateStorage(DataType dtype, int64_t count, bool zero) 
 }
 
 }  // namespace
+
+void ReleasePooledStorage() { BufferPool::Global().Release(); }
 
 Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   storage_ = AllocateStorage(dtype_, size(), /*zero=*/true);

@@ -221,4 +221,9 @@ class Value {
   std::shared_ptr<const Sequence> sequence_;
 };
 
+// Tensor storage that is freed goes to a process-wide pool of size classes for the next tensor
+// (a run's buffers come back hot and mapped). This frees what the pool holds: a session calls it
+// once loaded, so the load's temporaries (unfolded weights, folding results) do not stay resident.
+void ReleasePooledStorage();
+
 }  // namespace onnxflow

@@ -104,6 +104,9 @@ class BlockedConvKernel : public OpKernel {
     return std::unique_ptr<OpKernel>(std::move(kernel));
   }
 
+  // W and B live packed in the kernel.
+  bool ReadsAtRun(int input) const override { return input != 1 && input != 2; }
+
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
     if (x->dtype() != DataType::kFloat) return InvalidArgument("BlockedConv: input 'X' must be float");

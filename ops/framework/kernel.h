@@ -85,6 +85,9 @@ class OpKernel {
  public:
   virtual ~OpKernel() = default;
   virtual Status Compute(KernelContext& ctx) const = 0;
+  // False for a constant input the kernel copied at load (packed weights) and never reads in
+  // Compute: when no reader needs it at run time, the session lets the tensor go.
+  virtual bool ReadsAtRun(int /*input*/) const { return true; }
 };
 
 }  // namespace onnxflow
