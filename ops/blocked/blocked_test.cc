@@ -150,6 +150,23 @@ TEST(BlockedConvTest, ResidualAndThreads) {
   RunConvCase({{1, 3, 56, 56}, {64, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {}, true, false, "Relu", 2});
 }
 
+// 3x3 stride-1 windows run as Winograd F(4x4, 3x3) up to 256x256 channels and directly past
+// them: maps that are not whole 4x4 tiles, asymmetric pads, two images, a group of 64 output
+// channels and one of 16, a residual, two threads; and one layer over the weight budget.
+TEST(BlockedConvTest, WinogradAndItsLimit) {
+  const ConvCase winograd = {{2, 32, 11, 13}, {80, 32, 3, 3}, {}, {0, 2, 1, 0}, {}, true, true, "Relu", 2};
+  ConvAttributes attrs;
+  attrs.pads = winograd.pads;
+  EXPECT_TRUE(WinogradConv::Applies(attrs, winograd.w));
+  RunConvCase(winograd);
+  RunConvCase({{1, 16, 1, 1}, {16, 16, 3, 3}, {}, {1, 1, 1, 1}});  // one pixel: a tile of padding around it
+  const ConvCase direct = {{1, 272, 3, 4}, {272, 272, 3, 3}, {}, {1, 1, 1, 1}};
+  EXPECT_FALSE(WinogradConv::Applies(attrs, direct.w));
+  RunConvCase(direct);
+  attrs.strides = {2, 2};
+  EXPECT_FALSE(WinogradConv::Applies(attrs, winograd.w));
+}
+
 // The epilogue applies each fused activation (Relu has its own path), after the residual.
 TEST(BlockedConvTest, EveryActivation) {
   for (const char* activation : {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid"}) {
