@@ -1,7 +1,8 @@
 #include "graph/model.h"
 
-#include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include <google/protobuf/io/coded_stream.h>
 
@@ -96,15 +97,24 @@ Result<std::unique_ptr<Model>> LoadModelBytes(const std::string& bytes, const st
 
 Result<std::unique_ptr<Model>> LoadModelFile(const std::string& path, const SessionOptions& options,
                                              const KernelRegistry& registry) {
-  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) return InvalidArgument("'" + path + "' is a directory, not a model file");
+  std::ifstream file(path, std::ios::binary);
   if (!file) return NotFound("cannot open model file '" + path + "'");
   // Read straight into one string (a stringstream and its str() would hold the file twice), and
-  // let it go once parsed: the graph is built from the parsed model.
-  std::string bytes(static_cast<size_t>(std::max<std::streamoff>(0, file.tellg())), '\0');
-  file.seekg(0);
-  if (!file.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
-    return InvalidArgument("cannot read model file '" + path + "'");
+  // let it go once parsed: the graph is built from the parsed model. A pipe has no size: it is
+  // read to its end.
+  std::string bytes;
+  const std::streamoff size = file.seekg(0, std::ios::end) ? std::streamoff(file.tellg()) : -1;
+  if (size > 0) {
+    bytes.resize(static_cast<size_t>(size));
+    file.seekg(0);
+    file.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  } else {
+    file.clear();
+    bytes.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
   }
+  if (file.bad() || (size > 0 && !file)) return InvalidArgument("cannot read model file '" + path + "'");
   const size_t slash = path.find_last_of('/');
   const std::string directory = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
   auto model = std::make_unique<Model>();

@@ -94,6 +94,10 @@ TEST(Loading, GarbageAndTruncatedFilesAreRefused) {
     (void)s;
   }
   EXPECT_FALSE(Session::Load("/nonexistent/model.onnx").ok());
+  auto directory = Session::Load("/tmp");  // a directory opens, but has no size to read
+  ASSERT_FALSE(directory.ok());
+  EXPECT_EQ(directory.status().code(), StatusCode::kInvalidArgument) << directory.status().ToString();
+  EXPECT_NE(directory.status().message().find("is a directory"), std::string::npos) << directory.status().ToString();
 }
 
 TEST(Loading, InitializerShorterThanItsShapeIsRefused) {
