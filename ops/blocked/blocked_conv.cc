@@ -279,13 +279,7 @@ class BlockedConvKernel : public OpKernel {
         }
       }
     };
-    if (threads > 1 && tasks > 1 && tasks * per_task * flops_per_tile >= 4 * kMinParallelWork) {
-      ParallelChunks(tasks, 1, [&](int64_t t0, int64_t t1) {
-        for (int64_t task = t0; task < t1; ++task) run_task(task);
-      });
-    } else {
-      for (int64_t task = 0; task < tasks; ++task) run_task(task);
-    }
+    ParallelTasks(ctx, tasks, tasks * per_task * flops_per_tile, run_task);
     return Status::Ok();
   }
 

@@ -185,14 +185,7 @@ void WinogradConv::Run(const KernelContext& ctx, const WinogradImage& image) con
     RunWinogradOutput(out);
   };
   const int64_t tasks = groups * ranges;
-  const int64_t flops = 2 * kWinogradPoints * tiles * in_width_ * out_width_;
-  if (threads > 1 && tasks > 1 && flops >= 4 * kMinParallelWork) {
-    ParallelChunks(tasks, 1, [&](int64_t t0, int64_t t1) {
-      for (int64_t task = t0; task < t1; ++task) run_task(task);
-    });
-  } else {
-    for (int64_t task = 0; task < tasks; ++task) run_task(task);
-  }
+  ParallelTasks(ctx, tasks, 2 * kWinogradPoints * tiles * in_width_ * out_width_, run_task);
 }
 
 }  // namespace onnxflow

@@ -32,6 +32,19 @@ void ParallelChunks(int64_t n, int64_t grain, F&& body) {
   HappensAfter(&done);
 }
 
+// For kernels that cut their own tasks: task(i) for every i in [0, tasks), one TBB task each over
+// the run's cores when `work` (a rough count of operations in all) pays for waking them, else inline.
+template <typename F>
+void ParallelTasks(const KernelContext& ctx, int64_t tasks, int64_t work, F&& task) {
+  if (ctx.threads() > 1 && tasks > 1 && work >= 4 * kMinParallelWork) {
+    ParallelChunks(tasks, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t i = t0; i < t1; ++i) task(i);
+    });
+    return;
+  }
+  for (int64_t i = 0; i < tasks; ++i) task(i);
+}
+
 template <typename F>
 void ParallelFor(const KernelContext& ctx, int64_t n, int64_t cost_per_item, F&& body) {
   if (n <= 0) return;
