@@ -52,8 +52,6 @@ void RunBlockedTile(const BlockedTile& tile) { HWY_DYNAMIC_DISPATCH(RunBlockedTi
 
 namespace {
 
-// Output channels per task and per packed weight group: 4 AVX-512 vectors.
-constexpr int64_t kGroupChannels = 64;
 // A chunk of input blocks whose weights for one group take at most half of the core's L2 (512 KB
 // where the OS does not say), the rest holding the image rows and the outputs. Each chunk after
 // the first reloads and stores the tiles' accumulators, so fewer, longer passes win while the

@@ -11,6 +11,9 @@ namespace onnxflow {
 
 // Output pixels per tile: 6 x 4 vectors of accumulators fill AVX-512's registers.
 inline constexpr int64_t kTilePixels = 6;
+// Output channels per packed weight group and per task of the convolutions that call the tile
+// (BlockedConv, Winograd): the 4 AVX-512 vectors one tile accumulates.
+inline constexpr int64_t kGroupChannels = 64;
 
 struct BlockedTile {
   // Input: the chunk's first channel block of one image. A pixel's channels of a block are

@@ -36,8 +36,6 @@ void RunWinogradOutput(const WinogradOutput& out) { HWY_DYNAMIC_DISPATCH(Winogra
 
 namespace {
 
-// Output channels per task and per packed group: the 4 AVX-512 vectors of RunBlockedTile.
-constexpr int64_t kGroupChannels = 64;
 // The transformed weights are 4x the plain ones; past this a layer's weights would stream from
 // memory for the few tiles of its (then usually small) maps, and ResNet-50 would outgrow ONNX
 // Runtime's peak memory: 256 x 256 channels, 9.4 MB.
