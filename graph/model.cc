@@ -85,13 +85,21 @@ Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionO
   return model;
 }
 
+
+// The parsed model, its external data resolved against `directory`; Load takes it from there.
+Result<std::unique_ptr<Model>> ParseModel(const std::string& bytes, const std::string& directory,
+                                          const SessionLimits& limits) {
+  auto model = std::make_unique<Model>();
+  ONNXFLOW_RETURN_IF_ERROR(Parse(bytes, limits, &model->proto));
+  model->external = std::make_unique<ExternalDataFiles>(directory);
+  return model;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Model>> LoadModelBytes(const std::string& bytes, const std::string& directory,
                                               const SessionOptions& options, const KernelRegistry& registry) {
-  auto model = std::make_unique<Model>();
-  ONNXFLOW_RETURN_IF_ERROR(Parse(bytes, options.limits, &model->proto));
-  model->external = std::make_unique<ExternalDataFiles>(directory);
+  ONNXFLOW_ASSIGN_OR_RETURN(auto model, ParseModel(bytes, directory, options.limits));
   return Load(std::move(model), options, registry);
 }
 
@@ -117,12 +125,10 @@ Result<std::unique_ptr<Model>> LoadModelFile(const std::string& path, const Sess
   if (file.bad() || (size > 0 && !file)) return InvalidArgument("cannot read model file '" + path + "'");
   const size_t slash = path.find_last_of('/');
   const std::string directory = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
-  auto model = std::make_unique<Model>();
-  Status parsed = Parse(bytes, options.limits, &model->proto);
+  auto parsed = ParseModel(bytes, directory, options.limits);
   std::string().swap(bytes);
-  if (!parsed.ok()) return parsed.WithContext(path);
-  model->external = std::make_unique<ExternalDataFiles>(directory);
-  auto loaded = Load(std::move(model), options, registry);
+  if (!parsed.ok()) return parsed.status().WithContext(path);
+  auto loaded = Load(std::move(parsed).value(), options, registry);
   if (!loaded.ok()) return loaded.status().WithContext(path);
   return loaded;
 }
