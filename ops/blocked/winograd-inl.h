@@ -17,8 +17,10 @@
 #define ONNXFLOW_OPS_BLOCKED_WINOGRAD_INL_H_
 #endif
 
+#include <algorithm>
 #include <cstdint>
 
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "ops/blocked/winograd_tiles.h"
 #include "ops/math/activate-inl.h"
@@ -53,6 +55,37 @@ HWY_INLINE void OutputRows(WinoD d, const WinoV* m, WinoV* o) {
   o[2] = hn::MulAdd(four, sum34, sum12);
   o[3] = hn::Add(hn::MulAdd(eight, dif34, dif12), m[5]);
 }
+// V = B^T d B of one tile's patch, 16 channels wide at most (`lanes`), from the patch's top-left
+// pixel; `Inside` says whether every pixel (h0 + r, w0 + c) is in the image: the rest read as zeros.
+template <bool kInside>
+HWY_INLINE void InputTile(WinoD d, const float* HWY_RESTRICT x, int64_t height, int64_t width, int64_t h0,
+                          int64_t w0, float* HWY_RESTRICT v, int64_t xi_stride) {
+  // Columns first: t[i][c] = sum_r B^T[i][r] d[r][c].
+  WinoV t[kWinogradPatch][kWinogradPatch];
+  HWY_UNROLL(6)
+  for (size_t c = 0; c < kWinogradPatch; ++c) {
+    WinoV col[kWinogradPatch];
+    HWY_UNROLL(6)
+    for (size_t r = 0; r < kWinogradPatch; ++r) {
+      const int64_t h = h0 + static_cast<int64_t>(r), w = w0 + static_cast<int64_t>(c);
+      const bool real = kInside || (h >= 0 && h < height && w >= 0 && w < width);
+      col[r] = real ? hn::LoadU(d, x + (h * width + w) * kChannelBlock) : hn::Zero(d);
+    }
+    WinoV rows[kWinogradPatch];
+    InputRows(d, col, rows);
+    HWY_UNROLL(6)
+    for (size_t i = 0; i < kWinogradPatch; ++i) t[i][c] = rows[i];
+  }
+  // Then rows: V[i][j] = sum_c t[i][c] B^T[j][c].
+  HWY_UNROLL(6)
+  for (size_t i = 0; i < kWinogradPatch; ++i) {
+    WinoV row[kWinogradPatch];
+    InputRows(d, t[i], row);
+    HWY_UNROLL(6)
+    for (size_t j = 0; j < kWinogradPatch; ++j) hn::StoreU(row[j], d, v + (i * kWinogradPatch + j) * xi_stride);
+  }
+}
+
 // V for tiles [tile0, tile1) of one input block: element (xi, tile, lane) goes to
 // v[xi * xi_stride + tile * 16 + lane]. Pixels outside the image (the padding, and past the
 // bottom-right edge) read as zeros.
@@ -60,75 +93,104 @@ void WinogradInputImpl(const WinogradInput& in, int64_t tile0, int64_t tile1) {
   const WinoD d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   for (int64_t tile = tile0; tile < tile1; ++tile) {
+    float* v = in.v + tile * kChannelBlock;
+    // A tile writes 36 lines far apart in V, too many streams for the hardware prefetcher: ask
+    // for the next tile's while this one is transformed.
+    if (tile + 1 < tile1) {
+      HWY_UNROLL(36)
+      for (size_t xi = 0; xi < kWinogradPoints; ++xi) __builtin_prefetch(v + kChannelBlock + xi * in.xi_stride, /*rw=*/1);
+    }
     const int64_t h0 = (tile / in.tiles_w) * kWinogradTile - in.top;
     const int64_t w0 = (tile % in.tiles_w) * kWinogradTile - in.left;
     const bool inside = h0 >= 0 && w0 >= 0 && h0 + kWinogradPatch <= in.height && w0 + kWinogradPatch <= in.width;
-    float* HWY_RESTRICT out = in.v + tile * kChannelBlock;
     for (int64_t lane = 0; lane < kChannelBlock; lane += lanes) {
-      // Columns first: t[i][c] = sum_r B^T[i][r] d[r][c].
-      WinoV t[kWinogradPatch][kWinogradPatch];
-      for (int64_t c = 0; c < kWinogradPatch; ++c) {
-        WinoV col[kWinogradPatch];
-        for (int64_t r = 0; r < kWinogradPatch; ++r) {
-          const int64_t h = h0 + r, w = w0 + c;
-          const bool real = inside || (h >= 0 && h < in.height && w >= 0 && w < in.width);
-          col[r] = real ? hn::LoadU(d, in.x + (h * in.width + w) * kChannelBlock + lane) : hn::Zero(d);
-        }
-        WinoV rows[kWinogradPatch];
-        InputRows(d, col, rows);
-        for (int64_t i = 0; i < kWinogradPatch; ++i) t[i][c] = rows[i];
-      }
-      // Then rows: V[i][j] = sum_c t[i][c] B^T[j][c].
-      for (int64_t i = 0; i < kWinogradPatch; ++i) {
-        WinoV row[kWinogradPatch];
-        InputRows(d, t[i], row);
-        for (int64_t j = 0; j < kWinogradPatch; ++j) {
-          hn::StoreU(row[j], d, out + (i * kWinogradPatch + j) * in.xi_stride + lane);
-        }
+      if (inside) {
+        InputTile<true>(d, in.x + lane, in.height, in.width, h0, w0, v + lane, in.xi_stride);
+      } else {
+        InputTile<false>(d, in.x + lane, in.height, in.width, h0, w0, v + lane, in.xi_stride);
       }
     }
   }
 }
 
-// Y for the task's tiles and output blocks, from M (WinogradOutput); adds the bias and the
-// residual, applies the activation, and stores the pixels that lie inside the output.
-void WinogradOutputImpl(const WinogradOutput& out) {
+// One tile of one output block: Y = A^T M A plus the bias and the residual, through the
+// activation, into the `rows` x `cols` pixels of the tile that lie inside the output. The kind of
+// activation is a template argument: a switch per stored vector costs the common Relu a fifth of
+// the transform.
+enum class WinogradEpilogue { kNone, kRelu, kAnyActivation };
+
+template <WinogradEpilogue kEpilogue>
+HWY_INLINE void OutputTile(WinoD d, const float* HWY_RESTRICT m, int64_t xi_stride, WinoV bias,
+                           const float* residual, float* y, int64_t row_stride, int64_t rows, int64_t cols,
+                           const ActivationSpec& activation) {
+  // Columns first: s[p][j] = sum_i A^T[p][i] M[i][j].
+  WinoV s[kWinogradTile][kWinogradPatch];
+  HWY_UNROLL(6)
+  for (size_t j = 0; j < kWinogradPatch; ++j) {
+    WinoV col[kWinogradPatch];
+    HWY_UNROLL(6)
+    for (size_t i = 0; i < kWinogradPatch; ++i) col[i] = hn::LoadU(d, m + (i * kWinogradPatch + j) * xi_stride);
+    WinoV o[kWinogradTile];
+    OutputRows(d, col, o);
+    HWY_UNROLL(4)
+    for (size_t p = 0; p < kWinogradTile; ++p) s[p][j] = o[p];
+  }
+  for (int64_t p = 0; p < rows; ++p) {
+    WinoV out[kWinogradTile];
+    OutputRows(d, s[p], out);
+    float* row = y + p * row_stride;
+    const float* residual_row = residual != nullptr ? residual + p * row_stride : nullptr;
+    for (int64_t q = 0; q < cols; ++q) {
+      WinoV v = hn::Add(out[q], bias);
+      if (residual_row != nullptr) v = hn::Add(v, hn::LoadU(d, residual_row + q * kChannelBlock));
+      if (kEpilogue == WinogradEpilogue::kRelu) {
+        v = hn::Max(v, hn::Zero(d));
+      } else if (kEpilogue == WinogradEpilogue::kAnyActivation) {
+        v = Activate(d, activation, v);
+      }
+      hn::StoreU(v, d, row + q * kChannelBlock);
+    }
+  }
+}
+
+// Y for the task's tiles and output blocks, from M (WinogradOutput), block by block so that
+// neighbouring tiles read neighbouring lines of M and write neighbouring pixels.
+template <WinogradEpilogue kEpilogue>
+void WinogradOutputBlocks(const WinogradOutput& out) {
   const WinoD d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const int64_t xi_stride = out.blocks * out.tiles * kChannelBlock;
-  for (int64_t t = 0; t < out.tiles; ++t) {
-    const int64_t tile = out.tile0 + t;
-    const int64_t h0 = (tile / out.tiles_w) * kWinogradTile, w0 = (tile % out.tiles_w) * kWinogradTile;
-    const int64_t rows = std::min(kWinogradTile, out.height - h0), cols = std::min(kWinogradTile, out.width - w0);
-    for (int64_t b = 0; b < out.blocks; ++b) {
-      const float* HWY_RESTRICT m = out.m + (b * out.tiles + t) * kChannelBlock;
+  const int64_t row_stride = out.width * kChannelBlock;
+  for (int64_t b = 0; b < out.blocks; ++b) {
+    for (int64_t t = 0; t < out.tiles; ++t) {
+      const float* m = out.m + (b * out.tiles + t) * kChannelBlock;
+      // The 36 points of a tile are 36 lines far apart in M, too many streams for the hardware
+      // prefetcher: ask for the next tile's while this one is transformed.
+      if (t + 1 < out.tiles) {
+        HWY_UNROLL(36)
+        for (size_t xi = 0; xi < kWinogradPoints; ++xi) hwy::Prefetch(m + kChannelBlock + xi * xi_stride);
+      }
+      const int64_t tile = out.tile0 + t;
+      const int64_t h0 = (tile / out.tiles_w) * kWinogradTile, w0 = (tile % out.tiles_w) * kWinogradTile;
+      const int64_t rows = std::min(kWinogradTile, out.height - h0), cols = std::min(kWinogradTile, out.width - w0);
+      const int64_t at = b * out.y_block_stride + (h0 * out.width + w0) * kChannelBlock;
       for (int64_t lane = 0; lane < kChannelBlock; lane += lanes) {
-        // Columns first: s[p][j] = sum_i A^T[p][i] M[i][j].
-        WinoV s[kWinogradTile][kWinogradPatch];
-        for (int64_t j = 0; j < kWinogradPatch; ++j) {
-          WinoV col[kWinogradPatch];
-          for (int64_t i = 0; i < kWinogradPatch; ++i) {
-            col[i] = hn::LoadU(d, m + (i * kWinogradPatch + j) * xi_stride + lane);
-          }
-          WinoV o[kWinogradTile];
-          OutputRows(d, col, o);
-          for (int64_t p = 0; p < kWinogradTile; ++p) s[p][j] = o[p];
-        }
-        const int64_t channel = b * kChannelBlock + lane;
-        const WinoV bias = out.bias != nullptr ? hn::LoadU(d, out.bias + channel) : hn::Zero(d);
-        const int64_t block_at = b * out.y_block_stride + lane;
-        for (int64_t p = 0; p < rows; ++p) {
-          WinoV y[kWinogradTile];
-          OutputRows(d, s[p], y);
-          for (int64_t q = 0; q < cols; ++q) {
-            const int64_t at = block_at + ((h0 + p) * out.width + w0 + q) * kChannelBlock;
-            WinoV v = hn::Add(y[q], bias);
-            if (out.residual != nullptr) v = hn::Add(v, hn::LoadU(d, out.residual + at));
-            hn::StoreU(Activate(d, out.activation, v), d, out.y + at);
-          }
-        }
+        const WinoV bias = out.bias != nullptr ? hn::LoadU(d, out.bias + b * kChannelBlock + lane) : hn::Zero(d);
+        OutputTile<kEpilogue>(d, m + lane, xi_stride, bias, out.residual != nullptr ? out.residual + at + lane : nullptr,
+                          out.y + at + lane, row_stride, rows, cols, out.activation);
       }
     }
+  }
+}
+
+void WinogradOutputImpl(const WinogradOutput& out) {
+  switch (out.activation.kind) {
+    case Activation::kNone:
+      return WinogradOutputBlocks<WinogradEpilogue::kNone>(out);
+    case Activation::kRelu:
+      return WinogradOutputBlocks<WinogradEpilogue::kRelu>(out);
+    default:
+      return WinogradOutputBlocks<WinogradEpilogue::kAnyActivation>(out);
   }
 }
 
