@@ -19,26 +19,36 @@ namespace onnxflow {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-void PoolRowImpl(const BlockedPoolRow& r) {
+// In two passes, so that neighbouring windows share their work: first the window's rows reduced
+// for every input column of the row, then each output pixel's columns of those. A 3x3 window of
+// stride 2 loads 3 + 1.5 vectors per output instead of 9, and the outputs no longer wait on one
+// chain of 9 dependent maxima each.
+template <bool kMax>
+void PoolRowPasses(const BlockedPoolRow& r) {
   const hn::CappedTag<float, kChannelBlock> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const auto start = r.max ? hn::Set(d, -std::numeric_limits<float>::infinity()) : hn::Zero(d);
+  const auto start = kMax ? hn::Set(d, -std::numeric_limits<float>::infinity()) : hn::Zero(d);
+  const auto combine = [](auto a, auto b) { return kMax ? hn::Max(a, b) : hn::Add(a, b); };
+  const int64_t row_stride = r.row_step * r.in_w * kChannelBlock;
+  const float* top = r.plane + r.row_first * r.in_w * kChannelBlock;
+  for (int64_t at = 0; at < r.in_w * kChannelBlock; at += lanes) {
+    auto acc = start;
+    for (int64_t i = 0; i < r.rows; ++i) acc = combine(acc, hn::LoadU(d, top + i * row_stride + at));
+    hn::StoreU(acc, d, r.columns + at);
+  }
+  const int64_t col_stride = r.col_step * kChannelBlock;
   for (int64_t ow = 0; ow < r.out_w; ++ow) {
-    const float* first = r.plane + (r.row_first * r.in_w + r.col_first[ow]) * kChannelBlock;
+    const float* first = r.columns + r.col_first[ow] * kChannelBlock;
     for (int64_t lane0 = 0; lane0 < kChannelBlock; lane0 += lanes) {
       auto acc = start;
-      for (int64_t i = 0; i < r.rows; ++i) {
-        const float* row = first + i * r.row_step * r.in_w * kChannelBlock + lane0;
-        for (int64_t j = 0; j < r.col_count[ow]; ++j) {
-          const auto v = hn::LoadU(d, row + j * r.col_step * kChannelBlock);
-          acc = r.max ? hn::Max(acc, v) : hn::Add(acc, v);
-        }
-      }
-      if (!r.max) acc = hn::Mul(acc, hn::Set(d, r.scale[ow]));
+      for (int64_t j = 0; j < r.col_count[ow]; ++j) acc = combine(acc, hn::LoadU(d, first + j * col_stride + lane0));
+      if (!kMax) acc = hn::Mul(acc, hn::Set(d, r.scale[ow]));
       hn::StoreU(acc, d, r.out + ow * kChannelBlock + lane0);
     }
   }
 }
+
+void PoolRowImpl(const BlockedPoolRow& r) { r.max ? PoolRowPasses<true>(r) : PoolRowPasses<false>(r); }
 
 // out[16] = max or mean over `pixels` pixels of one block.
 void ReducePixelsImpl(const float* HWY_RESTRICT block, int64_t pixels, bool max, float* HWY_RESTRICT out) {

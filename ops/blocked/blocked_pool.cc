@@ -90,6 +90,7 @@ class BlockedPoolKernel : public OpKernel {
     float* yd = y->mutable_data<float>();
     ParallelFor(ctx, x->dim(0) * x->dim(1) * out_h, out_w * taps * kChannelBlock, [&](int64_t r0, int64_t r1) {
       std::vector<float> scale(max_ ? 0 : static_cast<size_t>(out_w));
+      std::vector<float> columns(static_cast<size_t>(g.in[1] * kChannelBlock));
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t plane = r / out_h, oh = r % out_h;
         const AxisWindow& wr = rows[static_cast<size_t>(oh)];
@@ -103,6 +104,7 @@ class BlockedPoolKernel : public OpKernel {
         row.col_count = col_count.data();
         row.col_step = g.dilations[1];
         row.out_w = out_w;
+        row.columns = columns.data();
         row.out = yd + plane * out_plane + oh * out_w * kChannelBlock;
         row.max = max_;
         if (!max_) {

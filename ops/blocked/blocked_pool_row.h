@@ -17,7 +17,8 @@ struct BlockedPoolRow {
   int64_t col_step = 1;
   const float* scale = nullptr;  // average: per output column, 1 / the taps counted
   int64_t out_w = 0;
-  float* out = nullptr;  // [out_w][16]
+  float* columns = nullptr;  // scratch of in_w x 16 floats: the window's rows reduced per column
+  float* out = nullptr;      // [out_w][16]
   bool max = true;
 };
 

@@ -276,6 +276,7 @@ struct PoolCase {
   Shape x;
   std::vector<int64_t> kernel, strides, pads;
   int64_t ceil_mode = 0, count_include_pad = 0;
+  std::vector<int64_t> dilations;
 };
 
 void RunPoolCase(const PoolCase& cs) {
@@ -291,6 +292,7 @@ void RunPoolCase(const PoolCase& cs) {
     t->Attr("kernel_shape", cs.kernel);
     if (!cs.strides.empty()) t->Attr("strides", cs.strides);
     if (!cs.pads.empty()) t->Attr("pads", cs.pads);
+    if (!cs.dilations.empty()) t->Attr("dilations", cs.dilations);
     t->Attr("ceil_mode", cs.ceil_mode);
     if (cs.op == "AveragePool") t->Attr("count_include_pad", cs.count_include_pad);
   }
@@ -307,6 +309,9 @@ TEST(BlockedPoolTest, MatchesPlainPools) {
   RunPoolCase({"MaxPool", {1, 16, 13, 13}, {3, 3}, {2, 2}, {}, 1});
   RunPoolCase({"AveragePool", {1, 16, 9, 9}, {3, 3}, {1, 1}, {1, 1, 1, 1}});
   RunPoolCase({"AveragePool", {1, 32, 9, 8}, {3, 2}, {2, 2}, {1, 0, 1, 1}, 0, 1});
+  // Dilated windows: the column pass steps over the reduced columns too.
+  RunPoolCase({"MaxPool", {1, 16, 11, 12}, {3, 2}, {1, 2}, {2, 1, 2, 1}, 0, 0, {2, 3}});
+  RunPoolCase({"AveragePool", {1, 16, 10, 9}, {2, 3}, {2, 1}, {1, 1, 1, 1}, 0, 1, {2, 2}});
   RunPoolCase({"GlobalAveragePool", {2, 32, 7, 7}});
   RunPoolCase({"GlobalMaxPool", {1, 16, 3, 5}});
 }
