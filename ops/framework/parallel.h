@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
@@ -45,19 +46,25 @@ void ParallelTasks(const KernelContext& ctx, int64_t tasks, int64_t work, F&& ta
   for (int64_t i = 0; i < tasks; ++i) task(i);
 }
 
+// Over `threads` cores (a kernel's KernelContext::threads(), for code that is handed the count).
 template <typename F>
-void ParallelFor(const KernelContext& ctx, int64_t n, int64_t cost_per_item, F&& body) {
+void ParallelFor(int threads, int64_t n, int64_t cost_per_item, F&& body) {
   if (n <= 0) return;
   const int64_t work = n * std::max<int64_t>(cost_per_item, 1);
-  if (ctx.threads() <= 1 || work < 2 * kMinParallelWork) {
+  if (threads <= 1 || work < 2 * kMinParallelWork) {
     body(int64_t{0}, n);
     return;
   }
   // Chunks of at least kMinParallelWork, and a few per core so uneven chunks balance.
-  const int64_t max_chunks = static_cast<int64_t>(ctx.threads()) * 4;
+  const int64_t max_chunks = static_cast<int64_t>(threads) * 4;
   const int64_t chunks = std::min(max_chunks, work / kMinParallelWork);
   const int64_t grain = std::max<int64_t>(1, (n + chunks - 1) / chunks);
   ParallelChunks(n, grain, body);
+}
+
+template <typename F>
+void ParallelFor(const KernelContext& ctx, int64_t n, int64_t cost_per_item, F&& body) {
+  ParallelFor(ctx.threads(), n, cost_per_item, std::forward<F>(body));
 }
 
 }  // namespace onnxflow

@@ -118,6 +118,8 @@ TEST(ConvTest, MatchesReference) {
   // and each block is compacted, biased and activated by the task that computed it.
   RunCase({{1, 16, 30, 30}, {64, 16, 3, 3}, {}, {1, 1, 1, 1}}, true, 2, "Relu");
   RunCase({{1, 64, 13, 13}, {100, 64, 3, 3}, {}, {1, 1, 1, 1}}, true, 2, "Relu");  // gathered on two cores
+  // Depthwise on two cores: ShuffleNet's 14x14 layer shape, its channels split in chunks.
+  RunCase({{1, 272, 14, 14}, {272, 1, 3, 3}, {}, {1, 1, 1, 1}, {}, 272}, true, 2, "Relu");
 }
 
 TEST(ConvTest, FusedActivations) {
