@@ -18,6 +18,12 @@ namespace onnxflow {
 
 inline constexpr int64_t kMinParallelWork = 1 << 16;
 
+// A copied element counts as this many operations. Copies are bound by memory, and the tensor they
+// read was often just written by a kernel split over both cores, so half of it sits in the other
+// core's cache: split too, the two cores fetch those lines side by side (ShuffleNet's channel
+// shuffles on 14x14 maps, 53K elements, ran 2.5x slower on two cores than on one, inline).
+inline constexpr int64_t kCopyCostPerElement = 4;
+
 // tbb::parallel_for over [0, n), calling body(begin, end) per chunk; the simple partitioner halves
 // ranges until they hold at most `grain` items. The one place kernels hand loop bodies to TBB, so
 // that ThreadSanitizer sees the hand-off both ways (tsan_annotations.h); no cost in other builds.

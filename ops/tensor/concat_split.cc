@@ -83,7 +83,7 @@ class ConcatKernel : public OpKernel {
       // One split over the whole output, each chunk copied in the longest runs that are
       // contiguous in both the output and one input (memmove for numbers). With outer == 1 that
       // is one block per input.
-      ParallelFor(ctx, out->size(), 1, [&](int64_t begin, int64_t end) {
+      ParallelFor(ctx, out->size(), kCopyCostPerElement, [&](int64_t begin, int64_t end) {
         for (int64_t pos = begin; pos < end;) {
           const int64_t o = pos / out_row, within = pos - o * out_row;
           // The input whose run holds `within` (empty inputs share their start with the next).
@@ -175,9 +175,9 @@ class SplitKernel : public OpKernel {
         const T* src = x->data<T>() + start * inner;
         T* dst = out->mutable_data<T>();
         if (outer == 1) {
-          ParallelFor(ctx, run, 1, [&](int64_t b, int64_t e) { std::copy(src + b, src + e, dst + b); });
+          ParallelFor(ctx, run, kCopyCostPerElement, [&](int64_t b, int64_t e) { std::copy(src + b, src + e, dst + b); });
         } else {
-          ParallelFor(ctx, outer, run, [&](int64_t b, int64_t e) {
+          ParallelFor(ctx, outer, run * kCopyCostPerElement, [&](int64_t b, int64_t e) {
             for (int64_t o = b; o < e; ++o) std::copy_n(src + o * in_row, run, dst + o * run);
           });
         }

@@ -67,7 +67,7 @@ template <typename T>
 void BatchedTranspose2D(const KernelContext& ctx, const T* in, T* out, int64_t batches, int64_t rows, int64_t cols) {
   const int64_t col_tiles = (cols + kTile - 1) / kTile;
   // One work item = one tile column of one matrix (kTile output rows).
-  ParallelFor(ctx, batches * col_tiles, kTile * rows, [&](int64_t begin, int64_t end) {
+  ParallelFor(ctx, batches * col_tiles, kTile * rows * kCopyCostPerElement, [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {
       const int64_t b = item / col_tiles;
       const int64_t c0 = (item % col_tiles) * kTile;
@@ -91,7 +91,7 @@ void PermuteRows(const KernelContext& ctx, const T* in, T* out, const Shape& out
   const int64_t rank = static_cast<int64_t>(out_shape.size());
   const int64_t inner = out_shape[rank - 1];
   const int64_t rows = SizeToDim(out_shape, rank - 1);
-  ParallelFor(ctx, rows, inner, [&](int64_t begin, int64_t end) {
+  ParallelFor(ctx, rows, inner * kCopyCostPerElement, [&](int64_t begin, int64_t end) {
     // Multi-index of row `begin` over the output's leading dims, then step it like an odometer.
     std::vector<int64_t> idx(rank - 1, 0);
     int64_t offset = 0;
@@ -135,7 +135,7 @@ void PermuteTiled(const KernelContext& ctx, const T* in, T* out, const Shape& ou
   int64_t outer = 1;
   for (int64_t d : rest_dims) outer *= out_shape[d];
   // One work item = one tile row (kTile values of dim a, all of dim b) of one outer index.
-  ParallelFor(ctx, outer * a_tiles, kTile * nb, [&](int64_t begin, int64_t end) {
+  ParallelFor(ctx, outer * a_tiles, kTile * nb * kCopyCostPerElement, [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {
       int64_t o = item / a_tiles;
       const int64_t a0 = (item % a_tiles) * kTile;
@@ -208,7 +208,7 @@ Status Permute(const KernelContext& ctx, const Tensor& in, const Shape& in_shape
     const size_t rank = s.perm.size();
     if (rank <= 1) {
       // Only the order of size-1 dims changed: the bytes are identical.
-      ParallelFor(ctx, in.size(), 1, [&](int64_t b, int64_t e) { std::copy(src + b, src + e, dst + b); });
+      ParallelFor(ctx, in.size(), kCopyCostPerElement, [&](int64_t b, int64_t e) { std::copy(src + b, src + e, dst + b); });
     } else if (rank == 2 && s.perm[0] == 1) {
       BatchedTranspose2D(ctx, src, dst, 1, s.in_shape[0], s.in_shape[1]);
     } else if (rank == 3 && s.perm[0] == 0 && s.perm[1] == 2 && s.perm[2] == 1) {
