@@ -16,6 +16,7 @@ namespace {
 enum class Role {
   kPlain,       // stays as it is, reading plain values
   kConv,        // Conv / FusedConv -> BlockedConv
+  kDepthwise,   // a depthwise Conv / FusedConv on a blocked value -> BlockedDepthwiseConv
   kPool,        // MaxPool / AveragePool / the global pools -> Blocked*
   kLayoutFree,  // elementwise, Concat over channels: the same op on blocked values
 };
@@ -35,6 +36,24 @@ bool ConvertsConv(const Graph& g, const Node& node) {
   if (w == nullptr || w->rank() != 4 || w->dim(0) < kChannelBlock || w->dim(1) == 0) return false;
   if (HasInput(n, 2) && FloatConstant(g, n, 2) == nullptr) return false;
   return true;
+}
+
+// Blocked values by name, with their channel count (pad lanes not counted).
+using BlockedValues = std::map<std::string, int64_t>;
+
+// A float 2-D depthwise Conv (group = C = M) with constant weights (and bias) and no residual,
+// reading a blocked value of its C channels: MobileNet's layers between two pointwise convolutions,
+// which would otherwise cost a reorder out of the blocked layout and one back in each.
+bool ConvertsDepthwise(const Graph& g, const Node& node, const BlockedValues& blocked) {
+  if (!IsOp(node, "Conv") && !IsFused(node, "FusedConv")) return false;
+  const auto& n = *node.proto;
+  if (n.output_size() != 1 || n.input_size() > 3 || !IsFloatProduct(g, node)) return false;
+  const auto* group = Attr(n, "group");
+  const Tensor* w = FloatConstant(g, n, 1);
+  if (group == nullptr || w == nullptr || w->rank() != 4 || w->dim(1) != 1 || w->dim(0) != group->i()) return false;
+  if (HasInput(n, 2) && FloatConstant(g, n, 2) == nullptr) return false;
+  auto in = blocked.find(n.input(0));
+  return in != blocked.end() && in->second == w->dim(0);
 }
 
 // Ops that compute the same thing on [N, C/16, H, W, 16] as on [N, C, H, W] when every input
@@ -61,9 +80,6 @@ bool IsScalarConstant(const Graph& g, const std::string& name) {
   return c != g.constants.end() && c->second.size() == 1;
 }
 
-// Blocked values by name, with their channel count (pad lanes not counted).
-using BlockedValues = std::map<std::string, int64_t>;
-
 bool Padded(const BlockedValues& blocked, const std::string& v) {
   auto it = blocked.find(v);
   return it != blocked.end() && it->second % kChannelBlock != 0;
@@ -72,6 +88,7 @@ bool Padded(const BlockedValues& blocked, const std::string& v) {
 // `uses`: who reads each value (nodes, subgraphs, graph outputs).
 Role RoleOf(const Graph& g, const Node& node, const BlockedValues& blocked, const Uses& uses) {
   if (ConvertsConv(g, node)) return Role::kConv;
+  if (ConvertsDepthwise(g, node, blocked)) return Role::kDepthwise;
   const auto& n = *node.proto;
   // Inference Dropout is the identity; its mask, when nobody reads it, does not matter.
   if (IsOp(node, "Dropout") && n.input_size() == 1 && blocked.count(n.input(0)) != 0 &&
@@ -105,7 +122,7 @@ Role RoleOf(const Graph& g, const Node& node, const BlockedValues& blocked, cons
 
 // The channels of a converted node's output.
 int64_t OutputChannels(const Graph& g, const Node& node, Role role, const BlockedValues& blocked) {
-  if (role == Role::kConv) return FloatConstant(g, *node.proto, 1)->dim(0);
+  if (role == Role::kConv || role == Role::kDepthwise) return FloatConstant(g, *node.proto, 1)->dim(0);
   if (IsOp(node, "Concat")) {
     int64_t sum = 0;
     for (const auto& in : node.proto->input()) sum += blocked.at(in);
@@ -172,7 +189,8 @@ class Rewriter {
       auto proto = std::make_shared<onnx::NodeProto>(*node.proto);
       for (int k = 0; k < proto->input_size(); ++k) {
         const std::string& v = proto->input(k);
-        if (v.empty() || (roles[i] == Role::kConv && (k == 1 || k == 2))) continue;
+        const bool weights = roles[i] == Role::kConv || roles[i] == Role::kDepthwise;
+        if (v.empty() || (weights && (k == 1 || k == 2))) continue;
         if (blocked.count(v) != 0) {
           proto->set_input(k, BlockedName(v));
         } else if (roles[i] == Role::kConv && !(k == 0 && IsStem(node))) {
@@ -202,6 +220,8 @@ class Rewriter {
   static void Convert(const Node& node, onnx::NodeProto* proto, Role role) {
     if (role == Role::kConv) {
       proto->set_op_type("BlockedConv");
+    } else if (role == Role::kDepthwise) {
+      proto->set_op_type("BlockedDepthwiseConv");
     } else if (role == Role::kPool) {
       proto->set_op_type("Blocked" + node.op_type());
     } else {  // the same op, on 5-D tensors

@@ -117,6 +117,54 @@ TEST(Passes, ResidualSumsFoldIntoConvolutions) {
   EXPECT_EQ(ops, (std::vector<std::string>{"Add", "Conv", "Conv", "FusedConv", "FusedConv"}));
 }
 
+// MobileNet's inverted residual: pointwise, depthwise, depthwise strided, pointwise, each with
+// ReLU6. The depthwise layers run blocked (BlockedDepthwiseConv) between the blocked pointwise
+// ones, so the only reorders are the graph's input and outputs; a depthwise layer with a channel
+// multiplier of 2 is not one and stays a plain Conv.
+TEST(Passes, DepthwiseConvolutionsStayBlocked) {
+  tools::ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {1, 16, 9, 10});
+  auto weights = [&](const char* name, const Shape& shape) {
+    Tensor w(DataType::kFloat, shape);
+    for (int64_t i = 0; i < w.size(); ++i) w.mutable_data<float>()[i] = static_cast<float>((i * 7) % 11) / 10.0f - 0.45f;
+    m.Initializer(name, w);
+  };
+  weights("expand", {24, 16, 1, 1});
+  weights("dw1", {24, 1, 3, 3});
+  weights("dw2", {24, 1, 3, 3});
+  weights("project", {16, 24, 1, 1});
+  weights("doubling", {48, 1, 3, 3});
+  m.Initializer("b24", Tensor::FromVector<float>({24}, std::vector<float>(24, 0.1f)));
+  m.Initializer("lo", Tensor::FromVector<float>({}, {0.0f}));
+  m.Initializer("hi", Tensor::FromVector<float>({}, {6.0f}));
+  auto conv = [&](const std::string& x, const char* w, const std::string& out, int64_t group, int64_t stride, bool relu6) {
+    const std::string conv_out = relu6 ? out + "/conv" : out;
+    const bool bias = group != 1 && std::string(w) != "doubling";
+    auto& node = m.Node("Conv", bias ? std::vector<std::string>{x, w, "b24"} : std::vector<std::string>{x, w}, {conv_out});
+    tools::SetAttr(node, "group", group);
+    tools::SetAttr(node, "strides", std::vector<int64_t>{stride, stride});
+    if (group != 1) tools::SetAttr(node, "pads", std::vector<int64_t>{1, 1, 1, 1});
+    if (relu6) m.Node("Clip", {conv_out, "lo", "hi"}, {out});
+  };
+  conv("x", "expand", "h", 1, 1, true);
+  conv("h", "dw1", "d1", 24, 1, true);
+  conv("d1", "dw2", "d2", 24, 2, true);
+  conv("d2", "project", "y", 1, 1, false);
+  conv("h", "doubling", "z", 24, 1, false);
+  m.Output("y", DataType::kFloat, {1, 16, 5, 5});
+  m.Output("z", DataType::kFloat, {1, 48, 9, 10});
+  const std::string bytes = m.Serialize();
+  const std::vector<NamedValue> inputs = {{"x", *FillTensor(DataType::kFloat, {1, 16, 9, 10})}};
+  ExpectSameWithAndWithoutPasses([&](const SessionOptions& o) { return Session::LoadFromBytes(bytes, o); }, inputs,
+                                 1e-5);
+  auto session = Session::LoadFromBytes(bytes);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  std::vector<std::string> ops = ExecutedOps(*session, inputs);
+  std::sort(ops.begin(), ops.end());
+  EXPECT_EQ(ops, (std::vector<std::string>{"BlockedConv", "BlockedConv", "BlockedDepthwiseConv", "BlockedDepthwiseConv",
+                                           "Conv", "FromBlocked", "FromBlocked", "ToBlocked"}));
+}
+
 TEST(Passes, InferenceDropoutAndIdentityPassThrough) {
   // t = tanh(x) -> Dropout (mask unread) -> Identity -> Sigmoid = y: both go (and Tanh, Sigmoid
   // then fuse into one elementwise chain). The Dropout whose

@@ -271,6 +271,80 @@ TEST(BlockedReorderTest, RoundTrip) {
   EXPECT_FALSE(RunOne(too_many).ok());
 }
 
+// BlockedDepthwiseConv against the direct loop: C channels (pad lanes when not a multiple of 16),
+// each convolved with its own window.
+struct DepthwiseCase {
+  Shape x;
+  std::vector<int64_t> kernel, strides, pads, dilations;
+  bool bias = true;
+  std::string activation;
+  int threads = 1;
+};
+
+void RunDepthwiseCase(const DepthwiseCase& cs) {
+  SCOPED_TRACE("X " + ShapeToString(cs.x) + " kernel " + ShapeToString(cs.kernel));
+  const int64_t channels = cs.x[1];
+  const Shape w_shape = {channels, 1, cs.kernel[0], cs.kernel[1]};
+  const std::vector<float> x = Random(ElementCount(cs.x), 11), w = Random(ElementCount(w_shape), 12),
+                           b = Random(channels, 13);
+  ConvAttributes attrs;
+  attrs.strides = cs.strides;
+  attrs.pads = cs.pads;
+  attrs.dilations = cs.dilations;
+  attrs.group = channels;
+  const ConvGeometry g = ComputeConvGeometry(attrs, cs.x, w_shape).value();
+  const ActivationSpec act = ParseActivation(cs.activation, false, 0, false, 0).value();
+  std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end()), bd(b.begin(), b.end());
+  std::vector<double> yd(static_cast<size_t>(ElementCount(g.output_shape())));
+  DirectConv<double, double, double>(g, xd.data(), wd.data(), cs.bias ? bd.data() : nullptr, 0.0, nullptr, yd.data());
+  std::vector<float> expected(yd.size());
+  for (size_t i = 0; i < yd.size(); ++i) expected[i] = ActivationScalar(act, static_cast<float>(yd[i]));
+
+  OpTest test("BlockedDepthwiseConv", 1, "com.onnxflow");
+  test.Input(ToBlockedRef(Tensor::FromVector<float>(cs.x, x))).Input(Tensor::FromVector<float>(w_shape, w));
+  test.ConstantInput(1);
+  if (cs.bias) test.Input(Tensor::FromVector<float>({channels}, b)).ConstantInput(2);
+  test.Attr("group", channels);
+  if (!cs.strides.empty()) test.Attr("strides", cs.strides);
+  if (!cs.pads.empty()) test.Attr("pads", cs.pads);
+  if (!cs.dilations.empty()) test.Attr("dilations", cs.dilations);
+  if (!cs.activation.empty()) test.Attr("activation", cs.activation);
+  test.Threads(cs.threads);
+  Result<Tensor> y = RunOne(test);
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  EXPECT_TRUE(TensorsNear(ToBlockedRef(Tensor::FromVector<float>(g.output_shape(), expected)), *y, 1e-5, 1e-5));
+}
+
+TEST(BlockedDepthwiseTest, MatchesDirectConv) {
+  // MobileNet's: 3x3, stride 1 and 2 with pads, Clip (ReLU6); maps narrower than the 4 pixels
+  // computed side by side, and wide enough for interior runs.
+  RunDepthwiseCase({{1, 32, 12, 13}, {3, 3}, {}, {1, 1, 1, 1}, {}, true, "Clip"});
+  RunDepthwiseCase({{1, 48, 15, 14}, {3, 3}, {2, 2}, {1, 1, 1, 1}});
+  RunDepthwiseCase({{1, 16, 3, 2}, {3, 3}, {}, {1, 1, 1, 1}, {}, false, "Relu"});
+  // Pad lanes (24 channels), 5x5, asymmetric pads, dilation, batch 2, two cores.
+  RunDepthwiseCase({{2, 24, 11, 17}, {5, 5}, {1, 2}, {2, 0, 1, 3}, {1, 2}, true, "", 2});
+  RunDepthwiseCase({{1, 64, 28, 28}, {3, 3}, {}, {1, 1, 1, 1}, {}, true, "Relu", 2});
+  // A window that never fits: every column is a border column.
+  RunDepthwiseCase({{1, 16, 2, 2}, {3, 3}, {}, {2, 2, 2, 2}, {2, 2}});
+}
+
+TEST(BlockedDepthwiseTest, RefusesWhatItIsNot) {
+  OpTest not_depthwise("BlockedDepthwiseConv", 1, "com.onnxflow");
+  not_depthwise.Input(Tensor(DataType::kFloat, {1, 1, 4, 4, 16}))
+      .Input(Tensor(DataType::kFloat, {16, 2, 3, 3}))
+      .ConstantInput(1)
+      .Attr("group", int64_t{8});
+  EXPECT_FALSE(RunOne(not_depthwise).ok());
+  OpTest wrong_blocks("BlockedDepthwiseConv", 1, "com.onnxflow");
+  wrong_blocks.Input(Tensor(DataType::kFloat, {1, 2, 4, 4, 16}))
+      .Input(Tensor(DataType::kFloat, {16, 1, 3, 3}))
+      .ConstantInput(1)
+      .Attr("group", int64_t{16});
+  Result<Tensor> y = RunOne(wrong_blocks);
+  ASSERT_FALSE(y.ok());
+  EXPECT_NE(y.status().ToString().find("channel blocks"), std::string::npos) << y.status().ToString();
+}
+
 struct PoolCase {
   std::string op;
   Shape x;

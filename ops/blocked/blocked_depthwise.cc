@@ -1,0 +1,144 @@
+// com.onnxflow BlockedDepthwiseConv: a 2-D float depthwise Conv (group = C input channels = M
+// output channels, with FusedConv's activation) on a channel-blocked tensor (blocked_layout.h), so
+// that MobileNet-like networks stay blocked from one pointwise convolution to the next instead of
+// reordering to [N, C, H, W] and back around every depthwise layer.
+//
+//   inputs: X [N, ceil(C/16), H, W, 16] blocked; W [C, 1, kh, kw] constant; B [C] constant (optional)
+//   output: Y [N, ceil(C/16), OH, OW, 16] = act(depthwise_conv(X, W) + B)
+//   attributes: Conv's (group = C), and activation / activation_alpha / activation_beta
+// Pad lanes have zero weights and bias, so they hold act(0), finite like every blocked pad lane.
+//
+// The weights are packed at load as [block][tap][16]. Work is split over (image, block, output
+// row); each row runs in blocked_depthwise-inl.h.
+#include "ops/blocked/blocked_depthwise.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/blocked/blocked_depthwise.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+#include "ops/blocked/blocked_depthwise-inl.h"
+
+#if HWY_ONCE
+
+#include <memory>
+#include <vector>
+
+#include "ops/blocked/blocked_depthwise_row.h"
+#include "ops/framework/parallel.h"
+#include "ops/math/conv_geometry.h"
+#include "ops/math/fused_activation.h"
+
+namespace onnxflow {
+
+HWY_EXPORT(DepthwiseRowImpl);
+
+void RunBlockedDepthwiseRow(const BlockedDepthwiseRow& row) { HWY_DYNAMIC_DISPATCH(DepthwiseRowImpl)(row); }
+
+namespace {
+
+class BlockedDepthwiseKernel : public OpKernel {
+ public:
+  static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
+    ONNXFLOW_ASSIGN_OR_RETURN(ConvAttributes attrs, ParseConvAttributes(info));
+    ONNXFLOW_ASSIGN_OR_RETURN(ActivationSpec activation, ParseFusedActivation(info));
+    const Tensor* w = info.constant_input(1);
+    if (w == nullptr || w->dtype() != DataType::kFloat || w->rank() != 4 || w->dim(1) != 1 || w->dim(0) == 0) {
+      return InvalidArgument("BlockedDepthwiseConv: W must be a constant float [C, 1, kh, kw]");
+    }
+    const int64_t channels = w->dim(0);
+    if (attrs.group != channels) {
+      return InvalidArgument("BlockedDepthwiseConv: group " + std::to_string(attrs.group) + " must equal W's " +
+                             std::to_string(channels) + " channels");
+    }
+    const Tensor* b = info.has_input(2) ? info.constant_input(2) : nullptr;
+    if (info.has_input(2) && (b == nullptr || b->dtype() != DataType::kFloat || b->size() != channels)) {
+      return InvalidArgument("BlockedDepthwiseConv: B must be a constant float vector of " +
+                             std::to_string(channels) + " values");
+    }
+    return std::unique_ptr<OpKernel>(new BlockedDepthwiseKernel(std::move(attrs), activation, *w, b));
+  }
+
+  // W and B live packed in the kernel.
+  bool ReadsAtRun(int input) const override { return input != 1 && input != 2; }
+
+  Status Compute(KernelContext& ctx) const override {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
+    if (x->dtype() != DataType::kFloat) return InvalidArgument("BlockedDepthwiseConv: input 'X' must be float");
+    ONNXFLOW_ASSIGN_OR_RETURN(Shape x_nchw, UnblockedShape(x->shape(), "X"));
+    if (x->dim(1) != blocks_) {
+      return InvalidArgument("BlockedDepthwiseConv: input 'X' " + ShapeToString(x->shape()) + " has " +
+                             std::to_string(x->dim(1)) + " channel blocks, W " + ShapeToString(w_shape_) +
+                             " needs " + std::to_string(blocks_));
+    }
+    x_nchw[1] = w_shape_[0];
+    ONNXFLOW_ASSIGN_OR_RETURN(ConvGeometry g, ComputeConvGeometry(attrs_, x_nchw, w_shape_));
+    if (g.kernel.size() != 2) return InvalidArgument("BlockedDepthwiseConv: 2-D only");
+    const int64_t out_h = g.out_spatial[0], out_w = g.out_spatial[1];
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(
+                                              0, DataType::kFloat, {g.batch, blocks_, out_h, out_w, kChannelBlock}));
+    if (y->size() == 0) return Status::Ok();
+    const int64_t taps = g.kernel[0] * g.kernel[1];
+    const int64_t in_plane = g.in_size() * kChannelBlock, out_plane = out_h * out_w * kChannelBlock;
+    const float* xd = x->data<float>();
+    float* yd = y->mutable_data<float>();
+    constexpr int64_t kOpsPerTap = 2;  // a load and a multiply-add, per vector of 16 channels
+    ParallelFor(ctx, g.batch * blocks_ * out_h, out_w * taps * kChannelBlock * kOpsPerTap,
+                [&](int64_t r0, int64_t r1) {
+                  for (int64_t r = r0; r < r1; ++r) {
+                    const int64_t plane = r / out_h, oh = r % out_h, block = plane % blocks_;
+                    BlockedDepthwiseRow row;
+                    row.plane = xd + plane * in_plane;
+                    row.in_h = g.in_spatial[0];
+                    row.in_w = g.in_spatial[1];
+                    row.row0 = oh * g.strides[0] - g.pads_begin[0];
+                    row.left = g.pads_begin[1];
+                    row.kh = g.kernel[0];
+                    row.kw = g.kernel[1];
+                    row.stride_w = g.strides[1];
+                    row.dilation_h = g.dilations[0];
+                    row.dilation_w = g.dilations[1];
+                    row.weights = weights_.data() + block * taps * kChannelBlock;
+                    row.bias = bias_.data() + block * kChannelBlock;
+                    row.out_w = out_w;
+                    row.out = yd + plane * out_plane + oh * out_w * kChannelBlock;
+                    row.activation = activation_;
+                    RunBlockedDepthwiseRow(row);
+                  }
+                });
+    return Status::Ok();
+  }
+
+ private:
+  BlockedDepthwiseKernel(ConvAttributes attrs, ActivationSpec activation, const Tensor& w, const Tensor* b)
+      : attrs_(std::move(attrs)), activation_(activation), w_shape_(w.shape()) {
+    const int64_t channels = w.dim(0), taps = w.dim(2) * w.dim(3);
+    blocks_ = (channels + kChannelBlock - 1) / kChannelBlock;
+    weights_.assign(static_cast<size_t>(blocks_ * taps * kChannelBlock), 0.0f);
+    bias_.assign(static_cast<size_t>(blocks_ * kChannelBlock), 0.0f);
+    for (int64_t c = 0; c < channels; ++c) {
+      const int64_t block = c / kChannelBlock, lane = c % kChannelBlock;
+      for (int64_t t = 0; t < taps; ++t) {
+        weights_[static_cast<size_t>((block * taps + t) * kChannelBlock + lane)] = w.data<float>()[c * taps + t];
+      }
+      if (b != nullptr) bias_[static_cast<size_t>(c)] = b->data<float>()[c];
+    }
+  }
+
+  ConvAttributes attrs_;
+  ActivationSpec activation_;
+  Shape w_shape_;
+  int64_t blocks_ = 0;
+  std::vector<float> weights_;  // [block][tap][16], zeros in pad lanes
+  std::vector<float> bias_;     // [block * 16]
+};
+
+}  // namespace
+
+Status RegisterBlockedDepthwiseConv(KernelRegistry& registry) {
+  return registry.Register(kOnnxflowDomain, "BlockedDepthwiseConv", 1, kOpenEnded, BlockedDepthwiseKernel::Create);
+}
+
+}  // namespace onnxflow
+
+#endif  // HWY_ONCE
