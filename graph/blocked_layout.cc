@@ -18,6 +18,7 @@ enum class Role {
   kConv,        // Conv / FusedConv -> BlockedConv
   kDepthwise,   // a depthwise Conv / FusedConv on a blocked value -> BlockedDepthwiseConv
   kPool,        // MaxPool / AveragePool / the global pools -> Blocked*
+  kNormalize,   // inference BatchNormalization with constant parameters -> BlockedBatchNormalization
   kLayoutFree,  // elementwise, Concat over channels: the same op on blocked values
 };
 
@@ -54,6 +55,21 @@ bool ConvertsDepthwise(const Graph& g, const Node& node, const BlockedValues& bl
   if (HasInput(n, 2) && FloatConstant(g, n, 2) == nullptr) return false;
   auto in = blocked.find(n.input(0));
   return in != blocked.end() && in->second == w->dim(0);
+}
+
+// Inference BatchNormalization (version 9 on: per-channel parameters) whose parameters are float
+// constants of the blocked input's C channels: the normalization before a pre-activation network's
+// convolution, which cannot fold into that convolution's weights (a Relu sits between them).
+bool ConvertsBatchNorm(const Graph& g, const Node& node, int64_t channels) {
+  if (!IsOp(node, "BatchNormalization") || node.opset < 9) return false;
+  const auto& n = *node.proto;
+  if (const auto* t = Attr(n, "training_mode"); t != nullptr && t->i() != 0) return false;
+  if (n.input_size() != 5) return false;
+  for (int i = 1; i < 5; ++i) {
+    const Tensor* p = FloatConstant(g, n, i);
+    if (p == nullptr || p->rank() != 1 || p->size() != channels) return false;
+  }
+  return true;
 }
 
 // Ops that compute the same thing on [N, C/16, H, W, 16] as on [N, C, H, W] when every input
@@ -102,6 +118,7 @@ Role RoleOf(const Graph& g, const Node& node, const BlockedValues& blocked, cons
     return kernel != nullptr && kernel->ints_size() == 2 ? Role::kPool : Role::kPlain;
   }
   if (IsOp(node, "GlobalAveragePool") || IsOp(node, "GlobalMaxPool")) return Role::kPool;
+  if (ConvertsBatchNorm(g, node, blocked.at(n.input(0)))) return Role::kNormalize;
   if (IsOp(node, "Concat")) {
     const auto* axis = Attr(n, "axis");
     if (axis == nullptr || (axis->i() != 1 && axis->i() != -3)) return Role::kPlain;
@@ -222,7 +239,7 @@ class Rewriter {
       proto->set_op_type("BlockedConv");
     } else if (role == Role::kDepthwise) {
       proto->set_op_type("BlockedDepthwiseConv");
-    } else if (role == Role::kPool) {
+    } else if (role == Role::kPool || role == Role::kNormalize) {
       proto->set_op_type("Blocked" + node.op_type());
     } else {  // the same op, on 5-D tensors
       if (node.op_type() == "Concat") {

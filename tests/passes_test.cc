@@ -165,6 +165,41 @@ TEST(Passes, DepthwiseConvolutionsStayBlocked) {
                                            "Conv", "FromBlocked", "FromBlocked", "ToBlocked"}));
 }
 
+// A pre-activation residual block, y = conv2(relu(bn(c1))) + c1 (c1 has two readers, so the
+// normalization cannot fold into the convolution before it): the normalization runs blocked
+// between the two blocked convolutions, with no reorder out of the layout and back.
+TEST(Passes, PreActivationBatchNormStaysBlocked) {
+  tools::ModelBuilder m(15);
+  m.Input("x", DataType::kFloat, {1, 16, 6, 7});
+  auto constant = [&](const char* name, const Shape& shape, float offset) {
+    Tensor t(DataType::kFloat, shape);
+    for (int64_t i = 0; i < t.size(); ++i) t.mutable_data<float>()[i] = static_cast<float>((i * 5) % 9) / 10.0f + offset;
+    m.Initializer(name, t);
+  };
+  constant("w1", {32, 16, 1, 1}, -0.4f);
+  constant("w2", {32, 32, 3, 3}, -0.4f);
+  constant("scale", {32}, 0.5f);
+  constant("bias", {32}, -0.3f);
+  constant("mean", {32}, -0.2f);
+  constant("var", {32}, 0.2f);
+  m.Node("Conv", {"x", "w1"}, {"c1"});
+  m.Node("BatchNormalization", {"c1", "scale", "bias", "mean", "var"}, {"n"});
+  m.Node("Relu", {"n"}, {"r"});
+  tools::SetAttr(m.Node("Conv", {"r", "w2"}, {"c2"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  m.Node("Add", {"c2", "c1"}, {"y"});
+  m.Output("y", DataType::kFloat, {1, 32, 6, 7});
+  const std::string bytes = m.Serialize();
+  const std::vector<NamedValue> inputs = {{"x", *FillTensor(DataType::kFloat, {1, 16, 6, 7})}};
+  ExpectSameWithAndWithoutPasses([&](const SessionOptions& o) { return Session::LoadFromBytes(bytes, o); }, inputs,
+                                 1e-5);
+  auto session = Session::LoadFromBytes(bytes);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  std::vector<std::string> ops = ExecutedOps(*session, inputs);
+  std::sort(ops.begin(), ops.end());
+  EXPECT_EQ(ops, (std::vector<std::string>{"BlockedBatchNormalization", "BlockedConv", "BlockedConv", "FromBlocked",
+                                           "Relu", "ToBlocked"}));
+}
+
 TEST(Passes, InferenceDropoutAndIdentityPassThrough) {
   // t = tanh(x) -> Dropout (mask unread) -> Identity -> Sigmoid = y: both go (and Tanh, Sigmoid
   // then fuse into one elementwise chain). The Dropout whose

@@ -345,6 +345,39 @@ TEST(BlockedDepthwiseTest, RefusesWhatItIsNot) {
   EXPECT_NE(y.status().ToString().find("channel blocks"), std::string::npos) << y.status().ToString();
 }
 
+// BlockedBatchNormalization against BatchNormalization, with pad lanes (40 channels) and on two
+// cores; and its refusal of parameters that are not per channel.
+TEST(BlockedBatchNormTest, MatchesBatchNormalization) {
+  for (const auto& [x_shape, threads] : std::vector<std::pair<Shape, int>>{{{2, 40, 5, 7}, 1}, {{1, 32, 64, 64}, 2}}) {
+    SCOPED_TRACE(ShapeToString(x_shape));
+    const int64_t c = x_shape[1];
+    const Tensor x = Tensor::FromVector<float>(x_shape, Random(ElementCount(x_shape), 21));
+    std::vector<float> var = Random(c, 25);
+    for (float& v : var) v = std::fabs(v) + 0.1f;
+    const std::vector<Tensor> params = {Tensor::FromVector<float>({c}, Random(c, 22)),
+                                        Tensor::FromVector<float>({c}, Random(c, 23)),
+                                        Tensor::FromVector<float>({c}, Random(c, 24)), Tensor::FromVector<float>({c}, var)};
+    OpTest plain("BatchNormalization", 15);
+    OpTest blocked("BlockedBatchNormalization", 1, "com.onnxflow");
+    plain.Input(x);
+    blocked.Input(ToBlockedRef(x));
+    for (OpTest* t : {&plain, &blocked}) {
+      for (int i = 0; i < 4; ++i) t->Input(params[static_cast<size_t>(i)]).ConstantInput(i + 1);
+      t->Attr("epsilon", 1e-3f);
+      t->Threads(threads);
+    }
+    Result<Tensor> expected = RunOne(plain);
+    ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+    Result<Tensor> actual = RunOne(blocked);
+    ASSERT_TRUE(actual.ok()) << actual.status().ToString();
+    EXPECT_TRUE(TensorsNear(ToBlockedRef(*expected), *actual, 1e-5, 1e-5));
+  }
+  OpTest per_element("BlockedBatchNormalization", 1, "com.onnxflow");
+  per_element.Input(Tensor(DataType::kFloat, {1, 1, 2, 2, 16}));
+  for (int i = 1; i < 5; ++i) per_element.Input(Tensor(DataType::kFloat, {16, 2, 2})).ConstantInput(i);
+  EXPECT_FALSE(RunOne(per_element).ok());
+}
+
 struct PoolCase {
   std::string op;
   Shape x;

@@ -1,5 +1,6 @@
 #include "ops/blocked/register.h"
 
+#include "ops/blocked/blocked_batch_norm.h"
 #include "ops/blocked/blocked_conv.h"
 #include "ops/blocked/blocked_depthwise.h"
 #include "ops/blocked/blocked_pool.h"
@@ -8,6 +9,7 @@
 namespace onnxflow {
 
 Status RegisterBlockedKernels(KernelRegistry& registry) {
+  ONNXFLOW_RETURN_IF_ERROR(RegisterBlockedBatchNorm(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterBlockedConv(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterBlockedDepthwiseConv(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterBlockedPools(registry));

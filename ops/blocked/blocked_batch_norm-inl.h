@@ -1,0 +1,41 @@
+// SIMD part of the blocked BatchNormalization (blocked_batch_norm.cc): with the channels in the
+// lanes, a pixel's 16 channels are one multiply-add by the block's scales and shifts. Compiled once
+// per CPU target through hwy/foreach_target.h.
+
+#if defined(ONNXFLOW_OPS_BLOCKED_BLOCKED_BATCH_NORM_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ONNXFLOW_OPS_BLOCKED_BLOCKED_BATCH_NORM_INL_H_
+#undef ONNXFLOW_OPS_BLOCKED_BLOCKED_BATCH_NORM_INL_H_
+#else
+#define ONNXFLOW_OPS_BLOCKED_BLOCKED_BATCH_NORM_INL_H_
+#endif
+
+#include <cstdint>
+
+#include "hwy/highway.h"
+#include "ops/blocked/blocked_layout.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace onnxflow {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// y = x * scale + shift for `pixels` pixels of one block; scale and shift are the block's 16.
+void ScaleShiftPixelsImpl(const float* HWY_RESTRICT x, int64_t pixels, const float* HWY_RESTRICT scale,
+                          const float* HWY_RESTRICT shift, float* HWY_RESTRICT y) {
+  const hn::CappedTag<float, kChannelBlock> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  for (int64_t lane0 = 0; lane0 < kChannelBlock; lane0 += lanes) {
+    const auto s = hn::LoadU(d, scale + lane0), b = hn::LoadU(d, shift + lane0);
+    for (int64_t p = 0; p < pixels; ++p) {
+      const int64_t at = p * kChannelBlock + lane0;
+      hn::StoreU(hn::MulAdd(hn::LoadU(d, x + at), s, b), d, y + at);
+    }
+  }
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace onnxflow
+HWY_AFTER_NAMESPACE();
+
+#endif  // ONNXFLOW_OPS_BLOCKED_BLOCKED_BATCH_NORM_INL_H_

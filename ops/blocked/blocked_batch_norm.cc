@@ -1,0 +1,109 @@
+// com.onnxflow BlockedBatchNormalization: inference BatchNormalization on a channel-blocked tensor
+// (blocked_layout.h). Pre-activation networks (ResNet v2, DenseNet) normalize a convolution's
+// input rather than its output, so the normalization cannot fold into the weights; blocked, it
+// costs one pass instead of a reorder out of the blocked layout, a plain pass, and a reorder back.
+//
+//   inputs: X [N, ceil(C/16), H, W, 16] blocked; scale, B, input_mean, input_var [C] constants
+//   output: Y of X's shape, y = (x - mean) / sqrt(var + epsilon) * scale + B per channel
+//   attributes: epsilon
+// The parameters become one scale and one shift per channel at load, zero in the pad lanes (which
+// then hold 0, finite as blocked pad lanes must be).
+#include "ops/blocked/blocked_batch_norm.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/blocked/blocked_batch_norm.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+#include "ops/blocked/blocked_batch_norm-inl.h"
+
+#if HWY_ONCE
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ops/blocked/blocked_layout.h"
+#include "ops/framework/parallel.h"
+
+namespace onnxflow {
+
+HWY_EXPORT(ScaleShiftPixelsImpl);
+
+namespace {
+
+class BlockedBatchNormKernel : public OpKernel {
+ public:
+  static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
+    static const char* kNames[] = {"X", "scale", "B", "input_mean", "input_var"};
+    const Tensor* params[5] = {};
+    for (int i = 1; i < 5; ++i) {
+      params[i] = info.constant_input(i);
+      if (params[i] == nullptr || params[i]->dtype() != DataType::kFloat || params[i]->rank() != 1 ||
+          params[i]->size() != params[1]->size()) {
+        return InvalidArgument(std::string("BlockedBatchNormalization: ") + kNames[i] +
+                               " must be a constant float vector of the channels' length");
+      }
+    }
+    const int64_t channels = params[1]->size();
+    const double epsilon = info.GetFloat("epsilon", 1e-5f);
+    auto kernel = std::unique_ptr<BlockedBatchNormKernel>(new BlockedBatchNormKernel());
+    kernel->blocks_ = (channels + kChannelBlock - 1) / kChannelBlock;
+    kernel->scale_.assign(static_cast<size_t>(kernel->blocks_ * kChannelBlock), 0.0f);
+    kernel->shift_.assign(kernel->scale_.size(), 0.0f);
+    for (int64_t c = 0; c < channels; ++c) {
+      const double s = params[1]->data<float>()[c] / std::sqrt(static_cast<double>(params[4]->data<float>()[c]) + epsilon);
+      kernel->scale_[static_cast<size_t>(c)] = static_cast<float>(s);
+      kernel->shift_[static_cast<size_t>(c)] =
+          static_cast<float>(params[2]->data<float>()[c] - params[3]->data<float>()[c] * s);
+    }
+    return std::unique_ptr<OpKernel>(std::move(kernel));
+  }
+
+  // The parameters live folded in the kernel.
+  bool ReadsAtRun(int input) const override { return input == 0; }
+
+  Status Compute(KernelContext& ctx) const override {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
+    if (x->dtype() != DataType::kFloat) return InvalidArgument("BlockedBatchNormalization: input 'X' must be float");
+    ONNXFLOW_RETURN_IF_ERROR(UnblockedShape(x->shape(), "X").status());
+    if (x->dim(1) != blocks_) {
+      return InvalidArgument("BlockedBatchNormalization: input 'X' " + ShapeToString(x->shape()) + " has " +
+                             std::to_string(x->dim(1)) + " channel blocks, the parameters " +
+                             std::to_string(blocks_));
+    }
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, x->shape()));
+    const int64_t planes = x->dim(0) * blocks_;
+    const float* xd = x->data<float>();
+    float* yd = y->mutable_data<float>();
+    const auto scale_shift = HWY_DYNAMIC_DISPATCH(ScaleShiftPixelsImpl);
+    // Items are rows of a plane, so that a few large planes still split over the cores.
+    const int64_t rows = x->dim(2), row_pixels = x->dim(3);
+    ParallelFor(ctx, planes * rows, row_pixels * kChannelBlock * kCopyCostPerElement, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t block = (r / rows) % blocks_;
+        const int64_t at = r * row_pixels * kChannelBlock;
+        scale_shift(xd + at, row_pixels, scale_.data() + block * kChannelBlock, shift_.data() + block * kChannelBlock,
+                    yd + at);
+      }
+    });
+    return Status::Ok();
+  }
+
+ private:
+  BlockedBatchNormKernel() = default;
+
+  int64_t blocks_ = 0;
+  std::vector<float> scale_, shift_;  // per channel, [blocks * 16]
+};
+
+}  // namespace
+
+Status RegisterBlockedBatchNorm(KernelRegistry& registry) {
+  return registry.Register(kOnnxflowDomain, "BlockedBatchNormalization", 1, kOpenEnded, BlockedBatchNormKernel::Create);
+}
+
+}  // namespace onnxflow
+
+#endif  // HWY_ONCE
