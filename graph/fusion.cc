@@ -99,6 +99,38 @@ bool FuseResidual(Graph* g, Uses& u, size_t sum_index, std::vector<bool>* remove
   return true;
 }
 
+// MatMul -> Add(product, bias), bias a float constant vector of B's N columns: FusedMatMul with
+// the bias as a third input, added in the GEMM epilogue (a transformer's linear layers, where the
+// Add was a pass of its own over every projection's output). A bias of higher rank could broadcast
+// the product to a new shape, so only a vector qualifies.
+bool FuseMatMulBias(Graph* g, Uses& u, size_t add_index, std::vector<bool>* removed) {
+  const Node& add = g->nodes[add_index];
+  const auto& a = *add.proto;
+  if (!IsOp(add, "Add") || add.opset < 7 || a.input_size() != 2 || a.output_size() != 1) return false;
+  for (int i = 0; i < 2; ++i) {
+    auto p = u.producer.find(a.input(i));
+    auto r = u.readers.find(a.input(i));
+    if (p == u.producer.end() || r == u.readers.end() || r->second != 1 || (*removed)[p->second]) continue;
+    Node& matmul = g->nodes[p->second];
+    if (!IsOp(matmul, "MatMul") || matmul.proto->input_size() != 2 || matmul.proto->output_size() != 1) continue;
+    const Tensor* w = FloatConstant(*g, *matmul.proto, 1);
+    const Tensor* bias = FloatConstant(*g, a, 1 - i);
+    if (w == nullptr || w->rank() != 2 || bias == nullptr || bias->rank() != 1 || bias->size() != w->dim(1)) continue;
+    auto node = std::make_shared<onnx::NodeProto>(*matmul.proto);
+    node->set_op_type("FusedMatMul");
+    node->set_domain(kFusedDomain);
+    node->add_input(a.input(1 - i));
+    node->set_output(0, a.output(0));
+    matmul.proto = std::move(node);
+    matmul.domain = kFusedDomain;
+    matmul.opset = 1;
+    u.producer[a.output(0)] = p->second;
+    (*removed)[add_index] = true;
+    return true;
+  }
+  return false;
+}
+
 // The epilogue attributes for an activation node, or false when it cannot be fused.
 bool ActivationAttributes(const Graph& g, const Node& act, std::string* name, float* alpha, float* beta,
                           bool* has_alpha, bool* has_beta) {
@@ -149,12 +181,15 @@ bool FuseActivation(Graph* g, Uses& u, size_t act_index, std::vector<bool>* remo
   if (p < 0 || (*removed)[p]) return false;
   Node& producer = g->nodes[p];
   // A residual FusedConv (below) has no activation yet: it takes this one after its sum.
-  const bool residual_conv = producer.domain == kFusedDomain && producer.op_type() == "FusedConv" &&
-                             Attr(*producer.proto, "activation") == nullptr;
-  const char* fused = IsOp(producer, "Conv") || residual_conv ? "FusedConv"
-                      : IsOp(producer, "Gemm")                ? "FusedGemm"
-                      : IsOp(producer, "MatMul")              ? "FusedMatMul"
-                                                              : nullptr;
+  // So has a FusedMatMul that took its bias (FuseMatMulBias).
+  const bool fused_without_activation =
+      producer.domain == kFusedDomain && Attr(*producer.proto, "activation") == nullptr;
+  const bool residual_conv = fused_without_activation && producer.op_type() == "FusedConv";
+  const bool biased_matmul = fused_without_activation && producer.op_type() == "FusedMatMul";
+  const char* fused = IsOp(producer, "Conv") || residual_conv     ? "FusedConv"
+                      : IsOp(producer, "Gemm")                    ? "FusedGemm"
+                      : IsOp(producer, "MatMul") || biased_matmul ? "FusedMatMul"
+                                                                  : nullptr;
   if (fused == nullptr || producer.proto->output_size() != 1 || !IsFloatProduct(*g, producer)) return false;
 
   auto node = std::make_shared<onnx::NodeProto>(*producer.proto);
@@ -222,6 +257,7 @@ bool RemovePassThrough(Graph* g, Uses& u, size_t index, std::vector<bool>* remov
 void FuseForInference(Graph* g) {
   Apply(g, RemovePassThrough);
   Apply(g, FoldBatchNorm);
+  Apply(g, FuseMatMulBias);
   Apply(g, FuseResidual);
   Apply(g, FuseActivation);
   Apply(g, FuseElementwiseChain);

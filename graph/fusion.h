@@ -4,6 +4,8 @@
 //  - an activation (Relu, LeakyRelu, Clip with constant bounds, Sigmoid, Tanh, HardSigmoid) after
 //    a float Conv, Gemm or MatMul becomes the producer's epilogue (com.onnxflow FusedConv,
 //    FusedGemm, FusedMatMul), applied while the output tile is still in registers/cache.
+//  - a constant bias vector added to a MatMul with constant weights becomes FusedMatMul's third
+//    input, added in the epilogue;
 // A pair is fused only when the intermediate value has no other reader and is not a graph output.
 #pragma once
 

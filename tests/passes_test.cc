@@ -200,6 +200,34 @@ TEST(Passes, PreActivationBatchNormStaysBlocked) {
                                            "Relu", "ToBlocked"}));
 }
 
+// A linear layer, relu(x W + b), is one FusedMatMul with the bias and the activation in its
+// epilogue; a bias of rank 2 could broadcast the product's shape, so that Add stays.
+TEST(Passes, MatMulBiasFoldsIntoTheProduct) {
+  tools::ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {2, 3, 4});
+  Tensor w(DataType::kFloat, {4, 5});
+  for (int64_t i = 0; i < w.size(); ++i) w.mutable_data<float>()[i] = static_cast<float>(i % 7) / 3.0f - 1.0f;
+  m.Initializer("w", w);
+  m.Initializer("b", Tensor::FromVector<float>({5}, {0.5f, -1.0f, 0.25f, 2.0f, -0.75f}));
+  m.Initializer("b2", Tensor::FromVector<float>({1, 5}, {1.0f, 2.0f, 3.0f, 4.0f, 5.0f}));
+  m.Node("MatMul", {"x", "w"}, {"p"});
+  m.Node("Add", {"b", "p"}, {"s"});
+  m.Node("Relu", {"s"}, {"y"});
+  m.Node("MatMul", {"x", "w"}, {"q"});
+  m.Node("Add", {"q", "b2"}, {"z"});
+  m.Output("y", DataType::kFloat, {2, 3, 5});
+  m.Output("z", DataType::kFloat, {2, 3, 5});
+  const std::string bytes = m.Serialize();
+  const std::vector<NamedValue> inputs = {{"x", *FillTensor(DataType::kFloat, {2, 3, 4})}};
+  ExpectSameWithAndWithoutPasses([&](const SessionOptions& o) { return Session::LoadFromBytes(bytes, o); }, inputs,
+                                 1e-6);
+  auto session = Session::LoadFromBytes(bytes);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  std::vector<std::string> ops = ExecutedOps(*session, inputs);
+  std::sort(ops.begin(), ops.end());
+  EXPECT_EQ(ops, (std::vector<std::string>{"Add", "FusedMatMul", "MatMul"}));
+}
+
 TEST(Passes, InferenceDropoutAndIdentityPassThrough) {
   // t = tanh(x) -> Dropout (mask unread) -> Identity -> Sigmoid = y: both go (and Tanh, Sigmoid
   // then fuse into one elementwise chain). The Dropout whose

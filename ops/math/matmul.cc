@@ -1,5 +1,6 @@
 // MatMul (numpy matmul: 1-D operands, broadcast batch dims) and com.onnxflow FusedMatMul (the same
-// plus an activation in the GEMM epilogue). float/float16/bfloat16 run on the SIMD GEMM; a constant
+// plus, in the GEMM epilogue, an optional bias vector of N values as a third input and an
+// activation). float/float16/bfloat16 run on the SIMD GEMM; a constant
 // 2-D B is packed once at load. double and the integer types use a plain loop.
 #include "ops/math/matmul.h"
 
@@ -85,7 +86,7 @@ class MatMulKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, a->dtype(), s.output));
     if (y->size() == 0) return Status::Ok();
     if (IsFloatLike(a->dtype())) return ComputeFloat(ctx, *a, *b, s, y);
-    if (activation_.kind != Activation::kNone) {
+    if (activation_.kind != Activation::kNone || ctx.input_tensor(2) != nullptr) {
       return Unimplemented("FusedMatMul supports float, float16 and bfloat16 only");
     }
     return DispatchType<double, int32_t, int64_t, uint32_t, uint64_t>(a->dtype(), [&](auto tag) {
@@ -105,6 +106,15 @@ class MatMulKernel : public OpKernel {
     float* yd = FloatOutput(y, y_store);
     GemmEpilogue epilogue;
     epilogue.activation = activation_;
+    // FusedMatMul's optional bias: one value per column of the product.
+    std::vector<float> bias_store;
+    if (const Tensor* bias = ctx.input_tensor(2); bias != nullptr) {
+      if (bias->dtype() != a.dtype() || bias->rank() != 1 || bias->size() != s.n) {
+        return InvalidArgument("FusedMatMul: bias must be a vector of A's type with " + std::to_string(s.n) +
+                               " values, got " + DataTypeName(bias->dtype()) + " " + ShapeToString(bias->shape()));
+      }
+      epilogue.col_bias = FloatData(*bias, bias_store);
+    }
     const bool use_packed = packed_b_.has_value() && b.dtype() == packed_b_dtype_ && b.shape() == packed_b_shape_;
     const float* bd = use_packed ? nullptr : FloatData(b, b_store);
     GemmInputB ib;

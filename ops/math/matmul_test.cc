@@ -116,6 +116,24 @@ TEST(MatMulTest, FusedActivationAndErrors) {
   ASSERT_TRUE(out.ok());
   EXPECT_TRUE(TensorsEqual(Tensor::FromVector<float>({1, 2}, {0, 1}), (*out)[0].tensor()));
 
+  // A bias vector (from MatMul -> Add at load), before the activation: [1 - 1 + 0.5, 2 - 1 - 3] =
+  // [0.5, -2] -> [0.5, 0]; on a batch of A with a constant B, the bias goes to every row.
+  OpTest biased("FusedMatMul", 1, "com.onnxflow");
+  biased.Input(Tensor::FromVector<float>({2, 1, 2}, {1, -1, 2, 0}))
+      .Input(Tensor::FromVector<float>({2, 2}, {1, 2, 1, 1}))
+      .ConstantInput(1)
+      .Input(Tensor::FromVector<float>({2}, {0.5f, -3.0f}))
+      .Attr("activation", std::string("Relu"));
+  out = biased.Run(RegisterMathKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<float>({2, 1, 2}, {0.5f, 0, 2.5f, 1}), (*out)[0].tensor()));
+  OpTest wrong_bias("FusedMatMul", 1, "com.onnxflow");
+  wrong_bias.Input(Tensor(DataType::kFloat, {1, 2})).Input(Tensor(DataType::kFloat, {2, 2}))
+      .Input(Tensor(DataType::kFloat, {3}));
+  auto refused = wrong_bias.Run(RegisterMathKernels);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().ToString().find("bias"), std::string::npos) << refused.status().ToString();
+
   OpTest inner("MatMul", 13);
   inner.Input(Tensor(DataType::kFloat, {2, 3})).Input(Tensor(DataType::kFloat, {4, 2}));
   EXPECT_FALSE(inner.Run(RegisterMathKernels).ok());
