@@ -343,6 +343,14 @@ TEST(BlockedDepthwiseTest, RefusesWhatItIsNot) {
   Result<Tensor> y = RunOne(wrong_blocks);
   ASSERT_FALSE(y.ok());
   EXPECT_NE(y.status().ToString().find("channel blocks"), std::string::npos) << y.status().ToString();
+  // Hostile geometry is refused, not run: a zero stride, a 3-D weight.
+  for (const auto& [w_shape, strides] : std::vector<std::pair<Shape, std::vector<int64_t>>>{
+           {{16, 1, 3, 3}, {0, 1}}, {{16, 1, 3}, {1}}}) {
+    OpTest hostile("BlockedDepthwiseConv", 1, "com.onnxflow");
+    hostile.Input(Tensor(DataType::kFloat, {1, 1, 4, 4, 16})).Input(Tensor(DataType::kFloat, w_shape)).ConstantInput(1);
+    hostile.Attr("group", int64_t{16}).Attr("strides", strides);
+    EXPECT_FALSE(RunOne(hostile).ok()) << ShapeToString(w_shape);
+  }
 }
 
 // BlockedBatchNormalization against BatchNormalization, with pad lanes (40 channels) and on two
