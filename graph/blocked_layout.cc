@@ -352,11 +352,30 @@ void JoinConcatsIntoConvs(Graph* g) {
   g->nodes = std::move(kept);
 }
 
+// A BlockedBatchNormalization whose only reader is an activation it can apply as it stores (a
+// pre-activation network's Relu) takes it: one pass over the tensor instead of two.
+bool FuseNormalizeActivation(Graph* g, Uses& u, size_t act_index, std::vector<bool>* removed) {
+  const Node& act = g->nodes[act_index];
+  if (act.proto->output_size() != 1 || !IsEpilogueActivation(*g, act)) return false;
+  const int p = SoleProducer(*g, u, act);
+  if (p < 0 || (*removed)[p]) return false;
+  Node& norm = g->nodes[p];
+  if (!IsFused(norm, "BlockedBatchNormalization") || Attr(*norm.proto, "activation") != nullptr) return false;
+  auto node = std::make_shared<onnx::NodeProto>(*norm.proto);
+  AddEpilogueActivation(*g, act, node.get());
+  node->set_output(0, act.proto->output(0));
+  norm.proto = std::move(node);
+  u.producer[act.proto->output(0)] = p;
+  (*removed)[act_index] = true;
+  return true;
+}
+
 }  // namespace
 
 void UseBlockedLayout(Graph* g) {
   Rewriter(g).Run();
   JoinConcatsIntoConvs(g);
+  Apply(g, FuseNormalizeActivation);
   for (auto& node : g->nodes) {
     for (auto& [name, sub] : node.subgraphs) UseBlockedLayout(sub.get());
   }

@@ -1,6 +1,7 @@
 #include "graph/fusion_util.h"
 
 #include <algorithm>
+#include <cfloat>
 
 namespace onnxflow::graph {
 
@@ -52,6 +53,81 @@ bool IsFloatProduct(const Graph& g, const Node& producer) {
     type = KnownType(g, producer.proto->input(k));
   }
   return type == DataType::kFloat;
+}
+
+namespace {
+
+// The epilogue attributes for an activation node, or false when it cannot be fused.
+bool ActivationAttributes(const Graph& g, const Node& act, std::string* name, float* alpha, float* beta,
+                          bool* has_alpha, bool* has_beta) {
+  const auto& a = *act.proto;
+  *has_alpha = *has_beta = false;
+  if (!act.domain.empty()) return false;
+  const std::string& op = a.op_type();
+  *name = op;
+  if (op == "Relu" || op == "Sigmoid" || op == "Tanh") return true;
+  if (op == "LeakyRelu") {
+    *alpha = Attr(a, "alpha") ? Attr(a, "alpha")->f() : 0.01f;
+    *has_alpha = true;
+    return true;
+  }
+  if (op == "HardSigmoid") {
+    *alpha = Attr(a, "alpha") ? Attr(a, "alpha")->f() : 0.2f;
+    *beta = Attr(a, "beta") ? Attr(a, "beta")->f() : 0.5f;
+    *has_alpha = *has_beta = true;
+    return true;
+  }
+  if (op == "Clip") {
+    *alpha = -FLT_MAX;
+    *beta = FLT_MAX;
+    if (act.opset < 11) {
+      if (Attr(a, "min")) *alpha = Attr(a, "min")->f();
+      if (Attr(a, "max")) *beta = Attr(a, "max")->f();
+    } else {
+      for (int k = 1; k <= 2; ++k) {
+        if (k >= a.input_size() || a.input(k).empty()) continue;
+        const Tensor* bound = FloatConstant(g, a, k);
+        if (bound == nullptr || bound->size() != 1) return false;
+        (k == 1 ? *alpha : *beta) = bound->data<float>()[0];
+      }
+    }
+    *has_alpha = *has_beta = true;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool IsEpilogueActivation(const Graph& g, const Node& act) {
+  std::string name;
+  float alpha = 0, beta = 0;
+  bool has_alpha, has_beta;
+  return ActivationAttributes(g, act, &name, &alpha, &beta, &has_alpha, &has_beta);
+}
+
+bool AddEpilogueActivation(const Graph& g, const Node& act, onnx::NodeProto* node) {
+  std::string name;
+  float alpha = 0, beta = 0;
+  bool has_alpha, has_beta;
+  if (!ActivationAttributes(g, act, &name, &alpha, &beta, &has_alpha, &has_beta)) return false;
+  auto* a = node->add_attribute();
+  a->set_name("activation");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(name);
+  if (has_alpha) {
+    auto* x = node->add_attribute();
+    x->set_name("activation_alpha");
+    x->set_type(onnx::AttributeProto::FLOAT);
+    x->set_f(alpha);
+  }
+  if (has_beta) {
+    auto* x = node->add_attribute();
+    x->set_name("activation_beta");
+    x->set_type(onnx::AttributeProto::FLOAT);
+    x->set_f(beta);
+  }
+  return true;
 }
 
 void Apply(Graph* g, FusionRule rule) {

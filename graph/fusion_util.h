@@ -35,6 +35,14 @@ int SoleProducer(const Graph& g, const Uses& u, const Node& n);
 // a float weight (a constant, typed at load) settles it when X's type is not known at load.
 bool IsFloatProduct(const Graph& g, const Node& producer);
 
+// Whether `act` is an activation a kernel can apply in its epilogue (Relu, LeakyRelu, Clip with
+// constant bounds, Sigmoid, Tanh, HardSigmoid: ops/math/gemm.h's ActivationSpec).
+bool IsEpilogueActivation(const Graph& g, const Node& act);
+
+// Gives `node` the epilogue attributes (activation, activation_alpha, activation_beta) of `act`,
+// when IsEpilogueActivation; false and `node` unchanged otherwise.
+bool AddEpilogueActivation(const Graph& g, const Node& act, onnx::NodeProto* node);
+
 // A rule looks at node `index`; when it fuses, it marks the nodes it absorbed in `removed` and
 // keeps `u` up to date (a fusion only moves a fused output to the surviving node).
 using FusionRule = bool (*)(Graph* g, Uses& u, size_t index, std::vector<bool>* removed);

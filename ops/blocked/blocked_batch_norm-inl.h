@@ -1,5 +1,6 @@
 // SIMD part of the blocked BatchNormalization (blocked_batch_norm.cc): with the channels in the
-// lanes, a pixel's 16 channels are one multiply-add by the block's scales and shifts. Compiled once
+// lanes, a pixel's 16 channels are one multiply-add by the block's scales and shifts, then the
+// fused activation. Compiled once
 // per CPU target through hwy/foreach_target.h.
 
 #if defined(ONNXFLOW_OPS_BLOCKED_BLOCKED_BATCH_NORM_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -13,24 +14,28 @@
 
 #include "hwy/highway.h"
 #include "ops/blocked/blocked_layout.h"
+#include "ops/math/activate-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace onnxflow {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// y = x * scale + shift for `pixels` pixels of one block; scale and shift are the block's 16.
+// y = act(x * scale + shift) for `pixels` pixels of one block; scale and shift are the block's 16.
 void ScaleShiftPixelsImpl(const float* HWY_RESTRICT x, int64_t pixels, const float* HWY_RESTRICT scale,
-                          const float* HWY_RESTRICT shift, float* HWY_RESTRICT y) {
+                          const float* HWY_RESTRICT shift, const ActivationSpec& activation, float* HWY_RESTRICT y) {
   const hn::CappedTag<float, kChannelBlock> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  for (int64_t lane0 = 0; lane0 < kChannelBlock; lane0 += lanes) {
-    const auto s = hn::LoadU(d, scale + lane0), b = hn::LoadU(d, shift + lane0);
-    for (int64_t p = 0; p < pixels; ++p) {
-      const int64_t at = p * kChannelBlock + lane0;
-      hn::StoreU(hn::MulAdd(hn::LoadU(d, x + at), s, b), d, y + at);
+  WithEpilogueKind(activation, [&](auto tag) {
+    constexpr EpilogueKind kKind = decltype(tag)::value;
+    for (int64_t lane0 = 0; lane0 < kChannelBlock; lane0 += lanes) {
+      const auto s = hn::LoadU(d, scale + lane0), b = hn::LoadU(d, shift + lane0);
+      for (int64_t p = 0; p < pixels; ++p) {
+        const int64_t at = p * kChannelBlock + lane0;
+        hn::StoreU(ApplyEpilogue<kKind>(d, activation, hn::MulAdd(hn::LoadU(d, x + at), s, b)), d, y + at);
+      }
     }
-  }
+  });
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -5,7 +5,8 @@
 //
 //   inputs: X [N, ceil(C/16), H, W, 16] blocked; scale, B, input_mean, input_var [C] constants
 //   output: Y of X's shape, y = (x - mean) / sqrt(var + epsilon) * scale + B per channel
-//   attributes: epsilon
+//   attributes: epsilon, and FusedConv's activation / activation_alpha / activation_beta (the Relu
+//               after a pre-activation normalization, taken by graph/blocked_layout.cc)
 // The parameters become one scale and one shift per channel at load, zero in the pad lanes (which
 // then hold 0, finite as blocked pad lanes must be).
 #include "ops/blocked/blocked_batch_norm.h"
@@ -26,6 +27,7 @@
 
 #include "ops/blocked/blocked_layout.h"
 #include "ops/framework/parallel.h"
+#include "ops/math/fused_activation.h"
 
 namespace onnxflow {
 
@@ -49,6 +51,7 @@ class BlockedBatchNormKernel : public OpKernel {
     const int64_t channels = params[1]->size();
     const double epsilon = info.GetFloat("epsilon", 1e-5f);
     auto kernel = std::unique_ptr<BlockedBatchNormKernel>(new BlockedBatchNormKernel());
+    ONNXFLOW_ASSIGN_OR_RETURN(kernel->activation_, ParseFusedActivation(info));
     kernel->blocks_ = (channels + kChannelBlock - 1) / kChannelBlock;
     kernel->scale_.assign(static_cast<size_t>(kernel->blocks_ * kChannelBlock), 0.0f);
     kernel->shift_.assign(kernel->scale_.size(), 0.0f);
@@ -85,7 +88,7 @@ class BlockedBatchNormKernel : public OpKernel {
         const int64_t block = (r / rows) % blocks_;
         const int64_t at = r * row_pixels * kChannelBlock;
         scale_shift(xd + at, row_pixels, scale_.data() + block * kChannelBlock, shift_.data() + block * kChannelBlock,
-                    yd + at);
+                    activation_, yd + at);
       }
     });
     return Status::Ok();
@@ -95,6 +98,7 @@ class BlockedBatchNormKernel : public OpKernel {
   BlockedBatchNormKernel() = default;
 
   int64_t blocks_ = 0;
+  ActivationSpec activation_;
   std::vector<float> scale_, shift_;  // per channel, [blocks * 16]
 };
 

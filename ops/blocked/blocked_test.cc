@@ -353,8 +353,8 @@ TEST(BlockedDepthwiseTest, RefusesWhatItIsNot) {
   }
 }
 
-// BlockedBatchNormalization against BatchNormalization, with pad lanes (40 channels) and on two
-// cores; and its refusal of parameters that are not per channel.
+// BlockedBatchNormalization with a fused LeakyRelu against BatchNormalization then LeakyRelu, with
+// pad lanes (40 channels) and on two cores; and its refusal of parameters that are not per channel.
 TEST(BlockedBatchNormTest, MatchesBatchNormalization) {
   for (const auto& [x_shape, threads] : std::vector<std::pair<Shape, int>>{{{2, 40, 5, 7}, 1}, {{1, 32, 64, 64}, 2}}) {
     SCOPED_TRACE(ShapeToString(x_shape));
@@ -374,8 +374,13 @@ TEST(BlockedBatchNormTest, MatchesBatchNormalization) {
       t->Attr("epsilon", 1e-3f);
       t->Threads(threads);
     }
+    blocked.Attr("activation", std::string("LeakyRelu")).Attr("activation_alpha", 0.25f);
     Result<Tensor> expected = RunOne(plain);
     ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+    for (int64_t i = 0; i < expected->size(); ++i) {
+      float& v = expected->mutable_data<float>()[i];
+      v = v < 0 ? v * 0.25f : v;
+    }
     Result<Tensor> actual = RunOne(blocked);
     ASSERT_TRUE(actual.ok()) << actual.status().ToString();
     EXPECT_TRUE(TensorsNear(ToBlockedRef(*expected), *actual, 1e-5, 1e-5));

@@ -117,9 +117,7 @@ void WinogradInputImpl(const WinogradInput& in, int64_t tile0, int64_t tile1) {
 // activation, into the `rows` x `cols` pixels of the tile that lie inside the output. The kind of
 // activation is a template argument: a switch per stored vector costs the common Relu a fifth of
 // the transform.
-enum class WinogradEpilogue { kNone, kRelu, kAnyActivation };
-
-template <WinogradEpilogue kEpilogue>
+template <EpilogueKind kEpilogue>
 HWY_INLINE void OutputTile(WinoD d, const float* HWY_RESTRICT m, int64_t xi_stride, WinoV bias,
                            const float* residual, float* y, int64_t row_stride, int64_t rows, int64_t cols,
                            const ActivationSpec& activation) {
@@ -143,19 +141,14 @@ HWY_INLINE void OutputTile(WinoD d, const float* HWY_RESTRICT m, int64_t xi_stri
     for (int64_t q = 0; q < cols; ++q) {
       WinoV v = hn::Add(out[q], bias);
       if (residual_row != nullptr) v = hn::Add(v, hn::LoadU(d, residual_row + q * kChannelBlock));
-      if (kEpilogue == WinogradEpilogue::kRelu) {
-        v = hn::Max(v, hn::Zero(d));
-      } else if (kEpilogue == WinogradEpilogue::kAnyActivation) {
-        v = Activate(d, activation, v);
-      }
-      hn::StoreU(v, d, row + q * kChannelBlock);
+      hn::StoreU(ApplyEpilogue<kEpilogue>(d, activation, v), d, row + q * kChannelBlock);
     }
   }
 }
 
 // Y for the task's tiles and output blocks, from M (WinogradOutput), block by block so that
 // neighbouring tiles read neighbouring lines of M and write neighbouring pixels.
-template <WinogradEpilogue kEpilogue>
+template <EpilogueKind kEpilogue>
 void WinogradOutputBlocks(const WinogradOutput& out) {
   const WinoD d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
@@ -184,14 +177,7 @@ void WinogradOutputBlocks(const WinogradOutput& out) {
 }
 
 void WinogradOutputImpl(const WinogradOutput& out) {
-  switch (out.activation.kind) {
-    case Activation::kNone:
-      return WinogradOutputBlocks<WinogradEpilogue::kNone>(out);
-    case Activation::kRelu:
-      return WinogradOutputBlocks<WinogradEpilogue::kRelu>(out);
-    default:
-      return WinogradOutputBlocks<WinogradEpilogue::kAnyActivation>(out);
-  }
+  WithEpilogueKind(out.activation, [&](auto tag) { WinogradOutputBlocks<decltype(tag)::value>(out); });
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -8,6 +8,8 @@
 #define ONNXFLOW_OPS_MATH_ACTIVATE_INL_H_
 #endif
 
+#include <type_traits>
+
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 #include "ops/math/gemm.h"  // ActivationSpec
@@ -42,6 +44,34 @@ HWY_INLINE V Activate(D d, const ActivationSpec& act, V x) {
     }
   }
   return x;
+}
+
+// For loops that fix the activation's kind when compiling (a switch per call rather than per
+// vector): none, Relu (the common one, inline), or any other through Activate's switch.
+enum class EpilogueKind { kNone, kRelu, kAny };
+
+template <EpilogueKind kKind, class D, class V = hn::Vec<D>>
+HWY_INLINE V ApplyEpilogue(D d, const ActivationSpec& act, V x) {
+  if constexpr (kKind == EpilogueKind::kRelu) return hn::Max(x, hn::Zero(d));
+  if constexpr (kKind == EpilogueKind::kAny) return Activate(d, act, x);
+  return x;
+}
+
+template <EpilogueKind kKind>
+using EpilogueTag = std::integral_constant<EpilogueKind, kKind>;
+
+// Calls loop(EpilogueTag<kind>{}) with the EpilogueKind of `act`; the loop reads the kind as
+// decltype(tag)::value, a constant when compiling.
+template <class Loop>
+HWY_INLINE void WithEpilogueKind(const ActivationSpec& act, const Loop& loop) {
+  switch (act.kind) {
+    case Activation::kNone:
+      return loop(EpilogueTag<EpilogueKind::kNone>{});
+    case Activation::kRelu:
+      return loop(EpilogueTag<EpilogueKind::kRelu>{});
+    default:
+      return loop(EpilogueTag<EpilogueKind::kAny>{});
+  }
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
