@@ -19,10 +19,11 @@ namespace onnxflow {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// In two passes, so that neighbouring windows share their work: first the window's rows reduced
-// for every input column of the row, then each output pixel's columns of those. A 3x3 window of
-// stride 2 loads 3 + 1.5 vectors per output instead of 9, and the outputs no longer wait on one
-// chain of 9 dependent maxima each.
+// In two passes: first the window's rows reduced for every input column of the row, then each
+// output pixel's columns of those. The chains of dependent maxima (or sums) are 3 long and
+// independent instead of one chain of 9 per output (a 3x3/2 max pool 0.132 -> 0.102 ms); windows
+// that overlap share the column pass, so a 3x3 window of stride 1 loads 6 vectors per output
+// instead of 9 (at stride 2 it is still about 9).
 template <bool kMax>
 void PoolRowPasses(const BlockedPoolRow& r) {
   const hn::CappedTag<float, kChannelBlock> d;
