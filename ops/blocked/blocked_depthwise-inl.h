@@ -37,14 +37,16 @@ HWY_INLINE void DepthwiseColumns(const BlockedDepthwiseRow& r, int64_t lane0, in
   using V = hn::Vec<DepthwiseD>;
   const V bias = hn::LoadU(d, r.bias + lane0);
   const int64_t row_floats = r.in_w * kChannelBlock;
-  const float* top = r.plane + r.row0 * row_floats + lane0;  // kernel row 0 (may be outside)
+  // Kernel row i reads input row row0 + i * dilation_h; only rows [i0, i1) are inside the image,
+  // and no pointer is formed to the others.
+  const float* plane = r.plane + lane0;
   int64_t ow = ow0;
   if (kInterior) {
     for (; ow + kDepthwisePixels <= ow1; ow += kDepthwisePixels) {
       V acc[kDepthwisePixels];
       for (auto& a : acc) a = bias;
       for (int64_t i = i0; i < i1; ++i) {
-        const float* row = top + i * r.dilation_h * row_floats;
+        const float* row = plane + (r.row0 + i * r.dilation_h) * row_floats;
         for (int64_t j = 0; j < r.kw; ++j) {
           const V w = hn::LoadU(d, r.weights + (i * r.kw + j) * kChannelBlock + lane0);
           const int64_t col = (ow * r.stride_w - r.left + j * r.dilation_w) * kChannelBlock;
@@ -62,7 +64,7 @@ HWY_INLINE void DepthwiseColumns(const BlockedDepthwiseRow& r, int64_t lane0, in
   for (; ow < ow1; ++ow) {
     V acc = bias;
     for (int64_t i = i0; i < i1; ++i) {
-      const float* row = top + i * r.dilation_h * row_floats;
+      const float* row = plane + (r.row0 + i * r.dilation_h) * row_floats;
       for (int64_t j = 0; j < r.kw; ++j) {
         const int64_t iw = ow * r.stride_w - r.left + j * r.dilation_w;
         if (!kInterior && (iw < 0 || iw >= r.in_w)) continue;
@@ -92,15 +94,14 @@ HWY_INLINE int64_t DepthwiseInterior3(const BlockedDepthwiseRow& r, int64_t lane
   constexpr int64_t kColumns = (kWidePixels - 1) * kStride + 3;
   const V bias = hn::LoadU(d, r.bias + lane0);
   const int64_t row_floats = r.in_w * kChannelBlock;
-  const float* top = r.plane + r.row0 * row_floats + lane0;
+  const float* plane = r.plane + lane0;
   int64_t ow = ow0;
   for (; ow + kWidePixels <= ow1; ow += kWidePixels) {
     V acc[kWidePixels];
     HWY_UNROLL(8)
     for (int64_t q = 0; q < kWidePixels; ++q) acc[q] = bias;
-    const float* first = top + (ow * kStride - r.left) * kChannelBlock;
     for (int64_t i = i0; i < i1; ++i) {
-      const float* row = first + i * r.dilation_h * row_floats;
+      const float* row = plane + (r.row0 + i * r.dilation_h) * row_floats + (ow * kStride - r.left) * kChannelBlock;
       const float* w = r.weights + i * 3 * kChannelBlock + lane0;
       const V w0 = hn::LoadU(d, w), w1 = hn::LoadU(d, w + kChannelBlock), w2 = hn::LoadU(d, w + 2 * kChannelBlock);
       V cols[kColumns];
