@@ -26,17 +26,25 @@ bool IsFused(const Node& n, const char* op) { return n.domain == kOnnxflowDomain
 
 bool HasInput(const onnx::NodeProto& n, int i) { return i < n.input_size() && !n.input(i).empty(); }
 
+// The weights of a float 2-D Conv / FusedConv of one output whose weights (and bias) are
+// constants, the ones a blocked convolution packs at load; null for any other node.
+const Tensor* ConstantConvWeights(const Graph& g, const Node& node) {
+  if (!IsOp(node, "Conv") && !IsFused(node, "FusedConv")) return nullptr;
+  const auto& n = *node.proto;
+  if (n.output_size() != 1 || !IsFloatProduct(g, node)) return nullptr;
+  const Tensor* w = FloatConstant(g, n, 1);
+  if (w == nullptr || w->rank() != 4) return nullptr;
+  if (HasInput(n, 2) && FloatConstant(g, n, 2) == nullptr) return nullptr;
+  return w;
+}
+
 // A float 2-D Conv of group 1 with constant weights (and bias) and at least a block of output
 // channels (fewer would be mostly pad lanes).
 bool ConvertsConv(const Graph& g, const Node& node) {
-  if (!IsOp(node, "Conv") && !IsFused(node, "FusedConv")) return false;
-  const auto& n = *node.proto;
-  if (n.output_size() != 1 || !IsFloatProduct(g, node)) return false;
-  if (const auto* group = Attr(n, "group"); group != nullptr && group->i() != 1) return false;
-  const Tensor* w = FloatConstant(g, n, 1);
-  if (w == nullptr || w->rank() != 4 || w->dim(0) < kChannelBlock || w->dim(1) == 0) return false;
-  if (HasInput(n, 2) && FloatConstant(g, n, 2) == nullptr) return false;
-  return true;
+  const Tensor* w = ConstantConvWeights(g, node);
+  if (w == nullptr || w->dim(0) < kChannelBlock || w->dim(1) == 0) return false;
+  const auto* group = Attr(*node.proto, "group");
+  return group == nullptr || group->i() == 1;
 }
 
 // Blocked values by name, with their channel count (pad lanes not counted).
@@ -46,13 +54,11 @@ using BlockedValues = std::map<std::string, int64_t>;
 // reading a blocked value of its C channels: MobileNet's layers between two pointwise convolutions,
 // which would otherwise cost a reorder out of the blocked layout and one back in each.
 bool ConvertsDepthwise(const Graph& g, const Node& node, const BlockedValues& blocked) {
-  if (!IsOp(node, "Conv") && !IsFused(node, "FusedConv")) return false;
+  const Tensor* w = ConstantConvWeights(g, node);
   const auto& n = *node.proto;
-  if (n.output_size() != 1 || n.input_size() > 3 || !IsFloatProduct(g, node)) return false;
+  if (w == nullptr || n.input_size() > 3) return false;
   const auto* group = Attr(n, "group");
-  const Tensor* w = FloatConstant(g, n, 1);
-  if (group == nullptr || w == nullptr || w->rank() != 4 || w->dim(1) != 1 || w->dim(0) != group->i()) return false;
-  if (HasInput(n, 2) && FloatConstant(g, n, 2) == nullptr) return false;
+  if (group == nullptr || w->dim(1) != 1 || w->dim(0) != group->i()) return false;
   auto in = blocked.find(n.input(0));
   return in != blocked.end() && in->second == w->dim(0);
 }

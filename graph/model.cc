@@ -85,7 +85,6 @@ Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionO
   return model;
 }
 
-
 // The parsed model, its external data resolved against `directory`; Load takes it from there.
 Result<std::unique_ptr<Model>> ParseModel(const std::string& bytes, const std::string& directory,
                                           const SessionLimits& limits) {
