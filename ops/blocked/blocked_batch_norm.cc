@@ -70,12 +70,9 @@ class BlockedBatchNormKernel : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
     if (x->dtype() != DataType::kFloat) return InvalidArgument("BlockedBatchNormalization: input 'X' must be float");
-    ONNXFLOW_RETURN_IF_ERROR(UnblockedShape(x->shape(), "X").status());
-    if (x->dim(1) != blocks_) {
-      return InvalidArgument("BlockedBatchNormalization: input 'X' " + ShapeToString(x->shape()) + " has " +
-                             std::to_string(x->dim(1)) + " channel blocks, the parameters " +
-                             std::to_string(blocks_));
-    }
+    ONNXFLOW_RETURN_IF_ERROR(
+        UnblockedShapeOfBlocks(x->shape(), "X", blocks_, "BlockedBatchNormalization", "its scale")
+            .status());
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, x->shape()));
     const int64_t planes = x->dim(0) * blocks_;
     const float* xd = x->data<float>();

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "ops/blocked/blocked_conv_tile.h"
+#include "ops/blocked/constant_bias.h"
 #include "ops/blocked/reorder.h"
 #include "ops/blocked/winograd.h"
 #include "ops/framework/parallel.h"
@@ -85,10 +86,7 @@ class BlockedConvKernel : public OpKernel {
     if (attrs.group != 1 || m == 0 || c == 0) {
       return InvalidArgument("BlockedConv: needs group 1 and channels, got W " + ShapeToString(w->shape()));
     }
-    const Tensor* b = info.has_input(2) ? info.constant_input(2) : nullptr;
-    if (info.has_input(2) && (b == nullptr || b->dtype() != DataType::kFloat || b->size() != m)) {
-      return InvalidArgument("BlockedConv: B must be a constant float vector of " + std::to_string(m) + " values");
-    }
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* b, ConstantBias(info, "BlockedConv", m));
     auto kernel = std::unique_ptr<BlockedConvKernel>(new BlockedConvKernel(std::move(attrs), activation, *w, b));
     const int64_t own = kernel->out_width_ / kChannelBlock;
     kernel->out_blocks_ = info.GetInt("out_blocks", own);
@@ -114,12 +112,8 @@ class BlockedConvKernel : public OpKernel {
                                                  ShapeToString(x->shape()));
       x_nchw = x->shape();
     } else {
-      ONNXFLOW_ASSIGN_OR_RETURN(x_nchw, UnblockedShape(x->shape(), "X"));
-      if (x->dim(1) != blocks_) {
-        return InvalidArgument("BlockedConv: input 'X' " + ShapeToString(x->shape()) + " has " +
-                               std::to_string(x->dim(1)) + " channel blocks, W " + ShapeToString(w_shape_) + " needs " +
-                               std::to_string(blocks_));
-      }
+      ONNXFLOW_ASSIGN_OR_RETURN(
+          x_nchw, UnblockedShapeOfBlocks(x->shape(), "X", blocks_, "BlockedConv", "W " + ShapeToString(w_shape_)));
       x_nchw[1] = channels_;
     }
     ONNXFLOW_ASSIGN_OR_RETURN(ConvGeometry g, ComputeConvGeometry(attrs_, x_nchw, w_shape_));

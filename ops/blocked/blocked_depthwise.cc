@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "ops/blocked/blocked_depthwise_row.h"
+#include "ops/blocked/constant_bias.h"
 #include "ops/framework/parallel.h"
 #include "ops/math/conv_geometry.h"
 #include "ops/math/fused_activation.h"
@@ -51,11 +52,7 @@ class BlockedDepthwiseKernel : public OpKernel {
       return InvalidArgument("BlockedDepthwiseConv: group " + std::to_string(attrs.group) + " must equal W's " +
                              std::to_string(channels) + " channels");
     }
-    const Tensor* b = info.has_input(2) ? info.constant_input(2) : nullptr;
-    if (info.has_input(2) && (b == nullptr || b->dtype() != DataType::kFloat || b->size() != channels)) {
-      return InvalidArgument("BlockedDepthwiseConv: B must be a constant float vector of " +
-                             std::to_string(channels) + " values");
-    }
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* b, ConstantBias(info, "BlockedDepthwiseConv", channels));
     return std::unique_ptr<OpKernel>(new BlockedDepthwiseKernel(std::move(attrs), activation, *w, b));
   }
 
@@ -65,12 +62,8 @@ class BlockedDepthwiseKernel : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
     if (x->dtype() != DataType::kFloat) return InvalidArgument("BlockedDepthwiseConv: input 'X' must be float");
-    ONNXFLOW_ASSIGN_OR_RETURN(Shape x_nchw, UnblockedShape(x->shape(), "X"));
-    if (x->dim(1) != blocks_) {
-      return InvalidArgument("BlockedDepthwiseConv: input 'X' " + ShapeToString(x->shape()) + " has " +
-                             std::to_string(x->dim(1)) + " channel blocks, W " + ShapeToString(w_shape_) +
-                             " needs " + std::to_string(blocks_));
-    }
+    ONNXFLOW_ASSIGN_OR_RETURN(Shape x_nchw, UnblockedShapeOfBlocks(x->shape(), "X", blocks_, "BlockedDepthwiseConv",
+                                                                   "W " + ShapeToString(w_shape_)));
     x_nchw[1] = w_shape_[0];
     ONNXFLOW_ASSIGN_OR_RETURN(ConvGeometry g, ComputeConvGeometry(attrs_, x_nchw, w_shape_));
     if (g.kernel.size() != 2) return InvalidArgument("BlockedDepthwiseConv: 2-D only");

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "include/onnxflow/status.h"
 #include "include/onnxflow/tensor.h"
@@ -23,6 +24,19 @@ inline Result<Shape> UnblockedShape(const Shape& blocked, const char* input) {
     return InvalidArgument(std::string("input '") + input + "' is not channel-blocked [N, C/16, H, W, 16]");
   }
   return Shape{blocked[0], blocked[1] * kChannelBlock, blocked[2], blocked[3]};
+}
+
+// UnblockedShape of input `input` of `op` (a blocked kernel), which must hold the `blocks` channel
+// blocks that `needed_by` (its weights, say) needs; an error naming both otherwise.
+inline Result<Shape> UnblockedShapeOfBlocks(const Shape& blocked, const char* input, int64_t blocks,
+                                            const std::string& op, const std::string& needed_by) {
+  ONNXFLOW_ASSIGN_OR_RETURN(Shape nchw, UnblockedShape(blocked, input));
+  if (blocked[1] != blocks) {
+    return InvalidArgument(op + ": input '" + input + "' " + ShapeToString(blocked) + " has " +
+                           std::to_string(blocked[1]) + " channel blocks, " + needed_by + " needs " +
+                           std::to_string(blocks));
+  }
+  return nchw;
 }
 
 inline Shape BlockedShape(const Shape& nchw) {

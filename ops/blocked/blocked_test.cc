@@ -233,6 +233,18 @@ TEST(BlockedConvTest, RefusesWhatItCannotRun) {
       .Attr("group", int64_t{2});
   EXPECT_FALSE(RunOne(grouped).ok());
 
+  OpTest short_bias("BlockedConv", 1, "com.onnxflow");  // 32 output channels, 16 biases
+  short_bias.Input(Tensor(DataType::kFloat, {1, 1, 4, 4, 16}))
+      .Input(Tensor::FromVector<float>({32, 16, 1, 1}, Random(32 * 16, 2)))
+      .ConstantInput(1)
+      .Input(Tensor(DataType::kFloat, {16}))
+      .ConstantInput(2);
+  Result<Tensor> no_bias = RunOne(short_bias);
+  ASSERT_FALSE(no_bias.ok());
+  EXPECT_NE(no_bias.status().ToString().find("BlockedConv: B must be a constant float vector of 32 values"),
+            std::string::npos)
+      << no_bias.status().ToString();
+
   OpTest blocks("BlockedConv", 1, "com.onnxflow");  // 40 channels are 3 blocks, not 2
   blocks.Input(Tensor(DataType::kFloat, {1, 2, 4, 4, 16}))
       .Input(Tensor::FromVector<float>({16, 40, 1, 1}, Random(16 * 40, 2)))
@@ -343,6 +355,18 @@ TEST(BlockedDepthwiseTest, RefusesWhatItIsNot) {
   Result<Tensor> y = RunOne(wrong_blocks);
   ASSERT_FALSE(y.ok());
   EXPECT_NE(y.status().ToString().find("channel blocks"), std::string::npos) << y.status().ToString();
+  OpTest short_bias("BlockedDepthwiseConv", 1, "com.onnxflow");
+  short_bias.Input(Tensor(DataType::kFloat, {1, 1, 4, 4, 16}))
+      .Input(Tensor(DataType::kFloat, {16, 1, 3, 3}))
+      .ConstantInput(1)
+      .Input(Tensor(DataType::kFloat, {8}))
+      .ConstantInput(2)
+      .Attr("group", int64_t{16});
+  Result<Tensor> no_bias = RunOne(short_bias);
+  ASSERT_FALSE(no_bias.ok());
+  EXPECT_NE(no_bias.status().ToString().find("BlockedDepthwiseConv: B must be a constant float vector of 16 values"),
+            std::string::npos)
+      << no_bias.status().ToString();
   // Hostile geometry is refused, not run: a zero stride, a 3-D weight.
   for (const auto& [w_shape, strides] : std::vector<std::pair<Shape, std::vector<int64_t>>>{
            {{16, 1, 3, 3}, {0, 1}}, {{16, 1, 3}, {1}}}) {
@@ -385,6 +409,14 @@ TEST(BlockedBatchNormTest, MatchesBatchNormalization) {
     ASSERT_TRUE(actual.ok()) << actual.status().ToString();
     EXPECT_TRUE(TensorsNear(ToBlockedRef(*expected), *actual, 1e-5, 1e-5));
   }
+  OpTest wrong_blocks("BlockedBatchNormalization", 1, "com.onnxflow");  // 16 channels' parameters, 2 blocks
+  wrong_blocks.Input(Tensor(DataType::kFloat, {1, 2, 2, 2, 16}));
+  for (int i = 1; i < 5; ++i) wrong_blocks.Input(Tensor(DataType::kFloat, {16})).ConstantInput(i);
+  Result<Tensor> refused = RunOne(wrong_blocks);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().ToString().find("has 2 channel blocks, its scale needs 1"),
+            std::string::npos)
+      << refused.status().ToString();
   OpTest per_element("BlockedBatchNormalization", 1, "com.onnxflow");
   per_element.Input(Tensor(DataType::kFloat, {1, 1, 2, 2, 16}));
   for (int i = 1; i < 5; ++i) per_element.Input(Tensor(DataType::kFloat, {16, 2, 2})).ConstantInput(i);
