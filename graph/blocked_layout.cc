@@ -320,17 +320,16 @@ void JoinConcatsIntoConvs(Graph* g) {
     std::vector<int> producers;
     std::vector<int64_t> blocks;
     for (const auto& in : c.input()) {
-      auto p = u.producer.find(in);
-      auto r = u.readers.find(in);
-      if (p == u.producer.end() || r == u.readers.end() || r->second != 1) break;
-      const Node& conv = g->nodes[p->second];
+      const int p = SoleReaderProducer(u, in);
+      if (p < 0) break;
+      const Node& conv = g->nodes[p];
       const Tensor* w = FloatConstant(*g, *conv.proto, 1);
       if (!IsFused(conv, "BlockedConv") || conv.proto->input_size() > 4 || Attr(*conv.proto, "out_blocks") != nullptr ||
           w == nullptr || w->dim(0) % kChannelBlock != 0 ||
-          (!producers.empty() && p->second <= producers.back())) {
+          (!producers.empty() && p <= producers.back())) {
         break;
       }
-      producers.push_back(p->second);
+      producers.push_back(p);
       blocks.push_back(w->dim(0) / kChannelBlock);
     }
     if (producers.size() != static_cast<size_t>(c.input_size())) continue;

@@ -137,11 +137,8 @@ bool FuseElementwiseChain(Graph* g, Uses& u, size_t index, std::vector<bool>* re
   if (!cur.domain.empty() || cur.proto->output_size() != 1) return false;
   for (int value_input = 0; value_input < std::min(2, cur.proto->input_size()); ++value_input) {
     const std::string& value = cur.proto->input(value_input);
-    auto producer = u.producer.find(value);
-    auto readers = u.readers.find(value);
-    if (producer == u.producer.end() || readers == u.readers.end() || readers->second != 1) continue;
-    const int p = producer->second;
-    if ((*removed)[p]) continue;
+    const int p = SoleReaderProducer(u, value);
+    if (p < 0 || (*removed)[p]) continue;
     Node& prev = g->nodes[p];
     // The chain so far: an ElementwiseChain already, or a plain step that starts one.
     std::string chain_input;

@@ -72,13 +72,12 @@ bool FuseResidual(Graph* g, Uses& u, size_t sum_index, std::vector<bool>* remove
   if (!(is_add || IsOp(sum, "Sum")) || s.input_size() != 2 || s.output_size() != 1) return false;
   int best = -1, best_input = -1;
   for (int i = 0; i < 2; ++i) {
-    auto p = u.producer.find(s.input(i));
-    auto r = u.readers.find(s.input(i));
-    if (p == u.producer.end() || r == u.readers.end() || r->second != 1 || (*removed)[p->second]) continue;
-    const Node& conv = g->nodes[p->second];
+    const int p = SoleReaderProducer(u, s.input(i));
+    if (p < 0 || (*removed)[p]) continue;
+    const Node& conv = g->nodes[p];
     if (!IsOp(conv, "Conv") || conv.proto->output_size() != 1 || !IsFloatProduct(*g, conv)) continue;
-    if (p->second > best) {  // the later convolution: the earlier one has more time to produce Z
-      best = p->second;
+    if (p > best) {  // the later convolution: the earlier one has more time to produce Z
+      best = p;
       best_input = i;
     }
   }
@@ -107,10 +106,9 @@ bool FuseMatMulBias(Graph* g, Uses& u, size_t add_index, std::vector<bool>* remo
   const auto& a = *add.proto;
   if (!IsOp(add, "Add") || add.opset < 7 || a.input_size() != 2 || a.output_size() != 1) return false;
   for (int i = 0; i < 2; ++i) {
-    auto p = u.producer.find(a.input(i));
-    auto r = u.readers.find(a.input(i));
-    if (p == u.producer.end() || r == u.readers.end() || r->second != 1 || (*removed)[p->second]) continue;
-    Node& matmul = g->nodes[p->second];
+    const int p = SoleReaderProducer(u, a.input(i));
+    if (p < 0 || (*removed)[p]) continue;
+    Node& matmul = g->nodes[p];
     if (!IsOp(matmul, "MatMul") || matmul.proto->input_size() != 2 || matmul.proto->output_size() != 1) continue;
     const Tensor* w = FloatConstant(*g, *matmul.proto, 1);
     const Tensor* bias = FloatConstant(*g, a, 1 - i);
@@ -123,7 +121,7 @@ bool FuseMatMulBias(Graph* g, Uses& u, size_t add_index, std::vector<bool>* remo
     matmul.proto = std::move(node);
     matmul.domain = kFusedDomain;
     matmul.opset = 1;
-    u.producer[a.output(0)] = p->second;
+    u.producer[a.output(0)] = p;
     (*removed)[add_index] = true;
     return true;
   }

@@ -38,13 +38,14 @@ DataType KnownType(const Graph& g, const std::string& name) {
 
 bool IsOp(const Node& n, const char* op) { return n.domain.empty() && n.op_type() == op; }
 
+int SoleReaderProducer(const Uses& u, const std::string& value) {
+  auto p = u.producer.find(value);
+  auto r = u.readers.find(value);
+  return p == u.producer.end() || r == u.readers.end() || r->second != 1 ? -1 : p->second;
+}
+
 int SoleProducer(const Graph& g, const Uses& u, const Node& n) {
-  if (n.proto->input_size() == 0) return -1;
-  const std::string& x = n.proto->input(0);
-  auto p = u.producer.find(x);
-  auto r = u.readers.find(x);
-  if (p == u.producer.end() || r == u.readers.end() || r->second != 1) return -1;
-  return p->second;
+  return n.proto->input_size() == 0 ? -1 : SoleReaderProducer(u, n.proto->input(0));
 }
 
 bool IsFloatProduct(const Graph& g, const Node& producer) {

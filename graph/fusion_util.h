@@ -28,6 +28,9 @@ DataType KnownType(const Graph& g, const std::string& name);
 
 bool IsOp(const Node& n, const char* op);
 
+// The producer of `value` when exactly one node reads it (and it is not a graph output); -1 otherwise.
+int SoleReaderProducer(const Uses& u, const std::string& value);
+
 // The producer of `n`'s first input when `n` is its only reader; -1 otherwise.
 int SoleProducer(const Graph& g, const Uses& u, const Node& n);
 
