@@ -346,7 +346,19 @@ TEST(BlockedDepthwiseTest, RefusesWhatItIsNot) {
       .Input(Tensor(DataType::kFloat, {16, 2, 3, 3}))
       .ConstantInput(1)
       .Attr("group", int64_t{8});
-  EXPECT_FALSE(RunOne(not_depthwise).ok());
+  Result<Tensor> two_per_group = RunOne(not_depthwise);
+  ASSERT_FALSE(two_per_group.ok());
+  EXPECT_NE(two_per_group.status().ToString().find("W must be a constant float [C, 1, kh, kw]"), std::string::npos)
+      << two_per_group.status().ToString();
+  OpTest wrong_group("BlockedDepthwiseConv", 1, "com.onnxflow");
+  wrong_group.Input(Tensor(DataType::kFloat, {1, 1, 4, 4, 16}))
+      .Input(Tensor(DataType::kFloat, {16, 1, 3, 3}))
+      .ConstantInput(1)
+      .Attr("group", int64_t{8});
+  Result<Tensor> grouped = RunOne(wrong_group);
+  ASSERT_FALSE(grouped.ok());
+  EXPECT_NE(grouped.status().ToString().find("group 8 must equal W's 16 channels"), std::string::npos)
+      << grouped.status().ToString();
   OpTest wrong_blocks("BlockedDepthwiseConv", 1, "com.onnxflow");
   wrong_blocks.Input(Tensor(DataType::kFloat, {1, 2, 4, 4, 16}))
       .Input(Tensor(DataType::kFloat, {16, 1, 3, 3}))
@@ -420,7 +432,10 @@ TEST(BlockedBatchNormTest, MatchesBatchNormalization) {
   OpTest per_element("BlockedBatchNormalization", 1, "com.onnxflow");
   per_element.Input(Tensor(DataType::kFloat, {1, 1, 2, 2, 16}));
   for (int i = 1; i < 5; ++i) per_element.Input(Tensor(DataType::kFloat, {16, 2, 2})).ConstantInput(i);
-  EXPECT_FALSE(RunOne(per_element).ok());
+  Result<Tensor> per_pixel = RunOne(per_element);
+  ASSERT_FALSE(per_pixel.ok());
+  EXPECT_NE(per_pixel.status().ToString().find("scale must be a constant float vector"), std::string::npos)
+      << per_pixel.status().ToString();
 }
 
 struct PoolCase {

@@ -134,6 +134,13 @@ TEST(MatMulTest, FusedActivationAndErrors) {
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().ToString().find("bias"), std::string::npos) << refused.status().ToString();
 
+  OpTest int_bias("FusedMatMul", 1, "com.onnxflow");  // the bias rides on the float GEMM only
+  int_bias.Input(Tensor(DataType::kInt32, {1, 2})).Input(Tensor(DataType::kInt32, {2, 2}))
+      .Input(Tensor(DataType::kInt32, {2}));
+  auto int_refused = int_bias.Run(RegisterMathKernels);
+  ASSERT_FALSE(int_refused.ok());
+  EXPECT_EQ(int_refused.status().code(), StatusCode::kUnimplemented) << int_refused.status().ToString();
+
   OpTest inner("MatMul", 13);
   inner.Input(Tensor(DataType::kFloat, {2, 3})).Input(Tensor(DataType::kFloat, {4, 2}));
   EXPECT_FALSE(inner.Run(RegisterMathKernels).ok());
