@@ -1,5 +1,6 @@
 #include "graph/blocked_layout.h"
 
+#include <cmath>
 #include <map>
 #include <set>
 #include <string>
@@ -47,6 +48,26 @@ bool ConvertsConv(const Graph& g, const Node& node) {
   return group == nullptr || group->i() == 1;
 }
 
+onnx::AttributeProto* SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t value) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+  return a;
+}
+
+// Sets `name` to `value`, replacing the attribute when `n` has it.
+void SetFloatAttr(onnx::NodeProto* n, const std::string& name, float value) {
+  onnx::AttributeProto* a = nullptr;
+  for (auto& existing : *n->mutable_attribute()) {
+    if (existing.name() == name) a = &existing;
+  }
+  if (a == nullptr) a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(value);
+}
+
 // Blocked values by name, with their channel count (pad lanes not counted).
 using BlockedValues = std::map<std::string, int64_t>;
 
@@ -76,6 +97,21 @@ bool ConvertsBatchNorm(const Graph& g, const Node& node, int64_t channels) {
     if (p == nullptr || p->rank() != 1 || p->size() != channels) return false;
   }
   return true;
+}
+
+// A Mul or Add of a blocked value by a constant per channel (a BatchNormalization's affine part, as
+// Caffe2 exports it after each of DenseNet's normalizations; a convolution before it has taken it
+// already, graph/fusion.cc). A blocked value is an image, of rank 4, so the constant's broadcast
+// is known. Returns which input is the blocked one, or -1.
+int ChannelAffineInput(const Graph& g, const Node& node, const BlockedValues& blocked) {
+  const auto& n = *node.proto;
+  if ((!IsOp(node, "Mul") && !IsOp(node, "Add")) || node.opset < 7 || n.input_size() != 2) return -1;
+  for (int i = 0; i < 2; ++i) {
+    auto x = blocked.find(n.input(i));
+    const Tensor* constant = FloatConstant(g, n, 1 - i);
+    if (x != blocked.end() && constant != nullptr && !PerChannelValues(*constant, 4, x->second).empty()) return i;
+  }
+  return -1;
 }
 
 // Ops that compute the same thing on [N, C/16, H, W, 16] as on [N, C, H, W] when every input
@@ -118,6 +154,7 @@ Role RoleOf(const Graph& g, const Node& node, const BlockedValues& blocked, cons
     return Role::kLayoutFree;
   }
   if (n.input_size() == 0 || n.output_size() != 1 || !node.subgraphs.empty()) return Role::kPlain;
+  if (ChannelAffineInput(g, node, blocked) >= 0) return Role::kNormalize;
   if (blocked.count(n.input(0)) == 0) return Role::kPlain;
   if (IsOp(node, "MaxPool") || IsOp(node, "AveragePool")) {
     const auto* kernel = Attr(n, "kernel_shape");
@@ -151,7 +188,10 @@ int64_t OutputChannels(const Graph& g, const Node& node, Role role, const Blocke
     for (const auto& in : node.proto->input()) sum += blocked.at(in);
     return sum;
   }
-  return blocked.at(node.proto->input(0));
+  for (const auto& in : node.proto->input()) {  // the first blocked operand (a constant may come first)
+    if (auto it = blocked.find(in); it != blocked.end()) return it->second;
+  }
+  return 0;  // not reached: a converted node reads a blocked value
 }
 
 std::shared_ptr<onnx::NodeProto> Reorder(const char* op, const std::string& from, const std::string& to,
@@ -220,7 +260,7 @@ class Rewriter {
           proto->set_input(k, ToBlocked(v, &rewritten));
         }
       }
-      Convert(node, proto.get(), roles[i]);
+      Convert(node, proto.get(), roles[i], blocked);
       const std::string out = proto->output(0);
       proto->set_output(0, BlockedName(out));
       node.proto = std::move(proto);
@@ -240,13 +280,16 @@ class Rewriter {
   bool IsStem(const Node& node) const { return FloatConstant(*g_, *node.proto, 1)->dim(1) < kChannelBlock; }
 
   // The op a converted node becomes, with the attributes its blocked kernel reads.
-  static void Convert(const Node& node, onnx::NodeProto* proto, Role role) {
+  void Convert(const Node& node, onnx::NodeProto* proto, Role role, const BlockedValues& blocked) {
+    if (role == Role::kNormalize && !IsOp(node, "BatchNormalization")) {
+      ConvertChannelAffine(node, proto, blocked);
+    }
     if (role == Role::kConv) {
       proto->set_op_type("BlockedConv");
     } else if (role == Role::kDepthwise) {
       proto->set_op_type("BlockedDepthwiseConv");
     } else if (role == Role::kPool || role == Role::kNormalize) {
-      proto->set_op_type("Blocked" + node.op_type());
+      proto->set_op_type("Blocked" + proto->op_type());
     } else {  // the same op, on 5-D tensors
       if (node.op_type() == "Concat") {
         for (auto& a : *proto->mutable_attribute()) {
@@ -256,6 +299,28 @@ class Rewriter {
       return;
     }
     proto->set_domain(kOnnxflowDomain);
+  }
+
+  // A per-channel Mul or Add (ChannelAffineInput) as the BlockedBatchNormalization that computes
+  // exactly the same: (x - 0) / sqrt(1 + 0) * s + 0, or (x - 0) / sqrt(1 + 0) * 1 + b.
+  void ConvertChannelAffine(const Node& node, onnx::NodeProto* proto, const BlockedValues& blocked) {
+    const int x = ChannelAffineInput(*g_, node, blocked);
+    const int64_t channels = blocked.at(node.proto->input(x));
+    const std::vector<float> values = PerChannelValues(g_->constants.at(node.proto->input(1 - x)), 4, channels);
+    const std::vector<float> ones(values.size(), 1.0f), zeros(values.size(), 0.0f);
+    const bool mul = node.op_type() == "Mul";
+    const std::string blocked_x = proto->input(x);
+    proto->clear_input();
+    proto->add_input(blocked_x);
+    const std::string base = node.proto->output(0);
+    for (const auto& [name, v] : {std::pair{"/scale", mul ? &values : &ones}, {"/shift", mul ? &zeros : &values},
+                                  {"/mean", &zeros}, {"/var", &ones}}) {
+      const std::string constant_name = Fresh(base + name);
+      g_->constants[constant_name] = Tensor::FromVector<float>({channels}, *v);
+      proto->add_input(constant_name);
+    }
+    SetFloatAttr(proto, "epsilon", 0.0f);
+    proto->set_op_type("BatchNormalization");  // made Blocked below
   }
 
   // The blocked copy of a value, made once before its first blocked reader.
@@ -294,14 +359,6 @@ class Rewriter {
   std::set<std::string> names_;
   std::map<std::string, std::string> to_blocked_, blocked_names_;
 };
-
-onnx::AttributeProto* SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t value) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(value);
-  return a;
-}
 
 // A channel Concat of BlockedConv outputs that only it reads (SqueezeNet's and Inception's
 // modules): the convolutions write their blocks straight into the joined tensor, the first
@@ -357,6 +414,60 @@ void JoinConcatsIntoConvs(Graph* g) {
   g->nodes = std::move(kept);
 }
 
+// The per-channel map y = x * scale + shift of a BlockedBatchNormalization's constant parameters,
+// computed as its kernel computes it.
+void NormalizationAffine(const Graph& g, const onnx::NodeProto& n, std::vector<double>* scale,
+                         std::vector<double>* shift) {
+  const double epsilon = Attr(n, "epsilon") != nullptr ? Attr(n, "epsilon")->f() : 1e-5;
+  const float* s = FloatConstant(g, n, 1)->data<float>();
+  const float* b = FloatConstant(g, n, 2)->data<float>();
+  const float* mean = FloatConstant(g, n, 3)->data<float>();
+  const float* var = FloatConstant(g, n, 4)->data<float>();
+  const int64_t channels = FloatConstant(g, n, 1)->size();
+  scale->resize(static_cast<size_t>(channels));
+  shift->resize(scale->size());
+  for (int64_t c = 0; c < channels; ++c) {
+    (*scale)[c] = static_cast<float>(s[c] / std::sqrt(static_cast<double>(var[c]) + epsilon));
+    (*shift)[c] = b[c] - mean[c] * (*scale)[c];
+  }
+}
+
+// Two BlockedBatchNormalizations in a row, the first's only reader the second (a normalization
+// followed by a per-channel Mul and Add, ChannelAffineInput), are one: x * (s1 s2) + (b1 s2 + b2).
+bool MergeNormalizations(Graph* g, Uses& u, size_t index, std::vector<bool>* removed) {
+  const Node& second = g->nodes[index];
+  if (!IsFused(second, "BlockedBatchNormalization")) return false;
+  const int p = SoleProducer(*g, u, second);
+  if (p < 0 || (*removed)[p]) return false;
+  Node& first = g->nodes[p];
+  if (!IsFused(first, "BlockedBatchNormalization") || Attr(*first.proto, "activation") != nullptr) return false;
+  std::vector<double> s1, b1, s2, b2;
+  NormalizationAffine(*g, *first.proto, &s1, &b1);
+  NormalizationAffine(*g, *second.proto, &s2, &b2);
+  if (s1.size() != s2.size()) return false;
+  std::vector<float> scale(s1.size()), shift(s1.size()), zeros(s1.size(), 0.0f), ones(s1.size(), 1.0f);
+  for (size_t c = 0; c < s1.size(); ++c) {
+    scale[c] = static_cast<float>(s1[c] * s2[c]);
+    shift[c] = static_cast<float>(b1[c] * s2[c] + b2[c]);
+  }
+  auto merged = std::make_shared<onnx::NodeProto>(*second.proto);
+  merged->set_input(0, first.proto->input(0));
+  const std::string base = second.proto->output(0);
+  int k = 1;
+  for (const auto& [name, values] : {std::pair{"/merged_scale", &scale}, {"/merged_shift", &shift},
+                                     {"/merged_mean", &zeros}, {"/merged_var", &ones}}) {
+    std::string constant_name = base + name;
+    for (int n = 1; g->constants.count(constant_name) != 0; ++n) constant_name = base + name + "#" + std::to_string(n);
+    g->constants[constant_name] = Tensor::FromVector<float>({static_cast<int64_t>(values->size())}, *values);
+    merged->set_input(k++, constant_name);
+  }
+  SetFloatAttr(merged.get(), "epsilon", 0.0f);
+  first.proto = std::move(merged);
+  u.producer[base] = p;
+  (*removed)[index] = true;
+  return true;
+}
+
 // A BlockedBatchNormalization whose only reader is an activation it can apply as it stores (a
 // pre-activation network's Relu) takes it: one pass over the tensor instead of two.
 bool FuseNormalizeActivation(Graph* g, Uses& u, size_t act_index, std::vector<bool>* removed) {
@@ -380,6 +491,7 @@ bool FuseNormalizeActivation(Graph* g, Uses& u, size_t act_index, std::vector<bo
 void UseBlockedLayout(Graph* g) {
   Rewriter(g).Run();
   JoinConcatsIntoConvs(g);
+  Apply(g, MergeNormalizations);
   Apply(g, FuseNormalizeActivation);
   for (auto& node : g->nodes) {
     for (auto& [name, sub] : node.subgraphs) UseBlockedLayout(sub.get());

@@ -61,6 +61,59 @@ bool FoldBatchNorm(Graph* g, Uses& u, size_t bn_index, std::vector<bool>* remove
   return true;
 }
 
+// Conv -> Mul / Add by a constant that scales or shifts each output channel (Caffe2's exports
+// write a BatchNormalization's affine part this way, DenseNet's after every one): W' = W * s and
+// B' = B * s for Mul, B' = B + b for Add. The weights' rank is the output's, so the constant's
+// broadcast is known to be per channel.
+bool FoldChannelAffine(Graph* g, Uses& u, size_t index, std::vector<bool>* removed) {
+  const Node& op = g->nodes[index];
+  const auto& n = *op.proto;
+  const bool mul = IsOp(op, "Mul");
+  if ((!mul && !IsOp(op, "Add")) || op.opset < 7 || n.input_size() != 2 || n.output_size() != 1) return false;
+  for (int i = 0; i < 2; ++i) {
+    const Tensor* constant = FloatConstant(*g, n, 1 - i);
+    const int p = SoleReaderProducer(u, n.input(i));
+    if (constant == nullptr || p < 0 || (*removed)[p] || !IsOp(g->nodes[p], "Conv")) continue;
+    const auto& conv = *g->nodes[p].proto;
+    const Tensor* w = FloatConstant(*g, conv, 1);
+    const bool has_b = conv.input_size() > 2 && !conv.input(2).empty();
+    const Tensor* conv_b = has_b ? FloatConstant(*g, conv, 2) : nullptr;
+    if (w == nullptr || w->rank() < 3 || conv.output_size() != 1 || (has_b && conv_b == nullptr)) continue;
+    const int64_t channels = w->dim(0);
+    const std::vector<float> values = PerChannelValues(*constant, w->rank(), channels);
+    if (values.empty() || (conv_b != nullptr && conv_b->size() != channels)) continue;
+
+    const std::string base = n.output(0);
+    auto folded = std::make_shared<onnx::NodeProto>(conv);
+    if (mul) {
+      Tensor new_w = w->Clone();
+      const int64_t per_channel = w->size() / channels;
+      for (int64_t c = 0; c < channels; ++c) {
+        float* row = new_w.mutable_data<float>() + c * per_channel;
+        for (int64_t k = 0; k < per_channel; ++k) row[k] *= values[c];
+      }
+      g->constants[base + "/folded_weight"] = std::move(new_w);
+      folded->set_input(1, base + "/folded_weight");
+    }
+    if (!mul || conv_b != nullptr) {  // a Mul scales the bias; an Add makes one when there is none
+      Tensor new_b(DataType::kFloat, {channels});
+      for (int64_t c = 0; c < channels; ++c) {
+        const float b0 = conv_b != nullptr ? conv_b->data<float>()[c] : 0.0f;
+        new_b.mutable_data<float>()[c] = mul ? b0 * values[c] : b0 + values[c];
+      }
+      g->constants[base + "/folded_bias"] = std::move(new_b);
+      if (folded->input_size() < 3) folded->add_input("");
+      folded->set_input(2, base + "/folded_bias");
+    }
+    folded->set_output(0, base);
+    g->nodes[p].proto = std::move(folded);
+    u.producer[base] = p;
+    (*removed)[index] = true;
+    return true;
+  }
+  return false;
+}
+
 // Conv -> Add/Sum(conv, Z) (a residual connection): FusedConv with Z as a fourth input, added in
 // the GEMM epilogue instead of in a pass of its own. Add's operands commute exactly, so either
 // operand may be the convolution; Z must not depend on it (the convolution's sole reader is the
@@ -196,6 +249,7 @@ bool RemovePassThrough(Graph* g, Uses& u, size_t index, std::vector<bool>* remov
 void FuseForInference(Graph* g) {
   Apply(g, RemovePassThrough);
   Apply(g, FoldBatchNorm);
+  Apply(g, FoldChannelAffine);
   Apply(g, FuseMatMulBias);
   Apply(g, FuseResidual);
   Apply(g, FuseActivation);

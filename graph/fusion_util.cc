@@ -56,6 +56,17 @@ bool IsFloatProduct(const Graph& g, const Node& producer) {
   return type == DataType::kFloat;
 }
 
+std::vector<float> PerChannelValues(const Tensor& t, int64_t rank, int64_t channels) {
+  if (t.dtype() != DataType::kFloat || t.rank() > rank || rank < 2) return {};
+  const int64_t channel_axis = 1 - (rank - t.rank());  // axis 1 of the value, in t's axes
+  for (int64_t a = 0; a < t.rank(); ++a) {
+    if (t.dim(a) != 1 && !(a == channel_axis && t.dim(a) == channels)) return {};
+  }
+  const float* v = t.data<float>();
+  if (t.size() == 1) return std::vector<float>(static_cast<size_t>(channels), v[0]);
+  return std::vector<float>(v, v + channels);
+}
+
 namespace {
 
 // The epilogue attributes for an activation node, or false when it cannot be fused.

@@ -46,6 +46,11 @@ bool IsEpilogueActivation(const Graph& g, const Node& act);
 // when IsEpilogueActivation; false and `node` unchanged otherwise.
 bool AddEpilogueActivation(const Graph& g, const Node& act, onnx::NodeProto* node);
 
+// The `channels` values of a float constant `t` that scales or shifts each channel of a value of
+// rank `rank` (channels on axis 1) by one number, broadcasting without changing the value's shape:
+// [C, 1, 1] or [1, C, 1, 1] for an image, or a single number. Empty for any other constant.
+std::vector<float> PerChannelValues(const Tensor& t, int64_t rank, int64_t channels);
+
 // A rule looks at node `index`; when it fuses, it marks the nodes it absorbed in `removed` and
 // keeps `u` up to date (a fusion only moves a fused output to the surviving node).
 using FusionRule = bool (*)(Graph* g, Uses& u, size_t index, std::vector<bool>* removed);

@@ -202,6 +202,53 @@ TEST(Passes, PreActivationBatchNormStaysBlocked) {
                                       "ToBlocked"}));
 }
 
+// DenseNet as Caffe2 exports it: every BatchNormalization followed by a Mul and an Add by constants
+// per channel ([C, 1, 1] or [1, C, 1, 1]; a scalar broadcasts as one too). After a convolution
+// they fold into its weights and bias (making one when it has none); after the pre-activation normalization they join it, with
+// its Relu, as one blocked pass. Nothing leaves the blocked layout but the graph's output.
+TEST(Passes, ChannelScalesAndShiftsFold) {
+  tools::ModelBuilder m(9);
+  m.Input("x", DataType::kFloat, {1, 16, 6, 7});
+  auto constant = [&](const std::string& name, const Shape& shape, float offset) {
+    Tensor t(DataType::kFloat, shape);
+    for (int64_t i = 0; i < t.size(); ++i) t.mutable_data<float>()[i] = static_cast<float>((i * 5) % 9) / 10.0f + offset;
+    m.Initializer(name, t);
+  };
+  constant("w1", {32, 16, 3, 3}, -0.4f);
+  constant("w2", {16, 32, 1, 1}, -0.4f);
+  for (const std::string bn : {"bn1", "bn2"}) {
+    constant(bn + "_scale", {32}, 0.5f);
+    constant(bn + "_bias", {32}, -0.3f);
+    constant(bn + "_mean", {32}, -0.2f);
+    constant(bn + "_var", {32}, 0.2f);
+  }
+  constant("s1", {32, 1, 1}, 0.6f);
+  constant("b1", {1, 32, 1, 1}, -0.5f);
+  constant("s2", {1, 32, 1, 1}, -0.7f);
+  constant("b2", {32, 1, 1}, 0.1f);
+  m.Initializer("half", Tensor::FromVector<float>({1}, {0.5f}));
+  constant("shift", {16, 1, 1}, 0.3f);
+  auto affine_relu = [&](const std::string& x, const std::string& bn, const char* s, const char* b, const std::string& y) {
+    m.Node("BatchNormalization", {x, bn + "_scale", bn + "_bias", bn + "_mean", bn + "_var"}, {y + "/bn"});
+    m.Node("Mul", {y + "/bn", s}, {y + "/mul"});
+    m.Node("Add", {b, y + "/mul"}, {y + "/add"});
+    m.Node("Relu", {y + "/add"}, {y});
+  };
+  tools::SetAttr(m.Node("Conv", {"x", "w1"}, {"c1"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  affine_relu("c1", "bn1", "s1", "b1", "r1");
+  affine_relu("r1", "bn2", "s2", "b2", "r2");
+  m.Node("Conv", {"r2", "w2"}, {"c2"});
+  m.Node("Mul", {"half", "c2"}, {"c2/half"});
+  m.Node("Add", {"c2/half", "shift"}, {"h"});
+  tools::SetAttr(m.Node("Concat", {"r1", "h"}, {"y"}), "axis", int64_t{1});
+  m.Output("y", DataType::kFloat, {1, 48, 6, 7});
+  const std::string bytes = m.Serialize();
+  const std::vector<NamedValue> inputs = {{"x", *FillTensor(DataType::kFloat, {1, 16, 6, 7})}};
+  EXPECT_EQ(SortedOpsWithSameOutputs(bytes, inputs, 1e-5),
+            (std::vector<std::string>{"BlockedBatchNormalization", "BlockedConv", "BlockedConv", "Concat",
+                                      "FromBlocked", "ToBlocked"}));
+}
+
 // A linear layer, relu(x W + b), is one FusedMatMul with the bias and the activation in its
 // epilogue; a bias of rank 2 could broadcast the product's shape, so that Add stays.
 TEST(Passes, MatMulBiasFoldsIntoTheProduct) {
