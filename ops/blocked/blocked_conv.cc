@@ -199,6 +199,7 @@ class BlockedConvKernel : public OpKernel {
       per_task = (per_task + 1) / 2;
     }
     const int64_t ranges = (tiles + per_task - 1) / per_task;
+    per_task = (tiles + ranges - 1) / ranges;  // ranges of equal length: 15 + 14 tiles, not 21 + 8
     // Whichever of the image and the weights is bigger is walked once: one image range through
     // every group's weights (the weights stay in L2), or one group through every range.
     const bool groups_inner = in_width_ * in_pixels > packed_.size;
