@@ -49,7 +49,65 @@ void PoolRowPasses(const BlockedPoolRow& r) {
   }
 }
 
-void PoolRowImpl(const BlockedPoolRow& r) { r.max ? PoolRowPasses<true>(r) : PoolRowPasses<false>(r); }
+// A window of 3 rows and 3 adjacent columns at stride kStride (the 3x3/2 MaxPool after a
+// network's stem, Inception's 3x3/1 pools), in one pass: each output reduces its columns as it
+// needs them, in registers, and the columns it shares with the next output carry over. Half the
+// instructions of the two passes. Outputs whose window the image's border cuts take the one
+// generic path per output instead.
+template <bool kMax, int64_t kStride>
+void PoolRowThreeByThree(const BlockedPoolRow& r) {
+  const hn::CappedTag<float, kChannelBlock> d;
+  using V = hn::Vec<decltype(d)>;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto combine = [](V a, V b) HWY_ATTR { return kMax ? hn::Max(a, b) : hn::Add(a, b); };
+  const int64_t row_floats = r.in_w * kChannelBlock;
+  const float* top = r.plane + r.row_first * row_floats;
+  const auto column = [&](int64_t col, int64_t lane0) HWY_ATTR {
+    const float* at = top + col * kChannelBlock + lane0;
+    return combine(combine(hn::LoadU(d, at), hn::LoadU(d, at + row_floats)), hn::LoadU(d, at + 2 * row_floats));
+  };
+  const auto store = [&](V acc, int64_t o, int64_t lane0) HWY_ATTR {
+    if (!kMax) acc = hn::Mul(acc, hn::Set(d, r.scale[o]));
+    hn::StoreU(acc, d, r.out + o * kChannelBlock + lane0);
+  };
+  // The outputs with all 3 columns inside: [begin, end).
+  int64_t begin = 0, end = r.out_w;
+  while (begin < end && r.col_count[begin] != 3) ++begin;
+  while (end > begin && r.col_count[end - 1] != 3) --end;
+  for (int64_t lane0 = 0; lane0 < kChannelBlock; lane0 += lanes) {
+    for (int64_t o = 0; o < r.out_w; ++o) {  // the border: 1 or 2 columns inside (0: -inf or NaN)
+      if (o == begin) o = end;
+      if (o >= r.out_w) break;
+      V acc = kMax ? hn::Set(d, -std::numeric_limits<float>::infinity()) : hn::Zero(d);
+      for (int64_t j = 0; j < r.col_count[o]; ++j) acc = combine(acc, column(r.col_first[o] + j, lane0));
+      store(acc, o, lane0);
+    }
+    if (begin == end) continue;
+    const int64_t first = r.col_first[begin];
+    V c0 = column(first, lane0);
+    V c1 = column(first + 1, lane0);
+    for (int64_t o = begin; o < end; ++o) {
+      const int64_t col = first + (o - begin) * kStride;
+      if (kStride == 2) c1 = column(col + 1, lane0);
+      const V c2 = column(col + 2, lane0);
+      store(combine(combine(c0, c1), c2), o, lane0);
+      c0 = kStride == 2 ? c2 : c1;
+      c1 = c2;
+    }
+  }
+}
+
+void PoolRowImpl(const BlockedPoolRow& r) {
+  if (r.rows == 3 && r.row_step == 1 && r.kernel_w == 3 && r.col_step == 1 && (r.stride_w == 1 || r.stride_w == 2)) {
+    if (r.stride_w == 1) {
+      r.max ? PoolRowThreeByThree<true, 1>(r) : PoolRowThreeByThree<false, 1>(r);
+    } else {
+      r.max ? PoolRowThreeByThree<true, 2>(r) : PoolRowThreeByThree<false, 2>(r);
+    }
+    return;
+  }
+  r.max ? PoolRowPasses<true>(r) : PoolRowPasses<false>(r);
+}
 
 // out[16] = max or mean over `pixels` pixels of one block.
 void ReducePixelsImpl(const float* HWY_RESTRICT block, int64_t pixels, bool max, float* HWY_RESTRICT out) {

@@ -103,6 +103,8 @@ class BlockedPoolKernel : public OpKernel {
         row.col_first = col_first.data();
         row.col_count = col_count.data();
         row.col_step = g.dilations[1];
+        row.kernel_w = g.kernel[1];
+        row.stride_w = g.strides[1];
         row.out_w = out_w;
         row.columns = columns.data();
         row.out = yd + plane * out_plane + oh * out_w * kChannelBlock;

@@ -14,7 +14,8 @@ struct BlockedPoolRow {
   int64_t row_first = 0, rows = 0, row_step = 1;  // the window's input rows inside the image
   const int64_t* col_first = nullptr;             // per output column: its first input column inside
   const int64_t* col_count = nullptr;             //   the image, and how many taps are inside
-  int64_t col_step = 1;
+  int64_t col_step = 1;                           // the columns' dilation
+  int64_t kernel_w = 1, stride_w = 1;
   const float* scale = nullptr;  // average: per output column, 1 / the taps counted
   int64_t out_w = 0;
   float* columns = nullptr;  // scratch of in_w x 16 floats: the window's rows reduced per column

@@ -479,6 +479,12 @@ TEST(BlockedPoolTest, MatchesPlainPools) {
   // Dilated windows: the column pass steps over the reduced columns too.
   RunPoolCase({"MaxPool", {1, 16, 11, 12}, {3, 2}, {1, 2}, {2, 1, 2, 1}, 0, 0, {2, 3}});
   RunPoolCase({"AveragePool", {1, 16, 10, 9}, {2, 3}, {2, 1}, {1, 1, 1, 1}, 0, 1, {2, 2}});
+  // 3x3 windows of stride 1 or 2 (one pass with columns carried over): long interiors between
+  // cut borders, asymmetric pads, ceil_mode, pads counted, a map with no interior at all.
+  RunPoolCase({"MaxPool", {1, 16, 20, 23}, {3, 3}, {1, 1}, {1, 1, 1, 1}});
+  RunPoolCase({"AveragePool", {1, 32, 12, 17}, {3, 3}, {2, 2}, {0, 1, 1, 0}, 1, 1});
+  RunPoolCase({"AveragePool", {1, 16, 11, 19}, {3, 3}, {1, 2}, {1, 2, 1, 0}});
+  RunPoolCase({"MaxPool", {1, 16, 3, 2}, {3, 3}, {1, 2}, {1, 1, 1, 1}});
   RunPoolCase({"GlobalAveragePool", {2, 32, 7, 7}});
   RunPoolCase({"GlobalMaxPool", {1, 16, 3, 5}});
 }
