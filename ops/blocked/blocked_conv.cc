@@ -48,8 +48,11 @@
 namespace onnxflow {
 
 HWY_EXPORT(RunBlockedTileImpl);
+HWY_EXPORT(TilePixelsImpl);
 
 void RunBlockedTile(const BlockedTile& tile) { HWY_DYNAMIC_DISPATCH(RunBlockedTileImpl)(tile); }
+
+int64_t BlockedTilePixels(int64_t width) { return HWY_DYNAMIC_DISPATCH(TilePixelsImpl)(width); }
 
 namespace {
 
@@ -187,13 +190,14 @@ class BlockedConvKernel : public OpKernel {
     const int64_t x_block_stride = in_pixels * kChannelBlock;
     const int64_t out_pixels = g.out_size();
     const int64_t y_block_stride = out_pixels * kChannelBlock;
-    const int64_t tiles = (out_pixels + kTilePixels - 1) / kTilePixels;
+    const int64_t tile_pixels = BlockedTilePixels(std::min(kGroupChannels, out_width_));
+    const int64_t tiles = (out_pixels + tile_pixels - 1) / tile_pixels;
     const int64_t groups = (out_width_ + kGroupChannels - 1) / kGroupChannels;
 
     // Split every (image, group) into ranges of tiles: a few per core, each at most kMaxTilesPerTask
     // and reading at most kRangeInputBytes of the image.
     const int threads = ctx.threads();
-    const int64_t input_per_tile = kTilePixels * g.strides[0] * g.strides[1] * in_width_ * sizeof(float);
+    const int64_t input_per_tile = tile_pixels * g.strides[0] * g.strides[1] * in_width_ * sizeof(float);
     int64_t per_task = std::min({kMaxTilesPerTask, tiles, std::max<int64_t>(8, kRangeInputBytes / input_per_tile)});
     while (per_task > 8 && g.batch * groups * ((tiles + per_task - 1) / per_task) < kTasksPerCore * threads) {
       per_task = (per_task + 1) / 2;
@@ -204,7 +208,7 @@ class BlockedConvKernel : public OpKernel {
     // every group's weights (the weights stay in L2), or one group through every range.
     const bool groups_inner = in_width_ * in_pixels > packed_.size;
     const int64_t tasks = g.batch * groups * ranges;
-    const int64_t flops_per_tile = kTilePixels * kGroupChannels * in_width_ * taps_;
+    const int64_t flops_per_tile = tile_pixels * kGroupChannels * in_width_ * taps_;
 
     // Tiles of whole pixels on one output row with the window inside the image read the image
     // at fixed steps (BlockedTile's second way); a kernel row of taps is then one run of memory
@@ -225,7 +229,7 @@ class BlockedConvKernel : public OpKernel {
       const int64_t group = groups_inner ? rest % groups : rest / ranges;
       const int64_t tile0 = range * per_task, tile1 = std::min(tiles, tile0 + per_task);
       const int64_t c0 = group * kGroupChannels, width = std::min(kGroupChannels, out_width_ - c0);
-      std::vector<int64_t> offsets(static_cast<size_t>(taps_ * kTilePixels));
+      std::vector<int64_t> offsets(static_cast<size_t>(taps_ * tile_pixels));
       BlockedTile t;
       t.x_block_stride = x_block_stride;
       t.tap_offsets = uniform_taps.data();
@@ -234,6 +238,7 @@ class BlockedConvKernel : public OpKernel {
       t.y_block_stride = y_block_stride;
       t.bias = bias_.data() + c0;
       t.activation = activation_;
+      t.tile_pixels = tile_pixels;
       const float* image = xd + n * in_width_ * in_pixels;
       const float* group_weights = packed_.get() + c0 * in_width_ * taps_;
       const float* packed_end = packed_.get() + packed_.size;
@@ -254,14 +259,14 @@ class BlockedConvKernel : public OpKernel {
           const int64_t done = (tile - tile0) * share;
           t.prefetch = next + std::min(done, next_floats);
           t.prefetch_floats = std::max<int64_t>(0, std::min(share, next_floats - done));
-          const int64_t p0 = tile * kTilePixels;
-          t.pixels = std::min(kTilePixels, out_pixels - p0);
-          if (UniformTile(g, pointwise, p0, t.pixels, pixel_stride, &t.base, &t.pixel_step)) {
+          const int64_t p0 = tile * tile_pixels;
+          t.pixels = std::min(tile_pixels, out_pixels - p0);
+          if (UniformTile(g, pointwise, p0, t.pixels, tile_pixels, pixel_stride, &t.base, &t.pixel_step)) {
             t.offsets = nullptr;
             t.taps = static_cast<int64_t>(uniform_taps.size());
             t.block_channels = uniform_channels;
           } else {
-            FillOffsets(g, p0, t.pixels, pixel_stride, offsets.data());
+            FillOffsets(g, p0, t.pixels, tile_pixels, pixel_stride, offsets.data());
             t.offsets = offsets.data();
             t.taps = taps_;
             t.block_channels = block_channels_;
@@ -359,9 +364,9 @@ class BlockedConvKernel : public OpKernel {
   // Whether the full tile starting at output pixel p0 lies on one output row with every tap inside
   // the image (or the convolution is `pointwise`, where the rows join up); if so, where its first
   // pixel's window starts and how far apart its pixels are.
-  static bool UniformTile(const ConvGeometry& g, bool pointwise, int64_t p0, int64_t pixels, int64_t pixel_stride,
-                          int64_t* base, int64_t* step) {
-    if (pixels != kTilePixels) return false;
+  static bool UniformTile(const ConvGeometry& g, bool pointwise, int64_t p0, int64_t pixels, int64_t tile_pixels,
+                          int64_t pixel_stride, int64_t* base, int64_t* step) {
+    if (pixels != tile_pixels) return false;
     const int64_t out_w = g.out_spatial[1], in_h = g.in_spatial[0], in_w = g.in_spatial[1];
     if (pointwise) {
       *base = p0 * pixel_stride;
@@ -369,9 +374,9 @@ class BlockedConvKernel : public OpKernel {
       return true;
     }
     const int64_t oh = p0 / out_w, ow = p0 % out_w;
-    if (ow + kTilePixels > out_w) return false;
+    if (ow + tile_pixels > out_w) return false;
     const int64_t ih = oh * g.strides[0] - g.pads_begin[0], iw = ow * g.strides[1] - g.pads_begin[1];
-    const int64_t iw_last = iw + (kTilePixels - 1) * g.strides[1] + (g.kernel[1] - 1) * g.dilations[1];
+    const int64_t iw_last = iw + (tile_pixels - 1) * g.strides[1] + (g.kernel[1] - 1) * g.dilations[1];
     if (ih < 0 || ih + (g.kernel[0] - 1) * g.dilations[0] >= in_h || iw < 0 || iw_last >= in_w) return false;
     *base = (ih * in_w + iw) * pixel_stride;
     *step = g.strides[1] * pixel_stride;
@@ -379,17 +384,18 @@ class BlockedConvKernel : public OpKernel {
   }
 
   // Where each pixel of the tile starting at output pixel p0 reads each tap (see BlockedTile).
-  static void FillOffsets(const ConvGeometry& g, int64_t p0, int64_t pixels, int64_t pixel_stride, int64_t* offsets) {
+  static void FillOffsets(const ConvGeometry& g, int64_t p0, int64_t pixels, int64_t tile_pixels, int64_t pixel_stride,
+                          int64_t* offsets) {
     const int64_t out_w = g.out_spatial[1], in_h = g.in_spatial[0], in_w = g.in_spatial[1];
     const int64_t kh_n = g.kernel[0], kw_n = g.kernel[1];
     int64_t oh = p0 / out_w, ow = p0 % out_w;
-    for (int64_t i = 0; i < kTilePixels; ++i, ++ow) {
+    for (int64_t i = 0; i < tile_pixels; ++i, ++ow) {
       if (ow == out_w) {
         ow = 0;
         ++oh;
       }
       if (i >= pixels) {
-        for (int64_t tap = 0; tap < kh_n * kw_n; ++tap) offsets[tap * kTilePixels + i] = -1;
+        for (int64_t tap = 0; tap < kh_n * kw_n; ++tap) offsets[tap * tile_pixels + i] = -1;
         continue;
       }
       const int64_t ih0 = oh * g.strides[0] - g.pads_begin[0], iw0 = ow * g.strides[1] - g.pads_begin[1];
@@ -398,7 +404,7 @@ class BlockedConvKernel : public OpKernel {
         for (int64_t kw = 0; kw < kw_n; ++kw) {
           const int64_t iw = iw0 + kw * g.dilations[1];
           const bool inside = ih >= 0 && ih < in_h && iw >= 0 && iw < in_w;
-          offsets[(kh * kw_n + kw) * kTilePixels + i] = inside ? (ih * in_w + iw) * pixel_stride : -1;
+          offsets[(kh * kw_n + kw) * tile_pixels + i] = inside ? (ih * in_w + iw) * pixel_stride : -1;
         }
       }
     }

@@ -9,8 +9,11 @@
 
 namespace onnxflow {
 
-// Output pixels per tile: 6 x 4 vectors of accumulators fill AVX-512's registers.
+// Output pixels per tile: 6 x 4 vectors of accumulators fill AVX-512's registers. A convolution
+// of 17 to 32 output channels (2 vectors) takes 12 pixels per tile there (BlockedTilePixels):
+// 24 accumulators again, and half the tiles' fixed costs per multiply-add.
 inline constexpr int64_t kTilePixels = 6;
+inline constexpr int64_t kMaxTilePixels = 12;
 // Output channels per packed weight group and per task of the convolutions that call the tile
 // (BlockedConv, Winograd): the 4 AVX-512 vectors one tile accumulates.
 inline constexpr int64_t kGroupChannels = 64;
@@ -24,7 +27,7 @@ struct BlockedTile {
   int64_t block_channels = 0;  // channels per block (16, or a stem's few) and tap
   // Where each pixel reads its input for each of `taps` taps, relative to a block's start, in one
   // of two ways:
-  //  - `offsets` [taps][kTilePixels], -1 where the tap falls in the padding (any tile);
+  //  - `offsets` [taps][tile_pixels], -1 where the tap falls in the padding (any tile);
   //  - offsets null: pixel p's tap at base + tap_offsets[tap] + p * pixel_step (a tile of whole
   //    pixels on one output row with every tap inside the image). Then a tap is a whole kernel
   //    row, block_channels = kernel width x channels: those are contiguous in the image.
@@ -41,7 +44,8 @@ struct BlockedTile {
   // first chunk), so it may be y itself: a convolution can write over the residual it adds.
   float* y = nullptr;
   int64_t y_block_stride = 0;
-  int64_t pixels = 0;            // valid pixels, at most kTilePixels
+  int64_t tile_pixels = kTilePixels;  // BlockedTilePixels(width)
+  int64_t pixels = 0;                 // valid pixels, at most tile_pixels
   const float* bias = nullptr;   // the tile's `width` biases, or null; read when !accumulate
   // Read when !accumulate, too; may alias y.
   const float* residual = nullptr;
@@ -57,5 +61,9 @@ struct BlockedTile {
 
 // Runs one tile on the best SIMD target of this CPU.
 void RunBlockedTile(const BlockedTile& tile);
+
+// The pixels per tile for tiles of `width` output channels on this CPU: kTilePixels, or 12 for
+// AVX-512 tiles of 2 vectors.
+int64_t BlockedTilePixels(int64_t width);
 
 }  // namespace onnxflow

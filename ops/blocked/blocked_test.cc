@@ -185,6 +185,15 @@ TEST(BlockedConvTest, PartialBlocks) {
   RunConvCase({{1, 64, 5, 5}, {1000, 64, 1, 1}, {}, {}, {}, true, false, "Relu"});
 }
 
+// 17 to 32 output channels run in tiles of 12 pixels on AVX-512 (blocked_conv_tile.h): maps that
+// are not whole tiles, pointwise with a residual on two cores, a 32-channel stem (MobileNet's),
+// strided windows with pad lanes on two images.
+TEST(BlockedConvTest, NarrowTiles) {
+  RunConvCase({{1, 64, 13, 11}, {32, 64, 1, 1}, {}, {}, {}, true, true, "Relu", 2});
+  RunConvCase({{1, 3, 29, 31}, {32, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, true, false, "Clip"});
+  RunConvCase({{2, 48, 9, 10}, {24, 48, 3, 3}, {2, 1}, {1, 0, 1, 1}});
+}
+
 // out_blocks / out_block_offset / INTO: the convolution fills its blocks of a wider tensor and
 // keeps INTO's other blocks: copied while INTO is the caller's, written in place once it may be.
 TEST(BlockedConvTest, WritesItsBlocksIntoAJoinedTensor) {
