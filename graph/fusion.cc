@@ -6,6 +6,7 @@
 
 #include "graph/chain_fusion.h"
 #include "graph/fusion_util.h"
+#include "graph/norm_fusion.h"
 
 namespace onnxflow::graph {
 namespace {
@@ -248,6 +249,7 @@ bool RemovePassThrough(Graph* g, Uses& u, size_t index, std::vector<bool>* remov
 
 void FuseForInference(Graph* g) {
   Apply(g, RemovePassThrough);
+  Apply(g, FuseLayerNormalization);
   Apply(g, FoldBatchNorm);
   Apply(g, FoldChannelAffine);
   Apply(g, FuseMatMulBias);

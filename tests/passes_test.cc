@@ -249,6 +249,56 @@ TEST(Passes, ChannelScalesAndShiftsFold) {
                                       "FromBlocked", "ToBlocked"}));
 }
 
+// LayerNormalization written out (BERT's export: ReduceMean, Sub, Mul or Pow, ReduceMean, Add,
+// Sqrt, Div, Mul, Add) is one LayerNormalization node: with the squares as Mul(d, d) and axes as
+// an attribute (opset 13), as Pow(d, 2) and axes as an input (opset 18), without the bias. Means
+// over another axis are not a layer normalization and stay as written.
+TEST(Passes, WrittenOutLayerNormFuses) {
+  for (const int opset : {13, 18}) {
+    SCOPED_TRACE(opset);
+    tools::ModelBuilder m(opset);
+    m.Input("x", DataType::kFloat, {2, 3, 8});
+    m.Initializer("gamma", Tensor::FromVector<float>({8}, {1.5f, -0.5f, 2.0f, 0.25f, 1.0f, -1.0f, 0.75f, 3.0f}));
+    m.Initializer("beta", Tensor::FromVector<float>({8}, {0.1f, 0.2f, -0.3f, 0.4f, 0.0f, -0.6f, 0.7f, 0.8f}));
+    m.Initializer("eps", Tensor::FromVector<float>({}, {1e-5f}));
+    m.Initializer("two", Tensor::FromVector<float>({}, {2.0f}));
+    m.Initializer("last", Tensor::FromVector<int64_t>({1}, {-1}));
+    m.Initializer("second", Tensor::FromVector<int64_t>({1}, {1}));
+    auto mean = [&](const std::string& in, const std::string& out, const char* axes) {
+      if (opset >= 18) {
+        m.Node("ReduceMean", {in, axes}, {out});
+      } else {
+        tools::SetAttr(m.Node("ReduceMean", {in}, {out}), "axes",
+                       std::vector<int64_t>{std::string(axes) == "last" ? -1 : 1});
+      }
+    };
+    auto layer_norm = [&](const std::string& p, const char* axes, bool bias) {
+      mean("x", p + "mean", axes);
+      m.Node("Sub", {"x", p + "mean"}, {p + "d"});
+      if (opset >= 18) {
+        m.Node("Pow", {p + "d", "two"}, {p + "sq"});
+      } else {
+        m.Node("Mul", {p + "d", p + "d"}, {p + "sq"});
+      }
+      mean(p + "sq", p + "var", axes);
+      m.Node("Add", {p + "var", "eps"}, {p + "ve"});
+      m.Node("Sqrt", {p + "ve"}, {p + "std"});
+      m.Node("Div", {p + "d", p + "std"}, {p + "n"});
+      m.Node("Mul", {"gamma", p + "n"}, {bias ? p + "s" : p + "y"});
+      if (bias) m.Node("Add", {p + "s", "beta"}, {p + "y"});
+    };
+    layer_norm("a", "last", true);
+    layer_norm("b", "last", false);
+    layer_norm("c", "second", true);
+    for (const char* y : {"ay", "by", "cy"}) m.Output(y, DataType::kFloat, {2, 3, 8});
+    const std::string bytes = m.Serialize();
+    const std::vector<NamedValue> inputs = {{"x", *FillTensor(DataType::kFloat, {2, 3, 8})}};
+    const std::vector<std::string> ops = SortedOpsWithSameOutputs(bytes, inputs, 1e-4);
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "LayerNormalization"), 2);
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "ReduceMean"), 2);  // the means over axis 1
+  }
+}
+
 // A linear layer, relu(x W + b), is one FusedMatMul with the bias and the activation in its
 // epilogue; a bias of rank 2 could broadcast the product's shape, so that Add stays.
 TEST(Passes, MatMulBiasFoldsIntoTheProduct) {

@@ -70,7 +70,9 @@ void Shapes(benchmark::internal::Benchmark* b, bool with_packing) {
                                // Convolutions as GEMMs (M = out channels, N = output pixels, K = in
                                // channels x kernel): ResNet-50's stem, 1x1 and 3x3 layers, SqueezeNet's fire.
                                {64, 12544, 147}, {64, 3136, 64}, {64, 3136, 576}, {256, 3136, 64},
-                               {128, 784, 1152}, {512, 49, 4608}, {2048, 49, 512}, {16, 3025, 64}};
+                               {128, 784, 1152}, {512, 49, 4608}, {2048, 49, 512}, {16, 3025, 64},
+                               // BERT-base on 128 tokens: the projections and the feed-forward pair.
+                               {128, 768, 768}, {128, 3072, 768}, {128, 768, 3072}};
   for (int threads : {1, 2}) {
     for (const auto& s : shapes) {
       if (with_packing) {

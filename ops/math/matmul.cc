@@ -133,8 +133,11 @@ class MatMulKernel : public OpKernel {
     } else {
       const std::vector<MatMulBatch> jobs = MatMulBatches(s);
       const int64_t macs = s.m * s.n * s.k;
-      // Small matrices (attention heads): one GEMM per core at a time; big ones: each GEMM splits.
-      const int inner_threads = macs >= (1 << 20) ? threads : 1;
+      // Enough pairs to share out evenly (attention's heads), or small ones: one GEMM per core at
+      // a time. A few big ones: each GEMM splits. (BERT's 12 heads of 128 x 128 x 64 split each
+      // GEMM over the cores, 12 times a fork and a join for 20 microseconds of work.)
+      const bool per_core = static_cast<int64_t>(jobs.size()) >= 2 * threads || macs < (1 << 20);
+      const int inner_threads = per_core ? 1 : threads;
       ParallelFor(ctx, static_cast<int64_t>(jobs.size()), inner_threads > 1 ? 1 : macs, [&](int64_t j0, int64_t j1) {
         for (int64_t j = j0; j < j1; ++j) {
           GemmInputA ia{nullptr, ad + jobs[j].a, s.k, false, 1.0f};

@@ -1,0 +1,19 @@
+// LayerNormalization written out, as exporters before opset 17 write it (BERT's):
+//   mean = ReduceMean(x, axes [-1]); d = Sub(x, mean); var = ReduceMean(Mul(d, d) or Pow(d, 2), axes [-1])
+//   y = Div(d, Sqrt(Add(var, epsilon))) -> Mul(y, scale) -> Add(y, B)   (the Add optional)
+// becomes one LayerNormalization (17) node over the last axis: one pass over each row for its
+// moments and one to normalize it, instead of nine ops and six tensors. scale and B must be float
+// constant vectors, epsilon a float constant scalar, and every value in between read only inside
+// the pattern.
+#pragma once
+
+#include <vector>
+
+#include "graph/fusion_util.h"
+
+namespace onnxflow::graph {
+
+// A fusion rule (fusion_util.h) that looks for the pattern's Div at `index`.
+bool FuseLayerNormalization(Graph* g, Uses& u, size_t index, std::vector<bool>* removed);
+
+}  // namespace onnxflow::graph
