@@ -37,8 +37,13 @@ constexpr int64_t kKc = 256;
 constexpr int64_t kL2BlockFloats = (1 << 20) / sizeof(float);
 // Up to this many rows of C, B is read in place rather than packed.
 constexpr int64_t kRawBMaxRows = 16;
-// Up to this many columns of C, A is read in place rather than packed.
-constexpr int64_t kInPlaceAMaxCols = 96;
+// Up to this many columns of C, A is read in place rather than packed: a few strips of B columns
+// use each element of A too few times to repay packing it (M 1024, N 64, K 4096 on one core: 69 ->
+// 88 GFLOP/s). On several cores, packing also leaves half of the packed A in the other core's cache
+// for it to fetch (M 128, N 768, K 768 on two: 183 -> 209), which one core does not pay (there,
+// K 3072 with 768 columns is 5% faster packed).
+constexpr int64_t kInPlaceAMaxCols = 288;
+constexpr int64_t kInPlaceAMaxColsParallel = 768;
 // Below this many multiply-adds a GEMM stays on the calling thread.
 constexpr int64_t kMinParallelMacs = 1 << 18;
 
@@ -308,12 +313,11 @@ void Sgemm(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInput
   GemmInputA in_place_a;
   std::vector<int64_t> a_row_starts, a_columns;
   const GemmInputA* ga = &a;
-  if (pa == nullptr && !gather_a && b.source == nullptr && !a.trans && a.scale == 1.0f && n <= kInPlaceAMaxCols &&
+  const int64_t in_place_a_cols = parallel_threads > 1 ? kInPlaceAMaxColsParallel : kInPlaceAMaxCols;
+  if (pa == nullptr && !gather_a && b.source == nullptr && !a.trans && a.scale == 1.0f && n <= in_place_a_cols &&
       m >= mr) {
-    // Only a strip or two of B columns: each A element is used once or twice, so packing A (a read
-    // and a write of all of it) costs more than it saves. The kernel reads A's rows in place, the
-    // way it reads an image's pixels (M 1024, N 64, K 4096: 69 -> 88 GFLOP/s on one core). B must
-    // be a matrix: the in-place A and B kernels are separate.
+    // The kernel reads A's rows in place, the way it reads an image's pixels. B must be a matrix:
+    // the in-place A and B kernels are separate.
     a_row_starts.resize(static_cast<size_t>(m));
     for (int64_t i = 0; i < m; ++i) a_row_starts[i] = i * a.ld;
     a_columns.resize(static_cast<size_t>(k));
