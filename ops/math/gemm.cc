@@ -40,10 +40,13 @@ constexpr int64_t kRawBMaxRows = 16;
 // Up to this many columns of C, A is read in place rather than packed: a few strips of B columns
 // use each element of A too few times to repay packing it (M 1024, N 64, K 4096 on one core: 69 ->
 // 88 GFLOP/s). On several cores, packing also leaves half of the packed A in the other core's cache
-// for it to fetch (M 128, N 768, K 768 on two: 183 -> 209), which one core does not pay (there,
-// K 3072 with 768 columns is 5% faster packed).
+// for it to fetch, which costs more than packing saves up to 1024 columns when A has at most 512
+// rows (M 128, N 768, K 768 on two: 183 -> 209; M 256, N 1024, K 1024: 144 -> 180); one core
+// does not pay it (there, K 3072 with 768 columns is 5% faster packed), nor do taller A's
+// (1024^3 is 5% faster packed).
 constexpr int64_t kInPlaceAMaxCols = 288;
-constexpr int64_t kInPlaceAMaxColsParallel = 768;
+constexpr int64_t kInPlaceAMaxColsParallel = 1024;
+constexpr int64_t kInPlaceAMaxRowsParallel = 512;
 // Below this many multiply-adds a GEMM stays on the calling thread.
 constexpr int64_t kMinParallelMacs = 1 << 18;
 
@@ -313,9 +316,9 @@ void Sgemm(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInput
   GemmInputA in_place_a;
   std::vector<int64_t> a_row_starts, a_columns;
   const GemmInputA* ga = &a;
-  const int64_t in_place_a_cols = parallel_threads > 1 ? kInPlaceAMaxColsParallel : kInPlaceAMaxCols;
-  if (pa == nullptr && !gather_a && b.source == nullptr && !a.trans && a.scale == 1.0f && n <= in_place_a_cols &&
-      m >= mr) {
+  const bool few_uses_of_a = n <= kInPlaceAMaxCols || (parallel_threads > 1 && n <= kInPlaceAMaxColsParallel &&
+                                                        m <= kInPlaceAMaxRowsParallel);
+  if (pa == nullptr && !gather_a && b.source == nullptr && !a.trans && a.scale == 1.0f && few_uses_of_a && m >= mr) {
     // The kernel reads A's rows in place, the way it reads an image's pixels. B must be a matrix:
     // the in-place A and B kernels are separate.
     a_row_starts.resize(static_cast<size_t>(m));

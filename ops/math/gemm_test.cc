@@ -131,17 +131,17 @@ TEST(GemmTest, TwoThreads) {
 }
 
 // Products of a few columns read A in place (no packing): 64 and 49 columns (a strip and a part,
-// a strip and one column), 96 and 280, and 700 (in place on two threads only), with biases,
+// a strip and one column), 96 and 280, and 700 and 1000 (in place on two threads only), with biases,
 // activation, K over several blocks, on 1 and 2 threads; alpha and a transposed A still pack.
 TEST(GemmTest, NarrowProductsReadAInPlace) {
-  std::vector<float> row_bias = RandomFloats(300, 8), col_bias = RandomFloats(700, 9);
+  std::vector<float> row_bias = RandomFloats(300, 8), col_bias = RandomFloats(1000, 9);
   GemmEpilogue ep;
   ep.row_bias = row_bias.data();
   ep.col_bias = col_bias.data();
   ep.activation.kind = Activation::kLeakyRelu;
   ep.activation.alpha = 0.1f;
   for (int threads : {1, 2}) {
-    for (int64_t n : {64, 49, 96, 280, 700}) {
+    for (int64_t n : {64, 49, 96, 280, 700, 1000}) {
       Check(Case{300, n, 600, false, false, false, false, 1.0f, threads}, ep);
       Check(Case{300, n, 600, false, false, false, true, 1.0f, threads}, ep);
     }
