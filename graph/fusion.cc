@@ -182,11 +182,11 @@ bool FuseMatMulBias(Graph* g, Uses& u, size_t add_index, std::vector<bool>* remo
   return false;
 }
 
-bool FuseActivation(Graph* g, Uses& u, size_t act_index, std::vector<bool>* removed) {
-  const Node& act = g->nodes[act_index];
-  if (!IsEpilogueActivation(*g, act)) return false;
-  const int p = SoleProducer(*g, u, act);
-  if (p < 0 || (*removed)[p]) return false;
+// Producer `p` (Conv, Gemm, MatMul, or a fused one without an activation yet) applies an activation
+// in its epilogue, its attributes set by `add_activation`, and writes `output`. False, and nothing
+// changed, for any other producer.
+template <class AddActivation>
+bool TakeActivation(Graph* g, Uses& u, int p, const std::string& output, const AddActivation& add_activation) {
   Node& producer = g->nodes[p];
   // A residual FusedConv (below) has no activation yet: it takes this one after its sum.
   // So has a FusedMatMul that took its bias (FuseMatMulBias).
@@ -203,14 +203,61 @@ bool FuseActivation(Graph* g, Uses& u, size_t act_index, std::vector<bool>* remo
   auto node = std::make_shared<onnx::NodeProto>(*producer.proto);
   node->set_op_type(fused);
   node->set_domain(kFusedDomain);
-  node->set_output(0, act.proto->output(0));
-  AddEpilogueActivation(*g, act, node.get());
+  node->set_output(0, output);
+  add_activation(node.get());
   producer.proto = std::move(node);
   producer.domain = kFusedDomain;
   producer.opset = 1;
-  u.producer[act.proto->output(0)] = p;
+  u.producer[output] = p;
+  return true;
+}
+
+bool FuseActivation(Graph* g, Uses& u, size_t act_index, std::vector<bool>* removed) {
+  const Node& act = g->nodes[act_index];
+  if (!IsEpilogueActivation(*g, act)) return false;
+  const int p = SoleProducer(*g, u, act);
+  if (p < 0 || (*removed)[p]) return false;
+  if (!TakeActivation(g, u, p, act.proto->output(0),
+                      [&](onnx::NodeProto* node) { AddEpilogueActivation(*g, act, node); })) {
+    return false;
+  }
   (*removed)[act_index] = true;
   return true;
+}
+
+// Swish (SiLU), y = x * Sigmoid(x), after a product: the Sigmoid and the Mul become the producer's
+// epilogue activation "Swish" (EfficientNet's convolutions), one pass instead of three. x must be
+// read by those two nodes only.
+bool FuseSwish(Graph* g, Uses& u, size_t mul_index, std::vector<bool>* removed) {
+  const Node& mul = g->nodes[mul_index];
+  const auto& m = *mul.proto;
+  if (!IsOp(mul, "Mul") || mul.opset < 7 || m.input_size() != 2 || m.output_size() != 1) return false;
+  for (int i = 0; i < 2; ++i) {
+    const std::string& x = m.input(1 - i);
+    const int sigmoid = SoleReaderProducer(u, m.input(i));
+    if (sigmoid < 0 || (*removed)[sigmoid] || !IsOp(g->nodes[sigmoid], "Sigmoid") ||
+        g->nodes[sigmoid].proto->input(0) != x) {
+      continue;
+    }
+    auto readers = u.readers.find(x);
+    auto producer = u.producer.find(x);
+    if (readers == u.readers.end() || readers->second != 2 || producer == u.producer.end() ||
+        (*removed)[producer->second]) {
+      continue;
+    }
+    if (!TakeActivation(g, u, producer->second, m.output(0), [](onnx::NodeProto* node) {
+          auto* a = node->add_attribute();
+          a->set_name("activation");
+          a->set_type(onnx::AttributeProto::STRING);
+          a->set_s("Swish");
+        })) {
+      continue;
+    }
+    (*removed)[sigmoid] = true;
+    (*removed)[mul_index] = true;
+    return true;
+  }
+  return false;
 }
 
 // Inference Dropout (opset 7 on; no training_mode, or a false constant one; the mask unread) and
@@ -254,6 +301,7 @@ void FuseForInference(Graph* g) {
   Apply(g, FoldChannelAffine);
   Apply(g, FuseMatMulBias);
   Apply(g, FuseResidual);
+  Apply(g, FuseSwish);
   Apply(g, FuseActivation);
   Apply(g, FuseElementwiseChain);
   for (auto& node : g->nodes) {

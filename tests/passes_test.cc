@@ -94,6 +94,40 @@ std::vector<std::string> SortedOpsWithSameOutputs(const std::string& bytes, cons
   return ops;
 }
 
+// Swish written out, x * Sigmoid(x), after a convolution and a MatMul: the producer applies it in
+// its epilogue (Sigmoid or x first in the Mul). A product that a third node also reads keeps
+// its Sigmoid and Mul.
+TEST(Passes, SwishFusesIntoTheProduct) {
+  tools::ModelBuilder m(13);
+  m.Input("x", DataType::kFloat, {1, 16, 6, 5});
+  m.Input("v", DataType::kFloat, {3, 4});
+  Tensor w(DataType::kFloat, {16, 16, 3, 3});
+  for (int64_t i = 0; i < w.size(); ++i) w.mutable_data<float>()[i] = static_cast<float>((i * 7) % 11) / 20.0f - 0.25f;
+  m.Initializer("w", w);
+  m.Initializer("g", Tensor::FromVector<float>({4, 2}, {1, -1, 0.5f, 2, -2, 0.25f, 3, -0.5f}));
+  tools::SetAttr(m.Node("Conv", {"x", "w"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  m.Node("Sigmoid", {"c"}, {"cs"});
+  m.Node("Mul", {"cs", "c"}, {"y"});
+  m.Node("MatMul", {"v", "g"}, {"p"});
+  m.Node("Sigmoid", {"p"}, {"ps"});
+  m.Node("Mul", {"p", "ps"}, {"z"});
+  m.Node("MatMul", {"v", "g"}, {"q"});
+  m.Node("Sigmoid", {"q"}, {"qs"});
+  m.Node("Mul", {"q", "qs"}, {"qm"});
+  m.Node("Add", {"qm", "q"}, {"t"});
+  m.Output("y", DataType::kFloat, {1, 16, 6, 5});
+  m.Output("z", DataType::kFloat, {3, 2});
+  m.Output("t", DataType::kFloat, {3, 2});
+  const std::string bytes = m.Serialize();
+  const std::vector<NamedValue> inputs = {{"x", *FillTensor(DataType::kFloat, {1, 16, 6, 5})},
+                                          {"v", *FillTensor(DataType::kFloat, {3, 4})}};
+  const std::vector<std::string> ops = SortedOpsWithSameOutputs(bytes, inputs, 1e-5);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "BlockedConv"), 1);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "FusedMatMul"), 1);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "MatMul"), 1);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "Sigmoid") + std::count(ops.begin(), ops.end(), "ElementwiseChain"), 1);
+}
+
 TEST(Passes, ResidualSumsFoldIntoConvolutions) {
   // y = relu(conv1(x) + conv2(x)): one FusedConv takes the other convolution's output as Z.
   // q = sum(conv3(x), r) with r broadcasting [3, 1, 1]. p = conv4(x) + x2 where conv4's output is

@@ -169,7 +169,7 @@ TEST(BlockedConvTest, WinogradAndItsLimit) {
 
 // The epilogue applies each fused activation (Relu has its own path), after the residual.
 TEST(BlockedConvTest, EveryActivation) {
-  for (const char* activation : {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid"}) {
+  for (const char* activation : {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "Swish"}) {
     SCOPED_TRACE(activation);
     RunConvCase({{1, 32, 7, 7}, {32, 32, 3, 3}, {}, {1, 1, 1, 1}, {}, true, true, activation});
   }

@@ -4,6 +4,25 @@
 
 namespace onnxflow {
 
+bool MiddleBroadcast(const Shape& full, const Shape& row, const Shape& output, int64_t* outer, int64_t* middle,
+                     int64_t* width) {
+  const int64_t rank = static_cast<int64_t>(output.size());
+  if (full != output || static_cast<int64_t>(row.size()) > rank) return false;
+  const int64_t pad = rank - static_cast<int64_t>(row.size());
+  const auto row_dim = [&](int64_t d) { return d < pad ? int64_t{1} : row[static_cast<size_t>(d - pad)]; };
+  int64_t d = rank - 1;
+  *width = 1;
+  for (; d >= 0 && row_dim(d) == output[d]; --d) *width *= output[d];  // i: both advance
+  *middle = 1;
+  for (; d >= 0 && row_dim(d) == 1; --d) *middle *= output[d];  // m: row repeats
+  *outer = 1;
+  for (; d >= 0; --d) {  // o: both advance again, or this is not the shape
+    if (row_dim(d) != output[d]) return false;
+    *outer *= output[d];
+  }
+  return *width > 1 && *middle > 1;
+}
+
 Result<BroadcastPlan> BroadcastPlan::Make(const std::vector<const Shape*>& inputs, const Shape& output) {
   const int k = static_cast<int>(inputs.size());
   if (k < 1 || k > kMaxBroadcastInputs) return Internal("BroadcastPlan takes 1 to 4 inputs");

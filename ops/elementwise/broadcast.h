@@ -83,6 +83,14 @@ void BroadcastPlan::ForEachRun(int64_t begin, int64_t end, F&& f) const {
   }
 }
 
+// When `row` broadcasts against `output` along one range of middle dims only, and `full` has the
+// output's shape: out[o][m][i] = op(full[o][m][i], row[o][i]), with `outer`, `middle` and `width`
+// the sizes of o, m and i (width > 1, middle > 1). A squeeze-and-excitation block's Mul of
+// [N, C/16, H, W, 16] by [N, C/16, 1, 1, 16] is such a product; the plan would cut it into runs of
+// 16 elements, each its own call. False for every other pair of shapes.
+bool MiddleBroadcast(const Shape& full, const Shape& row, const Shape& output, int64_t* outer, int64_t* middle,
+                     int64_t* width);
+
 // out[i] = op(a[i], b[i]) over one run piece, for a functor with a scalar call operator. The
 // three loop shapes are written out so the compiler can vectorize each.
 template <typename TA, typename TB, typename TO, typename Op>

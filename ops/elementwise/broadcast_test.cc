@@ -100,6 +100,45 @@ TEST(BroadcastTest, AddSplitsOverThreads) {
   EXPECT_TRUE(TensorsEqual(MakeTensor<float>({n, c, hw}, expected), out->at(0).tensor()));
 }
 
+// One operand repeating along middle dims (MiddleBroadcast: a squeeze-and-excitation scale of
+// blocked channels, a row added to every row) runs row by row; on either side of Sub and Div, on
+// one and two threads. Shapes that only look alike take the plan.
+TEST(BroadcastTest, RowsRepeatedAlongMiddleDims) {
+  int64_t outer, middle, width;
+  EXPECT_TRUE(MiddleBroadcast({2, 3, 4, 5, 16}, {2, 3, 1, 1, 16}, {2, 3, 4, 5, 16}, &outer, &middle, &width));
+  EXPECT_EQ(std::vector<int64_t>({outer, middle, width}), std::vector<int64_t>({6, 20, 16}));
+  EXPECT_TRUE(MiddleBroadcast({6, 10, 20}, {20}, {6, 10, 20}, &outer, &middle, &width));
+  EXPECT_EQ(std::vector<int64_t>({outer, middle, width}), std::vector<int64_t>({1, 60, 20}));
+  EXPECT_FALSE(MiddleBroadcast({2, 3, 4, 16}, {3, 1, 16}, {2, 3, 4, 16}, &outer, &middle, &width));  // N repeats too
+  EXPECT_FALSE(MiddleBroadcast({2, 3, 4, 5}, {2, 3, 1, 1}, {2, 3, 4, 5}, &outer, &middle, &width));  // width 1
+  const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{2, 3, 4, 5, 16}, {2, 3, 1, 1, 16}}, {{6, 10, 20}, {20}}, {{2, 3, 4, 16}, {3, 1, 16}}};
+  for (const auto& [full_shape, row_shape] : shapes) {
+    for (const char* op : {"Sub", "Div"}) {
+      for (const bool row_first : {false, true}) {
+        for (const int threads : {1, 2}) {
+          SCOPED_TRACE(std::string(op) + " " + ShapeToString(full_shape) + " " + ShapeToString(row_shape));
+          std::vector<double> full(static_cast<size_t>(ElementCount(full_shape))), row(ElementCount(row_shape));
+          for (size_t i = 0; i < full.size(); ++i) full[i] = static_cast<double>(i % 13) - 5.5;
+          for (size_t i = 0; i < row.size(); ++i) row[i] = static_cast<double>(i % 7) + 0.5;
+          std::vector<double> expected(full.size());
+          for (size_t i = 0; i < full.size(); ++i) {
+            const double f = full[i], r = row[NaiveIndex(row_shape, full_shape, static_cast<int64_t>(i))];
+            const double a = row_first ? r : f, b = row_first ? f : r;
+            expected[i] = static_cast<float>(std::string(op) == "Sub" ? a - b : a / b);
+          }
+          OpTest test(op, 14);
+          const Tensor tf = MakeTensor<float>(full_shape, full), tr = MakeTensor<float>(row_shape, row);
+          test.Input(row_first ? tr : tf).Input(row_first ? tf : tr).Threads(threads);
+          auto out = test.Run(RegisterElementwiseKernels);
+          ASSERT_TRUE(out.ok()) << out.status().ToString();
+          EXPECT_TRUE(TensorsNear(MakeTensor<float>(full_shape, expected), out->at(0).tensor(), 1e-6, 1e-6));
+        }
+      }
+    }
+  }
+}
+
 TEST(BroadcastTest, ZeroSizedDims) {
   OpTest test("Mul", 14);
   test.Input(MakeTensor<float>({2, 0, 3}, {})).Input(MakeTensor<float>({3}, {1, 2, 3}));

@@ -11,24 +11,41 @@ namespace onnxflow {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-void FloatBinaryImpl(int op, const float* a, bool a_bcast, const float* b, bool b_bcast, float* out, int64_t n) {
+// Calls f(vector_op) with the vector function of `op`, so the loops around it see one op.
+template <class F>
+void WithFloatBinaryOp(int op, const F& f) {
   switch (static_cast<FloatBinaryOp>(op)) {
     case FloatBinaryOp::kAdd:
-      return MapBinary(a, a_bcast, b, b_bcast, out, n, [](auto, auto x, auto y) { return hn::Add(x, y); });
+      return f([](auto, auto x, auto y) { return hn::Add(x, y); });
     case FloatBinaryOp::kSub:
-      return MapBinary(a, a_bcast, b, b_bcast, out, n, [](auto, auto x, auto y) { return hn::Sub(x, y); });
+      return f([](auto, auto x, auto y) { return hn::Sub(x, y); });
     case FloatBinaryOp::kMul:
-      return MapBinary(a, a_bcast, b, b_bcast, out, n, [](auto, auto x, auto y) { return hn::Mul(x, y); });
+      return f([](auto, auto x, auto y) { return hn::Mul(x, y); });
     case FloatBinaryOp::kDiv:
-      return MapBinary(a, a_bcast, b, b_bcast, out, n, [](auto, auto x, auto y) { return hn::Div(x, y); });
+      return f([](auto, auto x, auto y) { return hn::Div(x, y); });
     case FloatBinaryOp::kMax:
       // x86 max returns its second operand when either is NaN; patch NaN in x back in.
-      return MapBinary(a, a_bcast, b, b_bcast, out, n,
-                       [](auto, auto x, auto y) { return hn::IfThenElse(hn::IsNaN(x), x, hn::Max(x, y)); });
+      return f([](auto, auto x, auto y) { return hn::IfThenElse(hn::IsNaN(x), x, hn::Max(x, y)); });
     case FloatBinaryOp::kMin:
-      return MapBinary(a, a_bcast, b, b_bcast, out, n,
-                       [](auto, auto x, auto y) { return hn::IfThenElse(hn::IsNaN(x), x, hn::Min(x, y)); });
+      return f([](auto, auto x, auto y) { return hn::IfThenElse(hn::IsNaN(x), x, hn::Min(x, y)); });
   }
+}
+
+void FloatBinaryImpl(int op, const float* a, bool a_bcast, const float* b, bool b_bcast, float* out, int64_t n) {
+  WithFloatBinaryOp(op, [&](auto vector_op) { MapBinary(a, a_bcast, b, b_bcast, out, n, vector_op); });
+}
+
+void FloatBinaryRowsImpl(int op, const float* full, const float* row, bool row_first, float* out, int64_t rows,
+                         int64_t width) {
+  WithFloatBinaryOp(op, [&](auto vector_op) {
+    for (int64_t r = 0; r < rows; ++r) {
+      if (row_first) {
+        MapBinary(row, false, full + r * width, false, out + r * width, width, vector_op);
+      } else {
+        MapBinary(full + r * width, false, row, false, out + r * width, width, vector_op);
+      }
+    }
+  });
 }
 
 void FloatUnaryImpl(int op, const float* x, float* y, int64_t n) {
@@ -68,6 +85,7 @@ HWY_AFTER_NAMESPACE();
 namespace onnxflow {
 
 HWY_EXPORT(FloatBinaryImpl);
+HWY_EXPORT(FloatBinaryRowsImpl);
 HWY_EXPORT(FloatUnaryImpl);
 
 namespace {
@@ -101,6 +119,12 @@ void FloatBinary(FloatBinaryOp op, const float* a, bool a_bcast, const float* b,
     return;
   }
   HWY_DYNAMIC_DISPATCH(FloatBinaryImpl)(static_cast<int>(op), a, a_bcast, b, b_bcast, out, n);
+}
+
+void FloatBinaryRows(FloatBinaryOp op, const float* full, const float* row, bool row_first, float* out, int64_t rows,
+                     int64_t width) {
+  if (rows <= 0 || width <= 0) return;
+  HWY_DYNAMIC_DISPATCH(FloatBinaryRowsImpl)(static_cast<int>(op), full, row, row_first, out, rows, width);
 }
 
 void FloatUnary(FloatUnaryOp op, const float* x, float* y, int64_t n) {

@@ -13,6 +13,11 @@ enum class FloatBinaryOp : int { kAdd, kSub, kMul, kDiv, kMax, kMin };
 // Max and Min propagate NaN like numpy. out may be a or b (in place).
 void FloatBinary(FloatBinaryOp op, const float* a, bool a_bcast, const float* b, bool b_bcast, float* out, int64_t n);
 
+// out[r * width + i] = full[r * width + i] op row[i] (row op full when row_first), for `rows`
+// rows: one operand repeating row after row (MiddleBroadcast, broadcast.h).
+void FloatBinaryRows(FloatBinaryOp op, const float* full, const float* row, bool row_first, float* out, int64_t rows,
+                     int64_t width);
+
 enum class FloatUnaryOp : int {
   kAbs,
   kNeg,

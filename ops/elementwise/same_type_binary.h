@@ -6,6 +6,7 @@
 // compiler inlines into the span loops.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -30,6 +31,23 @@ Status RunFloatBinary(const KernelContext& ctx, FloatBinaryOp op, const Tensor& 
     FloatBinary(op, x, xb, z, zb, out, n);
   };
   if constexpr (std::is_same_v<T, float>) {
+    int64_t outer, middle, width;
+    for (const bool row_first : {false, true}) {
+      const Tensor& full = row_first ? b : a;
+      const Tensor& row = row_first ? a : b;
+      if (!MiddleBroadcast(full.shape(), row.shape(), y->shape(), &outer, &middle, &width)) continue;
+      const float* f = full.data<float>();
+      const float* r = row.data<float>();
+      float* out = y->mutable_data<float>();
+      ParallelFor(ctx, outer * middle, width, [&](int64_t begin, int64_t end) {
+        while (begin < end) {  // rows [begin, end), in pieces that share one `row`
+          const int64_t o = begin / middle, stop = std::min(end, (o + 1) * middle);
+          FloatBinaryRows(op, f + begin * width, r + o * width, row_first, out + begin * width, stop - begin, width);
+          begin = stop;
+        }
+      });
+      return Status::Ok();
+    }
     return RunBinary<float, float, float>(ctx, a, b, y, 1, float_span);
   } else {
     // Converting to float and back costs a few operations per element.

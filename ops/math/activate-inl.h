@@ -42,6 +42,15 @@ HWY_INLINE V Activate(D d, const ActivationSpec& act, V x) {
       const V y = hn::MulAdd(x, hn::Set(d, act.alpha), hn::Set(d, act.beta));
       return hn::Min(hn::Max(y, hn::Zero(d)), hn::Set(d, 1.0f));
     }
+    case Activation::kSwish: {
+      // x * 1 / (1 + e^-x), the reciprocal by an estimate and one Newton step (a 512-bit divide
+      // costs more than the rest of the epilogue): within 2 ulp. -x is capped at 80 so that the
+      // denominator stays finite (its estimate of a reciprocal of inf would give NaN): x * sigmoid(x)
+      // there is below 1e-33 in magnitude either way, though -inf gives -inf rather than NaN.
+      const V den = hn::Add(hn::Set(d, 1.0f), hn::Exp(d, hn::Min(hn::Neg(x), hn::Set(d, 80.0f))));
+      const V estimate = hn::ApproximateReciprocal(den);
+      return hn::Mul(x, hn::Mul(estimate, hn::NegMulAdd(den, estimate, hn::Set(d, 2.0f))));
+    }
   }
   return x;
 }

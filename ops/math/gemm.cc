@@ -151,6 +151,8 @@ Result<ActivationSpec> ParseActivation(const std::string& name, bool has_alpha, 
     spec.kind = Activation::kHardSigmoid;
     spec.alpha = has_alpha ? alpha : 0.2f;
     spec.beta = has_beta ? beta : 0.5f;
+  } else if (name == "Swish") {
+    spec.kind = Activation::kSwish;
   } else {
     return InvalidArgument("unknown fused activation '" + name + "'");
   }
@@ -178,6 +180,7 @@ float ActivationScalar(const ActivationSpec& spec, float x) {
     case Activation::kSigmoid: return 1.0f / (1.0f + std::exp(-x));
     case Activation::kTanh: return std::tanh(x);
     case Activation::kHardSigmoid: return std::min(std::max(x * spec.alpha + spec.beta, 0.0f), 1.0f);
+    case Activation::kSwish: return x / (1.0f + std::exp(-x));
   }
   return x;
 }

@@ -28,7 +28,9 @@
 
 namespace onnxflow {
 
-enum class Activation : int { kNone = 0, kRelu, kLeakyRelu, kClip, kSigmoid, kTanh, kHardSigmoid };
+// kSwish: x * sigmoid(x) (SiLU), two ONNX nodes (Sigmoid and a Mul by the input) that
+// graph/fusion.cc folds into one epilogue.
+enum class Activation : int { kNone = 0, kRelu, kLeakyRelu, kClip, kSigmoid, kTanh, kHardSigmoid, kSwish };
 
 struct ActivationSpec {
   Activation kind = Activation::kNone;
@@ -37,7 +39,7 @@ struct ActivationSpec {
 };
 
 // Parses the fused-op attribute ("" | "Relu" | "LeakyRelu" | "Clip" | "Sigmoid" | "Tanh" |
-// "HardSigmoid"). Missing alpha/beta fall back to the ONNX defaults of the named op.
+// "HardSigmoid" | "Swish"). Missing alpha/beta fall back to the ONNX defaults of the named op.
 Result<ActivationSpec> ParseActivation(const std::string& name, bool has_alpha, float alpha, bool has_beta,
                                        float beta);
 

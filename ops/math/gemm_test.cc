@@ -101,6 +101,7 @@ TEST(GemmTest, AlphaAccumulateBiasesActivations) {
   std::vector<float> addend = RandomFloats(m * (n + 2), 9);  // Check's ldc is n + 2
   const ActivationSpec acts[] = {{Activation::kNone},
                                  {Activation::kRelu},
+                                 {Activation::kSwish},
                                  {Activation::kLeakyRelu, 0.1f},
                                  {Activation::kClip, -0.5f, 0.25f},
                                  {Activation::kSigmoid},
@@ -163,9 +164,11 @@ TEST(GemmTest, EveryCompiledTarget) {
     Check(Case{37, 67, 300, false, false, false, false, 1.0f, 1}, ep);
     Check(Case{13, 29, 5, true, true, true, true, 0.5f, 1}, GemmEpilogue{});
     Check(Case{3, 70, 17, false, false, false, false, 1.0f, 1}, GemmEpilogue{});
-    std::vector<float> x = RandomFloats(37, 9), y = x;
-    ApplyActivation({Activation::kSigmoid}, y.data(), 37);
-    for (int i = 0; i < 37; ++i) ASSERT_NEAR(ActivationScalar({Activation::kSigmoid}, x[i]), y[i], 2e-6f);
+    for (const Activation kind : {Activation::kSigmoid, Activation::kSwish}) {
+      std::vector<float> x = RandomFloats(37, 9), y = x;
+      ApplyActivation({kind}, y.data(), 37);
+      for (int i = 0; i < 37; ++i) ASSERT_NEAR(ActivationScalar({kind}, x[i]), y[i], 2e-6f);
+    }
   }
   hwy::SetSupportedTargetsForTest(0);
 }
@@ -185,7 +188,8 @@ TEST(GemmTest, ActivationVectorMatchesScalar) {
   std::vector<float> x = RandomFloats(1037, 4);
   for (float& v : x) v *= 8.0f;
   const ActivationSpec acts[] = {{Activation::kLeakyRelu, 0.1f}, {Activation::kSigmoid}, {Activation::kTanh},
-                                 {Activation::kHardSigmoid, 0.2f, 0.5f}, {Activation::kClip, -1.0f, 2.0f}};
+                                 {Activation::kHardSigmoid, 0.2f, 0.5f}, {Activation::kClip, -1.0f, 2.0f},
+                                 {Activation::kSwish}};
   for (const ActivationSpec& act : acts) {
     for (int64_t n : {1, 3, 17, 1000}) {
       std::vector<float> y(x.begin() + 1, x.begin() + 1 + n);
