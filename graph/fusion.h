@@ -1,9 +1,12 @@
 // Inference fusions, run at load after constant folding:
+//  - LayerNormalization written out as nine ops becomes one LayerNormalization (norm_fusion.h);
 //  - BatchNormalization after a Conv with constant weights is folded into the Conv's weights and
-//    bias (one pass over the output instead of two);
-//  - an activation (Relu, LeakyRelu, Clip with constant bounds, Sigmoid, Tanh, HardSigmoid) after
-//    a float Conv, Gemm or MatMul becomes the producer's epilogue (com.onnxflow FusedConv,
-//    FusedGemm, FusedMatMul), applied while the output tile is still in registers/cache.
+//    bias (one pass over the output instead of two), and so is a Mul or Add by a constant per
+//    output channel (Caffe2's exports write a normalization's affine part that way);
+//  - an activation (Relu, LeakyRelu, Clip with constant bounds, Sigmoid, Tanh, HardSigmoid, and
+//    Swish written as x * Sigmoid(x)) after a float Conv, Gemm or MatMul becomes the producer's
+//    epilogue (com.onnxflow FusedConv, FusedGemm, FusedMatMul), applied while the output tile is
+//    still in registers/cache.
 //  - a constant bias vector added to a MatMul with constant weights becomes FusedMatMul's third
 //    input, added in the epilogue;
 // A pair is fused only when the intermediate value has no other reader and is not a graph output.
