@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -195,6 +196,27 @@ TEST(GemmTest, ActivationVectorMatchesScalar) {
       std::vector<float> y(x.begin() + 1, x.begin() + 1 + n);
       ApplyActivation(act, y.data(), n);
       for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(ActivationScalar(act, x[1 + i]), y[i], 2e-6f);
+    }
+  }
+}
+
+// Swish's epilogue estimates the sigmoid (activate-inl.h): within 1e-6 of x / (1 + e^-x) computed
+// in double over the whole float range where the result is not negligible, 0 beyond, NaN kept.
+TEST(GemmTest, SwishEstimateAcrossTheRange) {
+  std::vector<float> x;
+  for (float v = -120.0f; v <= 120.0f; v += 0.37f) x.push_back(v);
+  x.push_back(std::numeric_limits<float>::infinity());
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  std::vector<float> y = x;
+  ApplyActivation({Activation::kSwish}, y.data(), static_cast<int64_t>(y.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double want = static_cast<double>(x[i]) / (1.0 + std::exp(-static_cast<double>(x[i])));
+    if (std::isnan(x[i])) {
+      EXPECT_TRUE(std::isnan(y[i]));
+    } else if (std::isinf(x[i])) {
+      EXPECT_EQ(y[i], x[i]);
+    } else {
+      EXPECT_NEAR(y[i], want, 1e-6 * std::fabs(want) + 1e-30) << "x = " << x[i];
     }
   }
 }
