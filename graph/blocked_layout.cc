@@ -48,26 +48,6 @@ bool ConvertsConv(const Graph& g, const Node& node) {
   return group == nullptr || group->i() == 1;
 }
 
-onnx::AttributeProto* SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t value) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(value);
-  return a;
-}
-
-// Sets `name` to `value`, replacing the attribute when `n` has it.
-void SetFloatAttr(onnx::NodeProto* n, const std::string& name, float value) {
-  onnx::AttributeProto* a = nullptr;
-  for (auto& existing : *n->mutable_attribute()) {
-    if (existing.name() == name) a = &existing;
-  }
-  if (a == nullptr) a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(value);
-}
-
 // Blocked values by name, with their channel count (pad lanes not counted).
 using BlockedValues = std::map<std::string, int64_t>;
 
@@ -112,6 +92,24 @@ int ChannelAffineInput(const Graph& g, const Node& node, const BlockedValues& bl
     if (x != blocked.end() && constant != nullptr && !PerChannelValues(*constant, 4, x->second).empty()) return i;
   }
   return -1;
+}
+
+// Makes `bn`, a BatchNormalization (or BlockedBatchNormalization) reading X as input 0, compute
+// x * scale + shift exactly: (x - 0) / sqrt(1 + 0) * scale + shift. Its parameters become new
+// constants, named by `fresh_name` from `base` and a suffix.
+template <class FreshName>
+void SetScaleShift(Graph* g, onnx::NodeProto* bn, const std::string& base, const std::vector<float>& scale,
+                   const std::vector<float>& shift, const FreshName& fresh_name) {
+  const std::vector<float> zeros(scale.size(), 0.0f), ones(scale.size(), 1.0f);
+  while (bn->input_size() < 5) bn->add_input("");
+  int input = 1;
+  for (const auto& [suffix, values] :
+       {std::pair{"/scale", &scale}, {"/shift", &shift}, {"/mean", &zeros}, {"/var", &ones}}) {
+    const std::string name = fresh_name(base + suffix);
+    g->constants[name] = Tensor::FromVector<float>({static_cast<int64_t>(values->size())}, *values);
+    bn->set_input(input++, name);
+  }
+  SetFloatAttr(bn, "epsilon", 0.0f);
 }
 
 // Ops that compute the same thing on [N, C/16, H, W, 16] as on [N, C, H, W] when every input
@@ -197,12 +195,7 @@ int64_t OutputChannels(const Graph& g, const Node& node, Role role, const Blocke
 std::shared_ptr<onnx::NodeProto> Reorder(const char* op, const std::string& from, const std::string& to,
                                          int64_t channels = 0) {
   auto node = std::make_shared<onnx::NodeProto>();
-  if (channels > 0) {  // FromBlocked: the channels to keep
-    auto* a = node->add_attribute();
-    a->set_name("channels");
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(channels);
-  }
+  if (channels > 0) SetIntAttr(node.get(), "channels", channels);  // FromBlocked: the channels to keep
   node->set_op_type(op);
   node->set_domain(kOnnxflowDomain);
   node->set_name(std::string(op) + "(" + from + ")");
@@ -302,7 +295,7 @@ class Rewriter {
   }
 
   // A per-channel Mul or Add (ChannelAffineInput) as the BlockedBatchNormalization that computes
-  // exactly the same: (x - 0) / sqrt(1 + 0) * s + 0, or (x - 0) / sqrt(1 + 0) * 1 + b.
+  // exactly the same: x * s + 0, or x * 1 + b.
   void ConvertChannelAffine(const Node& node, onnx::NodeProto* proto, const BlockedValues& blocked) {
     const int x = ChannelAffineInput(*g_, node, blocked);
     const int64_t channels = blocked.at(node.proto->input(x));
@@ -312,14 +305,8 @@ class Rewriter {
     const std::string blocked_x = proto->input(x);
     proto->clear_input();
     proto->add_input(blocked_x);
-    const std::string base = node.proto->output(0);
-    for (const auto& [name, v] : {std::pair{"/scale", mul ? &values : &ones}, {"/shift", mul ? &zeros : &values},
-                                  {"/mean", &zeros}, {"/var", &ones}}) {
-      const std::string constant_name = Fresh(base + name);
-      g_->constants[constant_name] = Tensor::FromVector<float>({channels}, *v);
-      proto->add_input(constant_name);
-    }
-    SetFloatAttr(proto, "epsilon", 0.0f);
+    SetScaleShift(g_, proto, node.proto->output(0), mul ? values : ones, mul ? zeros : values,
+                  [this](const std::string& name) { return Fresh(name); });
     proto->set_op_type("BatchNormalization");  // made Blocked below
   }
 
@@ -445,25 +432,20 @@ bool MergeNormalizations(Graph* g, Uses& u, size_t index, std::vector<bool>* rem
   NormalizationAffine(*g, *first.proto, &s1, &b1);
   NormalizationAffine(*g, *second.proto, &s2, &b2);
   if (s1.size() != s2.size()) return false;
-  std::vector<float> scale(s1.size()), shift(s1.size()), zeros(s1.size(), 0.0f), ones(s1.size(), 1.0f);
+  std::vector<float> scale(s1.size()), shift(s1.size());
   for (size_t c = 0; c < s1.size(); ++c) {
     scale[c] = static_cast<float>(s1[c] * s2[c]);
     shift[c] = static_cast<float>(b1[c] * s2[c] + b2[c]);
   }
   auto merged = std::make_shared<onnx::NodeProto>(*second.proto);
   merged->set_input(0, first.proto->input(0));
-  const std::string base = second.proto->output(0);
-  int k = 1;
-  for (const auto& [name, values] : {std::pair{"/merged_scale", &scale}, {"/merged_shift", &shift},
-                                     {"/merged_mean", &zeros}, {"/merged_var", &ones}}) {
-    std::string constant_name = base + name;
-    for (int n = 1; g->constants.count(constant_name) != 0; ++n) constant_name = base + name + "#" + std::to_string(n);
-    g->constants[constant_name] = Tensor::FromVector<float>({static_cast<int64_t>(values->size())}, *values);
-    merged->set_input(k++, constant_name);
-  }
-  SetFloatAttr(merged.get(), "epsilon", 0.0f);
+  SetScaleShift(g, merged.get(), second.proto->output(0) + "/merged", scale, shift, [g](std::string name) {
+    const std::string taken = name;
+    for (int k = 1; g->constants.count(name) != 0; ++k) name = taken + "#" + std::to_string(k);
+    return name;
+  });
   first.proto = std::move(merged);
-  u.producer[base] = p;
+  u.producer[second.proto->output(0)] = p;
   (*removed)[index] = true;
   return true;
 }

@@ -239,18 +239,10 @@ bool FuseSwish(Graph* g, Uses& u, size_t mul_index, std::vector<bool>* removed) 
         g->nodes[sigmoid].proto->input(0) != x) {
       continue;
     }
-    auto readers = u.readers.find(x);
-    auto producer = u.producer.find(x);
-    if (readers == u.readers.end() || readers->second != 2 || producer == u.producer.end() ||
-        (*removed)[producer->second]) {
-      continue;
-    }
-    if (!TakeActivation(g, u, producer->second, m.output(0), [](onnx::NodeProto* node) {
-          auto* a = node->add_attribute();
-          a->set_name("activation");
-          a->set_type(onnx::AttributeProto::STRING);
-          a->set_s("Swish");
-        })) {
+    const int producer = ProducerReadBy(u, x, 2);
+    if (producer < 0 || (*removed)[producer]) continue;
+    if (!TakeActivation(g, u, producer, m.output(0),
+                        [](onnx::NodeProto* node) { SetStringAttr(node, "activation", "Swish"); })) {
       continue;
     }
     (*removed)[sigmoid] = true;

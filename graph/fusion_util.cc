@@ -38,11 +38,13 @@ DataType KnownType(const Graph& g, const std::string& name) {
 
 bool IsOp(const Node& n, const char* op) { return n.domain.empty() && n.op_type() == op; }
 
-int SoleReaderProducer(const Uses& u, const std::string& value) {
+int ProducerReadBy(const Uses& u, const std::string& value, int readers) {
   auto p = u.producer.find(value);
   auto r = u.readers.find(value);
-  return p == u.producer.end() || r == u.readers.end() || r->second != 1 ? -1 : p->second;
+  return p == u.producer.end() || r == u.readers.end() || r->second != readers ? -1 : p->second;
 }
+
+int SoleReaderProducer(const Uses& u, const std::string& value) { return ProducerReadBy(u, value, 1); }
 
 int SoleProducer(const Graph& g, const Uses& u, const Node& n) {
   return n.proto->input_size() == 0 ? -1 : SoleReaderProducer(u, n.proto->input(0));
@@ -123,23 +125,38 @@ bool AddEpilogueActivation(const Graph& g, const Node& act, onnx::NodeProto* nod
   float alpha = 0, beta = 0;
   bool has_alpha, has_beta;
   if (!ActivationAttributes(g, act, &name, &alpha, &beta, &has_alpha, &has_beta)) return false;
-  auto* a = node->add_attribute();
-  a->set_name("activation");
-  a->set_type(onnx::AttributeProto::STRING);
-  a->set_s(name);
-  if (has_alpha) {
-    auto* x = node->add_attribute();
-    x->set_name("activation_alpha");
-    x->set_type(onnx::AttributeProto::FLOAT);
-    x->set_f(alpha);
-  }
-  if (has_beta) {
-    auto* x = node->add_attribute();
-    x->set_name("activation_beta");
-    x->set_type(onnx::AttributeProto::FLOAT);
-    x->set_f(beta);
-  }
+  SetStringAttr(node, "activation", name);
+  if (has_alpha) SetFloatAttr(node, "activation_alpha", alpha);
+  if (has_beta) SetFloatAttr(node, "activation_beta", beta);
   return true;
+}
+
+namespace {
+
+// The attribute `name` of `n` (its old value kept until the caller sets the new one), or a new one.
+onnx::AttributeProto* AttrToSet(onnx::NodeProto* n, const std::string& name, onnx::AttributeProto::AttributeType type) {
+  onnx::AttributeProto* a = nullptr;
+  for (auto& existing : *n->mutable_attribute()) {
+    if (existing.name() == name) a = &existing;
+  }
+  if (a == nullptr) a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(type);
+  return a;
+}
+
+}  // namespace
+
+void SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t value) {
+  AttrToSet(n, name, onnx::AttributeProto::INT)->set_i(value);
+}
+
+void SetFloatAttr(onnx::NodeProto* n, const std::string& name, float value) {
+  AttrToSet(n, name, onnx::AttributeProto::FLOAT)->set_f(value);
+}
+
+void SetStringAttr(onnx::NodeProto* n, const std::string& name, const std::string& value) {
+  AttrToSet(n, name, onnx::AttributeProto::STRING)->set_s(value);
 }
 
 void Apply(Graph* g, FusionRule rule) {

@@ -28,6 +28,10 @@ DataType KnownType(const Graph& g, const std::string& name);
 
 bool IsOp(const Node& n, const char* op);
 
+// The producer of `value` when exactly `readers` reads of it are all there are (a graph output
+// counts as two); -1 otherwise.
+int ProducerReadBy(const Uses& u, const std::string& value, int readers);
+
 // The producer of `value` when exactly one node reads it (and it is not a graph output); -1 otherwise.
 int SoleReaderProducer(const Uses& u, const std::string& value);
 
@@ -50,6 +54,11 @@ bool AddEpilogueActivation(const Graph& g, const Node& act, onnx::NodeProto* nod
 // rank `rank` (channels on axis 1) by one number, broadcasting without changing the value's shape:
 // [C, 1, 1] or [1, C, 1, 1] for an image, or a single number. Empty for any other constant.
 std::vector<float> PerChannelValues(const Tensor& t, int64_t rank, int64_t channels);
+
+// Sets attribute `name` of `n` to `value`, replacing it when `n` has it.
+void SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t value);
+void SetFloatAttr(onnx::NodeProto* n, const std::string& name, float value);
+void SetStringAttr(onnx::NodeProto* n, const std::string& name, const std::string& value);
 
 // A rule looks at node `index`; when it fuses, it marks the nodes it absorbed in `removed` and
 // keeps `u` up to date (a fusion only moves a fused output to the surviving node).

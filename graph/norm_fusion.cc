@@ -10,10 +10,8 @@ namespace {
 // all there are; -1 otherwise.
 int ProducerOf(const Graph& g, const Uses& u, const std::string& value, const char* op, int readers,
                const std::vector<bool>& removed) {
-  auto p = u.producer.find(value);
-  auto r = u.readers.find(value);
-  if (p == u.producer.end() || r == u.readers.end() || r->second != readers || removed[p->second]) return -1;
-  return IsOp(g.nodes[p->second], op) ? p->second : -1;
+  const int p = ProducerReadBy(u, value, readers);
+  return p >= 0 && !removed[p] && IsOp(g.nodes[p], op) ? p : -1;
 }
 
 // The node after `from` that reads `value`, when it is the only reader; -1 otherwise.
@@ -129,14 +127,8 @@ bool FuseLayerNormalization(Graph* g, Uses& u, size_t index, std::vector<bool>* 
   fused->add_input(sm.input(0) == dv.output(0) ? sm.input(1) : sm.input(0));
   if (!bias.empty()) fused->add_input(bias);
   fused->add_output(g->nodes[last].proto->output(0));
-  auto* axis = fused->add_attribute();
-  axis->set_name("axis");
-  axis->set_type(onnx::AttributeProto::INT);
-  axis->set_i(-1);
-  auto* eps = fused->add_attribute();
-  eps->set_name("epsilon");
-  eps->set_type(onnx::AttributeProto::FLOAT);
-  eps->set_f(epsilon->data<float>()[0]);
+  SetIntAttr(fused.get(), "axis", -1);
+  SetFloatAttr(fused.get(), "epsilon", epsilon->data<float>()[0]);
   // The fused node takes the last one's place: x is computed before the pattern's first node,
   // and every reader of the output comes after its last.
   Node& node = g->nodes[last];

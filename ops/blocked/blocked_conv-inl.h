@@ -48,7 +48,6 @@ constexpr int64_t kNarrowTilePixels = 2 * kTilePixels;
 #else
 constexpr int64_t kNarrowTilePixels = kTilePixels;
 #endif
-static_assert(kNarrowTilePixels <= kMaxTilePixels, "the driver sizes its offsets for kMaxTilePixels");
 
 int64_t TilePixelsImpl(int64_t width) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(BlockD()));

@@ -13,7 +13,6 @@ namespace onnxflow {
 // of 17 to 32 output channels (2 vectors) takes 12 pixels per tile there (BlockedTilePixels):
 // 24 accumulators again, and half the tiles' fixed costs per multiply-add.
 inline constexpr int64_t kTilePixels = 6;
-inline constexpr int64_t kMaxTilePixels = 12;
 // Output channels per packed weight group and per task of the convolutions that call the tile
 // (BlockedConv, Winograd): the 4 AVX-512 vectors one tile accumulates.
 inline constexpr int64_t kGroupChannels = 64;

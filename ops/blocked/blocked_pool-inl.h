@@ -85,7 +85,7 @@ void PoolRowThreeByThree(const BlockedPoolRow& r) {
     if (begin == end) continue;
     const int64_t first = r.col_first[begin];
     V c0 = column(first, lane0);
-    V c1 = column(first + 1, lane0);
+    V c1 = kStride == 1 ? column(first + 1, lane0) : c0;  // at stride 2 each output loads its own middle
     for (int64_t o = begin; o < end; ++o) {
       const int64_t col = first + (o - begin) * kStride;
       if (kStride == 2) c1 = column(col + 1, lane0);

@@ -350,44 +350,23 @@ TEST(BlockedDepthwiseTest, MatchesDirectConv) {
 }
 
 TEST(BlockedDepthwiseTest, RefusesWhatItIsNot) {
-  OpTest not_depthwise("BlockedDepthwiseConv", 1, "com.onnxflow");
-  not_depthwise.Input(Tensor(DataType::kFloat, {1, 1, 4, 4, 16}))
-      .Input(Tensor(DataType::kFloat, {16, 2, 3, 3}))
-      .ConstantInput(1)
-      .Attr("group", int64_t{8});
-  Result<Tensor> two_per_group = RunOne(not_depthwise);
-  ASSERT_FALSE(two_per_group.ok());
-  EXPECT_NE(two_per_group.status().ToString().find("W must be a constant float [C, 1, kh, kw]"), std::string::npos)
-      << two_per_group.status().ToString();
-  OpTest wrong_group("BlockedDepthwiseConv", 1, "com.onnxflow");
-  wrong_group.Input(Tensor(DataType::kFloat, {1, 1, 4, 4, 16}))
-      .Input(Tensor(DataType::kFloat, {16, 1, 3, 3}))
-      .ConstantInput(1)
-      .Attr("group", int64_t{8});
-  Result<Tensor> grouped = RunOne(wrong_group);
-  ASSERT_FALSE(grouped.ok());
-  EXPECT_NE(grouped.status().ToString().find("group 8 must equal W's 16 channels"), std::string::npos)
-      << grouped.status().ToString();
-  OpTest wrong_blocks("BlockedDepthwiseConv", 1, "com.onnxflow");
-  wrong_blocks.Input(Tensor(DataType::kFloat, {1, 2, 4, 4, 16}))
-      .Input(Tensor(DataType::kFloat, {16, 1, 3, 3}))
-      .ConstantInput(1)
-      .Attr("group", int64_t{16});
-  Result<Tensor> y = RunOne(wrong_blocks);
-  ASSERT_FALSE(y.ok());
-  EXPECT_NE(y.status().ToString().find("channel blocks"), std::string::npos) << y.status().ToString();
-  OpTest short_bias("BlockedDepthwiseConv", 1, "com.onnxflow");
-  short_bias.Input(Tensor(DataType::kFloat, {1, 1, 4, 4, 16}))
-      .Input(Tensor(DataType::kFloat, {16, 1, 3, 3}))
-      .ConstantInput(1)
-      .Input(Tensor(DataType::kFloat, {8}))
-      .ConstantInput(2)
-      .Attr("group", int64_t{16});
-  Result<Tensor> no_bias = RunOne(short_bias);
-  ASSERT_FALSE(no_bias.ok());
-  EXPECT_NE(no_bias.status().ToString().find("BlockedDepthwiseConv: B must be a constant float vector of 16 values"),
-            std::string::npos)
-      << no_bias.status().ToString();
+  // The message refusing X, constant W (and constant B when given) with `group`; "" if it ran.
+  auto refusal = [](const Shape& x, const Shape& w, int64_t group, const Shape& b = {}) {
+    OpTest t("BlockedDepthwiseConv", 1, "com.onnxflow");
+    t.Input(Tensor(DataType::kFloat, x)).Input(Tensor(DataType::kFloat, w)).ConstantInput(1).Attr("group", group);
+    if (!b.empty()) t.Input(Tensor(DataType::kFloat, b)).ConstantInput(2);
+    Result<Tensor> y = RunOne(t);
+    return y.ok() ? std::string() : y.status().ToString();
+  };
+  const std::string two_per_group = refusal({1, 1, 4, 4, 16}, {16, 2, 3, 3}, 8);
+  EXPECT_NE(two_per_group.find("W must be a constant float [C, 1, kh, kw]"), std::string::npos) << two_per_group;
+  const std::string grouped = refusal({1, 1, 4, 4, 16}, {16, 1, 3, 3}, 8);
+  EXPECT_NE(grouped.find("group 8 must equal W's 16 channels"), std::string::npos) << grouped;
+  const std::string blocks = refusal({1, 2, 4, 4, 16}, {16, 1, 3, 3}, 16);
+  EXPECT_NE(blocks.find("channel blocks"), std::string::npos) << blocks;
+  const std::string short_bias = refusal({1, 1, 4, 4, 16}, {16, 1, 3, 3}, 16, {8});
+  EXPECT_NE(short_bias.find("BlockedDepthwiseConv: B must be a constant float vector of 16 values"), std::string::npos)
+      << short_bias;
   // Hostile geometry is refused, not run: a zero stride, a 3-D weight.
   for (const auto& [w_shape, strides] : std::vector<std::pair<Shape, std::vector<int64_t>>>{
            {{16, 1, 3, 3}, {0, 1}}, {{16, 1, 3}, {1}}}) {

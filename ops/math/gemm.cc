@@ -315,13 +315,13 @@ void Sgemm(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInput
 
   PackedA local_a;
   const PackedA* pa = a.packed;
-  bool gather_a = a.gather_base != nullptr;
   GemmInputA in_place_a;
   std::vector<int64_t> a_row_starts, a_columns;
-  const GemmInputA* ga = &a;
+  const GemmInputA* ga = &a;  // A as the blocks read it: gathered when gather_base is set
   const bool few_uses_of_a = n <= kInPlaceAMaxCols || (parallel_threads > 1 && n <= kInPlaceAMaxColsParallel &&
                                                         m <= kInPlaceAMaxRowsParallel);
-  if (pa == nullptr && !gather_a && b.source == nullptr && !a.trans && a.scale == 1.0f && few_uses_of_a && m >= mr) {
+  if (pa == nullptr && a.gather_base == nullptr && b.source == nullptr && !a.trans && a.scale == 1.0f &&
+      few_uses_of_a && m >= mr) {
     // The kernel reads A's rows in place, the way it reads an image's pixels. B must be a matrix:
     // the in-place A and B kernels are separate.
     a_row_starts.resize(static_cast<size_t>(m));
@@ -332,8 +332,8 @@ void Sgemm(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInput
     in_place_a.gather_rows = a_row_starts.data();
     in_place_a.gather_cols = a_columns.data();
     ga = &in_place_a;
-    gather_a = true;
   }
+  const bool gather_a = ga->gather_base != nullptr;
   if (pa == nullptr && !gather_a) {
     local_a = PackA(a.data, a.ld, a.trans, m, k, a.scale, parallel_threads);
     pa = &local_a;
