@@ -259,7 +259,9 @@ TEST(ConvTest, Errors) {
   OpTest bad_act("FusedConv", 1, "com.onnxflow");
   bad_act.Input(Tensor(DataType::kFloat, {1, 1, 3, 3})).Input(Tensor(DataType::kFloat, {1, 1, 3, 3}))
       .Attr("activation", std::string("Mish"));
-  EXPECT_FALSE(bad_act.Run(RegisterMathKernels).ok());
+  auto act = bad_act.Run(RegisterMathKernels);
+  ASSERT_FALSE(act.ok());
+  EXPECT_NE(act.status().message().find("unknown fused activation 'Mish'"), std::string::npos) << act.status().ToString();
 }
 
 }  // namespace
