@@ -1,0 +1,432 @@
+// SIMD part of the integer GEMM (qgemm.h): B packing, the micro-kernels and the epilogues.
+// Compiled once per CPU target through hwy/foreach_target.h (see qgemm.cc). Highway 1.0.3 has no
+// 8-bit dot product, so the micro-kernels are intrinsics inside the x86 targets' code; the
+// epilogues and the packing are Highway.
+
+#if defined(ONNXFLOW_OPS_MATH_QGEMM_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ONNXFLOW_OPS_MATH_QGEMM_INL_H_
+#undef ONNXFLOW_OPS_MATH_QGEMM_INL_H_
+#else
+#define ONNXFLOW_OPS_MATH_QGEMM_INL_H_
+#endif
+
+#include <algorithm>
+#include <cstring>
+
+#include "hwy/highway.h"
+#include "ops/math/qgemm.h"
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
+#include <immintrin.h>
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace onnxflow {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+namespace qgemm_detail {
+
+// Tile rows per kernel: VNNI 8 x 3 zmm (24 accumulators); AVX-512BW 6 x 3 (its split halves need
+// 8 more registers); AVX2 4 rows x 2 ymm per pass (16 registers); the plain loop any.
+constexpr int64_t kMaxRows = 8;
+
+inline int32_t Load4(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+#if HWY_TARGET == HWY_AVX3
+// vpdpbusd needs the avx512vnni target; Highway's AVX3 target does not include it (AVX3_DL, which
+// does, is not built here), so this kernel has its own attribute and runs only when the CPU has
+// VNNI (checked at run time by the driver).
+#define ONNXFLOW_QGEMM_VNNI_ATTR                                                                      \
+  __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vnni,avx2,fma,bmi,bmi2,f16c,popcnt," \
+                        "lzcnt,sse4.2")))
+
+template <int kRows>
+ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnni(const uint8_t* HWY_RESTRICT a, int64_t lda,
+                                                    const int8_t* HWY_RESTRICT b, int64_t quads,
+                                                    int32_t* HWY_RESTRICT out) {
+  __m512i acc[kRows][3];
+#pragma GCC unroll 8
+  for (int r = 0; r < kRows; ++r) {
+    acc[r][0] = _mm512_setzero_si512();
+    acc[r][1] = _mm512_setzero_si512();
+    acc[r][2] = _mm512_setzero_si512();
+  }
+  for (int64_t q = 0; q < quads; ++q) {
+    const int8_t* bq = b + q * (kQNr * 4);
+    const __m512i b0 = _mm512_load_si512(bq);
+    const __m512i b1 = _mm512_load_si512(bq + 64);
+    const __m512i b2 = _mm512_load_si512(bq + 128);
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+      const __m512i av = _mm512_set1_epi32(Load4(a + r * lda + q * 4));
+      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, b0);
+      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, b1);
+      acc[r][2] = _mm512_dpbusd_epi32(acc[r][2], av, b2);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < kRows; ++r) {
+    _mm512_store_si512(out + r * kQNr, acc[r][0]);
+    _mm512_store_si512(out + r * kQNr + 16, acc[r][1]);
+    _mm512_store_si512(out + r * kQNr + 32, acc[r][2]);
+  }
+}
+
+// AVX-512BW: each 32-bit lane of A (4 uint8) and B (4 int8) splits into its even and odd bytes as
+// 16-bit values; two vpmaddwd then sum the 4 products exactly.
+template <int kRows>
+HWY_NOINLINE void TileBw(const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b, int64_t quads,
+                         int32_t* HWY_RESTRICT out) {
+  __m512i acc[kRows][3];
+  HWY_UNROLL(8)
+  for (int r = 0; r < kRows; ++r) {
+    acc[r][0] = _mm512_setzero_si512();
+    acc[r][1] = _mm512_setzero_si512();
+    acc[r][2] = _mm512_setzero_si512();
+  }
+  for (int64_t q = 0; q < quads; ++q) {
+    const int8_t* bq = b + q * (kQNr * 4);
+    __m512i be[3], bo[3];
+    HWY_UNROLL(3)
+    for (int v = 0; v < 3; ++v) {
+      const __m512i bv = _mm512_load_si512(bq + 64 * v);
+      be[v] = _mm512_srai_epi16(_mm512_slli_epi16(bv, 8), 8);
+      bo[v] = _mm512_srai_epi16(bv, 8);
+    }
+    HWY_UNROLL(8)
+    for (int r = 0; r < kRows; ++r) {
+      const uint32_t x = static_cast<uint32_t>(Load4(a + r * lda + q * 4));
+      const __m512i ae = _mm512_set1_epi32(static_cast<int32_t>(x & 0x00FF00FFu));
+      const __m512i ao = _mm512_set1_epi32(static_cast<int32_t>((x >> 8) & 0x00FF00FFu));
+      HWY_UNROLL(3)
+      for (int v = 0; v < 3; ++v) {
+        acc[r][v] = _mm512_add_epi32(acc[r][v], _mm512_madd_epi16(ae, be[v]));
+        acc[r][v] = _mm512_add_epi32(acc[r][v], _mm512_madd_epi16(ao, bo[v]));
+      }
+    }
+  }
+  HWY_UNROLL(8)
+  for (int r = 0; r < kRows; ++r) {
+    HWY_UNROLL(3)
+    for (int v = 0; v < 3; ++v) _mm512_store_si512(out + r * kQNr + 16 * v, acc[r][v]);
+  }
+}
+#endif  // HWY_AVX3
+
+#if HWY_TARGET == HWY_AVX2
+// The AVX-512BW scheme on 256 bits, a 16-column third of the strip at a time.
+template <int kRows>
+HWY_NOINLINE void TileAvx2(const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b, int64_t quads,
+                           int32_t* HWY_RESTRICT out) {
+  for (int part = 0; part < 3; ++part) {
+    __m256i acc[kRows][2];
+    HWY_UNROLL(4)
+    for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    for (int64_t q = 0; q < quads; ++q) {
+      const int8_t* bq = b + q * (kQNr * 4) + part * 64;
+      __m256i be[2], bo[2];
+      HWY_UNROLL(2)
+      for (int v = 0; v < 2; ++v) {
+        const __m256i bv = _mm256_load_si256(reinterpret_cast<const __m256i*>(bq + 32 * v));
+        be[v] = _mm256_srai_epi16(_mm256_slli_epi16(bv, 8), 8);
+        bo[v] = _mm256_srai_epi16(bv, 8);
+      }
+      HWY_UNROLL(4)
+      for (int r = 0; r < kRows; ++r) {
+        const uint32_t x = static_cast<uint32_t>(Load4(a + r * lda + q * 4));
+        const __m256i ae = _mm256_set1_epi32(static_cast<int32_t>(x & 0x00FF00FFu));
+        const __m256i ao = _mm256_set1_epi32(static_cast<int32_t>((x >> 8) & 0x00FF00FFu));
+        HWY_UNROLL(2)
+        for (int v = 0; v < 2; ++v) {
+          acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(ae, be[v]));
+          acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(ao, bo[v]));
+        }
+      }
+    }
+    HWY_UNROLL(4)
+    for (int r = 0; r < kRows; ++r) {
+      HWY_UNROLL(2)
+      for (int v = 0; v < 2; ++v) {
+        _mm256_store_si256(reinterpret_cast<__m256i*>(out + r * kQNr + part * 16 + 8 * v), acc[r][v]);
+      }
+    }
+  }
+}
+#endif  // HWY_AVX2
+
+// The reference: any target without a kernel above.
+inline void TilePlain(const uint8_t* a, int64_t lda, const int8_t* b, int64_t quads, int64_t rows, int32_t* out) {
+  for (int64_t r = 0; r < rows; ++r) {
+    int32_t* o = out + r * kQNr;
+    for (int64_t j = 0; j < kQNr; ++j) o[j] = 0;
+    for (int64_t q = 0; q < quads; ++q) {
+      const uint8_t* aq = a + r * lda + q * 4;
+      const int8_t* bq = b + q * (kQNr * 4);
+      for (int64_t j = 0; j < kQNr; ++j) {
+        o[j] += aq[0] * bq[j * 4] + aq[1] * bq[j * 4 + 1] + aq[2] * bq[j * 4 + 2] + aq[3] * bq[j * 4 + 3];
+      }
+    }
+  }
+}
+
+// Runs the kernel of this target over `rows` (<= RowsPerTile(vnni)) rows; returns the rows done.
+inline int64_t RowsPerTile(bool vnni) {
+#if HWY_TARGET == HWY_AVX3
+  return vnni ? 8 : 6;
+#elif HWY_TARGET == HWY_AVX2
+  (void)vnni;
+  return 4;
+#else
+  (void)vnni;
+  return 4;
+#endif
+}
+
+inline void Tile(bool vnni, const uint8_t* a, int64_t lda, const int8_t* b, int64_t quads, int64_t rows,
+                 int32_t* out) {
+#if HWY_TARGET == HWY_AVX3
+  if (vnni) {
+    switch (rows) {
+      case 1: return TileVnni<1>(a, lda, b, quads, out);
+      case 2: return TileVnni<2>(a, lda, b, quads, out);
+      case 3: return TileVnni<3>(a, lda, b, quads, out);
+      case 4: return TileVnni<4>(a, lda, b, quads, out);
+      case 5: return TileVnni<5>(a, lda, b, quads, out);
+      case 6: return TileVnni<6>(a, lda, b, quads, out);
+      case 7: return TileVnni<7>(a, lda, b, quads, out);
+      default: return TileVnni<8>(a, lda, b, quads, out);
+    }
+  }
+  switch (rows) {
+    case 1: return TileBw<1>(a, lda, b, quads, out);
+    case 2: return TileBw<2>(a, lda, b, quads, out);
+    case 3: return TileBw<3>(a, lda, b, quads, out);
+    case 4: return TileBw<4>(a, lda, b, quads, out);
+    case 5: return TileBw<5>(a, lda, b, quads, out);
+    default: return TileBw<6>(a, lda, b, quads, out);
+  }
+#elif HWY_TARGET == HWY_AVX2
+  (void)vnni;
+  switch (rows) {
+    case 1: return TileAvx2<1>(a, lda, b, quads, out);
+    case 2: return TileAvx2<2>(a, lda, b, quads, out);
+    case 3: return TileAvx2<3>(a, lda, b, quads, out);
+    default: return TileAvx2<4>(a, lda, b, quads, out);
+  }
+#else
+  (void)vnni;
+  TilePlain(a, lda, b, quads, rows, out);
+#endif
+}
+
+// Applies the epilogue to rows [0, rows) x columns [0, cols) of a tile (row stride kQNr) and
+// stores them at c (row stride ldc elements). Per-column arrays are readable up to kQNr.
+inline void Epilogue(const qgemm_internal::QBlock& blk, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
+                     const int32_t* HWY_RESTRICT tile) {
+  const hn::ScalableTag<int32_t> di;
+  const hn::Rebind<float, decltype(di)> df;
+  const hn::Rebind<uint8_t, decltype(di)> du8;
+  const hn::Rebind<int8_t, decltype(di)> di8;
+  using VI = hn::Vec<decltype(di)>;
+  using VF = hn::Vec<decltype(df)>;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(di));
+  const int32_t* zb = blk.zb + col0;
+  const int32_t* bt = blk.b_term + col0;
+  const int32_t* bc = blk.bias_col != nullptr ? blk.bias_col + col0 : nullptr;
+  const float* sc = blk.scale_col != nullptr ? blk.scale_col + col0 : nullptr;
+  const float* fb = blk.fbias_col != nullptr ? blk.fbias_col + col0 : nullptr;
+  HWY_ALIGN int32_t tail_i[hn::MaxLanes(di)];
+  HWY_ALIGN float tail_f[hn::MaxLanes(df)];
+  HWY_ALIGN uint8_t tail_b[hn::MaxLanes(du8)];
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t i = row0 + r;
+    const VI nrs = hn::Set(di, blk.neg_row_sum[i]);
+    const VI nza = hn::Set(di, blk.neg_za[i]);
+    const VI br = hn::Set(di, blk.bias_row != nullptr ? blk.bias_row[i] : 0);
+    const VF sr = hn::Set(df, blk.scale_row != nullptr ? blk.scale_row[i] : 1.0f);
+    const int32_t* t = tile + r * kQNr;
+    for (int64_t j = 0; j < cols; j += lanes) {
+      VI v = hn::Add(hn::Load(di, t + j), hn::Mul(nrs, hn::LoadU(di, zb + j)));
+      v = hn::Add(hn::Add(v, hn::Mul(nza, hn::LoadU(di, bt + j))), br);
+      if (bc != nullptr) v = hn::Add(v, hn::LoadU(di, bc + j));
+      const int64_t left = std::min(lanes, cols - j);
+      switch (blk.kind) {
+        case QOutput::kInt32: {
+          int32_t* dst = static_cast<int32_t*>(blk.c) + i * blk.ldc + col0 + j;
+          if (left == lanes) {
+            hn::StoreU(v, di, dst);
+          } else {
+            hn::Store(v, di, tail_i);
+            std::memcpy(dst, tail_i, left * sizeof(int32_t));
+          }
+          break;
+        }
+        case QOutput::kFloat: {
+          VF s = sr;
+          if (sc != nullptr) s = hn::Mul(s, hn::LoadU(df, sc + j));
+          VF f = hn::Mul(hn::ConvertTo(df, v), s);
+          if (fb != nullptr) f = hn::Add(f, hn::LoadU(df, fb + j));
+          float* dst = static_cast<float*>(blk.c) + i * blk.ldc + col0 + j;
+          if (left == lanes) {
+            hn::StoreU(f, df, dst);
+          } else {
+            hn::Store(f, df, tail_f);
+            std::memcpy(dst, tail_f, left * sizeof(float));
+          }
+          break;
+        }
+        case QOutput::kUint8:
+        case QOutput::kInt8: {
+          VF s = sr;
+          if (sc != nullptr) s = hn::Mul(s, hn::LoadU(df, sc + j));
+          s = hn::Div(s, hn::Set(df, blk.out_scale));
+          const VI q = hn::Add(hn::NearestInt(hn::Mul(hn::ConvertTo(df, v), s)), hn::Set(di, blk.out_zero));
+          uint8_t* dst = static_cast<uint8_t*>(blk.c) + i * blk.ldc + col0 + j;
+          if (blk.kind == QOutput::kUint8) {
+            hn::Store(hn::DemoteTo(du8, q), du8, tail_b);
+          } else {
+            hn::Store(hn::DemoteTo(di8, q), di8, reinterpret_cast<int8_t*>(tail_b));
+          }
+          std::memcpy(dst, tail_b, left);
+          break;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace qgemm_detail
+
+void RunQBlockImpl(const qgemm_internal::QBlock& blk) {
+  using namespace qgemm_detail;  // NOLINT
+  const int64_t quads = blk.kp / 4;
+  const int64_t mr = RowsPerTile(blk.vnni);
+  HWY_ALIGN int32_t tile[kMaxRows * kQNr];
+  for (int64_t j0 = 0; j0 < blk.n; j0 += kQNr) {
+    const int8_t* b = blk.b + (j0 / kQNr) * blk.strip_bytes;
+    const int64_t cols = std::min(kQNr, blk.n - j0);
+    for (int64_t i0 = 0; i0 < blk.m; i0 += mr) {
+      const int64_t rows = std::min(mr, blk.m - i0);
+      Tile(blk.vnni, blk.a + i0 * blk.kp, blk.kp, b, quads, rows, tile);
+      Epilogue(blk, i0, j0, rows, cols, tile);
+    }
+  }
+}
+
+int64_t QRowsPerTileImpl(bool vnni) { return qgemm_detail::RowsPerTile(vnni); }
+
+bool QTargetHasVnniKernelImpl() { return HWY_TARGET == HWY_AVX3; }
+
+// Packs strips [t0, t1) of op(B) (see QPackedB), `flip` xors every byte with 0x80 (uint8 -> int8
+// minus 128), and writes each strip's column sums of the stored values.
+void QPackBImpl(const uint8_t* HWY_RESTRICT b, bool flip, int64_t ldb, bool trans, int64_t k, int64_t n,
+                int64_t kp, int64_t t0, int64_t t1, int8_t* HWY_RESTRICT dst, int32_t* HWY_RESTRICT col_sums) {
+  const uint8_t x = flip ? 0x80 : 0;
+  for (int64_t t = t0; t < t1; ++t) {
+    int8_t* s = dst + t * kp * kQNr;
+    const int64_t j0 = t * kQNr;
+    const int64_t cols = std::min(kQNr, n - j0);
+    int32_t* sums = col_sums + j0;
+    for (int64_t j = 0; j < kQNr; ++j) sums[j] = 0;
+    if (trans) {
+      std::memset(s, 0, kp * kQNr);
+      for (int64_t j = 0; j < cols; ++j) {
+        const uint8_t* src = b + (j0 + j) * ldb;
+        int32_t sum = 0;
+        for (int64_t kk = 0; kk < k; ++kk) {
+          const int8_t v = static_cast<int8_t>(src[kk] ^ x);
+          s[(kk / 4) * kQNr * 4 + j * 4 + kk % 4] = v;
+          sum += v;
+        }
+        sums[j] = sum;
+      }
+      continue;
+    }
+#if HWY_TARGET != HWY_SCALAR
+    if (cols == kQNr) {
+      const hn::FixedTag<uint8_t, 16> d8;
+      const hn::FixedTag<uint16_t, 8> d16;
+      const auto vx = hn::Set(d8, x);
+      const hn::ScalableTag<int32_t> d32;
+      const hn::Rebind<int8_t, decltype(d32)> d8s;
+      const int64_t lanes = static_cast<int64_t>(hn::Lanes(d32));
+      for (int64_t q = 0; q * 4 < k; ++q) {
+        const uint8_t* rows[4];
+        bool full = true;
+        for (int e = 0; e < 4; ++e) {
+          full = full && 4 * q + e < k;
+          rows[e] = 4 * q + e < k ? b + (4 * q + e) * ldb + j0 : nullptr;
+        }
+        int8_t* out = s + q * kQNr * 4;
+        if (!full) {
+          for (int64_t j = 0; j < kQNr; ++j) {
+            for (int e = 0; e < 4; ++e) out[j * 4 + e] = rows[e] != nullptr ? static_cast<int8_t>(rows[e][j] ^ x) : 0;
+          }
+        } else {
+          for (int64_t g = 0; g < kQNr; g += 16) {
+            const auto r0 = hn::Xor(hn::LoadU(d8, rows[0] + g), vx);
+            const auto r1 = hn::Xor(hn::LoadU(d8, rows[1] + g), vx);
+            const auto r2 = hn::Xor(hn::LoadU(d8, rows[2] + g), vx);
+            const auto r3 = hn::Xor(hn::LoadU(d8, rows[3] + g), vx);
+            const auto lo01 = hn::BitCast(d16, hn::InterleaveLower(d8, r0, r1));
+            const auto hi01 = hn::BitCast(d16, hn::InterleaveUpper(d8, r0, r1));
+            const auto lo23 = hn::BitCast(d16, hn::InterleaveLower(d8, r2, r3));
+            const auto hi23 = hn::BitCast(d16, hn::InterleaveUpper(d8, r2, r3));
+            uint8_t* o = reinterpret_cast<uint8_t*>(out + g * 4);
+            hn::StoreU(hn::BitCast(d8, hn::InterleaveLower(d16, lo01, lo23)), d8, o);
+            hn::StoreU(hn::BitCast(d8, hn::InterleaveUpper(d16, lo01, lo23)), d8, o + 16);
+            hn::StoreU(hn::BitCast(d8, hn::InterleaveLower(d16, hi01, hi23)), d8, o + 32);
+            hn::StoreU(hn::BitCast(d8, hn::InterleaveUpper(d16, hi01, hi23)), d8, o + 48);
+          }
+        }
+      }
+      // Column sums of the stored values from the source rows (contiguous): stored = source ^ x,
+      // which is the source read as int8 when x is 0, and the source read as uint8 minus 128.
+      if (!flip) {
+        for (int64_t kk = 0; kk < k; ++kk) {
+          const int8_t* src = reinterpret_cast<const int8_t*>(b + kk * ldb + j0);
+          for (int64_t j = 0; j < kQNr; j += lanes) {
+            hn::StoreU(hn::Add(hn::LoadU(d32, sums + j), hn::PromoteTo(d32, hn::LoadU(d8s, src + j))), d32, sums + j);
+          }
+        }
+      } else {
+        const hn::Rebind<uint8_t, decltype(d32)> d8u;
+        const hn::Rebind<uint32_t, decltype(d32)> d32u;
+        for (int64_t kk = 0; kk < k; ++kk) {
+          const uint8_t* src = b + kk * ldb + j0;
+          for (int64_t j = 0; j < kQNr; j += lanes) {
+            const auto v = hn::BitCast(d32, hn::PromoteTo(d32u, hn::LoadU(d8u, src + j)));
+            hn::StoreU(hn::Add(hn::LoadU(d32, sums + j), v), d32, sums + j);
+          }
+        }
+        for (int64_t j = 0; j < kQNr; ++j) sums[j] -= static_cast<int32_t>(128 * k);
+      }
+      continue;
+    }
+#endif
+    for (int64_t q = 0; q < kp / 4; ++q) {
+      int8_t* out = s + q * kQNr * 4;
+      for (int64_t j = 0; j < kQNr; ++j) {
+        for (int e = 0; e < 4; ++e) {
+          const int64_t kk = 4 * q + e;
+          int8_t v = 0;
+          if (kk < k && j < cols) v = static_cast<int8_t>(b[kk * ldb + j0 + j] ^ x);
+          out[j * 4 + e] = v;
+          sums[j] += v;
+        }
+      }
+    }
+  }
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace onnxflow
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard

@@ -1,0 +1,267 @@
+// The integer GEMM driver: packing A, the zero-point terms, blocking and the split over cores. The
+// vector code is in qgemm-inl.h.
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/math/qgemm.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+#include "ops/math/qgemm-inl.h"
+
+#if HWY_ONCE
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "ops/math/gemm.h"
+#include "ops/math/qgemm.h"
+
+namespace onnxflow {
+
+HWY_EXPORT(RunQBlockImpl);
+HWY_EXPORT(QRowsPerTileImpl);
+HWY_EXPORT(QTargetHasVnniKernelImpl);
+HWY_EXPORT(QPackBImpl);
+
+namespace {
+
+// Below this many multiply-adds a GEMM stays on the calling thread.
+constexpr int64_t kMinParallelMacs = 1 << 18;
+// Rows of A walked against one B strip before the next strip: the rows (kp bytes each) stay in L2
+// while the strip (kp * 48 bytes) is reused from L1/L2 by every tile of rows.
+constexpr int64_t kABlockBytes = 256 << 10;
+// Row blocks are multiples of every target's tile height (8, 6 and 4).
+constexpr int64_t kRowQuantum = 24;
+
+std::atomic<bool> g_vnni_disabled{false};
+
+bool CpuHasVnni() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool has = __builtin_cpu_supports("avx512vnni");
+  return has;
+#else
+  return false;
+#endif
+}
+
+int64_t RoundUp4(int64_t k) { return (k + 3) / 4 * 4; }
+
+}  // namespace
+
+void AlignedBytesFree::operator()(uint8_t* p) const { std::free(p); }
+
+AlignedBytes MakeAlignedBytes(int64_t n) {
+  const size_t bytes = (static_cast<size_t>(std::max<int64_t>(n, 1)) + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, bytes);
+  if (p == nullptr) throw std::bad_alloc();
+  return AlignedBytes(static_cast<uint8_t*>(p));
+}
+
+bool QGemmUsesVnni() {
+  return HWY_DYNAMIC_DISPATCH(QTargetHasVnniKernelImpl)() && CpuHasVnni() && !g_vnni_disabled.load();
+}
+void QGemmDisableVnniForTest(bool disable) { g_vnni_disabled.store(disable); }
+
+QPackedA QPackA(const void* a, bool a_signed, int64_t lda, int64_t m, int64_t k, int threads) {
+  QPackedA p;
+  p.m = m;
+  p.k = k;
+  p.kp = RoundUp4(k);
+  p.offset = a_signed ? 128 : 0;
+  p.data = MakeAlignedBytes(m * p.kp);
+  p.row_sums.assign(static_cast<size_t>(m), 0);
+  const uint8_t* src = static_cast<const uint8_t*>(a);
+  const uint8_t x = a_signed ? 0x80 : 0;
+  ParallelRange(threads, m, k * 4, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const uint8_t* s = src + i * lda;
+      uint8_t* d = p.data.get() + i * p.kp;
+      int32_t sum = 0;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const uint8_t v = s[kk] ^ x;
+        d[kk] = v;
+        sum += v;
+      }
+      for (int64_t kk = k; kk < p.kp; ++kk) d[kk] = 0;
+      p.row_sums[i] = sum;
+    }
+  });
+  return p;
+}
+
+void QPackBInto(const void* b, bool b_signed, int64_t ldb, bool trans, int64_t k, int64_t n, QPackedB* p) {
+  const int64_t kp = RoundUp4(k);
+  const int64_t strips = (n + kQNr - 1) / kQNr;
+  const int64_t need = strips * kp * kQNr;
+  const int64_t had = p->data != nullptr ? p->strips() * p->strip_bytes() : 0;
+  if (p->data == nullptr || had < need) p->data = MakeAlignedBytes(need);
+  p->k = k;
+  p->n = n;
+  p->kp = kp;
+  p->offset = b_signed ? 0 : -128;
+  p->col_sums.resize(static_cast<size_t>(strips * kQNr));
+  HWY_DYNAMIC_DISPATCH(QPackBImpl)(static_cast<const uint8_t*>(b), !b_signed, ldb, trans, k, n, kp, 0, strips,
+                                   reinterpret_cast<int8_t*>(p->data.get()), p->col_sums.data());
+}
+
+QPackedB QPackB(const void* b, bool b_signed, int64_t ldb, bool trans, int64_t k, int64_t n, int threads) {
+  QPackedB p;
+  p.k = k;
+  p.n = n;
+  p.kp = RoundUp4(k);
+  p.offset = b_signed ? 0 : -128;
+  p.data = MakeAlignedBytes(p.strips() * p.strip_bytes());
+  p.col_sums.assign(static_cast<size_t>(p.strips() * kQNr), 0);
+  const auto pack = HWY_DYNAMIC_DISPATCH(QPackBImpl);
+  ParallelRange(threads, p.strips(), p.strip_bytes(), [&](int64_t t0, int64_t t1) {
+    pack(static_cast<const uint8_t*>(b), !b_signed, ldb, trans, k, n, p.kp, t0, t1,
+         reinterpret_cast<int8_t*>(p.data.get()), p.col_sums.data());
+  });
+  return p;
+}
+
+void QGemm(const QPackedA& a, const QPackedB& b, const QZeroPoints& zero, const QEpilogue& ep, void* c, int64_t ldc,
+           int threads) {
+  const int64_t m = a.m, n = b.n, k = a.k;
+  if (m <= 0 || n <= 0) return;
+  const bool vnni = QGemmUsesVnni();
+  const int64_t strips = b.strips();
+  const int64_t n_pad = strips * kQNr;
+
+  // Zero points in the stored domain and the per-row / per-column terms of the epilogue.
+  std::vector<int32_t> neg_row_sum(m), neg_za(m);
+  for (int64_t i = 0; i < m; ++i) {
+    const int32_t za = zero.a == nullptr ? 0 : zero.a[zero.a_count == 1 ? 0 : i];
+    neg_za[i] = -(za + a.offset);
+    neg_row_sum[i] = -a.row_sums[i];
+  }
+  std::vector<int32_t> zb(n_pad, 0), b_term(n_pad, 0);
+  for (int64_t j = 0; j < n; ++j) {
+    const int32_t z = (zero.b == nullptr ? 0 : zero.b[zero.b_count == 1 ? 0 : j]) + b.offset;
+    zb[j] = z;
+    b_term[j] = b.col_sums[j] - static_cast<int32_t>(k) * z;
+  }
+  // Column arrays the epilogue reads a whole strip of: padded copies.
+  std::vector<int32_t> bias_col;
+  std::vector<float> scale_col, fbias_col;
+  auto pad_i = [&](const int32_t* src, std::vector<int32_t>* dst) -> const int32_t* {
+    if (src == nullptr) return nullptr;
+    dst->assign(n_pad, 0);
+    std::copy(src, src + n, dst->begin());
+    return dst->data();
+  };
+  auto pad_f = [&](const float* src, std::vector<float>* dst) -> const float* {
+    if (src == nullptr) return nullptr;
+    dst->assign(n_pad, 0.0f);
+    std::copy(src, src + n, dst->begin());
+    return dst->data();
+  };
+
+  qgemm_internal::QBlock base;
+  base.kp = a.kp;
+  base.strip_bytes = b.strip_bytes();
+  base.neg_row_sum = neg_row_sum.data();
+  base.neg_za = neg_za.data();
+  base.bias_row = ep.bias_row;
+  base.scale_row = ep.scale_row;
+  base.zb = zb.data();
+  base.b_term = b_term.data();
+  base.bias_col = pad_i(ep.bias_col, &bias_col);
+  base.scale_col = pad_f(ep.scale_col, &scale_col);
+  base.fbias_col = pad_f(ep.fbias_col, &fbias_col);
+  base.kind = ep.kind;
+  base.out_scale = ep.out_scale;
+  base.out_zero = ep.out_zero;
+  base.c = c;
+  base.ldc = ldc;
+  base.vnni = vnni;
+
+  // Tasks: blocks of B strips by blocks of rows. Two per core when parallel, N split first (each
+  // task then reads only its own strips of the weights).
+  const int64_t macs = m * n * std::max<int64_t>(k, 1);
+  const int parallel_threads = macs >= kMinParallelMacs ? threads : 1;
+  const int64_t want = parallel_threads > 1 ? int64_t{parallel_threads} * 2 : 1;
+  const int64_t n_blocks = std::min(strips, want);
+  const int64_t row_units = (m + kRowQuantum - 1) / kRowQuantum;
+  const int64_t m_blocks = std::min(row_units, (want + n_blocks - 1) / n_blocks);
+  const int64_t rows_per_block = (row_units + m_blocks - 1) / m_blocks * kRowQuantum;
+  const int64_t a_rows_in_l2 = std::max<int64_t>(kRowQuantum, kABlockBytes / std::max<int64_t>(a.kp, 1) /
+                                                                  kRowQuantum * kRowQuantum);
+  const size_t out_size = ep.kind == QOutput::kInt32 || ep.kind == QOutput::kFloat ? 4 : 1;
+  const auto run = HWY_DYNAMIC_DISPATCH(RunQBlockImpl);
+  const int64_t tasks = m_blocks * n_blocks;
+  ParallelRange(parallel_threads, tasks, macs / tasks, [&](int64_t t0, int64_t t1) {
+    for (int64_t task = t0; task < t1; ++task) {
+      const int64_t mb = task / n_blocks, nb = task % n_blocks;
+      const int64_t s0 = nb * strips / n_blocks, s1 = (nb + 1) * strips / n_blocks;
+      const int64_t r_begin = mb * rows_per_block, r_end = std::min(m, r_begin + rows_per_block);
+      for (int64_t i0 = r_begin; i0 < r_end; i0 += a_rows_in_l2) {
+        qgemm_internal::QBlock blk = base;
+        blk.m = std::min(r_end, i0 + a_rows_in_l2) - i0;
+        blk.a = a.data.get() + i0 * a.kp;
+        blk.neg_row_sum = base.neg_row_sum + i0;
+        blk.neg_za = base.neg_za + i0;
+        blk.bias_row = base.bias_row != nullptr ? base.bias_row + i0 : nullptr;
+        blk.scale_row = base.scale_row != nullptr ? base.scale_row + i0 : nullptr;
+        const int64_t j0 = s0 * kQNr;
+        blk.b = reinterpret_cast<const int8_t*>(b.data.get()) + s0 * b.strip_bytes();
+        blk.n = std::min(n, s1 * kQNr) - j0;
+        blk.zb = base.zb + j0;
+        blk.b_term = base.b_term + j0;
+        blk.bias_col = base.bias_col != nullptr ? base.bias_col + j0 : nullptr;
+        blk.scale_col = base.scale_col != nullptr ? base.scale_col + j0 : nullptr;
+        blk.fbias_col = base.fbias_col != nullptr ? base.fbias_col + j0 : nullptr;
+        blk.c = static_cast<uint8_t*>(c) + (i0 * ldc + j0) * out_size;
+        run(blk);
+      }
+    }
+  });
+}
+
+void QGemmReference(int64_t m, int64_t n, int64_t k, const void* a, bool a_signed, int64_t lda, const void* b,
+                    bool b_signed, int64_t ldb, bool trans_b, const QZeroPoints& zero, const QEpilogue& ep, void* c,
+                    int64_t ldc) {
+  auto at = [](const void* p, bool s, int64_t idx) -> int32_t {
+    return s ? static_cast<const int8_t*>(p)[idx] : static_cast<const uint8_t*>(p)[idx];
+  };
+  for (int64_t i = 0; i < m; ++i) {
+    const int32_t za = zero.a == nullptr ? 0 : zero.a[zero.a_count == 1 ? 0 : i];
+    for (int64_t j = 0; j < n; ++j) {
+      const int32_t zb = zero.b == nullptr ? 0 : zero.b[zero.b_count == 1 ? 0 : j];
+      int64_t sum = 0;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        sum += int64_t{at(a, a_signed, i * lda + kk) - za} *
+               (at(b, b_signed, trans_b ? j * ldb + kk : kk * ldb + j) - zb);
+      }
+      int32_t v = static_cast<int32_t>(sum);
+      if (ep.bias_row != nullptr) v += ep.bias_row[i];
+      if (ep.bias_col != nullptr) v += ep.bias_col[j];
+      const float s = (ep.scale_row != nullptr ? ep.scale_row[i] : 1.0f) * (ep.scale_col != nullptr ? ep.scale_col[j] : 1.0f);
+      switch (ep.kind) {
+        case QOutput::kInt32: static_cast<int32_t*>(c)[i * ldc + j] = v; break;
+        case QOutput::kFloat:
+          static_cast<float*>(c)[i * ldc + j] =
+              static_cast<float>(v) * s + (ep.fbias_col != nullptr ? ep.fbias_col[j] : 0.0f);
+          break;
+        case QOutput::kUint8:
+        case QOutput::kInt8: {
+          const float r = std::nearbyint(static_cast<float>(v) * (s / ep.out_scale)) + static_cast<float>(ep.out_zero);
+          if (ep.kind == QOutput::kUint8) {
+            static_cast<uint8_t*>(c)[i * ldc + j] = static_cast<uint8_t>(std::min(255.0f, std::max(0.0f, r)));
+          } else {
+            static_cast<int8_t*>(c)[i * ldc + j] = static_cast<int8_t>(std::min(127.0f, std::max(-128.0f, r)));
+          }
+          break;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace onnxflow
+
+#endif  // HWY_ONCE

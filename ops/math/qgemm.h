@@ -1,0 +1,145 @@
+// Integer GEMM for the quantized ops: C[M,N] = sum_k (A[i,k] - a_zero[i]) * (B[k,j] - b_zero[j]),
+// A and B 8-bit (uint8 or int8 each), accumulated in int32, then an epilogue that stores int32,
+// dequantizes to float (MatMulIntegerToFloat, DynamicQuantizeMatMul) or requantizes to uint8/int8
+// (QLinearMatMul, QLinearConv, QGemm).
+//
+// How it is fast:
+//  * Every operand pair becomes uint8 x int8, the form of AVX-512 VNNI's vpdpbusd (4 byte products
+//    summed into each int32 lane per instruction): A is stored as uint8 (an int8 A gets +128), B as
+//    int8 (a uint8 B gets -128). The shifts move into the zero points, which are applied after the
+//    products through A's row sums and B's column sums:
+//      sum (a - za)(b - zb) = sum a*b - zb * rowsum(a) - za * colsum(b) + K * za * zb.
+//  * A is packed as rows of K rounded up to 4 bytes (with its row sums); B in strips of kQNr = 48
+//    columns, each k-quad of a strip 48 x 4 bytes (one column's 4 k side by side), zero-padded
+//    past K and N, with its column sums. The layout is the same on every CPU target, so constant
+//    weights are packed once at load (QPackB / QPackA) and reused by every run on any target.
+//  * The micro-kernel keeps a tile of C in int32 registers: 8 rows x 3 zmm on AVX-512 VNNI (24
+//    vpdpbusd per 3 loads + 8 broadcasts). AVX-512BW and AVX2 have no vpdpbusd: they split bytes
+//    into 16-bit even and odd halves and use vpmaddwd, which is exact (vpmaddubsw would saturate
+//    255 * 127 * 2 in int16). The portable target is a plain loop, the tests' reference.
+//  * Work is split over cores in tiles of C through ParallelRange (gemm.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace onnxflow {
+
+constexpr int64_t kQNr = 48;  // columns per packed B strip (every target)
+
+// Owning, 64-byte aligned bytes.
+struct AlignedBytesFree {
+  void operator()(uint8_t* p) const;
+};
+using AlignedBytes = std::unique_ptr<uint8_t[], AlignedBytesFree>;
+AlignedBytes MakeAlignedBytes(int64_t n);
+
+// A packed: row i at data[i * kp], stored value = source + offset (0 for uint8, 128 for int8),
+// zeros past k. row_sums over the stored values.
+struct QPackedA {
+  int64_t m = 0, k = 0, kp = 0;
+  int32_t offset = 0;
+  AlignedBytes data;
+  std::vector<int32_t> row_sums;
+};
+
+// B packed in strips of kQNr columns: byte e of column j of k-quad q of strip t at
+// data[t * strip_bytes() + (q * kQNr + j % kQNr) * 4 + e] holds B[4q + e, t * kQNr + j] + offset
+// (offset 0 for int8, -128 for uint8) as int8, zero past k and n. col_sums over the stored values
+// (padded to strips() * kQNr).
+struct QPackedB {
+  int64_t k = 0, n = 0, kp = 0;
+  int32_t offset = 0;
+  AlignedBytes data;
+  std::vector<int32_t> col_sums;
+  int64_t strips() const { return (n + kQNr - 1) / kQNr; }
+  int64_t strip_bytes() const { return kp * kQNr; }
+};
+
+// a: M x K (row i at a + i * lda), int8 when a_signed else uint8.
+QPackedA QPackA(const void* a, bool a_signed, int64_t lda, int64_t m, int64_t k, int threads = 1);
+// op(B) K x N: B[k, j] at b + k * ldb + j, or at b + j * ldb + k when trans.
+QPackedB QPackB(const void* b, bool b_signed, int64_t ldb, bool trans, int64_t k, int64_t n, int threads = 1);
+// Packs into an existing QPackedB whose buffers already have room (a convolution reusing one per
+// thread): resizes only when too small.
+void QPackBInto(const void* b, bool b_signed, int64_t ldb, bool trans, int64_t k, int64_t n, QPackedB* out);
+
+enum class QOutput { kInt32, kFloat, kUint8, kInt8 };
+
+// What becomes of each int32 sum v(i, j) (zero points already applied):
+//   kInt32:  v + bias_row[i] + bias_col[j]
+//   kFloat:  float(v + biases) * scale_row[i] * scale_col[j] + fbias_col[j]
+//   kUint8 / kInt8: saturate(round_half_even(float(v + biases) * (scale_row[i] * scale_col[j] /
+//            out_scale)) + out_zero)
+// Absent arrays are 0 (biases) or 1 (scales).
+struct QEpilogue {
+  QOutput kind = QOutput::kInt32;
+  const int32_t* bias_row = nullptr;
+  const int32_t* bias_col = nullptr;
+  const float* scale_row = nullptr;
+  const float* scale_col = nullptr;
+  const float* fbias_col = nullptr;
+  float out_scale = 1.0f;
+  int32_t out_zero = 0;
+};
+
+// Zero points in the operands' own types, as int32: one value (count 1) or one per row of A / per
+// column of B (count m / n); null means 0.
+struct QZeroPoints {
+  const int32_t* a = nullptr;
+  int64_t a_count = 1;
+  const int32_t* b = nullptr;
+  int64_t b_count = 1;
+};
+
+// C (element (i, j) at c + (i * ldc + j) * sizeof(output type)) = epilogue(A * B). `threads`: cores
+// the call may use (tbb::parallel_for inside the caller's arena).
+void QGemm(const QPackedA& a, const QPackedB& b, const QZeroPoints& zero, const QEpilogue& epilogue, void* c,
+           int64_t ldc, int threads);
+
+// Plain loops with the same semantics on unpacked operands, for tests.
+void QGemmReference(int64_t m, int64_t n, int64_t k, const void* a, bool a_signed, int64_t lda, const void* b,
+                    bool b_signed, int64_t ldb, bool trans_b, const QZeroPoints& zero, const QEpilogue& epilogue,
+                    void* c, int64_t ldc);
+
+// Whether QGemm uses vpdpbusd on this CPU (AVX-512 target with VNNI); tests turn it off to reach the
+// AVX-512BW kernel on a VNNI machine.
+bool QGemmUsesVnni();
+void QGemmDisableVnniForTest(bool disable);
+
+namespace qgemm_internal {
+
+// One tile row-strip job handed to the target code: rows [0, m) of packed A (at the block's first
+// row) times strips of B, with the epilogue, written to C at the block's first row and column.
+struct QBlock {
+  const uint8_t* a = nullptr;  // first row
+  int64_t kp = 0;              // bytes per A row
+  int64_t m = 0;               // rows in the block
+  const int8_t* b = nullptr;   // first strip
+  int64_t strip_bytes = 0;
+  int64_t n = 0;               // columns in the block (strips of kQNr, the last may be partial)
+  // Per row (at the block's first row): -rowsum(A), -za', int32 bias, float scale.
+  const int32_t* neg_row_sum = nullptr;
+  const int32_t* neg_za = nullptr;
+  const int32_t* bias_row = nullptr;
+  const float* scale_row = nullptr;
+  // Per column (at the block's first column, readable up to the block's last full strip):
+  // zb', colsum(B) - K * zb', int32 bias, float scale, float bias.
+  const int32_t* zb = nullptr;
+  const int32_t* b_term = nullptr;
+  const int32_t* bias_col = nullptr;
+  const float* scale_col = nullptr;
+  const float* fbias_col = nullptr;
+  QOutput kind = QOutput::kInt32;
+  float inv_out_scale = 1.0f;  // unused: the requantizing epilogue divides, as the reference does
+  float out_scale = 1.0f;
+  int32_t out_zero = 0;
+  void* c = nullptr;
+  int64_t ldc = 0;
+  bool vnni = false;
+};
+
+}  // namespace qgemm_internal
+}  // namespace onnxflow

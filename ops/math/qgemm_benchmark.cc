@@ -1,0 +1,100 @@
+// The integer GEMM (qgemm.h) in GOPS (2*M*N*K integer operations per iteration), on the float GEMM
+// table's shapes (gemm_benchmark.cc), on 1 and 2 threads, uint8 A x int8 B packed once (the path a
+// constant weight takes), int32 out. BM_VnniPeak measures the machine's vpdpbusd peak: 2 x 12
+// independent dependency chains of zmm vpdpbusd (64 multiply-adds each), no memory.
+//   ./bazelw run -c opt //ops/math:qgemm_benchmark
+#include <immintrin.h>
+
+#include <random>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include "ops/math/qgemm.h"
+
+namespace onnxflow {
+namespace {
+
+void SetCounters(benchmark::State& state, double ops) {
+  state.counters["GOPS"] =
+      benchmark::Counter(ops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+
+// Args: M, N, K, threads
+void BM_QGemm(benchmark::State& state) {
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  const int threads = static_cast<int>(state.range(3));
+  std::mt19937 rng(42);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::vector<uint8_t> a(m * k), b(k * n);
+  for (auto& x : a) x = static_cast<uint8_t>(byte(rng));
+  for (auto& x : b) x = static_cast<uint8_t>(byte(rng));
+  std::vector<int32_t> c(m * n);
+  const QPackedB pb = QPackB(b.data(), true, n, false, k, n);
+  const int32_t za = 7;
+  QZeroPoints zero{&za, 1, nullptr, 1};
+  tbb::task_arena arena(threads);
+  for (auto _ : state) {
+    arena.execute([&] {
+      const QPackedA pa = QPackA(a.data(), false, k, m, k);
+      QGemm(pa, pb, zero, QEpilogue{}, c.data(), n, threads);
+    });
+    benchmark::DoNotOptimize(c.data());
+  }
+  SetCounters(state, 2.0 * m * n * k);
+  state.SetLabel(QGemmUsesVnni() ? "vnni" : "no-vnni");
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniLoop(benchmark::State& state) {
+  constexpr int kChains = 12;
+  __m512i acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_epi32(i);
+  const __m512i a = _mm512_set1_epi32(0x01010101), b = _mm512_set1_epi32(0x01FF01FF);
+  const int64_t iters = 1 << 16;
+  for (auto _ : state) {
+    for (int64_t it = 0; it < iters; ++it) {
+#pragma GCC unroll 12
+      for (int i = 0; i < kChains; ++i) acc[i] = _mm512_dpbusd_epi32(acc[i], a, b);
+      __asm__ volatile("" : "+v"(acc[0]), "+v"(acc[1]), "+v"(acc[2]), "+v"(acc[3]), "+v"(acc[4]), "+v"(acc[5]));
+    }
+  }
+  int32_t out[16];
+  __m512i s = acc[0];
+  for (int i = 1; i < kChains; ++i) s = _mm512_add_epi32(s, acc[i]);
+  _mm512_storeu_si512(out, s);
+  benchmark::DoNotOptimize(out);
+  SetCounters(state, 2.0 * 64 * kChains * iters);
+}
+
+void BM_VnniPeak(benchmark::State& state) {
+  if (!__builtin_cpu_supports("avx512vnni")) {
+    state.SkipWithError("no AVX-512 VNNI");
+    return;
+  }
+  VnniLoop(state);
+}
+
+void Shapes(benchmark::internal::Benchmark* b) {
+  const int64_t shapes[][3] = {{1, 256, 256},    {1, 1024, 1024},   {1, 4096, 4096},  {16, 512, 512},
+                               {16, 4096, 1024}, {256, 256, 256},   {256, 1024, 1024}, {256, 4096, 64},
+                               {1024, 1024, 1024}, {1024, 4096, 4096}, {1024, 64, 4096},
+                               {64, 12544, 147}, {64, 3136, 64}, {64, 3136, 576}, {256, 3136, 64},
+                               {128, 784, 1152}, {512, 49, 4608}, {2048, 49, 512}, {16, 3025, 64},
+                               {128, 768, 768}, {128, 3072, 768}, {128, 768, 3072}};
+  for (int threads : {1, 2}) {
+    for (const auto& s : shapes) b->Args({s[0], s[1], s[2], threads});
+  }
+}
+
+BENCHMARK(BM_VnniPeak)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_QGemm)
+    ->ArgNames({"M", "N", "K", "threads"})
+    ->Apply(Shapes)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace onnxflow
+
+BENCHMARK_MAIN();

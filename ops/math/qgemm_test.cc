@@ -1,0 +1,122 @@
+#include "ops/math/qgemm.h"
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include "hwy/targets.h"
+
+namespace onnxflow {
+namespace {
+
+struct Case {
+  int64_t m, n, k;
+  bool a_signed, b_signed, trans_b;
+  bool per_row_za, per_col_zb;
+  QOutput kind;
+};
+
+std::string Describe(const Case& c, int64_t target, bool vnni) {
+  return std::string(hwy::TargetName(target)) + (vnni ? "+vnni" : "") + " m=" + std::to_string(c.m) +
+         " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) + " a" + (c.a_signed ? "s8" : "u8") + " b" +
+         (c.b_signed ? "s8" : "u8") + (c.trans_b ? " transB" : "") + " kind=" + std::to_string(static_cast<int>(c.kind));
+}
+
+// Runs one case through the packed GEMM and the reference, with operands one byte off alignment and
+// leading dimensions wider than the rows, and expects identical outputs (the float epilogues do the
+// same float operations in the same order).
+void RunCase(const Case& c, std::mt19937& rng, const std::string& what) {
+  const int64_t lda = c.k + 3, ldb = (c.trans_b ? c.k : c.n) + 5;
+  const int64_t b_rows = c.trans_b ? c.n : c.k;
+  std::vector<uint8_t> a_mem(c.m * lda + 1), b_mem(b_rows * ldb + 1);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (auto& x : a_mem) x = static_cast<uint8_t>(byte(rng));
+  for (auto& x : b_mem) x = static_cast<uint8_t>(byte(rng));
+  const uint8_t* a = a_mem.data() + 1;
+  const uint8_t* b = b_mem.data() + 1;
+  std::vector<int32_t> za(c.per_row_za ? c.m : 1), zb(c.per_col_zb ? c.n : 1);
+  for (auto& z : za) z = c.a_signed ? byte(rng) - 128 : byte(rng);
+  for (auto& z : zb) z = c.b_signed ? byte(rng) - 128 : byte(rng);
+  QZeroPoints zero{za.data(), static_cast<int64_t>(za.size()), zb.data(), static_cast<int64_t>(zb.size())};
+  std::vector<int32_t> bias_row(c.m), bias_col(c.n);
+  std::vector<float> scale_row(c.m), scale_col(c.n), fbias(c.n);
+  std::uniform_real_distribution<float> unit(0.5f, 1.5f);
+  for (auto& x : bias_row) x = byte(rng) - 128;
+  for (auto& x : bias_col) x = byte(rng) * 3 - 300;
+  for (auto& x : scale_row) x = unit(rng) * 1e-3f;
+  for (auto& x : scale_col) x = unit(rng) * 1e-2f;
+  for (auto& x : fbias) x = unit(rng) - 1.0f;
+  QEpilogue ep;
+  ep.kind = c.kind;
+  ep.bias_row = bias_row.data();
+  ep.bias_col = bias_col.data();
+  if (c.kind != QOutput::kInt32) {
+    ep.scale_row = scale_row.data();
+    ep.scale_col = scale_col.data();
+  }
+  if (c.kind == QOutput::kFloat) ep.fbias_col = fbias.data();
+  ep.out_scale = 0.37f;
+  ep.out_zero = c.kind == QOutput::kUint8 ? 131 : -5;
+  const size_t size = c.kind == QOutput::kInt32 || c.kind == QOutput::kFloat ? 4 : 1;
+  const int64_t ldc = c.n + 2;
+  std::vector<uint8_t> got(c.m * ldc * size, 0xAB), want(c.m * ldc * size, 0xAB);
+  const QPackedA pa = QPackA(a, c.a_signed, lda, c.m, c.k);
+  const QPackedB pb = QPackB(b, c.b_signed, ldb, c.trans_b, c.k, c.n, 2);
+  QGemm(pa, pb, zero, ep, got.data(), ldc, 2);
+  QGemmReference(c.m, c.n, c.k, a, c.a_signed, lda, b, c.b_signed, ldb, c.trans_b, zero, ep, want.data(), ldc);
+  for (int64_t i = 0; i < c.m; ++i) {
+    for (int64_t j = 0; j < ldc; ++j) {
+      const size_t at = (i * ldc + j) * size;
+      ASSERT_EQ(0, std::memcmp(got.data() + at, want.data() + at, size)) << what << " at (" << i << ", " << j << ")";
+    }
+  }
+}
+
+TEST(QGemmTest, MatchesReferenceOnEveryTargetAndTypePair) {
+  std::mt19937 rng(7);
+  const int64_t shapes[][3] = {{1, 1, 1}, {3, 50, 7}, {9, 47, 13}, {17, 97, 64}, {25, 49, 130}, {8, 48, 4}, {40, 200, 300}};
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    for (bool vnni_off : {false, true}) {
+      QGemmDisableVnniForTest(vnni_off);
+      int idx = 0;
+      for (const auto& s : shapes) {
+        for (int types = 0; types < 4; ++types) {
+          const QOutput kinds[] = {QOutput::kInt32, QOutput::kFloat, QOutput::kUint8, QOutput::kInt8};
+          Case c{s[0], s[1], s[2], (types & 1) != 0, (types & 2) != 0, idx % 3 == 1, idx % 2 == 0, idx % 5 == 2,
+                 kinds[idx % 4]};
+          ++idx;
+          RunCase(c, rng, Describe(c, target, QGemmUsesVnni()));
+          if (HasFatalFailure()) break;
+        }
+      }
+    }
+  }
+  QGemmDisableVnniForTest(false);
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+// Extreme operands: uint8 255 against int8 -128 in every product, where vpmaddubsw would saturate.
+TEST(QGemmTest, ExtremeValuesDoNotSaturate) {
+  const int64_t m = 5, n = 53, k = 1031;
+  std::vector<uint8_t> a(m * k, 255);
+  std::vector<int8_t> b(k * n, -128);
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    for (bool vnni_off : {false, true}) {
+      QGemmDisableVnniForTest(vnni_off);
+      const QPackedA pa = QPackA(a.data(), false, k, m, k);
+      const QPackedB pb = QPackB(b.data(), true, n, false, k, n);
+      std::vector<int32_t> c(m * n);
+      QGemm(pa, pb, QZeroPoints{}, QEpilogue{}, c.data(), n, 1);
+      for (int32_t v : c) ASSERT_EQ(v, 255 * -128 * k) << hwy::TargetName(target);
+    }
+  }
+  QGemmDisableVnniForTest(false);
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+}  // namespace
+}  // namespace onnxflow
