@@ -322,6 +322,44 @@ int64_t QRowsPerTileImpl(bool vnni) { return qgemm_detail::RowsPerTile(vnni); }
 
 bool QTargetHasVnniKernelImpl() { return HWY_TARGET == HWY_AVX3; }
 
+// Packs rows [i0, i1) of A (see QPackedA): stored = source ^ x, zeros to kp, and the row sums.
+void QPackARowsImpl(const uint8_t* HWY_RESTRICT a, uint8_t x, int64_t lda, int64_t k, int64_t kp, int64_t i0,
+                    int64_t i1, uint8_t* HWY_RESTRICT dst, int32_t* HWY_RESTRICT row_sums) {
+#if HWY_TARGET == HWY_SCALAR
+  for (int64_t i = i0; i < i1; ++i) {
+    int32_t sum = 0;
+    for (int64_t kk = 0; kk < kp; ++kk) {
+      dst[i * kp + kk] = kk < k ? a[i * lda + kk] ^ x : 0;
+      sum += dst[i * kp + kk];
+    }
+    row_sums[i] = sum;
+  }
+#else
+  const hn::ScalableTag<uint8_t> d8;
+  const hn::Repartition<uint64_t, decltype(d8)> d64;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d8));
+  const auto vx = hn::Set(d8, x);
+  for (int64_t i = i0; i < i1; ++i) {
+    const uint8_t* s = a + i * lda;
+    uint8_t* d = dst + i * kp;
+    auto acc = hn::Zero(d64);
+    int64_t kk = 0;
+    for (; kk + lanes <= k; kk += lanes) {
+      const auto v = hn::Xor(hn::LoadU(d8, s + kk), vx);
+      hn::StoreU(v, d8, d + kk);
+      acc = hn::Add(acc, hn::SumsOf8(v));
+    }
+    uint64_t sum = hn::GetLane(hn::SumOfLanes(d64, acc));
+    for (; kk < k; ++kk) {
+      d[kk] = s[kk] ^ x;
+      sum += d[kk];
+    }
+    for (; kk < kp; ++kk) d[kk] = 0;
+    row_sums[i] = static_cast<int32_t>(sum);
+  }
+#endif
+}
+
 // Packs strips [t0, t1) of op(B) (see QPackedB), `flip` xors every byte with 0x80 (uint8 -> int8
 // minus 128), and writes each strip's column sums of the stored values.
 void QPackBImpl(const uint8_t* HWY_RESTRICT b, bool flip, int64_t ldb, bool trans, int64_t k, int64_t n,

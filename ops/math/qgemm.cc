@@ -26,6 +26,7 @@ HWY_EXPORT(RunQBlockImpl);
 HWY_EXPORT(QRowsPerTileImpl);
 HWY_EXPORT(QTargetHasVnniKernelImpl);
 HWY_EXPORT(QPackBImpl);
+HWY_EXPORT(QPackARowsImpl);
 
 namespace {
 
@@ -74,21 +75,9 @@ QPackedA QPackA(const void* a, bool a_signed, int64_t lda, int64_t m, int64_t k,
   p.offset = a_signed ? 128 : 0;
   p.data = MakeAlignedBytes(m * p.kp);
   p.row_sums.assign(static_cast<size_t>(m), 0);
-  const uint8_t* src = static_cast<const uint8_t*>(a);
-  const uint8_t x = a_signed ? 0x80 : 0;
+  const auto pack = HWY_DYNAMIC_DISPATCH(QPackARowsImpl);
   ParallelRange(threads, m, k * 4, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-      const uint8_t* s = src + i * lda;
-      uint8_t* d = p.data.get() + i * p.kp;
-      int32_t sum = 0;
-      for (int64_t kk = 0; kk < k; ++kk) {
-        const uint8_t v = s[kk] ^ x;
-        d[kk] = v;
-        sum += v;
-      }
-      for (int64_t kk = k; kk < p.kp; ++kk) d[kk] = 0;
-      p.row_sums[i] = sum;
-    }
+    pack(static_cast<const uint8_t*>(a), a_signed ? 0x80 : 0, lda, k, p.kp, i0, i1, p.data.get(), p.row_sums.data());
   });
   return p;
 }

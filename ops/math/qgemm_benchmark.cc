@@ -48,20 +48,29 @@ void BM_QGemm(benchmark::State& state) {
 
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniLoop(benchmark::State& state) {
   constexpr int kChains = 12;
-  __m512i acc[kChains];
-  for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_epi32(i);
   const __m512i a = _mm512_set1_epi32(0x01010101), b = _mm512_set1_epi32(0x01FF01FF);
+  __m512i c0 = a, c1 = b, c2 = a, c3 = b, c4 = a, c5 = b, c6 = a, c7 = b, c8 = a, c9 = b, c10 = a, c11 = b;
   const int64_t iters = 1 << 16;
   for (auto _ : state) {
     for (int64_t it = 0; it < iters; ++it) {
-#pragma GCC unroll 12
-      for (int i = 0; i < kChains; ++i) acc[i] = _mm512_dpbusd_epi32(acc[i], a, b);
-      __asm__ volatile("" : "+v"(acc[0]), "+v"(acc[1]), "+v"(acc[2]), "+v"(acc[3]), "+v"(acc[4]), "+v"(acc[5]));
+      c0 = _mm512_dpbusd_epi32(c0, a, b);
+      c1 = _mm512_dpbusd_epi32(c1, a, b);
+      c2 = _mm512_dpbusd_epi32(c2, a, b);
+      c3 = _mm512_dpbusd_epi32(c3, a, b);
+      c4 = _mm512_dpbusd_epi32(c4, a, b);
+      c5 = _mm512_dpbusd_epi32(c5, a, b);
+      c6 = _mm512_dpbusd_epi32(c6, a, b);
+      c7 = _mm512_dpbusd_epi32(c7, a, b);
+      c8 = _mm512_dpbusd_epi32(c8, a, b);
+      c9 = _mm512_dpbusd_epi32(c9, a, b);
+      c10 = _mm512_dpbusd_epi32(c10, a, b);
+      c11 = _mm512_dpbusd_epi32(c11, a, b);
     }
   }
+  __m512i s = _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(c0, c1), _mm512_add_epi32(c2, c3)),
+                               _mm512_add_epi32(_mm512_add_epi32(c4, c5), _mm512_add_epi32(c6, c7)));
+  s = _mm512_add_epi32(s, _mm512_add_epi32(_mm512_add_epi32(c8, c9), _mm512_add_epi32(c10, c11)));
   int32_t out[16];
-  __m512i s = acc[0];
-  for (int i = 1; i < kChains; ++i) s = _mm512_add_epi32(s, acc[i]);
   _mm512_storeu_si512(out, s);
   benchmark::DoNotOptimize(out);
   SetCounters(state, 2.0 * 64 * kChains * iters);
