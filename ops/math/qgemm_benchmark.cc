@@ -65,6 +65,9 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniLoop(benchmark::
       c9 = _mm512_dpbusd_epi32(c9, a, b);
       c10 = _mm512_dpbusd_epi32(c10, a, b);
       c11 = _mm512_dpbusd_epi32(c11, a, b);
+      // Opaque to the compiler: otherwise chains with equal starting values merge into one.
+      __asm__ volatile("" : "+v"(c0), "+v"(c1), "+v"(c2), "+v"(c3), "+v"(c4), "+v"(c5), "+v"(c6), "+v"(c7),
+                       "+v"(c8), "+v"(c9), "+v"(c10), "+v"(c11));
     }
   }
   __m512i s = _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(c0, c1), _mm512_add_epi32(c2, c3)),

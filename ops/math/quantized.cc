@@ -1,14 +1,22 @@
 // Integer and quantized linear algebra: MatMulInteger-10, QLinearMatMul-10/21, ConvInteger-10,
-// QLinearConv-10. int8/uint8 operands, int32 accumulation of (x - zero_point) products; the
-// QLinear ops requantize with round-half-to-even and saturate to the output type.
+// QLinearConv-10, and com.microsoft MatMulIntegerToFloat-1 and DynamicQuantizeMatMul-1.
+// int8/uint8 operands, int32 accumulation of (x - zero_point) products on the integer GEMM
+// (qgemm.h), constant weights packed once at load; the QLinear ops requantize with
+// round-half-to-even and saturate to the output type.
 #include "ops/math/quantized.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <optional>
 
 #include "ops/framework/dispatch.h"
 #include "ops/framework/numeric.h"
 #include "ops/math/conv_geometry.h"
+#include "ops/math/gemm.h"
 #include "ops/math/matmul.h"
+#include "ops/math/qgemm.h"
+#include "ops/quant/quant_simd.h"
 
 namespace onnxflow {
 namespace {
@@ -54,31 +62,86 @@ Status CheckPerAxis(const Tensor* t, int64_t count, const char* name) {
 }
 int64_t PerAxis(const Tensor* t, int64_t i) { return t == nullptr || t->size() == 1 ? 0 : i; }
 
-// int32 product of (a - a_zero) and (b - b_zero) for every matrix of a numpy-style matmul.
-Status IntegerMatMul(const Tensor& a, const Tensor* a_zero, const Tensor& b, const Tensor* b_zero,
-                     const MatMulShapes& s, std::vector<int32_t>* out) {
+// Zero points as int32 (one 0 for an absent tensor).
+std::vector<int32_t> ZeroPoints(const Tensor* t) {
+  if (t == nullptr) return {0};
+  std::vector<int32_t> z(static_cast<size_t>(std::max<int64_t>(t->size(), 1)), 0);
+  for (int64_t i = 0; i < t->size(); ++i) z[i] = QuantAt(t, i);
+  return z;
+}
+
+bool IsSigned8(const Tensor& t) { return t.dtype() == DataType::kInt8; }
+
+// A constant 2-D 8-bit B (a MatMul's weight), packed at load.
+struct PackedWeightB {
+  QPackedB packed;
+  DataType dtype = DataType::kUndefined;
+  Shape shape;
+};
+std::optional<PackedWeightB> PackConstantB(const Tensor* b) {
+  if (b == nullptr || !IsQuant8(b->dtype()) || b->rank() != 2 || b->size() == 0) return std::nullopt;
+  PackedWeightB p;
+  p.packed = QPackB(b->raw_data(), IsSigned8(*b), b->dim(1), false, b->dim(0), b->dim(1));
+  p.dtype = b->dtype();
+  p.shape = b->shape();
+  return p;
+}
+const QPackedB* Usable(const std::optional<PackedWeightB>& p, const Tensor& b) {
+  return p.has_value() && p->dtype == b.dtype() && p->shape == b.shape() ? &p->packed : nullptr;
+}
+
+// Y = epilogue((A - a_zero) * (B - b_zero)) for a numpy-style matmul of 8-bit A and B. scale_row,
+// when set, holds one value per row of A's matrices (M).
+Status QuantMatMul(KernelContext& ctx, const Tensor& a, const Tensor* a_zero, const Tensor& b, const Tensor* b_zero,
+                   const QPackedB* packed_b, const MatMulShapes& s, QEpilogue ep, const std::vector<float>* scale_row,
+                   void* y, size_t elem) {
   ONNXFLOW_RETURN_IF_ERROR(CheckPerAxis(a_zero, s.m, "a_zero_point"));
   ONNXFLOW_RETURN_IF_ERROR(CheckPerAxis(b_zero, s.n, "b_zero_point"));
-  out->assign(static_cast<size_t>(ElementCount(s.output)), 0);
-  for (const MatMulBatch& job : MatMulBatches(s)) {
-    for (int64_t i = 0; i < s.m; ++i) {
-      const int32_t az = QuantAt(a_zero, PerAxis(a_zero, i));
-      for (int64_t kk = 0; kk < s.k; ++kk) {
-        const int32_t av = QuantAt(&a, job.a + i * s.k + kk) - az;
-        if (av == 0) continue;
-        int32_t* row = out->data() + job.y + i * s.n;
-        for (int64_t j = 0; j < s.n; ++j) {
-          row[j] += av * (QuantAt(&b, job.b + kk * s.n + j) - QuantAt(b_zero, PerAxis(b_zero, j)));
-        }
-      }
+  if (ElementCount(s.output) == 0) return Status::Ok();
+  const std::vector<int32_t> za = ZeroPoints(a_zero), zb = ZeroPoints(b_zero);
+  const int threads = ctx.threads();
+  const uint8_t* ad = static_cast<const uint8_t*>(a.raw_data());
+  const uint8_t* bd = static_cast<const uint8_t*>(b.raw_data());
+  uint8_t* yd = static_cast<uint8_t*>(y);
+  if (ElementCount(s.b_batch) == 1 && ElementCount(s.a_batch) == ElementCount(s.batch)) {
+    // One B for every batch: the batches of A stack into one tall GEMM; per-row values repeat.
+    const int64_t rows = ElementCount(s.batch) * s.m;
+    std::vector<int32_t> za_rows;
+    std::vector<float> scale_rows;
+    QZeroPoints zero{za.data(), static_cast<int64_t>(za.size()), zb.data(), static_cast<int64_t>(zb.size())};
+    if (za.size() > 1 && rows != s.m) {
+      za_rows.resize(rows);
+      for (int64_t i = 0; i < rows; ++i) za_rows[i] = za[i % s.m];
+      zero.a = za_rows.data();
+      zero.a_count = rows;
     }
+    if (scale_row != nullptr) {
+      scale_rows.resize(rows);
+      for (int64_t i = 0; i < rows; ++i) scale_rows[i] = (*scale_row)[i % s.m];
+      ep.scale_row = scale_rows.data();
+    }
+    const QPackedA pa = QPackA(ad, IsSigned8(a), s.k, rows, s.k, threads);
+    QPackedB local;
+    if (packed_b == nullptr) {
+      local = QPackB(bd, IsSigned8(b), s.n, false, s.k, s.n, threads);
+      packed_b = &local;
+    }
+    QGemm(pa, *packed_b, zero, ep, y, s.n, threads);
+    return Status::Ok();
+  }
+  if (scale_row != nullptr) ep.scale_row = scale_row->data();
+  const QZeroPoints zero{za.data(), static_cast<int64_t>(za.size()), zb.data(), static_cast<int64_t>(zb.size())};
+  for (const MatMulBatch& job : MatMulBatches(s)) {
+    const QPackedA pa = QPackA(ad + job.a, IsSigned8(a), s.k, s.m, s.k, threads);
+    const QPackedB pb = QPackB(bd + job.b, IsSigned8(b), s.n, false, s.k, s.n, threads);
+    QGemm(pa, pb, zero, ep, yd + job.y * elem, s.n, threads);
   }
   return Status::Ok();
 }
 
 class MatMulIntegerKernel : public OpKernel {
  public:
-  explicit MatMulIntegerKernel(const KernelInfo&) {}
+  explicit MatMulIntegerKernel(const KernelInfo& info) : packed_b_(PackConstantB(info.constant_input(1))) {}
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* a, ctx.RequireTensor(0));
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* b, ctx.RequireTensor(1));
@@ -89,17 +152,17 @@ class MatMulIntegerKernel : public OpKernel {
       return InvalidArgument("MatMulInteger: zero points must have the type of their operand");
     }
     ONNXFLOW_ASSIGN_OR_RETURN(MatMulShapes s, ResolveMatMulShapes(a->shape(), b->shape()));
-    std::vector<int32_t> acc;
-    ONNXFLOW_RETURN_IF_ERROR(IntegerMatMul(*a, az, *b, bz, s, &acc));
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, DataType::kInt32, s.output));
-    std::copy(acc.begin(), acc.end(), y->mutable_data<int32_t>());
-    return Status::Ok();
+    return QuantMatMul(ctx, *a, az, *b, bz, Usable(packed_b_, *b), s, QEpilogue{}, nullptr, y->mutable_raw_data(), 4);
   }
+
+ private:
+  std::optional<PackedWeightB> packed_b_;
 };
 
 class QLinearMatMulKernel : public OpKernel {
  public:
-  explicit QLinearMatMulKernel(const KernelInfo&) {}
+  explicit QLinearMatMulKernel(const KernelInfo& info) : packed_b_(PackConstantB(info.constant_input(3))) {}
   Status Compute(KernelContext& ctx) const override {
     const Tensor* in[8];
     for (int i = 0; i < 8; ++i) {
@@ -113,99 +176,339 @@ class QLinearMatMulKernel : public OpKernel {
     ONNXFLOW_RETURN_IF_ERROR(CheckPerAxis(&as, s.m, "a_scale"));
     ONNXFLOW_RETURN_IF_ERROR(CheckPerAxis(&bs, s.n, "b_scale"));
     if (ys.size() != 1 || yz.size() != 1) return InvalidArgument("QLinearMatMul: y_scale and y_zero_point must be scalars");
-    std::vector<int32_t> acc;
-    ONNXFLOW_RETURN_IF_ERROR(IntegerMatMul(a, in[2], b, in[5], s, &acc));
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, yz.dtype(), s.output));
+    // multiplier(i, j) = a_scale * b_scale / y_scale; with one a_scale the product is formed per
+    // column in the scales' type, as the reference does.
     const DataType st = as.dtype();
-    const float y_scale = ScaleAt(ys, 0);
-    const int32_t y_zero = QuantAt(&yz, 0);
-    const int64_t per_matrix = s.m * s.n;
-    for (int64_t idx = 0; idx < y->size(); ++idx) {
-      const int64_t i = (idx % per_matrix) / s.n, j = idx % s.n;
-      const float multiplier =
-          RoundToType(st, RoundToType(st, ScaleAt(as, PerAxis(&as, i)) * ScaleAt(bs, PerAxis(&bs, j))) / y_scale);
-      StoreQuant(y, idx, static_cast<double>(acc[idx]) * multiplier + y_zero);
+    std::vector<float> scale_col(s.n), scale_row;
+    if (as.size() == 1) {
+      for (int64_t j = 0; j < s.n; ++j) scale_col[j] = RoundToType(st, ScaleAt(as, 0) * ScaleAt(bs, PerAxis(&bs, j)));
+    } else {
+      for (int64_t j = 0; j < s.n; ++j) scale_col[j] = ScaleAt(bs, PerAxis(&bs, j));
+      scale_row.resize(s.m);
+      for (int64_t i = 0; i < s.m; ++i) scale_row[i] = ScaleAt(as, i);
     }
-    return Status::Ok();
+    QEpilogue ep;
+    ep.kind = yz.dtype() == DataType::kInt8 ? QOutput::kInt8 : QOutput::kUint8;
+    ep.scale_col = scale_col.data();
+    ep.out_scale = ScaleAt(ys, 0);
+    ep.out_zero = QuantAt(&yz, 0);
+    return QuantMatMul(ctx, a, in[2], b, in[5], Usable(packed_b_, b), s, ep, scale_row.empty() ? nullptr : &scale_row,
+                       y->mutable_raw_data(), 1);
   }
+
+ private:
+  std::optional<PackedWeightB> packed_b_;
 };
 
-// Shared by ConvInteger and QLinearConv: int32 convolution of (x - x_zero) and (w - w_zero[m]).
-Status IntegerConv(const ConvAttributes& attrs, const Tensor& x, const Tensor* x_zero, const Tensor& w,
-                   const Tensor* w_zero, const Tensor* bias, ConvGeometry* g, std::vector<int32_t>* out) {
-  if (!IsQuant8(x.dtype()) || !IsQuant8(w.dtype())) return InvalidArgument("x and w must be int8 or uint8");
-  ONNXFLOW_ASSIGN_OR_RETURN(*g, ComputeConvGeometry(attrs, x.shape(), w.shape()));
-  if (x_zero != nullptr && x_zero->size() != 1) return InvalidArgument("x_zero_point must be a scalar");
-  ONNXFLOW_RETURN_IF_ERROR(CheckPerAxis(w_zero, g->out_channels, "w_zero_point"));
-  if (bias != nullptr && (bias->dtype() != DataType::kInt32 || bias->size() != g->out_channels)) {
-    return InvalidArgument("B must be int32 with one value per output channel");
+// com.microsoft MatMulIntegerToFloat: (A - a_zero)(B - b_zero) * a_scale * b_scale (+ bias), float.
+class MatMulIntegerToFloatKernel : public OpKernel {
+ public:
+  explicit MatMulIntegerToFloatKernel(const KernelInfo& info) : packed_b_(PackConstantB(info.constant_input(1))) {}
+  Status Compute(KernelContext& ctx) const override {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* a, ctx.RequireTensor(0));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* b, ctx.RequireTensor(1));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* as, ctx.RequireTensor(2));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* bs, ctx.RequireTensor(3));
+    if (!IsQuant8(a->dtype()) || !IsQuant8(b->dtype())) {
+      return InvalidArgument("MatMulIntegerToFloat: A and B must be int8 or uint8");
+    }
+    if (as->dtype() != DataType::kFloat || bs->dtype() != DataType::kFloat) {
+      return InvalidArgument("MatMulIntegerToFloat: a_scale and b_scale must be float");
+    }
+    ONNXFLOW_ASSIGN_OR_RETURN(MatMulShapes s, ResolveMatMulShapes(a->shape(), b->shape()));
+    if (as->size() != 1) return InvalidArgument("MatMulIntegerToFloat: a_scale must be a scalar");
+    ONNXFLOW_RETURN_IF_ERROR(CheckPerAxis(bs, s.n, "b_scale"));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, DataType::kFloat, s.output));
+    return RunToFloat(ctx, *a, ctx.input_tensor(4), *b, ctx.input_tensor(5), as->data<float>()[0], *bs,
+                      ctx.input_tensor(6), Usable(packed_b_, *b), s, y);
   }
-  std::vector<int32_t> xs(x.size()), ws(w.size()), wz(g->out_channels);
-  for (int64_t i = 0; i < x.size(); ++i) xs[i] = QuantAt(&x, i);
-  for (int64_t i = 0; i < w.size(); ++i) ws[i] = QuantAt(&w, i);
-  for (int64_t m = 0; m < g->out_channels; ++m) wz[m] = QuantAt(w_zero, PerAxis(w_zero, m));
-  out->assign(static_cast<size_t>(ElementCount(g->output_shape())), 0);
-  DirectConv<int32_t, int32_t, int32_t>(*g, xs.data(), ws.data(), bias != nullptr ? bias->data<int32_t>() : nullptr,
-                                        QuantAt(x_zero, 0), wz.data(), out->data());
+
+  // Shared with DynamicQuantizeMatMul.
+  static Status RunToFloat(KernelContext& ctx, const Tensor& a, const Tensor* az, const Tensor& b, const Tensor* bz,
+                           float a_scale, const Tensor& bs, const Tensor* bias, const QPackedB* packed,
+                           const MatMulShapes& s, Tensor* y) {
+    std::vector<float> scale_col(s.n);
+    for (int64_t j = 0; j < s.n; ++j) scale_col[j] = a_scale * bs.data<float>()[PerAxis(&bs, j)];
+    QEpilogue ep;
+    ep.kind = QOutput::kFloat;
+    ep.scale_col = scale_col.data();
+    if (bias != nullptr) {
+      if (bias->dtype() != DataType::kFloat || bias->size() != s.n) {
+        return InvalidArgument("bias must be float with " + std::to_string(s.n) + " values, got " +
+                               ShapeToString(bias->shape()));
+      }
+      ep.fbias_col = bias->data<float>();
+    }
+    return QuantMatMul(ctx, a, az, b, bz, packed, s, ep, nullptr, y->mutable_raw_data(), 4);
+  }
+
+ private:
+  std::optional<PackedWeightB> packed_b_;
+};
+
+// com.microsoft DynamicQuantizeMatMul: A (float) quantized to uint8 as DynamicQuantizeLinear does,
+// then MatMulIntegerToFloat with B, b_scale, b_zero_point and bias.
+class DynamicQuantizeMatMulKernel : public OpKernel {
+ public:
+  explicit DynamicQuantizeMatMulKernel(const KernelInfo& info) : packed_b_(PackConstantB(info.constant_input(1))) {}
+  Status Compute(KernelContext& ctx) const override {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* a, ctx.RequireTensor(0));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* b, ctx.RequireTensor(1));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* bs, ctx.RequireTensor(2));
+    if (a->dtype() != DataType::kFloat) return InvalidArgument("DynamicQuantizeMatMul: A must be float");
+    if (!IsQuant8(b->dtype())) return InvalidArgument("DynamicQuantizeMatMul: B must be int8 or uint8");
+    if (bs->dtype() != DataType::kFloat) return InvalidArgument("DynamicQuantizeMatMul: b_scale must be float");
+    const Tensor* bz = ctx.input_tensor(3);
+    if (bz != nullptr && bz->dtype() != b->dtype()) {
+      return InvalidArgument("DynamicQuantizeMatMul: b_zero_point must have B's type");
+    }
+    ONNXFLOW_ASSIGN_OR_RETURN(MatMulShapes s, ResolveMatMulShapes(a->shape(), b->shape()));
+    ONNXFLOW_RETURN_IF_ERROR(CheckPerAxis(bs, s.n, "b_scale"));
+    // DynamicQuantizeLinear's arithmetic: the range widened to 0, scale = range / 255, zero point
+    // round(-min / scale), values round-half-even and saturated.
+    const int64_t n = a->size();
+    float lo = 0.0f, hi = 0.0f;
+    FloatRangeWithZero(a->data<float>(), n, &lo, &hi);
+    const float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
+    const float zero_point = std::nearbyint(std::clamp(0.0f - lo / scale, 0.0f, 255.0f));
+    Tensor qa(DataType::kUint8, a->shape());
+    uint8_t* qd = qa.mutable_data<uint8_t>();
+    const float* ad = a->data<float>();
+    ParallelRange(ctx.threads(), n, 4, [&](int64_t begin, int64_t end) {
+      QuantizeFloatToUint8(ad + begin, end - begin, scale, zero_point, qd + begin);
+    });
+    Tensor az(DataType::kUint8, Shape{});
+    az.mutable_data<uint8_t>()[0] = static_cast<uint8_t>(zero_point);
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, DataType::kFloat, s.output));
+    return MatMulIntegerToFloatKernel::RunToFloat(ctx, qa, &az, *b, bz, scale, *bs, ctx.input_tensor(4),
+                                                  Usable(packed_b_, *b), s, y);
+  }
+
+ private:
+  std::optional<PackedWeightB> packed_b_;
+};
+
+// A convolution's weight packed per group as the GEMM's A (rows = output channels of the group,
+// K = channels x kernel taps).
+struct PackedConvWeight {
+  std::vector<QPackedA> groups;
+  DataType dtype = DataType::kUndefined;
+  Shape shape;
+};
+std::vector<QPackedA> PackConvWeight(const Tensor& w, int64_t group) {
+  const int64_t m = w.dim(0), mg = m / group, k = w.size() / std::max<int64_t>(m, 1);
+  std::vector<QPackedA> out;
+  const uint8_t* wd = static_cast<const uint8_t*>(w.raw_data());
+  for (int64_t g = 0; g < group; ++g) out.push_back(QPackA(wd + g * mg * k, IsSigned8(w), k, mg, k));
+  return out;
+}
+std::optional<PackedConvWeight> PackConstantConvWeight(const Tensor* w, int64_t group) {
+  if (w == nullptr || !IsQuant8(w->dtype()) || w->rank() < 3 || w->size() == 0 || group <= 0 || w->dim(0) % group != 0) {
+    return std::nullopt;
+  }
+  PackedConvWeight p;
+  p.groups = PackConvWeight(*w, group);
+  p.dtype = w->dtype();
+  p.shape = w->shape();
+  return p;
+}
+
+// Unfolds columns [p0, p0 + cols) (output positions) of one group of one image into dst, row r =
+// (channel, tap) of cols bytes; positions outside the image hold `pad` (the input's zero point,
+// which contributes nothing).
+void Im2ColBytes(const ConvGeometry& g, const uint8_t* image, int64_t channels, int64_t p0, int64_t cols, uint8_t pad,
+                 uint8_t* dst) {
+  const int64_t nd = static_cast<int64_t>(g.kernel.size());
+  const int64_t ksize = g.kernel_size(), in_size = g.in_size();
+  if (nd == 2) {
+    const int64_t ih_n = g.in_spatial[0], iw_n = g.in_spatial[1], ow_n = g.out_spatial[1];
+    const int64_t kw_n = g.kernel[1], sh = g.strides[0], sw = g.strides[1];
+    for (int64_t r = 0; r < channels * ksize; ++r) {
+      const int64_t c = r / ksize, kh = (r % ksize) / kw_n, kw = r % kw_n;
+      const uint8_t* img = image + c * in_size;
+      uint8_t* d = dst + r * cols;
+      int64_t oh = p0 / ow_n, ow = p0 % ow_n;
+      for (int64_t j = 0; j < cols;) {
+        const int64_t run = std::min(ow_n - ow, cols - j);
+        const int64_t ih = oh * sh - g.pads_begin[0] + kh * g.dilations[0];
+        const int64_t iw0 = ow * sw - g.pads_begin[1] + kw * g.dilations[1];
+        if (ih < 0 || ih >= ih_n) {
+          std::memset(d + j, pad, run);
+        } else if (sw == 1) {
+          const uint8_t* row = img + ih * iw_n;
+          // Positions t with 0 <= iw0 + t < iw_n copy; the rest pad.
+          const int64_t lo = std::clamp<int64_t>(-iw0, 0, run), hi = std::clamp<int64_t>(iw_n - iw0, lo, run);
+          if (lo > 0) std::memset(d + j, pad, lo);
+          if (hi > lo) std::memcpy(d + j + lo, row + iw0 + lo, hi - lo);
+          if (run > hi) std::memset(d + j + hi, pad, run - hi);
+        } else {
+          const uint8_t* row = img + ih * iw_n;
+          for (int64_t t = 0; t < run; ++t) {
+            const int64_t iw = iw0 + t * sw;
+            d[j + t] = iw >= 0 && iw < iw_n ? row[iw] : pad;
+          }
+        }
+        j += run;
+        ow = 0;
+        ++oh;
+      }
+    }
+    return;
+  }
+  std::vector<int64_t> kpos(nd), opos(nd);
+  for (int64_t r = 0; r < channels * ksize; ++r) {
+    const int64_t c = r / ksize;
+    int64_t krem = r % ksize;
+    for (int64_t d = nd - 1; d >= 0; --d) { kpos[d] = krem % g.kernel[d]; krem /= g.kernel[d]; }
+    for (int64_t j = 0; j < cols; ++j) {
+      int64_t rem = p0 + j, offset = 0;
+      for (int64_t d = nd - 1; d >= 0; --d) { opos[d] = rem % g.out_spatial[d]; rem /= g.out_spatial[d]; }
+      bool inside = true;
+      for (int64_t d = 0; d < nd && inside; ++d) {
+        const int64_t i = opos[d] * g.strides[d] - g.pads_begin[d] + kpos[d] * g.dilations[d];
+        inside = i >= 0 && i < g.in_spatial[d];
+        offset = offset * g.in_spatial[d] + i;
+      }
+      dst[r * cols + j] = inside ? image[c * in_size + offset] : pad;
+    }
+  }
+}
+
+// Each thread's unfolded block and its packed form, grown to the largest seen.
+thread_local std::vector<uint8_t> tls_columns;
+thread_local QPackedB tls_packed_cols;
+
+// y = epilogue(conv(x - x_zero, w - w_zero)) on the integer GEMM: per image and group, W (M/group
+// x K) times the unfolded input in blocks of output positions that fit L2. ep's per-row arrays
+// hold one value per output channel.
+Status QuantConv(KernelContext& ctx, const ConvGeometry& g, const Tensor& x, const Tensor* x_zero, const Tensor& w,
+                 const Tensor* w_zero, const std::vector<QPackedA>* packed_w, const QEpilogue& ep, void* y,
+                 size_t elem) {
+  const int64_t m = g.out_channels, mg = m / g.group, cg = g.in_channels / g.group;
+  const int64_t ksize = g.kernel_size(), k = cg * ksize, out = g.out_size(), in_size = g.in_size();
+  if (ElementCount(g.output_shape()) == 0) return Status::Ok();
+  std::vector<QPackedA> local_w;
+  if (packed_w == nullptr) {
+    local_w = PackConvWeight(w, g.group);
+    packed_w = &local_w;
+  }
+  const std::vector<int32_t> wz = ZeroPoints(w_zero);
+  const int32_t xz = QuantAt(x_zero, 0);
+  const bool x_signed = IsSigned8(x);
+  const bool pointwise = IsPointwise(g);
+  const int64_t chunk = std::max<int64_t>(kQNr, (int64_t{256} << 10) / std::max<int64_t>(k, 1) / kQNr * kQNr);
+  const int64_t chunks = (out + chunk - 1) / chunk;
+  const int64_t jobs = g.batch * g.group * chunks;
+  const int threads = ctx.threads();
+  const bool jobs_parallel = threads > 1 && jobs >= 2 * threads;
+  const int inner = jobs_parallel ? 1 : threads;
+  const uint8_t* xd = static_cast<const uint8_t*>(x.raw_data());
+  auto body = [&](int64_t j0, int64_t j1) {
+    for (int64_t job = j0; job < j1; ++job) {
+      const int64_t ch = job % chunks, gi = (job / chunks) % g.group, n = job / chunks / g.group;
+      const int64_t p0 = ch * chunk, cols = std::min(chunk, out - p0);
+      const uint8_t* xg = xd + (n * g.in_channels + gi * cg) * in_size;
+      if (pointwise) {
+        QPackBInto(xg + p0, x_signed, in_size, false, k, cols, &tls_packed_cols);
+      } else {
+        if (tls_columns.size() < static_cast<size_t>(k * cols)) tls_columns.resize(k * cols);
+        Im2ColBytes(g, xg, cg, p0, cols, static_cast<uint8_t>(xz), tls_columns.data());
+        QPackBInto(tls_columns.data(), x_signed, cols, false, k, cols, &tls_packed_cols);
+      }
+      QEpilogue e = ep;
+      if (e.bias_row != nullptr) e.bias_row += gi * mg;
+      if (e.scale_row != nullptr) e.scale_row += gi * mg;
+      const QZeroPoints zero{wz.size() > 1 ? wz.data() + gi * mg : wz.data(), wz.size() > 1 ? mg : 1, &xz, 1};
+      uint8_t* yo = static_cast<uint8_t*>(y) + ((n * m + gi * mg) * out + p0) * elem;
+      QGemm((*packed_w)[gi], tls_packed_cols, zero, e, yo, out, inner);
+    }
+  };
+  if (jobs_parallel) {
+    ParallelRange(threads, jobs, mg * k * chunk, body);
+  } else {
+    body(0, jobs);
+  }
   return Status::Ok();
+}
+
+// Checks shared by ConvInteger and QLinearConv.
+Status CheckConvOperands(const ConvGeometry& g, const Tensor& x, const Tensor* x_zero, const Tensor& w,
+                         const Tensor* w_zero) {
+  if (!IsQuant8(x.dtype()) || !IsQuant8(w.dtype())) return InvalidArgument("x and w must be int8 or uint8");
+  if (x_zero != nullptr && x_zero->size() != 1) return InvalidArgument("x_zero_point must be a scalar");
+  return CheckPerAxis(w_zero, g.out_channels, "w_zero_point");
 }
 
 class ConvIntegerKernel : public OpKernel {
  public:
   static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     ONNXFLOW_ASSIGN_OR_RETURN(ConvAttributes attrs, ParseConvAttributes(info));
-    return std::unique_ptr<OpKernel>(new ConvIntegerKernel(std::move(attrs)));
+    auto packed = PackConstantConvWeight(info.constant_input(1), attrs.group);
+    return std::unique_ptr<OpKernel>(new ConvIntegerKernel(std::move(attrs), std::move(packed)));
   }
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* w, ctx.RequireTensor(1));
-    ConvGeometry g;
-    std::vector<int32_t> acc;
-    ONNXFLOW_RETURN_IF_ERROR(IntegerConv(attrs_, *x, ctx.input_tensor(2), *w, ctx.input_tensor(3), nullptr, &g, &acc));
+    const Tensor* xz = ctx.input_tensor(2);
+    const Tensor* wz = ctx.input_tensor(3);
+    ONNXFLOW_ASSIGN_OR_RETURN(ConvGeometry g, ComputeConvGeometry(attrs_, x->shape(), w->shape()));
+    ONNXFLOW_RETURN_IF_ERROR(CheckConvOperands(g, *x, xz, *w, wz));
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, DataType::kInt32, g.output_shape()));
-    std::copy(acc.begin(), acc.end(), y->mutable_data<int32_t>());
-    return Status::Ok();
+    const bool use_packed = packed_.has_value() && packed_->dtype == w->dtype() && packed_->shape == w->shape();
+    return QuantConv(ctx, g, *x, xz, *w, wz, use_packed ? &packed_->groups : nullptr, QEpilogue{},
+                     y->mutable_raw_data(), 4);
   }
 
  private:
-  explicit ConvIntegerKernel(ConvAttributes attrs) : attrs_(std::move(attrs)) {}
+  ConvIntegerKernel(ConvAttributes attrs, std::optional<PackedConvWeight> packed)
+      : attrs_(std::move(attrs)), packed_(std::move(packed)) {}
   ConvAttributes attrs_;
+  std::optional<PackedConvWeight> packed_;
 };
 
 class QLinearConvKernel : public OpKernel {
  public:
   static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     ONNXFLOW_ASSIGN_OR_RETURN(ConvAttributes attrs, ParseConvAttributes(info));
-    return std::unique_ptr<OpKernel>(new QLinearConvKernel(std::move(attrs)));
+    auto packed = PackConstantConvWeight(info.constant_input(3), attrs.group);
+    return std::unique_ptr<OpKernel>(new QLinearConvKernel(std::move(attrs), std::move(packed)));
   }
   Status Compute(KernelContext& ctx) const override {
     const Tensor* in[8];
     for (int i = 0; i < 8; ++i) {
       ONNXFLOW_ASSIGN_OR_RETURN(in[i], ctx.RequireTensor(i));
     }
-    const Tensor &xs = *in[1], &ws = *in[4], &ys = *in[6], &yz = *in[7];
+    const Tensor &x = *in[0], &xs = *in[1], &w = *in[3], &ws = *in[4], &ys = *in[6], &yz = *in[7];
     if (!IsQuant8(yz.dtype())) return InvalidArgument("QLinearConv: y_zero_point must be int8 or uint8");
-    ConvGeometry g;
-    std::vector<int32_t> acc;
-    ONNXFLOW_RETURN_IF_ERROR(IntegerConv(attrs_, *in[0], in[2], *in[3], in[5], ctx.input_tensor(8), &g, &acc));
+    ONNXFLOW_ASSIGN_OR_RETURN(ConvGeometry g, ComputeConvGeometry(attrs_, x.shape(), w.shape()));
+    ONNXFLOW_RETURN_IF_ERROR(CheckConvOperands(g, x, in[2], w, in[5]));
+    const Tensor* bias = ctx.input_tensor(8);
+    if (bias != nullptr && (bias->dtype() != DataType::kInt32 || bias->size() != g.out_channels)) {
+      return InvalidArgument("B must be int32 with one value per output channel");
+    }
     ONNXFLOW_RETURN_IF_ERROR(CheckPerAxis(&ws, g.out_channels, "w_scale"));
     if (xs.size() != 1 || ys.size() != 1 || yz.size() != 1) {
       return InvalidArgument("QLinearConv: x_scale, y_scale and y_zero_point must be scalars");
     }
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, yz.dtype(), g.output_shape()));
-    const int64_t out = g.out_size();
-    const int32_t y_zero = QuantAt(&yz, 0);
-    for (int64_t idx = 0; idx < y->size(); ++idx) {
-      const int64_t m = (idx / out) % g.out_channels;
-      const float multiplier = ScaleAt(xs, 0) * ScaleAt(ws, PerAxis(&ws, m)) / ScaleAt(ys, 0);
-      StoreQuant(y, idx, static_cast<double>(acc[idx]) * multiplier + y_zero);
-    }
-    return Status::Ok();
+    std::vector<float> scale_row(g.out_channels);
+    for (int64_t m = 0; m < g.out_channels; ++m) scale_row[m] = ScaleAt(xs, 0) * ScaleAt(ws, PerAxis(&ws, m));
+    QEpilogue ep;
+    ep.kind = yz.dtype() == DataType::kInt8 ? QOutput::kInt8 : QOutput::kUint8;
+    ep.bias_row = bias != nullptr ? bias->data<int32_t>() : nullptr;
+    ep.scale_row = scale_row.data();
+    ep.out_scale = ScaleAt(ys, 0);
+    ep.out_zero = QuantAt(&yz, 0);
+    const bool use_packed = packed_.has_value() && packed_->dtype == w.dtype() && packed_->shape == w.shape();
+    return QuantConv(ctx, g, x, in[2], w, in[5], use_packed ? &packed_->groups : nullptr, ep, y->mutable_raw_data(), 1);
   }
 
  private:
-  explicit QLinearConvKernel(ConvAttributes attrs) : attrs_(std::move(attrs)) {}
+  QLinearConvKernel(ConvAttributes attrs, std::optional<PackedConvWeight> packed)
+      : attrs_(std::move(attrs)), packed_(std::move(packed)) {}
   ConvAttributes attrs_;
+  std::optional<PackedConvWeight> packed_;
 };
 
 }  // namespace
@@ -214,7 +517,10 @@ Status RegisterQuantizedMathKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "MatMulInteger", 10, kOpenEnded, Make<MatMulIntegerKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "QLinearMatMul", 10, kOpenEnded, Make<QLinearMatMulKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "ConvInteger", 10, kOpenEnded, Create<ConvIntegerKernel>()));
-  return registry.Register(kOnnxDomain, "QLinearConv", 10, kOpenEnded, Create<QLinearConvKernel>());
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "QLinearConv", 10, kOpenEnded, Create<QLinearConvKernel>()));
+  ONNXFLOW_RETURN_IF_ERROR(
+      registry.Register(kMsDomain, "MatMulIntegerToFloat", 1, kOpenEnded, Make<MatMulIntegerToFloatKernel>()));
+  return registry.Register(kMsDomain, "DynamicQuantizeMatMul", 1, kOpenEnded, Make<DynamicQuantizeMatMulKernel>());
 }
 
 }  // namespace onnxflow

@@ -28,10 +28,7 @@ class DynamicQuantizeLinearKernel : public OpKernel {
     const float* xd = x->data<float>();
     const int64_t n = x->size();
     float lo = 0.0f, hi = 0.0f;
-    for (int64_t i = 0; i < n; ++i) {  // NaN compares false and is skipped
-      lo = std::min(lo, xd[i]);
-      hi = std::max(hi, xd[i]);
-    }
+    FloatRangeWithZero(xd, n, &lo, &hi);  // SIMD; NaN skipped
     const float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
     const float zero_point = std::nearbyint(std::clamp(0.0f - lo / scale, 0.0f, 255.0f));
 

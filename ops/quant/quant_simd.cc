@@ -1,5 +1,6 @@
 #include "ops/quant/quant_simd.h"
 
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -56,6 +57,28 @@ void DequantizeImpl(const Q* x, int64_t n, float scale, float zero_point, float*
   for (; i < n; ++i) y[i] = (static_cast<float>(x[i]) - zero_point) * scale;
 }
 
+// min(0, min x) and max(0, max x), NaN skipped (DynamicQuantizeLinear's range).
+void MinMaxWithZero(const float* x, int64_t n, float* lo_out, float* hi_out) {
+  const hn::ScalableTag<float> df;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const auto zero = hn::Zero(df);
+  auto lo = zero, hi = zero;
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    auto v = hn::LoadU(df, x + i);
+    v = hn::IfThenElse(hn::IsNaN(v), zero, v);
+    lo = hn::Min(lo, v);
+    hi = hn::Max(hi, v);
+  }
+  float l = hn::GetLane(hn::MinOfLanes(df, lo)), h = hn::GetLane(hn::MaxOfLanes(df, hi));
+  for (; i < n; ++i) {  // NaN compares false and is skipped
+    l = std::min(l, x[i]);
+    h = std::max(h, x[i]);
+  }
+  *lo_out = l;
+  *hi_out = h;
+}
+
 void QuantizeU8(const float* x, int64_t n, float s, float z, uint8_t* y) { QuantizeImpl(x, n, s, z, y); }
 void QuantizeI8(const float* x, int64_t n, float s, float z, int8_t* y) { QuantizeImpl(x, n, s, z, y); }
 void DequantizeU8(const uint8_t* x, int64_t n, float s, float z, float* y) { DequantizeImpl(x, n, s, z, y); }
@@ -72,6 +95,11 @@ HWY_EXPORT(QuantizeU8);
 HWY_EXPORT(QuantizeI8);
 HWY_EXPORT(DequantizeU8);
 HWY_EXPORT(DequantizeI8);
+HWY_EXPORT(MinMaxWithZero);
+
+void FloatRangeWithZero(const float* x, int64_t n, float* lo, float* hi) {
+  HWY_DYNAMIC_DISPATCH(MinMaxWithZero)(x, n, lo, hi);
+}
 
 void QuantizeFloatToUint8(const float* x, int64_t n, float scale, float zero_point, uint8_t* y) {
   HWY_DYNAMIC_DISPATCH(QuantizeU8)(x, n, scale, zero_point, y);

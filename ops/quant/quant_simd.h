@@ -12,5 +12,7 @@ void QuantizeFloatToUint8(const float* x, int64_t n, float scale, float zero_poi
 void QuantizeFloatToInt8(const float* x, int64_t n, float scale, float zero_point, int8_t* y);
 void DequantizeUint8ToFloat(const uint8_t* x, int64_t n, float scale, float zero_point, float* y);
 void DequantizeInt8ToFloat(const int8_t* x, int64_t n, float scale, float zero_point, float* y);
+// lo = min(0, min x), hi = max(0, max x) with NaNs skipped: DynamicQuantizeLinear's range.
+void FloatRangeWithZero(const float* x, int64_t n, float* lo, float* hi);
 
 }  // namespace onnxflow
