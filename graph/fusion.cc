@@ -5,6 +5,7 @@
 #include <map>
 
 #include "graph/chain_fusion.h"
+#include "graph/dynamic_quant_fusion.h"
 #include "graph/fusion_util.h"
 #include "graph/norm_fusion.h"
 
@@ -288,6 +289,7 @@ bool RemovePassThrough(Graph* g, Uses& u, size_t index, std::vector<bool>* remov
 
 void FuseForInference(Graph* g) {
   Apply(g, RemovePassThrough);
+  Apply(g, FuseDynamicQuantMatMul);  // dynamic_quant_fusion.h
   Apply(g, FuseLayerNormalization);
   Apply(g, FoldBatchNorm);
   Apply(g, FoldChannelAffine);

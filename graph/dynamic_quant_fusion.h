@@ -1,0 +1,17 @@
+// ONNX Runtime's dynamic-int8 MatMul, five nodes, as one com.microsoft DynamicQuantizeMatMul:
+//   DynamicQuantizeLinear(x) -> (x_q, x_scale, x_zero)
+//   MatMulInteger(x_q, W, x_zero[, w_zero]) -> Cast(to float) -> Mul(by x_scale * w_scale) [-> Add(bias)]
+// The fused kernel quantizes x on the fly and dequantizes in the GEMM's epilogue (ops/math/quantized.cc):
+// no int32 tensor, no separate passes for Cast, Mul and Add. Internal to graph/.
+#pragma once
+
+#include <vector>
+
+#include "graph/fusion_util.h"
+
+namespace onnxflow::graph {
+
+// A FusionRule (fusion_util.h) anchored at the MatMulInteger.
+bool FuseDynamicQuantMatMul(Graph* g, Uses& u, size_t index, std::vector<bool>* removed);
+
+}  // namespace onnxflow::graph

@@ -1,0 +1,29 @@
+// Writes ONNX Runtime's outputs for a case's inputs as CASE_DIR/test_data_set_<set>/output_<i>.pb
+// (float32 outputs), the expected values for the generated quantized models (quant_models.py).
+// usage: NODE_PATH=~/ort/node_modules node tools/gen_models/ort_expected.js CASE_DIR [set]
+const fs = require('fs'), path = require('path');
+const ort = require('onnxruntime-node');
+const { onnx } = require('onnx-proto');
+(async () => {
+  const [dir, set = '0'] = process.argv.slice(2);
+  const model = path.join(dir, 'model.onnx');
+  const mp = onnx.ModelProto.decode(fs.readFileSync(model));
+  const inits = new Set(mp.graph.initializer.map(t => t.name));
+  const names = mp.graph.input.map(v => v.name).filter(n => !inits.has(n));
+  const sess = await ort.InferenceSession.create(model, { intraOpNumThreads: 1, logSeverityLevel: 3 });
+  const feeds = {};
+  names.forEach((n, i) => {
+    const t = onnx.TensorProto.decode(fs.readFileSync(path.join(dir, `test_data_set_${set}`, `input_${i}.pb`)));
+    const b = Buffer.from(t.rawData);
+    feeds[n] = new ort.Tensor('float32', new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.length)),
+                              t.dims.map(Number));
+  });
+  const out = await sess.run(feeds);
+  mp.graph.output.forEach((v, i) => {
+    const r = out[v.name];
+    const t = onnx.TensorProto.create({ name: v.name, dims: r.dims, dataType: 1,
+                                        rawData: Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength) });
+    fs.writeFileSync(path.join(dir, `test_data_set_${set}`, `output_${i}.pb`), onnx.TensorProto.encode(t).finish());
+    console.log(`${v.name} [${r.dims}] written`);
+  });
+})();
