@@ -2,8 +2,8 @@
 // block_size / 2]; scales float [N * blocks]; zero_points (optional) uint8 packed two per byte
 // [N * ceil(blocks / 2)] or float [N * blocks]; g_idx (optional, int32 [K]) only when it is the
 // plain k / block_size; bias (optional) float [N]. Attributes K, N, bits, block_size,
-// accuracy_level (a permission to compute in lower precision; everything here is float, so it
-// is accepted and ignored).
+// accuracy_level (4 permits quantizing A to int8, which one row of A does on CPUs with AVX-512
+// VNNI, as ONNX Runtime does; other levels compute in float).
 //
 // One row of A (a decoder step, M = 1) runs the SIMD kernel of matmul_nbits_simd.cc over the
 // columns, split over cores. More rows (a prompt) go through the float GEMM with B as a
@@ -48,7 +48,7 @@ Status Pack(const KernelInfo* info_or_null, int64_t k, int64_t n, int64_t block_
   p.block_size = block_size;
   p.blocks = (k + block_size - 1) / block_size;
   p.k_padded = p.blocks * block_size;
-  p.column_bytes = (p.k_padded + 31) / 32 * 16;
+  p.column_bytes = (p.k_padded + 63) / 64 * 32;
   const int64_t blob = block_size / 2;
   if (b.dtype() != DataType::kUint8 || b.size() != n * p.blocks * blob) {
     return InvalidArgument("input 'B' must be uint8 with N * ceil(K / block_size) * block_size / 2 = " +
@@ -105,6 +105,7 @@ class MatMulNBitsKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(k->n_, info.RequireInt("N"));
     ONNXFLOW_ASSIGN_OR_RETURN(k->block_size_, info.RequireInt("block_size"));
     const int64_t bits = info.GetInt("bits", 4);
+    k->int8_allowed_ = info.GetInt("accuracy_level", 0) == 4;
     if (bits != 4) return Unimplemented("MatMulNBits with bits = " + std::to_string(bits) + " (only 4)");
     if (k->k_ <= 0 || k->n_ <= 0) return InvalidArgument("attributes K and N must be positive");
     if (k->block_size_ < 16 || (k->block_size_ & (k->block_size_ - 1)) != 0) {
@@ -180,17 +181,30 @@ class MatMulNBitsKernel : public OpKernel {
     }
     const PackedNBits& p = *packed;
     std::vector<float> row(p.k_padded, 0.f), sums(p.blocks);
+    const bool int8 = int8_allowed_ && NBitsInt8Available(p);
+    Int8Row qrow;
     for (int64_t i = 0; i < m; ++i) {
+      // Chunks of 16 columns keep the 4-column kernel whole; each reads 16 * K / 2 bytes of B.
+      constexpr int64_t kChunk = 16;
+      const int64_t chunks = (n_ + kChunk - 1) / kChunk;
+      float* yi = py + i * n_;
+      if (int8) {
+        QuantizeRowForNBits(p, pa + i * k_, &qrow);
+        ParallelFor(ctx, chunks, kChunk * k_, [&](int64_t c0, int64_t c1) {
+          const int64_t j0 = c0 * kChunk, j1 = std::min(n_, c1 * kChunk);
+          MatMulNBitsRowInt8(p, qrow, j0, j1, yi + j0);
+        });
+        if (bias != nullptr) {
+          for (int64_t j = 0; j < n_; ++j) yi[j] += bias->data<float>()[j];
+        }
+        continue;
+      }
       std::copy(pa + i * k_, pa + (i + 1) * k_, row.begin());
       for (int64_t blk = 0; blk < p.blocks; ++blk) {
         float s = 0;
         for (int64_t e = blk * p.block_size; e < (blk + 1) * p.block_size; ++e) s += row[e];
         sums[blk] = s;
       }
-      float* yi = py + i * n_;
-      // Chunks of 16 columns keep the 4-column kernel whole; each reads 16 * K / 2 bytes of B.
-      constexpr int64_t kChunk = 16;
-      const int64_t chunks = (n_ + kChunk - 1) / kChunk;
       ParallelFor(ctx, chunks, kChunk * k_, [&](int64_t c0, int64_t c1) {
         const int64_t j0 = c0 * kChunk, j1 = std::min(n_, c1 * kChunk);
         MatMulNBitsRow(p, row.data(), sums.data(), j0, j1, yi + j0);
@@ -205,6 +219,7 @@ class MatMulNBitsKernel : public OpKernel {
  private:
   MatMulNBitsKernel() = default;
   int64_t k_ = 0, n_ = 0, block_size_ = 0;
+  bool int8_allowed_ = false;  // accuracy_level 4
   std::shared_ptr<PackedNBits> packed_;  // null when B, scales or zero points are not constants
 };
 

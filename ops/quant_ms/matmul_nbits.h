@@ -21,7 +21,7 @@ namespace quant_ms {
 struct PackedNBits {
   int64_t k = 0, n = 0, block_size = 0, blocks = 0;
   int64_t k_padded = 0;            // blocks * block_size, a multiple of 16
-  int64_t column_bytes = 0;        // k_padded rounded up to whole groups of 32 values, halved
+  int64_t column_bytes = 0;        // k_padded rounded up to whole pairs of groups (64 values), halved
   std::vector<uint8_t> q;          // n columns of column_bytes, in groups of 32 values
   std::vector<float> scales;       // [n, blocks]
   std::vector<float> scaled_zero;  // [n, blocks]: scale * zero point
@@ -31,6 +31,19 @@ struct PackedNBits {
 // y[j] for columns [j0, j1) of one row of A (a holds k_padded floats, zero past k; block_sums holds
 // the sum of each block of a): the SIMD kernel.
 void MatMulNBitsRow(const PackedNBits& b, const float* a, const float* block_sums, int64_t j0, int64_t j1, float* y);
+
+// accuracy_level 4 (A may be quantized to int8) on CPUs with AVX-512 VNNI: A is quantized per
+// block (scale max|a| / 127, as ONNX Runtime's CompInt8 does) and each pair of groups of B is one
+// vpdpbusd of unsigned nibbles by signed bytes, 64 products per instruction.
+struct Int8Row {
+  std::vector<int8_t> q;             // k rounded to pairs of groups, in the lane order of the kernel
+  std::vector<float> pair_scales;    // 16 per pair: the A scale of the block each lane sums
+  std::vector<float> block_corr;     // per block: a_scale * sum(q), for the zero points
+  std::vector<float> block_scale;    // per block: a_scale
+};
+bool NBitsInt8Available(const PackedNBits& b);
+void QuantizeRowForNBits(const PackedNBits& b, const float* a, Int8Row* row);
+void MatMulNBitsRowInt8(const PackedNBits& b, const Int8Row& a, int64_t j0, int64_t j1, float* y);
 
 // Writes columns [j0, j0 + cols) of rows [k0, k0 + kc) of dequantize(B)^T (a K x N matrix) as
 // GEMM strips of nr columns (ops/math/gemm.h's BPanelSource layout), zeros past column `cols`.

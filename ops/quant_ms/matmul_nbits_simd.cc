@@ -1,6 +1,7 @@
 #include "ops/quant_ms/matmul_nbits.h"
 
 #include <algorithm>
+#include <cmath>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "ops/quant_ms/matmul_nbits_simd.cc"
@@ -86,10 +87,117 @@ void Row(const PackedNBits& b, const float* a, const float* block_sums, int64_t 
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#if HWY_ARCH_X86
+#include <immintrin.h>
+#endif
+
 namespace onnxflow {
 namespace quant_ms {
 
 HWY_EXPORT(Row);
+
+bool NBitsInt8Available(const PackedNBits& b) {
+#if HWY_ARCH_X86 && (defined(__GNUC__) || defined(__clang__))
+  // The build disables Highway's AVX3_DL target (.bazelrc), the one that would carry VNNI, so
+  // this kernel is plain intrinsics behind a CPU check.
+  static const bool vnni = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
+                           __builtin_cpu_supports("avx512vl");
+  return vnni && b.block_size >= 32;
+#else
+  (void)b;
+  return false;
+#endif
+}
+
+// Lane order of one pair of groups (64 values from 64 * p): a 32-byte load of B broadcast to both
+// halves of a zmm and shifted by 0 (low half) or 4 (high half) gives, per 16 bytes, values
+// 0-15, 32-47, 16-31, 48-63 of the pair. A is stored in that order.
+void QuantizeRowForNBits(const PackedNBits& b, const float* a, Int8Row* row) {
+  const int64_t pairs = b.column_bytes / 32, bs = b.block_size;
+  row->q.assign(pairs * 64, 0);
+  row->pair_scales.assign(pairs * 16, 0.f);
+  row->block_corr.assign(b.blocks, 0.f);
+  row->block_scale.assign(b.blocks, 0.f);
+  std::vector<int8_t> plain(pairs * 64, 0);
+  for (int64_t blk = 0; blk < b.blocks; ++blk) {
+    const int64_t e0 = blk * bs, e1 = std::min(b.k, e0 + bs);
+    float amax = 0;
+    for (int64_t e = e0; e < e1; ++e) amax = std::max(amax, std::abs(a[e]));
+    const float scale = amax / 127.f, inv = amax > 0 ? 127.f / amax : 0.f;
+    int32_t sum = 0;
+    for (int64_t e = e0; e < e1; ++e) {
+      const int32_t q = static_cast<int32_t>(std::nearbyint(a[e] * inv));
+      plain[e] = static_cast<int8_t>(std::min(127, std::max(-127, q)));
+      sum += plain[e];
+    }
+    row->block_scale[blk] = scale;
+    row->block_corr[blk] = scale * static_cast<float>(sum);
+  }
+  static constexpr int kFrom[4] = {0, 32, 16, 48};
+  for (int64_t p = 0; p < pairs; ++p) {
+    for (int part = 0; part < 4; ++part) {
+      for (int i = 0; i < 16; ++i) row->q[p * 64 + part * 16 + i] = plain[p * 64 + kFrom[part] + i];
+    }
+    // Lanes 0-3 and 8-11 sum group 2p, lanes 4-7 and 12-15 group 2p + 1.
+    for (int lane = 0; lane < 16; ++lane) {
+      const int64_t group = 2 * p + ((lane / 4) & 1);
+      const int64_t blk = group * 32 / bs;
+      row->pair_scales[p * 16 + lane] = blk < b.blocks ? row->block_scale[blk] : 0.f;
+    }
+  }
+}
+
+#if HWY_ARCH_X86 && (defined(__GNUC__) || defined(__clang__))
+#define ONNXFLOW_VNNI_ATTR __attribute__((target("avx2,fma,avx512f,avx512vl,avx512dq,avx512bw,avx512vnni")))
+
+// Four columns share each load of A; per pair of groups and column: one broadcast load of B, a
+// shift and a mask to nibbles, one vpdpbusd (64 products), a conversion, and one FMA by the lane
+// scales (A's block scale times the column's block scale).
+template <int kCols>
+ONNXFLOW_VNNI_ATTR void ColumnsInt8(const PackedNBits& b, const Int8Row& a, int64_t j, float* y) {
+  const int64_t pairs = b.column_bytes / 32, bs = b.block_size;
+  const __m512i counts = _mm512_mask_set1_epi16(_mm512_setzero_si512(), 0xFFFF0000u, 4);  // high half: >> 4
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  const uint8_t* col[kCols];
+  const float* sc[kCols];
+  __m512 acc[kCols];
+  for (int c = 0; c < kCols; ++c) {
+    col[c] = b.column(j + c);
+    sc[c] = b.scales.data() + (j + c) * b.blocks;
+    acc[c] = _mm512_setzero_ps();
+  }
+  const int64_t groups_per_block = bs / 32;
+  for (int64_t p = 0; p < pairs; ++p) {
+    const __m512i av = _mm512_loadu_si512(a.q.data() + p * 64);
+    const __m512 as = _mm512_loadu_ps(a.pair_scales.data() + p * 16);
+    const int64_t blk0 = (2 * p) / groups_per_block, blk1 = (2 * p + 1) / groups_per_block;
+    const int64_t last = b.blocks - 1;
+    for (int c = 0; c < kCols; ++c) {
+      const __m512i raw = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col[c] + p * 32)));
+      const __m512i q = _mm512_and_si512(_mm512_srlv_epi16(raw, counts), nibble);
+      const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, av);
+      // Column scales of the pair's two groups (a padded group past the last block has A = 0).
+      const __m512 s = _mm512_mask_blend_ps(0xF0F0, _mm512_set1_ps(sc[c][std::min(blk0, last)]),
+                                            _mm512_set1_ps(sc[c][std::min(blk1, last)]));
+      acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(s, as), acc[c]);
+    }
+  }
+  for (int c = 0; c < kCols; ++c) {
+    const float* sz = b.scaled_zero.data() + (j + c) * b.blocks;
+    float corr = 0;
+    for (int64_t blk = 0; blk < b.blocks; ++blk) corr += sz[blk] * a.block_corr[blk];
+    y[c] = _mm512_reduce_add_ps(acc[c]) - corr;
+  }
+}
+
+void MatMulNBitsRowInt8(const PackedNBits& b, const Int8Row& a, int64_t j0, int64_t j1, float* y) {
+  int64_t j = j0;
+  for (; j + 4 <= j1; j += 4) ColumnsInt8<4>(b, a, j, y + j - j0);
+  for (; j < j1; ++j) ColumnsInt8<1>(b, a, j, y + j - j0);
+}
+#else
+void MatMulNBitsRowInt8(const PackedNBits&, const Int8Row&, int64_t, int64_t, float*) {}
+#endif
 
 void MatMulNBitsRow(const PackedNBits& b, const float* a, const float* block_sums, int64_t j0, int64_t j1, float* y) {
   HWY_DYNAMIC_DISPATCH(Row)(b, a, block_sums, j0, j1, y);
