@@ -11,6 +11,7 @@
 #include "graph/fusion_util.h"
 #include "graph/fusion.h"
 #include "graph/passes.h"
+#include "graph/qdq_fusion.h"
 
 namespace onnxflow::graph {
 namespace {
@@ -69,6 +70,8 @@ Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionO
   // weights, would otherwise stay resident beside them for the session's life.
   onnx::ModelProto().Swap(&model->proto);
   if (options.optimize) {
+    // Before folding, which would turn the int8 weights behind DequantizeLinear into float ones.
+    FuseQdq(model->graph.get());
     ONNXFLOW_RETURN_IF_ERROR(FoldConstants(model->graph.get(), registry, options.limits));
     FuseForInference(model->graph.get());
     UseBlockedLayout(model->graph.get());

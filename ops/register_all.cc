@@ -12,6 +12,7 @@
 #include "ops/tensor/register.h"
 #include "ops/cast/register.h"
 #include "ops/quant/register.h"
+#include "ops/quant_ms/register.h"
 #include "ops/random/register.h"
 #include "ops/image/register.h"
 #include "ops/signal/register.h"
@@ -33,6 +34,7 @@ Status RegisterAllKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(RegisterTensorKernels(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterCastKernels(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterQuantKernels(registry));
+  ONNXFLOW_RETURN_IF_ERROR(RegisterQuantMsKernels(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterRandomKernels(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterImageKernels(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterSignalKernels(registry));

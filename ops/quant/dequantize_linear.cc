@@ -106,7 +106,10 @@ class DequantizeLinearKernel : public OpKernel {
 }  // namespace
 
 Status RegisterDequantizeLinear(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "DequantizeLinear", 10, kOpenEnded, Create<DequantizeLinearKernel>());
+  ONNXFLOW_RETURN_IF_ERROR(
+      registry.Register(kOnnxDomain, "DequantizeLinear", 10, kOpenEnded, Create<DequantizeLinearKernel>()));
+  // com.microsoft DequantizeLinear (version 1), as ONNX Runtime's quantizer writes it.
+  return registry.Register(kMsDomain, "DequantizeLinear", 1, kOpenEnded, Create<DequantizeLinearKernel>());
 }
 
 }  // namespace quant_ops

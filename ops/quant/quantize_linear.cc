@@ -188,7 +188,11 @@ class QuantizeLinearKernel : public OpKernel {
 }  // namespace
 
 Status RegisterQuantizeLinear(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "QuantizeLinear", 10, kOpenEnded, Create<QuantizeLinearKernel>());
+  ONNXFLOW_RETURN_IF_ERROR(
+      registry.Register(kOnnxDomain, "QuantizeLinear", 10, kOpenEnded, Create<QuantizeLinearKernel>()));
+  // ONNX Runtime's quantizer also writes com.microsoft QuantizeLinear (version 1): the same
+  // inputs and axis attribute, 8-, 16- and 4-bit outputs.
+  return registry.Register(kMsDomain, "QuantizeLinear", 1, kOpenEnded, Create<QuantizeLinearKernel>());
 }
 
 }  // namespace quant_ops

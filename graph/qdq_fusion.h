@@ -1,0 +1,23 @@
+// QDQ fusion, run at load before constant folding: groups of DequantizeLinear -> op ->
+// QuantizeLinear with per-tensor (weights: per-channel) constant parameters become quantized ops,
+// so int8 weights stay int8 in memory and the op runs on 8-bit data:
+//  - DQ(x), DQ(w const) [, bias] -> Conv -> Q   becomes QLinearConv (bias quantized to int32 by
+//    x_scale * w_scale);
+//  - DQ(a), DQ(b) -> MatMul -> Q                becomes QLinearMatMul;
+//  - DQ, DQ -> Add | Mul -> Q                   becomes com.microsoft QLinearAdd | QLinearMul;
+//  - DQ... -> Concat -> Q                       becomes com.microsoft QLinearConcat;
+//  - DQ -> GlobalAveragePool | AveragePool | Sigmoid | LeakyRelu -> Q  becomes the com.microsoft
+//    QLinear op of that name;
+//  - DQ -> MaxPool | Relu | Reshape | Transpose -> Q with the same scale and zero point on both
+//    sides runs on the 8-bit values themselves (Relu as Max with the zero point): exact.
+// Anything else keeps its DQ and Q nodes, and constant folding turns a constant DQ into a float
+// weight as before. DQ nodes that no fused node reads any more are dropped here, before folding.
+#pragma once
+
+#include "graph/graph.h"
+
+namespace onnxflow::graph {
+
+void FuseQdq(Graph* graph);
+
+}  // namespace onnxflow::graph

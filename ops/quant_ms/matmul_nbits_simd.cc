@@ -1,0 +1,232 @@
+#include "ops/quant_ms/matmul_nbits.h"
+
+#include <algorithm>
+#include <cmath>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/quant_ms/matmul_nbits_simd.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace onnxflow {
+namespace quant_ms {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// At most 16 float lanes: a group's 16 bytes fill one AVX-512 vector of 32-bit lanes.
+using DF = hn::CappedTag<float, 16>;
+
+// Four columns at a time share each load of A and give the FMA units four independent chains
+// (two per column: low and high halves of a group).
+template <int kCols>
+void Columns(const PackedNBits& b, const float* a, const float* block_sums, int64_t j, float* y) {
+  const DF df;
+  const hn::RebindToSigned<DF> di;
+  const hn::Rebind<uint8_t, DF> du8;
+  constexpr int64_t kMaxLanes = 16;
+  const int64_t lanes = std::min<int64_t>(static_cast<int64_t>(hn::Lanes(df)), kMaxLanes);
+  const auto mask = hn::Set(di, 15);
+  const uint8_t* col[kCols];
+  const float* sc[kCols];
+  for (int c = 0; c < kCols; ++c) {
+    col[c] = b.column(j + c);
+    sc[c] = b.scales.data() + (j + c) * b.blocks;
+  }
+  hn::Vec<DF> total[kCols];
+  for (int c = 0; c < kCols; ++c) total[c] = hn::Zero(df);
+  const int64_t bs = b.block_size;
+  for (int64_t blk = 0; blk < b.blocks; ++blk) {
+    hn::Vec<DF> lo[kCols], hi[kCols];
+    for (int c = 0; c < kCols; ++c) lo[c] = hi[c] = hn::Zero(df);
+    const int64_t e_begin = blk * bs, e_end = e_begin + bs;
+    if (bs >= 32) {
+      for (int64_t e = e_begin; e < e_end; e += 32) {
+        const int64_t byte0 = e / 2;
+        for (int64_t l = 0; l < 16; l += lanes) {
+          const auto a_lo = hn::LoadU(df, a + e + l), a_hi = hn::LoadU(df, a + e + 16 + l);
+          for (int c = 0; c < kCols; ++c) {
+            const auto v = hn::PromoteTo(di, hn::LoadU(du8, col[c] + byte0 + l));
+            lo[c] = hn::MulAdd(a_lo, hn::ConvertTo(df, hn::And(v, mask)), lo[c]);
+            hi[c] = hn::MulAdd(a_hi, hn::ConvertTo(df, hn::ShiftRight<4>(v)), hi[c]);
+          }
+        }
+      }
+    } else {  // a block of 16 is one half of a group
+      const int64_t byte0 = (e_begin / 32) * 16;
+      const bool high = (e_begin / 16) & 1;
+      for (int64_t l = 0; l < 16; l += lanes) {
+        const auto va = hn::LoadU(df, a + e_begin + l);
+        for (int c = 0; c < kCols; ++c) {
+          const auto v = hn::PromoteTo(di, hn::LoadU(du8, col[c] + byte0 + l));
+          const auto q = high ? hn::ShiftRight<4>(v) : hn::And(v, mask);
+          lo[c] = hn::MulAdd(va, hn::ConvertTo(df, q), lo[c]);
+        }
+      }
+    }
+    for (int c = 0; c < kCols; ++c) total[c] = hn::MulAdd(hn::Add(lo[c], hi[c]), hn::Set(df, sc[c][blk]), total[c]);
+  }
+  for (int c = 0; c < kCols; ++c) {
+    const float* sz = b.scaled_zero.data() + (j + c) * b.blocks;
+    float corr = 0;
+    for (int64_t blk = 0; blk < b.blocks; ++blk) corr += sz[blk] * block_sums[blk];
+    y[c] = hn::GetLane(hn::SumOfLanes(df, total[c])) - corr;
+  }
+}
+
+void Row(const PackedNBits& b, const float* a, const float* block_sums, int64_t j0, int64_t j1, float* y) {
+  int64_t j = j0;
+  for (; j + 4 <= j1; j += 4) Columns<4>(b, a, block_sums, j, y + j - j0);
+  for (; j < j1; ++j) Columns<1>(b, a, block_sums, j, y + j - j0);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace quant_ms
+}  // namespace onnxflow
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#if HWY_ARCH_X86
+#include <immintrin.h>
+#endif
+
+namespace onnxflow {
+namespace quant_ms {
+
+HWY_EXPORT(Row);
+
+bool NBitsInt8Available(const PackedNBits& b) {
+#if HWY_ARCH_X86 && (defined(__GNUC__) || defined(__clang__))
+  // The build disables Highway's AVX3_DL target (.bazelrc), the one that would carry VNNI, so
+  // this kernel is plain intrinsics behind a CPU check.
+  static const bool vnni = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
+                           __builtin_cpu_supports("avx512vl");
+  return vnni && b.block_size >= 32;
+#else
+  (void)b;
+  return false;
+#endif
+}
+
+// Lane order of one pair of groups (64 values from 64 * p): a 32-byte load of B broadcast to both
+// halves of a zmm and shifted by 0 (low half) or 4 (high half) gives, per 16 bytes, values
+// 0-15, 32-47, 16-31, 48-63 of the pair. A is stored in that order.
+void QuantizeRowForNBits(const PackedNBits& b, const float* a, Int8Row* row) {
+  const int64_t pairs = b.column_bytes / 32, bs = b.block_size;
+  row->q.assign(pairs * 64, 0);
+  row->pair_scales.assign(pairs * 16, 0.f);
+  row->block_corr.assign(b.blocks, 0.f);
+  row->block_scale.assign(b.blocks, 0.f);
+  std::vector<int8_t> plain(pairs * 64, 0);
+  for (int64_t blk = 0; blk < b.blocks; ++blk) {
+    const int64_t e0 = blk * bs, e1 = std::min(b.k, e0 + bs);
+    float amax = 0;
+    for (int64_t e = e0; e < e1; ++e) amax = std::max(amax, std::abs(a[e]));
+    const float scale = amax / 127.f, inv = amax > 0 ? 127.f / amax : 0.f;
+    int32_t sum = 0;
+    for (int64_t e = e0; e < e1; ++e) {
+      const int32_t q = static_cast<int32_t>(std::nearbyint(a[e] * inv));
+      plain[e] = static_cast<int8_t>(std::min(127, std::max(-127, q)));
+      sum += plain[e];
+    }
+    row->block_scale[blk] = scale;
+    row->block_corr[blk] = scale * static_cast<float>(sum);
+  }
+  static constexpr int kFrom[4] = {0, 32, 16, 48};
+  for (int64_t p = 0; p < pairs; ++p) {
+    for (int part = 0; part < 4; ++part) {
+      for (int i = 0; i < 16; ++i) row->q[p * 64 + part * 16 + i] = plain[p * 64 + kFrom[part] + i];
+    }
+    // Lanes 0-3 and 8-11 sum group 2p, lanes 4-7 and 12-15 group 2p + 1.
+    for (int lane = 0; lane < 16; ++lane) {
+      const int64_t group = 2 * p + ((lane / 4) & 1);
+      const int64_t blk = group * 32 / bs;
+      row->pair_scales[p * 16 + lane] = blk < b.blocks ? row->block_scale[blk] : 0.f;
+    }
+  }
+}
+
+#if HWY_ARCH_X86 && (defined(__GNUC__) || defined(__clang__))
+#define ONNXFLOW_VNNI_ATTR __attribute__((target("avx2,fma,avx512f,avx512vl,avx512dq,avx512bw,avx512vnni")))
+
+// Four columns share each load of A; per pair of groups and column: one broadcast load of B, a
+// shift and a mask to nibbles, one vpdpbusd (64 products), a conversion, and one FMA by the lane
+// scales (A's block scale times the column's block scale).
+template <int kCols>
+ONNXFLOW_VNNI_ATTR void ColumnsInt8(const PackedNBits& b, const Int8Row& a, int64_t j, float* y) {
+  const int64_t pairs = b.column_bytes / 32, bs = b.block_size;
+  const __m512i counts = _mm512_mask_set1_epi16(_mm512_setzero_si512(), 0xFFFF0000u, 4);  // high half: >> 4
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  const uint8_t* col[kCols];
+  const float* sc[kCols];
+  __m512 acc[kCols];
+  for (int c = 0; c < kCols; ++c) {
+    col[c] = b.column(j + c);
+    sc[c] = b.scales.data() + (j + c) * b.blocks;
+    acc[c] = _mm512_setzero_ps();
+  }
+  const int64_t groups_per_block = bs / 32;
+  for (int64_t p = 0; p < pairs; ++p) {
+    const __m512i av = _mm512_loadu_si512(a.q.data() + p * 64);
+    const __m512 as = _mm512_loadu_ps(a.pair_scales.data() + p * 16);
+    const int64_t blk0 = (2 * p) / groups_per_block, blk1 = (2 * p + 1) / groups_per_block;
+    const int64_t last = b.blocks - 1;
+    for (int c = 0; c < kCols; ++c) {
+      const __m512i raw = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col[c] + p * 32)));
+      const __m512i q = _mm512_and_si512(_mm512_srlv_epi16(raw, counts), nibble);
+      const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, av);
+      // Column scales of the pair's two groups (a padded group past the last block has A = 0).
+      const __m512 s = _mm512_mask_blend_ps(0xF0F0, _mm512_set1_ps(sc[c][std::min(blk0, last)]),
+                                            _mm512_set1_ps(sc[c][std::min(blk1, last)]));
+      acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(s, as), acc[c]);
+    }
+  }
+  for (int c = 0; c < kCols; ++c) {
+    const float* sz = b.scaled_zero.data() + (j + c) * b.blocks;
+    float corr = 0;
+    for (int64_t blk = 0; blk < b.blocks; ++blk) corr += sz[blk] * a.block_corr[blk];
+    y[c] = _mm512_reduce_add_ps(acc[c]) - corr;
+  }
+}
+
+void MatMulNBitsRowInt8(const PackedNBits& b, const Int8Row& a, int64_t j0, int64_t j1, float* y) {
+  int64_t j = j0;
+  for (; j + 4 <= j1; j += 4) ColumnsInt8<4>(b, a, j, y + j - j0);
+  for (; j < j1; ++j) ColumnsInt8<1>(b, a, j, y + j - j0);
+}
+#else
+void MatMulNBitsRowInt8(const PackedNBits&, const Int8Row&, int64_t, int64_t, float*) {}
+#endif
+
+void MatMulNBitsRow(const PackedNBits& b, const float* a, const float* block_sums, int64_t j0, int64_t j1, float* y) {
+  HWY_DYNAMIC_DISPATCH(Row)(b, a, block_sums, j0, j1, y);
+}
+
+void DequantizeNBitsPanel(const PackedNBits& b, int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr,
+                          float* dst) {
+  const int64_t strips = (cols + nr - 1) / nr;
+  for (int64_t t = 0; t < strips; ++t) {
+    float* strip = dst + t * kc * nr;
+    for (int64_t jj = 0; jj < nr; ++jj) {
+      const int64_t j = t * nr + jj;
+      if (j >= cols) {
+        for (int64_t kk = 0; kk < kc; ++kk) strip[kk * nr + jj] = 0.f;
+        continue;
+      }
+      const uint8_t* col = b.column(j0 + j);
+      const float* s = b.scales.data() + (j0 + j) * b.blocks;
+      const float* sz = b.scaled_zero.data() + (j0 + j) * b.blocks;
+      for (int64_t kk = 0; kk < kc; ++kk) {
+        const int64_t e = k0 + kk, blk = e / b.block_size;
+        const uint8_t byte = col[(e / 32) * 16 + (e % 16)];
+        const int q = (e & 16) ? byte >> 4 : byte & 15;
+        strip[kk * nr + jj] = static_cast<float>(q) * s[blk] - sz[blk];
+      }
+    }
+  }
+}
+
+}  // namespace quant_ms
+}  // namespace onnxflow
+#endif  // HWY_ONCE

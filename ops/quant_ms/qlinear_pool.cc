@@ -1,0 +1,202 @@
+// com.microsoft QLinearGlobalAveragePool and QLinearAveragePool (version 1). Inputs X, x_scale,
+// x_zero_point, y_scale, y_zero_point; attribute channels_last (0: [N, C, D...], 1: [N, D..., C]);
+// QLinearAveragePool adds AveragePool's attributes (kernel_shape, strides, pads, auto_pad,
+// ceil_mode, count_include_pad). Sums are exact in int32 over x - x_zero_point (a padded cell
+// is the zero point, so counts as 0); one float multiply requantizes the mean:
+//   y = sat(round_half_even(sum * x_scale / (count * y_scale)) + y_zero_point).
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ops/framework/parallel.h"
+#include "ops/framework/shape.h"
+#include "ops/nn/pool_geometry.h"
+#include "ops/quant_ms/kernels.h"
+#include "ops/quant_ms/qparams.h"
+
+namespace onnxflow {
+namespace quant_ms {
+namespace {
+
+template <typename T>
+void GlobalAverage(const KernelContext& ctx, const T* x, T* y, int64_t n, int64_t c, int64_t plane,
+                   bool channels_last, const QParams& qx, const QParams& qy) {
+  const float lo = std::is_signed_v<T> ? -128.f : 0.f, hi = std::is_signed_v<T> ? 127.f : 255.f;
+  const float mult = qx.scale / (qy.scale * static_cast<float>(plane));
+  const int32_t zx = static_cast<int32_t>(qx.zero);
+  if (!channels_last) {
+    ParallelFor(ctx, n * c, plane, [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; ++p) {
+        const T* src = x + p * plane;
+        int32_t sum = 0;
+        for (int64_t i = 0; i < plane; ++i) sum += src[i];
+        sum -= zx * static_cast<int32_t>(plane);
+        y[p] = static_cast<T>(RoundSaturate(static_cast<float>(sum) * mult, qy.zero, lo, hi));
+      }
+    });
+    return;
+  }
+  ParallelFor(ctx, n, plane * c, [&](int64_t b, int64_t e) {
+    std::vector<int32_t> sums(c);
+    for (int64_t img = b; img < e; ++img) {
+      std::fill(sums.begin(), sums.end(), 0);
+      const T* src = x + img * plane * c;
+      for (int64_t i = 0; i < plane; ++i, src += c) {
+        for (int64_t ch = 0; ch < c; ++ch) sums[ch] += src[ch];
+      }
+      for (int64_t ch = 0; ch < c; ++ch) {
+        const int32_t s = sums[ch] - zx * static_cast<int32_t>(plane);
+        y[img * c + ch] = static_cast<T>(RoundSaturate(static_cast<float>(s) * mult, qy.zero, lo, hi));
+      }
+    }
+  });
+}
+
+// [N, D..., C] -> [N, C, D...] for the geometry helpers, which read channels at axis 1.
+Shape ChannelsFirst(const Shape& s) {
+  Shape r = {s[0], s.back()};
+  r.insert(r.end(), s.begin() + 1, s.end() - 1);
+  return r;
+}
+
+Shape ChannelsLast(const Shape& s) {
+  Shape r = {s[0]};
+  r.insert(r.end(), s.begin() + 2, s.end());
+  r.push_back(s[1]);
+  return r;
+}
+
+class QLinearPoolKernel : public OpKernel {
+ public:
+  static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info, bool global) {
+    auto k = std::unique_ptr<QLinearPoolKernel>(new QLinearPoolKernel());
+    k->global_ = global;
+    k->channels_last_ = info.GetInt("channels_last", 0) != 0;
+    if (!global) {
+      ONNXFLOW_ASSIGN_OR_RETURN(k->attrs_, PoolAttributes::Parse(info));
+      k->count_include_pad_ = info.GetInt("count_include_pad", 0) != 0;
+      if (k->attrs_.kernel.size() > 3) return Unimplemented("QLinearAveragePool over more than 3 spatial dims");
+    }
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
+    const DataType t = x->dtype();
+    ONNXFLOW_RETURN_IF_ERROR(CheckQuantType(t, "X"));
+    if (x->rank() < 3) return InvalidArgument("input 'X' must have rank >= 3, got " + ShapeToString(x->shape()));
+    ONNXFLOW_ASSIGN_OR_RETURN(QParams qx, ReadQParams(ctx, 1, 2, t, "x_scale", "x_zero_point"));
+    ONNXFLOW_ASSIGN_OR_RETURN(QParams qy, ReadQParams(ctx, 3, 4, t, "y_scale", "y_zero_point"));
+    const Shape nchw = channels_last_ ? ChannelsFirst(x->shape()) : x->shape();
+    const int64_t n = nchw[0], c = nchw[1], plane = SizeFromDim(nchw, 2);
+    if (global_) {
+      Shape out = channels_last_ ? x->shape() : nchw;
+      for (size_t i = channels_last_ ? 1 : 2; i < out.size() - (channels_last_ ? 1 : 0); ++i) out[i] = 1;
+      ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, t, out));
+      if (plane == 0) return InvalidArgument("input 'X' has no spatial elements: " + ShapeToString(x->shape()));
+      if (t == DataType::kUint8) {
+        GlobalAverage(ctx, x->data<uint8_t>(), y->mutable_data<uint8_t>(), n, c, plane, channels_last_, qx, qy);
+      } else {
+        GlobalAverage(ctx, x->data<int8_t>(), y->mutable_data<int8_t>(), n, c, plane, channels_last_, qx, qy);
+      }
+      return Status::Ok();
+    }
+    if (nchw.size() - 2 != attrs_.kernel.size()) {
+      return InvalidArgument("kernel_shape has " + std::to_string(attrs_.kernel.size()) +
+                             " dims but input 'X' has shape " + ShapeToString(x->shape()));
+    }
+    ONNXFLOW_ASSIGN_OR_RETURN(PoolGeometry g, ComputePoolGeometry(attrs_, nchw));
+    Shape out = {n, c};
+    out.insert(out.end(), g.out.begin(), g.out.end());
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, t, channels_last_ ? ChannelsLast(out) : out));
+    if (t == DataType::kUint8) Average(ctx, x->data<uint8_t>(), y->mutable_data<uint8_t>(), g, qx, qy);
+    else Average(ctx, x->data<int8_t>(), y->mutable_data<int8_t>(), g, qx, qy);
+    return Status::Ok();
+  }
+
+ private:
+  QLinearPoolKernel() = default;
+
+  // Windows over up to 3 spatial dims (leading dims of size 1 pad the shape to 3).
+  template <typename T>
+  void Average(const KernelContext& ctx, const T* x, T* y, const PoolGeometry& g0, const QParams& qx,
+               const QParams& qy) const {
+    const float lo = std::is_signed_v<T> ? -128.f : 0.f, hi = std::is_signed_v<T> ? 127.f : 255.f;
+    int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, d[3] = {1, 1, 1};
+    int64_t pb[3] = {0, 0, 0}, pe[3] = {0, 0, 0};
+    const size_t dims = g0.in.size(), off = 3 - dims;
+    for (size_t i = 0; i < dims; ++i) {
+      in[off + i] = g0.in[i];
+      out[off + i] = g0.out[i];
+      k[off + i] = g0.kernel[i];
+      s[off + i] = g0.strides[i];
+      d[off + i] = g0.dilations[i];
+      pb[off + i] = g0.pad_begin[i];
+      pe[off + i] = g0.pad_end[i];
+    }
+    const int64_t c = g0.channels, in_plane = in[0] * in[1] * in[2], out_plane = out[0] * out[1] * out[2];
+    const int64_t window = k[0] * k[1] * k[2];
+    const int32_t zx = static_cast<int32_t>(qx.zero);
+    const float ratio = qx.scale / qy.scale;
+    const bool last = channels_last_;
+    // Element (img, ch, spatial p) of x and y in either layout.
+    auto x_at = [&](int64_t img, int64_t ch, int64_t p) {
+      return last ? x[(img * in_plane + p) * c + ch] : x[(img * c + ch) * in_plane + p];
+    };
+    ParallelFor(ctx, g0.batch * c, out_plane * window, [&](int64_t b, int64_t e) {
+      for (int64_t plane = b; plane < e; ++plane) {
+        const int64_t img = plane / c, ch = plane % c;
+        for (int64_t o0 = 0; o0 < out[0]; ++o0)
+          for (int64_t o1 = 0; o1 < out[1]; ++o1)
+            for (int64_t o2 = 0; o2 < out[2]; ++o2) {
+              const int64_t st[3] = {o0 * s[0] - pb[0], o1 * s[1] - pb[1], o2 * s[2] - pb[2]};
+              int32_t sum = 0;
+              int64_t valid = 0, padded = 1;
+              for (int a = 0; a < 3; ++a) {
+                int64_t cnt = 0;  // window cells inside the padded extent on this dim
+                for (int64_t j = 0; j < k[a]; ++j) cnt += st[a] + j * d[a] < in[a] + pe[a];
+                padded *= cnt;
+              }
+              for (int64_t j0 = 0; j0 < k[0]; ++j0) {
+                const int64_t i0 = st[0] + j0 * d[0];
+                if (i0 < 0 || i0 >= in[0]) continue;
+                for (int64_t j1 = 0; j1 < k[1]; ++j1) {
+                  const int64_t i1 = st[1] + j1 * d[1];
+                  if (i1 < 0 || i1 >= in[1]) continue;
+                  for (int64_t j2 = 0; j2 < k[2]; ++j2) {
+                    const int64_t i2 = st[2] + j2 * d[2];
+                    if (i2 < 0 || i2 >= in[2]) continue;
+                    sum += static_cast<int32_t>(x_at(img, ch, (i0 * in[1] + i1) * in[2] + i2)) - zx;
+                    ++valid;
+                  }
+                }
+              }
+              const int64_t count = count_include_pad_ ? padded : valid;
+              const float v = count > 0 ? static_cast<float>(sum) * ratio / static_cast<float>(count) : 0.f;
+              const T q = static_cast<T>(RoundSaturate(v, qy.zero, lo, hi));
+              const int64_t p = (o0 * out[1] + o1) * out[2] + o2;
+              if (last) y[(img * out_plane + p) * c + ch] = q;
+              else y[plane * out_plane + p] = q;
+            }
+      }
+    });
+  }
+
+  bool global_ = false;
+  bool channels_last_ = false;
+  bool count_include_pad_ = false;
+  PoolAttributes attrs_;
+};
+
+}  // namespace
+
+Status RegisterQLinearPool(KernelRegistry& registry) {
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "QLinearGlobalAveragePool", 1, kOpenEnded,
+                                             [](const KernelInfo& info) { return QLinearPoolKernel::Create(info, true); }));
+  return registry.Register(kMsDomain, "QLinearAveragePool", 1, kOpenEnded,
+                           [](const KernelInfo& info) { return QLinearPoolKernel::Create(info, false); });
+}
+
+}  // namespace quant_ms
+}  // namespace onnxflow

@@ -1,0 +1,118 @@
+#include "ops/quant_ms/qlinear_simd.h"
+
+#include <cmath>
+#include <type_traits>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/quant_ms/qlinear_simd.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace onnxflow {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Four vectors of 8-bit values (a whole 8-bit vector's worth of float lanes) per step: the
+// widening to int32 and narrowing back are the cost, the float math is two FMAs.
+template <bool kMul, typename Q>
+void BinaryImpl(const Q* a, bool a_bcast, const Q* b, bool b_bcast, Q* y, int64_t n, const QBinaryParams& p) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<Q, decltype(df)> dq;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  if (n <= 0) return;
+  const auto vza = hn::Set(df, p.za), vzb = hn::Set(df, p.zb);
+  const auto vra = hn::Set(df, p.ra), vrb = hn::Set(df, p.rb);
+  // Clamped before rounding (to the range less the zero point, whole numbers) so that the
+  // conversion to int32 never overflows.
+  const auto vlo = hn::Set(df, p.lo - p.zc), vhi = hn::Set(df, p.hi - p.zc);
+  const auto vzi = hn::Set(di, static_cast<int32_t>(p.zc));
+  const auto a0 = hn::Set(df, static_cast<float>(a[0])), b0 = hn::Set(df, static_cast<float>(b[0]));
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto va = a_bcast ? a0 : hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(dq, a + i)));
+    const auto vb = b_bcast ? b0 : hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(dq, b + i)));
+    hn::Vec<decltype(df)> v;
+    if constexpr (kMul) {
+      v = hn::Mul(hn::Mul(hn::Sub(va, vza), hn::Sub(vb, vzb)), vra);
+    } else {
+      v = hn::MulAdd(hn::Sub(va, vza), vra, hn::Mul(hn::Sub(vb, vzb), vrb));
+    }
+    v = hn::Min(hn::Max(v, vlo), vhi);
+    hn::StoreU(hn::DemoteTo(dq, hn::Add(hn::NearestInt(v), vzi)), dq, y + i);
+  }
+  for (; i < n; ++i) {
+    const float va = a[a_bcast ? 0 : i], vb = b[b_bcast ? 0 : i];
+    const float v = kMul ? QLinearMulValue(va, vb, p) : QLinearAddValue(va, vb, p);
+    y[i] = static_cast<Q>(RoundSaturate(v, p.zc, p.lo, p.hi));
+  }
+}
+
+void AddU8(const uint8_t* a, bool ab, const uint8_t* b, bool bb, uint8_t* y, int64_t n, const QBinaryParams& p) {
+  BinaryImpl<false>(a, ab, b, bb, y, n, p);
+}
+void AddS8(const int8_t* a, bool ab, const int8_t* b, bool bb, int8_t* y, int64_t n, const QBinaryParams& p) {
+  BinaryImpl<false>(a, ab, b, bb, y, n, p);
+}
+void MulU8(const uint8_t* a, bool ab, const uint8_t* b, bool bb, uint8_t* y, int64_t n, const QBinaryParams& p) {
+  BinaryImpl<true>(a, ab, b, bb, y, n, p);
+}
+void MulS8(const int8_t* a, bool ab, const int8_t* b, bool bb, int8_t* y, int64_t n, const QBinaryParams& p) {
+  BinaryImpl<true>(a, ab, b, bb, y, n, p);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace onnxflow
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace onnxflow {
+
+HWY_EXPORT(AddU8);
+HWY_EXPORT(AddS8);
+HWY_EXPORT(MulU8);
+HWY_EXPORT(MulS8);
+
+float QLinearAddValue(float a, float b, const QBinaryParams& p) {
+  return std::fma(a - p.za, p.ra, (b - p.zb) * p.rb);
+}
+float QLinearMulValue(float a, float b, const QBinaryParams& p) { return (a - p.za) * (b - p.zb) * p.ra; }
+
+int32_t RoundSaturate(float v, float zero, float lo, float hi) {
+  if (std::isnan(v)) return static_cast<int32_t>(lo);
+  v = std::fmin(std::fmax(v, lo - zero), hi - zero);
+  return static_cast<int32_t>(std::nearbyint(v) + zero);  // the default rounding mode: half to even
+}
+
+void QLinearAddU8(const uint8_t* a, bool ab, const uint8_t* b, bool bb, uint8_t* y, int64_t n,
+                  const QBinaryParams& p) {
+  HWY_DYNAMIC_DISPATCH(AddU8)(a, ab, b, bb, y, n, p);
+}
+void QLinearAddS8(const int8_t* a, bool ab, const int8_t* b, bool bb, int8_t* y, int64_t n, const QBinaryParams& p) {
+  HWY_DYNAMIC_DISPATCH(AddS8)(a, ab, b, bb, y, n, p);
+}
+void QLinearMulU8(const uint8_t* a, bool ab, const uint8_t* b, bool bb, uint8_t* y, int64_t n,
+                  const QBinaryParams& p) {
+  HWY_DYNAMIC_DISPATCH(MulU8)(a, ab, b, bb, y, n, p);
+}
+void QLinearMulS8(const int8_t* a, bool ab, const int8_t* b, bool bb, int8_t* y, int64_t n, const QBinaryParams& p) {
+  HWY_DYNAMIC_DISPATCH(MulS8)(a, ab, b, bb, y, n, p);
+}
+
+void ApplyByteTable(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t n) {
+  // A byte gather: no SIMD table lookup wider than 16 entries below AVX-512 VBMI, and this loop
+  // already runs at about one element per cycle from L1.
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    y[i] = table[x[i]];
+    y[i + 1] = table[x[i + 1]];
+    y[i + 2] = table[x[i + 2]];
+    y[i + 3] = table[x[i + 3]];
+  }
+  for (; i < n; ++i) y[i] = table[x[i]];
+}
+
+}  // namespace onnxflow
+#endif  // HWY_ONCE

@@ -1,0 +1,42 @@
+// The 8-bit loops of the com.microsoft QLinear ops, in SIMD through Highway where they are hot.
+//
+// Binary ops work in float on values shifted by their zero points, the same formula in the vector
+// body and the scalar tail so that a result never depends on where a run was cut:
+//   add: y = sat(round_half_even(fma(a - za, ra, (b - zb) * rb)) + zc)   ra = sa/sc, rb = sb/sc
+//   mul: y = sat(round_half_even((a - za) * (b - zb) * m) + zc)          m = sa*sb/sc
+// The zero point is added after rounding, as ONNX's QuantizeLinear does (round(x / s) + z): half to
+// even is not the same on either side of an odd zero point.
+// The product of two shifted 8-bit values is exact in float (|p| <= 65025). A unary op (Sigmoid,
+// LeakyRelu, a requantizing copy) is a 256-entry lookup table built once per kernel or run.
+#pragma once
+
+#include <cstdint>
+
+namespace onnxflow {
+
+struct QBinaryParams {
+  float za = 0, zb = 0, zc = 0;  // zero points
+  float ra = 1, rb = 1;          // add: the scale ratios; mul: ra = sa * sb / sc
+  float lo = 0, hi = 255;        // the output type's range
+};
+
+// y[i] = op(a[a_bcast ? 0 : i], b[b_bcast ? 0 : i]) for i < n.
+void QLinearAddU8(const uint8_t* a, bool a_bcast, const uint8_t* b, bool b_bcast, uint8_t* y, int64_t n,
+                  const QBinaryParams& p);
+void QLinearAddS8(const int8_t* a, bool a_bcast, const int8_t* b, bool b_bcast, int8_t* y, int64_t n,
+                  const QBinaryParams& p);
+void QLinearMulU8(const uint8_t* a, bool a_bcast, const uint8_t* b, bool b_bcast, uint8_t* y, int64_t n,
+                  const QBinaryParams& p);
+void QLinearMulS8(const int8_t* a, bool a_bcast, const int8_t* b, bool b_bcast, int8_t* y, int64_t n,
+                  const QBinaryParams& p);
+
+// The scalar formulas above before rounding (without zc), for the scalar tails and tests.
+float QLinearAddValue(float a, float b, const QBinaryParams& p);
+float QLinearMulValue(float a, float b, const QBinaryParams& p);
+// round_half_even(v) + zero saturated to [lo, hi] (NaN gives lo).
+int32_t RoundSaturate(float v, float zero, float lo, float hi);
+
+// y[i] = table[x[i] as an unsigned byte]: int8 values index by their bit pattern.
+void ApplyByteTable(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t n);
+
+}  // namespace onnxflow

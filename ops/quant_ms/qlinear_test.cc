@@ -1,0 +1,220 @@
+// The com.microsoft QLinear ops against a plain reference: dequantize, compute in double, quantize
+// (round half to even, saturate). Results may differ from the reference by 1 unit only where the
+// float formula rounds a value that sits within float error of a .5 tie; the tests count those.
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ops/framework/testing.h"
+#include "ops/quant_ms/qlinear_simd.h"
+#include "ops/quant/register.h"
+#include "ops/quant_ms/register.h"
+
+namespace onnxflow {
+namespace {
+
+template <typename T>
+std::vector<T> RandomBytes(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<T> v(n);
+  for (auto& x : v) x = static_cast<T>(rng() & 255);
+  return v;
+}
+
+template <typename T>
+T Quantize(double v, double scale, int zero) {
+  const double lo = std::is_signed_v<T> ? -128 : 0, hi = std::is_signed_v<T> ? 127 : 255;
+  double r = std::nearbyint(v / scale) + zero;
+  return static_cast<T>(std::min(hi, std::max(lo, r)));
+}
+
+template <typename T>
+std::vector<T> Values(const Tensor& t) {
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.size());
+}
+
+// Max |a - b| over two byte vectors.
+template <typename T>
+int MaxDiff(const std::vector<T>& a, const std::vector<T>& b) {
+  int d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d = std::max(d, std::abs(int(a[i]) - int(b[i])));
+  return d;
+}
+
+int64_t SizeOf(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+template <typename T>
+void CheckBinary(bool mul, const Shape& sa, const Shape& sb, const Shape& sc) {
+  const int64_t na = SizeOf(sa), nb = SizeOf(sb);
+  auto a = RandomBytes<T>(na, 1), b = RandomBytes<T>(nb, 2);
+  const float as = 0.05f, bs = 0.02f, cs = mul ? 0.3f : 0.07f;
+  const T az = std::is_signed_v<T> ? 3 : 130, bz = std::is_signed_v<T> ? -5 : 120, cz = std::is_signed_v<T> ? 1 : 128;
+  OpTest test(mul ? "QLinearMul" : "QLinearAdd", 1, "com.microsoft");
+  test.Input(Tensor::FromVector<T>(sa, a)).Input(Tensor::Scalar<float>(as)).Input(Tensor::Scalar<T>(az));
+  test.Input(Tensor::FromVector<T>(sb, b)).Input(Tensor::Scalar<float>(bs)).Input(Tensor::Scalar<T>(bz));
+  test.Input(Tensor::Scalar<float>(cs)).Input(Tensor::Scalar<T>(cz));
+  auto out = test.Run(RegisterQuantMsKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const Tensor& c = (*out)[0].tensor();
+  ASSERT_EQ(c.shape(), sc);
+  // The reference broadcasts the trailing-aligned way for these shapes: b is [..] of a's tail or a's
+  // channel column; index by the output's coordinates.
+  std::vector<T> expect(SizeOf(sc));
+  const size_t rank = sc.size();
+  for (int64_t i = 0; i < SizeOf(sc); ++i) {
+    int64_t rem = i, ia = 0, ib = 0, stride_a = 1, stride_b = 1;
+    for (size_t d = rank; d-- > 0;) {
+      const int64_t coord = rem % sc[d];
+      rem /= sc[d];
+      const size_t da = d + sa.size() - rank, db = d + sb.size() - rank;
+      if (d + sa.size() >= rank && sa[da] != 1) ia += coord * stride_a;
+      if (d + sa.size() >= rank) stride_a *= sa[da];
+      if (d + sb.size() >= rank && sb[db] != 1) ib += coord * stride_b;
+      if (d + sb.size() >= rank) stride_b *= sb[db];
+    }
+    const double va = (double(a[ia]) - az) * as, vb = (double(b[ib]) - bz) * bs;
+    expect[i] = Quantize<T>(mul ? va * vb : va + vb, cs, cz);
+  }
+  EXPECT_LE(MaxDiff(expect, Values<T>(c)), 1);
+  int off = 0;
+  auto got = Values<T>(c);
+  for (size_t i = 0; i < got.size(); ++i) off += got[i] != expect[i];
+  EXPECT_LE(off, static_cast<int>(got.size() / 100 + 1)) << "more than 1% off by one unit";
+}
+
+TEST(QLinearAdd, SameShapeAndBroadcastUint8) {
+  CheckBinary<uint8_t>(false, {3, 37}, {3, 37}, {3, 37});
+  CheckBinary<uint8_t>(false, {2, 3, 5, 7}, {3, 1, 1}, {2, 3, 5, 7});
+  CheckBinary<uint8_t>(false, {1}, {4, 33}, {4, 33});
+}
+
+TEST(QLinearAdd, Int8) { CheckBinary<int8_t>(false, {2, 3, 19}, {19}, {2, 3, 19}); }
+
+TEST(QLinearMul, Uint8AndInt8) {
+  CheckBinary<uint8_t>(true, {5, 41}, {5, 41}, {5, 41});
+  CheckBinary<int8_t>(true, {2, 4, 3, 3}, {1, 4, 1, 1}, {2, 4, 3, 3});
+}
+
+TEST(QLinearAdd, RoundsHalfToEvenAndSaturates) {
+  // a = 1 * 0.5, b = 0: c = 0.5 / 1 + 10 -> 10 (half to even); 3 * 0.5 = 1.5 -> 12; 255 saturates.
+  OpTest test("QLinearAdd", 1, "com.microsoft");
+  test.Input(Tensor::FromVector<uint8_t>({4}, {1, 3, 5, 255})).Input(Tensor::Scalar<float>(0.5f)).AbsentInput();
+  test.Input(Tensor::FromVector<uint8_t>({4}, {0, 0, 0, 255})).Input(Tensor::Scalar<float>(1.f)).AbsentInput();
+  test.Input(Tensor::Scalar<float>(1.f)).Input(Tensor::Scalar<uint8_t>(10));
+  auto out = test.Run(RegisterQuantMsKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(Values<uint8_t>((*out)[0].tensor()), (std::vector<uint8_t>{10, 12, 12, 255}));
+}
+
+TEST(QLinearAdd, RefusesMixedTypes) {
+  OpTest test("QLinearAdd", 1, "com.microsoft");
+  test.Input(Tensor::FromVector<uint8_t>({1}, {1})).Input(Tensor::Scalar<float>(1.f)).AbsentInput();
+  test.Input(Tensor::FromVector<int8_t>({1}, {1})).Input(Tensor::Scalar<float>(1.f)).AbsentInput();
+  test.Input(Tensor::Scalar<float>(1.f)).AbsentInput();
+  auto out = test.Run(RegisterQuantMsKernels);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().ToString().find("input 'B' has type int8 but 'A' has uint8"), std::string::npos)
+      << out.status().ToString();
+}
+
+template <typename T>
+void CheckUnary(bool sigmoid) {
+  auto x = RandomBytes<T>(300, 3);
+  const float xs = 0.1f, ys = sigmoid ? 1.f / 256 : 0.08f;
+  const T xz = std::is_signed_v<T> ? -3 : 128, yz = std::is_signed_v<T> ? (sigmoid ? -128 : 10) : (sigmoid ? 0 : 100);
+  OpTest test(sigmoid ? "QLinearSigmoid" : "QLinearLeakyRelu", 1, "com.microsoft");
+  test.Input(Tensor::FromVector<T>({300}, x)).Input(Tensor::Scalar<float>(xs)).Input(Tensor::Scalar<T>(xz));
+  test.Input(Tensor::Scalar<float>(ys)).Input(Tensor::Scalar<T>(yz));
+  if (!sigmoid) test.Attr("alpha", 0.2f);
+  auto out = test.Run(RegisterQuantMsKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  std::vector<T> expect;
+  for (T v : x) {
+    const double f = (double(v) - xz) * xs;
+    expect.push_back(Quantize<T>(sigmoid ? 1 / (1 + std::exp(-f)) : (f >= 0 ? f : 0.2 * f), ys, yz));
+  }
+  EXPECT_LE(MaxDiff(expect, Values<T>((*out)[0].tensor())), 1);
+}
+
+TEST(QLinearSigmoid, Uint8AndInt8) {
+  CheckUnary<uint8_t>(true);
+  CheckUnary<int8_t>(true);
+}
+
+TEST(QLinearLeakyRelu, Uint8AndInt8) {
+  CheckUnary<uint8_t>(false);
+  CheckUnary<int8_t>(false);
+}
+
+TEST(QLinearConcat, CopiesMatchingScalesAndRequantizesOthers) {
+  OpTest test("QLinearConcat", 1, "com.microsoft");
+  test.Attr("axis", int64_t{1});
+  test.Input(Tensor::Scalar<float>(0.5f)).Input(Tensor::Scalar<uint8_t>(100));
+  test.Input(Tensor::FromVector<uint8_t>({2, 1}, {7, 9})).Input(Tensor::Scalar<float>(0.5f)).Input(Tensor::Scalar<uint8_t>(100));
+  // 1.0 * (104 - 100) = 4 -> 4 / 0.5 + 100 = 108; (90 - 100) = -10 -> 80; 255 -> 155 * 2 + 100 saturates.
+  test.Input(Tensor::FromVector<uint8_t>({2, 2}, {104, 90, 255, 100})).Input(Tensor::Scalar<float>(1.f)).Input(Tensor::Scalar<uint8_t>(100));
+  auto out = test.Run(RegisterQuantMsKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ((*out)[0].tensor().shape(), (Shape{2, 3}));
+  EXPECT_EQ(Values<uint8_t>((*out)[0].tensor()), (std::vector<uint8_t>{7, 108, 80, 9, 255, 100}));
+}
+
+TEST(QLinearGlobalAveragePool, NchwAndChannelsLast) {
+  // Plane {10, 20, 30, 41}: sum - 4 * 10 = 61; * 0.5 / (4 * 0.25) = 30.5 -> 30 (even) + 5 = 35.
+  for (int last = 0; last < 2; ++last) {
+    OpTest test("QLinearGlobalAveragePool", 1, "com.microsoft");
+    test.Attr("channels_last", int64_t{last});
+    std::vector<uint8_t> x = {10, 20, 30, 41, 10, 10, 10, 12};  // NCHW [1, 2, 2, 2]
+    if (last) x = {10, 10, 20, 10, 30, 10, 41, 12};             // NHWC [1, 2, 2, 2]
+    test.Input(Tensor::FromVector<uint8_t>({1, 2, 2, 2}, x)).Input(Tensor::Scalar<float>(0.5f)).Input(Tensor::Scalar<uint8_t>(10));
+    test.Input(Tensor::Scalar<float>(0.25f)).Input(Tensor::Scalar<uint8_t>(5));
+    auto out = test.Run(RegisterQuantMsKernels);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ((*out)[0].tensor().shape(), last ? (Shape{1, 1, 1, 2}) : (Shape{1, 2, 1, 1}));
+    // Second plane: sum - 40 = 2 -> 1 + 5 = 6.
+    EXPECT_EQ(Values<uint8_t>((*out)[0].tensor()), (std::vector<uint8_t>{35, 6}));
+  }
+}
+
+TEST(QLinearAveragePool, PadsCountOrNotAndMatchReference) {
+  // x [1, 1, 3, 3] = 0..8 + 10 with zero point 10, scale 1 -> values 0..8; 2x2 kernel, pads 1.
+  std::vector<uint8_t> x;
+  for (int i = 0; i < 9; ++i) x.push_back(static_cast<uint8_t>(10 + i));
+  for (int include = 0; include < 2; ++include) {
+    OpTest test("QLinearAveragePool", 1, "com.microsoft");
+    test.Attr("kernel_shape", std::vector<int64_t>{2, 2}).Attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+    test.Attr("strides", std::vector<int64_t>{2, 2}).Attr("count_include_pad", int64_t{include});
+    test.Input(Tensor::FromVector<uint8_t>({1, 1, 3, 3}, x)).Input(Tensor::Scalar<float>(1.f)).Input(Tensor::Scalar<uint8_t>(10));
+    test.Input(Tensor::Scalar<float>(0.5f)).Input(Tensor::Scalar<uint8_t>(0));
+    auto out = test.Run(RegisterQuantMsKernels);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ((*out)[0].tensor().shape(), (Shape{1, 1, 2, 2}));
+    // Windows: {0}, {1,2}, {3,6}, {4,5,7,8}; means / 0.5.
+    const std::vector<uint8_t> expect = include ? std::vector<uint8_t>{0, 2, 4, 12} : std::vector<uint8_t>{0, 3, 9, 12};
+    EXPECT_EQ(Values<uint8_t>((*out)[0].tensor()), expect);
+  }
+}
+
+TEST(MsQuantizeLinear, ComMicrosoftQuantizeAndDequantizeAreTheOnnxOnes) {
+  // ops/quant registers them in both domains; ONNX Runtime's quantizer writes either.
+  OpTest q("QuantizeLinear", 1, "com.microsoft");
+  q.Input(Tensor::FromVector<float>({4}, {1, 3, 5, -300})).Input(Tensor::Scalar<float>(2)).Input(Tensor::Scalar<int8_t>(1));
+  auto out = q.Run(RegisterQuantKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(Values<int8_t>((*out)[0].tensor()), (std::vector<int8_t>{1, 3, 3, -128}));
+  OpTest dq("DequantizeLinear", 1, "com.microsoft");
+  dq.Input(Tensor::FromVector<uint8_t>({2}, {0, 200})).Input(Tensor::Scalar<float>(0.5f)).Input(Tensor::Scalar<uint8_t>(100));
+  auto d = dq.Run(RegisterQuantKernels);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(Values<float>((*d)[0].tensor()), (std::vector<float>{-50, 50}));
+}
+
+}  // namespace
+}  // namespace onnxflow

@@ -1,0 +1,211 @@
+// QDQ fusion (graph/qdq_fusion.h): each DQ -> op -> Q group, built here, runs as its quantized op
+// and gives the unfused run's 8-bit outputs within 1 unit.
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "include/onnxflow/io.h"
+#include "include/onnxflow/session.h"
+#include "tools/model_builder.h"
+
+namespace onnxflow {
+namespace {
+
+std::vector<std::string> ExecutedOps(const Session& session, const std::vector<NamedValue>& inputs) {
+  RunProfile profile;
+  RunOptions options;
+  options.profile = &profile;
+  EXPECT_TRUE(session.Run(inputs, options).ok());
+  std::vector<std::string> ops;
+  for (const NodeTiming& t : profile.nodes) ops.push_back(t.op_type);
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
+
+// x (float, [1, 4, 6, 6]) is quantized to uint8 (scale 0.02, zero 128) inside the model and
+// dequantized as xd; `body` adds the nodes that read xd and write the 8-bit output "y".
+void ExpectFused(const std::function<void(tools::ModelBuilder&)>& body, DataType y_type, const Shape& y_shape,
+                 std::vector<std::string> fused_ops, const Shape& x_shape = {1, 4, 6, 6}) {
+  tools::ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, x_shape);
+  m.Initializer("xs", Tensor::Scalar<float>(0.02f));
+  m.Initializer("xz", Tensor::Scalar<uint8_t>(128));
+  m.Node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"});
+  m.Node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"});
+  body(m);
+  m.Output("y", y_type, y_shape);
+  const std::string bytes = m.Serialize();
+  SessionOptions plain, fused;
+  plain.optimize = false;
+  auto a = Session::LoadFromBytes(bytes, plain);
+  auto b = Session::LoadFromBytes(bytes, fused);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().ToString() << " " << b.status().ToString();
+  auto x = FillTensor(DataType::kFloat, x_shape);
+  ASSERT_TRUE(x.ok());
+  // FillTensor's pattern spans [-0.5, 0.5); stretch it over the quantized range.
+  for (int64_t i = 0; i < x->size(); ++i) x->mutable_data<float>()[i] *= 4.5f;
+  const std::vector<NamedValue> inputs = {{"x", *x}};
+  auto out_a = a->Run(inputs);
+  auto out_b = b->Run(inputs);
+  ASSERT_TRUE(out_a.ok() && out_b.ok()) << out_a.status().ToString() << " " << out_b.status().ToString();
+  const Tensor& ya = (*out_a)[0].value.tensor();
+  const Tensor& yb = (*out_b)[0].value.tensor();
+  ASSERT_EQ(ya.dtype(), y_type);
+  ASSERT_EQ(yb.dtype(), y_type);
+  ASSERT_EQ(ya.shape(), yb.shape());
+  int worst = 0, off = 0;
+  for (int64_t i = 0; i < ya.size(); ++i) {
+    const int va = y_type == DataType::kInt8 ? ya.data<int8_t>()[i] : ya.data<uint8_t>()[i];
+    const int vb = y_type == DataType::kInt8 ? yb.data<int8_t>()[i] : yb.data<uint8_t>()[i];
+    worst = std::max(worst, std::abs(va - vb));
+    off += va != vb;
+  }
+  EXPECT_LE(worst, 1) << off << " of " << ya.size() << " differ";
+  fused_ops.push_back("QuantizeLinear");  // of the float input
+  std::sort(fused_ops.begin(), fused_ops.end());
+  EXPECT_EQ(ExecutedOps(*b, inputs), fused_ops);
+}
+
+void Q(tools::ModelBuilder& m, const std::string& in, const std::string& out, float scale, int zero,
+       DataType type = DataType::kUint8) {
+  const std::string s = out + "_s", z = out + "_z";
+  m.Initializer(s, Tensor::Scalar<float>(scale));
+  m.Initializer(z, type == DataType::kInt8 ? Tensor::Scalar<int8_t>(static_cast<int8_t>(zero))
+                                           : Tensor::Scalar<uint8_t>(static_cast<uint8_t>(zero)));
+  m.Node("QuantizeLinear", {in, s, z}, {out});
+}
+
+TEST(QdqFusion, ConvWithPerChannelInt8WeightsAndBias) {
+  ExpectFused(
+      [](tools::ModelBuilder& m) {
+        Tensor w(DataType::kInt8, {3, 4, 3, 3});
+        for (int64_t i = 0; i < w.size(); ++i) w.mutable_data<int8_t>()[i] = static_cast<int8_t>((i * 37) % 255 - 127);
+        m.Initializer("w", w);
+        m.Initializer("ws", Tensor::FromVector<float>({3}, {0.002f, 0.003f, 0.001f}));
+        m.Initializer("wz", Tensor::FromVector<int8_t>({3}, {0, 0, 0}));
+        m.Initializer("bias", Tensor::FromVector<float>({3}, {0.1f, -0.2f, 0.05f}));
+        auto& dq = m.Node("DequantizeLinear", {"w", "ws", "wz"}, {"wd"});
+        tools::SetAttr(dq, "axis", int64_t{0});
+        auto& conv = m.Node("Conv", {"xd", "wd", "bias"}, {"c"});
+        tools::SetAttr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+        Q(m, "c", "y", 0.03f, 120);
+      },
+      DataType::kUint8, {1, 3, 6, 6}, {"QLinearConv"});
+}
+
+TEST(QdqFusion, MatMulWithConstantWeights) {
+  ExpectFused(
+      [](tools::ModelBuilder& m) {
+        Tensor w(DataType::kInt8, {6, 5});
+        for (int64_t i = 0; i < w.size(); ++i) w.mutable_data<int8_t>()[i] = static_cast<int8_t>((i * 53) % 200 - 100);
+        m.Initializer("w", w);
+        m.Initializer("ws", Tensor::Scalar<float>(0.004f));
+        m.Initializer("wz", Tensor::Scalar<int8_t>(0));
+        m.Node("DequantizeLinear", {"w", "ws", "wz"}, {"wd"});
+        m.Node("MatMul", {"xd", "wd"}, {"c"});
+        Q(m, "c", "y", 0.02f, 128);
+      },
+      DataType::kUint8, {1, 4, 6, 5}, {"QLinearMatMul"});
+}
+
+// Two per-tensor DQ inputs (the second one requantized from x with other parameters).
+void SecondInput(tools::ModelBuilder& m) {
+  Q(m, "x", "x2q", 0.03f, 100);
+  m.Initializer("x2s", Tensor::Scalar<float>(0.03f));
+  m.Initializer("x2z", Tensor::Scalar<uint8_t>(100));
+  m.Node("DequantizeLinear", {"x2q", "x2s", "x2z"}, {"x2d"});
+}
+
+TEST(QdqFusion, AddMulConcat) {
+  for (const std::string op : {"Add", "Mul", "Concat"}) {
+    SCOPED_TRACE(op);
+    ExpectFused(
+        [&](tools::ModelBuilder& m) {
+          SecondInput(m);
+          auto& n = m.Node(op, {"xd", "x2d"}, {"c"});
+          if (op == "Concat") tools::SetAttr(n, "axis", int64_t{1});
+          Q(m, "c", "y", op == "Mul" ? 0.08f : 0.04f, 128);
+        },
+        DataType::kUint8, op == "Concat" ? Shape{1, 8, 6, 6} : Shape{1, 4, 6, 6},
+        {"QuantizeLinear", "QLinear" + op});
+  }
+}
+
+TEST(QdqFusion, PoolsAndUnaryOps) {
+  for (const std::string op : {"GlobalAveragePool", "AveragePool", "Sigmoid", "LeakyRelu"}) {
+    SCOPED_TRACE(op);
+    Shape shape = {1, 4, 6, 6};
+    if (op == "GlobalAveragePool") shape = {1, 4, 1, 1};
+    if (op == "AveragePool") shape = {1, 4, 3, 3};
+    ExpectFused(
+        [&](tools::ModelBuilder& m) {
+          auto& n = m.Node(op, {"xd"}, {"c"});
+          if (op == "AveragePool") {
+            tools::SetAttr(n, "kernel_shape", std::vector<int64_t>{3, 3});
+            tools::SetAttr(n, "strides", std::vector<int64_t>{2, 2});
+            tools::SetAttr(n, "pads", std::vector<int64_t>{1, 1, 1, 1});
+          }
+          if (op == "LeakyRelu") tools::SetAttr(n, "alpha", 0.1f);
+          Q(m, "c", "y", op == "Sigmoid" ? 1.f / 256 : 0.01f, op == "Sigmoid" ? 0 : 128);
+        },
+        DataType::kUint8, shape, {"QLinear" + op});
+  }
+}
+
+TEST(QdqFusion, PassThroughOpsRunOnTheBytes) {
+  // Same scale and zero point on both sides: MaxPool, Relu (as Max with the zero point),
+  // Transpose and Reshape run on the uint8 values, exactly.
+  for (const std::string op : {"MaxPool", "Relu", "Transpose", "Reshape"}) {
+    SCOPED_TRACE(op);
+    Shape shape = {1, 4, 6, 6};
+    if (op == "MaxPool") shape = {1, 4, 3, 3};
+    if (op == "Transpose") shape = {1, 6, 6, 4};
+    if (op == "Reshape") shape = {4, 36};
+    ExpectFused(
+        [&](tools::ModelBuilder& m) {
+          std::vector<std::string> in = {"xd"};
+          if (op == "Reshape") {
+            m.Initializer("shape", Tensor::FromVector<int64_t>({2}, {4, 36}));
+            in.push_back("shape");
+          }
+          auto& n = m.Node(op, in, {"c"});
+          if (op == "MaxPool") {
+            tools::SetAttr(n, "kernel_shape", std::vector<int64_t>{2, 2});
+            tools::SetAttr(n, "strides", std::vector<int64_t>{2, 2});
+          }
+          if (op == "Transpose") tools::SetAttr(n, "perm", std::vector<int64_t>{0, 2, 3, 1});
+          Q(m, "c", "y", 0.02f, 128);
+        },
+        DataType::kUint8, shape, {op == "Relu" ? "Max" : op});
+  }
+}
+
+TEST(QdqFusion, DifferentParametersKeepTheFloatPath) {
+  // A Relu whose Q has other parameters than its DQ is not exact on the bytes: left alone.
+  tools::ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {1, 4});
+  m.Initializer("s", Tensor::Scalar<float>(0.02f));
+  m.Initializer("z", Tensor::Scalar<uint8_t>(128));
+  m.Initializer("s2", Tensor::Scalar<float>(0.01f));
+  m.Node("QuantizeLinear", {"x", "s", "z"}, {"xq"});
+  m.Node("DequantizeLinear", {"xq", "s", "z"}, {"xd"});
+  m.Node("Relu", {"xd"}, {"r"});
+  m.Node("QuantizeLinear", {"r", "s2", "z"}, {"y"});
+  m.Output("y", DataType::kUint8, {1, 4});
+  auto s = Session::LoadFromBytes(m.Serialize(), SessionOptions{});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  auto x = Tensor::FromVector<float>({1, 4}, {-1, 0.1f, 0.5f, 1});
+  EXPECT_EQ(ExecutedOps(*s, {{"x", x}}),
+            (std::vector<std::string>{"DequantizeLinear", "QuantizeLinear", "QuantizeLinear", "Relu"}));
+  auto out = s->Run({{"x", x}});
+  ASSERT_TRUE(out.ok());
+  const uint8_t* y = (*out)[0].value.tensor().data<uint8_t>();
+  EXPECT_EQ(std::vector<uint8_t>(y, y + 4), (std::vector<uint8_t>{128, 138, 178, 228}));
+}
+
+}  // namespace
+}  // namespace onnxflow
