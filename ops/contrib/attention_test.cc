@@ -1,0 +1,253 @@
+// The attention ops against a plain reference: softmax(scale Q K^T + masks) V per batch and head,
+// written with loops over (B, N, S, H) arrays.
+#include <cmath>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "ops/framework/registry.h"
+#include "ops/framework/testing.h"
+#include "ops/register_all.h"
+
+namespace onnxflow {
+namespace {
+
+Tensor F(Shape shape, const std::vector<float>& v) { return Tensor::FromVector<float>(std::move(shape), v); }
+
+std::vector<float> Random(size_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(gen);
+  return v;
+}
+
+// q (B, N, S, H), k and v (B, Nkv, T, H); visible(b, i, j) says whether query i sees key j
+// (invisible keys get `masked` added, or are dropped when masked is -inf). Returns (B, S, N * H).
+template <typename Visible>
+std::vector<float> Reference(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                             int64_t B, int64_t N, int64_t Nkv, int64_t S, int64_t T, int64_t H, float scale,
+                             float masked, Visible visible) {
+  std::vector<float> out(B * S * N * H, 0.0f);
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t n = 0; n < N; ++n) {
+      const int64_t kn = n / (N / Nkv);
+      for (int64_t i = 0; i < S; ++i) {
+        std::vector<double> s(T);
+        double max = -INFINITY;
+        for (int64_t j = 0; j < T; ++j) {
+          double dot = 0;
+          for (int64_t d = 0; d < H; ++d) dot += q[((b * N + n) * S + i) * H + d] * k[((b * Nkv + kn) * T + j) * H + d];
+          s[j] = dot * scale;
+          if (!visible(b, i, j)) s[j] = std::isinf(masked) ? -INFINITY : s[j] + masked;
+          max = std::max(max, s[j]);
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < T; ++j) sum += (s[j] = std::exp(s[j] - max));
+        for (int64_t j = 0; j < T; ++j) {
+          for (int64_t d = 0; d < H; ++d) {
+            out[(b * S + i) * N * H + n * H + d] += static_cast<float>(s[j] / sum * v[((b * Nkv + kn) * T + j) * H + d]);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// (B, S, N * H) -> (B, N, S, H)
+std::vector<float> ToHeads(const std::vector<float>& x, int64_t B, int64_t S, int64_t N, int64_t H, int64_t ld,
+                           int64_t offset = 0) {
+  std::vector<float> y(B * N * S * H);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t s = 0; s < S; ++s)
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t d = 0; d < H; ++d) y[((b * N + n) * S + s) * H + d] = x[(b * S + s) * ld + offset + n * H + d];
+  return y;
+}
+
+// Concatenates (B, N, P, H) and (B, N, S, H) along the sequence.
+std::vector<float> Concat(const std::vector<float>& past, const std::vector<float>& fresh, int64_t B, int64_t N,
+                          int64_t P, int64_t S, int64_t H) {
+  std::vector<float> y;
+  for (int64_t bn = 0; bn < B * N; ++bn) {
+    y.insert(y.end(), past.begin() + bn * P * H, past.begin() + (bn + 1) * P * H);
+    y.insert(y.end(), fresh.begin() + bn * S * H, fresh.begin() + (bn + 1) * S * H);
+  }
+  return y;
+}
+
+TEST(Attention, BertFormWithKeyMaskMatchesReference) {
+  const int64_t B = 2, S = 3, N = 2, H = 4, D = N * H;
+  const std::vector<float> x = Random(B * S * D, 1), w = Random(D * 3 * D, 2), bias = Random(3 * D, 3);
+  // The projection, by hand.
+  std::vector<float> qkv(B * S * 3 * D);
+  for (int64_t t = 0; t < B * S; ++t)
+    for (int64_t c = 0; c < 3 * D; ++c) {
+      double acc = bias[c];
+      for (int64_t i = 0; i < D; ++i) acc += x[t * D + i] * w[i * 3 * D + c];
+      qkv[t * 3 * D + c] = static_cast<float>(acc);
+    }
+  const std::vector<int32_t> mask = {1, 1, 0, 1, 1, 1};
+  const auto expected = Reference(ToHeads(qkv, B, S, N, H, 3 * D), ToHeads(qkv, B, S, N, H, 3 * D, D),
+                                  ToHeads(qkv, B, S, N, H, 3 * D, 2 * D), B, N, N, S, S, H, 0.5f, -10000.0f,
+                                  [&](int64_t b, int64_t, int64_t j) { return mask[b * S + j] != 0; });
+  OpTest test("Attention", 1, kMsDomain);
+  test.Input(F({B, S, D}, x)).Input(F({D, 3 * D}, w)).ConstantInput(1).Input(F({3 * D}, bias));
+  test.Input(Tensor::FromVector<int32_t>({B, S}, mask)).Attr("num_heads", N).Threads(2);
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({B, S, D}, expected), (*out)[0].tensor(), 1e-4, 1e-5));
+}
+
+TEST(Attention, UnidirectionalWithPastAndPresent) {
+  const int64_t B = 1, S = 2, P = 3, N = 2, H = 2, D = N * H, T = P + S;
+  const std::vector<float> x = Random(B * S * D, 4), w = Random(D * 3 * D, 5), past = Random(2 * B * N * P * H, 6);
+  std::vector<float> qkv(B * S * 3 * D);
+  for (int64_t t = 0; t < B * S; ++t)
+    for (int64_t c = 0; c < 3 * D; ++c) {
+      double acc = 0;
+      for (int64_t i = 0; i < D; ++i) acc += x[t * D + i] * w[i * 3 * D + c];
+      qkv[t * 3 * D + c] = static_cast<float>(acc);
+    }
+  const std::vector<float> past_k(past.begin(), past.begin() + B * N * P * H), past_v(past.begin() + B * N * P * H, past.end());
+  const auto k = Concat(past_k, ToHeads(qkv, B, S, N, H, 3 * D, D), B, N, P, S, H);
+  const auto v = Concat(past_v, ToHeads(qkv, B, S, N, H, 3 * D, 2 * D), B, N, P, S, H);
+  const auto expected = Reference(ToHeads(qkv, B, S, N, H, 3 * D), k, v, B, N, N, S, T, H, 1.0f / std::sqrt(2.0f),
+                                  -10000.0f, [&](int64_t, int64_t i, int64_t j) { return j <= P + i; });
+  OpTest test("Attention", 1, kMsDomain);
+  test.Input(F({B, S, D}, x)).Input(F({D, 3 * D}, w)).AbsentInput().AbsentInput().Input(F({2, B, N, P, H}, past));
+  test.Attr("num_heads", N).Attr("unidirectional", int64_t{1}).Outputs(2);
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({B, S, D}, expected), (*out)[0].tensor(), 1e-4, 1e-5));
+  std::vector<float> present = k;
+  present.insert(present.end(), v.begin(), v.end());
+  EXPECT_TRUE(TensorsNear(F({2, B, N, T, H}, present), (*out)[1].tensor()));
+}
+
+TEST(MultiHeadAttention, CrossAttentionWithBiasAndPaddingLengths) {
+  const int64_t B = 2, S = 2, L = 3, N = 2, H = 2, D = N * H;
+  const auto q = Random(B * S * D, 7), k = Random(B * L * D, 8), v = Random(B * L * D, 9), bias = Random(3 * D, 10);
+  auto add = [](std::vector<float> x, const std::vector<float>& b, int64_t off, int64_t w) {
+    for (size_t i = 0; i < x.size(); ++i) x[i] += b[off + i % w];
+    return x;
+  };
+  const std::vector<int32_t> lengths = {3, 1};
+  const auto expected = Reference(ToHeads(add(q, bias, 0, D), B, S, N, H, D), ToHeads(add(k, bias, D, D), B, L, N, H, D),
+                                  ToHeads(add(v, bias, 2 * D, D), B, L, N, H, D), B, N, N, S, L, H, 0.25f, -10000.0f,
+                                  [&](int64_t b, int64_t, int64_t j) { return j < lengths[b]; });
+  OpTest test("MultiHeadAttention", 1, kMsDomain);
+  test.Input(F({B, S, D}, q)).Input(F({B, L, D}, k)).Input(F({B, L, D}, v)).Input(F({3 * D}, bias));
+  test.Input(Tensor::FromVector<int32_t>({B}, lengths)).Attr("num_heads", N).Attr("scale", 0.25f).Outputs(3);
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({B, S, D}, expected), (*out)[0].tensor(), 1e-4, 1e-5));
+  EXPECT_TRUE(TensorsNear(F({B, N, L, H}, ToHeads(add(k, bias, D, D), B, L, N, H, D)), (*out)[1].tensor()));
+}
+
+TEST(MultiHeadAttention, DecoderStepWithPastKeyValue) {
+  const int64_t B = 1, S = 1, P = 4, N = 2, H = 3, D = N * H, T = P + S;
+  const auto q = Random(D, 11), k = Random(D, 12), v = Random(D, 13), pk = Random(N * P * H, 14), pv = Random(N * P * H, 15);
+  const auto kk = Concat(pk, ToHeads(k, B, S, N, H, D), B, N, P, S, H), vv = Concat(pv, ToHeads(v, B, S, N, H, D), B, N, P, S, H);
+  const auto expected = Reference(ToHeads(q, B, S, N, H, D), kk, vv, B, N, N, S, T, H, 1.0f / std::sqrt(3.0f), -10000.0f,
+                                  [](int64_t, int64_t, int64_t) { return true; });
+  OpTest test("MultiHeadAttention", 1, kMsDomain);
+  test.Input(F({B, S, D}, q)).Input(F({B, S, D}, k)).Input(F({B, S, D}, v)).AbsentInput().AbsentInput().AbsentInput();
+  test.Input(F({B, N, P, H}, pk)).Input(F({B, N, P, H}, pv)).Attr("num_heads", N).Outputs(3);
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({B, S, D}, expected), (*out)[0].tensor(), 1e-4, 1e-5));
+  EXPECT_TRUE(TensorsNear(F({B, N, T, H}, vv), (*out)[2].tensor()));
+}
+
+TEST(GroupQueryAttention, TokenStepTwoQueryHeadsPerKvHead) {
+  const int64_t B = 1, S = 1, P = 3, N = 4, Nkv = 2, H = 2, T = P + S;
+  const auto q = Random(N * H, 16), k = Random(Nkv * H, 17), v = Random(Nkv * H, 18);
+  const auto pk = Random(Nkv * P * H, 19), pv = Random(Nkv * P * H, 20);
+  const auto kk = Concat(pk, ToHeads(k, B, S, Nkv, H, Nkv * H), B, Nkv, P, S, H);
+  const auto vv = Concat(pv, ToHeads(v, B, S, Nkv, H, Nkv * H), B, Nkv, P, S, H);
+  const auto expected = Reference(ToHeads(q, B, S, N, H, N * H), kk, vv, B, N, Nkv, S, T, H, 1.0f / std::sqrt(2.0f),
+                                  -INFINITY, [](int64_t, int64_t, int64_t) { return true; });
+  OpTest test("GroupQueryAttention", 1, kMsDomain);
+  test.Input(F({B, S, N * H}, q)).Input(F({B, S, Nkv * H}, k)).Input(F({B, S, Nkv * H}, v));
+  test.Input(F({B, Nkv, P, H}, pk)).Input(F({B, Nkv, P, H}, pv));
+  test.Input(Tensor::FromVector<int32_t>({B}, {static_cast<int32_t>(T - 1)}))
+      .Input(Tensor::FromVector<int32_t>({}, {static_cast<int32_t>(T)}));
+  test.Attr("num_heads", N).Attr("kv_num_heads", Nkv).Outputs(3);
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({B, S, N * H}, expected), (*out)[0].tensor(), 1e-4, 1e-5));
+  EXPECT_TRUE(TensorsNear(F({B, Nkv, T, H}, kk), (*out)[1].tensor()));
+}
+
+TEST(GroupQueryAttention, PromptIsCausalAndRotaryRotatesQAndK) {
+  // One head of size 2, rotary over both values: position p rotates by angle p * 0.5.
+  const int64_t S = 3, H = 2;
+  const auto q = Random(S * H, 21), k = Random(S * H, 22), v = Random(S * H, 23);
+  std::vector<float> cos(4), sin(4);
+  for (int p = 0; p < 4; ++p) {
+    cos[p] = std::cos(0.5f * p);
+    sin[p] = std::sin(0.5f * p);
+  }
+  auto rotate = [&](std::vector<float> x) {
+    for (int64_t s = 0; s < S; ++s) {
+      const float a = x[s * 2], b = x[s * 2 + 1];
+      x[s * 2] = a * cos[s] - b * sin[s];
+      x[s * 2 + 1] = b * cos[s] + a * sin[s];
+    }
+    return x;
+  };
+  const auto expected = Reference(rotate(q), rotate(k), v, 1, 1, 1, S, S, H, 1.0f / std::sqrt(2.0f), -INFINITY,
+                                  [](int64_t, int64_t i, int64_t j) { return j <= i; });
+  OpTest test("GroupQueryAttention", 1, kMsDomain);
+  test.Input(F({1, S, H}, q)).Input(F({1, S, H}, k)).Input(F({1, S, H}, v)).AbsentInput().AbsentInput();
+  test.Input(Tensor::FromVector<int32_t>({1}, {static_cast<int32_t>(S - 1)}))
+      .Input(Tensor::FromVector<int32_t>({}, {static_cast<int32_t>(S)}));
+  test.Input(F({4, 1}, cos)).Input(F({4, 1}, sin));
+  test.Attr("num_heads", int64_t{1}).Attr("kv_num_heads", int64_t{1}).Attr("do_rotary", int64_t{1}).Outputs(3);
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({1, S, H}, expected), (*out)[0].tensor(), 1e-4, 1e-5));
+}
+
+TEST(GroupQueryAttention, LocalWindowHidesOldKeys) {
+  const int64_t S = 4, H = 2;
+  const auto q = Random(S * H, 24), k = Random(S * H, 25), v = Random(S * H, 26);
+  const auto expected = Reference(q, k, v, 1, 1, 1, S, S, H, 1.0f / std::sqrt(2.0f), -INFINITY,
+                                  [](int64_t, int64_t i, int64_t j) { return j <= i && j >= i - 1; });
+  OpTest test("GroupQueryAttention", 1, kMsDomain);
+  test.Input(F({1, S, H}, q)).Input(F({1, S, H}, k)).Input(F({1, S, H}, v)).AbsentInput().AbsentInput();
+  test.Input(Tensor::FromVector<int32_t>({1}, {static_cast<int32_t>(S - 1)}))
+      .Input(Tensor::FromVector<int32_t>({}, {static_cast<int32_t>(S)}));
+  test.Attr("num_heads", int64_t{1}).Attr("kv_num_heads", int64_t{1}).Attr("local_window_size", int64_t{1}).Outputs(3);
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({1, S, H}, expected), (*out)[0].tensor(), 1e-4, 1e-5));
+}
+
+TEST(RotaryEmbedding, ContribInputOrderWithScalarPositionOffset) {
+  // (B=1, S=2, hidden=4) with heads of 4, rotary over all of it: token s at position 1 + s.
+  const std::vector<float> cos = {9, 9, 0.5f, 0.0f, 1.0f, 0.0f}, sin = {9, 9, 0.25f, 1.0f, 0.0f, 1.0f};
+  OpTest test("RotaryEmbedding", 1, kMsDomain);
+  test.Input(F({1, 2, 4}, {1, 2, 3, 4, 1, 2, 3, 4}))
+      .Input(Tensor::FromVector<int64_t>({1}, {1}))
+      .Input(F({3, 2}, cos))
+      .Input(F({3, 2}, sin));
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  // token 0 (row 1): pairs (1, 3) by (0.5, 0.25) and (2, 4) by (0, 1); token 1 (row 2): (1, 0) and (0, 1).
+  EXPECT_TRUE(TensorsNear(F({1, 2, 4}, {0.5f - 0.75f, -4, 0.25f + 1.5f, 2, 1, -4, 3, 2}), (*out)[0].tensor()));
+}
+
+TEST(Attention, RefusesDoRotary) {
+  OpTest test("Attention", 1, kMsDomain);
+  test.Input(F({1, 1, 2}, {1, 2})).Input(F({2, 6}, std::vector<float>(12, 0.0f)));
+  test.Attr("num_heads", int64_t{1}).Attr("do_rotary", int64_t{1});
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace onnxflow

@@ -1,0 +1,200 @@
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "ops/framework/numeric.h"
+#include "ops/framework/registry.h"
+#include "ops/framework/testing.h"
+#include "ops/register_all.h"
+
+namespace onnxflow {
+namespace {
+
+Tensor F(Shape shape, const std::vector<float>& v) { return Tensor::FromVector<float>(std::move(shape), v); }
+
+Result<std::vector<Value>> RunUnary(const std::string& op, const Tensor& x, const Tensor* bias = nullptr) {
+  OpTest test(op, 1, kMsDomain);
+  test.Input(x);
+  if (bias != nullptr) test.Input(*bias);
+  return test.Run(RegisterAllKernels);
+}
+
+TEST(Gelu, ErfForm) {
+  auto out = RunUnary("Gelu", F({4}, {0, 1, -1, 2.5f}));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({4}, {0, 0.8413447f, -0.1586553f, 2.4844758f}), (*out)[0].tensor(), 1e-5, 1e-6));
+}
+
+TEST(Gelu, BiasGeluAddsThePerColumnBiasFirst) {
+  const Tensor b = F({2}, {0.5f, 0.5f});
+  auto out = RunUnary("BiasGelu", F({2, 2}, {0.5f, -0.5f, 2.0f, 0.5f}), &b);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({2, 2}, {0.8413447f, 0, 2.4844758f, 0.8413447f}), (*out)[0].tensor(), 1e-5, 1e-6));
+}
+
+TEST(Gelu, FastGeluTanhFormWithAndWithoutBias) {
+  auto out = RunUnary("FastGelu", F({2}, {1, -0.5f}));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({2}, {0.84119199f, -0.15428599f}), (*out)[0].tensor(), 1e-5, 1e-6));
+  const Tensor b = F({2}, {0.5f, -0.5f});
+  out = RunUnary("FastGelu", F({2}, {0.5f, 0.0f}), &b);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({2}, {0.84119199f, -0.15428599f}), (*out)[0].tensor(), 1e-5, 1e-6));
+}
+
+TEST(Gelu, QuickGeluDefaultAndGivenAlpha) {
+  auto out = RunUnary("QuickGelu", F({2}, {1, -2}));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({2}, {0.84579577f, -0.06434138f}), (*out)[0].tensor(), 1e-5, 1e-6));
+  OpTest test("QuickGelu", 1, kMsDomain);
+  test.Input(F({1}, {1})).Attr("alpha", 1.0f);
+  out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({1}, {1.0f / (1.0f + std::exp(-1.0f))}), (*out)[0].tensor()));
+}
+
+TEST(Gelu, Float16InFloat16Out) {
+  std::vector<Float16> x = {Float16{FloatToHalf(1.0f)}, Float16{FloatToHalf(-1.0f)}};
+  auto out = RunUnary("Gelu", Tensor::FromVector<Float16>({2}, x));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const Tensor& y = (*out)[0].tensor();
+  ASSERT_EQ(y.dtype(), DataType::kFloat16);
+  EXPECT_NEAR(HalfToFloat(y.data<Float16>()[0].bits), 0.8413f, 1e-3);
+  EXPECT_NEAR(HalfToFloat(y.data<Float16>()[1].bits), -0.1587f, 1e-3);
+}
+
+TEST(Gelu, BiasOfTheWrongLengthIsRefused) {
+  const Tensor b = F({3}, {1, 2, 3});
+  auto out = RunUnary("BiasGelu", F({2, 2}, {1, 2, 3, 4}), &b);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("bias must be 2 values"), std::string::npos) << out.status().message();
+}
+
+TEST(BiasAdd, AddsBiasAndSkip) {
+  OpTest test("BiasAdd", 1, kMsDomain);
+  test.Input(F({1, 2, 2}, {1, 2, 3, 4})).Input(F({2}, {10, 20})).Input(F({1, 2, 2}, {100, 200, 300, 400}));
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({1, 2, 2}, {111, 222, 313, 424}), (*out)[0].tensor()));
+}
+
+TEST(BiasSoftmax, SoftmaxOfTheSum) {
+  OpTest test("BiasSoftmax", 1, kMsDomain);
+  test.Input(F({2, 2}, {0, 0, 1, 0})).Input(F({1, 2}, {0, std::log(3.0f)}));
+  test.Attr("axis", int64_t{1}).Attr("is_inner_broadcast", int64_t{0});
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const float e = std::exp(1.0f);
+  EXPECT_TRUE(TensorsNear(F({2, 2}, {0.25f, 0.75f, e / (e + 3), 3 / (e + 3)}), (*out)[0].tensor()));
+}
+
+// Layer normalization of one row, the reference for the norm tests.
+std::vector<float> NormRow(const std::vector<float>& x, bool rms, float eps, const std::vector<float>& gamma,
+                           const std::vector<float>& beta) {
+  double mean = 0, var = 0;
+  if (!rms) {
+    for (float v : x) mean += v;
+    mean /= x.size();
+  }
+  for (float v : x) var += (v - mean) * (v - mean);
+  var /= x.size();
+  std::vector<float> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    y[i] = static_cast<float>((x[i] - mean) / std::sqrt(var + eps)) * gamma[i] + (beta.empty() ? 0.0f : beta[i]);
+  }
+  return y;
+}
+
+TEST(SkipLayerNormalization, SumThenNormalizeWithAllOutputs) {
+  OpTest test("SkipLayerNormalization", 1, kMsDomain);
+  test.Input(F({1, 2, 3}, {1, 2, 3, 0, 0, 6}))
+      .Input(F({1, 2, 3}, {1, 0, 0, 1, 1, 1}))
+      .Input(F({3}, {1, 2, 0.5f}))
+      .Input(F({3}, {0, 1, 0}))
+      .Input(F({3}, {0, 0, 1}))
+      .Attr("epsilon", 1e-5f)
+      .Outputs(4);
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  std::vector<float> y = NormRow({2, 2, 4}, false, 1e-5f, {1, 2, 0.5f}, {0, 1, 0});
+  std::vector<float> y2 = NormRow({1, 1, 8}, false, 1e-5f, {1, 2, 0.5f}, {0, 1, 0});
+  y.insert(y.end(), y2.begin(), y2.end());
+  EXPECT_TRUE(TensorsNear(F({1, 2, 3}, y), (*out)[0].tensor(), 1e-5, 1e-6));
+  EXPECT_TRUE(TensorsNear(F({1, 2, 1}, {8.0f / 3, 10.0f / 3}), (*out)[1].tensor(), 1e-5, 1e-6));
+  EXPECT_TRUE(TensorsNear(F({1, 2, 3}, {2, 2, 4, 1, 1, 8}), (*out)[3].tensor()));
+}
+
+TEST(SkipLayerNormalization, SkipRepeatedOverTheBatch) {
+  OpTest test("SkipLayerNormalization", 1, kMsDomain);
+  test.Input(F({2, 1, 2}, {1, 2, 3, 5})).Input(F({1, 2}, {1, 0})).Input(F({2}, {1, 1}));
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  std::vector<float> y = NormRow({2, 2}, false, 1e-12f, {1, 1}, {});
+  std::vector<float> y2 = NormRow({4, 5}, false, 1e-12f, {1, 1}, {});
+  y.insert(y.end(), y2.begin(), y2.end());
+  EXPECT_TRUE(TensorsNear(F({2, 1, 2}, y), (*out)[0].tensor(), 1e-5, 1e-6));
+}
+
+TEST(SkipSimplifiedLayerNormalization, RmsOfTheSum) {
+  OpTest test("SkipSimplifiedLayerNormalization", 1, kMsDomain);
+  test.Input(F({1, 1, 2}, {1, 2})).Input(F({1, 1, 2}, {2, 2})).Input(F({2}, {1, 2})).Attr("epsilon", 1e-6f);
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({1, 1, 2}, NormRow({3, 4}, true, 1e-6f, {1, 2}, {})), (*out)[0].tensor(), 1e-5, 1e-6));
+}
+
+TEST(SimplifiedLayerNormalization, DefaultDomainBelowOpset17WithInvStdDev) {
+  OpTest test("SimplifiedLayerNormalization", 13);
+  test.Input(F({1, 2}, {3, 4})).Input(F({2}, {1, 1})).Attr("epsilon", 0.0f).Outputs(2);
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const float inv = 1.0f / std::sqrt(12.5f);
+  EXPECT_TRUE(TensorsNear(F({1, 2}, {3 * inv, 4 * inv}), (*out)[0].tensor()));
+  EXPECT_TRUE(TensorsNear(F({1, 1}, {inv}), (*out)[1].tensor()));
+}
+
+TEST(LayerNormalization, DefaultDomainBelowOpset17) {
+  OpTest test("LayerNormalization", 13);
+  test.Input(F({1, 2}, {1, 3})).Input(F({2}, {1, 1})).Input(F({2}, {0, 0})).Attr("epsilon", 0.0f);
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({1, 2}, {-1, 1}), (*out)[0].tensor()));
+}
+
+TEST(EmbedLayerNormalization, WordPositionSegmentThenNorm) {
+  OpTest test("EmbedLayerNormalization", 1, kMsDomain);
+  test.Input(Tensor::FromVector<int32_t>({1, 2}, {1, 0}))
+      .Input(Tensor::FromVector<int32_t>({1, 2}, {0, 1}))
+      .Input(F({2, 2}, {0, 0, 1, 3}))    // word
+      .Input(F({2, 2}, {0, 1, 2, 0}))    // position
+      .Input(F({2, 2}, {0, 0, 5, 0}))    // segment
+      .Input(F({2}, {1, 1}))
+      .Input(F({2}, {0, 0}))
+      .Input(Tensor::FromVector<int32_t>({1, 2}, {1, 0}))
+      .Attr("epsilon", 0.0f)
+      .Outputs(3);
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  // token 0: word 1 (1, 3) + position 0 (0, 1) + segment 0 = (1, 4); token 1: (0, 0) + (2, 0) + (5, 0) = (7, 0)
+  EXPECT_TRUE(TensorsNear(F({1, 2, 2}, {-1, 1, 1, -1}), (*out)[0].tensor()));
+  EXPECT_EQ((*out)[1].tensor().data<int32_t>()[0], 1);
+  EXPECT_TRUE(TensorsNear(F({1, 2, 2}, {1, 4, 7, 0}), (*out)[2].tensor()));
+}
+
+TEST(EmbedLayerNormalization, OutOfRangeIdIsRefused) {
+  OpTest test("EmbedLayerNormalization", 1, kMsDomain);
+  test.Input(Tensor::FromVector<int32_t>({1, 1}, {5}))
+      .AbsentInput()
+      .Input(F({2, 2}, {0, 0, 1, 3}))
+      .Input(F({2, 2}, {0, 1, 2, 0}))
+      .AbsentInput()
+      .Input(F({2}, {1, 1}))
+      .Input(F({2}, {0, 0}));
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("indexes past an embedding table (id 5"), std::string::npos)
+      << out.status().message();
+}
+
+}  // namespace
+}  // namespace onnxflow

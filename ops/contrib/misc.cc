@@ -1,0 +1,304 @@
+// The smaller com.microsoft ops: GatherBlockQuantized (an embedding table in 4- or 8-bit blocks),
+// Trilu and Range (the contrib versions ONNX Runtime registered before ONNX had them), Inverse,
+// and NhwcMaxPool (channels-last max pooling on 8-bit data, written by ONNX Runtime's NHWC
+// transformer around quantized convolutions).
+#include <cmath>
+#include <limits>
+
+#include "ops/contrib/common.h"
+#include "ops/contrib/kernels.h"
+#include "ops/framework/dispatch.h"
+#include "ops/framework/numeric.h"
+#include "ops/framework/parallel.h"
+#include "ops/framework/shape.h"
+
+namespace onnxflow {
+namespace contrib {
+namespace {
+
+// GatherBlockQuantized(data, indices, scales, zero_points?) with data uint8 holding `bits` 4 (two
+// values a byte, the low nibble first) or 8; output = (q - zero_point) * scale, in the scales'
+// type. Blocks of `block_size` values along quantize_axis share a scale.
+class GatherBlockQuantizedKernel : public OpKernel {
+ public:
+  explicit GatherBlockQuantizedKernel(const KernelInfo& info)
+      : gather_axis_(info.GetInt("gather_axis", 0)),
+        quantize_axis_(info.GetInt("quantize_axis", 1)),
+        block_size_(info.GetInt("block_size", 128)),
+        bits_(info.GetInt("bits", 4)) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const char* op = "GatherBlockQuantized";
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* data, ctx.RequireTensor(0));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* indices, ctx.RequireTensor(1));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* scales, ctx.RequireTensor(2));
+    const Tensor* zp = ctx.input_tensor(3);
+    if (data->dtype() != DataType::kUint8) {
+      return Unimplemented("GatherBlockQuantized on " + std::string(DataTypeName(data->dtype())) +
+                           " data (uint8 with bits 4 or 8 is supported)");
+    }
+    if (bits_ != 4 && bits_ != 8) return InvalidArgument("GatherBlockQuantized: bits must be 4 or 8");
+    ONNXFLOW_RETURN_IF_ERROR(RequireFloatLike(*scales, op, "scales"));
+    if (data->rank() < 1 || block_size_ < 16 || (block_size_ & (block_size_ - 1)) != 0) {
+      return InvalidArgument("GatherBlockQuantized: block_size must be a power of 2, at least 16");
+    }
+    const int per_byte = bits_ == 4 ? 2 : 1;
+    Shape logical = data->shape();
+    logical.back() *= per_byte;
+    const int64_t rank = static_cast<int64_t>(logical.size());
+    ONNXFLOW_ASSIGN_OR_RETURN(int64_t g, NormalizeAxis(gather_axis_, rank));
+    ONNXFLOW_ASSIGN_OR_RETURN(int64_t qa, NormalizeAxis(quantize_axis_, rank));
+    Shape scale_shape = logical;
+    scale_shape[qa] = (logical[qa] + block_size_ - 1) / block_size_;
+    if (scales->shape() != scale_shape) {
+      return InvalidArgument("GatherBlockQuantized: scales must be " + ShapeToString(scale_shape) + " for data " +
+                             ShapeToString(logical) + " in blocks of " + std::to_string(block_size_) + ", got " +
+                             ShapeToString(scales->shape()));
+    }
+    if (zp != nullptr && (zp->dtype() != DataType::kUint8 ||
+                          zp->size() != (ElementCount(scale_shape) + per_byte - 1) / per_byte)) {
+      return InvalidArgument("GatherBlockQuantized: zero_points must be uint8, packed like data, one per scale");
+    }
+    if (indices->dtype() != DataType::kInt32 && indices->dtype() != DataType::kInt64) {
+      return InvalidArgument("GatherBlockQuantized: indices must be int32 or int64");
+    }
+    Shape out_shape(logical.begin(), logical.begin() + g);
+    out_shape.insert(out_shape.end(), indices->shape().begin(), indices->shape().end());
+    out_shape.insert(out_shape.end(), logical.begin() + g + 1, logical.end());
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, scales->dtype(), out_shape));
+    const int64_t outer = SizeToDim(logical, g), axis_len = logical[g], inner = SizeFromDim(logical, g + 1);
+    const int64_t count = indices->size();
+    std::vector<int64_t> idx(count);
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t v = indices->dtype() == DataType::kInt32 ? indices->data<int32_t>()[i] : indices->data<int64_t>()[i];
+      if (v < 0) v += axis_len;
+      if (v < 0 || v >= axis_len) {
+        return InvalidArgument("GatherBlockQuantized: index " + std::to_string(v) + " is out of range for a gather axis of " +
+                               std::to_string(axis_len));
+      }
+      idx[i] = v;
+    }
+    // The flat logical index splits as (.., coordinate along qa, ..): qa_stride is the size of the
+    // dims after qa, and the scale's flat index replaces the coordinate by its block.
+    const int64_t qa_stride = SizeFromDim(logical, qa + 1), qa_len = logical[qa];
+    const int64_t scale_qa_len = scale_shape[qa];
+    FloatIn si(*scales);
+    FloatOut out(y);
+    const uint8_t* q = data->data<uint8_t>();
+    const uint8_t* z = zp != nullptr ? zp->data<uint8_t>() : nullptr;
+    const int default_zp = bits_ == 4 ? 8 : 128;
+    auto value = [&](const uint8_t* p, int64_t e) -> int {
+      return per_byte == 2 ? ((p[e >> 1] >> ((e & 1) * 4)) & 0xF) : p[e];
+    };
+    ParallelFor(ctx, outer * count, inner * 4, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t o = r / count, i = r % count;
+        const int64_t base = (o * axis_len + idx[i]) * inner;
+        float* dst = out.data + r * inner;
+        for (int64_t j = 0; j < inner; ++j) {
+          const int64_t e = base + j;
+          const int64_t before = e / (qa_stride * qa_len), coord = (e / qa_stride) % qa_len, after = e % qa_stride;
+          const int64_t s = (before * scale_qa_len + coord / block_size_) * qa_stride + after;
+          const int zero = z != nullptr ? value(z, s) : default_zp;
+          dst[j] = static_cast<float>(value(q, e) - zero) * si.data[s];
+        }
+      }
+    });
+    out.Finish();
+    return Status::Ok();
+  }
+
+ private:
+  int64_t gather_axis_, quantize_axis_, block_size_, bits_;
+};
+
+// Range(start, limit, delta = 1): ceil((limit - start) / delta) values.
+class RangeKernel : public OpKernel {
+ public:
+  explicit RangeKernel(const KernelInfo&) {}
+  Status Compute(KernelContext& ctx) const override {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* start, ctx.RequireTensor(0));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* limit, ctx.RequireTensor(1));
+    const Tensor* delta = ctx.input_tensor(2);
+    if (start->size() != 1 || limit->size() != 1 || limit->dtype() != start->dtype() ||
+        (delta != nullptr && (delta->size() != 1 || delta->dtype() != start->dtype()))) {
+      return InvalidArgument("Range: start, limit and delta must be single values of one type");
+    }
+    return DispatchType<float, double, int16_t, int32_t, int64_t>(start->dtype(), [&](auto tag) -> Status {
+      using T = decltype(tag);
+      const T s = start->data<T>()[0], l = limit->data<T>()[0], d = delta != nullptr ? delta->data<T>()[0] : T(1);
+      if (d == T(0)) return InvalidArgument("Range: delta must not be 0");
+      const double n = std::ceil((static_cast<double>(l) - static_cast<double>(s)) / static_cast<double>(d));
+      const int64_t count = n > 0 ? static_cast<int64_t>(n) : 0;
+      ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, start->dtype(), {count}));
+      T* p = y->mutable_data<T>();
+      for (int64_t i = 0; i < count; ++i) p[i] = static_cast<T>(s + static_cast<T>(i) * d);
+      return Status::Ok();
+    });
+  }
+};
+
+// Inverse of each square matrix in the batch (Gauss-Jordan with partial pivoting, in double).
+class InverseKernel : public OpKernel {
+ public:
+  explicit InverseKernel(const KernelInfo&) {}
+  Status Compute(KernelContext& ctx) const override {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
+    if (x->rank() < 2 || x->dim(x->rank() - 1) != x->dim(x->rank() - 2)) {
+      return InvalidArgument("Inverse: X must be a batch of square matrices, got " + ShapeToString(x->shape()));
+    }
+    const int64_t n = x->dim(x->rank() - 1), count = n == 0 ? 0 : x->size() / (n * n);
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, x->dtype(), x->shape()));
+    return DispatchType<float, double, Float16>(x->dtype(), [&](auto tag) -> Status {
+      using T = decltype(tag);
+      const T* src = x->data<T>();
+      T* dst = y->mutable_data<T>();
+      std::vector<double> a(n * n), inv(n * n);
+      for (int64_t m = 0; m < count; ++m) {
+        for (int64_t i = 0; i < n * n; ++i) {
+          a[i] = static_cast<double>(ToCompute<T>(src[m * n * n + i]));
+          inv[i] = (i / n == i % n) ? 1.0 : 0.0;
+        }
+        for (int64_t c = 0; c < n; ++c) {
+          int64_t piv = c;
+          for (int64_t r = c + 1; r < n; ++r) {
+            if (std::fabs(a[r * n + c]) > std::fabs(a[piv * n + c])) piv = r;
+          }
+          if (a[piv * n + c] == 0.0) return InvalidArgument("Inverse: matrix " + std::to_string(m) + " is singular");
+          if (piv != c) {
+            for (int64_t j = 0; j < n; ++j) {
+              std::swap(a[c * n + j], a[piv * n + j]);
+              std::swap(inv[c * n + j], inv[piv * n + j]);
+            }
+          }
+          const double d = 1.0 / a[c * n + c];
+          for (int64_t j = 0; j < n; ++j) {
+            a[c * n + j] *= d;
+            inv[c * n + j] *= d;
+          }
+          for (int64_t r = 0; r < n; ++r) {
+            if (r == c || a[r * n + c] == 0.0) continue;
+            const double f = a[r * n + c];
+            for (int64_t j = 0; j < n; ++j) {
+              a[r * n + j] -= f * a[c * n + j];
+              inv[r * n + j] -= f * inv[c * n + j];
+            }
+          }
+        }
+        for (int64_t i = 0; i < n * n; ++i) dst[m * n * n + i] = FromCompute<T>(static_cast<ComputeType<T>>(inv[i]));
+      }
+      return Status::Ok();
+    });
+  }
+};
+
+// NhwcMaxPool(x): MaxPool on (N, H, W, C) data (any number of spatial dims), channels innermost.
+class NhwcMaxPoolKernel : public OpKernel {
+ public:
+  static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
+    auto k = std::unique_ptr<NhwcMaxPoolKernel>(new NhwcMaxPoolKernel());
+    k->kernel_ = info.GetInts("kernel_shape");
+    if (k->kernel_.empty()) return InvalidArgument("NhwcMaxPool: kernel_shape is required");
+    const size_t dims = k->kernel_.size();
+    k->strides_ = info.GetInts("strides", std::vector<int64_t>(dims, 1));
+    k->dilations_ = info.GetInts("dilations", std::vector<int64_t>(dims, 1));
+    k->pads_ = info.GetInts("pads", std::vector<int64_t>(2 * dims, 0));
+    k->auto_pad_ = info.GetString("auto_pad", "NOTSET");
+    k->ceil_ = info.GetInt("ceil_mode", 0) != 0;
+    if (k->strides_.size() != dims || k->dilations_.size() != dims || k->pads_.size() != 2 * dims) {
+      return InvalidArgument("NhwcMaxPool: strides, dilations and pads must match kernel_shape's rank");
+    }
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
+    const size_t dims = kernel_.size();
+    if (x->rank() != static_cast<int64_t>(dims) + 2) {
+      return InvalidArgument("NhwcMaxPool: X must have rank " + std::to_string(dims + 2) + ", got " + ShapeToString(x->shape()));
+    }
+    const int64_t batch = x->dim(0), channels = x->dim(x->rank() - 1);
+    std::vector<int64_t> in(dims), out(dims), begin(dims);
+    Shape out_shape{batch};
+    for (size_t d = 0; d < dims; ++d) {
+      in[d] = x->dim(d + 1);
+      const int64_t span = (kernel_[d] - 1) * dilations_[d] + 1;
+      int64_t pb = pads_[d], pe = pads_[d + dims];
+      if (auto_pad_ == "VALID") {
+        pb = pe = 0;
+      } else if (auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER") {
+        const int64_t o = (in[d] + strides_[d] - 1) / strides_[d];
+        const int64_t total = std::max<int64_t>(0, (o - 1) * strides_[d] + span - in[d]);
+        pb = auto_pad_ == "SAME_UPPER" ? total / 2 : total - total / 2;
+        pe = total - pb;
+      }
+      const int64_t room = in[d] + pb + pe - span;
+      if (room < 0) return InvalidArgument("NhwcMaxPool: the window is larger than the padded input");
+      out[d] = (ceil_ ? (room + strides_[d] - 1) / strides_[d] : room / strides_[d]) + 1;
+      if (ceil_ && (out[d] - 1) * strides_[d] >= in[d] + pb) --out[d];
+      begin[d] = pb;
+      out_shape.push_back(out[d]);
+    }
+    out_shape.push_back(channels);
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, x->dtype(), out_shape));
+    return DispatchType<uint8_t, int8_t, float>(x->dtype(), [&](auto tag) -> Status {
+      using T = decltype(tag);
+      const T* src = x->data<T>();
+      T* dst = y->mutable_data<T>();
+      const int64_t out_pixels = ElementCount(Shape(out.begin(), out.end()));
+      const int64_t in_pixels = ElementCount(Shape(in.begin(), in.end()));
+      ParallelFor(ctx, batch * out_pixels, channels * 9, [&](int64_t p0, int64_t p1) {
+        std::vector<int64_t> o(dims), k(dims);
+        for (int64_t p = p0; p < p1; ++p) {
+          int64_t rem = p % out_pixels;
+          for (int64_t d = static_cast<int64_t>(dims) - 1; d >= 0; --d) {
+            o[d] = rem % out[d];
+            rem /= out[d];
+          }
+          T* acc = dst + p * channels;
+          std::fill(acc, acc + channels, std::numeric_limits<T>::lowest());
+          std::fill(k.begin(), k.end(), 0);
+          const T* image = src + (p / out_pixels) * in_pixels * channels;
+          while (true) {
+            int64_t pixel = 0;
+            bool inside = true;
+            for (size_t d = 0; d < dims; ++d) {
+              const int64_t c = o[d] * strides_[d] - begin[d] + k[d] * dilations_[d];
+              if (c < 0 || c >= in[d]) inside = false;
+              pixel = pixel * in[d] + c;
+            }
+            if (inside) {
+              const T* v = image + pixel * channels;
+              for (int64_t c = 0; c < channels; ++c) acc[c] = std::max(acc[c], v[c]);
+            }
+            size_t d = dims;
+            while (d > 0 && ++k[d - 1] == kernel_[d - 1]) k[--d] = 0;
+            if (d == 0) break;
+          }
+        }
+      });
+      return Status::Ok();
+    });
+  }
+
+ private:
+  NhwcMaxPoolKernel() = default;
+  std::vector<int64_t> kernel_, strides_, dilations_, pads_;
+  std::string auto_pad_;
+  bool ceil_ = false;
+};
+
+}  // namespace
+
+Status RegisterMiscOps(KernelRegistry& registry) {
+  ONNXFLOW_RETURN_IF_ERROR(
+      registry.Register(kMsDomain, "GatherBlockQuantized", 1, kOpenEnded, Make<GatherBlockQuantizedKernel>()));
+  ONNXFLOW_ASSIGN_OR_RETURN(KernelFactory trilu, Adapt(registry, kOnnxDomain, "Trilu", 14, nullptr));
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "Trilu", 1, kOpenEnded, trilu));
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "Range", 1, kOpenEnded, Make<RangeKernel>()));
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "Inverse", 1, kOpenEnded, Make<InverseKernel>()));
+  return registry.Register(kMsDomain, "NhwcMaxPool", 1, kOpenEnded, Create<NhwcMaxPoolKernel>());
+}
+
+}  // namespace contrib
+}  // namespace onnxflow

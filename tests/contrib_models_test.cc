@@ -1,0 +1,99 @@
+// Whole models in the form ONNX Runtime saves them (its optimized-model files at the basic and
+// extended levels): every domain it imports, com.microsoft fused ops, LayerNormalization in the
+// default domain below opset 17, and the refusal of the NCHWc layout it writes only at 'all'.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "include/onnxflow/session.h"
+#include "tools/model_builder.h"
+
+namespace onnxflow {
+namespace {
+
+using tools::ModelBuilder;
+using tools::SetAttr;
+
+Tensor F(Shape shape, const std::vector<float>& v) { return Tensor::FromVector<float>(std::move(shape), v); }
+
+// The opset imports of a file ONNX Runtime 1.30 saved (ort_optimize.js ... basic).
+void ImportLikeOrt(ModelBuilder& m) {
+  for (const char* domain : {"ai.onnx.ml", "ai.onnx.training", "ai.onnx.preview", "com.microsoft",
+                             "ai.onnx.preview.training", "com.microsoft.experimental", "com.microsoft.nchwc",
+                             "org.pytorch.aten"}) {
+    auto* imp = m.proto().add_opset_import();
+    imp->set_domain(domain);
+    imp->set_version(std::string(domain) == "ai.onnx.ml" ? 5 : 1);
+  }
+}
+
+void ExpectNear(const Tensor& expected, const Tensor& actual, float tol = 1e-5f) {
+  ASSERT_EQ(expected.shape(), actual.shape());
+  for (int64_t i = 0; i < expected.size(); ++i) {
+    EXPECT_NEAR(expected.data<float>()[i], actual.data<float>()[i], tol) << "element " << i;
+  }
+}
+
+TEST(ContribModels, FusedConvThenDefaultDomainLayerNormAtOpset9) {
+  ModelBuilder m(9);
+  ImportLikeOrt(m);
+  m.Input("x", DataType::kFloat, {1, 1, 2, 2});
+  m.Initializer("w", F({2, 1, 1, 1}, {2, -1}));
+  m.Initializer("b", F({2}, {-1, 0}));
+  m.Initializer("gamma", F({2}, {1, 1}));
+  m.Initializer("beta", F({2}, {0, 0}));
+  auto& conv = m.Node("FusedConv", {"x", "w", "b"}, {"c"}, "fused_conv");
+  conv.set_domain("com.microsoft");
+  SetAttr(conv, "activation", std::string("Relu"));
+  SetAttr(conv, "kernel_shape", std::vector<int64_t>{1, 1});
+  auto& ln = m.Node("LayerNormalization", {"c", "gamma", "beta"}, {"y"}, "ln");
+  SetAttr(ln, "epsilon", 1e-12f);
+  m.Output("y", DataType::kFloat, {1, 2, 2, 2});
+  auto session = Session::LoadFromBytes(m.Serialize());
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  auto out = session->Run({{"x", F({1, 1, 2, 2}, {1, 2, -3, 0})}});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  // channel 0: relu(2x - 1) = 1, 3, 0, 0; channel 1: relu(-x) = 0, 0, 3, 0; rows of 2 normalized.
+  ExpectNear(F({1, 2, 2, 2}, {-1, 1, 0, 0, 0, 0, 1, -1}), (*out)[0].value.tensor());
+}
+
+TEST(ContribModels, TransformerBlockOfContribOps) {
+  // FusedMatMul (alpha 0.5) -> BiasGelu -> SkipLayerNormalization with the input as skip.
+  ModelBuilder m(13);
+  ImportLikeOrt(m);
+  m.Input("x", DataType::kFloat, {1, 2, 2});
+  m.Initializer("w", F({2, 2}, {2, 0, 0, 2}));
+  m.Initializer("bias", F({2}, {0, 0}));
+  m.Initializer("gamma", F({2}, {1, 1}));
+  auto& mm = m.Node("FusedMatMul", {"x", "w"}, {"h"});
+  mm.set_domain("com.microsoft");
+  SetAttr(mm, "alpha", 0.5f);
+  m.Node("BiasGelu", {"h", "bias"}, {"g"}).set_domain("com.microsoft");
+  auto& sln = m.Node("SkipLayerNormalization", {"g", "x", "gamma"}, {"y"});
+  sln.set_domain("com.microsoft");
+  SetAttr(sln, "epsilon", 0.0f);
+  m.Output("y", DataType::kFloat, {1, 2, 2});
+  auto session = Session::LoadFromBytes(m.Serialize());
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  auto out = session->Run({{"x", F({1, 2, 2}, {1, 0, 0, 2})}});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  // row 0: gelu(1) + 1 = 1.8413, gelu(0) + 0 = 0 -> (1, -1); row 1: (0, gelu(2) + 2) -> (-1, 1)
+  ExpectNear(F({1, 2, 2}, {1, -1, -1, 1}), (*out)[0].value.tensor());
+}
+
+TEST(ContribModels, NchwcLayoutIsRefusedWithWhatToDo) {
+  ModelBuilder m(13);
+  ImportLikeOrt(m);
+  m.Input("x", DataType::kFloat, {1, 16, 1, 1});
+  m.Node("ReorderInput", {"x"}, {"y"}, "reorder").set_domain("com.microsoft.nchwc");
+  m.Output("y", DataType::kFloat, {1, 16, 1, 1});
+  auto session = Session::LoadFromBytes(m.Serialize());
+  ASSERT_FALSE(session.ok());
+  EXPECT_EQ(session.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(session.status().message().find("node 'reorder'"), std::string::npos) << session.status().message();
+  EXPECT_NE(session.status().message().find("save the model at the 'extended' level instead"), std::string::npos)
+      << session.status().message();
+}
+
+}  // namespace
+}  // namespace onnxflow
