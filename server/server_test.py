@@ -185,6 +185,7 @@ class ServerTest(unittest.TestCase):
         cls.expected = {}
         for m in cls.models:
             out = os.path.join(cls.tmp.name, "expected", m)
+            os.makedirs(out)
             subprocess.run([RUN_MODEL, os.path.join(MODELS, m, "model.onnx"), "--inputs",
                             os.path.join(MODELS, m, "test_data_set_0"), "--output-dir", out, "--quiet"], check=True)
             g = onnx.load(os.path.join(MODELS, m, "model.onnx"), load_external_data=False).graph
