@@ -23,7 +23,7 @@ def _static_library_impl(ctx):
         mnemonic = "StaticLibrary",
         progress_message = "Archiving " + out.short_path,
     )
-    return [DefaultInfo(files = depset([out]))]
+    return [DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out]))]
 
 static_library = rule(
     implementation = _static_library_impl,
