@@ -23,6 +23,7 @@
 #include "include/onnxflow/io.h"
 #include "include/onnxflow/session.h"
 #include "tools/benchmark_report.h"
+#include "tools/cli_common.h"
 
 namespace onnxflow::tools {
 namespace {
@@ -148,16 +149,17 @@ int Main(int argc, char** argv) {
   int64_t runs = 0;
   int threads = 0;
   CLI::App app{"Throughput and latency of one model under concurrent load."};
-  app.add_option("model", model, "MODEL.onnx")->required();
+  AddVersionFlag(app, "benchmark");
+  app.add_option("model", model, "MODEL.onnx")->required()->transform(UserPathArg());
   app.add_option("--concurrency", levels, "comma-separated concurrency levels")->delimiter(',');
   auto* runs_opt = app.add_option("--runs", runs, "runs per concurrency level");
   app.add_option("--duration", duration_text, "time per concurrency level (e.g. 10s)")->excludes(runs_opt);
   app.add_option("--threads", threads, "cores the session may use (default: all)");
   app.add_option("--mode", mode, "dataflow | sequential");
   app.add_option("--dim", dim_args, "NAME=N for a dynamic dimension (default 1)");
-  app.add_option("--json", json_path, "write the results as JSON");
-  app.add_option("--svg", svg_path, "draw throughput and p99 against concurrency");
-  app.add_option("--trace", trace_path, "write a Chrome/Perfetto trace of one run");
+  app.add_option("--json", json_path, "write the results as JSON")->transform(UserPathArg());
+  app.add_option("--svg", svg_path, "draw throughput and p99 against concurrency")->transform(UserPathArg());
+  app.add_option("--trace", trace_path, "write a Chrome/Perfetto trace of one run")->transform(UserPathArg());
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -14,6 +14,7 @@
 
 #include "include/onnxflow/io.h"
 #include "include/onnxflow/session.h"
+#include "tools/cli_common.h"
 
 namespace {
 
@@ -35,8 +36,9 @@ int main(int argc, char** argv) {
   std::string path_a, path_b;
   int workers = 8, requests = 200;
   CLI::App app{"Serve two models from a pool of host threads."};
-  app.add_option("model_a", path_a)->required();
-  app.add_option("model_b", path_b)->required();
+  onnxflow::tools::AddVersionFlag(app, "embed_example");
+  app.add_option("model_a", path_a)->required()->transform(onnxflow::tools::UserPathArg());
+  app.add_option("model_b", path_b)->required()->transform(onnxflow::tools::UserPathArg());
   app.add_option("--workers", workers, "host threads serving requests");
   app.add_option("--requests", requests, "requests in all (alternating between the models)");
   CLI11_PARSE(app, argc, argv);

@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "include/onnxflow/session.h"
+#include "tools/cli_common.h"
 #include "tools/model_builder.h"
 
 namespace onnxflow::tools {
@@ -121,7 +122,9 @@ int main(int argc, char** argv) {
   app.add_option("--nodes", nodes, "Adds in the chain models (a multiple of 8)");
   app.add_option("--runs", runs, "timed runs after one warm-up");
   app.add_option("--threads", threads, "cores (default 1)");
-  app.add_option("--write", write_dir, "also write the models as DIR/<name>.onnx");
+  app.add_option("--write", write_dir, "also write the models as DIR/<name>.onnx")
+      ->transform(onnxflow::tools::UserPathArg());
+  onnxflow::tools::AddVersionFlag(app, "loop_benchmark");
   CLI11_PARSE(app, argc, argv);
   if (iterations < 1 || runs < 1 || nodes < 8) return 2;
   using namespace onnxflow::tools;

@@ -14,6 +14,7 @@
 #include "include/onnxflow/io.h"
 #include "include/onnxflow/session.h"
 #include "tools/benchmark_report.h"
+#include "tools/cli_common.h"
 #include "tools/demo_model.h"
 
 namespace onnxflow::tools {
@@ -109,7 +110,7 @@ int Main(const Options& o) {
   for (const auto& f : o.input_files) {
     std::string name, path;
     if (!SplitPair(f, &name, &path)) return Refuse("--input expects NAME=FILE, got '" + f + "'");
-    files[name] = path;
+    files[name] = UserPath(path);
   }
   for (const auto& [name, path] : files) {
     bool known = false;
@@ -201,14 +202,19 @@ int Main(const Options& o) {
 
 int main(int argc, char** argv) {
   onnxflow::tools::Options o;
+  using onnxflow::tools::UserPathArg;
   CLI::App app{"Run an ONNX model with onnxflow."};
-  app.add_option("model", o.model, "MODEL.onnx");
+  onnxflow::tools::AddVersionFlag(app, "run_model");
+  app.add_option("model", o.model, "MODEL.onnx")->transform(UserPathArg());
   app.add_option("--input", o.input_files, "NAME=FILE: a graph input from a .pb (TensorProto) or .npy file");
-  app.add_option("--inputs", o.inputs_dir, "DIR with input_<i>.pb for the i-th graph input without initializer");
+  app.add_option("--inputs", o.inputs_dir, "DIR with input_<i>.pb for the i-th graph input without initializer")
+      ->transform(UserPathArg());
   app.add_flag("--fill", o.fill, "fill inputs not given with fixed, deterministic values");
   app.add_option("--dim", o.dims, "NAME=N: the size of a dynamic dimension for --fill (default 1)");
-  app.add_option("--output-dir", o.output_dir, "write graph output i as DIR/output_<i>.pb");
-  app.add_option("--check", o.check_dir, "compare with DIR/output_<i>.pb (rtol 1e-3, atol 1e-7)");
+  app.add_option("--output-dir", o.output_dir, "write graph output i as DIR/output_<i>.pb")
+      ->transform(UserPathArg());
+  app.add_option("--check", o.check_dir, "compare with DIR/output_<i>.pb (rtol 1e-3, atol 1e-7)")
+      ->transform(UserPathArg());
   app.add_option("--threads", o.threads, "cores to use (default: all)");
   app.add_option("--mode", o.mode, "dataflow | sequential");
   app.add_option("--runs", o.runs, "time N runs after one warm-up");
@@ -223,8 +229,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return onnxflow::tools::kRefused;
+    return app.exit(e) == 0 ? onnxflow::tools::kDone : onnxflow::tools::kRefused;  // 0: --version
   }
   try {
     return onnxflow::tools::Main(o);

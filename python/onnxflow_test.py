@@ -1,0 +1,136 @@
+"""The Python bindings: ONNX Runtime's interface, the C++ API's outputs, errors as exceptions that
+carry the Status message, and two Python threads running models at once (the GIL is released)."""
+import os
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import onnxflow
+
+DATA = os.environ.get("ONNXFLOW_TEST_DATA", os.path.join(os.path.dirname(__file__), "../../shared/onnx-tests"))
+
+
+def model(name):
+    return os.path.join(DATA, name, "model.onnx")
+
+
+# The onnx package's C++ extension registers its own onnx.proto in the process-wide protobuf
+# descriptor pool, as onnxflow does: .pb files are read by the onnx package in a process of its own.
+_TO_NPY = """
+import sys, numpy as np, onnx, onnx.numpy_helper
+t = onnx.TensorProto()
+t.ParseFromString(open(sys.argv[1], "rb").read())
+np.save(sys.argv[2], onnx.numpy_helper.to_array(t))
+print(t.name)
+"""
+
+
+def read_pb(path, tmp_path):
+    """(name, array) of a serialized TensorProto."""
+    npy = os.path.join(tmp_path, os.path.basename(path) + ".npy")
+    name = subprocess.run(["/usr/bin/python3", "-c", _TO_NPY, path, npy], check=True, capture_output=True,
+                          text=True).stdout.strip()
+    return name, np.load(npy)
+
+
+def test_version():
+    assert onnxflow.__version__.count(".") == 2
+    assert onnxflow.InferenceSession is onnxflow.Session
+
+
+def test_inputs_and_outputs_like_onnxruntime():
+    session = onnxflow.InferenceSession(model("node/test_add"))
+    inputs = session.get_inputs()
+    assert [(i.name, i.shape, i.type) for i in inputs] == [
+        ("x", [3, 4, 5], "tensor(float)"),
+        ("y", [3, 4, 5], "tensor(float)"),
+    ]
+    outputs = session.get_outputs()
+    assert [(o.name, o.shape, o.type) for o in outputs] == [("sum", [3, 4, 5], "tensor(float)")]
+    assert session.get_providers() == ["CPUExecutionProvider"]
+
+
+def test_add_matches_numpy_and_reads_views():
+    session = onnxflow.Session(model("node/test_add"))
+    x = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    wide = np.ones((3, 4, 10), dtype=np.float32)
+    y = wide[:, :, ::2]  # not contiguous: copied, then run
+    (total,) = session.run(["sum"], {"x": x, "y": y})
+    assert total.dtype == np.float32 and total.shape == (3, 4, 5)
+    np.testing.assert_array_equal(total, x + 1)
+    # output_names=None: every output, in graph order.
+    (again,) = session.run(None, {"x": x, "y": y})
+    np.testing.assert_array_equal(again, total)
+
+
+@pytest.mark.parametrize("name", ["models/real_squeezenet", "node/test_add", "node/test_matmul_2d"])
+def test_outputs_equal_the_cpp_api(name, tmp_path):
+    """run_model (the C++ API) and the bindings, on the test data's inputs, give equal outputs."""
+    data_set = os.path.join(DATA, name, "test_data_set_0")
+    subprocess.run(
+        [os.environ["ONNXFLOW_RUN_MODEL"], model(name), "--inputs", data_set, "--output-dir", str(tmp_path),
+         "--threads", "1", "--quiet"],
+        check=True)
+    options = onnxflow.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = onnxflow.Session(model(name), options)
+    feed = dict(read_pb(os.path.join(data_set, f), tmp_path) for f in sorted(os.listdir(data_set))
+                if f.startswith("input_"))
+    outputs = session.run(None, feed)
+    for i, out in enumerate(outputs):
+        _, expected = read_pb(os.path.join(tmp_path, f"output_{i}.pb"), tmp_path)
+        assert out.dtype == expected.dtype and out.shape == expected.shape
+        np.testing.assert_array_equal(out, expected)
+
+
+def test_errors_raise_with_the_status_message():
+    with pytest.raises(onnxflow.OnnxflowError, match=r"NotFound: .*no/such\.onnx"):
+        onnxflow.Session("no/such.onnx")
+    with pytest.raises(onnxflow.OnnxflowError, match=r"^InvalidArgument: "):
+        onnxflow.Session(b"not a model")
+    session = onnxflow.Session(model("node/test_add"))
+    x = np.zeros((3, 4, 5), np.float32)
+    with pytest.raises(onnxflow.OnnxflowError, match=r"'y'"):
+        session.run(None, {"x": x})
+    with pytest.raises(onnxflow.OnnxflowError, match=r"'y'.*int64|int64.*'y'"):
+        session.run(None, {"x": x, "y": np.zeros((3, 4, 5), np.int64)})
+    with pytest.raises(onnxflow.OnnxflowError, match=r"the model has no output named 'total'"):
+        session.run(["total"], {"x": x, "y": x})
+    run_options = onnxflow.RunOptions()
+    run_options.terminate = True
+    with pytest.raises(onnxflow.OnnxflowError, match=r"^Cancelled: "):
+        session.run(None, {"x": x, "y": x}, run_options)
+    run_options.terminate = False
+    session.run(None, {"x": x, "y": x}, run_options)
+
+
+def test_two_threads_run_at_once():
+    """Each thread records when its runs start and end; with the GIL held during a run no two runs of
+    different threads could overlap."""
+    session = onnxflow.Session(model("models/real_squeezenet"))
+    image = np.random.default_rng(0).random((1, 3, 224, 224), dtype=np.float32)
+    expected = session.run(None, {"data_0": image})[0]
+    spans = {0: [], 1: []}
+    results = {0: [], 1: []}
+    barrier = threading.Barrier(2)
+
+    def work(t):
+        barrier.wait()
+        for _ in range(3):
+            start = time.monotonic()
+            results[t].append(session.run(None, {"data_0": image})[0])
+            spans[t].append((start, time.monotonic()))
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for t in (0, 1):
+        for out in results[t]:
+            np.testing.assert_array_equal(out, expected)
+    overlap = any(a0 < b1 and b0 < a1 for a0, a1 in spans[0] for b0, b1 in spans[1])
+    assert overlap, f"runs of the two threads never overlapped: {spans}"
