@@ -6,7 +6,7 @@
 set -euo pipefail
 install_sh="$PWD/$1"
 fail() { echo "FAIL: $*" >&2; exit 1; }
-model="${ONNXFLOW_TEST_DATA:?ONNXFLOW_TEST_DATA is not set}/models/real_squeezenet/model.onnx"
+model="${TEST_SRCDIR:?run through bazel test}/onnx_tests/models/real_squeezenet/model.onnx"  # @onnx_tests
 prefix="$TEST_TMPDIR/prefix" work="$TEST_TMPDIR/work"
 mkdir -p "$work"
 

@@ -138,6 +138,11 @@ Result<std::shared_ptr<Graph>> BuildGraph(const onnx::GraphProto& proto, const s
   for (const auto& in : proto.input()) {
     if (in.name().empty()) return InvalidArgument(scope + ": a graph input has no name");
     if (in.type().has_tensor_type()) {
+      const int32_t elem_type = in.type().tensor_type().elem_type();
+      if (elem_type != 0 && !IsValidDataType(elem_type)) {
+        return InvalidArgument(scope + ": graph input '" + in.name() + "' declares an invalid element type (" +
+                               std::to_string(elem_type) + ")");
+      }
       for (const auto& d : in.type().tensor_type().shape().dim()) {
         if (d.has_dim_value() && d.dim_value() < 0) {
           return InvalidArgument(scope + ": graph input '" + in.name() + "' declares a negative dimension (" +

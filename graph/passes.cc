@@ -38,7 +38,7 @@ Result<std::vector<Tensor>> Evaluate(const Graph& g, const Node& node, const Ker
     values.emplace_back();
   }
   KernelInfo info(proto, node.opset, KnownInputTypes(g, node), constants, {});
-  ONNXFLOW_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, def->factory(info));
+  ONNXFLOW_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, def->Create(info));
   RunState run(limits, RunOptions{}, 1);
   KernelContext ctx(slots, values.data(), &run, proto.name());
   ONNXFLOW_RETURN_IF_ERROR(kernel->Compute(ctx));

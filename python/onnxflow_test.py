@@ -10,7 +10,7 @@ import pytest
 
 import onnxflow
 
-DATA = os.environ.get("ONNXFLOW_TEST_DATA", os.path.join(os.path.dirname(__file__), "../../shared/onnx-tests"))
+DATA = os.path.join(os.environ["TEST_SRCDIR"], "onnx_tests")  # the @onnx_tests repository
 
 
 def model(name):

@@ -125,7 +125,7 @@ Result<std::unique_ptr<Plan>> Plan::Build(const graph::Graph& g, const std::vect
       constants.push_back(it == g.constants.end() ? nullptr : &it->second);
     }
     KernelInfo info(*node.proto, node.opset, graph::KnownInputTypes(g, node), constants, subgraphs);
-    auto kernel = def->factory(info);
+    auto kernel = def->Create(info);
     if (!kernel.ok()) {
       if (kernel.status().code() == StatusCode::kUnimplemented) {
         unsupported.push_back(UnsupportedLine(node, kernel.status()));

@@ -64,7 +64,9 @@ TEST(ControlFlow, NestingPastTheLimitIsRefusedAtLoad) {
   EXPECT_NE(s.status().message().find("more than the limit of 8"), std::string::npos) << s.status().ToString();
   // Far deeper than protobuf's own recursion limit: refused with a message, no stack overflow.
   auto deep = Session::LoadFromBytes(NestedIfModel(200));
-  EXPECT_FALSE(deep.ok());
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.status().code(), StatusCode::kInvalidArgument) << deep.status().ToString();
+  EXPECT_NE(deep.status().message().find("protobuf parse failed"), std::string::npos) << deep.status().ToString();
 }
 
 // Loop whose carried value grows by one element per iteration (its shape changes every time),

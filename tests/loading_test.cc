@@ -93,7 +93,7 @@ TEST(Loading, GarbageAndTruncatedFilesAreRefused) {
     auto s = Session::LoadFromBytes(bytes.substr(0, cut));  // must refuse or load, never crash
     (void)s;
   }
-  EXPECT_FALSE(Session::Load("/nonexistent/model.onnx").ok());
+  EXPECT_TRUE(RefusedWith(Session::Load("/nonexistent/model.onnx"), StatusCode::kNotFound, "/nonexistent/model.onnx"));
   auto directory = Session::Load("/tmp");  // a directory opens, but has no size to read
   ASSERT_FALSE(directory.ok());
   EXPECT_EQ(directory.status().code(), StatusCode::kInvalidArgument) << directory.status().ToString();
@@ -204,7 +204,7 @@ TEST_F(ExternalData, RefusesRangesPastTheFile) {
   EXPECT_TRUE(RefusedWith(LoadWith("weights.bin", "4", "8"), StatusCode::kInvalidArgument, "exceed the size"));
   EXPECT_TRUE(RefusedWith(LoadWith("weights.bin", "0", "4"), StatusCode::kInvalidArgument, "fewer elements"));
   EXPECT_TRUE(RefusedWith(LoadWith("weights.bin", "-1", "4"), StatusCode::kInvalidArgument, "not a non-negative"));
-  EXPECT_FALSE(LoadWith("missing.bin").ok());
+  EXPECT_TRUE(RefusedWith(LoadWith("missing.bin"), StatusCode::kNotFound, "missing.bin"));
 }
 
 }  // namespace

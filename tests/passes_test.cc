@@ -6,6 +6,7 @@
 
 #include "include/onnxflow/io.h"
 #include "include/onnxflow/session.h"
+#include "tests/test_data.h"
 #include "tools/demo_model.h"
 #include "tools/model_builder.h"
 
@@ -453,11 +454,11 @@ TEST(Passes, ElementwiseChainsFuseAndKeepValues) {
 }
 
 TEST(Passes, WholeNetworksUnchanged) {
-  const char* data = std::getenv("ONNXFLOW_TEST_DATA");
-  ASSERT_NE(data, nullptr) << "ONNXFLOW_TEST_DATA is not set";
+  const Result<std::string> data = testing::TestDataDir();
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
   for (const char* name :
        {"real_squeezenet", "real_shufflenet", "real_inception_v1", "light_squeezenet", "light_resnet50"}) {
-    const std::string folder = std::string(data) + "/models/" + name;
+    const std::string folder = *data + "/models/" + name;
     auto probe = Session::Load(folder + "/model.onnx");
     ASSERT_TRUE(probe.ok()) << probe.status().ToString();
     std::vector<NamedValue> inputs;

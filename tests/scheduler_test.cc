@@ -10,13 +10,14 @@
 
 #include "include/onnxflow/io.h"
 #include "include/onnxflow/session.h"
+#include "tests/test_data.h"
 
 namespace onnxflow {
 namespace {
 
 std::string ModelsDir() {
-  const char* data = std::getenv("ONNXFLOW_TEST_DATA");
-  return data != nullptr ? std::string(data) + "/models" : "";
+  const Result<std::string> data = testing::TestDataDir();
+  return data.ok() ? *data + "/models" : "";
 }
 
 std::vector<std::string> Models() {
@@ -51,7 +52,7 @@ void ExpectBitIdentical(const std::vector<NamedValue>& a, const std::vector<Name
 
 TEST(Scheduler, DataflowEqualsSequentialOnEveryModel) {
   const auto models = Models();
-  ASSERT_FALSE(models.empty()) << "no models under " << ModelsDir() << " (is ONNXFLOW_TEST_DATA set?)";
+  ASSERT_FALSE(models.empty()) << "no models under " << ModelsDir() << " (is ../shared/onnx-tests beside the checkout?)";
   for (const std::string& name : models) {
     const std::string folder = ModelsDir() + "/" + name;
     SessionOptions dataflow, sequential;
@@ -99,14 +100,46 @@ TEST(Scheduler, ManyThreadsShareOneSession) {
 }
 
 TEST(Scheduler, FreesIntermediatesAndKeepsOutputs) {
-  // A long chain: each intermediate is freed after its consumer; the output survives.
+  // A long chain whose intermediates add up to many times the run's byte limit: the run fits only
+  // because each intermediate is freed after its last reader. The output survives the run.
   const std::string folder = ModelsDir() + "/real_shufflenet";
-  auto session = Session::Load(folder + "/model.onnx");
+  SessionOptions options;
+  options.threads = 1;
+  options.mode = ExecutionMode::kSequential;
+  auto probe = Session::Load(folder + "/model.onnx", options);
+  ASSERT_TRUE(probe.ok()) << probe.status().ToString();
+  const auto inputs = InputsOf(*probe, folder);
+  RunProfile profile;
+  RunOptions profiled;
+  profiled.profile = &profile;
+  ASSERT_TRUE(probe->Run(inputs, profiled).ok());
+  int64_t total = 0, largest = 0;
+  for (const NodeTiming& n : profile.nodes) {
+    int64_t bytes = 4;  // float intermediates
+    for (int64_t d : n.output_shape) bytes *= d;
+    total += bytes;
+    largest = std::max(largest, bytes);
+  }
+  const int64_t limit = total / 4;
+  ASSERT_GT(limit, 4 * largest) << "the chain is too short for this test to tell";
+
+  options.limits.max_run_bytes = limit;
+  auto session = Session::Load(folder + "/model.onnx", options);
   ASSERT_TRUE(session.ok()) << session.status().ToString();
-  auto out = session->Run(InputsOf(*session, folder));
-  ASSERT_TRUE(out.ok()) << out.status().ToString();
-  EXPECT_TRUE((*out)[0].value.is_tensor());
-  EXPECT_GT((*out)[0].value.tensor().size(), 0);
+  auto out = session->Run(inputs);
+  ASSERT_TRUE(out.ok()) << "holding every intermediate would need " << total << " bytes, the limit is " << limit
+                        << ": " << out.status().ToString();
+  ASSERT_EQ(1u, out->size());
+  ASSERT_TRUE((*out)[0].value.is_tensor());
+  EXPECT_EQ((Shape{1, 1000}), (*out)[0].value.tensor().shape());
+
+  // The limit is enforced: below the largest intermediate the same run is refused.
+  options.limits.max_run_bytes = largest / 2;
+  auto starved = Session::Load(folder + "/model.onnx", options);
+  ASSERT_TRUE(starved.ok()) << starved.status().ToString();
+  auto refused = starved->Run(inputs);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(StatusCode::kResourceExhausted, refused.status().code()) << refused.status().ToString();
 }
 
 }  // namespace

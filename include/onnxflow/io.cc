@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "ops/framework/compare.h"
 #include "ops/framework/numeric.h"
 #include "ops/framework/shape.h"
 #include "ops/framework/tensor_proto.h"
@@ -105,66 +106,13 @@ Result<Tensor> ParseNpy(const std::string& bytes, const std::string& path) {
   return t;
 }
 
-double AsDouble(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-    case DataType::kFloat: return t.data<float>()[i];
-    case DataType::kDouble: return t.data<double>()[i];
-    case DataType::kFloat16: return HalfToFloat(t.data<Float16>()[i].bits);
-    case DataType::kBFloat16: return BFloat16ToFloat(t.data<BFloat16>()[i].bits);
-    case DataType::kInt8: case DataType::kInt4: case DataType::kInt2: return t.data<int8_t>()[i];
-    case DataType::kInt16: return t.data<int16_t>()[i];
-    case DataType::kInt32: return t.data<int32_t>()[i];
-    case DataType::kInt64: return static_cast<double>(t.data<int64_t>()[i]);
-    case DataType::kUint16: return t.data<uint16_t>()[i];
-    case DataType::kUint32: return t.data<uint32_t>()[i];
-    case DataType::kUint64: return static_cast<double>(t.data<uint64_t>()[i]);
-    case DataType::kBool: return t.data<bool>()[i] ? 1 : 0;
-    default: return t.data<uint8_t>()[i];  // uint8 and the 8-bit float formats (compared bitwise)
-  }
-}
 
-Comparison CompareTensors(const Tensor& e, const Tensor& a, double rtol, double atol) {
+Comparison CompareTensorValues(const Tensor& e, const Tensor& a, double rtol, double atol) {
+  const TensorComparison t = CompareTensors(e, a, rtol, atol);
   Comparison c;
-  auto fail = [&](std::string why) {
-    c.match = false;
-    c.mismatch = std::move(why);
-    return c;
-  };
-  if (e.dtype() != a.dtype()) return fail(std::string("type ") + DataTypeName(a.dtype()) + ", expected " + DataTypeName(e.dtype()));
-  if (e.shape() != a.shape()) return fail("shape " + ShapeToString(a.shape()) + ", expected " + ShapeToString(e.shape()));
-  const int64_t n = e.size();
-  if (e.dtype() == DataType::kString) {
-    for (int64_t i = 0; i < n; ++i) {
-      if (e.data<std::string>()[i] != a.data<std::string>()[i]) {
-        return fail("element " + std::to_string(i) + " is '" + a.data<std::string>()[i] + "', expected '" + e.data<std::string>()[i] + "'");
-      }
-    }
-    return c;
-  }
-  const bool complex = e.dtype() == DataType::kComplex64 || e.dtype() == DataType::kComplex128;
-  for (int64_t i = 0; i < (complex ? 2 * n : n); ++i) {
-    double x, y;
-    if (e.dtype() == DataType::kComplex64) {
-      x = e.data<float>()[i];
-      y = a.data<float>()[i];
-    } else if (e.dtype() == DataType::kComplex128) {
-      x = e.data<double>()[i];
-      y = a.data<double>()[i];
-    } else {
-      x = AsDouble(e, i);
-      y = AsDouble(a, i);
-    }
-    if (std::isnan(x) && std::isnan(y)) continue;
-    if (x == y) continue;
-    const double err = std::abs(x - y);
-    if (!std::isnan(err)) c.max_abs_error = std::max(c.max_abs_error, err);
-    if (!(err <= atol + rtol * std::abs(x)) && c.match) {
-      std::ostringstream why;
-      why << "element " << i << " is " << y << ", expected " << x;
-      c.match = false;
-      c.mismatch = why.str();
-    }
-  }
+  c.match = t.match;
+  c.max_abs_error = t.max_abs_error;
+  c.mismatch = t.mismatch;
   return c;
 }
 
@@ -264,7 +212,7 @@ Comparison CompareValues(const Value& expected, const Value& actual, double rtol
                  names[static_cast<int>(expected.kind())];
     return c;
   }
-  if (expected.is_tensor()) return CompareTensors(expected.tensor(), actual.tensor(), rtol, atol);
+  if (expected.is_tensor()) return CompareTensorValues(expected.tensor(), actual.tensor(), rtol, atol);
   if (expected.is_sequence()) {
     const auto& e = expected.sequence().tensors;
     const auto& a = actual.sequence().tensors;
@@ -274,7 +222,7 @@ Comparison CompareValues(const Value& expected, const Value& actual, double rtol
       return c;
     }
     for (size_t i = 0; i < e.size(); ++i) {
-      Comparison one = CompareTensors(e[i], a[i], rtol, atol);
+      Comparison one = CompareTensorValues(e[i], a[i], rtol, atol);
       c.max_abs_error = std::max(c.max_abs_error, one.max_abs_error);
       if (!one.match && c.match) {
         c.match = false;

@@ -26,8 +26,9 @@ struct Comparison {
   double max_abs_error = 0;  // over elements compared numerically
   std::string mismatch;      // the first difference, when !match
 };
-// Element-wise |actual - expected| <= atol + rtol * |expected|; NaN equals NaN; shapes, types,
-// strings and sequence lengths must match exactly.
+// Floating-point elements: |actual - expected| <= atol + rtol * |expected|, NaN matches only NaN
+// and an infinity only the same infinity. Integers, booleans and strings compare exactly in their
+// own type; shapes, types and sequence lengths must match exactly.
 Comparison CompareValues(const Value& expected, const Value& actual, double rtol = 1e-3, double atol = 1e-7);
 
 }  // namespace onnxflow

@@ -54,10 +54,10 @@ TEST(ClipTest, MinGreaterThanMaxAndBadBounds) {
   EXPECT_TRUE(TensorsEqual(MakeTensor<float>({3}, {1, 1, 1}), y->at(0).tensor()));
   OpTest bad("Clip", 13);
   bad.Input(MakeTensor<float>({3}, {-1, 0, 5})).Input(MakeTensor<float>({2}, {0, 1}));
-  EXPECT_FALSE(bad.Run(RegisterActivationKernels).ok());
+  EXPECT_TRUE(Refused(bad.Run(RegisterActivationKernels), StatusCode::kInvalidArgument, "Clip: min must hold one value, not shape [2]"));
   OpTest wrong_type("Clip", 13);
   wrong_type.Input(MakeTensor<float>({1}, {1})).Input(MakeTensor<double>({}, {0}));
-  EXPECT_FALSE(wrong_type.Run(RegisterActivationKernels).ok());
+  EXPECT_TRUE(Refused(wrong_type.Run(RegisterActivationKernels), StatusCode::kInvalidArgument, "Clip: min has type float64, the input has float32"));
 }
 
 template <typename T>
@@ -77,7 +77,7 @@ TYPED_TEST(PReluTypedTest, PerChannelSlope) {
 TEST(PReluTest, SlopeMustBroadcastToX) {
   OpTest test("PRelu", 16);
   test.Input(MakeTensor<float>({2}, {-1, 1})).Input(MakeTensor<float>({2, 2}, {1, 2, 3, 4}));
-  EXPECT_FALSE(test.Run(RegisterActivationKernels).ok());
+  EXPECT_TRUE(Refused(test.Run(RegisterActivationKernels), StatusCode::kInvalidArgument, "PRelu: slope of shape [2,2] does not broadcast to X's shape [2]"));
   OpTest unsigned_slope("PRelu", 16);
   unsigned_slope.Input(MakeTensor<uint32_t>({2}, {1, 2})).Input(MakeTensor<uint32_t>({1}, {3}));
   auto y = unsigned_slope.Run(RegisterActivationKernels);
@@ -105,7 +105,7 @@ TYPED_TEST(SwiGluTypedTest, GateTimesValue) {
 TEST(SwiGluTest, ShapesMustMatch) {
   OpTest test("SwiGLU", 28);
   test.Input(MakeTensor<float>({2, 3}, {1, 2, 3, 4, 5, 6})).Input(MakeTensor<float>({3}, {1, 2, 3}));
-  EXPECT_FALSE(test.Run(RegisterActivationKernels).ok());
+  EXPECT_TRUE(Refused(test.Run(RegisterActivationKernels), StatusCode::kInvalidArgument, "SwiGLU: A of shape [2,3] and B of shape [3] must have the same shape"));
 }
 
 }  // namespace

@@ -116,14 +116,14 @@ TEST(ElementwiseChain, ConstantRankBroadcastsTheShape) {
 TEST(ElementwiseChain, RefusesMalformedStepsAndOtherTypes) {
   OpTest bad_operand = ChainTest({{"Relu", ChainStep::kActivation, int64_t(ActOp::kRelu), ChainOperand::kInputLeft}});
   bad_operand.Input(MakeTensor<float>({1}, {1}));
-  EXPECT_FALSE(bad_operand.Run(RegisterActivationKernels).ok());
+  EXPECT_TRUE(Refused(bad_operand.Run(RegisterActivationKernels), StatusCode::kInvalidArgument, "ElementwiseChain: step 0 (Relu) is malformed"));
   OpTest bad_code = ChainTest({{"Add", ChainStep::kBinary, 99, ChainOperand::kConstantRight}});
   bad_code.Input(MakeTensor<float>({1}, {1}));
-  EXPECT_FALSE(bad_code.Run(RegisterActivationKernels).ok());
+  EXPECT_TRUE(Refused(bad_code.Run(RegisterActivationKernels), StatusCode::kInvalidArgument, "ElementwiseChain: step 0 (Add) is malformed"));
   OpTest doubles = ChainTest(kGelu);
   doubles.Input(MakeTensor<double>({1}, {1}));
   auto y = doubles.Run(RegisterActivationKernels);
-  ASSERT_FALSE(y.ok());
+  ASSERT_TRUE(Refused(y, StatusCode::kInvalidArgument, "ElementwiseChain: input X is float64, the chain is float only"));
   EXPECT_NE(y.status().message().find("float only"), std::string::npos) << y.status().ToString();
 }
 

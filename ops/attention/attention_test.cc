@@ -334,7 +334,7 @@ TEST(Attention, BadShapesAreErrors) {
   {  // unknown qk_matmul_output_mode is refused at load
     OpTest t("Attention", 23);
     t.Input(F({1, 1, 1, 2}, x)).Input(F({1, 1, 1, 2}, x)).Input(F({1, 1, 1, 2}, x)).Attr("qk_matmul_output_mode", int64_t{7});
-    EXPECT_FALSE(run(t).ok());
+    EXPECT_TRUE(Refused(run(t), StatusCode::kInvalidArgument, "qk_matmul_output_mode must be 0, 1, 2 or 3, got 7"));
   }
 }
 

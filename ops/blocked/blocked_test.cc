@@ -4,6 +4,7 @@
 // a scalar index formula; the blocked pools against MaxPool / AveragePool / the global pools.
 #include <cmath>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -225,12 +226,12 @@ TEST(BlockedConvTest, WritesItsBlocksIntoAJoinedTensor) {
 
   OpTest narrow("BlockedConv", 1, "com.onnxflow");  // blocks 3..4 of a 4-block tensor
   narrow.Input(x).Input(w).ConstantInput(1).Attr("out_blocks", int64_t{4}).Attr("out_block_offset", int64_t{3});
-  EXPECT_FALSE(RunOne(narrow).ok());
+  EXPECT_TRUE(Refused(RunOne(narrow), StatusCode::kInvalidArgument, "BlockedConv: out_block_offset 3 and out_blocks 4 do not hold 32 whole blocks of output channels"));
   OpTest mismatched("BlockedConv", 1, "com.onnxflow");  // INTO has 3 blocks, not 4
   mismatched.Input(x).Input(w).ConstantInput(1).AbsentInput().AbsentInput();
   mismatched.Input(Tensor(DataType::kFloat, {1, 3, 3, 3, 16})).Attr("out_blocks", int64_t{4});
   Result<Tensor> refused = RunOne(mismatched);
-  ASSERT_FALSE(refused.ok());
+  ASSERT_TRUE(Refused(refused, StatusCode::kInvalidArgument, "BlockedConv: input 'INTO' must be float [1,4,3,3,16], got [1,3,3,3,16]"));
   EXPECT_NE(refused.status().ToString().find("INTO"), std::string::npos) << refused.status().ToString();
 }
 
@@ -240,7 +241,7 @@ TEST(BlockedConvTest, RefusesWhatItCannotRun) {
       .Input(Tensor::FromVector<float>({32, 16, 3, 3}, Random(32 * 16 * 9, 2)))
       .ConstantInput(1)
       .Attr("group", int64_t{2});
-  EXPECT_FALSE(RunOne(grouped).ok());
+  EXPECT_TRUE(Refused(RunOne(grouped), StatusCode::kInvalidArgument, "BlockedConv: needs group 1 and channels, got W [32,16,3,3]"));
 
   OpTest short_bias("BlockedConv", 1, "com.onnxflow");  // 32 output channels, 16 biases
   short_bias.Input(Tensor(DataType::kFloat, {1, 1, 4, 4, 16}))
@@ -249,7 +250,7 @@ TEST(BlockedConvTest, RefusesWhatItCannotRun) {
       .Input(Tensor(DataType::kFloat, {16}))
       .ConstantInput(2);
   Result<Tensor> no_bias = RunOne(short_bias);
-  ASSERT_FALSE(no_bias.ok());
+  ASSERT_TRUE(Refused(no_bias, StatusCode::kInvalidArgument, "BlockedConv: B must be a constant float vector of 32 values"));
   EXPECT_NE(no_bias.status().ToString().find("BlockedConv: B must be a constant float vector of 32 values"),
             std::string::npos)
       << no_bias.status().ToString();
@@ -258,14 +259,14 @@ TEST(BlockedConvTest, RefusesWhatItCannotRun) {
   blocks.Input(Tensor(DataType::kFloat, {1, 2, 4, 4, 16}))
       .Input(Tensor::FromVector<float>({16, 40, 1, 1}, Random(16 * 40, 2)))
       .ConstantInput(1);
-  EXPECT_FALSE(RunOne(blocks).ok());
+  EXPECT_TRUE(Refused(RunOne(blocks), StatusCode::kInvalidArgument, "BlockedConv: input 'X' [1,2,4,4,16] has 2 channel blocks, W [16,40,1,1] needs 3"));
 
   OpTest plain("BlockedConv", 1, "com.onnxflow");  // 16 channels arrive in the plain layout
   plain.Input(Tensor(DataType::kFloat, {1, 16, 4, 4}))
       .Input(Tensor::FromVector<float>({16, 16, 3, 3}, Random(16 * 16 * 9, 2)))
       .ConstantInput(1);
   Result<Tensor> y = RunOne(plain);
-  ASSERT_FALSE(y.ok());
+  ASSERT_TRUE(Refused(y, StatusCode::kInvalidArgument, "input 'X' is not channel-blocked [N, C/16, H, W, 16]"));
   EXPECT_NE(y.status().ToString().find("channel-blocked"), std::string::npos) << y.status().ToString();
 }
 
@@ -286,10 +287,10 @@ TEST(BlockedReorderTest, RoundTrip) {
   }
   OpTest bad("ToBlocked", 1, "com.onnxflow");
   bad.Input(Tensor(DataType::kFloat, {1, 24, 2}));
-  EXPECT_FALSE(RunOne(bad).ok());
+  EXPECT_TRUE(Refused(RunOne(bad), StatusCode::kInvalidArgument, "ToBlocked: input 'X' must be [N, C, H, W], got [1,24,2]"));
   OpTest too_many("FromBlocked", 1, "com.onnxflow");  // 2 blocks hold 17 to 32 channels
   too_many.Input(Tensor(DataType::kFloat, {1, 2, 2, 2, 16})).Attr("channels", int64_t{16});
-  EXPECT_FALSE(RunOne(too_many).ok());
+  EXPECT_TRUE(Refused(RunOne(too_many), StatusCode::kInvalidArgument, "FromBlocked: 16 channels do not fill the last of 2 blocks"));
 }
 
 // BlockedDepthwiseConv against the direct loop: C channels (pad lanes when not a multiple of 16),
@@ -368,12 +369,13 @@ TEST(BlockedDepthwiseTest, RefusesWhatItIsNot) {
   EXPECT_NE(short_bias.find("BlockedDepthwiseConv: B must be a constant float vector of 16 values"), std::string::npos)
       << short_bias;
   // Hostile geometry is refused, not run: a zero stride, a 3-D weight.
-  for (const auto& [w_shape, strides] : std::vector<std::pair<Shape, std::vector<int64_t>>>{
-           {{16, 1, 3, 3}, {0, 1}}, {{16, 1, 3}, {1}}}) {
+  for (const auto& [w_shape, strides, reason] : std::vector<std::tuple<Shape, std::vector<int64_t>, std::string>>{
+           {{16, 1, 3, 3}, {0, 1}, "strides must be positive"},
+           {{16, 1, 3}, {1}, "W must be a constant float [C, 1, kh, kw]"}}) {
     OpTest hostile("BlockedDepthwiseConv", 1, "com.onnxflow");
     hostile.Input(Tensor(DataType::kFloat, {1, 1, 4, 4, 16})).Input(Tensor(DataType::kFloat, w_shape)).ConstantInput(1);
     hostile.Attr("group", int64_t{16}).Attr("strides", strides);
-    EXPECT_FALSE(RunOne(hostile).ok()) << ShapeToString(w_shape);
+    EXPECT_TRUE(Refused(RunOne(hostile), StatusCode::kInvalidArgument, reason)) << ShapeToString(w_shape);
   }
 }
 
@@ -413,7 +415,7 @@ TEST(BlockedBatchNormTest, MatchesBatchNormalization) {
   wrong_blocks.Input(Tensor(DataType::kFloat, {1, 2, 2, 2, 16}));
   for (int i = 1; i < 5; ++i) wrong_blocks.Input(Tensor(DataType::kFloat, {16})).ConstantInput(i);
   Result<Tensor> refused = RunOne(wrong_blocks);
-  ASSERT_FALSE(refused.ok());
+  ASSERT_TRUE(Refused(refused, StatusCode::kInvalidArgument, "BlockedBatchNormalization: input 'X' [1,2,2,2,16] has 2 channel blocks, its scale needs 1"));
   EXPECT_NE(refused.status().ToString().find("has 2 channel blocks, its scale needs 1"),
             std::string::npos)
       << refused.status().ToString();
@@ -421,7 +423,7 @@ TEST(BlockedBatchNormTest, MatchesBatchNormalization) {
   per_element.Input(Tensor(DataType::kFloat, {1, 1, 2, 2, 16}));
   for (int i = 1; i < 5; ++i) per_element.Input(Tensor(DataType::kFloat, {16, 2, 2})).ConstantInput(i);
   Result<Tensor> per_pixel = RunOne(per_element);
-  ASSERT_FALSE(per_pixel.ok());
+  ASSERT_TRUE(Refused(per_pixel, StatusCode::kInvalidArgument, "BlockedBatchNormalization: scale must be a constant float vector of the channels' length"));
   EXPECT_NE(per_pixel.status().ToString().find("scale must be a constant float vector"), std::string::npos)
       << per_pixel.status().ToString();
 }

@@ -1,13 +1,17 @@
+#include <cstdint>
+#include <limits>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <oneapi/tbb/task_arena.h>
 
+#include "ops/framework/compare.h"
 #include "ops/framework/numeric.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/registry.h"
 #include "ops/framework/shape.h"
 #include "ops/framework/tensor_proto.h"
+#include "ops/framework/testing.h"
 
 namespace onnxflow {
 namespace {
@@ -16,12 +20,12 @@ TEST(Shape, BroadcastsLikeNumpy) {
   auto s = BroadcastShapes({2, 1, 4}, {3, 1});
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(*s, (Shape{2, 3, 4}));
-  EXPECT_FALSE(BroadcastShapes({2, 3}, {4}).ok());
+  EXPECT_TRUE(Refused(BroadcastShapes({2, 3}, {4}), StatusCode::kInvalidArgument, "shapes [2,3] and [4] do not broadcast"));
 }
 
 TEST(Shape, CheckedCountRefusesOverflowAndNegatives) {
-  EXPECT_FALSE(CheckedElementCount({-1, 2}).ok());
-  EXPECT_FALSE(CheckedElementCount({int64_t{1} << 40, int64_t{1} << 40}).ok());
+  EXPECT_TRUE(Refused(CheckedElementCount({-1, 2}), StatusCode::kInvalidArgument, "negative dimension in shape [-1,2]"));
+  EXPECT_TRUE(Refused(CheckedElementCount({int64_t{1} << 40, int64_t{1} << 40}), StatusCode::kInvalidArgument, "shape [1099511627776,1099511627776] has too many elements"));
   EXPECT_EQ(*CheckedElementCount({0, int64_t{1} << 62}), 0);
 }
 
@@ -63,7 +67,7 @@ TEST(Registry, RefusesOverlappingRanges) {
   KernelFactory f = [](const KernelInfo&) -> Result<std::unique_ptr<OpKernel>> { return Internal("unused"); };
   ASSERT_TRUE(r.Register("", "Relu", 6, 13, f).ok());
   ASSERT_TRUE(r.Register("", "Relu", 14, kOpenEnded, f).ok());
-  EXPECT_FALSE(r.Register("ai.onnx", "Relu", 13, 20, f).ok());
+  EXPECT_TRUE(Refused(r.Register("ai.onnx", "Relu", 13, 20, f), StatusCode::kInternal, "kernel for Relu [13, 20] overlaps one registered for [6, 13]"));
   EXPECT_EQ(r.Find("", "Relu", 5), nullptr);
   EXPECT_EQ(r.Find("ai.onnx", "Relu", 13)->since_version, 6);
   EXPECT_EQ(r.Find("", "Relu", 28)->since_version, 14);
@@ -95,9 +99,64 @@ TEST(TensorProto, RefusesDataShorterThanShape) {
   p.add_dims(1000000000);
   p.add_float_data(1.0f);
   auto t = TensorFromProto(p);
-  ASSERT_FALSE(t.ok());
+  ASSERT_TRUE(Refused(t, StatusCode::kInvalidArgument, "tensor: its data holds fewer elements than its shape needs (1000000000)"));
   EXPECT_NE(t.status().message().find("fewer elements"), std::string::npos);
 }
 
 }  // namespace
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// rtol * inf is infinite: a tolerance test alone would accept any value under an expected infinity.
+TEST(Compare, AnInfinityMatchesOnlyTheSameInfinity) {
+  const Tensor expected = Tensor::FromVector<float>({3}, {kInf, -kInf, kInf});
+  EXPECT_FALSE(CompareTensors(expected, Tensor::FromVector<float>({3}, {1, 2, -5}), 1e-3, 1e-7).match);
+  EXPECT_FALSE(CompareTensors(expected, Tensor::FromVector<float>({3}, {-kInf, -kInf, kInf}), 1e-3, 1e-7).match);
+  EXPECT_FALSE(CompareTensors(expected, Tensor::FromVector<float>({3}, {kInf, -kInf, 3e38f}), 1e-3, 1e-7).match);
+  EXPECT_TRUE(CompareTensors(expected, Tensor::FromVector<float>({3}, {kInf, -kInf, kInf}), 1e-3, 1e-7).match);
+  // And the other direction: an infinity where a finite value is expected.
+  const Tensor finite = Tensor::FromVector<float>({2}, {1, -1});
+  EXPECT_FALSE(CompareTensors(finite, Tensor::FromVector<float>({2}, {kInf, -1}), 1e-3, 1e-7).match);
+  EXPECT_FALSE(CompareTensors(finite, Tensor::FromVector<float>({2}, {1, -kInf}), 1e-3, 1e-7).match);
+  const TensorComparison c = CompareTensors(expected, Tensor::FromVector<float>({3}, {kInf, 0, kInf}), 1e-3, 1e-7);
+  EXPECT_EQ("element 1 is 0, expected -inf", c.mismatch);
+  EXPECT_FALSE(TensorsNear(expected, Tensor::FromVector<float>({3}, {1, 2, -5})));
+}
+
+TEST(Compare, NaNMatchesOnlyNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(CompareTensors(Tensor::FromVector<float>({1}, {nan}), Tensor::FromVector<float>({1}, {nan}), 0, 0).match);
+  EXPECT_FALSE(CompareTensors(Tensor::FromVector<float>({1}, {nan}), Tensor::FromVector<float>({1}, {0}), 1, 1).match);
+  EXPECT_FALSE(CompareTensors(Tensor::FromVector<float>({1}, {0}), Tensor::FromVector<float>({1}, {nan}), 1, 1).match);
+}
+
+TEST(Compare, IntegersAreExactInTheirOwnType) {
+  const TensorComparison off = CompareTensors(Tensor::FromVector<int64_t>({1}, {10000}),
+                                              Tensor::FromVector<int64_t>({1}, {10009}), 1e-3, 1e-7);
+  EXPECT_FALSE(off.match);
+  EXPECT_EQ("element 0 is 10009, expected 10000", off.mismatch);
+  // 2^53 + 1 and 2^53 are the same double.
+  const int64_t big = int64_t{1} << 53;
+  EXPECT_FALSE(CompareTensors(Tensor::FromVector<int64_t>({1}, {big}), Tensor::FromVector<int64_t>({1}, {big + 1}),
+                              1e-3, 1e-7).match);
+  const uint64_t huge = std::numeric_limits<uint64_t>::max();
+  const TensorComparison u = CompareTensors(Tensor::FromVector<uint64_t>({1}, {huge}),
+                                            Tensor::FromVector<uint64_t>({1}, {huge - 1}), 1e-3, 1e-7);
+  EXPECT_EQ("element 0 is 18446744073709551614, expected 18446744073709551615", u.mismatch);
+  EXPECT_FALSE(CompareTensors(Tensor::FromVector<int8_t>({2}, {-128, 5}), Tensor::FromVector<int8_t>({2}, {-127, 5}),
+                              1e-2, 1).match);
+  EXPECT_FALSE(CompareTensors(Tensor::FromVector<bool>({2}, {true, false}), Tensor::FromVector<bool>({2}, {true, true}),
+                              1, 1).match);
+  EXPECT_TRUE(CompareTensors(Tensor::FromVector<int32_t>({2}, {-7, 7}), Tensor::FromVector<int32_t>({2}, {-7, 7}), 0,
+                             0).match);
+}
+
+TEST(Compare, FloatsWithinTolerance) {
+  const Tensor e = Tensor::FromVector<float>({2}, {100, 0});
+  EXPECT_TRUE(CompareTensors(e, Tensor::FromVector<float>({2}, {100.05f, 1e-8f}), 1e-3, 1e-7).match);
+  EXPECT_FALSE(CompareTensors(e, Tensor::FromVector<float>({2}, {100.2f, 0}), 1e-3, 1e-7).match);
+  EXPECT_FALSE(CompareTensors(e, Tensor::FromVector<double>({2}, {100, 0}), 1e-3, 1e-7).match);  // type
+  EXPECT_FALSE(CompareTensors(e, Tensor::FromVector<float>({1, 2}, {100, 0}), 1e-3, 1e-7).match);  // shape
+}
+
 }  // namespace onnxflow

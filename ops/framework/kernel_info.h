@@ -51,6 +51,10 @@ class KernelInfo {
   // Required attributes: an error naming the attribute when it is missing.
   Result<int64_t> RequireInt(const std::string& name) const;
   Result<Tensor> GetTensor(const std::string& name) const;
+  // OK, or the first attribute a getter above found of another type than it reads (an INT read
+  // from a FLOAT, a type field naming one kind while another is set). KernelDef::Create checks it
+  // after the factory, so no kernel is built on an attribute it misread as its default.
+  Status attribute_status() const;
   const Subgraph* subgraph(const std::string& attribute_name) const {
     auto it = subgraphs_.find(attribute_name);
     return it == subgraphs_.end() ? nullptr : it->second;
@@ -62,6 +66,11 @@ class KernelInfo {
   std::vector<DataType> input_types_;
   std::vector<const Tensor*> constant_inputs_;
   std::map<std::string, const Subgraph*> subgraphs_;
+  mutable std::string attribute_error_;  // the first misread attribute (load time, one thread)
+
+  // The attribute `name` when it holds a value of `type`; nullptr when absent, or when it holds
+  // another kind of value (then recorded in attribute_error_).
+  const onnx::AttributeProto* Typed(const std::string& name, onnx::AttributeProto::AttributeType type) const;
 };
 
 }  // namespace onnxflow

@@ -2,6 +2,12 @@
 
 namespace onnxflow {
 
+Result<std::unique_ptr<OpKernel>> KernelDef::Create(const KernelInfo& info) const {
+  Result<std::unique_ptr<OpKernel>> kernel = factory(info);
+  ONNXFLOW_RETURN_IF_ERROR(info.attribute_status());
+  return kernel;
+}
+
 std::string NormalizeDomain(const std::string& domain) { return domain == "ai.onnx" ? "" : domain; }
 
 Status KernelRegistry::Register(const std::string& domain, const std::string& op_type, int since_version,

@@ -35,6 +35,10 @@ struct KernelDef {
   int since_version;
   int until_version;
   KernelFactory factory;
+
+  // Builds the node's kernel: the factory, then a refusal when it read an attribute of another
+  // type than the one it holds (KernelInfo::attribute_status). Every kernel is made through here.
+  Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) const;
 };
 
 class KernelRegistry {

@@ -1,8 +1,10 @@
 #include "ops/framework/testing.h"
 
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
+#include "ops/framework/compare.h"
 #include "ops/framework/numeric.h"
 #include "ops/framework/tensor_proto.h"
 
@@ -64,7 +66,7 @@ Result<std::vector<Value>> OpTest::Run(const std::function<Status(KernelRegistry
     constants.push_back(present && constant_[i] ? &inputs_[i].tensor() : nullptr);
   }
   KernelInfo info(node_, opset_, types, constants, {});
-  ONNXFLOW_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, def->factory(info));
+  ONNXFLOW_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, def->Create(info));
 
   std::vector<Value> values = inputs_;
   NodeSlots slots;
@@ -103,48 +105,10 @@ bool OpTest::WroteInto(int input, int output) const {
 
 namespace {
 
-double ElementAsDouble(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-    case DataType::kFloat: return t.data<float>()[i];
-    case DataType::kDouble: return t.data<double>()[i];
-    case DataType::kFloat16: return HalfToFloat(t.data<Float16>()[i].bits);
-    case DataType::kBFloat16: return BFloat16ToFloat(t.data<BFloat16>()[i].bits);
-    case DataType::kInt8: return t.data<int8_t>()[i];
-    case DataType::kInt16: return t.data<int16_t>()[i];
-    case DataType::kInt32: return t.data<int32_t>()[i];
-    case DataType::kInt64: return static_cast<double>(t.data<int64_t>()[i]);
-    case DataType::kUint8: return t.data<uint8_t>()[i];
-    case DataType::kUint16: return t.data<uint16_t>()[i];
-    case DataType::kUint32: return t.data<uint32_t>()[i];
-    case DataType::kUint64: return static_cast<double>(t.data<uint64_t>()[i]);
-    case DataType::kBool: return t.data<bool>()[i];
-    default: return static_cast<double>(t.data<uint8_t>()[i]);  // 8-bit and sub-byte storage
-  }
-}
-
 ::testing::AssertionResult Compare(const Tensor& e, const Tensor& a, double rtol, double atol) {
-  if (e.dtype() != a.dtype()) {
-    return ::testing::AssertionFailure() << "dtype " << DataTypeName(a.dtype()) << ", expected " << DataTypeName(e.dtype());
-  }
-  if (e.shape() != a.shape()) {
-    return ::testing::AssertionFailure() << "shape " << ShapeToString(a.shape()) << ", expected " << ShapeToString(e.shape());
-  }
-  for (int64_t i = 0; i < e.size(); ++i) {
-    if (e.dtype() == DataType::kString) {
-      if (e.data<std::string>()[i] != a.data<std::string>()[i]) {
-        return ::testing::AssertionFailure() << "element " << i << ": '" << a.data<std::string>()[i] << "', expected '"
-                                             << e.data<std::string>()[i] << "'";
-      }
-      continue;
-    }
-    const double x = ElementAsDouble(e, i), y = ElementAsDouble(a, i);
-    if (std::isnan(x) && std::isnan(y)) continue;
-    if (x == y) continue;
-    if (!(std::abs(x - y) <= atol + rtol * std::abs(x))) {
-      return ::testing::AssertionFailure() << "element " << i << ": " << y << ", expected " << x;
-    }
-  }
-  return ::testing::AssertionSuccess();
+  const TensorComparison c = CompareTensors(e, a, rtol, atol);
+  if (c.match) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << c.mismatch;
 }
 
 }  // namespace
@@ -153,5 +117,14 @@ double ElementAsDouble(const Tensor& t, int64_t i) {
   return Compare(e, a, rtol, atol);
 }
 ::testing::AssertionResult TensorsEqual(const Tensor& e, const Tensor& a) { return Compare(e, a, 0, 0); }
+
+::testing::AssertionResult Refused(const Status& status, StatusCode code, const std::string& reason) {
+  if (status.ok()) return ::testing::AssertionFailure() << "succeeded, expected a refusal containing '" << reason << "'";
+  if (status.code() != code || status.message().find(reason) == std::string::npos) {
+    return ::testing::AssertionFailure() << "refused with '" << status.ToString() << "', expected code "
+                                         << StatusCodeName(code) << " and a message containing '" << reason << "'";
+  }
+  return ::testing::AssertionSuccess();
+}
 
 }  // namespace onnxflow

@@ -56,6 +56,16 @@ class OpTest {
   int threads_ = 1;
 };
 
+// A refusal for the stated reason: not OK, with `code`, and a message that contains `reason` (the
+// attribute, input or limit it names). Error-path tests use this instead of !ok(), which also
+// passes when the kernel fails for some other reason.
+::testing::AssertionResult Refused(const Status& status, StatusCode code, const std::string& reason);
+template <typename T>
+::testing::AssertionResult Refused(const Result<T>& result, StatusCode code, const std::string& reason) {
+  if (result.ok()) return ::testing::AssertionFailure() << "succeeded, expected a refusal containing '" << reason << "'";
+  return Refused(result.status(), code, reason);
+}
+
 // Element-wise comparison with rtol/atol (NaN equals NaN); the message names the first mismatch.
 ::testing::AssertionResult TensorsNear(const Tensor& expected, const Tensor& actual, double rtol = 1e-5,
                                        double atol = 1e-6);

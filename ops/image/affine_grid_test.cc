@@ -42,9 +42,9 @@ TEST(AffineGrid, ScaleAndTranslate3dInDouble) {
 
 TEST(AffineGrid, MismatchesAreErrors) {
   const Tensor theta = Tensor::FromVector<float>({1, 2, 3}, {1, 0, 0, 0, 1, 0});
-  EXPECT_FALSE(Grid(theta, {2, 1, 2, 3}, 0).ok());      // batch differs
-  EXPECT_FALSE(Grid(theta, {1, 1, 2, 3, 4}, 0).ok());   // 3-D size with a 2-D theta
-  EXPECT_FALSE(Grid(theta, {1, 1, -2, 3}, 0).ok());     // negative size
+  EXPECT_TRUE(Refused(Grid(theta, {2, 1, 2, 3}, 0), StatusCode::kInvalidArgument, "theta shape [1,2,3] does not match size (expected [2,2,3])"));      // batch differs
+  EXPECT_TRUE(Refused(Grid(theta, {1, 1, 2, 3, 4}, 0), StatusCode::kInvalidArgument, "theta shape [1,2,3] does not match size (expected [1,3,4])"));   // 3-D size with a 2-D theta
+  EXPECT_TRUE(Refused(Grid(theta, {1, 1, -2, 3}, 0), StatusCode::kInvalidArgument, "size has a negative value -2"));     // negative size
 }
 
 }  // namespace

@@ -122,7 +122,7 @@ TEST(GridSample, NearestPicksStringsAndBools) {
   auto b = Sample(Tensor::FromVector<bool>({1, 1, 2, 2}, {true, false, false, true}), grid, "nearest", "border", 1);
   ASSERT_TRUE(b.ok()) << b.status().ToString();
   EXPECT_TRUE(TensorsEqual(Tensor::FromVector<bool>({1, 1, 1, 2}, {true, true}), *b));
-  EXPECT_FALSE(Sample(Tensor::FromVector<bool>({1, 1, 2, 2}, {true, false, false, true}), grid, "linear", "zeros", 1).ok());
+  EXPECT_TRUE(Refused(Sample(Tensor::FromVector<bool>({1, 1, 2, 2}, {true, false, false, true}), grid, "linear", "zeros", 1), StatusCode::kUnimplemented, "GridSample of bool supports mode nearest only"));
 }
 
 TEST(GridSample, NanGridReadsZeroNotMemory) {
@@ -134,11 +134,11 @@ TEST(GridSample, NanGridReadsZeroNotMemory) {
 }
 
 TEST(GridSample, BadShapesAreErrors) {
-  EXPECT_FALSE(Sample(kImage, F32({1, 3, 3, 3}, std::vector<float>(27)), "linear", "zeros", 0).ok());
-  EXPECT_FALSE(Sample(kImage, F32({2, 3, 3, 2}, std::vector<float>(36)), "linear", "zeros", 0).ok());
+  EXPECT_TRUE(Refused(Sample(kImage, F32({1, 3, 3, 3}, std::vector<float>(27)), "linear", "zeros", 0), StatusCode::kInvalidArgument, "grid shape [1,3,3,3] does not fit X shape [1,1,3,3] (expected (N, D1_out.., 2))"));
+  EXPECT_TRUE(Refused(Sample(kImage, F32({2, 3, 3, 2}, std::vector<float>(36)), "linear", "zeros", 0), StatusCode::kInvalidArgument, "grid shape [2,3,3,2] does not fit X shape [1,1,3,3] (expected (N, D1_out.., 2))"));
   const Tensor x5 = F32({1, 1, 2, 2, 2}, std::vector<float>(8));
-  EXPECT_FALSE(Sample(x5, F32({1, 1, 1, 1, 3}, {0, 0, 0}), "bilinear", "zeros", 0, 16).ok());
-  EXPECT_FALSE(Sample(kImage, IdentityGrid3x3(), "area", "zeros", 0).ok());
+  EXPECT_TRUE(Refused(Sample(x5, F32({1, 1, 1, 1, 3}, {0, 0, 0}), "bilinear", "zeros", 0, 16), StatusCode::kInvalidArgument, "GridSample-16 takes 4-D X, got [1,1,2,2,2]"));
+  EXPECT_TRUE(Refused(Sample(kImage, IdentityGrid3x3(), "area", "zeros", 0), StatusCode::kInvalidArgument, "unknown GridSample mode 'area'"));
 }
 
 }  // namespace

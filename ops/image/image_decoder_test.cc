@@ -150,7 +150,7 @@ TEST(ImageDecoder, TiffUncompressedRgbAndPackBitsGray) {
   auto b = Decode(Tiff(3, 2, 1, 1, 32773, {0xFD, 9, 0x01, 1, 2}), "Grayscale");
   ASSERT_TRUE(b.ok()) << b.status().ToString();
   EXPECT_TRUE(TensorsEqual(Tensor::FromVector<uint8_t>({2, 3, 1}, {9, 9, 9, 9, 1, 2}), *b));
-  EXPECT_FALSE(Decode(Tiff(3, 2, 3, 2, 7, kRgb)).ok());  // JPEG-in-TIFF is not supported
+  EXPECT_TRUE(Refused(Decode(Tiff(3, 2, 3, 2, 7, kRgb)), StatusCode::kUnimplemented, "TIFF compression 7 is not supported"));  // JPEG-in-TIFF is not supported
 }
 
 // 9-bit codes, most significant bit first.
@@ -187,7 +187,7 @@ TEST(ImageDecoder, TiffLzwAndDeflateWithPredictor) {
   auto b = Decode(Tiff(3, 2, 3, 2, 8, z, 2));
   ASSERT_TRUE(b.ok()) << b.status().ToString();
   EXPECT_TRUE(TensorsEqual(Expected(kRgb, 2, 3), *b));
-  EXPECT_FALSE(Decode(Tiff(3, 2, 1, 1, 5, PackCodes({256, 9, 400, 257}))).ok());  // a code not yet defined
+  EXPECT_TRUE(Refused(Decode(Tiff(3, 2, 1, 1, 5, PackCodes({256, 9, 400, 257}))), StatusCode::kInvalidArgument, "TIFF strip 0 is malformed"));  // a code not yet defined
 }
 
 TEST(ImageDecoder, PngRoundTripsExactly) {
@@ -251,25 +251,25 @@ TEST(ImageDecoder, JpegDecodesCloseToTheSource) {
     EXPECT_NEAR(a->data<uint8_t>()[i * 3 + 2], 30, 3);
   }
   // A truncated JPEG is an error, not a crash or an exit.
-  EXPECT_FALSE(Decode(Bytes(jpeg.begin(), jpeg.begin() + 20)).ok());
+  EXPECT_TRUE(Refused(Decode(Bytes(jpeg.begin(), jpeg.begin() + 20)), StatusCode::kInvalidArgument, "cannot decode the JPEG image: JPEG datastream contains no image"));
 }
 
 TEST(ImageDecoder, BrokenAndUnsupportedStreamsAreErrors) {
-  EXPECT_FALSE(Decode({1, 2, 3, 4}).ok());                                        // unknown
-  EXPECT_FALSE(Decode({'B', 'M', 0, 0}).ok());                                    // truncated BMP
-  EXPECT_FALSE(Decode({0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n', 0}).ok());    // truncated PNG
+  EXPECT_TRUE(Refused(Decode({1, 2, 3, 4}), StatusCode::kInvalidArgument, "the encoded stream is not a known image format"));                                        // unknown
+  EXPECT_TRUE(Refused(Decode({'B', 'M', 0, 0}), StatusCode::kInvalidArgument, "BMP stream is truncated"));                                    // truncated BMP
+  EXPECT_TRUE(Refused(Decode({0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n', 0}), StatusCode::kInvalidArgument, "cannot decode the PNG image: read beyond end of data"));    // truncated PNG
   const std::string p6 = "P6 4000 4000 255 ";
-  EXPECT_FALSE(Decode(Bytes(p6.begin(), p6.end())).ok());                         // raster missing
-  EXPECT_FALSE(Decode({'R', 'I', 'F', 'F', 0, 0, 0, 0, 'W', 'E', 'B', 'P'}).ok());  // broken (or no libwebp)
+  EXPECT_TRUE(Refused(Decode(Bytes(p6.begin(), p6.end())), StatusCode::kInvalidArgument, "PNM raster is truncated"));                         // raster missing
+  EXPECT_TRUE(Refused(Decode({'R', 'I', 'F', 'F', 0, 0, 0, 0, 'W', 'E', 'B', 'P'}), StatusCode::kInvalidArgument, "cannot decode the WebP image: bad header"));  // broken (or no libwebp)
   auto j2k = Decode({0xFF, 0x4F, 0xFF, 0x51, 0, 0});
-  ASSERT_FALSE(j2k.ok());
+  ASSERT_TRUE(Refused(j2k, StatusCode::kUnimplemented, "JPEG 2000 images are not supported (no decoder is linked)"));
   EXPECT_EQ(j2k.status().code(), StatusCode::kUnimplemented);
   OpTest t("ImageDecoder", 20);
   t.Input(Tensor::FromVector<int32_t>({2}, {1, 2}));
-  EXPECT_FALSE(t.Run(RegisterImageKernels).ok());
+  EXPECT_TRUE(Refused(t.Run(RegisterImageKernels), StatusCode::kInvalidArgument, "encoded_stream must be a 1-D uint8 tensor, got int32 [2]"));
   OpTest f("ImageDecoder", 20);
   f.Attr("pixel_format", std::string("HSV")).Input(Tensor::FromVector<uint8_t>({1}, {0}));
-  EXPECT_FALSE(f.Run(RegisterImageKernels).ok());
+  EXPECT_TRUE(Refused(f.Run(RegisterImageKernels), StatusCode::kInvalidArgument, "pixel_format must be RGB, BGR or Grayscale, got 'HSV'"));
 }
 
 }  // namespace

@@ -65,11 +65,11 @@ TEST(NonMaxSuppression, CenterPointFormatAndTies) {
 }
 
 TEST(NonMaxSuppression, BadInputsAreErrors) {
-  EXPECT_FALSE(Nms(kBoxes, Tensor::FromVector<float>({1, 1, 5}, std::vector<float>(5)), 3, 0.5f, 0).ok());
-  EXPECT_FALSE(Nms(kBoxes, kScores, 3, 1.5f, 0).ok());
+  EXPECT_TRUE(Refused(Nms(kBoxes, Tensor::FromVector<float>({1, 1, 5}, std::vector<float>(5)), 3, 0.5f, 0), StatusCode::kInvalidArgument, "scores shape [1,1,5] does not match boxes [1,6,4] (expected [num_batches, num_classes,"));
+  EXPECT_TRUE(Refused(Nms(kBoxes, kScores, 3, 1.5f, 0), StatusCode::kInvalidArgument, "iou_threshold must be in [0, 1], got 1.500000"));
   OpTest t("NonMaxSuppression", 11);
   t.Attr("center_point_box", int64_t{2}).Input(kBoxes).Input(kScores);
-  EXPECT_FALSE(t.Run(RegisterImageKernels).ok());
+  EXPECT_TRUE(Refused(t.Run(RegisterImageKernels), StatusCode::kInvalidArgument, "center_point_box must be 0 or 1, got 2"));
 }
 
 }  // namespace

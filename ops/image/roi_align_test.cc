@@ -70,10 +70,10 @@ TEST(RoiAlign, DoubleAndFloat16) {
 
 TEST(RoiAlign, BadBatchIndexIsOutOfRange) {
   auto y = Pool(Ramp(), Tensor::FromVector<float>({1, 4}, {0, 0, 2, 2}), {1}, "avg", "half_pixel", 2, 2);
-  ASSERT_FALSE(y.ok());
+  ASSERT_TRUE(Refused(y, StatusCode::kOutOfRange, "batch_indices[0] = 1 is outside [0, 1)"));
   EXPECT_EQ(y.status().code(), StatusCode::kOutOfRange);
-  EXPECT_FALSE(Pool(Ramp(), Tensor::FromVector<float>({1, 3}, {0, 0, 2}), {0}, "avg", "half_pixel", 2, 2).ok());
-  EXPECT_FALSE(Pool(Ramp(), Tensor::FromVector<float>({1, 4}, {0, 0, 2, 2}), {0}, "sum", "half_pixel", 2, 2).ok());
+  EXPECT_TRUE(Refused(Pool(Ramp(), Tensor::FromVector<float>({1, 3}, {0, 0, 2}), {0}, "avg", "half_pixel", 2, 2), StatusCode::kInvalidArgument, "rois must be (num_rois, 4), got [1,3]"));
+  EXPECT_TRUE(Refused(Pool(Ramp(), Tensor::FromVector<float>({1, 4}, {0, 0, 2, 2}), {0}, "sum", "half_pixel", 2, 2), StatusCode::kInvalidArgument, "RoiAlign mode must be avg or max, got 'sum'"));
 }
 
 }  // namespace

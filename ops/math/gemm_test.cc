@@ -1,6 +1,7 @@
 // The SIMD GEMM against the plain triple loop, over odd sizes, transposes, packed and raw
 // operands, misaligned pointers, every epilogue and two threads.
 #include "ops/math/gemm.h"
+#include "ops/framework/testing.h"
 
 #include <algorithm>
 #include <atomic>
@@ -224,7 +225,7 @@ TEST(GemmTest, SwishEstimateAcrossTheRange) {
 TEST(GemmTest, ParseActivation) {
   EXPECT_EQ(ParseActivation("", false, 0, false, 0)->kind, Activation::kNone);
   EXPECT_EQ(ParseActivation("LeakyRelu", false, 0, false, 0)->alpha, 0.01f);
-  EXPECT_FALSE(ParseActivation("Gelu", false, 0, false, 0).ok());
+  EXPECT_TRUE(Refused(ParseActivation("Gelu", false, 0, false, 0), StatusCode::kInvalidArgument, "unknown fused activation 'Gelu'"));
 }
 
 // B handed over by a source: rows stored out of order with gaps (row k at offsets[k]), either

@@ -37,11 +37,11 @@ TEST(ArrayFeatureExtractor, VectorInputGivesOneRowAndRepeatsAllowed) {
 
 TEST(ArrayFeatureExtractor, OutOfRangeIndexFails) {
   auto out = Extract(Tensor::FromVector<float>({2, 2}, {1, 2, 3, 4}), Indices({1}, {2}));
-  ASSERT_FALSE(out.ok());
+  ASSERT_TRUE(Refused(out, StatusCode::kOutOfRange, "index Y[0] = 2 is outside [0, 2) for X of shape [2,2]"));
   EXPECT_EQ(out.status().code(), StatusCode::kOutOfRange);
-  EXPECT_FALSE(Extract(Tensor::FromVector<float>({2, 2}, {1, 2, 3, 4}), Indices({1}, {-1})).ok());
-  EXPECT_FALSE(Extract(Tensor::FromVector<float>({2}, {1, 2}), Tensor::FromVector<int32_t>({1}, {0})).ok());
-  EXPECT_FALSE(Extract(Tensor::FromVector<float>({}, {1}), Indices({1}, {0})).ok());
+  EXPECT_TRUE(Refused(Extract(Tensor::FromVector<float>({2, 2}, {1, 2, 3, 4}), Indices({1}, {-1})), StatusCode::kOutOfRange, "index Y[0] = -1 is outside [0, 2) for X of shape [2,2]"));
+  EXPECT_TRUE(Refused(Extract(Tensor::FromVector<float>({2}, {1, 2}), Tensor::FromVector<int32_t>({1}, {0})), StatusCode::kInvalidArgument, "indices Y must be int64, got int32"));
+  EXPECT_TRUE(Refused(Extract(Tensor::FromVector<float>({}, {1}), Indices({1}, {0})), StatusCode::kInvalidArgument, "X must have rank >= 1, got a scalar"));
 }
 
 }  // namespace

@@ -31,10 +31,10 @@ TEST(LinearRegressor, LogisticAndErrors) {
   EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({1, 1}, {0.5f}), out.value()[0].tensor()));
   OpTest wrong_c("LinearRegressor", 1, "ai.onnx.ml");
   wrong_c.Input(Tensor::FromVector<float>({3}, {1, 1, 1})).Attr("coefficients", Floats{1, -1});
-  EXPECT_FALSE(wrong_c.Run(RegisterMlKernels).ok());
+  EXPECT_TRUE(Refused(wrong_c.Run(RegisterMlKernels), StatusCode::kInvalidArgument, "X has 3 features, the model 2 coefficients for 1 outputs"));
   OpTest bad_intercepts("LinearRegressor", 1, "ai.onnx.ml");
   bad_intercepts.Input(Tensor::FromVector<float>({2}, {1, 1})).Attr("coefficients", Floats{1, -1}).Attr("intercepts", Floats{1, 2});
-  EXPECT_FALSE(bad_intercepts.Run(RegisterMlKernels).ok());
+  EXPECT_TRUE(Refused(bad_intercepts.Run(RegisterMlKernels), StatusCode::kInvalidArgument, "intercepts has 2 entries for 1 outputs"));
 }
 
 TEST(LinearClassifier, MulticlassArgmax) {
@@ -65,10 +65,10 @@ TEST(LinearClassifier, BinaryOneRowGivesTwoScores) {
 TEST(LinearClassifier, Errors) {
   OpTest labels("LinearClassifier", 1, "ai.onnx.ml");
   labels.Input(Tensor::FromVector<float>({1}, {1})).Attr("coefficients", Floats{1}).Outputs(2);
-  EXPECT_FALSE(labels.Run(RegisterMlKernels).ok());
+  EXPECT_TRUE(Refused(labels.Run(RegisterMlKernels), StatusCode::kInvalidArgument, "exactly one of classlabels_ints and classlabels_strings must be set"));
   OpTest too_many_rows("LinearClassifier", 1, "ai.onnx.ml");
   too_many_rows.Input(Tensor::FromVector<float>({1}, {1})).Attr("coefficients", Floats{1, 2, 3}).Attr("classlabels_ints", Ints{1, 2}).Outputs(2);
-  EXPECT_FALSE(too_many_rows.Run(RegisterMlKernels).ok());
+  EXPECT_TRUE(Refused(too_many_rows.Run(RegisterMlKernels), StatusCode::kInvalidArgument, "3 scores for 2 labels"));
 }
 
 }  // namespace

@@ -68,14 +68,14 @@ TEST(SVMClassifier, BadModelsAndInputsFail) {
     if (a.name() == "coefficients") a.mutable_floats()->RemoveLast();
   }
   wrong_coefficients.Input(Tensor::FromVector<float>({1, 1}, {1}));
-  EXPECT_FALSE(wrong_coefficients.Run(RegisterMlKernels).ok());
+  EXPECT_TRUE(Refused(wrong_coefficients.Run(RegisterMlKernels), StatusCode::kInvalidArgument, "coefficients must be (classes - 1) x vectors = 6, got 5"));
   OpTest wrong_features = OneVsOne();
   wrong_features.Input(Tensor::FromVector<float>({1, 2}, {1, 2}));
-  EXPECT_FALSE(wrong_features.Run(RegisterMlKernels).ok());
+  EXPECT_TRUE(Refused(wrong_features.Run(RegisterMlKernels), StatusCode::kInvalidArgument, "X has 2 features, the model expects 1"));
   OpTest no_labels("SVMClassifier", 1, "ai.onnx.ml");
   no_labels.Attr("coefficients", Floats{1}).Attr("rho", Floats{0}).Outputs(2);
   no_labels.Input(Tensor::FromVector<float>({1, 1}, {1}));
-  EXPECT_FALSE(no_labels.Run(RegisterMlKernels).ok());
+  EXPECT_TRUE(Refused(no_labels.Run(RegisterMlKernels), StatusCode::kInvalidArgument, "exactly one of classlabels_ints and classlabels_strings must be set (non-empty)"));
 }
 
 }  // namespace

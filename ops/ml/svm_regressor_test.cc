@@ -54,9 +54,9 @@ TEST(SVMRegressor, LinearFormWithoutSupportVectors) {
 }
 
 TEST(SVMRegressor, Errors) {
-  EXPECT_FALSE(Svm("CUBIC", {0, 0, 0}, 0, Tensor::FromVector<float>({1, 2}, {1, 2})).ok());
-  EXPECT_FALSE(Svm("LINEAR", {0, 0, 0}, 0, Tensor::FromVector<float>({1, 3}, {1, 2, 3})).ok());  // wrong C
-  EXPECT_FALSE(Svm("LINEAR", {0, 0}, 0, Tensor::FromVector<float>({1, 2}, {1, 2})).ok());       // 2 params
+  EXPECT_TRUE(Refused(Svm("CUBIC", {0, 0, 0}, 0, Tensor::FromVector<float>({1, 2}, {1, 2})), StatusCode::kInvalidArgument, "kernel_type must be LINEAR, POLY, RBF or SIGMOID, got 'CUBIC'"));
+  EXPECT_TRUE(Refused(Svm("LINEAR", {0, 0, 0}, 0, Tensor::FromVector<float>({1, 3}, {1, 2, 3})), StatusCode::kInvalidArgument, "X has 3 features, the model expects 2"));  // wrong C
+  EXPECT_TRUE(Refused(Svm("LINEAR", {0, 0}, 0, Tensor::FromVector<float>({1, 2}, {1, 2})), StatusCode::kInvalidArgument, "kernel_params must hold gamma, coef0 and degree"));       // 2 params
 }
 
 }  // namespace

@@ -59,18 +59,18 @@ TEST(TreeEnsembleRegressor, SumAndAverageWithBaseValues) {
 TEST(TreeEnsembleRegressor, BadModelsFail) {
   OpTest bad_aggregate = Regressor(3, "MEDIAN");
   bad_aggregate.Input(Tensor::FromVector<float>({1, 1}, {0}));
-  EXPECT_FALSE(bad_aggregate.Run(RegisterMlKernels).ok());
+  EXPECT_TRUE(Refused(bad_aggregate.Run(RegisterMlKernels), StatusCode::kInvalidArgument, "aggregate_function must be AVERAGE, SUM, MIN or MAX, got 'MEDIAN'"));
   OpTest vote_on_branch = Regressor(3, "SUM");
   for (auto& a : *vote_on_branch.node().mutable_attribute()) {
     if (a.name() == "target_nodeids") a.mutable_ints()->Set(0, 0);  // (tree 0, node 0) is a branch
   }
   vote_on_branch.Input(Tensor::FromVector<float>({1, 1}, {0}));
   auto out = vote_on_branch.Run(RegisterMlKernels);
-  ASSERT_FALSE(out.ok());
+  ASSERT_TRUE(Refused(out, StatusCode::kInvalidArgument, "target_weights[0] names (tree 0, id 0), which is not a leaf"));
   EXPECT_NE(out.status().message().find("not a leaf"), std::string::npos) << out.status().message();
   OpTest no_features = Regressor(3, "SUM");
   no_features.Input(Tensor::FromVector<float>({1, 0}, {}));
-  EXPECT_FALSE(no_features.Run(RegisterMlKernels).ok());
+  EXPECT_TRUE(Refused(no_features.Run(RegisterMlKernels), StatusCode::kOutOfRange, "a node reads feature 0 but X has 0 features"));
 }
 
 OpTest BinaryClassifier(const std::string& transform) {
@@ -133,7 +133,7 @@ TEST(TreeEnsembleClassifier, NeedsExactlyOneLabelList) {
   OpTest t = BinaryClassifier("NONE");
   t.Attr("classlabels_strings", Strings{"x", "y"});
   t.Input(Tensor::FromVector<float>({1, 1}, {0})).Outputs(2);
-  EXPECT_FALSE(t.Run(RegisterMlKernels).ok());
+  EXPECT_TRUE(Refused(t.Run(RegisterMlKernels), StatusCode::kInvalidArgument, "exactly one of classlabels_int64s and classlabels_strings must be set"));
 }
 
 }  // namespace

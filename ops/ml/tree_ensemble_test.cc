@@ -122,7 +122,7 @@ TEST(TreeEnsemble, BadModelsFailAtLoad) {
     t.node().mutable_attribute(4)->mutable_ints()->Set(0, 0);  // node0 true -> node 0: a cycle
     t.node().mutable_attribute(5)->mutable_ints()->Set(0, 0);
     t.Input(Tensor::FromVector<float>({1, 2}, {0, 0}));
-    EXPECT_FALSE(t.Run(RegisterMlKernels).ok());
+    EXPECT_TRUE(Refused(t.Run(RegisterMlKernels), StatusCode::kInvalidArgument, "the tree from root 0 has a cycle through node 0"));
   }
   for (int variant = 0; variant < 4; ++variant) {
     OpTest t("TreeEnsemble", 5, "ai.onnx.ml");
@@ -139,26 +139,30 @@ TEST(TreeEnsemble, BadModelsFailAtLoad) {
         .Attr("n_targets", int64_t{1});
     t.Input(Tensor::FromVector<float>({1, 1}, {0}));
     // 0: unknown mode; 1: MEMBER without membership_values; 2: missing leaf; 3: target past n_targets
-    EXPECT_FALSE(t.Run(RegisterMlKernels).ok()) << variant;
+    const char* reasons[] = {"nodes_modes[0] = 9 is not a mode",
+                             "membership_values has fewer NaN-ended sets than there are BRANCH_MEMBER nodes",
+                             "node 0's false branch points at leaf 5, which does not exist",
+                             "leaf 1 has target 4, outside [0, 1)"};
+    EXPECT_TRUE(Refused(t.Run(RegisterMlKernels), StatusCode::kInvalidArgument, reasons[variant])) << variant;
   }
   OpTest lengths = Forest(1, 0);
   lengths.node().mutable_attribute(0)->mutable_ints()->Add(0);  // nodes_featureids one too long
   lengths.Input(Tensor::FromVector<float>({1, 2}, {0, 0}));
-  EXPECT_FALSE(lengths.Run(RegisterMlKernels).ok());
+  EXPECT_TRUE(Refused(lengths.Run(RegisterMlKernels), StatusCode::kInvalidArgument, "attribute 'nodes_truenodeids' has 4 entries, expected 5"));
   OpTest bad_aggregate = Forest(7, 0);
   bad_aggregate.Input(Tensor::FromVector<float>({1, 2}, {0, 0}));
-  EXPECT_FALSE(bad_aggregate.Run(RegisterMlKernels).ok());
+  EXPECT_TRUE(Refused(bad_aggregate.Run(RegisterMlKernels), StatusCode::kInvalidArgument, "aggregate_function must be in [0, 3], got 7"));
 }
 
 TEST(TreeEnsemble, TooFewFeaturesFailAtRun) {
   OpTest t = Forest(1, 0);
   t.Input(Tensor::FromVector<float>({2, 1}, {0, 0}));
   auto out = t.Run(RegisterMlKernels);
-  ASSERT_FALSE(out.ok());
+  ASSERT_TRUE(Refused(out, StatusCode::kOutOfRange, "a node reads feature 1 but X has 1 features"));
   EXPECT_EQ(out.status().code(), StatusCode::kOutOfRange);
   OpTest ints = Forest(1, 0);
   ints.Input(Tensor::FromVector<int32_t>({1, 2}, {0, 0}));
-  EXPECT_FALSE(ints.Run(RegisterMlKernels).ok());
+  EXPECT_TRUE(Refused(ints.Run(RegisterMlKernels), StatusCode::kUnimplemented, "type int32 is not supported here"));
 }
 
 TEST(PostTransform, SoftmaxZeroAndProbit) {

@@ -102,7 +102,7 @@ TEST(BatchNorm, WrongParameterSize) {
   OpTest t("BatchNormalization", 15);
   t.Input(Tensor::FromVector<float>({1, 2, 1}, {1, 2}));
   for (int i = 0; i < 4; ++i) t.Input(Tensor::FromVector<float>({3}, {1, 1, 1}));
-  EXPECT_FALSE(t.Run(RegisterNnKernels).ok());
+  EXPECT_TRUE(Refused(t.Run(RegisterNnKernels), StatusCode::kInvalidArgument, "input 'scale' has 3 elements, expected 2 (shape [3])"));
 }
 
 TEST(InstanceNorm, MatchesReference) {
@@ -151,7 +151,7 @@ TEST(GroupNorm, Version21PerChannelAndVersion18PerGroup) {
       .Input(Tensor::FromVector<float>({c}, scale))
       .Input(Tensor::FromVector<float>({c}, bias))
       .Attr("num_groups", int64_t{3});
-  EXPECT_FALSE(bad.Run(RegisterNnKernels).ok());
+  EXPECT_TRUE(Refused(bad.Run(RegisterNnKernels), StatusCode::kInvalidArgument, "num_groups = 3 must be positive and divide the 4 channels"));
 }
 
 TEST(LayerNorm, AxesStatsAndBroadcastScale) {
@@ -193,7 +193,7 @@ TEST(LayerNorm, AxesStatsAndBroadcastScale) {
   OpTest bad("LayerNormalization", 17);
   bad.Input(Tensor::FromVector<float>(shape, x)).Input(Tensor::FromVector<float>({5}, {1, 1, 1, 1, 1}));
   auto refused = bad.Run(RegisterNnKernels);
-  ASSERT_FALSE(refused.ok());
+  ASSERT_TRUE(Refused(refused, StatusCode::kInvalidArgument, "input 'scale' of shape [5] does not broadcast to the normalized shape [19]"));
   EXPECT_NE(refused.status().message().find("input 'scale' of shape [5] does not broadcast to the normalized shape"),
             std::string::npos)
       << refused.status().ToString();
@@ -238,7 +238,7 @@ TEST(Lrn, MatchesReference) {
                           (*outd)[0].tensor(), 1e-5, 1e-6));
   OpTest missing("LRN", 13);
   missing.Input(Tensor::FromVector<float>({n, c, 2, 3}, x));
-  EXPECT_FALSE(missing.Run(RegisterNnKernels).ok());
+  EXPECT_TRUE(Refused(missing.Run(RegisterNnKernels), StatusCode::kInvalidArgument, "attribute 'size' is required"));
 }
 
 TEST(LpNormalization, L1L2AndZeroRows) {
@@ -254,7 +254,7 @@ TEST(LpNormalization, L1L2AndZeroRows) {
   EXPECT_TRUE(TensorsNear(Tensor::FromVector<double>({2, 2}, {0.25, 0.5, -0.75, 0.5}), (*o1)[0].tensor()));
   OpTest bad("LpNormalization", 22);
   bad.Input(Tensor::FromVector<float>({1}, {1})).Attr("p", int64_t{3});
-  EXPECT_FALSE(bad.Run(RegisterNnKernels).ok());
+  EXPECT_TRUE(Refused(bad.Run(RegisterNnKernels), StatusCode::kInvalidArgument, "attribute 'p' must be 1 or 2, got 3"));
 }
 
 TEST(MeanVarianceNormalization, DefaultAxes) {

@@ -224,13 +224,13 @@ TEST(ReduceOps, MaxPropagatesNan) {
 
 TEST(ReduceOps, Errors) {
   const Tensor x = Tensor::FromVector<float>({2, 2}, {1, 2, 3, 4});
-  EXPECT_FALSE(RunReduce("ReduceSum", 13, x, {2}).ok());       // axis out of range
-  EXPECT_FALSE(RunReduce("ReduceSum", 13, x, {1, -1}).ok());   // repeated axis
-  EXPECT_FALSE(RunReduce("ReduceMean", 18, x, {-3}).ok());
+  EXPECT_TRUE(Refused(RunReduce("ReduceSum", 13, x, {2}), StatusCode::kInvalidArgument, "axis 2 is out of range for rank 2"));       // axis out of range
+  EXPECT_TRUE(Refused(RunReduce("ReduceSum", 13, x, {1, -1}), StatusCode::kInvalidArgument, "axis -1 appears twice in axes"));   // repeated axis
+  EXPECT_TRUE(Refused(RunReduce("ReduceMean", 18, x, {-3}), StatusCode::kInvalidArgument, "axis -3 is out of range for rank 2"));
   OpTest t("ReduceSum", 13);
   t.Input(x).Input(Tensor::FromVector<float>({1}, {0}));  // axes of the wrong type
-  EXPECT_FALSE(t.Run(RegisterReduceOps).ok());
-  EXPECT_FALSE(RunReduce("ReduceSum", 13, Tensor::FromVector<bool>({1}, {true}), {0}).ok());
+  EXPECT_TRUE(Refused(t.Run(RegisterReduceOps), StatusCode::kInvalidArgument, "input 'axes' must be int64, got float32"));
+  EXPECT_TRUE(Refused(RunReduce("ReduceSum", 13, Tensor::FromVector<bool>({1}, {true}), {0}), StatusCode::kUnimplemented, "type bool is not supported here"));
 }
 
 TEST(ReductionPlan, MergesDimsAndFindsTheBlock) {

@@ -112,13 +112,13 @@ TEST(Dft, HalfPrecisionTypes) {
 
 TEST(Dft, InvalidInputsAreErrors) {
   const Tensor x = Tensor::FromVector<float>({1, 4, 1}, {1, 2, 3, 4});
-  EXPECT_FALSE(Dft(20, x, 2, 0, 0).ok());    // the complex axis
-  EXPECT_FALSE(Dft(20, x, -1, 0, 0).ok());
-  EXPECT_FALSE(Dft(20, x, 5, 0, 0).ok());
-  EXPECT_FALSE(Dft(20, x, 1, 0, 0, 0).ok());  // zero length
-  EXPECT_FALSE(Dft(20, x, 1, 0, 0, -3).ok());
-  EXPECT_FALSE(Dft(20, Tensor::FromVector<float>({1, 4, 3}, std::vector<float>(12)), 1, 0, 0).ok());
-  EXPECT_FALSE(Dft(20, Tensor::FromVector<float>({1, 1, 2}, {1, 0}), 1, 1, 1).ok());  // irfft of length 0
+  EXPECT_TRUE(Refused(Dft(20, x, 2, 0, 0), StatusCode::kInvalidArgument, "axis 2 is out of range for input shape [1,4,1] (the last axis holds the complex parts)"));    // the complex axis
+  EXPECT_TRUE(Refused(Dft(20, x, -1, 0, 0), StatusCode::kInvalidArgument, "axis -1 is out of range for input shape [1,4,1] (the last axis holds the complex parts)"));
+  EXPECT_TRUE(Refused(Dft(20, x, 5, 0, 0), StatusCode::kInvalidArgument, "axis 5 is out of range for input shape [1,4,1] (the last axis holds the complex parts)"));
+  EXPECT_TRUE(Refused(Dft(20, x, 1, 0, 0, 0), StatusCode::kInvalidArgument, "dft_length must be >= 1, got 0"));  // zero length
+  EXPECT_TRUE(Refused(Dft(20, x, 1, 0, 0, -3), StatusCode::kInvalidArgument, "dft_length must be >= 1, got -3"));
+  EXPECT_TRUE(Refused(Dft(20, Tensor::FromVector<float>({1, 4, 3}, std::vector<float>(12)), 1, 0, 0), StatusCode::kInvalidArgument, "the last axis must be 1 (real) or 2 (complex), got [1,4,3]"));
+  EXPECT_TRUE(Refused(Dft(20, Tensor::FromVector<float>({1, 1, 2}, {1, 0}), 1, 1, 1), StatusCode::kInvalidArgument, "dft_length must be >= 1, got 0"));  // irfft of length 0
 }
 
 }  // namespace

@@ -42,9 +42,9 @@ TEST(MelWeightMatrix, OutputTypeAndErrors) {
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_EQ(d->dtype(), DataType::kDouble);
   EXPECT_EQ(d->shape(), (Shape{33, 4}));
-  EXPECT_FALSE(Mel(0, 16, 8192, 0, 4096).ok());
-  EXPECT_FALSE(Mel(8, 16, 0, 0, 4096).ok());
-  EXPECT_FALSE(Mel(8, 16, 8192, -800, 4096).ok());  // log of a negative number: not finite
+  EXPECT_TRUE(Refused(Mel(0, 16, 8192, 0, 4096), StatusCode::kInvalidArgument, "num_mel_bins must be >= 1, got 0"));
+  EXPECT_TRUE(Refused(Mel(8, 16, 0, 0, 4096), StatusCode::kInvalidArgument, "sample_rate must be >= 1, got 0"));
+  EXPECT_TRUE(Refused(Mel(8, 16, 8192, -800, 4096), StatusCode::kInvalidArgument, "the mel band edges are not finite (check lower_edge_hertz / upper_edge_hertz)"));  // log of a negative number: not finite
   // An upper edge past Nyquist is clipped to the spectrogram, not written out of bounds.
   auto wide = Mel(8, 16, 8192, 0, 20000);
   ASSERT_TRUE(wide.ok());

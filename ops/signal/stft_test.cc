@@ -65,17 +65,17 @@ TEST(Stft, InvalidInputsAreErrors) {
   {
     OpTest t("STFT", 17);
     t.Input(s).Input(Tensor::Scalar<int64_t>(0));  // zero step
-    EXPECT_FALSE(t.Run(RegisterSignalKernels).ok());
+    EXPECT_TRUE(Refused(t.Run(RegisterSignalKernels), StatusCode::kInvalidArgument, "frame_step must be >= 1, got 0"));
   }
   {
     OpTest t("STFT", 17);
     t.Input(Tensor::FromVector<float>({8}, std::vector<float>(8))).Input(Tensor::Scalar<int64_t>(2));
-    EXPECT_FALSE(t.Run(RegisterSignalKernels).ok());  // not [batch, length, parts]
+    EXPECT_TRUE(Refused(t.Run(RegisterSignalKernels), StatusCode::kInvalidArgument, "signal must be [batch, length, 1 or 2], got [8]"));  // not [batch, length, parts]
   }
   {
     OpTest t("STFT", 17);
     t.Input(s).Input(Tensor::Scalar<int64_t>(2)).AbsentInput().Input(Tensor::Scalar<int64_t>(-4));
-    EXPECT_FALSE(t.Run(RegisterSignalKernels).ok());
+    EXPECT_TRUE(Refused(t.Run(RegisterSignalKernels), StatusCode::kInvalidArgument, "frame_length must be >= 1, got -4"));
   }
 }
 

@@ -54,8 +54,8 @@ TEST(Windows, OutputTypesAndEdgeSizes) {
   auto one = Window("HannWindow", 1, 0);
   ASSERT_TRUE(one.ok());
   EXPECT_EQ(one->data<float>()[0], 1.0f);
-  EXPECT_FALSE(Window("HannWindow", -1, 1).ok());
-  EXPECT_FALSE(Window("HannWindow", 4, 1, 8).ok());  // string output
+  EXPECT_TRUE(Refused(Window("HannWindow", -1, 1), StatusCode::kInvalidArgument, "window size must be >= 0, got -1"));
+  EXPECT_TRUE(Refused(Window("HannWindow", 4, 1, 8), StatusCode::kInvalidArgument, "output_datatype 8 is not a numeric type"));  // string output
 }
 
 }  // namespace

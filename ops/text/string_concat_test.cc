@@ -42,11 +42,11 @@ TEST(StringConcat, EmptyBroadcast) {
 }
 
 TEST(StringConcat, IncompatibleShapesFail) {
-  EXPECT_FALSE(Concat(Strings({2}, {"a", "b"}), Strings({3}, {"a", "b", "c"})).ok());
+  EXPECT_TRUE(Refused(Concat(Strings({2}, {"a", "b"}), Strings({3}, {"a", "b", "c"})), StatusCode::kInvalidArgument, "shapes [2] and [3] do not broadcast"));
 }
 
 TEST(StringConcat, NonStringInputFails) {
-  EXPECT_FALSE(Concat(Strings({1}, {"a"}), Tensor::FromVector<float>({1}, {1.0f})).ok());
+  EXPECT_TRUE(Refused(Concat(Strings({1}, {"a"}), Tensor::FromVector<float>({1}, {1.0f})), StatusCode::kInvalidArgument, "StringConcat needs string inputs, got string and float32"));
 }
 
 }  // namespace

@@ -47,17 +47,17 @@ TEST(StringNormalizer, BadActionFailsAtLoad) {
   OpTest t("StringNormalizer", 10);
   t.Input(Strings({1}, {"a"})).Attr("case_change_action", std::string("TITLE"));
   auto out = t.Run(RegisterTextKernels);
-  ASSERT_FALSE(out.ok());
+  ASSERT_TRUE(Refused(out, StatusCode::kInvalidArgument, "case_change_action must be NONE, LOWER or UPPER, got 'TITLE'"));
   EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(StringNormalizer, RejectsOtherShapesAndTypes) {
   OpTest t("StringNormalizer", 10);
   t.Input(Strings({2, 2}, {"a", "b", "c", "d"}));
-  EXPECT_FALSE(t.Run(RegisterTextKernels).ok());
+  EXPECT_TRUE(Refused(t.Run(RegisterTextKernels), StatusCode::kInvalidArgument, "StringNormalizer takes a [C] or [1, C] input, got [2,2]"));
   OpTest u("StringNormalizer", 10);
   u.Input(Tensor::FromVector<int64_t>({1}, {1}));
-  EXPECT_FALSE(u.Run(RegisterTextKernels).ok());
+  EXPECT_TRUE(Refused(u.Run(RegisterTextKernels), StatusCode::kInvalidArgument, "StringNormalizer needs a string input, got int64"));
 }
 
 TEST(CaseMapper, UnknownLocaleFallsBackAndMalformedBytesSurvive) {
@@ -65,12 +65,6 @@ TEST(CaseMapper, UnknownLocaleFallsBackAndMalformedBytesSurvive) {
   EXPECT_EQ(m.ToUpper("abc é"), "ABC É");
   const std::string bad = std::string("a\xff") + "b\xc3";
   EXPECT_EQ(m.ToUpper(bad), std::string("A\xff") + "B\xc3");
-}
-
-TEST(CaseMapper, TurkishLocaleWhenInstalled) {
-  CaseMapper m("tr_TR");
-  if (m.locale_name().rfind("tr_TR", 0) != 0) GTEST_SKIP() << "tr_TR is not installed";
-  EXPECT_EQ(m.ToUpper("i"), "İ");
 }
 
 }  // namespace

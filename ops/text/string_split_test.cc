@@ -68,7 +68,7 @@ TEST(StringSplit, ScalarAndEmptyInputs) {
 }
 
 TEST(StringSplit, NonStringInputFails) {
-  EXPECT_FALSE(Split(Ints({1}, {1}), ",").ok());
+  EXPECT_TRUE(Refused(Split(Ints({1}, {1}), ","), StatusCode::kInvalidArgument, "StringSplit needs a string input, got int64"));
 }
 
 }  // namespace

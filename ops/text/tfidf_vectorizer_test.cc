@@ -97,29 +97,29 @@ TEST(TfIdfVectorizer, HugeGramLengthsDoNotOverflow) {
 TEST(TfIdfVectorizer, BadAttributesFailAtLoad) {
   OpTest bad_mode = StringVectorizer("BM25", 1, 2, 0);
   bad_mode.Input(Tensor::FromVector<std::string>({1}, {"a"}));
-  EXPECT_FALSE(bad_mode.Run(RegisterTextKernels).ok());
+  EXPECT_TRUE(Refused(bad_mode.Run(RegisterTextKernels), StatusCode::kInvalidArgument, "mode must be TF, IDF or TFIDF, got 'BM25'"));
   OpTest bad_range = StringVectorizer("TF", 3, 2, 0);
   bad_range.Input(Tensor::FromVector<std::string>({1}, {"a"}));
-  EXPECT_FALSE(bad_range.Run(RegisterTextKernels).ok());
+  EXPECT_TRUE(Refused(bad_range.Run(RegisterTextKernels), StatusCode::kInvalidArgument, "need 1 <= min_gram_length <= max_gram_length, got 3 and 2"));
   OpTest no_pool = Vectorizer("TF", 1, 1, 0);
   no_pool.Attr("ngram_counts", std::vector<int64_t>{0}).Attr("ngram_indexes", std::vector<int64_t>{0});
   no_pool.Input(Tensor::FromVector<int64_t>({1}, {1}));
-  EXPECT_FALSE(no_pool.Run(RegisterTextKernels).ok());
+  EXPECT_TRUE(Refused(no_pool.Run(RegisterTextKernels), StatusCode::kInvalidArgument, "exactly one of pool_int64s and pool_strings must be set"));
   OpTest short_indexes = Vectorizer("TF", 1, 1, 0);
   short_indexes.Attr("pool_int64s", std::vector<int64_t>{1, 2, 3})
       .Attr("ngram_counts", std::vector<int64_t>{0})
       .Attr("ngram_indexes", std::vector<int64_t>{0});
   short_indexes.Input(Tensor::FromVector<int64_t>({1}, {1}));
-  EXPECT_FALSE(short_indexes.Run(RegisterTextKernels).ok());
+  EXPECT_TRUE(Refused(short_indexes.Run(RegisterTextKernels), StatusCode::kInvalidArgument, "ngram_indexes has 1 entries, the pool has more n-grams"));
 }
 
 TEST(TfIdfVectorizer, WrongInputTypeOrRankFailsAtRun) {
   OpTest t = StringVectorizer("TF", 1, 1, 0);
   t.Input(Tensor::FromVector<int64_t>({1}, {1}));
-  EXPECT_FALSE(t.Run(RegisterTextKernels).ok());
+  EXPECT_TRUE(Refused(t.Run(RegisterTextKernels), StatusCode::kInvalidArgument, "TfIdfVectorizer with pool_strings needs a string input, got int64"));
   OpTest u = StringVectorizer("TF", 1, 1, 0);
   u.Input(Tensor::FromVector<std::string>({1, 1, 1}, {"a"}));
-  EXPECT_FALSE(u.Run(RegisterTextKernels).ok());
+  EXPECT_TRUE(Refused(u.Run(RegisterTextKernels), StatusCode::kInvalidArgument, "TfIdfVectorizer takes a [C] or [N, C] input, got [1,1,1]"));
 }
 
 }  // namespace

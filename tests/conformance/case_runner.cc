@@ -80,6 +80,11 @@ CaseResult RunCase(const std::string& folder) {
         return r;
       }
     }
+    const std::string extra = set + "/output_" + std::to_string(outputs->size()) + ".pb";
+    if (Exists(extra)) {
+      r.reason = "the data set expects more than the model's " + std::to_string(outputs->size()) + " outputs";
+      return r;
+    }
   }
   r.passed = true;
   return r;

@@ -1,22 +1,19 @@
-// The ONNX backend conformance suite: every case under $ONNXFLOW_TEST_DATA/node and /models.
+// The ONNX backend conformance suite: every case under node/ and models/ of the test data
+// (tests/test_data.h: ../shared/onnx-tests, which Bazel tracks file by file).
 //
 // Each case runs in a child process (fork, with a time limit), so a crash or a hang in one case
 // is reported as that case's failure instead of ending the suite. The outcome is compared with
 // tests/conformance/expected_failures.txt both ways: an unlisted failure fails the test, and so
 // does a listed case that now passes (take it off the list). A case whose process dies (a signal,
-// or a sanitizer's non-zero exit) fails the test even when listed: a known failure must still end
-// in a Status, never in a crash. One child per core runs at a time.
+// a sanitizer's non-zero exit, or leaks LeakSanitizer finds under ASan) fails the test even when
+// listed: a known failure must still end in a Status, never in a crash or a leak. One child per
+// core runs at a time (tests/conformance/isolated.h).
 // (Not Bazel sharding: gtest shards too, and would give the one TEST to a single shard.)
 //
 // ONNXFLOW_CONFORMANCE_FILTER=<regex> runs only matching cases (e.g. "node/test_conv").
 #include <dirent.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -34,6 +31,8 @@
 #include "include/onnxflow/status.h"
 #include "ops/register_all.h"
 #include "tests/conformance/case_runner.h"
+#include "tests/conformance/isolated.h"
+#include "tests/test_data.h"
 
 namespace onnxflow::testing {
 namespace {
@@ -44,12 +43,6 @@ constexpr int kCaseSeconds = 900;
 #else
 constexpr int kCaseSeconds = 120;
 #endif
-
-// One case's result, and whether its process ended abnormally (crashed, killed, sanitizer report).
-struct Outcome {
-  CaseResult result;
-  bool died = false;
-};
 
 std::vector<std::string> ListDir(const std::string& path) {
   std::vector<std::string> names;
@@ -76,109 +69,10 @@ std::map<std::string, std::string> ReadExpectedFailures(const std::string& path)
   return listed;
 }
 
-// A case running in its own child process; the child writes "P" or "F<reason>" to a pipe.
-struct Child {
-  size_t index;
-  pid_t pid;
-  int pipe_fd;
-  std::chrono::steady_clock::time_point deadline;
-  std::string message;
-};
-
-// Starts the case's child process, or says why it could not (the case then fails).
-Result<Child> StartChild(size_t index, const std::string& folder) {
-  int fds[2];
-  if (pipe(fds) != 0) return Internal(std::string("pipe failed: ") + std::strerror(errno));
-  const pid_t pid = fork();
-  if (pid < 0) {
-    const int error = errno;
-    close(fds[0]);
-    close(fds[1]);
-    return Internal(std::string("fork failed: ") + std::strerror(error));
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    const CaseResult r = RunCase(folder);
-    const std::string message = r.passed ? "P" : "F" + r.reason;
-    ssize_t unused = write(fds[1], message.data(), message.size());
-    (void)unused;
-    close(fds[1]);
-    _exit(0);
-  }
-  close(fds[1]);
-  return Child{index, pid, fds[0], std::chrono::steady_clock::now() + std::chrono::seconds(kCaseSeconds), {}};
-}
-
-// Reads what the child has written so far; false at end of file.
-bool Drain(Child& child) {
-  char buffer[4096];
-  const ssize_t n = read(child.pipe_fd, buffer, sizeof buffer);
-  if (n > 0) child.message.append(buffer, n);
-  return n > 0;
-}
-
-Outcome Finish(Child& child, int status) {
-  while (Drain(child)) {
-  }
-  close(child.pipe_fd);
-  if (WIFSIGNALED(status)) return {{false, "crashed with signal " + std::to_string(WTERMSIG(status))}, true};
-  if (WEXITSTATUS(status) != 0) {  // ASan/UBSan/TSan exit non-zero after their report (on stderr)
-    return {{false, "the case process exited with status " + std::to_string(WEXITSTATUS(status))}, true};
-  }
-  if (child.message.empty()) return {{false, "the case process exited without a result"}, true};
-  if (child.message[0] == 'P') return {{true, ""}, false};
-  return {{false, child.message.substr(1)}, false};
-}
-
-// Runs every folder in a child process, `jobs` at a time. One thread forks and supervises them all:
-// a fork while another thread of the parent holds a lock (the allocator's, or a sanitizer's) leaves
-// that lock held forever in the child, which then hangs. The parent never starts TBB either.
-std::vector<Outcome> RunIsolated(const std::vector<std::string>& folders, unsigned jobs) {
-  std::vector<Outcome> outcomes(folders.size());
-  std::vector<Child> running;
-  size_t next = 0;
-  while (next < folders.size() || !running.empty()) {
-    while (next < folders.size() && running.size() < jobs) {
-      Result<Child> child = StartChild(next, folders[next]);
-      if (child.ok()) {
-        running.push_back(std::move(*child));
-      } else {
-        outcomes[next] = {{false, child.status().message()}, true};
-      }
-      ++next;
-    }
-    if (running.empty()) continue;
-    // Keep the pipes drained while waiting, so a long message cannot block a child.
-    std::vector<pollfd> fds;
-    for (const Child& c : running) fds.push_back({c.pipe_fd, POLLIN, 0});
-    poll(fds.data(), fds.size(), 100);
-    for (size_t i = 0; i < running.size(); ++i) {
-      if (fds[i].revents & POLLIN) Drain(running[i]);
-    }
-    for (size_t i = 0; i < running.size();) {
-      Child& child = running[i];
-      int status = 0;
-      if (waitpid(child.pid, &status, WNOHANG) == child.pid) {
-        outcomes[child.index] = Finish(child, status);
-      } else if (std::chrono::steady_clock::now() > child.deadline) {
-        kill(child.pid, SIGKILL);
-        waitpid(child.pid, &status, 0);
-        close(child.pipe_fd);
-        outcomes[child.index] = {{false, "timed out after " + std::to_string(kCaseSeconds) + " s"}, true};
-      } else {
-        ++i;
-        continue;
-      }
-      running.erase(running.begin() + i);
-    }
-  }
-  return outcomes;
-}
-
 TEST(Conformance, MatchesExpectedFailures) {
-  const char* root = std::getenv("ONNXFLOW_TEST_DATA");
-  ASSERT_NE(root, nullptr) << "ONNXFLOW_TEST_DATA is not set: run through ./bazelw, with ../shared/onnx-tests beside the repo";
-  const std::string data = root;
+  const Result<std::string> root = TestDataDir();
+  ASSERT_TRUE(root.ok()) << root.status().ToString();
+  const std::string data = *root;
   const auto node_cases = ListDir(data + "/node");
   const auto model_cases = ListDir(data + "/models");
   ASSERT_FALSE(node_cases.empty()) << "no conformance data in " << data << "/node";
@@ -204,7 +98,9 @@ TEST(Conformance, MatchesExpectedFailures) {
   }
   std::vector<std::string> folders;
   for (const std::string& name : selected) folders.push_back(data + "/" + name);
-  const std::vector<Outcome> results = RunIsolated(folders, std::max(1u, std::thread::hardware_concurrency()));
+  const std::vector<Outcome> results =
+      RunIsolated(folders.size(), [&folders](size_t i) { return RunCase(folders[i]); },
+                  std::max(1u, std::thread::hardware_concurrency()), kCaseSeconds);
 
   int passed = 0, failed = 0;
   std::vector<std::string> unexpected_failures, unexpected_passes;

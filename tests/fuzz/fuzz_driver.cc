@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/test_data.h"
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 namespace {
@@ -84,9 +86,15 @@ void Run(const std::string& input) {
 // Seeds: every model.onnx (models) or every input/output .pb (tensors) under node/.
 std::vector<std::string> BuildSeeds(const std::string& kind, size_t max_seeds) {
   std::vector<std::string> seeds;
-  const char* root = std::getenv("ONNXFLOW_TEST_DATA");
-  if (root == nullptr) return seeds;
-  const std::string node = std::string(root) + "/node";
+  // ONNXFLOW_TEST_DATA: run_libfuzzer.sh, outside Bazel; else the test's runfiles.
+  const char* env = std::getenv("ONNXFLOW_TEST_DATA");
+  const onnxflow::Result<std::string> root =
+      env != nullptr ? onnxflow::Result<std::string>(std::string(env)) : onnxflow::testing::TestDataDir();
+  if (!root.ok()) {
+    std::printf("%s\n", root.status().ToString().c_str());
+    return seeds;
+  }
+  const std::string node = *root + "/node";
   std::vector<std::string> cases = ListDir(node);
   // Spread a capped selection over the whole (sorted) list, deterministically.
   const size_t step = max_seeds == 0 || cases.size() <= max_seeds ? 1 : cases.size() / max_seeds + 1;
@@ -255,6 +263,9 @@ int main(int argc, char** argv) {
   }
   std::printf("fuzz_driver %s: %zu regression files, %zu seeds, %zu mutated executions\n", kind.c_str(),
               regressions, seeds.size(), executions);
-  if (seeds.empty()) std::printf("(no seeds: ONNXFLOW_TEST_DATA is not set)\n");
+  if (seeds.empty()) {  // a replay of the regression files alone tests almost nothing
+    std::printf("FAILED: no seeds (the ONNX test data was not found)\n");
+    return 1;
+  }
   return 0;
 }

@@ -15,6 +15,9 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <map>
+#include <tuple>
+#include <utility>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -55,6 +58,10 @@ struct Case {
   std::string name;
   std::function<std::string(const std::string& dir)> make;
   bool may_succeed = false;  // defined behaviour is also acceptable (exit 0); never a crash
+  // What the one-line refusal must say (Reasons()): the status code, and a fragment naming the
+  // node, attribute, input or limit. A case refused for another reason fails.
+  std::string code;
+  std::string reason;
 };
 
 // A model file, plus inputs given as tensors (written as .pb and passed with --input); the rest
@@ -181,6 +188,144 @@ std::string NestedIf(int depth) {
   return m.Serialize();
 }
 
+// Why each case must be refused: the status code and a fragment of run_model's one line naming the
+// node, attribute, input or limit (no code: run_model refused the inputs before loading the model).
+std::map<std::string, std::pair<std::string, std::string>> Reasons() {
+  return {
+      {"empty_file", {"InvalidArgument", "the model has no ir_version"}},
+      {"not_protobuf", {"InvalidArgument", "the file is not a valid ONNX model (protobuf parse failed)"}},
+      {"truncated_1_of_9", {"InvalidArgument", "the file is not a valid ONNX model (protobuf parse failed)"}},
+      {"truncated_2_of_9", {"InvalidArgument", "the file is not a valid ONNX model (protobuf parse failed)"}},
+      {"truncated_3_of_9", {"InvalidArgument", "the file is not a valid ONNX model (protobuf parse failed)"}},
+      {"truncated_5_of_9", {"InvalidArgument", "the file is not a valid ONNX model (protobuf parse failed)"}},
+      {"truncated_8_of_9", {"InvalidArgument", "the file is not a valid ONNX model (protobuf parse failed)"}},
+      {"truncated_last_byte", {"InvalidArgument", "the file is not a valid ONNX model (protobuf parse failed)"}},
+      {"op_type_flipped", {"Unimplemented", "1 unsupported node: node 'y' (MatLul), domain 'ai.onnx', opset 17"}},
+      {"huge_length_prefix", {"InvalidArgument", "the file is not a valid ONNX model (protobuf parse failed)"}},
+      {"protobuf_recursion_300_levels", {"InvalidArgument", "the file is not a valid ONNX model (protobuf parse failed)"}},
+      {"duplicate_output_name", {"InvalidArgument", "graph 'main': value 'y' is defined twice (again by node 'dup' (Neg))"}},
+      {"node_output_shadows_input", {"InvalidArgument", "graph 'main': value 'x' is defined twice (again by node 'x' (Relu))"}},
+      {"undefined_input", {"InvalidArgument", "node 'y' (Add): input 'nowhere' is not defined"}},
+      {"cycle", {"InvalidArgument", "graph 'main' has a cycle through node 'a' (Add), node 'b' (Relu)"}},
+      {"self_loop", {"InvalidArgument", "graph 'main' has a cycle through node 'a' (Add)"}},
+      {"output_never_produced", {"InvalidArgument", "graph 'main': output 'ghost' is not produced by any node"}},
+      {"unknown_op", {"Unimplemented", "1 unsupported node: node 'victim' (NoSuchOp), domain 'ai.onnx', opset 17"}},
+      {"empty_op_type", {"Unimplemented", "1 unsupported node: node 'victim' (), domain 'ai.onnx', opset 17"}},
+      {"attribute_wrong_type", {"InvalidArgument", "node 'victim' (Transpose): attribute 'perm' is STRING, expected INTS"}},
+      {"attribute_type_field_lies", {"InvalidArgument", "node 'victim' (Concat): attribute 'axis' is declared INT but holds FLOAT"}},
+      {"missing_required_attribute", {"InvalidArgument", "node 'victim' (Cast): attribute 'to' is required"}},
+      {"transpose_perm_out_of_range", {"InvalidArgument", "node 'victim' (Transpose): perm [0,7] is not a permutation of [0, 2)"}},
+      {"opset_zero", {"InvalidArgument", "opset import of domain '' has invalid version 0"}},
+      {"opset_from_the_future", {"InvalidArgument", "opset import of domain '' has invalid version 100000"}},
+      {"opset_negative", {"InvalidArgument", "opset import of domain '' has invalid version -3"}},
+      {"unknown_domain", {"InvalidArgument", "node 'y' (Relu) uses domain 'com.evil', which the model does not import"}},
+      {"duplicate_opset_import", {"InvalidArgument", "domain '' is imported twice"}},
+      {"ir_version_from_the_future", {"InvalidArgument", "IR version 999 is not supported (supported: 1 to 13)"}},
+      {"graph_input_type_undefined", {"", "input 'x': cannot fill a tensor of undefined type"}},
+      {"graph_input_type_999", {"InvalidArgument", "graph input 'x' declares an invalid element type (999)"}},
+      {"graph_input_negative_dim", {"InvalidArgument", "graph 'main': graph input 'x' declares a negative dimension (-5)"}},
+      {"graph_input_absurd_dims", {"", "input 'x': shape [1099511627776,1099511627776] has too many elements"}},
+      {"function_recursion", {"InvalidArgument", "model-local functions call each other more than 32 levels deep (a recursive function?)"}},
+      {"dims_larger_than_raw_data", {"InvalidArgument", "graph 'main': tensor 'w': its data holds fewer elements than its shape needs (1000)"}},
+      {"dims_larger_than_float_data", {"InvalidArgument", "graph 'main': tensor 'w': its data holds fewer elements than its shape needs (7)"}},
+      {"negative_dim", {"InvalidArgument", "graph 'main': tensor 'w': negative dimension in shape [-4]"}},
+      {"dims_product_overflows", {"InvalidArgument", "graph 'main': tensor 'w': shape [4294967296,4294967296,2147483647] has too many elements"}},
+      {"dims_product_wraps_to_small", {"InvalidArgument", "graph 'main': tensor 'w': shape [4294967296,4294967296] has too many elements"}},
+      {"int64_max_dim", {"ResourceExhausted", "graph 'main': tensor 'w' of shape [9223372036854775807] exceeds the limit of 4294967296 bytes per tensor"}},
+      {"data_type_999", {"InvalidArgument", "graph 'main': tensor 'w' has invalid data_type 999"}},
+      {"data_type_negative", {"InvalidArgument", "graph 'main': tensor 'w' has invalid data_type -1"}},
+      {"data_type_undefined", {"InvalidArgument", "graph 'main': tensor 'w' has invalid data_type 0"}},
+      {"raw_data_odd_bytes_for_float", {"InvalidArgument", "graph 'main': tensor 'w': its data holds fewer elements than its shape needs (2)"}},
+      {"int4_packed_too_short", {"InvalidArgument", "graph 'main': tensor 'w': its data holds fewer elements than its shape needs (9)"}},
+      {"string_tensor_count_lies", {"InvalidArgument", "graph 'main': tensor 'w': tensor field string_data holds 1 values, its shape needs 5"}},
+      {"segment_field", {"Unimplemented", "graph 'main': tensor 'w' is segmented; segmented tensors are not supported"}},
+      {"lying_input_file", {"", "input 'x': tensor 'x' of shape [1099511627776] exceeds the limit of 1099511627776 bytes per tensor"}},
+      {"input_file_wrong_type", {"InvalidArgument", "input 'x' has type int64, the model expects float32"}},
+      {"external_dotdot", {"InvalidArgument", "graph 'main': external data of tensor 'w': location '../secret.bin' leaves the model's folder"}},
+      {"external_dotdot_inside", {"InvalidArgument", "graph 'main': external data of tensor 'w': location 'sub/../../secret.bin' leaves the model's folder"}},
+      {"external_absolute", {"InvalidArgument", "external data of tensor 'w': location '"}},
+      {"external_etc_passwd", {"InvalidArgument", "graph 'main': external data of tensor 'w': location '/etc/passwd' must be a relative path"}},
+      {"external_symlink_out", {"InvalidArgument", "graph 'main': external data of tensor 'w': location 'link.bin' resolves outside the model's folder"}},
+      {"external_offset_past_end", {"InvalidArgument", "graph 'main': external data of tensor 'w': offset 4096 and length 16 exceed the size of 'weights.bin' (16"}},
+      {"external_length_past_end", {"InvalidArgument", "graph 'main': external data of tensor 'w': offset 0 and length 1048576 exceed the size of 'weights.bin' (16"}},
+      {"external_offset_plus_length_overflows", {"InvalidArgument", "offset '9223372036854775803'"}},
+      {"external_negative_offset", {"InvalidArgument", "graph 'main': offset '-8' is not a non-negative integer"}},
+      {"external_missing_file", {"NotFound", "graph 'main': external data of tensor 'w': file 'nope.bin' does not exist"}},
+      {"external_directory", {"InvalidArgument", "external data of tensor 'w': location '.'"}},
+      {"external_dev_zero", {"InvalidArgument", "graph 'main': external data of tensor 'w': location '/dev/zero' must be a relative path"}},
+      {"external_empty_location", {"InvalidArgument", "graph 'main': external data of tensor 'w': location '' must be a relative path"}},
+      {"external_short_for_dims", {"InvalidArgument", "graph 'main': tensor 'w': its data holds fewer elements than its shape needs (4)"}},
+      {"gather_index_too_big", {"OutOfRange", "node 'victim' (Gather): input 'indices': index 5 is out of range for a dimension of size 3"}},
+      {"gather_index_too_negative", {"OutOfRange", "node 'victim' (Gather): input 'indices': index -4 is out of range for a dimension of size 3"}},
+      {"gather_index_int64_min", {"OutOfRange", "node 'victim' (Gather): input 'indices': index -9223372036854775808 is out of range for a dimension of size 3"}},
+      {"gather_axis_out_of_range", {"InvalidArgument", "node 'victim' (Gather): axis 5 is out of range for rank 1"}},
+      {"gather_elements_index", {"OutOfRange", "node 'victim' (GatherElements): input 'indices': index 9 is out of range for a dimension of size 2"}},
+      {"gather_elements_rank_mismatch", {"InvalidArgument", "node 'victim' (GatherElements): input 'indices' [1] must have the rank of data [2,2]"}},
+      {"gather_nd_index", {"OutOfRange", "node 'victim' (GatherND): input 'indices': index 7 is out of range for a dimension of size 2"}},
+      {"gather_nd_index_too_long", {"InvalidArgument", "node 'victim' (GatherND): indices' last dim 3 exceeds data rank - batch_dims = 2"}},
+      {"scatter_nd_index", {"OutOfRange", "node 'victim' (ScatterND): input 'indices': index 9 is out of range for a dimension of size 4"}},
+      {"scatter_nd_updates_shape", {"InvalidArgument", "node 'victim' (ScatterND): input 'updates' has shape [1], expected [2]"}},
+      {"scatter_elements_index", {"OutOfRange", "node 'victim' (ScatterElements): input 'indices': index -9 is out of range for a dimension of size 4"}},
+      {"onehot_negative_depth", {"InvalidArgument", "node 'victim' (OneHot): input 'depth' must be a positive count, got -3.000000"}},
+      {"onehot_huge_depth", {"ResourceExhausted", "node 'victim' (OneHot): output 0 of shape [3,1099511627776] (float32) exceeds the limit of 4294967296 bytes"}},
+      {"slice_step_zero", {"InvalidArgument", "node 'victim' (Slice): input 'steps' has a zero step for axis 0"}},
+      {"slice_axis_out_of_range", {"InvalidArgument", "node 'victim' (Slice): Slice axes: axis 3 is out of range for rank 1"}},
+      {"slice_starts_ends_lengths_differ", {"InvalidArgument", "node 'victim' (Slice): starts has 2 entries but ends has 1"}},
+      {"pad_negative_beyond_dim", {"InvalidArgument", "node 'victim' (Pad): pads -5, -5 on axis 0 of size 3 leave a negative size"}},
+      {"pad_huge", {"ResourceExhausted", "node 'victim' (Pad): output 0 of shape [1099511627779] (float32) exceeds the limit of 4294967296 bytes per"}},
+      {"pad_int64_max", {"InvalidArgument", "node 'victim' (Pad): pads on axis 0 are out of range"}},
+      {"pad_wrong_length", {"InvalidArgument", "node 'victim' (Pad): pads has 3 entries, expected 2 * rank = 2"}},
+      {"expand_huge", {"ResourceExhausted", "node 'victim' (Expand): output 0 of shape [1000000,1000000] (float32) exceeds the limit of 4294967296 bytes"}},
+      {"expand_overflow", {"InvalidArgument", "node 'victim' (Expand): shape [1099511627776,1099511627776] has too many elements"}},
+      {"expand_negative", {"InvalidArgument", "node 'victim' (Expand): input 'shape' has a negative dim -2"}},
+      {"expand_incompatible", {"InvalidArgument", "node 'victim' (Expand): shapes [3] and [4] do not broadcast"}},
+      {"tile_negative", {"InvalidArgument", "node 'victim' (Tile): input 'repeats' has a negative count -1"}},
+      {"tile_huge", {"InvalidArgument", "node 'victim' (Tile): input 'repeats' makes axis 0 too large"}},
+      {"tile_wrong_length", {"InvalidArgument", "node 'victim' (Tile): input 'repeats' has 2 entries for rank 1"}},
+      {"reshape_two_minus_one", {"InvalidArgument", "node 'victim' (Reshape): shape [-1,-1] has more than one -1"}},
+      {"reshape_count_mismatch", {"InvalidArgument", "node 'victim' (Reshape): cannot reshape input [4] (4 elements) to [3,3] (9 elements)"}},
+      {"reshape_overflow", {"InvalidArgument", "node 'victim' (Reshape): shape [4294967296,4294967296,4] is too large"}},
+      {"reshape_negative", {"InvalidArgument", "node 'victim' (Reshape): shape [-4,-1] has a negative dim -4"}},
+      {"reshape_zero_copies_missing_dim", {"InvalidArgument", "node 'victim' (Reshape): shape [2,0,2] copies dim 1 (0) but the input [4] has rank 1"}},
+      {"range_step_zero", {"InvalidArgument", "node 'victim' (Range): input 'delta' is zero"}},
+      {"range_tiny_step", {"ResourceExhausted", "node 'victim' (Range): output 0 of shape [1000000028281933] (float32) exceeds the limit of 4294967296 bytes"}},
+      {"range_int64_extremes", {"InvalidArgument", "node 'victim' (Range): Range has too many elements"}},
+      {"range_nan_step", {"InvalidArgument", "node 'victim' (Range): Range bounds are NaN"}},
+      {"range_infinite_limit", {"InvalidArgument", "node 'victim' (Range): Range has too many elements"}},
+      {"constant_of_shape_huge", {"ResourceExhausted", "node 'victim' (ConstantOfShape): output 0 of shape [1000000,1000000] (float32) exceeds the limit of"}},
+      {"constant_of_shape_negative", {"InvalidArgument", "node 'victim' (ConstantOfShape): input 'input' (the shape) has a negative dim -1"}},
+      {"constant_of_shape_huge_folded", {"ResourceExhausted", "node 'big' (ConstantOfShape): output 0 of shape [1000000,1000000] (float32) exceeds the limit of 4294967296"}},
+      {"topk_k_too_big", {"OutOfRange", "node 'victim' (TopK): k = 10 is outside [0, 3] for axis 0 of input shape [3]"}},
+      {"topk_k_negative", {"OutOfRange", "node 'victim' (TopK): k = -1 is outside [0, 3] for axis 0 of input shape [3]"}},
+      {"split_sizes_do_not_sum", {"InvalidArgument", "node 'victim' (Split): split sizes [3,3] sum to 6, not the axis size 4"}},
+      {"split_negative_size", {"InvalidArgument", "node 'victim' (Split): split has a negative size -2"}},
+      {"split_count_mismatch", {"InvalidArgument", "node 'victim' (Split): split has 3 entries but the node has 2 outputs"}},
+      {"resize_huge_scales", {"ResourceExhausted", "node 'victim' (Resize): the output shape [1,1,2000000000,2000000000] exceeds the tensor size limit"}},
+      {"resize_negative_scales", {"InvalidArgument", "node 'victim' (Resize): 'scales' value -2.000000 at 2 is not a positive number"}},
+      {"resize_huge_sizes", {"ResourceExhausted", "node 'victim' (Resize): the output shape [1,1,2147483648,2147483648] exceeds the tensor size limit"}},
+      {"resize_scales_wrong_length", {"InvalidArgument", "node 'victim' (Resize): 'scales' has 2 values, expected 4 for input shape [1,1,2,2]"}},
+      {"nms_shape_mismatch", {"InvalidArgument", "node 'victim' (NonMaxSuppression): scores shape [1,1,5] does not match boxes [1,3,4] (expected [num_batches,"}},
+      {"nms_boxes_not_4", {"InvalidArgument", "node 'victim' (NonMaxSuppression): boxes must be [num_batches, spatial_dimension, 4], got [1,2,3]"}},
+      {"split_to_sequence_scalar", {"InvalidArgument", "node 'victim' (SplitToSequence): axis 0 is out of range for rank 0"}},
+      {"gather_scalar_data", {"InvalidArgument", "node 'victim' (Gather): axis 0 is out of range for rank 0"}},
+      {"concat_scalars", {"InvalidArgument", "node 'victim' (Concat): axis 0 is out of range for rank 0"}},
+      {"depth_to_space_bad_blocksize", {"InvalidArgument", "node 'victim' (DepthToSpace): blocksize must be positive, got 0"}},
+      {"concat_rank_mismatch", {"InvalidArgument", "node 'victim' (Concat): inputs have different ranks: [2] and [1,2]"}},
+      {"matmul_inner_mismatch", {"InvalidArgument", "node 'victim' (MatMul): MatMul: inner dimensions differ, A [2,3] and B [2,3]"}},
+      {"div_by_zero_int64", {"InvalidArgument", "node 'victim' (Div): integer division by zero (input B, element 0)"}},
+      {"div_int64_min_by_minus_one", {"InvalidArgument", "node 'victim' (Div): integer division overflows: the smallest value divided by -1"}},
+      {"div_by_zero_int32", {"InvalidArgument", "node 'victim' (Div): integer division by zero (input B, element 0)"}},
+      {"mod_by_zero_int64", {"InvalidArgument", "node 'victim' (Mod): Mod: integer division by zero (input B, element 0)"}},
+      {"mod_fmod_by_zero_int64", {"InvalidArgument", "node 'victim' (Mod): Mod: integer division by zero (input B, element 0)"}},
+      {"div_by_zero_folded_at_load", {"InvalidArgument", "node 'q' (Div): integer division by zero (input B, element 0)"}},
+      {"nested_if_past_depth_limit", {"ResourceExhausted", "subgraph 'then_branch' is nested 65 levels deep, more than the limit of 64"}},
+      {"loop_body_missing_outputs", {"InvalidArgument", "node 'y' (Loop): the body must return the condition and 1 loop-carried values"}},
+      {"scan8_scalar_state", {"InvalidArgument", "node 'y' (Scan): state 0 must be a tensor [batch, ...] with batch 1"}},
+      {"scan8_state_batch_mismatch", {"InvalidArgument", "node 'y' (Scan): state 0 must be a tensor [batch, ...] with batch 1"}},
+      {"if_condition_not_bool", {"InvalidArgument", "node 'y' (If): the condition must be a single bool, got float32 [2]"}},
+  };
+}
+
 std::vector<Case> AllCases() {
   std::vector<Case> c;
   const int64_t kMin = std::numeric_limits<int64_t>::min();
@@ -258,33 +403,41 @@ std::vector<Case> AllCases() {
   }));
   c.push_back(Simple("unknown_op", [] { return OneNode(17, "NoSuchOp", {{"x", DataType::kFloat}}, 1); }));
   c.push_back(Simple("empty_op_type", [] { return OneNode(17, "", {{"x", DataType::kFloat}}, 1); }));
-  c.push_back(Simple("attribute_wrong_type", [] {
-    return OneNode(17, "Transpose", {{"x", DataType::kFloat}}, 1,
-                   [](onnx::NodeProto& n) { SetAttr(n, "perm", std::string("0,1")); });
-  }));
-  // Known gaps (accepted today, never crash): an attribute of the wrong type reads as absent (perm
-  // as a string -> default perm), and extra inputs beyond an op's arity are ignored; refusing both
-  // needs per-op schemas (attribute types, input counts) that the registry does not have yet.
-  c.end()[-1].may_succeed = true;
-  c.push_back(Simple("attribute_type_field_lies", [] {
-    return OneNode(17, "Concat", {{"x", DataType::kFloat}}, 1, [](onnx::NodeProto& n) {
-      auto* a = n.add_attribute();
-      a->set_name("axis");
-      a->set_type(onnx::AttributeProto::INT);  // but only a float is set
-      a->set_f(1.5f);
-    });
-  }));
+  // Inputs of a rank the op accepts, so that the attribute is the only thing wrong.
+  c.push_back(Simple(
+      "attribute_wrong_type",
+      [] {
+        return OneNode(17, "Transpose", {{"x", DataType::kFloat}}, 1,
+                       [](onnx::NodeProto& n) { SetAttr(n, "perm", std::string("0,1")); });
+      },
+      {{"x", F32s({2, 2}, {1, 2, 3, 4})}}));
+  c.push_back(Simple(
+      "attribute_type_field_lies",
+      [] {
+        return OneNode(17, "Concat", {{"x", DataType::kFloat}}, 1, [](onnx::NodeProto& n) {
+          auto* a = n.add_attribute();
+          a->set_name("axis");
+          a->set_type(onnx::AttributeProto::INT);  // but only a float is set
+          a->set_f(1.5f);
+        });
+      },
+      {{"x", F32s({3}, {1, 2, 3})}}));
   c.push_back(Simple("missing_required_attribute", [] {
     return OneNode(17, "Cast", {{"x", DataType::kFloat}}, 1);  // no 'to'
   }));
-  c.push_back(Simple("transpose_perm_out_of_range", [] {
-    return OneNode(17, "Transpose", {{"x", DataType::kFloat}}, 1,
-                   [](onnx::NodeProto& n) { SetAttr(n, "perm", std::vector<int64_t>{0, 7}); });
-  }));
+  c.push_back(Simple(
+      "transpose_perm_out_of_range",
+      [] {
+        return OneNode(17, "Transpose", {{"x", DataType::kFloat}}, 1,
+                       [](onnx::NodeProto& n) { SetAttr(n, "perm", std::vector<int64_t>{0, 7}); });
+      },
+      {{"x", F32s({2, 2}, {1, 2, 3, 4})}}));
   c.push_back(Simple("too_many_inputs", [] {
     return OneNode(17, "Relu", {{"x", DataType::kFloat}, {"x2", DataType::kFloat}, {"x3", DataType::kFloat}}, 1);
   }));
-  c.back().may_succeed = true;  // known gap, see attribute_wrong_type
+  // Known gap (accepted today, never crash): inputs beyond an op's arity are ignored; refusing
+  // them needs per-op input counts (the operator schema table).
+  c.back().may_succeed = true;
   c.push_back(Simple("opset_zero", [] { return OneNode(0, "Relu", {{"x", DataType::kFloat}}, 1); }));
   c.push_back(Simple("opset_from_the_future", [] { return OneNode(100000, "Relu", {{"x", DataType::kFloat}}, 1); }));
   c.push_back(Simple("opset_negative", [] { return OneNode(-3, "Relu", {{"x", DataType::kFloat}}, 1); }));
@@ -776,6 +929,11 @@ std::vector<Case> AllCases() {
     m.Output("y", DataType::kFloat, {1});
     return m.Serialize();
   }));
+  const auto reasons = Reasons();
+  for (Case& one : c) {
+    auto it = reasons.find(one.name);
+    if (it != reasons.end()) std::tie(one.code, one.reason) = it->second;
+  }
   return c;
 }
 
@@ -799,6 +957,11 @@ TEST_P(Hostile, RefusedWithOneLine) {
   EXPECT_FALSE(stderr_text.empty());
   EXPECT_EQ(stderr_text.find('\n'), stderr_text.size() - 1) << "not one line: " << stderr_text;
   std::printf("%-40s exit %d: %s", hostile.name.c_str(), code, stderr_text.c_str());
+  ASSERT_FALSE(hostile.reason.empty()) << hostile.name << " states no reason to be refused for (Reasons())";
+  EXPECT_NE(stderr_text.find(hostile.code.empty() ? "run_model: input" : hostile.code + ": "), std::string::npos)
+      << hostile.name << " was refused with another code than " << hostile.code << ": " << stderr_text;
+  EXPECT_NE(stderr_text.find(hostile.reason), std::string::npos)
+      << hostile.name << " was refused for another reason than '" << hostile.reason << "': " << stderr_text;
 }
 
 // Random bit flips of a valid model: anything but a crash or a hang is acceptable.

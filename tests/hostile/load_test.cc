@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <thread>
 #include <vector>
@@ -132,13 +133,34 @@ TEST(Load, ManyThreadsSessionsCancelsAndBadInputs) {
           }
         } else if (job == 3) {  // bad inputs: index out of range, wrong type, missing, wrong shape
           Result<std::vector<NamedValue>> out = InvalidArgument("unset");
+          StatusCode code = StatusCode::kInvalidArgument;
+          const char* reason = "";
           switch (rng() % 4) {
-            case 0: out = gather->Run({{"idx", Tensor::FromVector<int64_t>({2}, {1, 10})}}); break;
-            case 1: out = gather->Run({{"idx", Tensor::FromVector<float>({1}, {1})}}); break;
-            case 2: out = dense->Run({}); break;
-            default: out = dense->Run({{"x", Tensor::FromVector<float>({3, 8}, std::vector<float>(24, 1))}}); break;
+            case 0:
+              out = gather->Run({{"idx", Tensor::FromVector<int64_t>({2}, {1, 10})}});
+              code = StatusCode::kOutOfRange;
+              reason = "index 10 is out of range for a dimension of size 10";
+              break;
+            case 1:
+              out = gather->Run({{"idx", Tensor::FromVector<float>({1}, {1})}});
+              reason = "input 'idx' has type float32, the model expects int64";
+              break;
+            case 2:
+              out = dense->Run({});
+              reason = "input 'x' is required";
+              break;
+            default:
+              out = dense->Run({{"x", Tensor::FromVector<float>({3, 8}, std::vector<float>(24, 1))}});
+              reason = "input 'x' has shape [3,8]";
+              break;
           }
-          if (out.ok()) ++unexpected; else ++refused;
+          // Refused, and for the reason the bad input gives (not any error).
+          if (!out.ok() && out.status().code() == code && out.status().message().find(reason) != std::string::npos) {
+            ++refused;
+          } else {
+            ++unexpected;
+            std::printf("unexpected outcome: %s (wanted '%s')\n", out.ok() ? "ok" : out.status().ToString().c_str(), reason);
+          }
         } else if (job == 4) {  // cancelled from another thread while it runs
           std::atomic<bool> cancel{false};
           RunOptions run;
@@ -306,9 +328,17 @@ TEST(Limits, LoopIterationsAndDepth) {
 // FillTensor (run_model --fill) takes its shape from the model: negative dims and element or byte
 // counts that overflow are refused before anything is computed from them (UBSan: 2^40 x 2^40).
 TEST(Limits, FillRefusesOverflowingShapes) {
-  EXPECT_FALSE(FillTensor(DataType::kFloat, {int64_t{1} << 40, int64_t{1} << 40}).ok());
-  EXPECT_FALSE(FillTensor(DataType::kFloat, {int64_t{1} << 62}).ok());  // 2^64 bytes
-  EXPECT_FALSE(FillTensor(DataType::kFloat, {-1, 2}).ok());
+  auto refused = [](const Result<Tensor>& t, const std::string& reason) {
+    if (t.ok()) return ::testing::AssertionFailure() << "filled, expected '" << reason << "'";
+    if (t.status().message().find(reason) == std::string::npos) {
+      return ::testing::AssertionFailure() << t.status().ToString() << ", expected '" << reason << "'";
+    }
+    return ::testing::AssertionSuccess();
+  };
+  EXPECT_TRUE(refused(FillTensor(DataType::kFloat, {int64_t{1} << 40, int64_t{1} << 40}),
+                      "shape [1099511627776,1099511627776] has too many elements"));
+  EXPECT_TRUE(refused(FillTensor(DataType::kFloat, {int64_t{1} << 62}), "shape [4611686018427387904]"));  // 2^64 bytes
+  EXPECT_TRUE(refused(FillTensor(DataType::kFloat, {-1, 2}), "[-1,2]"));
   auto small = FillTensor(DataType::kFloat, {2, 3});
   ASSERT_TRUE(small.ok()) << small.status().ToString();
   EXPECT_EQ(small->size(), 6);
