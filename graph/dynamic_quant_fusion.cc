@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "ops/framework/domains.h"
 #include "ops/framework/registry.h"
 
 namespace onnxflow::graph {

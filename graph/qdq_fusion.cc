@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "graph/fusion_util.h"
+#include "ops/framework/domains.h"
 #include "ops/framework/registry.h"
 
 namespace onnxflow::graph {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "ops/framework/registry.h"
+#include "ops/framework/domains.h"
 #include "ops/framework/testing.h"
 #include "ops/register_all.h"
 

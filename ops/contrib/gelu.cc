@@ -15,6 +15,7 @@
 #include "ops/activation/activation_simd.h"
 #include "ops/contrib/common.h"
 #include "ops/contrib/kernels.h"
+#include "ops/framework/domains.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
 #include "ops/nn/row_kernels.h"

@@ -8,6 +8,7 @@
 #include "ops/contrib/common.h"
 #include "ops/contrib/kernels.h"
 #include "ops/framework/dispatch.h"
+#include "ops/framework/domains.h"
 #include "ops/framework/numeric.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"

@@ -5,6 +5,7 @@
 #include "ops/contrib/attention_core.h"
 #include "ops/contrib/common.h"
 #include "ops/contrib/kernels.h"
+#include "ops/framework/domains.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
 

@@ -23,7 +23,6 @@ inline constexpr int kOpenEnded = INT_MAX;
 inline const char kOnnxDomain[] = "";  // "ai.onnx" is normalized to this
 inline const char kMlDomain[] = "ai.onnx.ml";
 inline const char kOnnxflowDomain[] = "com.onnxflow";  // the fused ops the load-time passes make
-inline const char kMsDomain[] = "com.microsoft";
 
 // Builds a kernel for one node. May refuse (Unimplemented) when the node uses something the
 // kernel does not support, e.g. an input type known at load.

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "ops/framework/dispatch.h"
+#include "ops/framework/domains.h"
 #include "ops/framework/numeric.h"
 #include "ops/math/conv_geometry.h"
 #include "ops/math/gemm.h"

@@ -12,6 +12,7 @@
 
 #include "ops/cast/convert.h"
 #include "ops/framework/dispatch.h"
+#include "ops/framework/domains.h"
 #include "ops/framework/parallel.h"
 #include "ops/quant/kernels.h"
 #include "ops/quant/quant_params.h"

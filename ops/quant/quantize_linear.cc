@@ -19,6 +19,7 @@
 
 #include "ops/cast/convert.h"
 #include "ops/framework/dispatch.h"
+#include "ops/framework/domains.h"
 #include "ops/framework/numeric.h"
 #include "ops/framework/parallel.h"
 #include "ops/quant/kernels.h"

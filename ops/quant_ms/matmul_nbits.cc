@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ops/framework/parallel.h"
+#include "ops/framework/domains.h"
 #include "ops/framework/shape.h"
 #include "ops/math/gemm.h"
 #include "ops/quant_ms/kernels.h"

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ops/elementwise/broadcast.h"
+#include "ops/framework/domains.h"
 #include "ops/framework/shape.h"
 #include "ops/quant_ms/kernels.h"
 #include "ops/quant_ms/qparams.h"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ops/framework/parallel.h"
+#include "ops/framework/domains.h"
 #include "ops/framework/shape.h"
 #include "ops/quant_ms/kernels.h"
 #include "ops/quant_ms/qparams.h"

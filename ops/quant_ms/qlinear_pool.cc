@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ops/framework/parallel.h"
+#include "ops/framework/domains.h"
 #include "ops/framework/shape.h"
 #include "ops/nn/pool_geometry.h"
 #include "ops/quant_ms/kernels.h"

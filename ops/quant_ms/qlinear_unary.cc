@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ops/framework/parallel.h"
+#include "ops/framework/domains.h"
 #include "ops/quant_ms/kernels.h"
 #include "ops/quant_ms/qparams.h"
 
