@@ -1,6 +1,6 @@
 /* Drives the C API from C (this file is compiled as C): load from a path and from bytes, run with
  * named inputs and outputs, every error path a caller can reach, deadline and cancel, and four
- * threads running one session at once. Models come from the ONNX test data (ONNXFLOW_TEST_DATA). */
+ * threads running one session at once. Models come from the ONNX test data (the @onnx_tests repository in the runfiles). */
 #include "include/onnxflow/onnxflow_c.h"
 #include "include/onnxflow/version.h"
 
@@ -47,8 +47,8 @@ static void expect_ok(onnxflow_status* status, int line) {
 
 static char path_buf[4096];
 static const char* model_path(const char* name) {
-  const char* data = getenv("ONNXFLOW_TEST_DATA");
-  snprintf(path_buf, sizeof path_buf, "%s/%s/model.onnx", data ? data : "../shared/onnx-tests", name);
+  const char* runfiles = getenv("TEST_SRCDIR");
+  snprintf(path_buf, sizeof path_buf, "%s/onnx_tests/%s/model.onnx", runfiles ? runfiles : ".", name);
   return path_buf;
 }
 
