@@ -66,7 +66,7 @@ TEST(RegexFullMatch, BracesAndRepetitionLimits) {
   EXPECT_EQ(Bools(out), (std::vector<bool>{true, false, false}));
   EXPECT_FALSE(Match("a{1001}", Strings({1}, {"a"})).ok());
   EXPECT_FALSE(Match("a{2,1001}", Strings({1}, {"a"})).ok());
-  // Nested repetitions would expand to 10^9 states: refused (libstdc++ caps the automaton).
+  // Nested repetitions would expand to 10^9 states: refused (RE2 caps repetition and memory).
   EXPECT_FALSE(Match("((a{1000}){1000}){1000}", Strings({1}, {"a"})).ok());
 }
 
@@ -78,13 +78,34 @@ TEST(RegexFullMatch, LongInputDoesNotExhaustTheStack) {
 }
 
 TEST(RegexFullMatch, BadPatternsFailAtLoad) {
-  for (const char* p : {"(ab", "a{2,1}", "(a)\\1", "(?=a)a", "\\pL", "[abc"}) {
+  for (const char* p : {"(ab", "a{2,1}", "(a)\\1", "(?=a)a", "\\p{NoSuchClass}", "[abc"}) {
     auto out = Match(p, Strings({1}, {"a"}));
     EXPECT_FALSE(out.ok()) << p;
   }
+  auto bad = Match("(a)\\1", Strings({1}, {"a"}));
+  EXPECT_NE(bad.status().message().find("is not a valid RE2 regular expression"), std::string::npos)
+      << bad.status().ToString();
   OpTest t("RegexFullMatch", 20);
   t.Input(Strings({1}, {"a"}));
   EXPECT_FALSE(t.Run(RegisterTextKernels).ok());  // no pattern
+}
+
+// RE2's Unicode classes, which the spec's RE2 syntax includes (refused before RE2 was used).
+TEST(RegexFullMatch, UnicodeClasses) {
+  auto out = Match("\\p{L}+ \\p{Greek}+\\pN", Strings({3}, {"été αβγ7", "été abc7", "1 αβγ7"}));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(Bools(out), (std::vector<bool>{true, false, false}));
+  out = Match("(?i)ΣΊΣΥΦΟΣ", Strings({2}, {"σίσυφος", "sisyphus"}));
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(Bools(out), (std::vector<bool>{true, false}));
+}
+
+// A pattern that backtracks exponentially elsewhere is linear in RE2.
+TEST(RegexFullMatch, NoCatastrophicBacktracking) {
+  const std::string input = std::string(5000, 'a') + "!";
+  auto out = Match("(a+)+$", Strings({1}, {input}));
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(Bools(out), (std::vector<bool>{false}));
 }
 
 TEST(RegexFullMatch, ShapeKeptAndTypeChecked) {
