@@ -13,8 +13,7 @@
 namespace onnxflow::testing {
 
 // One job's result, and whether its process ended abnormally (crashed, killed, timed out, or a
-// sanitizer's report: AddressSanitizer's errors, and under ASan the leaks LeakSanitizer finds
-// when the job has returned).
+// sanitizer's report).
 struct Outcome {
   CaseResult result;
   bool died = false;
