@@ -5,8 +5,9 @@
 // is reported as that case's failure instead of ending the suite. The outcome is compared with
 // tests/conformance/expected_failures.txt both ways: an unlisted failure fails the test, and so
 // does a listed case that now passes (take it off the list). A case whose process dies (a signal,
-// or a sanitizer's non-zero exit) fails the test even when listed: a known failure must still end
-// in a Status, never in a crash. One child per core runs at a time (tests/conformance/isolated.h).
+// a sanitizer's non-zero exit, or leaks LeakSanitizer finds under ASan) fails the test even when
+// listed: a known failure must still end in a Status, never in a crash or a leak. One child per
+// core runs at a time (tests/conformance/isolated.h).
 // (Not Bazel sharding: gtest shards too, and would give the one TEST to a single shard.)
 //
 // ONNXFLOW_CONFORMANCE_FILTER=<regex> runs only matching cases (e.g. "node/test_conv").

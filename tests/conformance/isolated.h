@@ -13,7 +13,8 @@
 namespace onnxflow::testing {
 
 // One job's result, and whether its process ended abnormally (crashed, killed, timed out, or a
-// sanitizer's report).
+// sanitizer's report: AddressSanitizer's errors, and under ASan the leaks LeakSanitizer finds
+// when the job has returned).
 struct Outcome {
   CaseResult result;
   bool died = false;
