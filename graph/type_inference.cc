@@ -181,6 +181,11 @@ class Inference {
       if (it != bound.end()) {
         // Only when the variable admits tensors alone (an output typed T of seq(T) stays unknown).
         out[i] = it->second.first;
+        continue;
+      }
+      // A variable that admits one type alone (Shape's T1: tensor(int64)) fixes the output's.
+      for (const auto& c : s->type_constraints) {
+        if (std::strcmp(c.name, f.type) == 0 && c.allowed.size() == 1) out[i] = TensorType(c.allowed[0]);
       }
     }
     return out;

@@ -78,7 +78,7 @@ const OpSchema* FindSchema(const std::string& domain, const std::string& op, int
   if (it == index.end()) return nullptr;
   const OpSchema* found = nullptr;
   for (const OpSchema* s : it->second) {
-    if (s->since_version <= opset) found = s;
+    if (s->since_version <= opset && !s->deprecated) found = s;
   }
   return found;
 }

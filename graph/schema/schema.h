@@ -52,10 +52,15 @@ struct OpSchema {
   int min_outputs, max_outputs;
   std::vector<FormalSchema> outputs;
   std::vector<TypeConstraint> type_constraints;
+  // The spec marks this version deprecated and lists nothing of it (Scatter-11, Upsample-10,
+  // GroupNormalization-18, ...): FindSchema answers with the version before it, if any.
+  bool deprecated = false;
 };
 
 // The schema in force for `op` of `domain` (normalized: "" for ai.onnx) at `opset`, or null when
-// the table has none.
+// the table has none. A deprecated version is skipped: runtimes (this one included) keep running
+// the op as last specified, so a node is checked against that version, or not at all when the op
+// was deprecated on introduction (GroupNormalization-18).
 const OpSchema* FindSchema(const std::string& domain, const std::string& op, int opset);
 
 // Refuses the node, with one message naming `who` (the node and its op) and the attribute or

@@ -40,6 +40,31 @@ TEST(SchemaTable, VersionInForceAtTheOpset) {
   EXPECT_TRUE(loop->inputs[2].heterogeneous);
 }
 
+// A version the spec marks deprecated lists nothing: the node is checked against the version
+// before it, as the runtimes that still run it read it, or not at all (GroupNormalization-18 was
+// deprecated on introduction).
+TEST(SchemaTable, DeprecatedVersionsFallBack) {
+  const OpSchema* scatter = FindSchema("", "Scatter", 13);
+  ASSERT_NE(scatter, nullptr);
+  EXPECT_EQ(scatter->since_version, 9);
+  EXPECT_EQ(scatter->min_inputs, 3);
+  const OpSchema* upsample = FindSchema("", "Upsample", 10);
+  ASSERT_NE(upsample, nullptr);
+  EXPECT_EQ(upsample->since_version, 9);
+  EXPECT_EQ(FindSchema("", "GroupNormalization", 18), nullptr);
+  ASSERT_NE(FindSchema("", "GroupNormalization", 21), nullptr);
+  EXPECT_EQ(FindSchema("ai.onnx.ml", "TreeEnsembleClassifier", 5)->since_version, 3);
+}
+
+// Map and sequence types keep the commas inside their parentheses.
+TEST(SchemaTable, MapTypesAreWhole) {
+  const OpSchema* zipmap = FindSchema("ai.onnx.ml", "ZipMap", 1);
+  ASSERT_NE(zipmap, nullptr);
+  ASSERT_EQ(zipmap->type_constraints.size(), 1u);
+  ASSERT_EQ(zipmap->type_constraints[0].allowed.size(), 2u);
+  EXPECT_STREQ(zipmap->type_constraints[0].allowed[0], "seq(map(string, float))");
+}
+
 onnx::NodeProto Node(const std::string& op, int inputs, int outputs) {
   onnx::NodeProto n;
   n.set_op_type(op);

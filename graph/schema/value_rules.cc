@@ -11,9 +11,10 @@
 namespace onnxflow::graph::schema {
 namespace {
 
+// The attribute's value, or null when absent or a function body's reference (bound when inlined).
 const onnx::AttributeProto* Find(const onnx::NodeProto& node, const char* name) {
   for (const auto& a : node.attribute()) {
-    if (a.name() == name) return &a;
+    if (a.name() == name) return a.ref_attr_name().empty() ? &a : nullptr;
   }
   return nullptr;
 }

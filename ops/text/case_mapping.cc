@@ -67,6 +67,10 @@ char32_t CaseMapper::MapOne(char32_t c, bool upper) const {
     if (!upper && c == U'I') return 0x131;   // I -> ı
     if (!upper && c == 0x130) return U'i';   // İ -> i
   }
+  // ß has no simple uppercase in UnicodeData.txt (its uppercase "SS" is a full mapping that
+  // changes the length); utf8proc answers U+1E9E (ẞ). Keep ß, as the spec's reference and glibc
+  // locales do.
+  if (upper && c == 0xDF) return c;
   const auto code = static_cast<utf8proc_int32_t>(c);
   return static_cast<char32_t>(upper ? utf8proc_toupper(code) : utf8proc_tolower(code));
 }

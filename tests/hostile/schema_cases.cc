@@ -394,6 +394,7 @@ std::vector<SchemaCase> SchemaCases() {
     std::vector<std::string> inputs;
     int outputs;
     const char* fragment;
+    Attrs set = nullptr;  // the required attributes, so that the count is the only fault
   };
   const std::vector<Count> counts = {
       {"Relu", 17, {"a", "b"}, 1, "Relu-14 takes 1 inputs, not 2"},
@@ -405,7 +406,7 @@ std::vector<SchemaCase> SchemaCases() {
       {"Gemm", 17, {"a", "b", "c", "d"}, 1, "Gemm-13 takes 2 to 3 inputs, not 4"},
       {"Conv", 17, {"x"}, 1, "Conv-11 takes 2 to 3 inputs, not 1"},
       {"Conv", 17, {"x", "w", "b", "z"}, 1, "Conv-11 takes 2 to 3 inputs, not 4"},
-      {"Concat", 17, {}, 1, "Concat-13 takes 1 or more inputs, not 0"},
+      {"Concat", 17, {}, 1, "Concat-13 takes 1 or more inputs, not 0", [](auto& n) { Int(n, "axis", 0); }},
       {"Where", 17, {"c", "x"}, 1, "Where-16 takes 3 inputs, not 2"},
       {"Clip", 17, {"x", "a", "b", "c"}, 1, "Clip-13 takes 1 to 3 inputs, not 4"},
       {"Reshape", 17, {"x"}, 1, "Reshape-14 takes 2 inputs, not 1"},
@@ -417,7 +418,7 @@ std::vector<SchemaCase> SchemaCases() {
       {"Dropout", 17, {"x"}, 3, "Dropout-13 has 1 to 2 outputs, not 3"},
       {"TopK", 17, {"x", "k"}, 1, "TopK-11 has 2 outputs, not 1"},
       {"Split", 17, {"x"}, 0, "Split-13 has 1 or more outputs, not 0"},
-      {"MaxPool", 17, {"x"}, 3, "MaxPool-12 has 1 to 2 outputs, not 3"},
+      {"MaxPool", 17, {"x"}, 3, "MaxPool-12 has 1 to 2 outputs, not 3", [](auto& n) { Ints(n, "kernel_shape", {2}); }},
       {"Shape", 17, {"x"}, 2, "Shape-15 has 1 outputs, not 2"},
       {"Identity", 17, {"x"}, 0, "Identity-16 has 1 outputs, not 0"},
       {"Conv", 17, {"x", ""}, 1, "input 1 ('W') is required but empty"},
@@ -429,7 +430,7 @@ std::vector<SchemaCase> SchemaCases() {
                        std::to_string(c.outputs) + "_out";
     for (const auto& i : c.inputs) name += i.empty() ? "_empty" : "";
     b.Node(name, "the operator's schema fixes how many inputs and outputs it has", c.opset, c.op, c.inputs,
-           c.outputs, nullptr, {c.fragment});
+           c.outputs, c.set, {c.fragment});
   }
 
   // --- Types through the graph, subgraphs included.

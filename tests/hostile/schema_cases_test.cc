@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <ostream>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -19,6 +20,9 @@ std::string TmpRoot() {
   const char* dir = std::getenv("TEST_TMPDIR");
   return dir != nullptr ? dir : "/tmp";
 }
+
+// gtest names a failing case by this, not by a dump of its bytes.
+void PrintTo(const SchemaCase& c, std::ostream* os) { *os << c.name; }
 
 class Schema : public testing::TestWithParam<SchemaCase> {};
 

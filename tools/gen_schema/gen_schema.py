@@ -38,6 +38,22 @@ def cstr(s):
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def split_types(text):
+    """'map(int64, float), tensor(float)' -> ['map(int64, float)', 'tensor(float)']: commas inside
+    parentheses belong to a map's or sequence's type."""
+    types, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "," and depth == 0:
+            types.append(text[start:i].strip())
+            start = i + 1
+    types.append(text[start:].strip())
+    return [t for t in types if t]
+
+
 def parse_dl(lines):
     """The <dt> lines of a <dl> block: (name, rest) pairs."""
     out = []
@@ -93,7 +109,7 @@ def parse(path):
             current[kind] = (low, high, formals)
         elif kind == "types":
             for name, rest in dts:
-                types = [t.strip() for t in rest.lstrip(" :").split(",") if t.strip()]
+                types = split_types(rest.lstrip(" :"))
                 current["types"].append((name, types))
         block = []
 
@@ -103,12 +119,13 @@ def parse(path):
             finish_block()
             section = None
             domain = DOMAINS.get(line[2:].strip())
-        m = re.match(r'### <a name="([^"]+)-(\d+)"></a>\*\*', line)
+        m = re.match(r'### <a name="([^"]+)-(\d+)"></a>\*\*[^*]*\*\*( \(deprecated\))?', line)
         if m and domain is not None:
             finish_block()
             section = None
             current = {"domain": domain, "op": m.group(1).split(".")[-1], "since": int(m.group(2)), "attrs": [],
-                       "inputs": (0, 0, []), "outputs": (0, 0, []), "types": []}
+                       "inputs": (0, 0, []), "outputs": (0, 0, []), "types": [],
+                       "deprecated": m.group(3) is not None}
             # "ai.onnx.preview.training.Adagrad-1": the op name after the domain prefix.
             schemas.append(current)
         elif line.startswith("#### "):
@@ -143,7 +160,7 @@ def main():
     print("// {domain, op, since_version,")
     print("//  {attribute: name, type, required, default as the spec writes it (\"\" when none)},")
     print("//  inputs min, max (-1: variadic), {formal inputs: name, optional, variadic, heterogeneous, type},")
-    print("//  outputs min, max, {formal outputs}, {type constraints: name, allowed types}}")
+    print("//  outputs min, max, {formal outputs}, {type constraints: name, allowed types}[, deprecated]}")
     for s in schemas:
         attrs = ", ".join(f"{{{cstr(n)}, AttrType::{t}, {'true' if r else 'false'}, {cstr(d or '')}}}"
                           for n, t, r, d in s["attrs"])
@@ -156,7 +173,7 @@ def main():
               f" {{{attrs}}},\n"
               f" {ilo}, {ihi}, {{{formals(ins)}}},\n"
               f" {olo}, {ohi}, {{{formals(outs)}}},\n"
-              f" {{{types}}}}},")
+              f" {{{types}}}{', true' if s['deprecated'] else ''}}},")
 
 
 if __name__ == "__main__":
