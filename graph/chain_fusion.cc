@@ -151,10 +151,17 @@ bool FuseElementwiseChain(Graph* g, Uses& u, size_t index, std::vector<bool>* re
     StepMatch step;
     if (!MatchStep(*g, cur, value_input, chain_input, &step)) continue;
 
-    auto chain = std::make_shared<onnx::NodeProto>();
-    if (IsChain(prev)) {
-      *chain = *prev.proto;
+    // A chain grows one step at a time: extending its own proto in place keeps a chain of N ops
+    // linear to build (copying it at every step was quadratic: 100,000 elementwise ops took 154 s
+    // to load). The proto was made non-const (make_shared<NodeProto>, here or by the loader), so
+    // writing through it is sound while nothing else shares it.
+    std::shared_ptr<onnx::NodeProto> chain;
+    if (IsChain(prev) && prev.proto.use_count() == 1) {
+      chain = std::const_pointer_cast<onnx::NodeProto>(prev.proto);
+    } else if (IsChain(prev)) {
+      chain = std::make_shared<onnx::NodeProto>(*prev.proto);
     } else {
+      chain = std::make_shared<onnx::NodeProto>();
       chain->set_name(prev.proto->name());
       chain->set_op_type(kChainOp);
       chain->set_domain(kFusedDomain);

@@ -37,6 +37,11 @@ Result<const ExternalDataFiles::Mapping*> ExternalDataFiles::Map(const std::stri
   if (it != files_.end()) return &it->second;
   const std::string where = "external data of tensor '" + tensor + "'";
   if (directory_.empty()) return InvalidArgument(where + ": the model was loaded from bytes without a folder");
+  // A std::string may hold a NUL the file system would stop at: "w.bin\0junk" must not quietly
+  // become "w.bin".
+  if (location.find('\0') != std::string::npos) {
+    return InvalidArgument(where + ": location contains a NUL byte");
+  }
   if (location.empty() || location[0] == '/') {
     return InvalidArgument(where + ": location '" + location + "' must be a relative path");
   }
@@ -54,7 +59,10 @@ Result<const ExternalDataFiles::Mapping*> ExternalDataFiles::Map(const std::stri
   if (folder.empty() || file.compare(0, folder.size() + 1, folder + "/") != 0) {
     return InvalidArgument(where + ": location '" + location + "' resolves outside the model's folder");
   }
-  const int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading blocks until a writer appears (forever, for a hostile
+  // model); with it the open returns at once and the fstat below refuses anything but a regular
+  // file. O_NOCTTY keeps a terminal device from becoming ours. Neither affects a regular file.
+  const int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return NotFound(where + ": cannot open '" + location + "'");
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

@@ -4,6 +4,7 @@
 
 #include "graph/dag.h"
 #include "graph/external_data.h"
+#include "graph/schema/schema.h"
 #include "ops/framework/registry.h"
 #include "ops/framework/tensor_proto.h"
 
@@ -187,6 +188,8 @@ Result<std::shared_ptr<Graph>> BuildGraph(const onnx::GraphProto& proto, const s
       return InvalidArgument(who + " uses domain '" + node.proto->domain() + "', which the model does not import");
     }
     node.opset = opset->second;
+    // The operator's schema, before any kernel sees the node (graph/schema).
+    ONNXFLOW_RETURN_IF_ERROR(schema::CheckNode(*node.proto, node.domain, node.opset, who));
     for (const auto& name : node.proto->input()) {
       if (name.empty() || local.count(name)) continue;
       if (!outer_scope.count(name)) return InvalidArgument(who + ": input '" + name + "' is not defined");

@@ -12,6 +12,7 @@
 #include "graph/fusion.h"
 #include "graph/passes.h"
 #include "graph/qdq_fusion.h"
+#include "graph/type_inference.h"
 
 namespace onnxflow::graph {
 namespace {
@@ -66,6 +67,8 @@ Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionO
   ONNXFLOW_RETURN_IF_ERROR(InlineFunctions(&model->proto, &model->opsets, registry));
   BuildContext ctx{&model->opsets, &options.limits, model->external.get()};
   ONNXFLOW_ASSIGN_OR_RETURN(model->graph, BuildGraph(model->proto.graph(), {}, ctx, 0));
+  // Types through the graph, subgraphs included, before any kernel is created or any pass runs.
+  ONNXFLOW_RETURN_IF_ERROR(InferTypes(*model->graph));
   // The graph holds its own copies of the nodes and initializers: the parsed model, as big as the
   // weights, would otherwise stay resident beside them for the session's life.
   onnx::ModelProto().Swap(&model->proto);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "graph/passes.h"
 #include "scheduler/subgraph.h"
@@ -29,17 +31,34 @@ void MarkReusableInputs(std::vector<PlanNode>& nodes, const std::vector<std::set
   for (int i = 0; i < n; ++i) {
     for (int s : nodes[i].reads) readers[s].push_back(i);
   }
+  // How often each node reads each slot through an input (and where first), and which slots it
+  // reads implicitly: counted once, so a node of many inputs (a Sum of 100,000 branches) costs
+  // linear time, not a scan of its inputs per slot.
+  struct Reading {
+    int count = 0;
+    int position = -1;
+    bool implicit = false;
+  };
+  std::unordered_map<uint64_t, Reading> reading;
+  const auto key = [](int node, int slot) { return (static_cast<uint64_t>(node) << 32) | static_cast<uint32_t>(slot); };
+  for (int i = 0; i < n; ++i) {
+    const NodeSlots& slots = nodes[i].slots;
+    for (size_t k = 0; k < slots.inputs.size(); ++k) {
+      if (slots.inputs[k] < 0) continue;
+      Reading& r = reading[key(i, slots.inputs[k])];
+      if (r.count++ == 0) r.position = static_cast<int>(k);
+    }
+    for (int s : slots.implicit_inputs) reading[key(i, s)].implicit = true;
+  }
   int64_t budget = int64_t{1} << 22;
   std::vector<int> seen(n, -1), stack;
   for (int s = 0; s < static_cast<int>(readers.size()); ++s) {
     if (pinned[s] || readers[s].empty()) continue;
     const int last = readers[s].back(), first = readers[s].front();
     NodeSlots& slots = nodes[last].slots;
-    const auto& implicit = slots.implicit_inputs;
-    if (std::count(slots.inputs.begin(), slots.inputs.end(), s) != 1 ||
-        std::find(implicit.begin(), implicit.end(), s) != implicit.end()) {
-      continue;
-    }
+    auto read = reading.find(key(last, s));
+    if (read == reading.end() || read->second.count != 1 || read->second.implicit) continue;
+    const int position = read->second.position;
     size_t found = 1;  // `last` itself
     seen[last] = s;
     stack.assign(1, last);
@@ -56,7 +75,7 @@ void MarkReusableInputs(std::vector<PlanNode>& nodes, const std::vector<std::set
     }
     if (found < readers[s].size()) continue;
     if (slots.reusable.empty()) slots.reusable.assign(slots.inputs.size(), 0);
-    slots.reusable[std::find(slots.inputs.begin(), slots.inputs.end(), s) - slots.inputs.begin()] = 1;
+    slots.reusable[position] = 1;
   }
 }
 
@@ -219,13 +238,17 @@ Result<std::unique_ptr<Plan>> Plan::Build(const graph::Graph& g, const std::vect
     p.tasks_.emplace_back();
     p.tasks_.back().nodes.push_back(i);
   }
+  // Task edges, each once (a set of pairs: a producer read by 100,000 branches must not scan its
+  // successor list per branch).
+  std::unordered_set<uint64_t> task_edges;
   for (int i = 0; i < n; ++i) {
     for (int q : preds[i]) {
-      auto& from = p.tasks_[task_of[q]].successors;
-      if (task_of[q] != task_of[i] && std::find(from.begin(), from.end(), task_of[i]) == from.end()) {
-        from.push_back(task_of[i]);
-        ++p.tasks_[task_of[i]].predecessors;
+      const int from = task_of[q], to = task_of[i];
+      if (from == to || !task_edges.insert((static_cast<uint64_t>(from) << 32) | static_cast<uint32_t>(to)).second) {
+        continue;
       }
+      p.tasks_[from].successors.push_back(to);
+      ++p.tasks_[to].predecessors;
     }
   }
   for (size_t t = 0; t < p.tasks_.size(); ++t) {

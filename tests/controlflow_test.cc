@@ -203,5 +203,42 @@ TEST(ControlFlow, IterationLimitEndsAnEndlessLoop) {
   EXPECT_NE(out.status().message().find("limit of 1000 iterations"), std::string::npos) << out.status().ToString();
 }
 
+// A trip count past the limit is refused before the first iteration: with a body whose carried
+// value grows each time, running up to the limit first would cost quadratic time for nothing.
+TEST(ControlFlow, TripCountPastTheLimitIsRefusedBeforeTheFirstIteration) {
+  SessionOptions limited;
+  limited.limits.max_loop_iterations = 1000;
+  auto s = Session::LoadFromBytes(GrowingLoopModel(), limited);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  auto out = s->Run({{"trips", Tensor::Scalar<int64_t>(1001)}, {"start", Tensor::FromVector<float>({1}, {7})}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(out.status().message().find("node 'grow' (Loop)"), std::string::npos) << out.status().ToString();
+  EXPECT_NE(out.status().message().find("the trip count M = 1001 exceeds the limit of 1000 iterations"),
+            std::string::npos)
+      << out.status().ToString();
+  // At the limit it runs.
+  auto at = s->Run({{"trips", Tensor::Scalar<int64_t>(1000)}, {"start", Tensor::FromVector<float>({1}, {7})}});
+  ASSERT_TRUE(at.ok()) << at.status().ToString();
+  EXPECT_EQ((*at)[0].value.tensor().size(), 1001);
+}
+
+// With the default limits, an endless Loop of a trivial body ends with a clear error well within
+// the 10 s a host (or run_model) can wait, sanitizers included.
+TEST(ControlFlow, DefaultIterationLimitEndsAnEndlessLoopQuickly) {
+  auto s = Session::LoadFromBytes(EndlessLoopModel());
+  ASSERT_TRUE(s.ok());
+  const auto start = std::chrono::steady_clock::now();
+  auto out = s->Run({{"x", Tensor(DataType::kFloat, {4})}});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(out.status().message().find("node 'forever' (Loop)"), std::string::npos) << out.status().ToString();
+  EXPECT_NE(out.status().message().find("iterations (SessionLimits::max_loop_iterations"), std::string::npos)
+      << out.status().ToString();
+  EXPECT_LT(seconds, 10.0);
+  EXPECT_EQ(SessionLimits{}.max_loop_iterations, int64_t{1} << 20);
+}
+
 }  // namespace
 }  // namespace onnxflow

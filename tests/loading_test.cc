@@ -207,5 +207,22 @@ TEST_F(ExternalData, RefusesRangesPastTheFile) {
   EXPECT_TRUE(RefusedWith(LoadWith("missing.bin"), StatusCode::kNotFound, "missing.bin"));
 }
 
+// A FIFO would block open() until a writer comes; a device is no weights file. Both are refused,
+// and at once (a hung load fails the test by its timeout).
+TEST_F(ExternalData, RefusesFifosAndDevicesWithoutBlocking) {
+  ASSERT_EQ(mkfifo((dir_ + "/pipe.bin").c_str(), 0644), 0);
+  EXPECT_TRUE(RefusedWith(LoadWith("pipe.bin"), StatusCode::kInvalidArgument, "'pipe.bin' is not a regular file"));
+  ASSERT_EQ(symlink("/dev/zero", (dir_ + "/zero.bin").c_str()), 0);
+  // /dev/zero resolves outside the folder; a device inside it is refused by the same fstat.
+  EXPECT_TRUE(RefusedWith(LoadWith("zero.bin"), StatusCode::kInvalidArgument, "resolves outside"));
+  ASSERT_EQ(mkdir((dir_ + "/sub").c_str(), 0755), 0);
+  EXPECT_TRUE(RefusedWith(LoadWith("sub"), StatusCode::kInvalidArgument, "'sub' is not a regular file"));
+}
+
+TEST_F(ExternalData, RefusesEmbeddedNul) {
+  EXPECT_TRUE(RefusedWith(LoadWith(std::string("weights.bin\0junk", 16)), StatusCode::kInvalidArgument,
+                          "location contains a NUL byte"));
+}
+
 }  // namespace
 }  // namespace onnxflow

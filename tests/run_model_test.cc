@@ -125,5 +125,43 @@ TEST(RunModel, RefusalsExitTwoWithAReason) {
   EXPECT_EQ(RunTool("/nonexistent.onnx").exit_code, 2);
 }
 
+// A Loop with neither trip count nor condition: only a limit or a deadline ends it.
+std::string EndlessLoopModel() {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {4});
+  auto& loop = m.Node("Loop", {"", "", "x"}, {"y"}, "forever");
+  tools::GraphBuilder body = tools::SetGraphAttr(loop, "body");
+  body.Input("i", DataType::kInt64, {});
+  body.Input("c", DataType::kBool, {});
+  body.Input("v", DataType::kFloat, {4});
+  body.Node("Identity", {"c"}, {"c_out"});
+  body.Node("Neg", {"v"}, {"v_out"});
+  body.Output("c_out", DataType::kBool, {});
+  body.Output("v_out", DataType::kFloat, {4});
+  m.Output("y", DataType::kFloat, {4});
+  return Write("endless.onnx", m.Serialize());
+}
+
+TEST(RunModel, MaxLoopIterationsEndsAnEndlessLoop) {
+  Outcome o = RunTool(EndlessLoopModel() + " --fill --max-loop-iterations 50");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_NE(o.output.find("node 'forever' (Loop)"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("the loop passed the limit of 50 iterations"), std::string::npos) << o.output;
+  Outcome bad = RunTool(EndlessLoopModel() + " --fill --max-loop-iterations -3");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--max-loop-iterations must be positive"), std::string::npos) << bad.output;
+}
+
+TEST(RunModel, TimeoutEndsTheRun) {
+  // Far more iterations than 0.2 s allows, so the deadline is what ends the run.
+  Outcome o = RunTool(EndlessLoopModel() + " --fill --max-loop-iterations 1000000000000 --timeout 0.2");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_NE(o.output.find("run failed: DeadlineExceeded"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("node 'forever' (Loop)"), std::string::npos) << o.output;
+  Outcome bad = RunTool(AddOneModel() + " --fill --timeout -1");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--timeout must be a number of seconds"), std::string::npos) << bad.output;
+}
+
 }  // namespace
 }  // namespace onnxflow

@@ -1,7 +1,7 @@
 // benchmark: closed-loop load generator for one model (issue 6).
 //   benchmark MODEL.onnx [--concurrency 1,2,4,8] [--runs N | --duration 10s] [--threads N]
 //                        [--mode dataflow|sequential] [--dim NAME=N] [--json FILE] [--svg FILE]
-//                        [--trace FILE]
+//                        [--trace FILE] [--timeout SECONDS]
 // For each concurrency level, that many host threads call Run on one shared Session back to back.
 // Reports throughput, latency percentiles and CPU time per run; then the process CPU over one idle
 // second (worker threads must sleep when there is no work).
@@ -62,8 +62,17 @@ void Progress(int concurrency, int64_t done, int64_t total, double elapsed, doub
   std::fflush(stderr);
 }
 
+// Each run's own deadline: `timeout` seconds from its start (none when 0).
+RunOptions WithTimeout(double timeout) {
+  RunOptions options;
+  if (timeout > 0) {
+    options.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
+  }
+  return options;
+}
+
 Result<LevelResult> RunLevel(const Session& session, const std::vector<NamedValue>& inputs, int concurrency,
-                             int64_t runs, double duration) {
+                             int64_t runs, double duration, double timeout) {
   std::vector<double> latencies;
   std::mutex mutex;
   std::atomic<int64_t> started{0}, finished{0};
@@ -82,7 +91,7 @@ Result<LevelResult> RunLevel(const Session& session, const std::vector<NamedValu
       while (!failed) {
         if (runs > 0 ? started.fetch_add(1) >= runs : elapsed() >= duration) break;
         const auto begin = Clock::now();
-        auto out = session.Run(inputs);
+        auto out = session.Run(inputs, WithTimeout(timeout));
         const auto end = Clock::now();
         mine.push_back(std::chrono::duration<double, std::milli>(end - begin).count());
         const double end_s = std::chrono::duration<double>(end - start).count();
@@ -113,9 +122,10 @@ Result<LevelResult> RunLevel(const Session& session, const std::vector<NamedValu
   return Summarize(concurrency, latencies, wall, cpu);
 }
 
-Status WriteTrace(const Session& session, const std::vector<NamedValue>& inputs, const std::string& path) {
+Status WriteTrace(const Session& session, const std::vector<NamedValue>& inputs, const std::string& path,
+                  double timeout) {
   RunProfile profile;
-  RunOptions options;
+  RunOptions options = WithTimeout(timeout);
   options.profile = &profile;
   auto out = session.Run(inputs, options);
   if (!out.ok()) return out.status();
@@ -148,6 +158,7 @@ int Main(int argc, char** argv) {
   std::vector<std::string> dim_args;
   int64_t runs = 0;
   int threads = 0;
+  double timeout = 0;
   CLI::App app{"Throughput and latency of one model under concurrent load."};
   AddVersionFlag(app, "benchmark");
   app.add_option("model", model, "MODEL.onnx")->required()->transform(UserPathArg());
@@ -160,6 +171,7 @@ int Main(int argc, char** argv) {
   app.add_option("--json", json_path, "write the results as JSON")->transform(UserPathArg());
   app.add_option("--svg", svg_path, "draw throughput and p99 against concurrency")->transform(UserPathArg());
   app.add_option("--trace", trace_path, "write a Chrome/Perfetto trace of one run")->transform(UserPathArg());
+  app.add_option("--timeout", timeout, "SECONDS: a run that takes longer ends with DeadlineExceeded (exit 2)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -170,6 +182,7 @@ int Main(int argc, char** argv) {
     return 2;
   };
   if (mode != "dataflow" && mode != "sequential") return fail("--mode must be dataflow or sequential");
+  if (!(timeout >= 0) || timeout > 1e7) return fail("--timeout must be a number of seconds between 0 and 1e7");
   for (int c : levels) {
     if (c < 1 || c > 1024) return fail("concurrency levels must be between 1 and 1024");
   }
@@ -193,7 +206,7 @@ int Main(int argc, char** argv) {
   auto inputs = FillInputs(*session, dims);
   if (!inputs.ok()) return fail(inputs.status().ToString());
   for (int w = 0; w < 3; ++w) {  // warm-up: first-run allocations and flow-graph construction
-    auto out = session->Run(*inputs);
+    auto out = session->Run(*inputs, WithTimeout(timeout));
     if (!out.ok()) return fail("run failed: " + out.status().ToString());
   }
 
@@ -201,7 +214,7 @@ int Main(int argc, char** argv) {
   std::printf("%-11s %12s %9s %9s %9s %9s %12s\n", "concurrency", "throughput/s", "p50_ms", "p90_ms", "p99_ms",
               "p99.9_ms", "cpu_ms/run");
   for (int c : levels) {
-    auto r = RunLevel(*session, *inputs, c, runs, *duration);
+    auto r = RunLevel(*session, *inputs, c, runs, *duration, timeout);
     if (!r.ok()) return fail(r.status().ToString());
     std::printf("%-11d %12.1f %9.3f %9.3f %9.3f %9.3f %12.3f\n", c, r->throughput, r->p50, r->p90, r->p99, r->p999,
                 r->cpu_ms_per_run);
@@ -211,7 +224,7 @@ int Main(int argc, char** argv) {
   std::printf("idle_cpu_percent=%.2f\n", idle);
 
   if (!trace_path.empty()) {
-    Status s = WriteTrace(*session, *inputs, trace_path);
+    Status s = WriteTrace(*session, *inputs, trace_path, timeout);
     if (!s.ok()) return fail(s.ToString());
   }
   if (!json_path.empty()) {

@@ -38,6 +38,8 @@ struct Options {
   bool profile = false;
   int profile_nodes = 30;
   bool no_optimize = false;
+  int64_t max_loop_iterations = 0;  // 0: the session's default
+  double timeout = 0;               // seconds per run; 0: none
 };
 
 int Refuse(const std::string& message) {
@@ -89,10 +91,13 @@ int Main(const Options& o) {
   if (o.mode != "dataflow" && o.mode != "sequential") return Refuse("--mode must be dataflow or sequential");
   if (o.threads < 0) return Refuse("--threads must be positive");
   if (o.runs < 0) return Refuse("--runs must be positive");
+  if (o.max_loop_iterations < 0) return Refuse("--max-loop-iterations must be positive");
+  if (!(o.timeout >= 0) || o.timeout > 1e7) return Refuse("--timeout must be a number of seconds between 0 and 1e7");
 
   SessionOptions options;
   options.threads = o.threads;
   options.optimize = !o.no_optimize;
+  if (o.max_loop_iterations > 0) options.limits.max_loop_iterations = o.max_loop_iterations;
   options.mode = o.mode == "sequential" ? ExecutionMode::kSequential : ExecutionMode::kDataflow;
   auto loaded = o.demo ? Session::LoadFromBytes(DemoModelBytes(), options) : Session::Load(o.model, options);
   if (!loaded.ok()) return Refuse("refused model: " + loaded.status().ToString());
@@ -147,15 +152,23 @@ int Main(const Options& o) {
   }
 
   using Clock = std::chrono::steady_clock;
+  // Each run gets its own deadline of --timeout seconds from its start.
+  auto run_options = [&o] {
+    RunOptions options;
+    if (o.timeout > 0) {
+      options.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout));
+    }
+    return options;
+  };
   auto start = Clock::now();
-  auto outputs = session.Run(inputs);
+  auto outputs = session.Run(inputs, run_options());
   const double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   if (!outputs.ok()) return Refuse("run failed: " + outputs.status().ToString());
 
   std::vector<double> times;
   std::vector<RunProfile> profiles(o.profile ? o.runs : 0);
   for (int r = 0; r < o.runs; ++r) {
-    RunOptions options;
+    RunOptions options = run_options();
     if (o.profile) options.profile = &profiles[r];
     start = Clock::now();
     auto again = session.Run(inputs, options);
@@ -224,6 +237,9 @@ int main(int argc, char** argv) {
   app.add_flag("--profile", o.profile, "with --runs: print where the time went, by node and by op type");
   app.add_option("--profile-nodes", o.profile_nodes, "with --profile: how many of the slowest nodes to list (default 30)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--max-loop-iterations", o.max_loop_iterations,
+                 "the most iterations one Loop node may run (default 1048576)");
+  app.add_option("--timeout", o.timeout, "SECONDS: a run that takes longer ends with DeadlineExceeded (exit 2)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

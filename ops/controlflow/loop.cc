@@ -55,10 +55,19 @@ class Loop : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphFrame> frame, body_->NewFrame(ctx));
     const int64_t max_iterations = ctx.run().limits().max_loop_iterations;
 
+    // A trip count past the limit would fail at the limit anyway, after all the work before it:
+    // refuse it before the first iteration.
+    if (cond && trip_limit > max_iterations) {
+      return ResourceExhausted("the trip count M = " + std::to_string(trip_limit) + " exceeds the limit of " +
+                               std::to_string(max_iterations) +
+                               " iterations (SessionLimits::max_loop_iterations, run_model --max-loop-iterations)");
+    }
+
     std::vector<Value> inputs, outputs;
     for (int64_t i = 0; (trip_limit < 0 || i < trip_limit) && cond; ++i) {
       if (i >= max_iterations) {
-        return ResourceExhausted("the loop passed the limit of " + std::to_string(max_iterations) + " iterations");
+        return ResourceExhausted("the loop passed the limit of " + std::to_string(max_iterations) +
+                                 " iterations (SessionLimits::max_loop_iterations, run_model --max-loop-iterations)");
       }
       ONNXFLOW_RETURN_IF_ERROR(ctx.run().CheckInterrupt());
       inputs.clear();

@@ -1,49 +1,8 @@
 #include "ops/text/case_mapping.h"
 
-#include <locale.h>
-#include <wctype.h>
-
-#include <vector>
+#include <utf8proc.h>
 
 namespace onnxflow {
-namespace {
-
-locale_t TryLocale(const std::string& name) {
-  if (name.empty()) return static_cast<locale_t>(nullptr);
-  return newlocale(LC_CTYPE_MASK, name.c_str(), static_cast<locale_t>(nullptr));
-}
-
-// Simple case pairs for the scripts most text uses, for machines without a UTF-8 locale.
-char32_t BuiltinUpper(char32_t c) {
-  if (c >= U'a' && c <= U'z') return c - 32;
-  if ((c >= 0xE0 && c <= 0xFE && c != 0xF7)) return c - 32;
-  if (c == 0xFF) return 0x178;
-  if (c >= 0x100 && c <= 0x137 && (c & 1)) return c - 1;
-  if (c >= 0x139 && c <= 0x148 && !(c & 1)) return c - 1;
-  if (c >= 0x14A && c <= 0x177 && (c & 1)) return c - 1;
-  if (c == 0x17A || c == 0x17C || c == 0x17E) return c - 1;
-  if (c >= 0x3B1 && c <= 0x3C9 && c != 0x3C2) return c - 32;
-  if (c == 0x3C2) return 0x3A3;
-  if (c >= 0x430 && c <= 0x44F) return c - 32;
-  if (c >= 0x450 && c <= 0x45F) return c - 80;
-  return c;
-}
-
-char32_t BuiltinLower(char32_t c) {
-  if (c >= U'A' && c <= U'Z') return c + 32;
-  if ((c >= 0xC0 && c <= 0xDE && c != 0xD7)) return c + 32;
-  if (c == 0x178) return 0xFF;
-  if (c >= 0x100 && c <= 0x137 && !(c & 1)) return c + 1;
-  if (c >= 0x139 && c <= 0x148 && (c & 1)) return c + 1;
-  if (c >= 0x14A && c <= 0x177 && !(c & 1)) return c + 1;
-  if (c == 0x179 || c == 0x17B || c == 0x17D) return c + 1;
-  if (c >= 0x391 && c <= 0x3A9 && c != 0x3A2) return c + 32;
-  if (c >= 0x410 && c <= 0x42F) return c + 32;
-  if (c >= 0x400 && c <= 0x40F) return c + 80;
-  return c;
-}
-
-}  // namespace
 
 bool DecodeUtf8(const std::string& s, size_t i, char32_t* c, size_t* len) {
   const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
@@ -87,31 +46,33 @@ void AppendUtf8(char32_t c, std::string* out) {
   }
 }
 
-CaseMapper::CaseMapper(const std::string& locale) {
-  std::vector<std::string> candidates;
-  if (!locale.empty()) {
-    candidates = {locale, locale + ".UTF-8", locale + ".utf8"};
-  }
-  candidates.push_back("C.UTF-8");
-  for (const std::string& name : candidates) {
-    // Only UTF-8 locales map wide characters beyond ASCII; a name with another codeset still
-    // yields correct wide-character tables in glibc, so any locale that loads is fine.
-    locale_t loc = TryLocale(name);
-    if (loc != static_cast<locale_t>(nullptr)) {
-      locale_ = std::shared_ptr<void>(static_cast<void*>(loc), [](void* p) { freelocale(static_cast<locale_t>(p)); });
-      name_ = name;
-      ascii_is_plain_ = towupper_l(L'i', loc) == L'I' && towlower_l(L'I', loc) == L'i';
-      return;
-    }
-  }
-  name_ = "builtin";
+namespace {
+
+// Turkish and Azeri case dotted and dotless i apart (SpecialCasing.txt's language-specific rules;
+// the only ones that change a single code point's simple mapping).
+bool DottedILanguage(const std::string& locale) {
+  const std::string language = locale.substr(0, locale.find_first_of("_-.@"));
+  return language == "tr" || language == "az";
+}
+
+}  // namespace
+
+CaseMapper::CaseMapper(const std::string& locale) : dotted_i_(DottedILanguage(locale)) {
+  name_ = dotted_i_ ? "unicode+" + locale.substr(0, 2) : "unicode";
 }
 
 char32_t CaseMapper::MapOne(char32_t c, bool upper) const {
-  if (locale_ == nullptr) return upper ? BuiltinUpper(c) : BuiltinLower(c);
-  const locale_t loc = static_cast<locale_t>(locale_.get());
-  const wint_t w = static_cast<wint_t>(c);
-  return static_cast<char32_t>(upper ? towupper_l(w, loc) : towlower_l(w, loc));
+  if (dotted_i_) {
+    if (upper && c == U'i') return 0x130;    // i -> İ
+    if (!upper && c == U'I') return 0x131;   // I -> ı
+    if (!upper && c == 0x130) return U'i';   // İ -> i
+  }
+  // ß has no simple uppercase in UnicodeData.txt (its uppercase "SS" is a full mapping that
+  // changes the length); utf8proc answers U+1E9E (ẞ). Keep ß, as the spec's reference and glibc
+  // locales do.
+  if (upper && c == 0xDF) return c;
+  const auto code = static_cast<utf8proc_int32_t>(c);
+  return static_cast<char32_t>(upper ? utf8proc_toupper(code) : utf8proc_tolower(code));
 }
 
 std::string CaseMapper::Map(const std::string& utf8, bool upper) const {
@@ -119,7 +80,7 @@ std::string CaseMapper::Map(const std::string& utf8, bool upper) const {
   out.reserve(utf8.size());
   for (size_t i = 0; i < utf8.size();) {
     const unsigned char b = static_cast<unsigned char>(utf8[i]);
-    if (b < 0x80 && ascii_is_plain_) {  // ASCII fast path
+    if (b < 0x80 && !dotted_i_) {  // ASCII fast path
       char c = static_cast<char>(b);
       if (upper && c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
       if (!upper && c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);

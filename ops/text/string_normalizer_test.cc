@@ -67,5 +67,22 @@ TEST(CaseMapper, UnknownLocaleFallsBackAndMalformedBytesSurvive) {
   EXPECT_EQ(m.ToUpper(bad), std::string("A\xff") + "B\xc3");
 }
 
+// Turkish casing does not depend on the host having tr_TR installed.
+TEST(CaseMapper, TurkishWithoutTheHostLocale) {
+  CaseMapper m("tr_TR");
+  EXPECT_EQ(m.locale_name(), "unicode+tr");
+  EXPECT_EQ(m.ToUpper("istanbul ılık"), "İSTANBUL ILIK");
+  EXPECT_EQ(m.ToLower("İSTANBUL ILIK"), "istanbul ılık");
+  EXPECT_EQ(CaseMapper("en_US").ToUpper("istanbul"), "ISTANBUL");
+}
+
+// Scripts beyond the old built-in fallback tables map the same with any host locale.
+TEST(CaseMapper, AllOfUnicodeWithoutHostLocales) {
+  CaseMapper m("xx_NOWHERE");
+  EXPECT_EQ(m.locale_name(), "unicode");
+  EXPECT_EQ(m.ToUpper("աբգ ǆ ꮳ ⓐ"), "ԱԲԳ Ǆ Ꮳ Ⓐ");
+  EXPECT_EQ(m.ToLower("ԱԲԳ Ꮳ"), "աբգ ꮳ");
+}
+
 }  // namespace
 }  // namespace onnxflow

@@ -1,6 +1,6 @@
 // A plain main() for the fuzz targets, so `bazel test` runs them without libFuzzer: it replays the
 // committed regression files and a seed corpus built at test time from $ONNXFLOW_TEST_DATA, then
-// runs a short mutation loop with a fixed seed (bit flips, interesting values, truncation,
+// runs a short mutation loop over both with a fixed seed (bit flips, interesting values, truncation,
 // erasure, duplication, splicing). A crash kills the test; the input that caused it is written to
 // $TEST_UNDECLARED_OUTPUTS_DIR first.
 //
@@ -223,6 +223,7 @@ int main(int argc, char** argv) {
 
   // 1. Regression files (committed crashes and hand-made hostile inputs).
   size_t regressions = 0;
+  std::vector<std::string> regression_bytes;
   for (const std::string& path : extra) {
     std::vector<std::string> files;
     if (IsDir(path)) {
@@ -236,11 +237,18 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "regression %s\n", f.c_str());
       Run(bytes);
       ++regressions;
+      regression_bytes.push_back(std::move(bytes));
     }
   }
 
-  // 2. The seed corpus.
-  const std::vector<std::string> seeds = BuildSeeds(kind, max_seeds);
+  // 2. The seed corpus, the regression files included: the hostile cases (schema_*.onnx, issue
+  // 23) are mutated like the conformance models, and --write_seeds hands them to libFuzzer.
+  const std::vector<std::string> seeds = [&] {
+    std::vector<std::string> all = BuildSeeds(kind, max_seeds);
+    const bool found = !all.empty();
+    for (std::string& r : regression_bytes) all.push_back(std::move(r));
+    return found ? all : std::vector<std::string>{};  // the test data must be there (below)
+  }();
   if (!write_seeds.empty()) {
     mkdir(write_seeds.c_str(), 0755);
     for (size_t i = 0; i < seeds.size(); ++i) {

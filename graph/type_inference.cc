@@ -1,0 +1,298 @@
+#include "graph/type_inference.h"
+
+#include <cstring>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "graph/schema/schema.h"
+
+namespace onnxflow::graph {
+namespace {
+
+// The spec's names of tensor element types ("tensor(float)" -> float), by DataType value.
+const char* const kTypeNames[] = {"undefined", "float", "uint8", "int8", "uint16", "int16", "int32", "int64", "string",
+                                  "bool", "float16", "double", "uint32", "uint64", "complex64", "complex128",
+                                  "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz",
+                                  "uint4", "int4", "float4e2m1", "float8e8m0", "uint2", "int2"};
+constexpr int kTypeCount = sizeof(kTypeNames) / sizeof(kTypeNames[0]);
+
+std::string TypeName(DataType t) {
+  const int i = static_cast<int>(t);
+  return i > 0 && i < kTypeCount ? kTypeNames[i] : "type " + std::to_string(i);
+}
+
+// "tensor(float)" -> kFloat; anything else (a sequence, a map, a type variable) -> kUndefined.
+DataType TensorType(const char* spec) {
+  if (std::strncmp(spec, "tensor(", 7) != 0) return DataType::kUndefined;
+  const std::string name(spec + 7, std::strlen(spec) - 8);
+  for (int i = 1; i < kTypeCount; ++i) {
+    if (name == kTypeNames[i]) return static_cast<DataType>(i);
+  }
+  return DataType::kUndefined;
+}
+
+// One graph's names: the element types known, and every name it defines (for shadowing).
+struct Scope {
+  const Scope* parent = nullptr;
+  std::unordered_map<std::string, DataType> types;
+  std::unordered_set<std::string> names;
+
+  DataType Type(const std::string& name) const {
+    for (const Scope* s = this; s != nullptr; s = s->parent) {
+      auto it = s->types.find(name);
+      if (it != s->types.end()) return it->second;
+      if (s->names.count(name)) return DataType::kUndefined;
+    }
+    return DataType::kUndefined;
+  }
+  bool VisibleOutside(const std::string& name) const {
+    for (const Scope* s = parent; s != nullptr; s = s->parent) {
+      if (s->names.count(name)) return true;
+    }
+    return false;
+  }
+};
+
+DataType Declared(const ValueInfo& v) { return v.kind == Value::Kind::kTensor ? v.dtype : DataType::kUndefined; }
+
+class Inference {
+ public:
+  // Infers `g` within `parent`; `inputs` gives the types the enclosing node feeds the graph's
+  // inputs (kUndefined: as declared). Returns the types of its outputs.
+  Result<std::vector<DataType>> InferGraph(const Graph& g, const Scope* parent, const std::vector<DataType>& inputs,
+                                           const std::string& where) {
+    Scope scope;
+    scope.parent = parent;
+    auto define = [&](const std::string& name, DataType type) -> Status {
+      if (name.empty()) return Status::Ok();
+      if (parent != nullptr && scope.VisibleOutside(name)) {
+        return InvalidArgument(where + ": value '" + name + "' is already defined in an enclosing graph (no shadowing)");
+      }
+      scope.names.insert(name);
+      if (type != DataType::kUndefined) scope.types[name] = type;
+      return Status::Ok();
+    };
+    for (const auto& [name, tensor] : g.constants) ONNXFLOW_RETURN_IF_ERROR(define(name, tensor.dtype()));
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      const ValueInfo& in = g.inputs[i];
+      const DataType given = i < inputs.size() ? inputs[i] : DataType::kUndefined;
+      const DataType declared = Declared(in);
+      if (given != DataType::kUndefined && declared != DataType::kUndefined && given != declared) {
+        return InvalidArgument(where + ": input '" + in.name + "' is declared " + TypeName(declared) +
+                               " but is given " + TypeName(given));
+      }
+      if (g.constants.count(in.name)) continue;
+      ONNXFLOW_RETURN_IF_ERROR(define(in.name, declared != DataType::kUndefined ? declared : given));
+    }
+    for (const Node& node : g.nodes) {
+      for (const auto& out : node.proto->output()) ONNXFLOW_RETURN_IF_ERROR(define(out, DataType::kUndefined));
+    }
+    for (const Node& node : g.nodes) {
+      ONNXFLOW_ASSIGN_OR_RETURN(std::vector<DataType> outs, InferNode(node, scope));
+      for (int i = 0; i < node.proto->output_size() && i < static_cast<int>(outs.size()); ++i) {
+        if (!node.proto->output(i).empty() && outs[i] != DataType::kUndefined) scope.types[node.proto->output(i)] = outs[i];
+      }
+    }
+    std::vector<DataType> result;
+    for (const ValueInfo& out : g.outputs) {
+      const DataType produced = scope.Type(out.name), declared = Declared(out);
+      if (produced != DataType::kUndefined && declared != DataType::kUndefined && produced != declared) {
+        return InvalidArgument(where + ": output '" + out.name + "' is declared " + TypeName(declared) +
+                               " but the graph produces " + TypeName(produced));
+      }
+      result.push_back(produced != DataType::kUndefined ? produced : declared);
+    }
+    return result;
+  }
+
+ private:
+  static std::string Who(const Node& node) { return node.Describe(); }
+
+  Result<std::vector<DataType>> Sub(const Node& node, const std::string& attribute, const Scope& scope,
+                                    const std::vector<DataType>& inputs) {
+    auto it = node.subgraphs.find(attribute);
+    if (it == node.subgraphs.end()) return std::vector<DataType>{};
+    return InferGraph(*it->second, &scope, inputs, Who(node) + ", attribute '" + attribute + "'");
+  }
+
+  Result<std::vector<DataType>> InferNode(const Node& node, const Scope& scope) {
+    const auto& proto = *node.proto;
+    std::vector<DataType> in;
+    for (const auto& name : proto.input()) in.push_back(name.empty() ? DataType::kUndefined : scope.Type(name));
+    const int outputs = proto.output_size();
+    if (node.domain.empty() && node.op_type() == "If" && node.subgraphs.size() == 2) return InferIf(node, scope);
+    if (node.domain.empty() && node.op_type() == "Loop" && node.subgraphs.count("body")) return InferLoop(node, scope, in);
+    if (node.domain.empty() && node.op_type() == "Scan" && node.subgraphs.count("body")) return InferScan(node, scope, in);
+    for (const auto& [attribute, sub] : node.subgraphs) {
+      ONNXFLOW_RETURN_IF_ERROR(InferGraph(*sub, &scope, {}, Who(node) + ", attribute '" + attribute + "'").status());
+    }
+    std::vector<DataType> out(outputs, DataType::kUndefined);
+    const schema::OpSchema* s = schema::FindSchema(node.domain, node.op_type(), node.opset);
+    if (s == nullptr) return out;
+
+    // Bind each type variable from the inputs, refusing types the schema does not allow.
+    std::unordered_map<std::string, std::pair<DataType, int>> bound;  // variable -> type, input index
+    for (int i = 0; i < static_cast<int>(in.size()); ++i) {
+      if (in[i] == DataType::kUndefined || s->inputs.empty()) continue;
+      const schema::FormalSchema& f = s->inputs[std::min<size_t>(i, s->inputs.size() - 1)];
+      if (f.heterogeneous) continue;
+      const DataType fixed = TensorType(f.type);
+      if (fixed != DataType::kUndefined) {
+        if (fixed != in[i]) {
+          return InvalidArgument(Who(node) + ": input " + std::to_string(i) + " ('" + proto.input(i) + "') is " +
+                                 TypeName(in[i]) + " but " + s->op + "-" + std::to_string(s->since_version) +
+                                 " takes " + f.type);
+        }
+        continue;
+      }
+      const schema::TypeConstraint* constraint = nullptr;
+      for (const auto& c : s->type_constraints) {
+        if (std::strcmp(c.name, f.type) == 0) constraint = &c;
+      }
+      if (constraint == nullptr) continue;
+      bool has_tensors = false, allowed = false;
+      for (const char* t : constraint->allowed) {
+        const DataType a = TensorType(t);
+        has_tensors |= a != DataType::kUndefined;
+        allowed |= a == in[i];
+      }
+      if (has_tensors && !allowed) {
+        return InvalidArgument(Who(node) + ": input " + std::to_string(i) + " ('" + proto.input(i) + "') is " +
+                               TypeName(in[i]) + ", which " + s->op + "-" + std::to_string(s->since_version) +
+                               " does not allow for " + f.type);
+      }
+      auto [it, fresh] = bound.emplace(f.type, std::make_pair(in[i], i));
+      if (!fresh && it->second.first != in[i]) {
+        return InvalidArgument(Who(node) + ": input " + std::to_string(i) + " ('" + proto.input(i) + "') is " +
+                               TypeName(in[i]) + " but input " + std::to_string(it->second.second) + " ('" +
+                               proto.input(it->second.second) + "') is " + TypeName(it->second.first) +
+                               " (both of type " + f.type + ")");
+      }
+    }
+    for (int i = 0; i < outputs && !s->outputs.empty(); ++i) {
+      const schema::FormalSchema& f = s->outputs[std::min<size_t>(i, s->outputs.size() - 1)];
+      if (f.heterogeneous) continue;
+      const DataType fixed = TensorType(f.type);
+      if (fixed != DataType::kUndefined) {
+        out[i] = fixed;
+        continue;
+      }
+      auto it = bound.find(f.type);
+      if (it != bound.end()) {
+        // Only when the variable admits tensors alone (an output typed T of seq(T) stays unknown).
+        out[i] = it->second.first;
+        continue;
+      }
+      // A variable that admits one type alone (Shape's T1: tensor(int64)) fixes the output's.
+      for (const auto& c : s->type_constraints) {
+        if (std::strcmp(c.name, f.type) == 0 && c.allowed.size() == 1) out[i] = TensorType(c.allowed[0]);
+      }
+    }
+    return out;
+  }
+
+  Result<std::vector<DataType>> InferIf(const Node& node, const Scope& scope) {
+    const int outputs = node.proto->output_size();
+    ONNXFLOW_ASSIGN_OR_RETURN(std::vector<DataType> then_types, Sub(node, "then_branch", scope, {}));
+    ONNXFLOW_ASSIGN_OR_RETURN(std::vector<DataType> else_types, Sub(node, "else_branch", scope, {}));
+    for (const auto& [branch, types] : {std::pair<const char*, const std::vector<DataType>*>{"then_branch", &then_types},
+                                        {"else_branch", &else_types}}) {
+      if (static_cast<int>(types->size()) != outputs) {
+        return InvalidArgument(Who(node) + ": attribute '" + branch + "' returns " + std::to_string(types->size()) +
+                               " outputs; the node has " + std::to_string(outputs));
+      }
+    }
+    std::vector<DataType> out(outputs);
+    for (int k = 0; k < outputs; ++k) {
+      if (then_types[k] != DataType::kUndefined && else_types[k] != DataType::kUndefined &&
+          then_types[k] != else_types[k]) {
+        return InvalidArgument(Who(node) + ": output " + std::to_string(k) + " is " + TypeName(then_types[k]) +
+                               " in attribute 'then_branch' but " + TypeName(else_types[k]) +
+                               " in attribute 'else_branch'");
+      }
+      out[k] = then_types[k] != DataType::kUndefined ? then_types[k] : else_types[k];
+    }
+    return out;
+  }
+
+  Result<std::vector<DataType>> InferLoop(const Node& node, const Scope& scope, const std::vector<DataType>& in) {
+    const Graph& body = *node.subgraphs.at("body");
+    const int carried = static_cast<int>(in.size()) - 2;
+    const int outputs = node.proto->output_size();
+    if (carried < 0 || static_cast<int>(body.inputs.size()) != carried + 2) {
+      return InvalidArgument(Who(node) + ": attribute 'body' takes " + std::to_string(body.inputs.size()) +
+                             " inputs; with " + std::to_string(std::max(carried, 0)) + " loop-carried values it must take " +
+                             std::to_string(std::max(carried, 0) + 2));
+    }
+    if (static_cast<int>(body.outputs.size()) != 1 + outputs || outputs < carried) {
+      return InvalidArgument(Who(node) + ": attribute 'body' returns " + std::to_string(body.outputs.size()) +
+                             " outputs; the node has " + std::to_string(outputs) + " outputs, so it must return " +
+                             std::to_string(1 + outputs) + " (the condition first) and at least " +
+                             std::to_string(1 + carried));
+    }
+    std::vector<DataType> given = {DataType::kInt64, DataType::kBool};
+    for (int j = 0; j < carried; ++j) given.push_back(in[2 + j]);
+    ONNXFLOW_ASSIGN_OR_RETURN(std::vector<DataType> body_out,
+                              InferGraph(body, &scope, given, Who(node) + ", attribute 'body'"));
+    if (body_out[0] != DataType::kUndefined && body_out[0] != DataType::kBool) {
+      return InvalidArgument(Who(node) + ": attribute 'body' returns its condition as " + TypeName(body_out[0]) +
+                             ", not bool");
+    }
+    std::vector<DataType> out(outputs);
+    for (int k = 0; k < outputs; ++k) out[k] = body_out[1 + k];
+    for (int j = 0; j < carried; ++j) {
+      const DataType before = Declared(body.inputs[2 + j]) != DataType::kUndefined ? Declared(body.inputs[2 + j])
+                                                                                   : in[2 + j];
+      if (before != DataType::kUndefined && out[j] != DataType::kUndefined && before != out[j]) {
+        return InvalidArgument(Who(node) + ": loop-carried value " + std::to_string(j) + " ('" + body.inputs[2 + j].name +
+                               "') enters attribute 'body' as " + TypeName(before) + " but leaves it as " +
+                               TypeName(out[j]));
+      }
+      if (out[j] == DataType::kUndefined) out[j] = before;
+    }
+    return out;
+  }
+
+  Result<std::vector<DataType>> InferScan(const Node& node, const Scope& scope, const std::vector<DataType>& in) {
+    const Graph& body = *node.subgraphs.at("body");
+    int64_t scans = 0;
+    for (const auto& a : node.proto->attribute()) {
+      if (a.name() == "num_scan_inputs") scans = a.i();
+    }
+    // Scan-8 takes sequence_lens first; its body sees the rest.
+    const int skip = node.opset < 9 ? 1 : 0;
+    const int node_inputs = static_cast<int>(in.size()) - skip;
+    const int state = node_inputs - static_cast<int>(scans);
+    const int outputs = node.proto->output_size();
+    if (static_cast<int>(body.inputs.size()) != node_inputs) {
+      return InvalidArgument(Who(node) + ": attribute 'body' takes " + std::to_string(body.inputs.size()) +
+                             " inputs; the node gives it " + std::to_string(node_inputs));
+    }
+    if (static_cast<int>(body.outputs.size()) != outputs || outputs < state) {
+      return InvalidArgument(Who(node) + ": attribute 'body' returns " + std::to_string(body.outputs.size()) +
+                             " outputs; the node has " + std::to_string(outputs));
+    }
+    std::vector<DataType> given(in.begin() + skip, in.end());
+    ONNXFLOW_ASSIGN_OR_RETURN(std::vector<DataType> body_out,
+                              InferGraph(body, &scope, given, Who(node) + ", attribute 'body'"));
+    for (int j = 0; j < state; ++j) {
+      const DataType before =
+          Declared(body.inputs[j]) != DataType::kUndefined ? Declared(body.inputs[j]) : given[j];
+      if (before != DataType::kUndefined && body_out[j] != DataType::kUndefined && before != body_out[j]) {
+        return InvalidArgument(Who(node) + ": state value " + std::to_string(j) + " ('" + body.inputs[j].name +
+                               "') enters attribute 'body' as " + TypeName(before) + " but leaves it as " +
+                               TypeName(body_out[j]));
+      }
+    }
+    return body_out;
+  }
+};
+
+}  // namespace
+
+Status InferTypes(const Graph& main) {
+  Inference inference;
+  return inference.InferGraph(main, nullptr, {}, main.name.empty() ? "graph" : "graph '" + main.name + "'").status();
+}
+
+}  // namespace onnxflow::graph

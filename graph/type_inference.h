@@ -1,0 +1,16 @@
+// Element types through the graph at load (issue 23), subgraphs included: every value's tensor
+// element type that follows from the graph inputs, the initializers and the operator schemas
+// (graph/schema). Refused at load: a node input whose type its schema does not allow or that
+// disagrees with another input of the same type variable; a graph or subgraph output declared
+// with a type the graph does not produce; If branches that return another number of outputs than
+// the node has, or types that disagree; Loop and Scan bodies that do not fit their node; a
+// subgraph that defines a name already visible from an enclosing graph (IR.md: no shadowing).
+#pragma once
+
+#include "graph/graph.h"
+
+namespace onnxflow::graph {
+
+Status InferTypes(const Graph& main);
+
+}  // namespace onnxflow::graph
