@@ -7,7 +7,10 @@
 #include <vector>
 
 #include "graph/fusion_util.h"
+#include "ops/blocked/blocked_conv.h"
 #include "ops/blocked/blocked_layout.h"
+#include "ops/blocked/reorder.h"
+#include "ops/framework/internal_ops.h"
 #include "ops/framework/registry.h"
 
 namespace onnxflow::graph {
@@ -30,7 +33,7 @@ bool HasInput(const onnx::NodeProto& n, int i) { return i < n.input_size() && !n
 // The weights of a float 2-D Conv / FusedConv of one output whose weights (and bias) are
 // constants, the ones a blocked convolution packs at load; null for any other node.
 const Tensor* ConstantConvWeights(const Graph& g, const Node& node) {
-  if (!IsOp(node, "Conv") && !IsFused(node, "FusedConv")) return nullptr;
+  if (!IsOp(node, "Conv") && !IsFused(node, internal_ops::kFusedConv)) return nullptr;
   const auto& n = *node.proto;
   if (n.output_size() != 1 || !IsFloatProduct(g, node)) return nullptr;
   const Tensor* w = FloatConstant(g, n, 1);
@@ -118,7 +121,7 @@ void SetScaleShift(Graph* g, onnx::NodeProto* bn, const std::string& base, const
 bool IsElementwise(const Node& node) {
   static const std::set<std::string> kOps = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "Clip",
                                              "Identity", "Add", "Sub", "Mul", "Div", "Sum", "Max", "Min"};
-  if (IsFused(node, "ElementwiseChain")) return true;
+  if (IsFused(node, internal_ops::kElementwiseChain)) return true;
   if (!node.domain.empty() || kOps.count(node.op_type()) == 0) return false;
   return node.op_type() != "Add" && node.op_type() != "Sub" && node.op_type() != "Mul" && node.op_type() != "Div"
              ? true
@@ -195,7 +198,7 @@ int64_t OutputChannels(const Graph& g, const Node& node, Role role, const Blocke
 std::shared_ptr<onnx::NodeProto> Reorder(const char* op, const std::string& from, const std::string& to,
                                          int64_t channels = 0) {
   auto node = std::make_shared<onnx::NodeProto>();
-  if (channels > 0) SetIntAttr(node.get(), "channels", channels);  // FromBlocked: the channels to keep
+  FromBlockedSpec{channels}.WriteTo(*node);  // FromBlocked: the channels to keep
   node->set_op_type(op);
   node->set_domain(kOnnxflowDomain);
   node->set_name(std::string(op) + "(" + from + ")");
@@ -263,7 +266,7 @@ class Rewriter {
       }
       rewritten.push_back(std::move(node));
       if (read_plain.count(out) != 0) {
-        AppendNode(Reorder("FromBlocked", BlockedName(out), out, blocked.at(out)), &rewritten);
+        AppendNode(Reorder(internal_ops::kFromBlocked, BlockedName(out), out, blocked.at(out)), &rewritten);
       }
     }
     g_->nodes = std::move(rewritten);
@@ -278,11 +281,17 @@ class Rewriter {
       ConvertChannelAffine(node, proto, blocked);
     }
     if (role == Role::kConv) {
-      proto->set_op_type("BlockedConv");
+      proto->set_op_type(internal_ops::kBlockedConv);
     } else if (role == Role::kDepthwise) {
-      proto->set_op_type("BlockedDepthwiseConv");
+      proto->set_op_type(internal_ops::kBlockedDepthwiseConv);
     } else if (role == Role::kPool || role == Role::kNormalize) {
-      proto->set_op_type("Blocked" + proto->op_type());
+      static const std::map<std::string, const char*> kBlockedOf = {
+          {"MaxPool", internal_ops::kBlockedMaxPool},
+          {"AveragePool", internal_ops::kBlockedAveragePool},
+          {"GlobalMaxPool", internal_ops::kBlockedGlobalMaxPool},
+          {"GlobalAveragePool", internal_ops::kBlockedGlobalAveragePool},
+          {"BatchNormalization", internal_ops::kBlockedBatchNormalization}};
+      proto->set_op_type(kBlockedOf.at(proto->op_type()));
     } else {  // the same op, on 5-D tensors
       if (node.op_type() == "Concat") {
         for (auto& a : *proto->mutable_attribute()) {
@@ -315,7 +324,7 @@ class Rewriter {
     auto it = to_blocked_.find(v);
     if (it != to_blocked_.end()) return it->second;
     const std::string name = Fresh(v + "/blocked");
-    AppendNode(Reorder("ToBlocked", v, name), nodes);
+    AppendNode(Reorder(internal_ops::kToBlocked, v, name), nodes);
     to_blocked_[v] = name;
     return name;
   }
@@ -368,7 +377,8 @@ void JoinConcatsIntoConvs(Graph* g) {
       if (p < 0) break;
       const Node& conv = g->nodes[p];
       const Tensor* w = FloatConstant(*g, *conv.proto, 1);
-      if (!IsFused(conv, "BlockedConv") || conv.proto->input_size() > 4 || Attr(*conv.proto, "out_blocks") != nullptr ||
+      if (!IsFused(conv, internal_ops::kBlockedConv) || conv.proto->input_size() > 4 ||
+          BlockedConvSpec::Parse(KernelInfo(*conv.proto, conv.opset, {}, {}, {})).joined() ||
           w == nullptr || w->dim(0) % kChannelBlock != 0 ||
           (!producers.empty() && p <= producers.back())) {
         break;
@@ -382,8 +392,7 @@ void JoinConcatsIntoConvs(Graph* g) {
     int64_t offset = 0;
     for (size_t k = 0; k < producers.size(); ++k) {
       auto conv = std::make_shared<onnx::NodeProto>(*g->nodes[producers[k]].proto);
-      SetIntAttr(conv.get(), "out_blocks", total);
-      SetIntAttr(conv.get(), "out_block_offset", offset);
+      BlockedConvSpec{total, offset}.WriteTo(*conv);
       offset += blocks[k];
       if (k > 0) {
         while (conv->input_size() < 4) conv->add_input("");
@@ -423,11 +432,11 @@ void NormalizationAffine(const Graph& g, const onnx::NodeProto& n, std::vector<d
 // followed by a per-channel Mul and Add, ChannelAffineInput), are one: x * (s1 s2) + (b1 s2 + b2).
 bool MergeNormalizations(Graph* g, Uses& u, size_t index, std::vector<bool>* removed) {
   const Node& second = g->nodes[index];
-  if (!IsFused(second, "BlockedBatchNormalization")) return false;
+  if (!IsFused(second, internal_ops::kBlockedBatchNormalization)) return false;
   const int p = SoleProducer(*g, u, second);
   if (p < 0 || (*removed)[p]) return false;
   Node& first = g->nodes[p];
-  if (!IsFused(first, "BlockedBatchNormalization") || Attr(*first.proto, "activation") != nullptr) return false;
+  if (!IsFused(first, internal_ops::kBlockedBatchNormalization) || HasEpilogue(first)) return false;
   std::vector<double> s1, b1, s2, b2;
   NormalizationAffine(*g, *first.proto, &s1, &b1);
   NormalizationAffine(*g, *second.proto, &s2, &b2);
@@ -458,7 +467,7 @@ bool FuseNormalizeActivation(Graph* g, Uses& u, size_t act_index, std::vector<bo
   const int p = SoleProducer(*g, u, act);
   if (p < 0 || (*removed)[p]) return false;
   Node& norm = g->nodes[p];
-  if (!IsFused(norm, "BlockedBatchNormalization") || Attr(*norm.proto, "activation") != nullptr) return false;
+  if (!IsFused(norm, internal_ops::kBlockedBatchNormalization) || HasEpilogue(norm)) return false;
   auto node = std::make_shared<onnx::NodeProto>(*norm.proto);
   AddEpilogueActivation(*g, act, node.get());
   node->set_output(0, act.proto->output(0));

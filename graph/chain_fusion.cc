@@ -6,14 +6,14 @@
 #include <string>
 
 #include "graph/fusion.h"
+#include "graph/fusion_util.h"
 #include "ops/activation/elementwise_chain.h"
+#include "ops/framework/internal_ops.h"
 
 namespace onnxflow::graph {
 namespace {
 
-constexpr char kChainOp[] = "ElementwiseChain";
-
-bool IsChain(const Node& n) { return n.domain == kFusedDomain && n.op_type() == kChainOp; }
+bool IsChain(const Node& n) { return n.domain == kFusedDomain && n.op_type() == internal_ops::kElementwiseChain; }
 
 // A node read as one step of a chain whose running value enters through input `value_input`.
 struct StepMatch {
@@ -82,8 +82,8 @@ bool IsFloatValue(const Graph& g, const Uses& u, const std::string& name, int de
   const Node& n = g.nodes[it->second];
   if (IsChain(n)) return true;
   const std::string& op = n.op_type();
-  const bool product = op == "Conv" || op == "Gemm" || op == "MatMul" || op == "FusedConv" || op == "FusedGemm" ||
-                       op == "FusedMatMul";
+  const bool product = op == "Conv" || op == "Gemm" || op == "MatMul" || op == internal_ops::kFusedConv ||
+                       op == internal_ops::kFusedGemm || op == internal_ops::kFusedMatMul;
   if (product) return (n.domain.empty() || n.domain == kFusedDomain) && IsFloatProduct(g, n);
   ChainStep step;
   ChainAttributes none{[](const char*, float f) { return f; }, [](const char*, const std::string& s) { return s; }};
@@ -93,30 +93,6 @@ bool IsFloatValue(const Graph& g, const Uses& u, const std::string& name, int de
     if (IsFloatValue(g, u, n.proto->input(k), depth + 1)) return true;
   }
   return false;
-}
-
-onnx::AttributeProto* FindOrAdd(onnx::NodeProto* n, const char* name, onnx::AttributeProto::AttributeType type) {
-  for (auto& a : *n->mutable_attribute()) {
-    if (a.name() == name) return &a;
-  }
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(type);
-  return a;
-}
-
-void AppendStep(onnx::NodeProto* chain, const StepMatch& m) {
-  using A = onnx::AttributeProto;
-  FindOrAdd(chain, "ops", A::STRINGS)->add_strings(m.op);
-  FindOrAdd(chain, "kinds", A::INTS)->add_ints(m.step.kind);
-  FindOrAdd(chain, "codes", A::INTS)->add_ints(m.step.code);
-  FindOrAdd(chain, "operands", A::INTS)->add_ints(static_cast<int64_t>(m.step.operand));
-  FindOrAdd(chain, "constants", A::FLOATS)->add_floats(m.step.constant);
-  FindOrAdd(chain, "alphas", A::FLOATS)->add_floats(m.step.params.alpha);
-  FindOrAdd(chain, "betas", A::FLOATS)->add_floats(m.step.params.beta);
-  FindOrAdd(chain, "gammas", A::FLOATS)->add_floats(m.step.params.gamma);
-  A* rank = FindOrAdd(chain, "rank", A::INT);
-  rank->set_i(std::max(rank->i(), m.constant_rank));
 }
 
 // Reads a plain node as the first step of a new chain: the chain's input is its value input (for a
@@ -163,20 +139,17 @@ bool FuseElementwiseChain(Graph* g, Uses& u, size_t index, std::vector<bool>* re
     } else {
       chain = std::make_shared<onnx::NodeProto>();
       chain->set_name(prev.proto->name());
-      chain->set_op_type(kChainOp);
-      chain->set_domain(kFusedDomain);
       chain->add_input(chain_input);
       chain->add_output("");
-      AppendStep(chain.get(), head);
+      ChainSpec::AppendTo(*chain, head.op, head.step, head.constant_rank);
     }
-    AppendStep(chain.get(), step);
+    ChainSpec::AppendTo(*chain, step.op, step.step, step.constant_rank);
+    MakeInternal(&prev, chain.get(), internal_ops::kElementwiseChain);
     chain->set_output(0, cur.proto->output(0));
     if (step.step.operand == ChainOperand::kInputLeft || step.step.operand == ChainOperand::kInputRight) {
       --u.readers[chain_input];  // the chain reads X once, as its input
     }
     prev.proto = std::move(chain);
-    prev.domain = kFusedDomain;
-    prev.opset = 1;
     u.producer[cur.proto->output(0)] = p;
     (*removed)[index] = true;
     return true;

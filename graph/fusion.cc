@@ -8,6 +8,7 @@
 #include "graph/dynamic_quant_fusion.h"
 #include "graph/fusion_util.h"
 #include "graph/norm_fusion.h"
+#include "ops/framework/internal_ops.h"
 
 namespace onnxflow::graph {
 namespace {
@@ -139,14 +140,11 @@ bool FuseResidual(Graph* g, Uses& u, size_t sum_index, std::vector<bool>* remove
   if (best < 0 || s.input(0) == s.input(1)) return false;
   Node& conv = g->nodes[best];
   auto node = std::make_shared<onnx::NodeProto>(*conv.proto);
-  node->set_op_type("FusedConv");
-  node->set_domain(kFusedDomain);
+  MakeInternal(&conv, node.get(), internal_ops::kFusedConv);
   while (node->input_size() < 3) node->add_input("");
   node->add_input(s.input(1 - best_input));
   node->set_output(0, s.output(0));
   conv.proto = std::move(node);
-  conv.domain = kFusedDomain;
-  conv.opset = 1;
   u.producer[s.output(0)] = best;
   (*removed)[sum_index] = true;
   return true;
@@ -169,13 +167,10 @@ bool FuseMatMulBias(Graph* g, Uses& u, size_t add_index, std::vector<bool>* remo
     const Tensor* bias = FloatConstant(*g, a, 1 - i);
     if (w == nullptr || w->rank() != 2 || bias == nullptr || bias->rank() != 1 || bias->size() != w->dim(1)) continue;
     auto node = std::make_shared<onnx::NodeProto>(*matmul.proto);
-    node->set_op_type("FusedMatMul");
-    node->set_domain(kFusedDomain);
+    MakeInternal(&matmul, node.get(), internal_ops::kFusedMatMul);
     node->add_input(a.input(1 - i));
     node->set_output(0, a.output(0));
     matmul.proto = std::move(node);
-    matmul.domain = kFusedDomain;
-    matmul.opset = 1;
     u.producer[a.output(0)] = p;
     (*removed)[add_index] = true;
     return true;
@@ -191,24 +186,20 @@ bool TakeActivation(Graph* g, Uses& u, int p, const std::string& output, const A
   Node& producer = g->nodes[p];
   // A residual FusedConv (below) has no activation yet: it takes this one after its sum.
   // So has a FusedMatMul that took its bias (FuseMatMulBias).
-  const bool fused_without_activation =
-      producer.domain == kFusedDomain && Attr(*producer.proto, "activation") == nullptr;
-  const bool residual_conv = fused_without_activation && producer.op_type() == "FusedConv";
-  const bool biased_matmul = fused_without_activation && producer.op_type() == "FusedMatMul";
-  const char* fused = IsOp(producer, "Conv") || residual_conv     ? "FusedConv"
-                      : IsOp(producer, "Gemm")                    ? "FusedGemm"
-                      : IsOp(producer, "MatMul") || biased_matmul ? "FusedMatMul"
+  const bool fused_without_activation = producer.domain == kFusedDomain && !HasEpilogue(producer);
+  const bool residual_conv = fused_without_activation && producer.op_type() == internal_ops::kFusedConv;
+  const bool biased_matmul = fused_without_activation && producer.op_type() == internal_ops::kFusedMatMul;
+  const char* fused = IsOp(producer, "Conv") || residual_conv     ? internal_ops::kFusedConv
+                      : IsOp(producer, "Gemm")                    ? internal_ops::kFusedGemm
+                      : IsOp(producer, "MatMul") || biased_matmul ? internal_ops::kFusedMatMul
                                                                   : nullptr;
   if (fused == nullptr || producer.proto->output_size() != 1 || !IsFloatProduct(*g, producer)) return false;
 
   auto node = std::make_shared<onnx::NodeProto>(*producer.proto);
-  node->set_op_type(fused);
-  node->set_domain(kFusedDomain);
+  MakeInternal(&producer, node.get(), fused);
   node->set_output(0, output);
   add_activation(node.get());
   producer.proto = std::move(node);
-  producer.domain = kFusedDomain;
-  producer.opset = 1;
   u.producer[output] = p;
   return true;
 }
@@ -243,7 +234,7 @@ bool FuseSwish(Graph* g, Uses& u, size_t mul_index, std::vector<bool>* removed) 
     const int producer = ProducerReadBy(u, x, 2);
     if (producer < 0 || (*removed)[producer]) continue;
     if (!TakeActivation(g, u, producer, m.output(0),
-                        [](onnx::NodeProto* node) { SetStringAttr(node, "activation", "Swish"); })) {
+                        [](onnx::NodeProto* node) { FusedActivationSpec{{Activation::kSwish}}.WriteTo(*node); })) {
       continue;
     }
     (*removed)[sigmoid] = true;

@@ -1,7 +1,10 @@
 #include "graph/fusion_util.h"
 
 #include <algorithm>
-#include <cfloat>
+
+#include "ops/framework/activation.h"
+#include "ops/framework/internal_ops.h"
+#include "ops/framework/node_attributes.h"
 
 namespace onnxflow::graph {
 
@@ -69,94 +72,57 @@ std::vector<float> PerChannelValues(const Tensor& t, int64_t rank, int64_t chann
   return std::vector<float>(v, v + channels);
 }
 
-namespace {
-
-// The epilogue attributes for an activation node, or false when it cannot be fused.
-bool ActivationAttributes(const Graph& g, const Node& act, std::string* name, float* alpha, float* beta,
-                          bool* has_alpha, bool* has_beta) {
+bool EpilogueOf(const Graph& g, const Node& act, FusedActivationSpec* spec) {
   const auto& a = *act.proto;
-  *has_alpha = *has_beta = false;
-  if (!act.domain.empty()) return false;
-  const std::string& op = a.op_type();
-  *name = op;
-  if (op == "Relu" || op == "Sigmoid" || op == "Tanh") return true;
-  if (op == "LeakyRelu") {
-    *alpha = Attr(a, "alpha") ? Attr(a, "alpha")->f() : 0.01f;
-    *has_alpha = true;
-    return true;
-  }
-  if (op == "HardSigmoid") {
-    *alpha = Attr(a, "alpha") ? Attr(a, "alpha")->f() : 0.2f;
-    *beta = Attr(a, "beta") ? Attr(a, "beta")->f() : 0.5f;
-    *has_alpha = *has_beta = true;
-    return true;
-  }
-  if (op == "Clip") {
-    *alpha = -FLT_MAX;
-    *beta = FLT_MAX;
-    if (act.opset < 11) {
-      if (Attr(a, "min")) *alpha = Attr(a, "min")->f();
-      if (Attr(a, "max")) *beta = Attr(a, "max")->f();
-    } else {
-      for (int k = 1; k <= 2; ++k) {
-        if (k >= a.input_size() || a.input(k).empty()) continue;
-        const Tensor* bound = FloatConstant(g, a, k);
-        if (bound == nullptr || bound->size() != 1) return false;
-        (k == 1 ? *alpha : *beta) = bound->data<float>()[0];
-      }
+  const ActivationOpDef* def = act.domain.empty() ? FindActivationOp(a.op_type()) : nullptr;
+  if (def == nullptr || act.opset < def->since) return false;
+  ActParams p = ReadActParams(*def, [&](const char* name, float fallback) {
+    const auto* attr = Attr(a, name);
+    return attr != nullptr ? attr->f() : fallback;
+  });
+  if (def->op == ActOp::kClip && act.opset >= 11) {  // the bounds are inputs, constants here
+    for (int k = 1; k <= 2; ++k) {
+      if (k >= a.input_size() || a.input(k).empty()) continue;
+      const Tensor* bound = FloatConstant(g, a, k);
+      if (bound == nullptr || bound->size() != 1) return false;
+      (k == 1 ? p.alpha : p.beta) = bound->data<float>()[0];
     }
-    *has_alpha = *has_beta = true;
-    return true;
   }
-  return false;
+  // The ONNX Swish op (opset 24) keeps its own kernel, as before the vocabulary: only the
+  // written-out x * Sigmoid(x) becomes an epilogue (FuseSwish).
+  return def->op != ActOp::kSwish && FusedActivationSpec::From(def->op, p, spec);
 }
 
-}  // namespace
-
 bool IsEpilogueActivation(const Graph& g, const Node& act) {
-  std::string name;
-  float alpha = 0, beta = 0;
-  bool has_alpha, has_beta;
-  return ActivationAttributes(g, act, &name, &alpha, &beta, &has_alpha, &has_beta);
+  FusedActivationSpec spec;
+  return EpilogueOf(g, act, &spec);
 }
 
 bool AddEpilogueActivation(const Graph& g, const Node& act, onnx::NodeProto* node) {
-  std::string name;
-  float alpha = 0, beta = 0;
-  bool has_alpha, has_beta;
-  if (!ActivationAttributes(g, act, &name, &alpha, &beta, &has_alpha, &has_beta)) return false;
-  SetStringAttr(node, "activation", name);
-  if (has_alpha) SetFloatAttr(node, "activation_alpha", alpha);
-  if (has_beta) SetFloatAttr(node, "activation_beta", beta);
+  FusedActivationSpec spec;
+  if (!EpilogueOf(g, act, &spec)) return false;
+  spec.WriteTo(*node);
   return true;
 }
 
-namespace {
-
-// The attribute `name` of `n` (its old value kept until the caller sets the new one), or a new one.
-onnx::AttributeProto* AttrToSet(onnx::NodeProto* n, const std::string& name, onnx::AttributeProto::AttributeType type) {
-  onnx::AttributeProto* a = nullptr;
-  for (auto& existing : *n->mutable_attribute()) {
-    if (existing.name() == name) a = &existing;
-  }
-  if (a == nullptr) a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(type);
-  return a;
+bool HasEpilogue(const Node& fused) {
+  auto spec = FusedActivationSpec::Parse(KernelInfo(*fused.proto, fused.opset, {}, {}, {}));
+  return !spec.ok() || spec->activation.kind != Activation::kNone;
 }
 
-}  // namespace
-
-void SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t value) {
-  AttrToSet(n, name, onnx::AttributeProto::INT)->set_i(value);
+void MakeInternal(Node* node, onnx::NodeProto* proto, const char* op_type) {
+  proto->set_op_type(op_type);
+  proto->set_domain(kOnnxflowDomain);
+  node->domain = kOnnxflowDomain;
+  node->opset = internal_ops::kVersion;
 }
 
-void SetFloatAttr(onnx::NodeProto* n, const std::string& name, float value) {
-  AttrToSet(n, name, onnx::AttributeProto::FLOAT)->set_f(value);
-}
+void SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t value) { SetAttribute(*n, name, value); }
+
+void SetFloatAttr(onnx::NodeProto* n, const std::string& name, float value) { SetAttribute(*n, name, value); }
 
 void SetStringAttr(onnx::NodeProto* n, const std::string& name, const std::string& value) {
-  AttrToSet(n, name, onnx::AttributeProto::STRING)->set_s(value);
+  SetAttribute(*n, name, value);
 }
 
 void Apply(Graph* g, FusionRule rule) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "ops/math/fused_activation.h"
 
 namespace onnxflow::graph {
 
@@ -42,20 +43,32 @@ int SoleProducer(const Graph& g, const Uses& u, const Node& n);
 // a float weight (a constant, typed at load) settles it when X's type is not known at load.
 bool IsFloatProduct(const Graph& g, const Node& producer);
 
-// Whether `act` is an activation a kernel can apply in its epilogue (Relu, LeakyRelu, Clip with
-// constant bounds, Sigmoid, Tanh, HardSigmoid: ops/math/gemm.h's ActivationSpec).
+// The epilogue computing activation node `act` (Relu, LeakyRelu, Clip with constant bounds,
+// Sigmoid, Tanh, HardSigmoid: FusedActivationSpec::From), its parameters read with the ONNX
+// defaults of the vocabulary (ops/framework/activation.h); false when no epilogue computes it.
+bool EpilogueOf(const Graph& g, const Node& act, FusedActivationSpec* spec);
+
+// Whether EpilogueOf finds an epilogue for `act`.
 bool IsEpilogueActivation(const Graph& g, const Node& act);
 
-// Gives `node` the epilogue attributes (activation, activation_alpha, activation_beta) of `act`,
-// when IsEpilogueActivation; false and `node` unchanged otherwise.
+// Gives `node` the epilogue of `act` (FusedActivationSpec::WriteTo) when IsEpilogueActivation;
+// false and `node` unchanged otherwise.
 bool AddEpilogueActivation(const Graph& g, const Node& act, onnx::NodeProto* node);
+
+// Whether a fused or blocked node applies an epilogue activation already.
+bool HasEpilogue(const Node& fused);
+
+// Makes `node` (a copy of a Conv, Gemm, MatMul or an internal op's node) internal op `op_type`
+// of kOnnxflowDomain.
+void MakeInternal(Node* node, onnx::NodeProto* proto, const char* op_type);
 
 // The `channels` values of a float constant `t` that scales or shifts each channel of a value of
 // rank `rank` (channels on axis 1) by one number, broadcasting without changing the value's shape:
 // [C, 1, 1] or [1, C, 1, 1] for an image, or a single number. Empty for any other constant.
 std::vector<float> PerChannelValues(const Tensor& t, int64_t rank, int64_t channels);
 
-// Sets attribute `name` of `n` to `value`, replacing it when `n` has it.
+// Sets attribute `name` of `n` to `value`, replacing it when `n` has it. For ONNX ops a pass
+// writes (LayerNormalization's axis, say); an internal op's attributes are its spec's to write.
 void SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t value);
 void SetFloatAttr(onnx::NodeProto* n, const std::string& name, float value);
 void SetStringAttr(onnx::NodeProto* n, const std::string& name, const std::string& value);

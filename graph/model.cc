@@ -72,6 +72,9 @@ Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionO
   // The graph holds its own copies of the nodes and initializers: the parsed model, as big as the
   // weights, would otherwise stay resident beside them for the session's life.
   onnx::ModelProto().Swap(&model->proto);
+  // Every node has a kernel, or the model is refused now, on the nodes as written and before any
+  // pass (the plan still refuses what a kernel's factory finds unsupported).
+  ONNXFLOW_RETURN_IF_ERROR(CheckKernelsExist(*model->graph, registry));
   if (options.optimize) {
     // Before folding, which would turn the int8 weights behind DequantizeLinear into float ones.
     FuseQdq(model->graph.get());

@@ -105,7 +105,33 @@ Status FoldWithin(Graph* g, const KernelRegistry& registry, const SessionLimits&
   return Status::Ok();
 }
 
+void CollectUnsupported(const Graph& g, const KernelRegistry& registry, std::vector<std::string>* lines) {
+  for (const Node& node : g.nodes) {
+    for (const auto& [name, sub] : node.subgraphs) CollectUnsupported(*sub, registry, lines);
+    if (registry.Find(node.domain, node.op_type(), node.opset) == nullptr) {
+      lines->push_back(UnsupportedLine(node, NotFound("")));
+    }
+  }
+}
+
 }  // namespace
+
+std::string UnsupportedLine(const Node& node, const Status& why) {
+  std::string line = node.Describe() + ", domain '" + (node.domain.empty() ? "ai.onnx" : node.domain) +
+                     "', opset " + std::to_string(node.opset);
+  if (why.code() != StatusCode::kNotFound) line += ": " + why.message();
+  return line;
+}
+
+Status CheckKernelsExist(const Graph& g, const KernelRegistry& registry) {
+  std::vector<std::string> unsupported;
+  CollectUnsupported(g, registry, &unsupported);
+  if (unsupported.empty()) return Status::Ok();
+  std::string message =
+      std::to_string(unsupported.size()) + " unsupported node" + (unsupported.size() > 1 ? "s" : "") + ": ";
+  for (size_t k = 0; k < unsupported.size(); ++k) message += (k ? "; " : "") + unsupported[k];
+  return Unimplemented(message);
+}
 
 Status FoldConstants(Graph* g, const KernelRegistry& registry, const SessionLimits& limits) {
   int64_t folded_bytes = 0;

@@ -6,6 +6,8 @@ import threading
 import time
 
 import numpy as np
+import onnx
+import onnx.numpy_helper
 import pytest
 
 import onnxflow
@@ -17,23 +19,14 @@ def model(name):
     return os.path.join(DATA, name, "model.onnx")
 
 
-# The onnx package's C++ extension registers its own onnx.proto in the process-wide protobuf
-# descriptor pool, as onnxflow does: .pb files are read by the onnx package in a process of its own.
-_TO_NPY = """
-import sys, numpy as np, onnx, onnx.numpy_helper
-t = onnx.TensorProto()
-t.ParseFromString(open(sys.argv[1], "rb").read())
-np.save(sys.argv[2], onnx.numpy_helper.to_array(t))
-print(t.name)
-"""
-
-
 def read_pb(path, tmp_path):
-    """(name, array) of a serialized TensorProto."""
-    npy = os.path.join(tmp_path, os.path.basename(path) + ".npy")
-    name = subprocess.run(["/usr/bin/python3", "-c", _TO_NPY, path, npy], check=True, capture_output=True,
-                          text=True).stdout.strip()
-    return name, np.load(npy)
+    """(name, array) of a serialized TensorProto, read by the onnx package in this same process:
+    onnxflow's onnx.proto is built LITE_RUNTIME, so the two copies do not collide in protobuf's
+    descriptor pool (they aborted the process before)."""
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return t.name, onnx.numpy_helper.to_array(t)
 
 
 def test_version():
@@ -134,3 +127,14 @@ def test_two_threads_run_at_once():
             np.testing.assert_array_equal(out, expected)
     overlap = any(a0 < b1 and b0 < a1 for a0, a1 in spans[0] for b0, b1 in spans[1])
     assert overlap, f"runs of the two threads never overlapped: {spans}"
+
+
+def test_onnx_package_loads_after_onnxflow():
+    """The other import order (this module imported onnx first): both copies of onnx.proto in one
+    process, each parsing its own messages."""
+    script = ("import onnxflow, onnx; m = onnx.ModelProto(); m.ParseFromString(open(%r, 'rb').read()); "
+              "s = onnxflow.Session(%r); print(m.graph.node[0].op_type, s.get_inputs()[0].name)")
+    path = model("node/test_add")
+    out = subprocess.run(["/usr/bin/python3", "-c", script % (path, path)], check=True, capture_output=True,
+                         text=True).stdout.split()
+    assert out == ["Add", "x"]

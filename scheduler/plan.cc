@@ -12,12 +12,7 @@
 namespace onnxflow {
 namespace {
 
-std::string UnsupportedLine(const graph::Node& node, const Status& why) {
-  std::string line = node.Describe() + ", domain '" + (node.domain.empty() ? "ai.onnx" : node.domain) +
-                     "', opset " + std::to_string(node.opset);
-  if (why.code() != StatusCode::kNotFound) line += ": " + why.message();
-  return line;
-}
+using graph::UnsupportedLine;
 
 // Marks the inputs each node may write into (NodeSlots::reusable): a value's last reader may take
 // its storage over when it reads the value through one input only and every other reader is its

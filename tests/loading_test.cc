@@ -41,6 +41,19 @@ TEST(Loading, UnsupportedOpsAreListedInOneMessage) {
   EXPECT_TRUE(RefusedWith(s, StatusCode::kUnimplemented, "node 'second' (FrobnicateB)"));
 }
 
+// Kernels are resolved on the nodes as written, before any pass runs: a node nobody reads, which
+// RemoveDeadNodes would drop (and did, when only the plan resolved kernels), still refuses the model.
+TEST(Loading, UnsupportedModelIsRefusedBeforeAnyPass) {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {2});
+  m.Node("Relu", {"x"}, {"y"});
+  m.Node("FrobnicateC", {"x"}, {"unread"}, "dead");
+  m.Output("y", DataType::kFloat, {2});
+  auto s = Session::LoadFromBytes(m.Serialize());
+  EXPECT_TRUE(RefusedWith(s, StatusCode::kUnimplemented,
+                          "1 unsupported node: node 'dead' (FrobnicateC), domain 'ai.onnx', opset 17"));
+}
+
 TEST(Loading, CycleIsRefusedNamingANode) {
   ModelBuilder m(17);
   m.Input("x", DataType::kFloat, {2});

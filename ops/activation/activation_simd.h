@@ -6,38 +6,9 @@
 #include <cstdint>
 
 #include "ops/activation/activation_functions.h"
+#include "ops/framework/activation.h"  // ActOp, ActParams
 
 namespace onnxflow {
-
-enum class ActOp : int {
-  kRelu,
-  kLeakyRelu,
-  kSigmoid,
-  kHardSigmoid,
-  kHardSwish,
-  kTanh,
-  kElu,
-  kSelu,
-  kCelu,
-  kGelu,
-  kGeluTanh,
-  kMish,
-  kSoftplus,
-  kSoftsign,
-  kThresholdedRelu,
-  kShrink,
-  kSwish,
-  kClip,
-};
-
-// The attributes an activation reads. Which field means what, per op:
-//   LeakyRelu/Elu/Celu/ThresholdedRelu/Swish: alpha;  HardSigmoid: alpha, beta;
-//   Selu: alpha, gamma;  Shrink: alpha = lambd, beta = bias;  Clip: alpha = min, beta = max.
-struct ActParams {
-  float alpha = 0.0f;
-  float beta = 0.0f;
-  float gamma = 0.0f;
-};
 
 // y[i] = op(x[i]) for n floats, vectorized. y may be x (in place), so a fused epilogue (Conv or
 // Gemm followed by an activation) can run it over its own output.

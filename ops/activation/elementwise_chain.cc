@@ -3,8 +3,12 @@
 #include "ops/activation/elementwise_chain.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 
+#include "ops/framework/activation.h"
+#include "ops/framework/internal_ops.h"
+#include "ops/framework/node_attributes.h"
 #include "ops/framework/parallel.h"
 
 namespace onnxflow {
@@ -40,35 +44,23 @@ bool BinaryCode(const std::string& op, int opset, FloatBinaryOp* code) {
   return true;
 }
 
-// The activations whose attributes the chain carries (defaults as in the ONNX spec).
+// The activations the chain carries, with their parameters (ONNX defaults from the vocabulary,
+// ops/framework/activation.h).
 bool ActivationCode(const std::string& op, int opset, const ChainAttributes& attrs, ActOp* code, ActParams* p) {
-  if (op == "Relu") *code = ActOp::kRelu;
-  else if (op == "Sigmoid") *code = ActOp::kSigmoid;
-  else if (op == "Tanh") *code = ActOp::kTanh;
-  else if (op == "Softplus") *code = ActOp::kSoftplus;
-  else if (op == "Softsign") *code = ActOp::kSoftsign;
-  else if (op == "HardSwish" && opset >= 14) *code = ActOp::kHardSwish;
-  else if (op == "Mish" && opset >= 18) *code = ActOp::kMish;
-  else if (op == "LeakyRelu") {
-    *code = ActOp::kLeakyRelu;
-    p->alpha = attrs.get_float("alpha", 0.01f);
-  } else if (op == "Elu") {
-    *code = ActOp::kElu;
-    p->alpha = attrs.get_float("alpha", 1.0f);
-  } else if (op == "HardSigmoid") {
-    *code = ActOp::kHardSigmoid;
-    p->alpha = attrs.get_float("alpha", 0.2f);
-    p->beta = attrs.get_float("beta", 0.5f);
-  } else if (op == "Gelu" && opset >= 20) {
+  static constexpr ActOp kCarried[] = {ActOp::kRelu,     ActOp::kSigmoid,     ActOp::kTanh,  ActOp::kSoftplus,
+                                       ActOp::kSoftsign, ActOp::kHardSwish,   ActOp::kMish,  ActOp::kLeakyRelu,
+                                       ActOp::kElu,      ActOp::kHardSigmoid, ActOp::kGelu,  ActOp::kClip};
+  const ActivationOpDef* def = FindActivationOp(op);
+  if (def == nullptr || opset < def->since ||
+      std::find(std::begin(kCarried), std::end(kCarried), def->op) == std::end(kCarried)) {
+    return false;
+  }
+  *code = def->op;
+  *p = ReadActParams(*def, attrs.get_float);
+  if (def->op == ActOp::kGelu) {
     const std::string approximate = attrs.get_string("approximate", "none");
     if (approximate != "none" && approximate != "tanh") return false;
-    *code = approximate == "tanh" ? ActOp::kGeluTanh : ActOp::kGelu;
-  } else if (op == "Clip") {
-    *code = ActOp::kClip;
-    p->alpha = attrs.get_float("min", std::numeric_limits<float>::lowest());
-    p->beta = attrs.get_float("max", std::numeric_limits<float>::max());
-  } else {
-    return false;
+    if (approximate == "tanh") *code = ActOp::kGeluTanh;
   }
   return true;
 }
@@ -76,38 +68,10 @@ bool ActivationCode(const std::string& op, int opset, const ChainAttributes& att
 class ElementwiseChainKernel : public OpKernel {
  public:
   static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
-    const std::vector<std::string> ops = info.GetStrings("ops");
-    const std::vector<int64_t> kinds = info.GetInts("kinds"), codes = info.GetInts("codes"),
-                               operands = info.GetInts("operands");
-    const std::vector<float> constants = info.GetFloats("constants"), alphas = info.GetFloats("alphas"),
-                             betas = info.GetFloats("betas"), gammas = info.GetFloats("gammas");
-    const size_t n = ops.size();
-    if (n == 0 || kinds.size() != n || codes.size() != n || operands.size() != n || constants.size() != n ||
-        alphas.size() != n || betas.size() != n || gammas.size() != n) {
-      return InvalidArgument("ElementwiseChain: the step attributes must all have one entry per step");
-    }
+    ONNXFLOW_ASSIGN_OR_RETURN(ChainSpec spec, ChainSpec::Parse(info));
     auto kernel = std::unique_ptr<ElementwiseChainKernel>(new ElementwiseChainKernel());
-    kernel->rank_ = info.GetInt("rank", 0);
-    for (size_t i = 0; i < n; ++i) {
-      ChainStep s;
-      s.kind = static_cast<ChainStep::Kind>(kinds[i]);
-      s.code = codes[i];
-      s.operand = static_cast<ChainOperand>(operands[i]);
-      s.constant = constants[i];
-      s.params.alpha = alphas[i];
-      s.params.beta = betas[i];
-      s.params.gamma = gammas[i];
-      const bool binary = s.kind == ChainStep::kBinary;
-      const bool valid_code = s.kind == ChainStep::kUnaryMath    ? s.code >= 0 && s.code <= int64_t(FloatUnaryOp::kRound)
-                              : s.kind == ChainStep::kActivation ? s.code >= 0 && s.code <= int64_t(ActOp::kClip)
-                              : binary                           ? s.code >= 0 && s.code <= int64_t(FloatBinaryOp::kMin)
-                                                                 : false;
-      const bool valid_operand = binary ? operands[i] >= 1 && operands[i] <= 4 : operands[i] == 0;
-      if (!valid_code || !valid_operand) {
-        return InvalidArgument("ElementwiseChain: step " + std::to_string(i) + " (" + ops[i] + ") is malformed");
-      }
-      kernel->steps_.push_back(s);
-    }
+    kernel->rank_ = spec.rank;
+    kernel->steps_ = std::move(spec.steps);
     return std::unique_ptr<OpKernel>(std::move(kernel));
   }
 
@@ -167,6 +131,83 @@ class ElementwiseChainKernel : public OpKernel {
 
 }  // namespace
 
+void ChainSpec::Append(const std::string& op, const ChainStep& step, int64_t constant_rank) {
+  ops.push_back(op);
+  steps.push_back(step);
+  rank = std::max(rank, constant_rank);
+}
+
+namespace {
+
+// The attribute `name` of `node`, added empty when missing.
+onnx::AttributeProto* FindOrAdd(onnx::NodeProto& node, const char* name, onnx::AttributeProto::AttributeType type) {
+  for (auto& a : *node.mutable_attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return ResetAttribute(node, name, type);
+}
+
+}  // namespace
+
+void ChainSpec::AppendTo(onnx::NodeProto& node, const std::string& op, const ChainStep& step,
+                         int64_t constant_rank) {
+  using A = onnx::AttributeProto;
+  FindOrAdd(node, "ops", A::STRINGS)->add_strings(op);
+  FindOrAdd(node, "kinds", A::INTS)->add_ints(step.kind);
+  FindOrAdd(node, "codes", A::INTS)->add_ints(step.code);
+  FindOrAdd(node, "operands", A::INTS)->add_ints(static_cast<int64_t>(step.operand));
+  FindOrAdd(node, "constants", A::FLOATS)->add_floats(step.constant);
+  FindOrAdd(node, "alphas", A::FLOATS)->add_floats(step.params.alpha);
+  FindOrAdd(node, "betas", A::FLOATS)->add_floats(step.params.beta);
+  FindOrAdd(node, "gammas", A::FLOATS)->add_floats(step.params.gamma);
+  A* rank = FindOrAdd(node, "rank", A::INT);
+  rank->set_i(std::max(rank->i(), constant_rank));
+}
+
+void ChainSpec::WriteTo(onnx::NodeProto& node) const {
+  for (const char* name : {"ops", "kinds", "codes", "operands", "constants", "alphas", "betas", "gammas", "rank"}) {
+    RemoveAttribute(node, name);
+  }
+  for (size_t i = 0; i < steps.size(); ++i) AppendTo(node, ops[i], steps[i], 0);
+  SetAttribute(node, "rank", rank);
+}
+
+Result<ChainSpec> ChainSpec::Parse(const KernelInfo& info) {
+  ChainSpec spec;
+  spec.ops = info.GetStrings("ops");
+  const std::vector<int64_t> kinds = info.GetInts("kinds"), codes = info.GetInts("codes"),
+                             operands = info.GetInts("operands");
+  const std::vector<float> constants = info.GetFloats("constants"), alphas = info.GetFloats("alphas"),
+                           betas = info.GetFloats("betas"), gammas = info.GetFloats("gammas");
+  const size_t n = spec.ops.size();
+  if (n == 0 || kinds.size() != n || codes.size() != n || operands.size() != n || constants.size() != n ||
+      alphas.size() != n || betas.size() != n || gammas.size() != n) {
+    return InvalidArgument("ElementwiseChain: the step attributes must all have one entry per step");
+  }
+  spec.rank = info.GetInt("rank", 0);
+  for (size_t i = 0; i < n; ++i) {
+    ChainStep s;
+    s.kind = static_cast<ChainStep::Kind>(kinds[i]);
+    s.code = codes[i];
+    s.operand = static_cast<ChainOperand>(operands[i]);
+    s.constant = constants[i];
+    s.params.alpha = alphas[i];
+    s.params.beta = betas[i];
+    s.params.gamma = gammas[i];
+    const bool binary = s.kind == ChainStep::kBinary;
+    const bool valid_code = s.kind == ChainStep::kUnaryMath    ? s.code >= 0 && s.code <= int64_t(FloatUnaryOp::kRound)
+                            : s.kind == ChainStep::kActivation ? s.code >= 0 && s.code <= int64_t(ActOp::kClip)
+                            : binary                           ? s.code >= 0 && s.code <= int64_t(FloatBinaryOp::kMin)
+                                                               : false;
+    const bool valid_operand = binary ? operands[i] >= 1 && operands[i] <= 4 : operands[i] == 0;
+    if (!valid_code || !valid_operand) {
+      return InvalidArgument("ElementwiseChain: step " + std::to_string(i) + " (" + spec.ops[i] + ") is malformed");
+    }
+    spec.steps.push_back(s);
+  }
+  return spec;
+}
+
 bool ChainStepFor(const std::string& op, int opset, const ChainAttributes& attributes, ChainStep* step) {
   *step = ChainStep{};
   FloatUnaryOp unary;
@@ -188,7 +229,7 @@ bool ChainStepFor(const std::string& op, int opset, const ChainAttributes& attri
 }
 
 Status RegisterElementwiseChainKernel(KernelRegistry& registry) {
-  return registry.Register(kOnnxflowDomain, "ElementwiseChain", 1, kOpenEnded, &ElementwiseChainKernel::Create);
+  return registry.Register(kOnnxflowDomain, internal_ops::kElementwiseChain, internal_ops::kVersion, kOpenEnded, &ElementwiseChainKernel::Create);
 }
 
 }  // namespace onnxflow

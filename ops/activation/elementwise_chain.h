@@ -6,7 +6,8 @@
 //
 // The value flowing down the chain is v, starting as the node's only input X. A step is unary
 // (v = f(v)) or binary with a scalar constant or X itself as its other operand, on either side
-// (v = v - c, v = c / v, v = x * v, ...). The steps are node attributes, one entry per step:
+// (v = v - c, v = c / v, v = x * v, ...). The steps are node attributes (ChainSpec writes and
+// parses them), one entry per step:
 //   ops       (strings) the ONNX op types, for messages
 //   kinds     (ints)    ChainStep::Kind
 //   codes     (ints)    FloatUnaryOp, ActOp or FloatBinaryOp, by kind
@@ -17,12 +18,14 @@
 //                       up to this rank, as numpy broadcasting gives)
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "include/onnxflow/status.h"
 #include "ops/activation/activation_simd.h"
 #include "ops/elementwise/float_simd.h"
+#include "ops/framework/kernel_info.h"
 #include "ops/framework/registry.h"
 
 namespace onnxflow {
@@ -36,6 +39,25 @@ struct ChainStep {
   ActParams params;
   ChainOperand operand = ChainOperand::kNone;
   float constant = 0.0f;
+};
+
+// The ElementwiseChain node's attributes: graph/chain_fusion.cc appends steps and writes them,
+// the kernel parses them.
+struct ChainSpec {
+  std::vector<std::string> ops;  // the ONNX op of each step, for messages
+  std::vector<ChainStep> steps;
+  int64_t rank = 0;
+
+  // Adds a step made from ONNX op `op`, whose scalar constant operand (if any) has rank
+  // `constant_rank`.
+  void Append(const std::string& op, const ChainStep& step, int64_t constant_rank);
+  void WriteTo(onnx::NodeProto& node) const;
+  // Adds one step to the attributes of a chain `node` in place (what Append then WriteTo give, in
+  // time independent of the chain's length: the fusion grows a chain of N steps in O(N)).
+  static void AppendTo(onnx::NodeProto& node, const std::string& op, const ChainStep& step, int64_t constant_rank);
+  // Refuses attributes that are not one entry per step, or a step of an unknown kind, code or
+  // operand.
+  static Result<ChainSpec> Parse(const KernelInfo& info);
 };
 
 // How an op's attributes are read (the fusion reads them from a NodeProto).

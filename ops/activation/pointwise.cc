@@ -107,13 +107,12 @@ KernelFactory ActivationFactory(ActOp op, Read read) {
   return WithInputTypes<ONNXFLOW_FLOAT_TYPES>(0, make);
 }
 
-KernelFactory NoAttributes(ActOp op) {
-  return ActivationFactory(op, [](const KernelInfo&, ActParams&, ActOp&) { return Status::Ok(); });
-}
-
-KernelFactory AlphaOnly(ActOp op, float default_alpha) {
-  return ActivationFactory(op, [default_alpha](const KernelInfo& info, ActParams& p, ActOp&) {
-    p.alpha = info.GetFloat("alpha", default_alpha);
+// The op's parameters from its attributes, with the ONNX defaults of the vocabulary
+// (ops/framework/activation.h).
+KernelFactory WithAttributes(ActOp op) {
+  return ActivationFactory(op, [op](const KernelInfo& info, ActParams& p, ActOp&) {
+    p = ReadActParams(*FindActivationOp(op),
+                      [&](const char* name, float fallback) { return info.GetFloat(name, fallback); });
     return Status::Ok();
   });
 }
@@ -121,35 +120,24 @@ KernelFactory AlphaOnly(ActOp op, float default_alpha) {
 }  // namespace
 
 Status RegisterPointwiseActivationKernels(KernelRegistry& registry) {
-  auto reg = [&](const char* name, int since, KernelFactory factory) {
-    return registry.Register(kOnnxDomain, name, since, kOpenEnded, std::move(factory));
+  auto reg = [&](ActOp op, KernelFactory factory) {
+    const ActivationOpDef& def = *FindActivationOp(op);
+    return registry.Register(kOnnxDomain, def.op_type, def.since, kOpenEnded, std::move(factory));
   };
-  ONNXFLOW_RETURN_IF_ERROR(reg("Relu", 1, NoAttributes(ActOp::kRelu)));
-  ONNXFLOW_RETURN_IF_ERROR(reg("LeakyRelu", 1, AlphaOnly(ActOp::kLeakyRelu, 0.01f)));
-  ONNXFLOW_RETURN_IF_ERROR(reg("Sigmoid", 1, NoAttributes(ActOp::kSigmoid)));
+  for (ActOp op : {ActOp::kRelu, ActOp::kLeakyRelu, ActOp::kSigmoid, ActOp::kHardSigmoid, ActOp::kHardSwish,
+                   ActOp::kTanh, ActOp::kElu, ActOp::kSelu, ActOp::kMish, ActOp::kSoftplus, ActOp::kSoftsign,
+                   ActOp::kThresholdedRelu, ActOp::kShrink, ActOp::kSwish}) {
+    ONNXFLOW_RETURN_IF_ERROR(reg(op, WithAttributes(op)));
+  }
+  ONNXFLOW_RETURN_IF_ERROR(reg(ActOp::kCelu, ActivationFactory(ActOp::kCelu, [](const KernelInfo& info, ActParams& p, ActOp&) {
+                                 p = ReadActParams(*FindActivationOp(ActOp::kCelu), [&](const char* name, float fallback) {
+                                   return info.GetFloat(name, fallback);
+                                 });
+                                 if (p.alpha == 0.0f) return InvalidArgument("Celu: alpha must not be 0");
+                                 return Status::Ok();
+                               })));
   ONNXFLOW_RETURN_IF_ERROR(
-      reg("HardSigmoid", 1, ActivationFactory(ActOp::kHardSigmoid, [](const KernelInfo& info, ActParams& p, ActOp&) {
-            p.alpha = info.GetFloat("alpha", 0.2f);
-            p.beta = info.GetFloat("beta", 0.5f);
-            return Status::Ok();
-          })));
-  ONNXFLOW_RETURN_IF_ERROR(reg("HardSwish", 14, NoAttributes(ActOp::kHardSwish)));
-  ONNXFLOW_RETURN_IF_ERROR(reg("Tanh", 1, NoAttributes(ActOp::kTanh)));
-  ONNXFLOW_RETURN_IF_ERROR(reg("Elu", 1, AlphaOnly(ActOp::kElu, 1.0f)));
-  ONNXFLOW_RETURN_IF_ERROR(
-      reg("Selu", 1, ActivationFactory(ActOp::kSelu, [](const KernelInfo& info, ActParams& p, ActOp&) {
-            p.alpha = info.GetFloat("alpha", 1.67326319217681884765625f);
-            p.gamma = info.GetFloat("gamma", 1.05070102214813232421875f);
-            return Status::Ok();
-          })));
-  ONNXFLOW_RETURN_IF_ERROR(
-      reg("Celu", 12, ActivationFactory(ActOp::kCelu, [](const KernelInfo& info, ActParams& p, ActOp&) {
-            p.alpha = info.GetFloat("alpha", 1.0f);
-            if (p.alpha == 0.0f) return InvalidArgument("Celu: alpha must not be 0");
-            return Status::Ok();
-          })));
-  ONNXFLOW_RETURN_IF_ERROR(
-      reg("Gelu", 20, ActivationFactory(ActOp::kGelu, [](const KernelInfo& info, ActParams&, ActOp& op) {
+      reg(ActOp::kGelu, ActivationFactory(ActOp::kGelu, [](const KernelInfo& info, ActParams&, ActOp& op) {
             const std::string approximate = info.GetString("approximate", "none");
             if (approximate == "tanh") {
               op = ActOp::kGeluTanh;
@@ -158,17 +146,6 @@ Status RegisterPointwiseActivationKernels(KernelRegistry& registry) {
             }
             return Status::Ok();
           })));
-  ONNXFLOW_RETURN_IF_ERROR(reg("Mish", 18, NoAttributes(ActOp::kMish)));
-  ONNXFLOW_RETURN_IF_ERROR(reg("Softplus", 1, NoAttributes(ActOp::kSoftplus)));
-  ONNXFLOW_RETURN_IF_ERROR(reg("Softsign", 1, NoAttributes(ActOp::kSoftsign)));
-  ONNXFLOW_RETURN_IF_ERROR(reg("ThresholdedRelu", 10, AlphaOnly(ActOp::kThresholdedRelu, 1.0f)));
-  ONNXFLOW_RETURN_IF_ERROR(
-      reg("Shrink", 9, ActivationFactory(ActOp::kShrink, [](const KernelInfo& info, ActParams& p, ActOp&) {
-            p.alpha = info.GetFloat("lambd", 0.5f);
-            p.beta = info.GetFloat("bias", 0.0f);
-            return Status::Ok();
-          })));
-  ONNXFLOW_RETURN_IF_ERROR(reg("Swish", 24, AlphaOnly(ActOp::kSwish, 1.0f)));
   return Status::Ok();
 }
 

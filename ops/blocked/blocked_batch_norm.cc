@@ -9,6 +9,7 @@
 //               after a pre-activation normalization, taken by graph/blocked_layout.cc)
 // The parameters become one scale and one shift per channel at load, zero in the pad lanes (which
 // then hold 0, finite as blocked pad lanes must be).
+#include "ops/framework/internal_ops.h"
 #include "ops/blocked/blocked_batch_norm.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -102,7 +103,7 @@ class BlockedBatchNormKernel : public OpKernel {
 }  // namespace
 
 Status RegisterBlockedBatchNorm(KernelRegistry& registry) {
-  return registry.Register(kOnnxflowDomain, "BlockedBatchNormalization", 1, kOpenEnded, BlockedBatchNormKernel::Create);
+  return registry.Register(kOnnxflowDomain, internal_ops::kBlockedBatchNormalization, internal_ops::kVersion, kOpenEnded, BlockedBatchNormKernel::Create);
 }
 
 }  // namespace onnxflow

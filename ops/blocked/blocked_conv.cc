@@ -41,6 +41,8 @@
 #include "ops/blocked/constant_bias.h"
 #include "ops/blocked/reorder.h"
 #include "ops/blocked/winograd.h"
+#include "ops/framework/internal_ops.h"
+#include "ops/framework/node_attributes.h"
 #include "ops/framework/parallel.h"
 #include "ops/math/conv_geometry.h"
 #include "ops/math/fused_activation.h"
@@ -92,8 +94,9 @@ class BlockedConvKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* b, ConstantBias(info, "BlockedConv", m));
     auto kernel = std::unique_ptr<BlockedConvKernel>(new BlockedConvKernel(std::move(attrs), activation, *w, b));
     const int64_t own = kernel->out_width_ / kChannelBlock;
-    kernel->out_blocks_ = info.GetInt("out_blocks", own);
-    kernel->block_offset_ = info.GetInt("out_block_offset", 0);
+    const BlockedConvSpec spec = BlockedConvSpec::Parse(info);
+    kernel->out_blocks_ = spec.joined() ? spec.out_blocks : own;
+    kernel->block_offset_ = spec.out_block_offset;
     if (kernel->block_offset_ < 0 || kernel->out_blocks_ - kernel->block_offset_ < own ||
         (kernel->out_blocks_ != own && m % kChannelBlock != 0)) {
       return InvalidArgument("BlockedConv: out_block_offset " + std::to_string(kernel->block_offset_) +
@@ -426,8 +429,22 @@ class BlockedConvKernel : public OpKernel {
 
 }  // namespace
 
+void BlockedConvSpec::WriteTo(onnx::NodeProto& node) const {
+  if (!joined()) {
+    RemoveAttribute(node, "out_blocks");
+    RemoveAttribute(node, "out_block_offset");
+    return;
+  }
+  SetAttribute(node, "out_blocks", out_blocks);
+  SetAttribute(node, "out_block_offset", out_block_offset);
+}
+
+BlockedConvSpec BlockedConvSpec::Parse(const KernelInfo& info) {
+  return BlockedConvSpec{info.GetInt("out_blocks", 0), info.GetInt("out_block_offset", 0)};
+}
+
 Status RegisterBlockedConv(KernelRegistry& registry) {
-  return registry.Register(kOnnxflowDomain, "BlockedConv", 1, kOpenEnded, BlockedConvKernel::Create);
+  return registry.Register(kOnnxflowDomain, internal_ops::kBlockedConv, internal_ops::kVersion, kOpenEnded, BlockedConvKernel::Create);
 }
 
 }  // namespace onnxflow

@@ -10,6 +10,7 @@
 //
 // The weights are packed at load as [block][tap][16]. Work is split over (image, block, output
 // row); each row runs in blocked_depthwise-inl.h.
+#include "ops/framework/internal_ops.h"
 #include "ops/blocked/blocked_depthwise.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -129,7 +130,7 @@ class BlockedDepthwiseKernel : public OpKernel {
 }  // namespace
 
 Status RegisterBlockedDepthwiseConv(KernelRegistry& registry) {
-  return registry.Register(kOnnxflowDomain, "BlockedDepthwiseConv", 1, kOpenEnded, BlockedDepthwiseKernel::Create);
+  return registry.Register(kOnnxflowDomain, internal_ops::kBlockedDepthwiseConv, internal_ops::kVersion, kOpenEnded, BlockedDepthwiseKernel::Create);
 }
 
 }  // namespace onnxflow

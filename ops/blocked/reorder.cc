@@ -10,6 +10,8 @@
 #include <algorithm>
 
 #include "ops/blocked/blocked_layout.h"
+#include "ops/framework/internal_ops.h"
+#include "ops/framework/node_attributes.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
 
@@ -95,13 +97,25 @@ class ReorderKernel : public OpKernel {
 
 }  // namespace
 
+void FromBlockedSpec::WriteTo(onnx::NodeProto& node) const {
+  if (channels > 0) {
+    SetAttribute(node, "channels", channels);
+  } else {
+    RemoveAttribute(node, "channels");
+  }
+}
+
+FromBlockedSpec FromBlockedSpec::Parse(const KernelInfo& info) { return FromBlockedSpec{info.GetInt("channels", 0)}; }
+
 Status RegisterBlockedReorders(KernelRegistry& registry) {
   for (bool to_blocked : {true, false}) {
-    ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxflowDomain, to_blocked ? "ToBlocked" : "FromBlocked", 1,
+    ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxflowDomain,
+                                               to_blocked ? internal_ops::kToBlocked : internal_ops::kFromBlocked,
+                                               internal_ops::kVersion,
                                                kOpenEnded,
                                                [to_blocked](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
                                                  return std::unique_ptr<OpKernel>(
-                                                     new ReorderKernel(to_blocked, info.GetInt("channels", 0)));
+                                                     new ReorderKernel(to_blocked, FromBlockedSpec::Parse(info).channels));
                                                }));
   }
   return Status::Ok();

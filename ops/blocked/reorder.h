@@ -4,9 +4,19 @@
 
 #include <cstdint>
 
+#include "ops/framework/kernel_info.h"
 #include "ops/framework/registry.h"
 
 namespace onnxflow {
+
+// FromBlocked's attribute: the channels of the plain tensor it writes (the last block's pad lanes
+// dropped); 0 keeps every lane. ToBlocked has no attributes.
+struct FromBlockedSpec {
+  int64_t channels = 0;
+
+  void WriteTo(onnx::NodeProto& node) const;
+  static FromBlockedSpec Parse(const KernelInfo& info);
+};
 
 // `channels` planes of `pixels` floats, `plane_stride` apart, into pixel-major rows of `lanes`
 // floats (lanes >= channels; the lanes past `channels` are zero). Transposed 16 pixels at a time,

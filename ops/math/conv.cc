@@ -10,6 +10,7 @@
 // small maps, instead put the output channels in the lanes: C [out, M] = gathered image x W^T,
 // transposed into Y (PixelGather; which convs: PixelGathering below).
 // float16/bfloat16 compute in float; double uses the direct loop.
+#include "ops/framework/internal_ops.h"
 #include "ops/math/conv.h"
 
 #include "ops/framework/dispatch.h"
@@ -295,7 +296,7 @@ class ConvKernel : public OpKernel {
 Status RegisterConvKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Conv", 1, kOpenEnded,
                                              [](const KernelInfo& info) { return ConvKernel::Create(info, {}); }));
-  return registry.Register(kOnnxflowDomain, "FusedConv", 1, kOpenEnded,
+  return registry.Register(kOnnxflowDomain, internal_ops::kFusedConv, internal_ops::kVersion, kOpenEnded,
                            [](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
                              ONNXFLOW_ASSIGN_OR_RETURN(ActivationSpec act, ParseFusedActivation(info));
                              return ConvKernel::Create(info, act);

@@ -1,17 +1,89 @@
-// The com.onnxflow fused ops (FusedConv, FusedGemm, FusedMatMul) carry their epilogue activation
-// as attributes: `activation` (a string naming the op) with `activation_alpha`/`activation_beta`.
+// The epilogue activation of the fused and blocked kernels (FusedConv, FusedGemm, FusedMatMul,
+// BlockedConv, BlockedDepthwiseConv, BlockedBatchNormalization: ops/framework/internal_ops.h),
+// carried as the attributes `activation` (the ONNX op's name), `activation_alpha` and
+// `activation_beta`. The names and the ONNX defaults come from the one activation vocabulary
+// (ops/framework/activation.h); this spec is the only code that spells the attributes.
 #pragma once
 
+#include <string>
+
+#include "ops/framework/activation.h"
 #include "ops/framework/kernel_info.h"
+#include "ops/framework/node_attributes.h"
 #include "ops/framework/registry.h"  // kOnnxflowDomain
 #include "ops/math/gemm.h"
 
 namespace onnxflow {
 
+struct FusedActivationSpec {
+  ActivationSpec activation;  // gemm.h's epilogue; kNone: none
+
+  // The epilogue computing ActOp `op` with parameters `p` (the vocabulary's meaning of alpha and
+  // beta), when an epilogue can: Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, and Swish of
+  // alpha 1 (x * sigmoid(x)).
+  static bool From(ActOp op, const ActParams& p, FusedActivationSpec* spec) {
+    static constexpr std::pair<ActOp, Activation> kEpilogues[] = {
+        {ActOp::kRelu, Activation::kRelu},       {ActOp::kLeakyRelu, Activation::kLeakyRelu},
+        {ActOp::kClip, Activation::kClip},       {ActOp::kSigmoid, Activation::kSigmoid},
+        {ActOp::kTanh, Activation::kTanh},       {ActOp::kHardSigmoid, Activation::kHardSigmoid},
+        {ActOp::kSwish, Activation::kSwish}};
+    for (const auto& [act, kind] : kEpilogues) {
+      if (act != op || (op == ActOp::kSwish && p.alpha != 1.0f)) continue;
+      spec->activation = {kind, TakesAlpha(kind) ? p.alpha : 0.0f, TakesBeta(kind) ? p.beta : 0.0f};
+      return true;
+    }
+    return false;
+  }
+
+  void WriteTo(onnx::NodeProto& node) const {
+    const Activation kind = activation.kind;
+    if (kind == Activation::kNone) {
+      for (const char* name : {"activation", "activation_alpha", "activation_beta"}) RemoveAttribute(node, name);
+      return;
+    }
+    SetAttribute(node, "activation", std::string(FindActivationOp(ToActOp(kind))->op_type));
+    if (TakesAlpha(kind)) SetAttribute(node, "activation_alpha", activation.alpha);
+    if (TakesBeta(kind)) SetAttribute(node, "activation_beta", activation.beta);
+  }
+
+  // A missing alpha or beta is the ONNX default of the named op.
+  static Result<FusedActivationSpec> Parse(const KernelInfo& info) {
+    FusedActivationSpec spec;
+    const std::string name = info.GetString("activation", "");
+    if (name.empty() || name == "None" || name == "none") return spec;
+    const ActivationOpDef* def = FindActivationOp(name);
+    const ActParams p = def == nullptr ? ActParams{} : ReadActParams(*def, [&](const char* attribute, float fallback) {
+      const std::string field = attribute == def->alpha.attribute ? "activation_alpha" : "activation_beta";
+      return info.GetFloat(field, fallback);
+    });
+    // Swish's epilogue has no alpha: x * sigmoid(x) whatever one says.
+    if (def == nullptr || !From(def->op, def->op == ActOp::kSwish ? ActParams{1.0f} : p, &spec)) {
+      return InvalidArgument("unknown fused activation '" + name + "'");
+    }
+    return spec;
+  }
+
+  static bool TakesAlpha(Activation kind) {
+    return kind == Activation::kLeakyRelu || kind == Activation::kClip || kind == Activation::kHardSigmoid;
+  }
+  static bool TakesBeta(Activation kind) { return kind == Activation::kClip || kind == Activation::kHardSigmoid; }
+
+  static ActOp ToActOp(Activation kind) {
+    switch (kind) {
+      case Activation::kLeakyRelu: return ActOp::kLeakyRelu;
+      case Activation::kClip: return ActOp::kClip;
+      case Activation::kSigmoid: return ActOp::kSigmoid;
+      case Activation::kTanh: return ActOp::kTanh;
+      case Activation::kHardSigmoid: return ActOp::kHardSigmoid;
+      case Activation::kSwish: return ActOp::kSwish;
+      default: return ActOp::kRelu;
+    }
+  }
+};
+
 inline Result<ActivationSpec> ParseFusedActivation(const KernelInfo& info) {
-  return ParseActivation(info.GetString("activation", ""), info.has_attribute("activation_alpha"),
-                         info.GetFloat("activation_alpha", 0.0f), info.has_attribute("activation_beta"),
-                         info.GetFloat("activation_beta", 0.0f));
+  ONNXFLOW_ASSIGN_OR_RETURN(FusedActivationSpec spec, FusedActivationSpec::Parse(info));
+  return spec.activation;
 }
 
 }  // namespace onnxflow

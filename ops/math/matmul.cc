@@ -2,6 +2,7 @@
 // plus, in the GEMM epilogue, an optional bias vector of N values as a third input and an
 // activation). float/float16/bfloat16 run on the SIMD GEMM; a constant
 // 2-D B is packed once at load. double and the integer types use a plain loop.
+#include "ops/framework/internal_ops.h"
 #include "ops/math/matmul.h"
 
 #include <optional>
@@ -163,7 +164,7 @@ Status RegisterMatMulKernels(KernelRegistry& registry) {
     return std::unique_ptr<OpKernel>(new MatMulKernel(info, ActivationSpec{}));
   };
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "MatMul", 1, kOpenEnded, plain));
-  return registry.Register(kOnnxflowDomain, "FusedMatMul", 1, kOpenEnded,
+  return registry.Register(kOnnxflowDomain, internal_ops::kFusedMatMul, internal_ops::kVersion, kOpenEnded,
                            [](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
                              ONNXFLOW_ASSIGN_OR_RETURN(ActivationSpec act, ParseFusedActivation(info));
                              return std::unique_ptr<OpKernel>(new MatMulKernel(info, act));

@@ -1,0 +1,136 @@
+// The internal ops' typed specs round-trip through a NodeProto (WriteTo, then Parse as the kernel
+// does), every internal op listed in internal_ops.h has a kernel, and the activation vocabulary
+// holds the ONNX defaults the passes and kernels read.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "graph/fusion_util.h"
+#include "ops/activation/elementwise_chain.h"
+#include "ops/blocked/blocked_conv.h"
+#include "ops/blocked/reorder.h"
+#include "ops/framework/activation.h"
+#include "ops/framework/internal_ops.h"
+#include "ops/math/fused_activation.h"
+#include "ops/register_all.h"
+
+namespace onnxflow {
+namespace {
+
+KernelInfo InfoOf(const onnx::NodeProto& node) { return KernelInfo(node, internal_ops::kVersion, {}, {}, {}); }
+
+TEST(InternalOpsTest, EveryListedOpHasAKernel) {
+  for (const char* op : internal_ops::kAll) {
+    EXPECT_NE(GlobalKernelRegistry().Find(kOnnxflowDomain, op, internal_ops::kVersion), nullptr) << op;
+  }
+}
+
+TEST(InternalOpsTest, FusedActivationRoundTrips) {
+  onnx::NodeProto node;
+  FusedActivationSpec spec{{Activation::kHardSigmoid, 0.25f, 0.75f}};
+  spec.WriteTo(node);
+  ASSERT_EQ(node.attribute_size(), 3);
+  auto parsed = FusedActivationSpec::Parse(InfoOf(node));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->activation.kind, Activation::kHardSigmoid);
+  EXPECT_EQ(parsed->activation.alpha, 0.25f);
+  EXPECT_EQ(parsed->activation.beta, 0.75f);
+
+  // Rewritten as Relu (which reads no alpha or beta), then as none, which leaves no activation.
+  FusedActivationSpec{{Activation::kRelu}}.WriteTo(node);
+  EXPECT_EQ(FusedActivationSpec::Parse(InfoOf(node))->activation.kind, Activation::kRelu);
+  FusedActivationSpec{}.WriteTo(node);
+  EXPECT_EQ(node.attribute_size(), 0);  // none removes the activation and its parameters
+  EXPECT_EQ(FusedActivationSpec::Parse(InfoOf(node))->activation.kind, Activation::kNone);
+}
+
+TEST(InternalOpsTest, FusedActivationDefaultsAreOnnxs) {
+  onnx::NodeProto node;
+  SetAttribute(node, "activation", std::string("LeakyRelu"));
+  EXPECT_EQ(FusedActivationSpec::Parse(InfoOf(node))->activation.alpha, 0.01f);
+  SetAttribute(node, "activation", std::string("HardSigmoid"));
+  auto hard = FusedActivationSpec::Parse(InfoOf(node));
+  EXPECT_EQ(hard->activation.alpha, 0.2f);
+  EXPECT_EQ(hard->activation.beta, 0.5f);
+  SetAttribute(node, "activation", std::string("Clip"));
+  auto clip = FusedActivationSpec::Parse(InfoOf(node));
+  EXPECT_EQ(clip->activation.alpha, -INFINITY);
+  EXPECT_EQ(clip->activation.beta, INFINITY);
+  SetAttribute(node, "activation", std::string("Mish"));
+  EXPECT_EQ(FusedActivationSpec::Parse(InfoOf(node)).status().message(), "unknown fused activation 'Mish'");
+}
+
+TEST(InternalOpsTest, ChainRoundTrips) {
+  ChainSpec spec;
+  ChainStep mul;
+  mul.kind = ChainStep::kBinary;
+  mul.code = static_cast<int64_t>(FloatBinaryOp::kMul);
+  mul.operand = ChainOperand::kConstantLeft;
+  mul.constant = 0.5f;
+  spec.Append("Mul", mul, 1);
+  ChainStep leaky;
+  leaky.kind = ChainStep::kActivation;
+  leaky.code = static_cast<int64_t>(ActOp::kLeakyRelu);
+  leaky.params.alpha = 0.125f;
+  spec.Append("LeakyRelu", leaky, 0);
+  onnx::NodeProto node;
+  spec.WriteTo(node);
+  spec.WriteTo(node);  // writing twice replaces, it does not append
+  auto parsed = ChainSpec::Parse(InfoOf(node));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->ops, (std::vector<std::string>{"Mul", "LeakyRelu"}));
+  EXPECT_EQ(parsed->rank, 1);
+  ASSERT_EQ(parsed->steps.size(), 2u);
+  EXPECT_EQ(parsed->steps[0].operand, ChainOperand::kConstantLeft);
+  EXPECT_EQ(parsed->steps[0].constant, 0.5f);
+  EXPECT_EQ(parsed->steps[1].code, static_cast<int64_t>(ActOp::kLeakyRelu));
+  EXPECT_EQ(parsed->steps[1].params.alpha, 0.125f);
+
+  SetAttribute(node, "alphas", std::vector<float>{1.0f});
+  EXPECT_EQ(ChainSpec::Parse(InfoOf(node)).status().message(),
+            "ElementwiseChain: the step attributes must all have one entry per step");
+}
+
+TEST(InternalOpsTest, ChainStepsTakeTheVocabularysDefaults) {
+  ChainAttributes none{[](const char*, float f) { return f; }, [](const char*, const std::string& s) { return s; }};
+  ChainStep step;
+  ASSERT_TRUE(ChainStepFor("LeakyRelu", 13, none, &step));
+  EXPECT_EQ(step.params.alpha, 0.01f);
+  ASSERT_TRUE(ChainStepFor("HardSigmoid", 13, none, &step));
+  EXPECT_EQ(step.params.alpha, 0.2f);
+  EXPECT_EQ(step.params.beta, 0.5f);
+  EXPECT_FALSE(ChainStepFor("HardSwish", 13, none, &step));  // HardSwish is opset 14 on
+  EXPECT_TRUE(ChainStepFor("HardSwish", 14, none, &step));
+}
+
+TEST(InternalOpsTest, BlockedSpecsRoundTrip) {
+  onnx::NodeProto conv;
+  BlockedConvSpec{6, 2}.WriteTo(conv);
+  const BlockedConvSpec joined = BlockedConvSpec::Parse(InfoOf(conv));
+  EXPECT_TRUE(joined.joined());
+  EXPECT_EQ(joined.out_blocks, 6);
+  EXPECT_EQ(joined.out_block_offset, 2);
+  BlockedConvSpec{}.WriteTo(conv);
+  EXPECT_EQ(conv.attribute_size(), 0);
+  EXPECT_FALSE(BlockedConvSpec::Parse(InfoOf(conv)).joined());
+
+  onnx::NodeProto from;
+  FromBlockedSpec{24}.WriteTo(from);
+  EXPECT_EQ(FromBlockedSpec::Parse(InfoOf(from)).channels, 24);
+  FromBlockedSpec{}.WriteTo(from);
+  EXPECT_EQ(from.attribute_size(), 0);
+}
+
+TEST(ActivationVocabularyTest, OnnxDefaultsWrittenOnce) {
+  EXPECT_EQ(DefaultActParams(ActOp::kLeakyRelu).alpha, 0.01f);
+  EXPECT_EQ(DefaultActParams(ActOp::kHardSigmoid).alpha, 0.2f);
+  EXPECT_EQ(DefaultActParams(ActOp::kHardSigmoid).beta, 0.5f);
+  EXPECT_EQ(DefaultActParams(ActOp::kSelu).gamma, 1.05070102214813232421875f);
+  EXPECT_EQ(DefaultActParams(ActOp::kShrink).alpha, 0.5f);
+  EXPECT_EQ(FindActivationOp(ActOp::kGeluTanh)->op_type, std::string("Gelu"));
+  EXPECT_EQ(FindActivationOp("Celu")->since, 12);
+  EXPECT_EQ(FindActivationOp("Erf"), nullptr);
+}
+
+}  // namespace
+}  // namespace onnxflow

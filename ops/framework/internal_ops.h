@@ -1,0 +1,49 @@
+// Every internal op: the com.onnxflow nodes the load-time passes (graph/) write and only this
+// runtime's kernels read. Each op's attributes are a typed spec owned by the kernel that runs it,
+// with WriteTo (what a pass calls) and Parse (what the kernel's factory calls), so the attribute
+// names are spelled in that one place:
+//
+//   op                          spec (header)                               pass that makes it
+//   FusedConv                   FusedActivationSpec (ops/math/fused_activation.h)  graph/fusion.cc
+//   FusedGemm                   FusedActivationSpec                         graph/fusion.cc
+//   FusedMatMul                 FusedActivationSpec                         graph/fusion.cc
+//   ElementwiseChain            ChainSpec (ops/activation/elementwise_chain.h)  graph/chain_fusion.cc
+//   BlockedConv                 BlockedConvSpec (ops/blocked/blocked_layout.h)  graph/blocked_layout.cc
+//   BlockedDepthwiseConv        FusedActivationSpec                         graph/blocked_layout.cc
+//   BlockedBatchNormalization   FusedActivationSpec (+ BatchNormalization's epsilon)  graph/blocked_layout.cc
+//   BlockedMaxPool, BlockedAveragePool, BlockedGlobalMaxPool, BlockedGlobalAveragePool
+//                               the ONNX pool's own attributes              graph/blocked_layout.cc
+//   ToBlocked                   none                                        graph/blocked_layout.cc
+//   FromBlocked                 FromBlockedSpec (ops/blocked/blocked_layout.h)  graph/blocked_layout.cc
+//
+// All are version 1 of kOnnxflowDomain; a model may not use them (they are not a public format).
+#pragma once
+
+#include "ops/framework/registry.h"  // kOnnxflowDomain
+
+namespace onnxflow::internal_ops {
+
+inline constexpr int kVersion = 1;
+
+inline constexpr char kFusedConv[] = "FusedConv";
+inline constexpr char kFusedGemm[] = "FusedGemm";
+inline constexpr char kFusedMatMul[] = "FusedMatMul";
+inline constexpr char kElementwiseChain[] = "ElementwiseChain";
+inline constexpr char kBlockedConv[] = "BlockedConv";
+inline constexpr char kBlockedDepthwiseConv[] = "BlockedDepthwiseConv";
+inline constexpr char kBlockedBatchNormalization[] = "BlockedBatchNormalization";
+inline constexpr char kBlockedMaxPool[] = "BlockedMaxPool";
+inline constexpr char kBlockedAveragePool[] = "BlockedAveragePool";
+inline constexpr char kBlockedGlobalMaxPool[] = "BlockedGlobalMaxPool";
+inline constexpr char kBlockedGlobalAveragePool[] = "BlockedGlobalAveragePool";
+inline constexpr char kToBlocked[] = "ToBlocked";
+inline constexpr char kFromBlocked[] = "FromBlocked";
+
+inline constexpr const char* kAll[] = {
+    kFusedConv,         kFusedGemm,          kFusedMatMul,         kElementwiseChain,
+    kBlockedConv,       kBlockedDepthwiseConv, kBlockedBatchNormalization, kBlockedMaxPool,
+    kBlockedAveragePool, kBlockedGlobalMaxPool, kBlockedGlobalAveragePool, kToBlocked,
+    kFromBlocked,
+};
+
+}  // namespace onnxflow::internal_ops
