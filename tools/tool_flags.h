@@ -1,0 +1,36 @@
+// Flags run_model and benchmark share: dynamic dimensions (--dim NAME=N), whole input shapes
+// (--shape NAME=1x3x224x224) and the inputs filled from them. Every mistake is a Status whose
+// message names the flag and the text, never an exception (std::stoll's "stoll" meant nothing).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "include/onnxflow/session.h"
+
+namespace onnxflow::tools {
+
+// A dimension or count from the command line: digits only, at most 2^40 (no tensor is larger);
+// `flag` and `text` name it in the message.
+Result<int64_t> ParseCount(const std::string& flag, const std::string& text);
+
+struct InputShapes {
+  std::map<std::string, int64_t> dims;   // symbolic dim name -> size
+  std::map<std::string, Shape> shapes;   // input name -> full shape
+};
+
+// Parses --dim NAME=N and --shape NAME=AxBxC (a scalar is NAME=scalar) and checks each name
+// against the session: a --dim must name a symbolic dimension of some input, a --shape an input,
+// and a --shape must have the input's rank and agree with its fixed dimensions.
+Result<InputShapes> ParseInputShapes(const Session& session, const std::vector<std::string>& dims,
+                                     const std::vector<std::string>& shapes);
+
+// The shape --fill gives `info`: its --shape, else fixed dims with --dim values for named
+// dynamic ones (1 when not given).
+Shape FillShape(const ValueInfo& info, const InputShapes& given);
+
+// "1x3x224x224" ("scalar" for rank 0).
+std::string ShapeText(const Shape& shape);
+
+}  // namespace onnxflow::tools
