@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "include/onnxflow/version.h"
 #include "tools/model_builder.h"
 
 namespace onnxflow {
@@ -85,7 +86,7 @@ TEST(BenchmarkTool, DescribesItselfInTableJsonSvgAndTrace) {
   Outcome o = RunTool(Model() + " --runs 20 --concurrency 1,2 --threads 2 --shape x=3x8 --json " + json + " --svg " +
                       svg + " --trace " + trace + " --trace-runs 4");
   ASSERT_EQ(o.exit_code, 0) << o.output;
-  EXPECT_TRUE(Has(o.output, "onnxflow 0.1.0-dev, threads 2, mode dataflow, inputs fill\nshapes: x=3x8\ncpu: ")) << o.output;
+  EXPECT_TRUE(Has(o.output, "onnxflow " ONNXFLOW_VERSION_STRING ", threads 2, mode dataflow, inputs fill\nshapes: x=3x8\ncpu: ")) << o.output;
   EXPECT_TRUE(Has(o.output, "mean_ms")) << o.output;
   EXPECT_TRUE(Has(o.output, "stddev_ms")) << o.output;
   EXPECT_TRUE(Has(o.output, "* fewer than 1000 runs: p99.9 is the slowest run (the maximum)")) << o.output;
@@ -95,7 +96,7 @@ TEST(BenchmarkTool, DescribesItselfInTableJsonSvgAndTrace) {
   EXPECT_EQ(j["config"]["threads"], 2);
   EXPECT_EQ(j["config"]["mode"], "dataflow");
   EXPECT_EQ(j["config"]["shapes"]["x"], "3x8");
-  EXPECT_EQ(j["config"]["onnxflow_version"], "0.1.0-dev");
+  EXPECT_EQ(j["config"]["onnxflow_version"], ONNXFLOW_VERSION_STRING);
   EXPECT_FALSE(j["config"]["cpu_model"].get<std::string>().empty());
   EXPECT_GE(j["config"]["cores"].get<int>(), 1);
   EXPECT_GT(j["load_ms"].get<double>(), 0);

@@ -25,7 +25,6 @@
 #include "include/onnxflow/session.h"
 #include "tools/benchmark_report.h"
 #include "tools/cli_common.h"
-#include "tools/tool_flags.h"
 
 namespace onnxflow::tools {
 namespace {

@@ -7,11 +7,12 @@
 #include <nlohmann/json.hpp>
 
 #include "include/onnxflow/session.h"
+#include "include/onnxflow/version.h"
 
 namespace onnxflow::tools {
 
 // The onnxflow version the tools report.
-inline constexpr const char* kOnnxflowVersion = "0.1.0-dev";
+inline constexpr const char* kOnnxflowVersion = ONNXFLOW_VERSION_STRING;
 
 struct LevelResult {
   int concurrency = 0;

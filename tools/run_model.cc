@@ -21,7 +21,6 @@
 #include "tools/cli_common.h"
 #include "tools/demo_model.h"
 #include "tools/inspect.h"
-#include "tools/tool_flags.h"
 
 namespace onnxflow::tools {
 namespace {

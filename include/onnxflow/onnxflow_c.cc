@@ -287,6 +287,62 @@ const char* onnxflow_session_output_name(const onnxflow_session* session, size_t
   return session->session.outputs()[index].name.c_str();
 }
 
+const char* onnxflow_session_producer_name(const onnxflow_session* session) {
+  return session == nullptr ? nullptr : session->session.metadata().producer_name.c_str();
+}
+
+const char* onnxflow_session_producer_version(const onnxflow_session* session) {
+  return session == nullptr ? nullptr : session->session.metadata().producer_version.c_str();
+}
+
+const char* onnxflow_session_domain(const onnxflow_session* session) {
+  return session == nullptr ? nullptr : session->session.metadata().domain.c_str();
+}
+
+const char* onnxflow_session_doc_string(const onnxflow_session* session) {
+  return session == nullptr ? nullptr : session->session.metadata().doc_string.c_str();
+}
+
+const char* onnxflow_session_graph_name(const onnxflow_session* session) {
+  return session == nullptr ? nullptr : session->session.metadata().graph_name.c_str();
+}
+
+int64_t onnxflow_session_model_version(const onnxflow_session* session) {
+  return session == nullptr ? 0 : session->session.metadata().model_version;
+}
+
+int64_t onnxflow_session_ir_version(const onnxflow_session* session) {
+  return session == nullptr ? 0 : session->session.metadata().ir_version;
+}
+
+size_t onnxflow_session_metadata_count(const onnxflow_session* session) {
+  return session == nullptr ? 0 : session->session.metadata().metadata_props.size();
+}
+
+const char* onnxflow_session_metadata_key(const onnxflow_session* session, size_t index) {
+  if (session == nullptr || index >= session->session.metadata().metadata_props.size()) return nullptr;
+  return session->session.metadata().metadata_props[index].first.c_str();
+}
+
+const char* onnxflow_session_metadata_value(const onnxflow_session* session, size_t index) {
+  if (session == nullptr || index >= session->session.metadata().metadata_props.size()) return nullptr;
+  return session->session.metadata().metadata_props[index].second.c_str();
+}
+
+size_t onnxflow_session_opset_count(const onnxflow_session* session) {
+  return session == nullptr ? 0 : session->session.metadata().opset_imports.size();
+}
+
+const char* onnxflow_session_opset_domain(const onnxflow_session* session, size_t index) {
+  if (session == nullptr || index >= session->session.metadata().opset_imports.size()) return nullptr;
+  return session->session.metadata().opset_imports[index].first.c_str();
+}
+
+int64_t onnxflow_session_opset_version(const onnxflow_session* session, size_t index) {
+  if (session == nullptr || index >= session->session.metadata().opset_imports.size()) return -1;
+  return session->session.metadata().opset_imports[index].second;
+}
+
 onnxflow_status* onnxflow_session_input_info(const onnxflow_session* session, size_t index, onnxflow_dtype* dtype,
                                              size_t* rank, const int64_t** dims, int* has_shape) {
   if (session == nullptr) return Invalid("session is NULL");
@@ -344,12 +400,19 @@ onnxflow_status* onnxflow_session_run(const onnxflow_session* session, const onn
                                std::chrono::duration<double, std::milli>(run_options->timeout_ms));
       }
     }
-    auto result = session->session.Run(named, options);
+    // Named outputs: only the nodes they need run (Session::Run with names), in the caller's order.
+    std::vector<std::string> names;
+    if (output_names != nullptr) {
+      names.reserve(output_count);
+      for (size_t i = 0; i < output_count; ++i) names.push_back(declared[picks[i]].name);
+    }
+    auto result = output_names == nullptr ? session->session.Run(named, options)
+                                          : session->session.Run(named, names, options);
     if (!result.ok()) return FromStatus(result.status());
     std::vector<onnxflow_tensor*> made;
     made.reserve(output_count);
     for (size_t i = 0; i < output_count; ++i) {
-      const onnxflow::NamedValue& value = (*result)[picks[i]];
+      const onnxflow::NamedValue& value = (*result)[i];
       onnxflow_status* bad = nullptr;
       if (!value.value.is_tensor()) {
         bad = MakeStatus(ONNXFLOW_UNIMPLEMENTED, "output '" + value.name + "' is " +

@@ -112,6 +112,20 @@ static void test_load_and_run(void) {
                "output index 1 is out of range (the model has 1)");
   EXPECT(run_add(session, 0.5f));
 
+  /* What the model says about itself (the backend test data's ModelProto fields). */
+  EXPECT(strcmp(onnxflow_session_producer_name(session), "backend-test") == 0);
+  EXPECT(strcmp(onnxflow_session_producer_version(session), "") == 0);
+  EXPECT(strcmp(onnxflow_session_graph_name(session), "test_add") == 0);
+  EXPECT(onnxflow_session_ir_version(session) == 7);
+  EXPECT(onnxflow_session_model_version(session) == 0);
+  EXPECT(onnxflow_session_metadata_count(session) == 0);
+  EXPECT(onnxflow_session_metadata_key(session, 0) == NULL);
+  EXPECT(onnxflow_session_opset_count(session) == 1);
+  EXPECT(strcmp(onnxflow_session_opset_domain(session, 0), "") == 0);
+  EXPECT(onnxflow_session_opset_version(session, 0) == 14);
+  EXPECT(onnxflow_session_opset_version(session, 1) == -1);
+  EXPECT(onnxflow_session_producer_name(NULL) == NULL);
+
   /* Every output in graph order: output_names NULL. */
   onnxflow_tensor* x = NULL;
   onnxflow_tensor* y = NULL;
