@@ -50,8 +50,10 @@ std::string ReadFile(const std::string& path) {
 std::string Model() {
   tools::ModelBuilder m(17);
   m.Input("x", DataType::kFloat, {-1, 8});
+  // Two heads rather than a chain: the load passes would fuse Relu -> Sigmoid into one node.
   m.Node("Relu", {"x"}, {"r"}, "relu");
-  m.Node("Sigmoid", {"r"}, {"y"}, "sig");
+  m.Node("Sigmoid", {"x"}, {"y"}, "sig");
+  m.Output("r", DataType::kFloat, {-1, 8});
   m.Output("y", DataType::kFloat, {-1, 8});
   const std::string path = Dir() + "/bench.onnx";
   std::ofstream(path, std::ios::binary) << m.Serialize();
