@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "include/onnxflow/io.h"
+#include "tests/test_data.h"
 #include "tools/model_builder.h"
 
 namespace onnxflow {
@@ -89,6 +90,31 @@ TEST(RunModelFlags, InfoJson) {
   EXPECT_TRUE(j["inputs"][0]["dims"][1].is_null());
   EXPECT_EQ(j["ops"]["Sigmoid"], 1);
   EXPECT_EQ(j["metadata_props"]["license"], "MIT");
+}
+
+// The network of the closing note: the description, and the fused nodes of the blocked
+// layout traced to the ONNX nodes they replaced (their values are renamed "r1/blocked").
+TEST(RunModelFlags, InfoOfInceptionV1) {
+  auto data = testing::TestDataDir();
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  const std::string model = *data + "/models/real_inception_v1/model.onnx";
+  Outcome o = RunTool("--info " + model);
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_TRUE(Has(o, "  ir_version 3, producer onnx-caffe2, model_version 0\n"
+                     "  graph: inception_v1, 144 nodes, 118 initializers\n"
+                     "opset imports: ai.onnx 9\n"
+                     "inputs:\n"
+                     "  data_0: float32 [1,3,224,224]\n"
+                     "outputs:\n"
+                     "  prob_1: float32 [1,1000]\n"
+                     "ops (144 nodes):\n"
+                     "  Conv                            57\n"
+                     "  Relu                            57\n")) << o.output;
+  o = RunTool("--info --optimized " + model);
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_TRUE(Has(o, "  n0 (com.onnxflow.BlockedConv)  <- n0 (Conv) + n1 (Relu)\n")) << o.output;
+  EXPECT_TRUE(Has(o, "  n2 (com.onnxflow.BlockedMaxPool)  <- n2 (MaxPool)\n")) << o.output;
+  EXPECT_TRUE(Has(o, "  FromBlocked(r2/blocked) (com.onnxflow.FromBlocked)\n  n3 (LRN)\n")) << o.output;
 }
 
 TEST(RunModelFlags, InfoOptimizedTracesFusedNodes) {

@@ -56,39 +56,50 @@ struct OptimizedNode {
   std::vector<std::string> replaced;  // labels of the ONNX nodes it stands for, when it is not one of them as written
 };
 
-// The load passes keep a fused node's outer edges (its inputs and outputs are values of the
-// original graph), so the ONNX nodes a node replaced are found without help from the passes:
-// walk the original graph back from the node's outputs to its inputs, collecting the producers
-// that are not in the optimized graph as written (same name and op). A node that is exactly an
-// original one replaced nothing.
+// The load passes keep a fused node's outer edges: its inputs and outputs are values of the
+// original graph, or derived from one by a suffix ("r1/blocked" is r1 in the blocked layout). So
+// the ONNX nodes a node replaced are found without help from the passes: map its inputs and
+// outputs to original values, then walk the original graph back from the outputs to the inputs,
+// collecting the producers on the way. A node that is exactly an original one replaced nothing.
 std::vector<OptimizedNode> TraceOptimized(const onnx::GraphProto& original, const graph::Graph& optimized) {
   std::map<std::string, int> producer;
+  std::set<std::string> values;  // every value the original graph names
+  for (const auto& in : original.input()) values.insert(in.name());
+  for (const auto& init : original.initializer()) values.insert(init.name());
   for (int i = 0; i < original.node_size(); ++i) {
     for (const auto& out : original.node(i).output()) {
-      if (!out.empty()) producer[out] = i;
+      if (out.empty()) continue;
+      producer[out] = i;
+      values.insert(out);
     }
   }
-  std::set<std::pair<std::string, std::string>> kept;  // (name, op) present as written
-  for (const graph::Node& n : optimized.nodes) kept.insert({n.proto->name(), n.op_type()});
+  // The original value a name stands for: itself, else the name with "/suffix" parts dropped.
+  auto original_value = [&](std::string name) {
+    while (!values.count(name)) {
+      const size_t slash = name.rfind('/');
+      if (slash == std::string::npos) return std::string();
+      name.resize(slash);
+    }
+    return name;
+  };
   std::vector<OptimizedNode> result;
   for (const graph::Node& n : optimized.nodes) {
     OptimizedNode o;
     o.label = NodeLabel(n.proto->name(), n.op_type(), n.domain);
     o.inputs.assign(n.proto->input().begin(), n.proto->input().end());
     o.outputs.assign(n.proto->output().begin(), n.proto->output().end());
-    const std::set<std::string> stop(o.inputs.begin(), o.inputs.end());
+    std::set<std::string> stop;
+    for (const auto& in : o.inputs) stop.insert(original_value(in));
     std::set<int> seen;
-    std::vector<std::string> pending(o.outputs.begin(), o.outputs.end());
+    std::vector<std::string> pending;
+    for (const auto& out : o.outputs) pending.push_back(original_value(out));
     while (!pending.empty()) {
       const std::string value = pending.back();
       pending.pop_back();
       auto p = producer.find(value);
       if (p == producer.end() || stop.count(value) || seen.count(p->second)) continue;
-      const onnx::NodeProto& src = original.node(p->second);
-      const bool is_self = src.name() == n.proto->name() && !src.name().empty();
-      if (!is_self && kept.count({src.name(), src.op_type()})) continue;
       seen.insert(p->second);
-      for (const auto& in : src.input()) pending.push_back(in);
+      for (const auto& in : original.node(p->second).input()) pending.push_back(in);
     }
     const bool as_written = seen.size() == 1 && original.node(*seen.begin()).op_type() == n.op_type() &&
                             original.node(*seen.begin()).name() == n.proto->name();
