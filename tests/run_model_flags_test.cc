@@ -115,6 +115,9 @@ TEST(RunModelFlags, InfoOfInceptionV1) {
   EXPECT_TRUE(Has(o, "  n0 (com.onnxflow.BlockedConv)  <- n0 (Conv) + n1 (Relu)\n")) << o.output;
   EXPECT_TRUE(Has(o, "  n2 (com.onnxflow.BlockedMaxPool)  <- n2 (MaxPool)\n")) << o.output;
   EXPECT_TRUE(Has(o, "  FromBlocked(r2/blocked) (com.onnxflow.FromBlocked)\n  n3 (LRN)\n")) << o.output;
+  // Convolutions that append to one Concat in turn: the last one stands for the Concat too, and
+  // none of them for the nodes before it.
+  EXPECT_TRUE(Has(o, "  n21 (com.onnxflow.BlockedConv)  <- n21 (Conv) + n22 (Relu) + n23 (Concat)\n")) << o.output;
 }
 
 TEST(RunModelFlags, InfoOptimizedTracesFusedNodes) {

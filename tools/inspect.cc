@@ -60,7 +60,8 @@ struct OptimizedNode {
 // original graph, or derived from one by a suffix ("r1/blocked" is r1 in the blocked layout). So
 // the ONNX nodes a node replaced are found without help from the passes: map its inputs and
 // outputs to original values, then walk the original graph back from the outputs to the inputs,
-// collecting the producers on the way. A node that is exactly an original one replaced nothing.
+// collecting the producers on the way (up to the values other optimized nodes produce). A node
+// that is exactly an original one replaced nothing.
 std::vector<OptimizedNode> TraceOptimized(const onnx::GraphProto& original, const graph::Graph& optimized) {
   std::map<std::string, int> producer;
   std::set<std::string> values;  // every value the original graph names
@@ -82,6 +83,12 @@ std::vector<OptimizedNode> TraceOptimized(const onnx::GraphProto& original, cons
     }
     return name;
   };
+  // Which optimized nodes produce each original value: a walk stops at a value another node
+  // produces (its producers are that node's), as where convolutions append to one Concat in turn.
+  std::map<std::string, std::set<const graph::Node*>> made_by;
+  for (const graph::Node& n : optimized.nodes) {
+    for (const auto& out : n.proto->output()) made_by[original_value(out)].insert(&n);
+  }
   std::vector<OptimizedNode> result;
   for (const graph::Node& n : optimized.nodes) {
     OptimizedNode o;
@@ -92,12 +99,18 @@ std::vector<OptimizedNode> TraceOptimized(const onnx::GraphProto& original, cons
     for (const auto& in : o.inputs) stop.insert(original_value(in));
     std::set<int> seen;
     std::vector<std::string> pending;
-    for (const auto& out : o.outputs) pending.push_back(original_value(out));
+    std::set<std::string> own;
+    for (const auto& out : o.outputs) own.insert(original_value(out));
+    pending.assign(own.begin(), own.end());
+    auto made_elsewhere = [&](const std::string& value) {
+      auto m = made_by.find(value);
+      return m != made_by.end() && !own.count(value) && (m->second.size() > 1 || !m->second.count(&n));
+    };
     while (!pending.empty()) {
       const std::string value = pending.back();
       pending.pop_back();
       auto p = producer.find(value);
-      if (p == producer.end() || stop.count(value) || seen.count(p->second)) continue;
+      if (p == producer.end() || stop.count(value) || made_elsewhere(value) || seen.count(p->second)) continue;
       seen.insert(p->second);
       for (const auto& in : original.node(p->second).input()) pending.push_back(in);
     }
@@ -187,9 +200,11 @@ Result<std::string> InspectModel(const std::string& path, const SessionOptions& 
   auto print_histogram = [&](const std::map<std::string, int>& h) {
     std::vector<std::pair<std::string, int>> sorted(h.begin(), h.end());
     std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    int width = 28;  // wider for long internal op names, so the counts stay in one column
+    for (const auto& [op, count] : sorted) width = std::max(width, static_cast<int>(op.size()));
     for (const auto& [op, count] : sorted) {
-      char line[128];
-      std::snprintf(line, sizeof line, "  %-28s %5d\n", op.c_str(), count);
+      char line[256];
+      std::snprintf(line, sizeof line, "  %-*s %5d\n", width, op.c_str(), count);
       s << line;
     }
   };
