@@ -163,8 +163,13 @@ std::string TickLabel(double v, double step) {
 // where they belong. Throughput is read on the left axis, latency (p50 solid, p99 dashed) on the
 // right; each series has its own marker shape so that one hidden under another still shows.
 std::string ResultsSvg(const BenchConfig& config, const std::vector<LevelResult>& results) {
-  const double width = 720, height = 470, left = 70, right = 80, top = 40, bottom = 120;
-  const double plot_w = width - left - right, plot_h = height - top - bottom;
+  // The legend is a row between the title and the plot, so it never covers a data point; the
+  // caption below the axis label gets as much height as the configuration has lines.
+  const std::string caption = ConfigText(config);
+  const double caption_lines = static_cast<double>(std::count(caption.begin(), caption.end(), '\n') + 1);
+  const double width = 720, left = 70, right = 80, top = 66, plot_h = 310;
+  const double height = top + plot_h + 60 + 14 * caption_lines;
+  const double plot_w = width - left - right;
   double max_tp = 0, max_lat = 0;
   int min_c = 1 << 30, max_c = 1;
   for (const auto& r : results) {
@@ -190,9 +195,14 @@ std::string ResultsSvg(const BenchConfig& config, const std::vector<LevelResult>
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
     << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  // The file name, with its folder when the name alone says nothing (the test data's model.onnx).
   std::string title = config.model;
   const size_t slash = title.find_last_of('/');
-  if (slash != std::string::npos && slash + 1 < title.size()) title = title.substr(slash + 1);
+  if (slash != std::string::npos && slash + 1 < title.size()) {
+    const size_t parent = slash > 0 ? title.find_last_of('/', slash - 1) : std::string::npos;
+    title = title.substr(slash + 1) == "model.onnx" ? title.substr(parent == std::string::npos ? 0 : parent + 1)
+                                                    : title.substr(slash + 1);
+  }
   s << "<text x=\"" << width / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">" << Escape(title)
     << ": throughput and latency against concurrency</text>\n";
   std::snprintf(buf, sizeof buf, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#888\"/>\n",
@@ -254,18 +264,29 @@ std::string ResultsSvg(const BenchConfig& config, const std::vector<LevelResult>
                   py - 4, cx + 4, py, cx, py + 4, cx - 4, py, kP99);
     s << buf;
   }
-  // Legend, top left inside the plot.
-  const double lx = left + 10, ly = top + 10;
-  s << "<rect x=\"" << lx << "\" y=\"" << ly << "\" width=\"190\" height=\"62\" fill=\"white\" fill-opacity=\"0.9\" stroke=\"#bbb\"/>\n";
+  // Legend: one row above the plot.
+  const double ry = top - 16;
   const struct { const char* color; const char* label; const char* dash; } legend[] = {
       {kTp, "throughput (runs/s, left)", ""}, {kP50, "p50 latency (ms, right)", ""}, {kP99, "p99 latency (ms, right)", "6,3"}};
   for (int i = 0; i < 3; ++i) {
-    const double ry = ly + 14 + 18 * i;
+    const double lx = left + 190 * i;
     std::snprintf(buf, sizeof buf,
                   "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.0f\" y2=\"%.0f\" stroke=\"%s\" stroke-width=\"2\"%s%s%s/>"
                   "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n",
                   lx + 8, lx + 34, ry, ry, legend[i].color, *legend[i].dash ? " stroke-dasharray=\"" : "", legend[i].dash,
                   *legend[i].dash ? "\"" : "", lx + 42, ry + 4, legend[i].label);
+    s << buf;
+    // The series' marker on its line, as in the plot (where one level stacks them).
+    const double mx = lx + 21;
+    if (i == 0) {
+      std::snprintf(buf, sizeof buf, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"white\" stroke=\"%s\" stroke-width=\"2\"/>\n",
+                    mx, ry, kTp);
+    } else if (i == 1) {
+      std::snprintf(buf, sizeof buf, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" fill=\"%s\"/>\n", mx - 3.5, ry - 3.5, kP50);
+    } else {
+      std::snprintf(buf, sizeof buf, "<polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"%s\"/>\n", mx, ry - 4,
+                    mx + 4, ry, mx, ry + 4, mx - 4, ry, kP99);
+    }
     s << buf;
   }
   s << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << top + plot_h + 38
@@ -275,7 +296,7 @@ std::string ResultsSvg(const BenchConfig& config, const std::vector<LevelResult>
   s << "<text x=\"" << width - 14 << "\" y=\"" << top + plot_h / 2 << "\" transform=\"rotate(90 " << width - 14 << " "
     << top + plot_h / 2 << ")\" text-anchor=\"middle\">latency (ms)</text>\n";
   // Caption: the configuration, so a picture passed around still says what it measured.
-  std::istringstream lines(ConfigText(config));
+  std::istringstream lines(caption);
   std::string line;
   double cy = top + plot_h + 60;
   while (std::getline(lines, line)) {
