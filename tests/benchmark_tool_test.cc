@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "include/onnxflow/io.h"
 #include "include/onnxflow/version.h"
 #include "tools/model_builder.h"
 
@@ -81,6 +82,26 @@ TEST(BenchmarkTool, UnknownShapeNameIsRefused) {
   Outcome o = RunTool(Model() + " --runs 5 --shape nope=1x8");
   EXPECT_EQ(o.exit_code, 2) << o.output;
   EXPECT_TRUE(Has(o.output, "--shape nope=1x8: the model has no input named 'nope'")) << o.output;
+}
+
+// Real inputs: DIR/input_0.pb of a shape no flag gave; the configuration echoes where they came
+// from and their shape. A folder without them is refused before measuring.
+TEST(BenchmarkTool, RealInputsFromADirectory) {
+  const std::string dir = Dir() + "/inputs";
+  ASSERT_EQ(system(("mkdir -p " + dir).c_str()), 0);
+  Tensor x(DataType::kFloat, {5, 8});
+  ASSERT_TRUE(WriteValueFile(dir + "/input_0.pb", x, "x").ok());
+  const std::string json = Dir() + "/real.json";
+  Outcome o = RunTool(Model() + " --runs 3 --concurrency 1 --inputs " + dir + " --json " + json);
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_TRUE(Has(o.output, "inputs " + dir + "\nshapes: x=5x8\n")) << o.output;
+  auto j = nlohmann::json::parse(ReadFile(json));
+  EXPECT_EQ(j["config"]["inputs"], dir);
+  EXPECT_EQ(j["config"]["shapes"]["x"], "5x8");
+  o = RunTool(Model() + " --runs 3 --inputs " + Dir() + "/no-such-dir");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_TRUE(Has(o.output, "benchmark: InvalidArgument: input 'x': cannot open '" + Dir() + "/no-such-dir/input_0.pb'"))
+      << o.output;
 }
 
 TEST(BenchmarkTool, DescribesItselfInTableJsonSvgAndTrace) {
