@@ -3,6 +3,7 @@
 #include "include/onnxflow/onnxflow_c.h"
 
 #include <atomic>
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <exception>
@@ -436,6 +437,50 @@ onnxflow_status* onnxflow_session_run(const onnxflow_session* session, const onn
     }
     for (size_t i = 0; i < output_count; ++i) outputs[i] = made[i];
     return nullptr;
+  });
+}
+
+onnxflow_status* onnxflow_session_run_into(const onnxflow_session* session, const onnxflow_run_options* run_options,
+                                           const char* const* input_names, const onnxflow_tensor* const* inputs,
+                                           size_t input_count, const char* const* output_names,
+                                           onnxflow_tensor* const* outputs, size_t output_count) {
+  if (session == nullptr) return Invalid("session is NULL");
+  if (input_count > 0 && (input_names == nullptr || inputs == nullptr)) return Invalid("input_names or inputs is NULL");
+  if (output_count > 0 && (output_names == nullptr || outputs == nullptr)) return Invalid("output_names or outputs is NULL");
+  return Guard([&]() -> onnxflow_status* {
+    const std::vector<onnxflow::ValueInfo>& declared = session->session.outputs();
+    std::vector<onnxflow::NamedValue> into;
+    into.reserve(output_count);
+    for (size_t i = 0; i < output_count; ++i) {
+      if (output_names[i] == nullptr || outputs[i] == nullptr) {
+        return Invalid("output_names[" + std::to_string(i) + "] or outputs[" + std::to_string(i) + "] is NULL");
+      }
+      if (std::none_of(declared.begin(), declared.end(),
+                       [&](const onnxflow::ValueInfo& d) { return d.name == output_names[i]; })) {
+        return MakeStatus(ONNXFLOW_NOT_FOUND, std::string("the model has no output named '") + output_names[i] + "'");
+      }
+      // A copy of the handle's Tensor shares its storage: RunInto writes the caller's bytes.
+      into.push_back({output_names[i], outputs[i]->tensor});
+    }
+    std::vector<onnxflow::NamedValue> named;
+    named.reserve(input_count);
+    for (size_t i = 0; i < input_count; ++i) {
+      if (input_names[i] == nullptr || inputs[i] == nullptr) {
+        return Invalid("input_names[" + std::to_string(i) + "] or inputs[" + std::to_string(i) + "] is NULL");
+      }
+      named.push_back({input_names[i], inputs[i]->tensor});
+    }
+    onnxflow::RunOptions options;
+    if (run_options != nullptr) {
+      options.cancel = &run_options->cancel;
+      if (run_options->timeout_ms > 0) {
+        options.deadline = std::chrono::steady_clock::now() +
+                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                               std::chrono::duration<double, std::milli>(run_options->timeout_ms));
+      }
+    }
+    onnxflow::Status status = session->session.RunInto(named, into, options);
+    return status.ok() ? nullptr : FromStatus(status);
   });
 }
 

@@ -188,6 +188,18 @@ ONNXFLOW_C_EXPORT onnxflow_status* onnxflow_session_run(const onnxflow_session* 
                                                        const char* const* output_names, size_t output_count,
                                                        onnxflow_tensor** outputs);
 
+/* Runs the model into caller-provided tensors (ONNX Runtime's IO binding): `outputs[i]` (made with
+ * onnxflow_tensor_create or _create_borrowed, so a host may reuse one buffer run after run) receives
+ * the output named `output_names[i]`, written into its bytes. Only the nodes those outputs need run.
+ * A tensor of another type or shape than its output is INVALID_ARGUMENT naming the output and both
+ * shapes, and then no tensor is written. An unknown name is NOT_FOUND. */
+ONNXFLOW_C_EXPORT onnxflow_status* onnxflow_session_run_into(const onnxflow_session* session,
+                                                            const onnxflow_run_options* run_options,
+                                                            const char* const* input_names,
+                                                            const onnxflow_tensor* const* inputs, size_t input_count,
+                                                            const char* const* output_names,
+                                                            onnxflow_tensor* const* outputs, size_t output_count);
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

@@ -143,6 +143,32 @@ static void test_load_and_run(void) {
   }
   onnxflow_tensor_free(out);
 
+  /* Into the caller's buffers: a borrowed array is written in place; one that does not fit is
+   * refused and left as it was. */
+  {
+    static float sum_buffer[60];
+    sum_buffer[7] = -1.0f;
+    onnxflow_tensor* bound = NULL;
+    EXPECT_OK(onnxflow_tensor_create_borrowed(ONNXFLOW_FLOAT, kAddDims, 3, sum_buffer, sizeof sum_buffer, &bound));
+    const char* sum_name[1] = {"sum"};
+    onnxflow_tensor* const into[1] = {bound};
+    EXPECT_OK(onnxflow_session_run_into(session, NULL, names, inputs, 2, sum_name, into, 1));
+    EXPECT(sum_buffer[7] == 6.5f);
+    onnxflow_tensor* small_out = NULL;
+    const int64_t two[1] = {2};
+    EXPECT_OK(onnxflow_tensor_create(ONNXFLOW_FLOAT, two, 1, &small_out));
+    ((float*)onnxflow_tensor_data(small_out))[0] = 9.0f;
+    onnxflow_tensor* const wrong[1] = {small_out};
+    EXPECT_ERROR(onnxflow_session_run_into(session, NULL, names, inputs, 2, sum_name, wrong, 1),
+                 ONNXFLOW_INVALID_ARGUMENT, "output 'sum' has shape [3,4,5], the buffer given for it has shape [2]");
+    EXPECT(((const float*)onnxflow_tensor_const_data(small_out))[0] == 9.0f);
+    const char* no_such[1] = {"total"};
+    EXPECT_ERROR(onnxflow_session_run_into(session, NULL, names, inputs, 2, no_such, into, 1), ONNXFLOW_NOT_FOUND,
+                 "the model has no output named 'total'");
+    onnxflow_tensor_free(small_out);
+    onnxflow_tensor_free(bound);
+  }
+
   /* Error paths of run: nothing is written to outputs. */
   out = NULL;
   const char* wrong_out[1] = {"total"};
