@@ -60,10 +60,28 @@ Status CheckVersions(const onnx::ModelProto& model, OpsetMap* opsets) {
   return Status::Ok();
 }
 
+// The ModelProto fields that describe the model (producer, versions, doc strings, metadata_props,
+// opset imports, the graph's name and doc string) without its nodes, weights or functions.
+onnx::ModelProto ModelHeader(const onnx::ModelProto& model) {
+  onnx::ModelProto header;
+  header.set_ir_version(model.ir_version());
+  header.set_producer_name(model.producer_name());
+  header.set_producer_version(model.producer_version());
+  header.set_domain(model.domain());
+  header.set_model_version(model.model_version());
+  header.set_doc_string(model.doc_string());
+  *header.mutable_metadata_props() = model.metadata_props();
+  *header.mutable_opset_import() = model.opset_import();
+  header.mutable_graph()->set_name(model.graph().name());
+  header.mutable_graph()->set_doc_string(model.graph().doc_string());
+  return header;
+}
+
 Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionOptions& options,
                                     const KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(CheckVersions(model->proto, &model->opsets));
   if (!model->proto.has_graph()) return InvalidArgument("the model has no graph");
+  onnx::ModelProto header = ModelHeader(model->proto);  // as the file says, before functions are inlined
   ONNXFLOW_RETURN_IF_ERROR(InlineFunctions(&model->proto, &model->opsets, registry));
   BuildContext ctx{&model->opsets, &options.limits, model->external.get()};
   ONNXFLOW_ASSIGN_OR_RETURN(model->graph, BuildGraph(model->proto.graph(), {}, ctx, 0));
@@ -71,7 +89,8 @@ Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionO
   ONNXFLOW_RETURN_IF_ERROR(InferTypes(*model->graph));
   // The graph holds its own copies of the nodes and initializers: the parsed model, as big as the
   // weights, would otherwise stay resident beside them for the session's life.
-  onnx::ModelProto().Swap(&model->proto);
+  // What stays is the model's description (Session::metadata): a few strings.
+  header.Swap(&model->proto);
   // Every node has a kernel, or the model is refused now, on the nodes as written and before any
   // pass (the plan still refuses what a kernel's factory finds unsupported).
   ONNXFLOW_RETURN_IF_ERROR(CheckKernelsExist(*model->graph, registry));

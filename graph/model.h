@@ -20,7 +20,7 @@ inline constexpr int64_t kMaxIrVersion = 13;
 inline constexpr int kMaxOnnxOpset = 28;
 
 struct Model {
-  onnx::ModelProto proto;
+  onnx::ModelProto proto;  // after Load: only the description (no nodes, weights or functions)
   OpsetMap opsets;
   std::unique_ptr<ExternalDataFiles> external;  // keeps mapped files alive
   std::shared_ptr<Graph> graph;                 // the main graph, after passes

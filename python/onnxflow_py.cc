@@ -180,6 +180,30 @@ NodeArg MakeNodeArg(const ValueInfo& info) {
   return arg;
 }
 
+// onnxruntime.ModelMetadata (InferenceSession.get_modelmeta()), plus what onnxflow's C++
+// ModelMetadata adds: producer_version, ir_version, graph_doc_string, opset_imports.
+struct PyModelMetadata {
+  std::string producer_name, producer_version, domain, description, graph_name, graph_description;
+  int64_t version = 0, ir_version = 0;
+  py::dict custom_metadata_map;
+  py::dict opset_imports;  // domain ("" = ai.onnx) -> version
+};
+
+PyModelMetadata MakeModelMetadata(const ModelMetadata& m) {
+  PyModelMetadata p;
+  p.producer_name = m.producer_name;
+  p.producer_version = m.producer_version;
+  p.domain = m.domain;
+  p.description = m.doc_string;
+  p.graph_name = m.graph_name;
+  p.graph_description = m.graph_doc_string;
+  p.version = m.model_version;
+  p.ir_version = m.ir_version;
+  for (const auto& [key, value] : m.metadata_props) p.custom_metadata_map[py::str(key)] = value;
+  for (const auto& [domain, version] : m.opset_imports) p.opset_imports[py::str(domain)] = version;
+  return p;
+}
+
 // onnxruntime.SessionOptions' fields that onnxflow has (others are accepted and ignored by ORT
 // scripts only if they never set them).
 struct PySessionOptions {
@@ -230,20 +254,22 @@ class PySession {
     for (const ValueInfo& info : session_->outputs()) args.push_back(MakeNodeArg(info));
     return args;
   }
+  PyModelMetadata get_modelmeta() const { return MakeModelMetadata(session_->metadata()); }
   std::vector<std::string> get_providers() const { return {"CPUExecutionProvider"}; }
 
   py::list run(const py::object& output_names, const py::dict& input_feed, const py::object& run_options) const {
     const std::vector<ValueInfo>& declared = session_->outputs();
-    std::vector<size_t> picks;
+    // Named outputs: only the nodes they need run (Session::Run with names), in the caller's order.
+    std::vector<std::string> names;
     if (output_names.is_none()) {
-      for (size_t i = 0; i < declared.size(); ++i) picks.push_back(i);
+      for (const ValueInfo& info : declared) names.push_back(info.name);
     } else {
       for (const py::handle& name : output_names) {
         const std::string wanted = py::str(name);
         size_t j = 0;
         while (j < declared.size() && declared[j].name != wanted) ++j;
         if (j == declared.size()) Raise(InvalidArgument("the model has no output named '" + wanted + "'"));
-        picks.push_back(j);
+        names.push_back(wanted);
       }
     }
     std::vector<Input> held;
@@ -266,11 +292,11 @@ class PySession {
     Result<std::vector<NamedValue>> outputs = Status(StatusCode::kInternal, "not run");
     {
       py::gil_scoped_release release;  // `held` keeps the NumPy memory alive; no Python object is touched
-      outputs = session_->Run(inputs, options);
+      outputs = output_names.is_none() ? session_->Run(inputs, options) : session_->Run(inputs, names, options);
     }
     if (!outputs.ok()) Raise(outputs.status());
     py::list result;
-    for (size_t j : picks) result.append(ToPython((*outputs)[j].value));
+    for (const NamedValue& value : *outputs) result.append(ToPython(value.value));
     return result;
   }
 
@@ -296,6 +322,18 @@ PYBIND11_MODULE(onnxflow, m) {
         return "NodeArg(name='" + a.name + "', type='" + a.type + "', shape=" + std::string(py::repr(a.shape)) + ")";
       });
 
+  py::class_<PyModelMetadata>(m, "ModelMetadata")
+      .def_readonly("producer_name", &PyModelMetadata::producer_name)
+      .def_readonly("producer_version", &PyModelMetadata::producer_version)
+      .def_readonly("domain", &PyModelMetadata::domain)
+      .def_readonly("description", &PyModelMetadata::description)
+      .def_readonly("graph_name", &PyModelMetadata::graph_name)
+      .def_readonly("graph_description", &PyModelMetadata::graph_description)
+      .def_readonly("version", &PyModelMetadata::version)
+      .def_readonly("ir_version", &PyModelMetadata::ir_version)
+      .def_readonly("custom_metadata_map", &PyModelMetadata::custom_metadata_map)
+      .def_readonly("opset_imports", &PyModelMetadata::opset_imports);
+
   py::class_<PySessionOptions>(m, "SessionOptions")
       .def(py::init<>())
       .def_readwrite("intra_op_num_threads", &PySessionOptions::intra_op_num_threads)
@@ -315,6 +353,7 @@ PYBIND11_MODULE(onnxflow, m) {
       .def("get_inputs", &PySession::get_inputs)
       .def("get_outputs", &PySession::get_outputs)
       .def("get_providers", &PySession::get_providers)
+      .def("get_modelmeta", &PySession::get_modelmeta)
       .def("run", &PySession::run, py::arg("output_names"), py::arg("input_feed"),
            py::arg("run_options") = py::none());
   m.attr("InferenceSession") = m.attr("Session");  // `import onnxflow as onnxruntime` works

@@ -138,3 +138,55 @@ def test_onnx_package_loads_after_onnxflow():
     out = subprocess.run(["/usr/bin/python3", "-c", script % (path, path)], check=True, capture_output=True,
                          text=True).stdout.split()
     assert out == ["Add", "x"]
+
+
+_TWO_HEADS = """
+import sys, onnx
+from onnx import helper, TensorProto
+graph = helper.make_graph(
+    [helper.make_node("Relu", ["x"], ["a"], name="relu"),
+     helper.make_node("Reshape", ["x", "s"], ["b"], name="reshape")],
+    "two_heads",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+     helper.make_tensor_value_info("s", TensorProto.INT64, [1])],
+    [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2]),
+     helper.make_tensor_value_info("b", TensorProto.FLOAT, None)],
+    doc_string="graph doc")
+m = helper.make_model(graph, producer_name="pytest", producer_version="1.2",
+                      opset_imports=[helper.make_opsetid("", 17)])
+m.ir_version = 8
+m.model_version = 3
+m.domain = "org.example"
+m.doc_string = "two heads"
+helper.set_model_props(m, {"license": "MIT"})
+onnx.save(m, sys.argv[1])
+"""
+
+
+def two_heads(tmp_path):
+    """x -> Relu -> a; Reshape(x, s) -> b: a shape s that does not fit x fails only the run of b."""
+    path = os.path.join(tmp_path, "two_heads.onnx")
+    subprocess.run(["/usr/bin/python3", "-c", _TWO_HEADS, path], check=True)
+    return path
+
+
+def test_model_metadata_like_onnxruntime(tmp_path):
+    meta = onnxflow.Session(two_heads(tmp_path)).get_modelmeta()
+    assert (meta.producer_name, meta.producer_version, meta.domain, meta.version, meta.ir_version) == (
+        "pytest", "1.2", "org.example", 3, 8)
+    assert (meta.description, meta.graph_name, meta.graph_description) == ("two heads", "two_heads", "graph doc")
+    assert meta.custom_metadata_map == {"license": "MIT"}
+    assert meta.opset_imports == {"": 17}
+
+
+def test_chosen_outputs_run_only_their_nodes(tmp_path):
+    session = onnxflow.Session(two_heads(tmp_path))
+    feed = {"x": np.array([-1, 2], np.float32), "s": np.array([3], np.int64)}
+    # The Reshape that cannot succeed feeds only "b": asking for "a" alone does not run it.
+    (a,) = session.run(["a"], feed)
+    np.testing.assert_array_equal(a, [0, 2])
+    with pytest.raises(onnxflow.OnnxflowError, match=r"reshape"):
+        session.run(None, feed)
+    b, a = session.run(["b", "a"], {"x": feed["x"], "s": np.array([2], np.int64)})
+    np.testing.assert_array_equal(b, [-1, 2])
+    np.testing.assert_array_equal(a, [0, 2])

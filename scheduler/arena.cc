@@ -10,7 +10,13 @@ namespace onnxflow {
 int DefaultThreadCount() { return tbb::info::default_concurrency(); }
 
 std::shared_ptr<ThreadPool> SharedThreadPool(int threads) {
-  if (threads <= 0) threads = DefaultThreadCount();
+  // TBB keeps one set of worker threads per process and arenas only limit how many of them work
+  // on the arena's tasks, so a session asking for fewer cores is a limit inside that one pool.
+  // Asking for more than the machine has would only make TBB warn and ignore the request, and
+  // make the pool's gate admit more runs at once than there are cores: such requests get all of
+  // them (and share the all-cores pool).
+  const int cores = DefaultThreadCount();
+  if (threads <= 0 || threads > cores) threads = cores;
   static std::mutex mutex;
   static auto* pools = new std::map<int, std::weak_ptr<ThreadPool>>();
   std::lock_guard<std::mutex> lock(mutex);

@@ -1,5 +1,5 @@
-// One thread pool per thread count, shared by every session in the process: a hundred sessions
-// add no threads, and inter-op (flow graph) and intra-op (parallel_for) work of all of them share
+// One thread pool per process: TBB's worker threads, with one arena per thread count as the
+// limit for the sessions that asked for that many cores. A hundred sessions add no threads, and inter-op (flow graph) and intra-op (parallel_for) work of all of them share
 // the same cores instead of oversubscribing them. The pool's gate admits as many runs at once as
 // it has cores (admission.h).
 #pragma once
@@ -18,7 +18,7 @@ struct ThreadPool {
   RunGate gate;
 };
 
-// `threads` <= 0 means all cores.
+// `threads` <= 0, or more than the machine's cores, means all cores.
 std::shared_ptr<ThreadPool> SharedThreadPool(int threads);
 
 int DefaultThreadCount();

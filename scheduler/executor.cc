@@ -65,9 +65,10 @@ class FlowFrame {
     }
   }
 
-  Status Run(std::vector<Value>& values, RunState& run) {
+  Status Run(std::vector<Value>& values, RunState& run, const std::vector<char>* skip) {
     values_ = &values;
     run_ = &run;
+    skip_ = skip;
     failed_.store(false, std::memory_order_relaxed);
     error_ = Status::Ok();
     const auto& readers = plan_.reader_counts();
@@ -85,7 +86,7 @@ class FlowFrame {
     HappensAfter(&task_ready_[t]);  // this run's setup, or the predecessors' outputs
     for (int i : plan_.tasks()[t].nodes) {
       const PlanNode& node = plan_.nodes()[i];
-      if (!failed_.load(std::memory_order_relaxed)) {
+      if (!failed_.load(std::memory_order_relaxed) && (skip_ == nullptr || !(*skip_)[i])) {
         Status s = run_->CheckInterrupt();
         if (s.ok()) s = RunNode(node, *values_, *run_);
         if (!s.ok()) Fail(std::move(s));
@@ -119,6 +120,7 @@ class FlowFrame {
   char all_done_ = 0;
   std::vector<Value>* values_ = nullptr;
   RunState* run_ = nullptr;
+  const std::vector<char>* skip_ = nullptr;
   std::atomic<bool> failed_{false};
   std::mutex error_mutex_;  // taken only on failure
   Status error_;
@@ -128,28 +130,29 @@ Executor::Executor(const Plan& plan, ExecutionMode mode) : plan_(plan), mode_(mo
 
 Executor::~Executor() = default;
 
-Status Executor::Run(std::vector<Value>& values, RunState& run) const {
-  return mode_ == ExecutionMode::kSequential || run.threads() <= 1 ? RunSequential(values, run) : RunDataflow(values, run);
+Status Executor::Run(std::vector<Value>& values, RunState& run, const std::vector<char>* skip) const {
+  return mode_ == ExecutionMode::kSequential || run.threads() <= 1 ? RunSequential(values, run, skip)
+                                                                   : RunDataflow(values, run, skip);
 }
 
-Status Executor::RunSequential(std::vector<Value>& values, RunState& run) const {
+Status Executor::RunSequential(std::vector<Value>& values, RunState& run, const std::vector<char>* skip) const {
   const auto& nodes = plan_.nodes();
   for (size_t i = 0; i < nodes.size(); ++i) {
     ONNXFLOW_RETURN_IF_ERROR(run.CheckInterrupt());
-    ONNXFLOW_RETURN_IF_ERROR(RunNode(nodes[i], values, run));
+    if (skip == nullptr || !(*skip)[i]) ONNXFLOW_RETURN_IF_ERROR(RunNode(nodes[i], values, run));
     for (int s : plan_.free_after()[i]) values[s].Reset();
   }
   return Status::Ok();
 }
 
-Status Executor::RunDataflow(std::vector<Value>& values, RunState& run) const {
+Status Executor::RunDataflow(std::vector<Value>& values, RunState& run, const std::vector<char>* skip) const {
   FlowFrame* frame = nullptr;
   if (!idle_frames_.try_pop(frame)) {
     auto fresh = std::make_unique<FlowFrame>(plan_);
     frame = fresh.get();
     all_frames_.push(std::move(fresh));
   }
-  Status s = frame->Run(values, run);
+  Status s = frame->Run(values, run, skip);
   idle_frames_.push(frame);
   return s;
 }

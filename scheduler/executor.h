@@ -25,13 +25,15 @@ class Executor {
   ~Executor();
 
   // `values` has plan.slot_count() entries with inputs, constants and outer values set.
-  Status Run(std::vector<Value>& values, RunState& run) const;
+  // `skip`, when given, has one entry per plan node: nodes marked non-zero do not run (their
+  // outputs stay empty), for runs that asked for some of the outputs only.
+  Status Run(std::vector<Value>& values, RunState& run, const std::vector<char>* skip = nullptr) const;
 
   ExecutionMode mode() const { return mode_; }
 
  private:
-  Status RunSequential(std::vector<Value>& values, RunState& run) const;
-  Status RunDataflow(std::vector<Value>& values, RunState& run) const;
+  Status RunSequential(std::vector<Value>& values, RunState& run, const std::vector<char>* skip) const;
+  Status RunDataflow(std::vector<Value>& values, RunState& run, const std::vector<char>* skip) const;
 
   const Plan& plan_;
   ExecutionMode mode_;

@@ -5,13 +5,18 @@
 
 #include <atomic>
 #include <algorithm>
+#include <cstring>
 #include <map>
+#include <mutex>
+#include <shared_mutex>
 
 #include "graph/model.h"
+#include "include/onnxflow/custom_op.h"
 #include "ops/framework/tsan_annotations.h"
 #include "ops/register_all.h"
 #include "scheduler/arena.h"
 #include "scheduler/executor.h"
+#include "scheduler/idle_release.h"
 #include "scheduler/plan.h"
 
 namespace onnxflow {
@@ -19,12 +24,13 @@ namespace onnxflow {
 class SessionImpl {
  public:
   static Result<std::shared_ptr<const SessionImpl>> Create(std::unique_ptr<graph::Model> model,
-                                                           const SessionOptions& options) {
+                                                           const SessionOptions& options,
+                                                           const KernelRegistry& registry) {
     auto impl = std::shared_ptr<SessionImpl>(new SessionImpl());
     impl->options_ = options;
-    impl->threads_ = options.threads > 0 ? options.threads : DefaultThreadCount();
+    impl->threads_ = options.threads > 0 ? std::min(options.threads, DefaultThreadCount()) : DefaultThreadCount();
     impl->pool_ = SharedThreadPool(impl->threads_);
-    ONNXFLOW_ASSIGN_OR_RETURN(impl->plan_, Plan::Build(*model->graph, {}, GlobalKernelRegistry(), options, 0));
+    ONNXFLOW_ASSIGN_OR_RETURN(impl->plan_, Plan::Build(*model->graph, {}, registry, options, 0));
     impl->executor_ = std::make_unique<Executor>(*impl->plan_, options.mode);
     // Inputs with an initializer are optional; list the required ones first, as users expect.
     for (size_t i = 0; i < impl->plan_->inputs().size(); ++i) {
@@ -40,6 +46,13 @@ class SessionImpl {
     for (const auto& name : impl->plan_->released_constants()) model->graph->constants[name] = Tensor();
     ReleasePooledStorage();
     malloc_trim(0);
+    for (size_t n = 0; n < impl->plan_->nodes().size(); ++n) {
+      for (int slot : impl->plan_->nodes()[n].slots.outputs) {
+        if (slot >= 0) impl->producer_[slot] = static_cast<int>(n);
+      }
+    }
+    for (size_t i = 0; i < impl->plan_->outputs().size(); ++i) impl->output_index_[impl->plan_->outputs()[i].name] = i;
+    impl->metadata_ = ReadMetadata(model->proto);
     impl->model_ = std::move(model);
     return std::shared_ptr<const SessionImpl>(impl);
   }
@@ -53,6 +66,22 @@ class SessionImpl {
     return CollectOutputs(values);
   }
 
+  // A run of some outputs only: the nodes none of them depends on are skipped.
+  Result<std::vector<NamedValue>> Run(const std::vector<NamedValue>& inputs, const std::vector<std::string>& names,
+                                      const RunOptions& options) const {
+    ONNXFLOW_ASSIGN_OR_RETURN(std::shared_ptr<const Selection> selection, Select(names));
+    ONNXFLOW_ASSIGN_OR_RETURN(std::vector<Value> values, BindInputs(inputs));
+    ONNXFLOW_ASSIGN_OR_RETURN(const int executing, pool_->gate.Enter(options));
+    PlaceInPool place{pool_->gate};
+    ONNXFLOW_RETURN_IF_ERROR(Execute(values, options, executing, &selection->skip));
+    std::vector<NamedValue> outputs;
+    outputs.reserve(names.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+      outputs.push_back(NamedValue{names[i], values[plan_->output_slots()[selection->outputs[i]]]});
+    }
+    return outputs;
+  }
+
   // A run that already has its place (RunAsync, on a pool thread); gives it back when done.
   Result<std::vector<NamedValue>> RunAdmitted(const std::vector<NamedValue>& inputs, const RunOptions& options,
                                               int executing) const {
@@ -64,6 +93,7 @@ class SessionImpl {
 
   const std::vector<ValueInfo>& inputs() const { return inputs_; }
   const std::vector<ValueInfo>& outputs() const { return plan_->outputs(); }
+  const ModelMetadata& metadata() const { return metadata_; }
   ThreadPool& pool() const { return *pool_; }
 
  private:
@@ -99,13 +129,15 @@ class SessionImpl {
   // its share. A run left with one core runs on the thread that holds its place (the caller's, or
   // a pool thread for RunAsync), in topological order: the pool's threads stay with the runs that
   // split their work, and the run's tensors stay in one core's caches.
-  Status Execute(std::vector<Value>& values, const RunOptions& options, int executing) const {
+  Status Execute(std::vector<Value>& values, const RunOptions& options, int executing,
+                 const std::vector<char>* skip = nullptr) const {
+    IdleRelease::Scope active;
     RunState run(options_.limits, options, std::max(1, threads_ / executing));
-    if (run.threads() == 1) return executor_->Run(values, run);
+    if (run.threads() == 1) return executor_->Run(values, run, skip);
     Status status;
     char done = 0;  // the run's writes happen before this thread reads them (tsan_annotations.h)
     pool_->arena.execute(MakeTsanVisible([&] {
-      status = executor_->Run(values, run);
+      status = executor_->Run(values, run, skip);
       HappensBefore(&done);
     }));
     HappensAfter(&done);
@@ -122,6 +154,60 @@ class SessionImpl {
     return outputs;
   }
 
+  // Which plan nodes a set of outputs needs: the producers of the outputs, and theirs, back to
+  // the inputs and constants. Cached per list of names (hosts ask for the same few again).
+  struct Selection {
+    std::vector<int> outputs;  // index in plan outputs, per requested name
+    std::vector<char> skip;    // per plan node
+  };
+  Result<std::shared_ptr<const Selection>> Select(const std::vector<std::string>& names) const {
+    std::string key;
+    for (const auto& n : names) key += n + '\0';
+    {
+      std::shared_lock<std::shared_mutex> lock(selections_mutex_);
+      auto it = selections_.find(key);
+      if (it != selections_.end()) return it->second;
+    }
+    auto selection = std::make_shared<Selection>();
+    std::vector<int> pending;
+    for (const auto& name : names) {
+      auto it = output_index_.find(name);
+      if (it == output_index_.end()) return InvalidArgument("the model has no output named '" + name + "'");
+      selection->outputs.push_back(static_cast<int>(it->second));
+      pending.push_back(plan_->output_slots()[it->second]);
+    }
+    const auto& nodes = plan_->nodes();
+    selection->skip.assign(nodes.size(), 1);
+    while (!pending.empty()) {
+      const int slot = pending.back();
+      pending.pop_back();
+      auto producer = producer_.find(slot);
+      if (producer == producer_.end() || !selection->skip[producer->second]) continue;
+      selection->skip[producer->second] = 0;
+      const NodeSlots& slots = nodes[producer->second].slots;
+      for (int s : slots.inputs) if (s >= 0) pending.push_back(s);
+      for (int s : slots.implicit_inputs) if (s >= 0) pending.push_back(s);
+    }
+    std::unique_lock<std::shared_mutex> lock(selections_mutex_);
+    if (selections_.size() >= 64) return std::shared_ptr<const Selection>(std::move(selection));  // a bounded cache
+    return std::shared_ptr<const Selection>(selections_.emplace(key, std::move(selection)).first->second);
+  }
+
+  static ModelMetadata ReadMetadata(const onnx::ModelProto& proto) {
+    ModelMetadata m;
+    m.producer_name = proto.producer_name();
+    m.producer_version = proto.producer_version();
+    m.domain = proto.domain();
+    m.model_version = proto.model_version();
+    m.ir_version = proto.ir_version();
+    m.doc_string = proto.doc_string();
+    m.graph_name = proto.graph().name();
+    m.graph_doc_string = proto.graph().doc_string();
+    for (const auto& p : proto.metadata_props()) m.metadata_props.emplace_back(p.key(), p.value());
+    for (const auto& o : proto.opset_import()) m.opset_imports.emplace_back(o.domain(), o.version());
+    return m;
+  }
+
   static Status CheckInput(const ValueInfo& info, const Value& value) {
     const std::string where = "input '" + info.name + "'";
     if (value.is_none()) {
@@ -133,6 +219,10 @@ class SessionImpl {
     }
     if (value.is_sequence()) return Status::Ok();
     const Tensor& t = value.tensor();
+    if (!t.defined()) {
+      return InvalidArgument(where + " is an undefined tensor (Tensor::FromVector refuses values whose count does "
+                                     "not match the shape)");
+    }
     if (info.dtype != DataType::kUndefined && t.dtype() != info.dtype) {
       return InvalidArgument(where + " has type " + DataTypeName(t.dtype()) + ", the model expects " +
                              DataTypeName(info.dtype));
@@ -159,6 +249,11 @@ class SessionImpl {
   std::unique_ptr<Executor> executor_;
   std::vector<ValueInfo> inputs_;
   std::map<std::string, std::pair<int, int>> input_slot_;  // name -> (slot, index in plan inputs)
+  std::map<std::string, size_t> output_index_;             // name -> index in plan outputs
+  std::map<int, int> producer_;                            // slot -> the plan node writing it
+  ModelMetadata metadata_;
+  mutable std::shared_mutex selections_mutex_;
+  mutable std::map<std::string, std::shared_ptr<const Selection>> selections_;
 };
 
 Session::Session(std::shared_ptr<const SessionImpl> impl) : impl_(std::move(impl)) {}
@@ -182,10 +277,17 @@ auto Guarded(F&& f) -> decltype(f()) {
 
 }  // namespace
 
+// The built-in kernels, or those and the host's (custom_op.h).
+Result<const KernelRegistry*> RegistryFor(const SessionOptions& options) {
+  if (options.custom_ops == nullptr) return &GlobalKernelRegistry();
+  return options.custom_ops->Registry();
+}
+
 Result<Session> Session::Load(const std::string& path, const SessionOptions& options) {
   return Guarded([&]() -> Result<Session> {
-    ONNXFLOW_ASSIGN_OR_RETURN(auto model, graph::LoadModelFile(path, options, GlobalKernelRegistry()));
-    ONNXFLOW_ASSIGN_OR_RETURN(auto impl, SessionImpl::Create(std::move(model), options));
+    ONNXFLOW_ASSIGN_OR_RETURN(const KernelRegistry* registry, RegistryFor(options));
+    ONNXFLOW_ASSIGN_OR_RETURN(auto model, graph::LoadModelFile(path, options, *registry));
+    ONNXFLOW_ASSIGN_OR_RETURN(auto impl, SessionImpl::Create(std::move(model), options, *registry));
     return Session(std::move(impl));
   });
 }
@@ -193,14 +295,28 @@ Result<Session> Session::Load(const std::string& path, const SessionOptions& opt
 Result<Session> Session::LoadFromBytes(const std::string& bytes, const SessionOptions& options,
                                        const std::string& directory) {
   return Guarded([&]() -> Result<Session> {
-    ONNXFLOW_ASSIGN_OR_RETURN(auto model, graph::LoadModelBytes(bytes, directory, options, GlobalKernelRegistry()));
-    ONNXFLOW_ASSIGN_OR_RETURN(auto impl, SessionImpl::Create(std::move(model), options));
+    ONNXFLOW_ASSIGN_OR_RETURN(const KernelRegistry* registry, RegistryFor(options));
+    ONNXFLOW_ASSIGN_OR_RETURN(auto model, graph::LoadModelBytes(bytes, directory, options, *registry));
+    ONNXFLOW_ASSIGN_OR_RETURN(auto impl, SessionImpl::Create(std::move(model), options, *registry));
     return Session(std::move(impl));
   });
 }
 
 Result<std::vector<NamedValue>> Session::Run(const std::vector<NamedValue>& inputs, const RunOptions& options) const {
   return Guarded([&] { return impl_->Run(inputs, options); });
+}
+
+Result<std::vector<NamedValue>> Session::Run(const std::vector<NamedValue>& inputs,
+                                             const std::vector<std::string>& output_names,
+                                             const RunOptions& options) const {
+  return Guarded([&] { return impl_->Run(inputs, output_names, options); });
+}
+
+const Value* FindValue(const std::vector<NamedValue>& values, const std::string& name) {
+  for (const NamedValue& v : values) {
+    if (v.name == name) return &v.value;
+  }
+  return nullptr;
 }
 
 // The run waits for its place without holding a thread; once admitted it goes to the pool.
@@ -215,5 +331,56 @@ void Session::RunAsync(std::vector<NamedValue> inputs, RunOptions options, RunCa
 
 const std::vector<ValueInfo>& Session::inputs() const { return impl_->inputs(); }
 const std::vector<ValueInfo>& Session::outputs() const { return impl_->outputs(); }
+const ModelMetadata& Session::metadata() const { return impl_->metadata(); }
+
+namespace {
+
+// Checks that `result` fits the caller's buffer `into` and, with `write`, copies it there.
+Status WriteInto(const std::string& name, const Value& result, Value& into, bool write) {
+  if (into.is_none()) {
+    if (write) into = result;
+    return Status::Ok();
+  }
+  const std::string where = "output '" + name + "'";
+  if (!result.is_tensor()) return InvalidArgument(where + " is not a tensor, so it cannot be written into a buffer");
+  if (!into.is_tensor()) return InvalidArgument("the buffer given for " + where + " is not a tensor");
+  const Tensor& r = result.tensor();
+  Tensor& t = into.mutable_tensor();
+  if (t.dtype() != r.dtype()) {
+    return InvalidArgument(where + " has type " + DataTypeName(r.dtype()) + ", the buffer given for it has type " +
+                           DataTypeName(t.dtype()));
+  }
+  if (t.shape() != r.shape()) {
+    return InvalidArgument(where + " has shape " + ShapeToString(r.shape()) + ", the buffer given for it has shape " +
+                           ShapeToString(t.shape()));
+  }
+  if (!write || t.raw_data() == r.raw_data()) return Status::Ok();
+  if (r.dtype() == DataType::kString) {
+    for (int64_t i = 0; i < r.size(); ++i) t.mutable_data<std::string>()[i] = r.data<std::string>()[i];
+  } else if (r.nbytes() > 0) {
+    std::memcpy(t.mutable_raw_data(), r.raw_data(), r.nbytes());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Session::RunInto(const std::vector<NamedValue>& inputs, std::vector<NamedValue>& outputs,
+                        const RunOptions& options) const {
+  return Guarded([&]() -> Status {
+    std::vector<std::string> names;
+    names.reserve(outputs.size());
+    for (const NamedValue& o : outputs) names.push_back(o.name);
+    ONNXFLOW_ASSIGN_OR_RETURN(std::vector<NamedValue> results, impl_->Run(inputs, names, options));
+    // Every buffer is checked before any is written: a refused call leaves all of them as they were.
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      ONNXFLOW_RETURN_IF_ERROR(WriteInto(outputs[i].name, results[i].value, outputs[i].value, /*write=*/false));
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      ONNXFLOW_RETURN_IF_ERROR(WriteInto(outputs[i].name, results[i].value, outputs[i].value, /*write=*/true));
+    }
+    return Status::Ok();
+  });
+}
 
 }  // namespace onnxflow

@@ -1,7 +1,9 @@
-// benchmark: closed-loop load generator for one model (issue 6).
+// benchmark: closed-loop load generator for one model (issue 6; configuration, spread and real
+// inputs from issue 25).
 //   benchmark MODEL.onnx [--concurrency 1,2,4,8] [--runs N | --duration 10s] [--threads N]
-//                        [--mode dataflow|sequential] [--dim NAME=N] [--json FILE] [--svg FILE]
-//                        [--trace FILE] [--timeout SECONDS]
+//                        [--mode dataflow|sequential] [--dim NAME=N] [--shape NAME=AxB] [--inputs DIR]
+//                        [--json FILE] [--svg FILE] [--trace FILE [--trace-runs N]]
+//                        [--timeout SECONDS]
 // For each concurrency level, that many host threads call Run on one shared Session back to back.
 // Reports throughput, latency percentiles and CPU time per run; then the process CPU over one idle
 // second (worker threads must sleep when there is no work).
@@ -37,16 +39,19 @@ double ProcessCpuSeconds() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
-Result<std::vector<NamedValue>> FillInputs(const Session& session, const std::map<std::string, int64_t>& dims) {
+// Inputs from DIR/input_<i>.pb when `dir` is given, else filled with the --dim/--shape sizes.
+Result<std::vector<NamedValue>> MakeInputs(const Session& session, const InputShapes& shapes, const std::string& dir) {
   std::vector<NamedValue> inputs;
-  for (const ValueInfo& info : session.inputs()) {
-    if (info.kind != Value::Kind::kTensor) return InvalidArgument("input '" + info.name + "' is not a tensor");
-    Shape shape;
-    for (size_t d = 0; d < info.shape.size(); ++d) {
-      auto it = dims.find(info.dim_names[d]);
-      shape.push_back(info.shape[d] >= 0 ? info.shape[d] : it != dims.end() ? it->second : 1);
+  for (size_t i = 0; i < session.inputs().size(); ++i) {
+    const ValueInfo& info = session.inputs()[i];
+    if (!dir.empty()) {
+      auto value = ReadValueFile(dir + "/input_" + std::to_string(i) + ".pb", &info);
+      if (!value.ok()) return InvalidArgument("input '" + info.name + "': " + value.status().message());
+      inputs.push_back({info.name, std::move(value).value()});
+      continue;
     }
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor t, FillTensor(info.dtype, shape));
+    if (info.kind != Value::Kind::kTensor) return InvalidArgument("input '" + info.name + "' is not a tensor");
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor t, FillTensor(info.dtype, FillShape(info, shapes)));
     inputs.push_back({info.name, std::move(t)});
   }
   return inputs;
@@ -60,15 +65,6 @@ void Progress(int concurrency, int64_t done, int64_t total, double elapsed, doub
   std::fprintf(stderr, "\rconcurrency %-3d [%s%s] %3d%%", concurrency, std::string(filled, '#').c_str(),
                std::string(width - filled, ' ').c_str(), static_cast<int>(fraction * 100));
   std::fflush(stderr);
-}
-
-// Each run's own deadline: `timeout` seconds from its start (none when 0).
-RunOptions WithTimeout(double timeout) {
-  RunOptions options;
-  if (timeout > 0) {
-    options.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
-  }
-  return options;
 }
 
 Result<LevelResult> RunLevel(const Session& session, const std::vector<NamedValue>& inputs, int concurrency,
@@ -122,16 +118,32 @@ Result<LevelResult> RunLevel(const Session& session, const std::vector<NamedValu
   return Summarize(concurrency, latencies, wall, cpu);
 }
 
-Status WriteTrace(const Session& session, const std::vector<NamedValue>& inputs, const std::string& path,
-                  double timeout) {
-  RunProfile profile;
-  RunOptions options = WithTimeout(timeout);
-  options.profile = &profile;
-  auto out = session.Run(inputs, options);
-  if (!out.ok()) return out.status();
+// `runs` profiled runs from `concurrency` host threads at once, as one trace.
+Status WriteTrace(const Session& session, const std::vector<NamedValue>& inputs, const std::string& path, int runs,
+                  int concurrency, double timeout) {
+  std::vector<RunProfile> profiles(runs);
+  std::atomic<int> next{0};
+  std::mutex mutex;
+  Status error;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < std::max(1, std::min(concurrency, runs)); ++t) {
+    threads.emplace_back([&] {
+      for (int r; (r = next++) < runs;) {
+        RunOptions options = WithTimeout(timeout);
+        options.profile = &profiles[r];
+        auto out = session.Run(inputs, options);
+        if (!out.ok()) {
+          std::lock_guard<std::mutex> lock(mutex);
+          error = out.status();
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  if (!error.ok()) return error;
   std::ofstream file(path);
   if (!file) return InvalidArgument("cannot write '" + path + "'");
-  file << ChromeTrace(profile);
+  file << ChromeTrace(profiles);
   return Status::Ok();
 }
 
@@ -152,25 +164,43 @@ Result<double> ParseDuration(const std::string& text) {
   return unit == "ms" ? value / 1000 : unit == "m" ? value * 60 : value;
 }
 
+// Opens `path` for writing without truncating it, so a typo in a path is reported before minutes
+// of measurement rather than after.
+bool Writable(const std::string& path) {
+  std::ofstream file(path, std::ios::app);
+  return static_cast<bool>(file);
+}
+
 int Main(int argc, char** argv) {
-  std::string model, mode = "dataflow", duration_text, json_path, svg_path, trace_path;
+  std::string model, mode = "dataflow", duration_text, json_path, svg_path, trace_path, inputs_dir;
   std::vector<int> levels = {1, 2, 4, 8};
-  std::vector<std::string> dim_args;
+  std::vector<std::string> dim_args, shape_args;
   int64_t runs = 0;
-  int threads = 0;
+  int threads = 0, trace_runs = 5;
   double timeout = 0;
   CLI::App app{"Throughput and latency of one model under concurrent load."};
+  app.footer(
+      "For each concurrency level, that many host threads call Run on one shared session back to back; then the\n"
+      "process CPU over one idle second. Default: 100 runs per level.\n"
+      "Exit codes: 0 done; 2 refused (bad usage, a model or input it cannot accept, an output it cannot write,\n"
+      "or a failed run; one line on stderr says what).\n"
+      "Example:\n"
+      "  benchmark model.onnx --concurrency 1,2,4 --runs 200 --shape data=1x3x224x224 --json out.json --svg out.svg");
   AddVersionFlag(app, "benchmark");
   app.add_option("model", model, "MODEL.onnx")->required()->transform(UserPathArg());
-  app.add_option("--concurrency", levels, "comma-separated concurrency levels")->delimiter(',');
-  auto* runs_opt = app.add_option("--runs", runs, "runs per concurrency level");
-  app.add_option("--duration", duration_text, "time per concurrency level (e.g. 10s)")->excludes(runs_opt);
-  app.add_option("--threads", threads, "cores the session may use (default: all)");
-  app.add_option("--mode", mode, "dataflow | sequential");
-  app.add_option("--dim", dim_args, "NAME=N for a dynamic dimension (default 1)");
-  app.add_option("--json", json_path, "write the results as JSON")->transform(UserPathArg());
-  app.add_option("--svg", svg_path, "draw throughput and p99 against concurrency")->transform(UserPathArg());
-  app.add_option("--trace", trace_path, "write a Chrome/Perfetto trace of one run")->transform(UserPathArg());
+  app.add_option("--concurrency", levels, "comma-separated concurrency levels")->delimiter(',')->capture_default_str();
+  auto* runs_opt = app.add_option("--runs", runs, "runs per concurrency level (default 100 without --duration)");
+  app.add_option("--duration", duration_text, "time per concurrency level (e.g. 10s, 500ms, 1m)")->excludes(runs_opt);
+  app.add_option("--threads", threads, "cores the session may use (default 0: all)");
+  app.add_option("--mode", mode, "dataflow | sequential")->capture_default_str();
+  app.add_option("--dim", dim_args, "NAME=N for a named dynamic dimension (default 1)");
+  app.add_option("--shape", shape_args, "NAME=1x3x224x224: the whole shape of an input");
+  app.add_option("--inputs", inputs_dir, "DIR with input_<i>.pb: real inputs instead of filled ones")->transform(UserPathArg());
+  app.add_option("--json", json_path, "write the configuration and results as JSON")->transform(UserPathArg());
+  app.add_option("--svg", svg_path, "draw throughput, p50 and p99 against concurrency")->transform(UserPathArg());
+  app.add_option("--trace", trace_path, "write a Chrome/Perfetto trace of --trace-runs runs")->transform(UserPathArg());
+  app.add_option("--trace-runs", trace_runs, "runs in the trace, from the highest concurrency's threads")
+      ->capture_default_str();
   app.add_option("--timeout", timeout, "SECONDS: a run that takes longer ends with DeadlineExceeded (exit 2)");
   try {
     app.parse(argc, argv);
@@ -186,56 +216,78 @@ int Main(int argc, char** argv) {
   for (int c : levels) {
     if (c < 1 || c > 1024) return fail("concurrency levels must be between 1 and 1024");
   }
+  if (runs_opt->count() > 0 && runs < 1) return fail("--runs must be at least 1, got " + std::to_string(runs));
+  if (threads < 0) return fail("--threads must not be negative (0 means all cores)");
+  if (trace_runs < 1) return fail("--trace-runs must be at least 1");
   auto duration = ParseDuration(duration_text);
   if (!duration.ok()) return fail(duration.status().message());
   if (runs <= 0 && *duration <= 0) runs = 100;
-  std::map<std::string, int64_t> dims;
-  for (const auto& d : dim_args) {
-    const size_t eq = d.find('=');
-    if (eq == std::string::npos || d.find_first_not_of("0123456789", eq + 1) != std::string::npos || eq + 1 == d.size()) {
-      return fail("--dim expects NAME=N, got '" + d + "'");
-    }
-    dims[d.substr(0, eq)] = std::stoll(d.substr(eq + 1));
+  for (const std::string* path : {&json_path, &svg_path, &trace_path}) {
+    if (!path->empty() && !Writable(*path)) return fail("cannot write '" + *path + "' (checked before measuring)");
   }
 
   SessionOptions options;
   options.threads = threads;
   options.mode = mode == "sequential" ? ExecutionMode::kSequential : ExecutionMode::kDataflow;
+  BenchConfig config;
+  config.model = model;
+  config.threads = threads;
+  config.mode = mode;
+  config.inputs = inputs_dir.empty() ? "fill" : inputs_dir;
+  config.cpu_model = CpuModel();
+  config.cores = CoreCount();
+  auto load_start = Clock::now();
   auto session = Session::Load(model, options);
+  config.load_ms = std::chrono::duration<double, std::milli>(Clock::now() - load_start).count();
   if (!session.ok()) return fail("refused model: " + session.status().ToString());
-  auto inputs = FillInputs(*session, dims);
+  auto shapes = ParseInputShapes(*session, dim_args, shape_args);
+  if (!shapes.ok()) return fail(shapes.status().message());
+  auto inputs = MakeInputs(*session, *shapes, inputs_dir);
   if (!inputs.ok()) return fail(inputs.status().ToString());
+  for (const NamedValue& in : *inputs) {
+    config.shapes.emplace_back(in.name, in.value.is_tensor() ? ShapeText(in.value.tensor().shape()) : "sequence");
+  }
   for (int w = 0; w < 3; ++w) {  // warm-up: first-run allocations and flow-graph construction
+    const auto start = Clock::now();
     auto out = session->Run(*inputs, WithTimeout(timeout));
+    if (w == 0) config.first_run_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     if (!out.ok()) return fail("run failed: " + out.status().ToString());
   }
 
+  std::printf("%s\n", ConfigText(config).c_str());
   std::vector<LevelResult> results;
-  std::printf("%-11s %12s %9s %9s %9s %9s %12s\n", "concurrency", "throughput/s", "p50_ms", "p90_ms", "p99_ms",
-              "p99.9_ms", "cpu_ms/run");
+  std::printf("%-11s %12s %9s %9s %9s %9s %9s %9s %9s %10s %12s\n", "concurrency", "throughput/s", "mean_ms", "min_ms",
+              "max_ms", "stddev_ms", "p50_ms", "p90_ms", "p99_ms", "p99.9_ms", "cpu_ms/run");
+  bool any_max = false;
   for (int c : levels) {
     auto r = RunLevel(*session, *inputs, c, runs, *duration, timeout);
     if (!r.ok()) return fail(r.status().ToString());
-    std::printf("%-11d %12.1f %9.3f %9.3f %9.3f %9.3f %12.3f\n", c, r->throughput, r->p50, r->p90, r->p99, r->p999,
+    std::printf("%-11d %12.1f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f%s %12.3f\n", c, r->throughput, r->mean,
+                r->min, r->max, r->stddev, r->p50, r->p90, r->p99, r->p999, r->p999_is_max ? "*" : " ",
                 r->cpu_ms_per_run);
+    any_max |= r->p999_is_max;
     results.push_back(*r);
   }
+  if (any_max) std::printf("* fewer than 1000 runs: p99.9 is the slowest run (the maximum)\n");
+  config.peak_rss_mb = PeakRssMb();
+  std::printf("peak_rss_mb=%.1f\n", config.peak_rss_mb);
   const double idle = IdleCpuPercent();
   std::printf("idle_cpu_percent=%.2f\n", idle);
 
   if (!trace_path.empty()) {
-    Status s = WriteTrace(*session, *inputs, trace_path, timeout);
+    Status s = WriteTrace(*session, *inputs, trace_path, trace_runs, *std::max_element(levels.begin(), levels.end()),
+                          timeout);
     if (!s.ok()) return fail(s.ToString());
   }
   if (!json_path.empty()) {
     std::ofstream file(json_path);
     if (!file) return fail("cannot write '" + json_path + "'");
-    file << ResultsJson(model, results, idle).dump(2) << "\n";
+    file << ResultsJson(config, results, idle).dump(2) << "\n";
   }
   if (!svg_path.empty()) {
     std::ofstream file(svg_path);
     if (!file) return fail("cannot write '" + svg_path + "'");
-    file << ResultsSvg(model, results);
+    file << ResultsSvg(config, results);
   }
   return 0;
 }

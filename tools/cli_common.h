@@ -1,9 +1,14 @@
-// What every command-line tool shares: paths as the user typed them, and --version.
+// What every command-line tool shares: paths as the user typed them, --version, and the input
+// shapes run_model and benchmark take (--dim NAME=N, --shape NAME=1x3x224x224).
 #pragma once
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
+
+#include "include/onnxflow/session.h"
 
 namespace onnxflow::tools {
 
@@ -18,5 +23,33 @@ CLI::Validator UserPathArg();
 
 // "--version": prints "<tool> <ONNXFLOW_VERSION_STRING>" and exits 0.
 void AddVersionFlag(CLI::App& app, const std::string& tool);
+
+// --dim / --shape: every mistake is a Status whose message names the flag and the text, never an
+// exception (std::stoll's "stoll" meant nothing).
+
+// A dimension or count from the command line: digits only, at most 2^40 (no tensor is larger);
+// `flag` and `text` name it in the message.
+Result<int64_t> ParseCount(const std::string& flag, const std::string& text);
+
+struct InputShapes {
+  std::map<std::string, int64_t> dims;   // symbolic dim name -> size
+  std::map<std::string, Shape> shapes;   // input name -> full shape
+};
+
+// Parses --dim NAME=N and --shape NAME=AxBxC (a scalar is NAME=scalar) and checks each name
+// against the session: a --dim must name a symbolic dimension of some input, a --shape an input,
+// and a --shape must have the input's rank and agree with its fixed dimensions.
+Result<InputShapes> ParseInputShapes(const Session& session, const std::vector<std::string>& dims,
+                                     const std::vector<std::string>& shapes);
+
+// The shape --fill gives `info`: its --shape, else fixed dims with --dim values for named
+// dynamic ones (1 when not given).
+Shape FillShape(const ValueInfo& info, const InputShapes& given);
+
+// "1x3x224x224" ("scalar" for rank 0).
+std::string ShapeText(const Shape& shape);
+
+// A run's options for --timeout: its deadline `seconds` from now (none when 0).
+RunOptions WithTimeout(double seconds);
 
 }  // namespace onnxflow::tools

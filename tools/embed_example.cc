@@ -37,10 +37,14 @@ int main(int argc, char** argv) {
   int workers = 8, requests = 200;
   CLI::App app{"Serve two models from a pool of host threads."};
   onnxflow::tools::AddVersionFlag(app, "embed_example");
+  app.footer(
+      "Exit codes: 0 every request answered; 1 some request failed (stderr names it); 2 a model refused.\n"
+      "Example:\n"
+      "  embed_example a.onnx b.onnx --workers 8 --requests 400");
   app.add_option("model_a", path_a)->required()->transform(onnxflow::tools::UserPathArg());
   app.add_option("model_b", path_b)->required()->transform(onnxflow::tools::UserPathArg());
-  app.add_option("--workers", workers, "host threads serving requests");
-  app.add_option("--requests", requests, "requests in all (alternating between the models)");
+  app.add_option("--workers", workers, "host threads serving requests")->capture_default_str();
+  app.add_option("--requests", requests, "requests in all (alternating between the models)")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   // 1. Load each model once; a Session is immutable and shared by every request thread.

@@ -118,15 +118,22 @@ int main(int argc, char** argv) {
   int runs = 20, threads = 1;
   std::string write_dir;
   CLI::App app{"Time per Loop iteration (with and without an If in the body) and per node of a graph of tiny Adds."};
-  app.add_option("--iterations", iterations, "Loop trip count");
-  app.add_option("--nodes", nodes, "Adds in the chain models (a multiple of 8)");
-  app.add_option("--runs", runs, "timed runs after one warm-up");
-  app.add_option("--threads", threads, "cores (default 1)");
+  app.footer(
+      "Exit codes: 0 done; 2 refused (bad usage, or a model that failed to load or run; stderr says which).\n"
+      "Example:\n"
+      "  loop_benchmark --iterations 1000 --runs 5 --write /tmp/loops");
+  app.add_option("--iterations", iterations, "Loop trip count")->capture_default_str();
+  app.add_option("--nodes", nodes, "Adds in the chain models (a multiple of 8)")->capture_default_str();
+  app.add_option("--runs", runs, "timed runs after one warm-up")->capture_default_str();
+  app.add_option("--threads", threads, "cores")->capture_default_str();
   app.add_option("--write", write_dir, "also write the models as DIR/<name>.onnx")
       ->transform(onnxflow::tools::UserPathArg());
   onnxflow::tools::AddVersionFlag(app, "loop_benchmark");
   CLI11_PARSE(app, argc, argv);
-  if (iterations < 1 || runs < 1 || nodes < 8) return 2;
+  if (iterations < 1 || runs < 1 || nodes < 8) {
+    std::fprintf(stderr, "loop_benchmark: --iterations and --runs must be at least 1, --nodes at least 8\n");
+    return 2;
+  }
   using namespace onnxflow::tools;
   // The chains of Adds measure what a node costs the scheduler, so they run as written: loaded with
   // the passes, a chain becomes one ElementwiseChain node (chain_add_fused shows that).

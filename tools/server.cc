@@ -24,13 +24,20 @@ int main(int argc, char** argv) {
   int http_port = 8000, grpc_port = 8001, http_threads = 32;
   int64_t max_request_bytes = int64_t{64} << 20;
   double shutdown_timeout = 30;
+  app.footer(
+      "Exit codes: 0 stopped by SIGTERM/SIGINT with every request answered; 1 stopped with requests still in\n"
+      "flight after --shutdown-timeout; 2 refused (bad usage, or a port it cannot bind).\n"
+      "Example:\n"
+      "  server --model-repository models --http-port 8000 --grpc-port 8001");
   app.add_option("--model-repository", repository, "DIR/NAME/model.onnx or DIR/NAME/<version>/model.onnx")->required();
-  app.add_option("--host", host, "address to listen on (default 0.0.0.0)");
-  app.add_option("--http-port", http_port, "HTTP/REST port (0: any free one, -1: off)");
-  app.add_option("--grpc-port", grpc_port, "gRPC port (0: any free one, -1: off)");
-  app.add_option("--http-threads", http_threads, "HTTP connections served at once");
-  app.add_option("--max-request-bytes", max_request_bytes, "largest request body or message accepted");
-  app.add_option("--shutdown-timeout", shutdown_timeout, "seconds in-flight requests get after SIGTERM");
+  app.add_option("--host", host, "address to listen on")->capture_default_str();
+  app.add_option("--http-port", http_port, "HTTP/REST port (0: any free one, -1: off)")->capture_default_str();
+  app.add_option("--grpc-port", grpc_port, "gRPC port (0: any free one, -1: off)")->capture_default_str();
+  app.add_option("--http-threads", http_threads, "HTTP connections served at once")->capture_default_str();
+  app.add_option("--max-request-bytes", max_request_bytes, "largest request body or message accepted")
+      ->capture_default_str();
+  app.add_option("--shutdown-timeout", shutdown_timeout, "seconds in-flight requests get after SIGTERM")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (http_threads < 1 || max_request_bytes < 1) {
     std::fprintf(stderr, "server: --http-threads and --max-request-bytes must be positive\n");

@@ -3,6 +3,7 @@
 #include "include/onnxflow/onnxflow_c.h"
 
 #include <atomic>
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <exception>
@@ -287,6 +288,62 @@ const char* onnxflow_session_output_name(const onnxflow_session* session, size_t
   return session->session.outputs()[index].name.c_str();
 }
 
+const char* onnxflow_session_producer_name(const onnxflow_session* session) {
+  return session == nullptr ? nullptr : session->session.metadata().producer_name.c_str();
+}
+
+const char* onnxflow_session_producer_version(const onnxflow_session* session) {
+  return session == nullptr ? nullptr : session->session.metadata().producer_version.c_str();
+}
+
+const char* onnxflow_session_domain(const onnxflow_session* session) {
+  return session == nullptr ? nullptr : session->session.metadata().domain.c_str();
+}
+
+const char* onnxflow_session_doc_string(const onnxflow_session* session) {
+  return session == nullptr ? nullptr : session->session.metadata().doc_string.c_str();
+}
+
+const char* onnxflow_session_graph_name(const onnxflow_session* session) {
+  return session == nullptr ? nullptr : session->session.metadata().graph_name.c_str();
+}
+
+int64_t onnxflow_session_model_version(const onnxflow_session* session) {
+  return session == nullptr ? 0 : session->session.metadata().model_version;
+}
+
+int64_t onnxflow_session_ir_version(const onnxflow_session* session) {
+  return session == nullptr ? 0 : session->session.metadata().ir_version;
+}
+
+size_t onnxflow_session_metadata_count(const onnxflow_session* session) {
+  return session == nullptr ? 0 : session->session.metadata().metadata_props.size();
+}
+
+const char* onnxflow_session_metadata_key(const onnxflow_session* session, size_t index) {
+  if (session == nullptr || index >= session->session.metadata().metadata_props.size()) return nullptr;
+  return session->session.metadata().metadata_props[index].first.c_str();
+}
+
+const char* onnxflow_session_metadata_value(const onnxflow_session* session, size_t index) {
+  if (session == nullptr || index >= session->session.metadata().metadata_props.size()) return nullptr;
+  return session->session.metadata().metadata_props[index].second.c_str();
+}
+
+size_t onnxflow_session_opset_count(const onnxflow_session* session) {
+  return session == nullptr ? 0 : session->session.metadata().opset_imports.size();
+}
+
+const char* onnxflow_session_opset_domain(const onnxflow_session* session, size_t index) {
+  if (session == nullptr || index >= session->session.metadata().opset_imports.size()) return nullptr;
+  return session->session.metadata().opset_imports[index].first.c_str();
+}
+
+int64_t onnxflow_session_opset_version(const onnxflow_session* session, size_t index) {
+  if (session == nullptr || index >= session->session.metadata().opset_imports.size()) return -1;
+  return session->session.metadata().opset_imports[index].second;
+}
+
 onnxflow_status* onnxflow_session_input_info(const onnxflow_session* session, size_t index, onnxflow_dtype* dtype,
                                              size_t* rank, const int64_t** dims, int* has_shape) {
   if (session == nullptr) return Invalid("session is NULL");
@@ -344,12 +401,19 @@ onnxflow_status* onnxflow_session_run(const onnxflow_session* session, const onn
                                std::chrono::duration<double, std::milli>(run_options->timeout_ms));
       }
     }
-    auto result = session->session.Run(named, options);
+    // Named outputs: only the nodes they need run (Session::Run with names), in the caller's order.
+    std::vector<std::string> names;
+    if (output_names != nullptr) {
+      names.reserve(output_count);
+      for (size_t i = 0; i < output_count; ++i) names.push_back(declared[picks[i]].name);
+    }
+    auto result = output_names == nullptr ? session->session.Run(named, options)
+                                          : session->session.Run(named, names, options);
     if (!result.ok()) return FromStatus(result.status());
     std::vector<onnxflow_tensor*> made;
     made.reserve(output_count);
     for (size_t i = 0; i < output_count; ++i) {
-      const onnxflow::NamedValue& value = (*result)[picks[i]];
+      const onnxflow::NamedValue& value = (*result)[i];
       onnxflow_status* bad = nullptr;
       if (!value.value.is_tensor()) {
         bad = MakeStatus(ONNXFLOW_UNIMPLEMENTED, "output '" + value.name + "' is " +
@@ -373,6 +437,50 @@ onnxflow_status* onnxflow_session_run(const onnxflow_session* session, const onn
     }
     for (size_t i = 0; i < output_count; ++i) outputs[i] = made[i];
     return nullptr;
+  });
+}
+
+onnxflow_status* onnxflow_session_run_into(const onnxflow_session* session, const onnxflow_run_options* run_options,
+                                           const char* const* input_names, const onnxflow_tensor* const* inputs,
+                                           size_t input_count, const char* const* output_names,
+                                           onnxflow_tensor* const* outputs, size_t output_count) {
+  if (session == nullptr) return Invalid("session is NULL");
+  if (input_count > 0 && (input_names == nullptr || inputs == nullptr)) return Invalid("input_names or inputs is NULL");
+  if (output_count > 0 && (output_names == nullptr || outputs == nullptr)) return Invalid("output_names or outputs is NULL");
+  return Guard([&]() -> onnxflow_status* {
+    const std::vector<onnxflow::ValueInfo>& declared = session->session.outputs();
+    std::vector<onnxflow::NamedValue> into;
+    into.reserve(output_count);
+    for (size_t i = 0; i < output_count; ++i) {
+      if (output_names[i] == nullptr || outputs[i] == nullptr) {
+        return Invalid("output_names[" + std::to_string(i) + "] or outputs[" + std::to_string(i) + "] is NULL");
+      }
+      if (std::none_of(declared.begin(), declared.end(),
+                       [&](const onnxflow::ValueInfo& d) { return d.name == output_names[i]; })) {
+        return MakeStatus(ONNXFLOW_NOT_FOUND, std::string("the model has no output named '") + output_names[i] + "'");
+      }
+      // A copy of the handle's Tensor shares its storage: RunInto writes the caller's bytes.
+      into.push_back({output_names[i], outputs[i]->tensor});
+    }
+    std::vector<onnxflow::NamedValue> named;
+    named.reserve(input_count);
+    for (size_t i = 0; i < input_count; ++i) {
+      if (input_names[i] == nullptr || inputs[i] == nullptr) {
+        return Invalid("input_names[" + std::to_string(i) + "] or inputs[" + std::to_string(i) + "] is NULL");
+      }
+      named.push_back({input_names[i], inputs[i]->tensor});
+    }
+    onnxflow::RunOptions options;
+    if (run_options != nullptr) {
+      options.cancel = &run_options->cancel;
+      if (run_options->timeout_ms > 0) {
+        options.deadline = std::chrono::steady_clock::now() +
+                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                               std::chrono::duration<double, std::milli>(run_options->timeout_ms));
+      }
+    }
+    onnxflow::Status status = session->session.RunInto(named, into, options);
+    return status.ok() ? nullptr : FromStatus(status);
   });
 }
 

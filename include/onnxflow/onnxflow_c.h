@@ -157,17 +157,48 @@ ONNXFLOW_C_EXPORT onnxflow_status* onnxflow_session_output_info(const onnxflow_s
                                                                onnxflow_dtype* dtype, size_t* rank,
                                                                const int64_t** dims, int* has_shape);
 
+/* What the model file says about itself (ModelProto fields, issue 25). Strings stay valid while
+ * the session lives; "" when the model gives none (NULL for a NULL session or an index out of range). */
+ONNXFLOW_C_EXPORT const char* onnxflow_session_producer_name(const onnxflow_session* session);
+ONNXFLOW_C_EXPORT const char* onnxflow_session_producer_version(const onnxflow_session* session);
+ONNXFLOW_C_EXPORT const char* onnxflow_session_domain(const onnxflow_session* session);
+ONNXFLOW_C_EXPORT const char* onnxflow_session_doc_string(const onnxflow_session* session);
+ONNXFLOW_C_EXPORT const char* onnxflow_session_graph_name(const onnxflow_session* session);
+ONNXFLOW_C_EXPORT int64_t onnxflow_session_model_version(const onnxflow_session* session);
+ONNXFLOW_C_EXPORT int64_t onnxflow_session_ir_version(const onnxflow_session* session);
+/* metadata_props in file order. */
+ONNXFLOW_C_EXPORT size_t onnxflow_session_metadata_count(const onnxflow_session* session);
+ONNXFLOW_C_EXPORT const char* onnxflow_session_metadata_key(const onnxflow_session* session, size_t index);
+ONNXFLOW_C_EXPORT const char* onnxflow_session_metadata_value(const onnxflow_session* session, size_t index);
+/* Opset imports: domain ("" for ai.onnx) and version; the version is -1 for an index out of range. */
+ONNXFLOW_C_EXPORT size_t onnxflow_session_opset_count(const onnxflow_session* session);
+ONNXFLOW_C_EXPORT const char* onnxflow_session_opset_domain(const onnxflow_session* session, size_t index);
+ONNXFLOW_C_EXPORT int64_t onnxflow_session_opset_version(const onnxflow_session* session, size_t index);
+
 /* Runs the model. Inputs are matched by name (`input_names[i]` is `inputs[i]`). The outputs named
  * in `output_names` are written to `outputs[0..output_count)` as new tensors the caller frees; with
  * `output_names` NULL every graph output is returned in graph order (`output_count` must then equal
  * onnxflow_session_output_count). `run_options` may be NULL. On failure nothing is written to
- * `outputs`. Callable from any number of threads on one session at once. */
+ * `outputs`. Callable from any number of threads on one session at once. With `output_names`,
+ * only the nodes those outputs depend on run. */
 ONNXFLOW_C_EXPORT onnxflow_status* onnxflow_session_run(const onnxflow_session* session,
                                                        const onnxflow_run_options* run_options,
                                                        const char* const* input_names,
                                                        const onnxflow_tensor* const* inputs, size_t input_count,
                                                        const char* const* output_names, size_t output_count,
                                                        onnxflow_tensor** outputs);
+
+/* Runs the model into caller-provided tensors (ONNX Runtime's IO binding): `outputs[i]` (made with
+ * onnxflow_tensor_create or _create_borrowed, so a host may reuse one buffer run after run) receives
+ * the output named `output_names[i]`, written into its bytes. Only the nodes those outputs need run.
+ * A tensor of another type or shape than its output is INVALID_ARGUMENT naming the output and both
+ * shapes, and then no tensor is written. An unknown name is NOT_FOUND. */
+ONNXFLOW_C_EXPORT onnxflow_status* onnxflow_session_run_into(const onnxflow_session* session,
+                                                            const onnxflow_run_options* run_options,
+                                                            const char* const* input_names,
+                                                            const onnxflow_tensor* const* inputs, size_t input_count,
+                                                            const char* const* output_names,
+                                                            onnxflow_tensor* const* outputs, size_t output_count);
 
 #ifdef __cplusplus
 }  /* extern "C" */

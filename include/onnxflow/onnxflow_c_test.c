@@ -112,6 +112,20 @@ static void test_load_and_run(void) {
                "output index 1 is out of range (the model has 1)");
   EXPECT(run_add(session, 0.5f));
 
+  /* What the model says about itself (the backend test data's ModelProto fields). */
+  EXPECT(strcmp(onnxflow_session_producer_name(session), "backend-test") == 0);
+  EXPECT(strcmp(onnxflow_session_producer_version(session), "") == 0);
+  EXPECT(strcmp(onnxflow_session_graph_name(session), "test_add") == 0);
+  EXPECT(onnxflow_session_ir_version(session) == 7);
+  EXPECT(onnxflow_session_model_version(session) == 0);
+  EXPECT(onnxflow_session_metadata_count(session) == 0);
+  EXPECT(onnxflow_session_metadata_key(session, 0) == NULL);
+  EXPECT(onnxflow_session_opset_count(session) == 1);
+  EXPECT(strcmp(onnxflow_session_opset_domain(session, 0), "") == 0);
+  EXPECT(onnxflow_session_opset_version(session, 0) == 14);
+  EXPECT(onnxflow_session_opset_version(session, 1) == -1);
+  EXPECT(onnxflow_session_producer_name(NULL) == NULL);
+
   /* Every output in graph order: output_names NULL. */
   onnxflow_tensor* x = NULL;
   onnxflow_tensor* y = NULL;
@@ -128,6 +142,32 @@ static void test_load_and_run(void) {
     EXPECT(((const float*)onnxflow_tensor_const_data(out))[8] == 0.0f);
   }
   onnxflow_tensor_free(out);
+
+  /* Into the caller's buffers: a borrowed array is written in place; one that does not fit is
+   * refused and left as it was. */
+  {
+    static float sum_buffer[60];
+    sum_buffer[7] = -1.0f;
+    onnxflow_tensor* bound = NULL;
+    EXPECT_OK(onnxflow_tensor_create_borrowed(ONNXFLOW_FLOAT, kAddDims, 3, sum_buffer, sizeof sum_buffer, &bound));
+    const char* sum_name[1] = {"sum"};
+    onnxflow_tensor* const into[1] = {bound};
+    EXPECT_OK(onnxflow_session_run_into(session, NULL, names, inputs, 2, sum_name, into, 1));
+    EXPECT(sum_buffer[7] == 6.5f);
+    onnxflow_tensor* small_out = NULL;
+    const int64_t two[1] = {2};
+    EXPECT_OK(onnxflow_tensor_create(ONNXFLOW_FLOAT, two, 1, &small_out));
+    ((float*)onnxflow_tensor_data(small_out))[0] = 9.0f;
+    onnxflow_tensor* const wrong[1] = {small_out};
+    EXPECT_ERROR(onnxflow_session_run_into(session, NULL, names, inputs, 2, sum_name, wrong, 1),
+                 ONNXFLOW_INVALID_ARGUMENT, "output 'sum' has shape [3,4,5], the buffer given for it has shape [2]");
+    EXPECT(((const float*)onnxflow_tensor_const_data(small_out))[0] == 9.0f);
+    const char* no_such[1] = {"total"};
+    EXPECT_ERROR(onnxflow_session_run_into(session, NULL, names, inputs, 2, no_such, into, 1), ONNXFLOW_NOT_FOUND,
+                 "the model has no output named 'total'");
+    onnxflow_tensor_free(small_out);
+    onnxflow_tensor_free(bound);
+  }
 
   /* Error paths of run: nothing is written to outputs. */
   out = NULL;

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "include/onnxflow/status.h"
@@ -35,11 +36,16 @@ struct SessionLimits {
   int64_t max_loop_iterations = int64_t{1} << 20;
 };
 
+class CustomOpSet;  // include/onnxflow/custom_op.h
+
 struct SessionOptions {
   int threads = 0;  // cores the session may use; 0 = all
   ExecutionMode mode = ExecutionMode::kDataflow;
   bool optimize = true;  // constant folding, fusions, dead-node removal
   SessionLimits limits;
+  // Kernels the host implements for ops of its own domains (or to replace built-in ones): looked
+  // up before the built-in registry, for nodes of the main graph and of every subgraph.
+  std::shared_ptr<const CustomOpSet> custom_ops;
 };
 
 // One node's execution, for profiling and traces.
@@ -71,6 +77,23 @@ struct NamedValue {
   Value value;
 };
 
+// The value named `name` in `values` (a Run's outputs, say), or nullptr when none is.
+const Value* FindValue(const std::vector<NamedValue>& values, const std::string& name);
+
+// What the model file says about itself (ModelProto fields), for hosts that log or check them.
+struct ModelMetadata {
+  std::string producer_name;     // "pytorch", "tf2onnx", ...
+  std::string producer_version;
+  std::string domain;
+  int64_t model_version = 0;
+  int64_t ir_version = 0;
+  std::string doc_string;        // the model's
+  std::string graph_name;
+  std::string graph_doc_string;
+  std::vector<std::pair<std::string, std::string>> metadata_props;  // in file order
+  std::vector<std::pair<std::string, int64_t>> opset_imports;       // (domain, version); "" = ai.onnx
+};
+
 // What the model declares for one graph input or output.
 struct ValueInfo {
   std::string name;
@@ -95,6 +118,20 @@ class Session {
   // Inputs are matched by name; the outputs come in the graph's output order.
   Result<std::vector<NamedValue>> Run(const std::vector<NamedValue>& inputs,
                                       const RunOptions& options = {}) const;
+  // Computes only `output_names` (graph outputs, any subset, in this order): nodes that feed none
+  // of them do not run. An unknown name is InvalidArgument.
+  Result<std::vector<NamedValue>> Run(const std::vector<NamedValue>& inputs,
+                                      const std::vector<std::string>& output_names,
+                                      const RunOptions& options = {}) const;
+
+  // Caller-provided output buffers (ONNX Runtime's IO binding). `outputs` names the outputs to
+  // compute (as Run with names does) and, for each, may hold a tensor of the output's type and
+  // shape: the result is written into its bytes (owned or Borrow-ed memory the caller keeps), so
+  // a host can reuse one buffer across runs. An entry without a value gets the result as Run
+  // would return it. A buffer whose type or shape does not fit the result is InvalidArgument
+  // naming the output and both shapes, and nothing is written into it.
+  Status RunInto(const std::vector<NamedValue>& inputs, std::vector<NamedValue>& outputs,
+                 const RunOptions& options = {}) const;
 
   // Starts a run in the session's thread pool and returns at once; `done` is called on a pool
   // thread with the result. The run keeps the loaded model alive until it is done.
@@ -104,6 +141,7 @@ class Session {
   // Graph inputs the caller must (or, with an initializer, may) supply, and the outputs.
   const std::vector<ValueInfo>& inputs() const;
   const std::vector<ValueInfo>& outputs() const;
+  const ModelMetadata& metadata() const;
 
   Session(Session&&) noexcept;
   Session& operator=(Session&&) noexcept;

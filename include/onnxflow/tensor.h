@@ -124,13 +124,25 @@ class Tensor {
 
   // Borrows `data`; the caller keeps it alive and unchanged while onnxflow may read it.
   static Tensor Borrow(DataType dtype, Shape shape, void* data);
+  // The same for read-only memory (a host's const buffer, a mapped file): onnxflow reads graph
+  // inputs and never writes them, and kernels only take over storage a tensor owns
+  // (KernelContext::ReusableInput), so a borrowed input is never written.
+  static Tensor Borrow(DataType dtype, Shape shape, const void* data) {
+    return Borrow(dtype, std::move(shape), const_cast<void*>(data));
+  }
 
-  // Owning tensor holding a copy of `values`.
+  // Owning tensor holding a copy of `values`. `values` must hold exactly as many elements as
+  // `shape` has: otherwise the result is an undefined tensor (defined() is false), which
+  // Session::Run refuses as an input, rather than a tensor padded with zeros or cut short.
   template <typename T>
   static Tensor FromVector(Shape shape, const std::vector<T>& values) {
-    Tensor t(DataTypeOf<T>::value, std::move(shape));
+    for (int64_t d : shape) {
+      if (d < 0) return Tensor();
+    }
+    if (ElementCount(shape) != static_cast<int64_t>(values.size())) return Tensor();
+    Tensor t = Uninitialized(DataTypeOf<T>::value, std::move(shape));
     T* out = t.mutable_data<T>();
-    for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < t.size(); ++i) out[i] = values[i];
+    for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
     return t;
   }
   template <typename T>

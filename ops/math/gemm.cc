@@ -83,6 +83,16 @@ class FloatsFreeList {
     return p;
   }
 
+  void Release() {
+    std::vector<Kept> kept;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      kept.swap(kept_);
+      retained_ = 0;
+    }
+    for (const Kept& k : kept) std::free(k.ptr);
+  }
+
   // Keeps the buffer, or returns false when the list is full (the caller frees it).
   bool Give(void* p, size_t bytes) {
     if (bytes < kMinKept) return false;
@@ -105,6 +115,8 @@ class FloatsFreeList {
 };
 
 }  // namespace
+
+void ReleaseAlignedFloats() { FloatsFreeList::Global().Release(); }
 
 void AlignedFloatsFree::operator()(float* p) const {
   if (!FloatsFreeList::Global().Give(p, bytes)) std::free(p);

@@ -65,6 +65,9 @@ struct AlignedFloatsFree {
   size_t bytes = 0;  // the allocation's size, which the free list is keyed by
   void operator()(float* p) const;
 };
+// Frees every buffer the free list keeps (sessions call it after an idle second, so the process
+// returns to its memory floor after a burst of large shapes).
+void ReleaseAlignedFloats();
 struct AlignedFloats {
   using Free = AlignedFloatsFree;
   std::unique_ptr<float[], Free> ptr;
