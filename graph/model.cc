@@ -110,6 +110,10 @@ Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionO
     }
     ReleasePooledStorage();
   }
+  // A graph input that nothing reads need not be given (ONNX Runtime saves models whose folded
+  // initializers leave such inputs behind, without their initializers).
+  const Uses uses = CountUses(*model->graph);
+  for (ValueInfo& input : model->graph->inputs) input.unread = uses.readers.count(input.name) == 0;
   return model;
 }
 

@@ -118,7 +118,7 @@ class SessionImpl {
     }
     for (size_t i = 0; i < given.size(); ++i) {
       const auto& info = plan.inputs()[i];
-      if (!given[i] && !model_->graph->constants.count(info.name) && !info.optional) {
+      if (!given[i] && !model_->graph->constants.count(info.name) && !info.optional && !info.unread) {
         return InvalidArgument("input '" + info.name + "' is required but was not given");
       }
     }

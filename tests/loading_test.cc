@@ -148,6 +148,27 @@ TEST(Running, WrongInputTypeAndShapeAreRefusedNamingTheInput) {
   EXPECT_NE(unknown.status().message().find("no input named 'z'"), std::string::npos);
 }
 
+// ONNX Runtime saves models whose folded initializers leave graph inputs that nothing reads.
+TEST(Running, InputsNothingReadsAreOptional) {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {2});
+  m.Input("dangling", DataType::kFloat, {3});
+  m.Node("Relu", {"x"}, {"y"});
+  m.Output("y", DataType::kFloat, {2});
+  auto s = Session::LoadFromBytes(m.Serialize());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(2u, s->inputs().size());
+  EXPECT_FALSE(s->inputs()[0].unread);
+  EXPECT_EQ("dangling", s->inputs()[1].name);
+  EXPECT_TRUE(s->inputs()[1].unread);
+  EXPECT_FALSE(s->inputs()[1].optional);  // its type is a tensor's, not an optional's
+  auto run = s->Run({{"x", Tensor(DataType::kFloat, {2})}});
+  EXPECT_TRUE(run.ok()) << run.status().ToString();
+  auto missing = s->Run({});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("input 'x' is required"), std::string::npos);
+}
+
 TEST(Running, KernelErrorNamesTheNode) {
   ModelBuilder m(17);
   m.Input("x", DataType::kFloat, {2, 3});

@@ -39,24 +39,6 @@ double ProcessCpuSeconds() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
-// Inputs from DIR/input_<i>.pb when `dir` is given, else filled with the --dim/--shape sizes.
-Result<std::vector<NamedValue>> MakeInputs(const Session& session, const InputShapes& shapes, const std::string& dir) {
-  std::vector<NamedValue> inputs;
-  for (size_t i = 0; i < session.inputs().size(); ++i) {
-    const ValueInfo& info = session.inputs()[i];
-    if (!dir.empty()) {
-      auto value = ReadValueFile(dir + "/input_" + std::to_string(i) + ".pb", &info);
-      if (!value.ok()) return InvalidArgument("input '" + info.name + "': " + value.status().message());
-      inputs.push_back({info.name, std::move(value).value()});
-      continue;
-    }
-    if (info.kind != Value::Kind::kTensor) return InvalidArgument("input '" + info.name + "' is not a tensor");
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor t, FillTensor(info.dtype, FillShape(info, shapes)));
-    inputs.push_back({info.name, std::move(t)});
-  }
-  return inputs;
-}
-
 void Progress(int concurrency, int64_t done, int64_t total, double elapsed, double duration) {
   static const bool terminal = isatty(STDERR_FILENO);
   if (!terminal) return;
@@ -242,7 +224,7 @@ int Main(int argc, char** argv) {
   if (!session.ok()) return fail("refused model: " + session.status().ToString());
   auto shapes = ParseInputShapes(*session, dim_args, shape_args);
   if (!shapes.ok()) return fail(shapes.status().message());
-  auto inputs = MakeInputs(*session, *shapes, inputs_dir);
+  auto inputs = GatherInputs(*session, *shapes, {}, inputs_dir, inputs_dir.empty());
   if (!inputs.ok()) return fail(inputs.status().ToString());
   for (const NamedValue& in : *inputs) {
     config.shapes.emplace_back(in.name, in.value.is_tensor() ? ShapeText(in.value.tensor().shape()) : "sequence");

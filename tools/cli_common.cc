@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 
+#include "include/onnxflow/io.h"
 #include "include/onnxflow/version.h"
 
 namespace onnxflow::tools {
@@ -135,6 +137,39 @@ RunOptions WithTimeout(double seconds) {
     options.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   }
   return options;
+}
+
+Result<std::vector<NamedValue>> GatherInputs(const Session& session, const InputShapes& shapes,
+                                             const std::map<std::string, std::string>& files, const std::string& dir,
+                                             bool fill) {
+  std::vector<NamedValue> inputs;
+  for (size_t i = 0; i < session.inputs().size(); ++i) {
+    const ValueInfo& info = session.inputs()[i];
+    std::string path;
+    if (files.count(info.name)) {
+      path = files.at(info.name);
+    } else if (!dir.empty()) {
+      path = dir + "/input_" + std::to_string(i) + ".pb";
+      // A test set written for a model before ONNX Runtime saved it has no file for an input
+      // that ONNX Runtime's folding left unread.
+      if (info.unread && !std::filesystem::exists(path)) path.clear();
+    }
+    if (!path.empty()) {
+      auto value = ReadValueFile(path, &info);
+      if (!value.ok()) return InvalidArgument("input '" + info.name + "': " + value.status().message());
+      inputs.push_back({info.name, std::move(value).value()});
+    } else if (fill) {
+      if (info.kind != Value::Kind::kTensor) {
+        return InvalidArgument("--fill cannot make a value for non-tensor input '" + info.name + "'");
+      }
+      auto t = FillTensor(info.dtype, FillShape(info, shapes));
+      if (!t.ok()) return InvalidArgument("input '" + info.name + "': " + t.status().message());
+      inputs.push_back({info.name, std::move(t).value()});
+    } else if (!info.optional && !info.unread) {
+      return InvalidArgument("input '" + info.name + "' was not given (use --input, --inputs or --fill)");
+    }
+  }
+  return inputs;
 }
 
 }  // namespace onnxflow::tools

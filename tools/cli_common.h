@@ -49,6 +49,13 @@ Shape FillShape(const ValueInfo& info, const InputShapes& given);
 // "1x3x224x224" ("scalar" for rank 0).
 std::string ShapeText(const Shape& shape);
 
+// The graph inputs of one run: input NAME from files[NAME], else from `dir`/input_<i>.pb (i counts
+// session.inputs()), else filled with the --dim/--shape sizes when `fill`; an input left without
+// a value must be optional or unread.
+Result<std::vector<NamedValue>> GatherInputs(const Session& session, const InputShapes& shapes,
+                                             const std::map<std::string, std::string>& files, const std::string& dir,
+                                             bool fill);
+
 // A run's options for --timeout: its deadline `seconds` from now (none when 0).
 RunOptions WithTimeout(double seconds);
 

@@ -97,36 +97,6 @@ double Percentile(std::vector<double> sorted, double p) {
   return sorted[i];
 }
 
-// The graph inputs of one run: from --input files, from `dir`/input_<i>.pb, or filled.
-Result<std::vector<NamedValue>> BuildInputs(const Session& session, const Options& o, const InputShapes& shapes,
-                                            const std::map<std::string, std::string>& files, const std::string& dir) {
-  std::vector<NamedValue> inputs;
-  for (size_t i = 0; i < session.inputs().size(); ++i) {
-    const ValueInfo& info = session.inputs()[i];
-    std::string path;
-    if (files.count(info.name)) {
-      path = files.at(info.name);
-    } else if (!dir.empty()) {
-      path = dir + "/input_" + std::to_string(i) + ".pb";
-    }
-    if (!path.empty()) {
-      auto value = ReadValueFile(path, &info);
-      if (!value.ok()) return InvalidArgument("input '" + info.name + "': " + value.status().message());
-      inputs.push_back({info.name, std::move(value).value()});
-    } else if (o.fill || o.demo) {
-      if (info.kind != Value::Kind::kTensor) {
-        return InvalidArgument("--fill cannot make a value for non-tensor input '" + info.name + "'");
-      }
-      auto t = FillTensor(info.dtype, FillShape(info, shapes));
-      if (!t.ok()) return InvalidArgument("input '" + info.name + "': " + t.status().message());
-      inputs.push_back({info.name, std::move(t).value()});
-    } else if (!info.optional) {
-      return InvalidArgument("input '" + info.name + "' was not given (use --input, --inputs or --fill)");
-    }
-  }
-  return inputs;
-}
-
 // Compares a run's outputs with `dir`/output_<i>.pb; the lines go to `lines`, and `json` (when
 // not null) gets one entry per output.
 Result<bool> CheckOutputs(const Session& session, const std::vector<NamedValue>& outputs, const std::string& dir,
@@ -158,7 +128,7 @@ int RunCase(const Session& session, const Options& o, const InputShapes& shapes,
   nlohmann::json json = nlohmann::json::array();
   for (const std::string& set : sets) {
     const std::string dir = o.inputs_dir + "/" + set;
-    auto inputs = BuildInputs(session, o, shapes, {}, dir);
+    auto inputs = GatherInputs(session, shapes, {}, dir, o.fill || o.demo);
     if (!inputs.ok()) return Refuse(set + ": " + inputs.status().message());
     const auto start = std::chrono::steady_clock::now();
     auto outputs = session.Run(*inputs, WithTimeout(o.timeout));
@@ -251,7 +221,7 @@ int Main(const Options& o) {
     }
   }
 
-  auto inputs = BuildInputs(session, o, *shapes, files, o.inputs_dir);
+  auto inputs = GatherInputs(session, *shapes, files, o.inputs_dir, o.fill || o.demo);
   if (!inputs.ok()) return Refuse(inputs.status().message());
 
   using Clock = std::chrono::steady_clock;

@@ -103,6 +103,8 @@ struct ValueInfo {
   std::vector<std::string> dim_names;      // the symbolic name of each dynamic dimension, or ""
   bool has_shape = false;                  // false when the model gives no rank
   bool optional = false;                   // declared as an optional type
+  bool unread = false;                     // read by no node (ONNX Runtime saves models with such inputs): a
+                                           // run need not give it
 };
 
 class SessionImpl;

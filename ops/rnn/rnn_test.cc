@@ -1,5 +1,6 @@
 // RNN, GRU and LSTM against a plain reference written from the spec's equations, plus
 // hand-computed values and the error paths.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -15,7 +16,12 @@
 namespace onnxflow {
 namespace {
 
-Tensor F(Shape shape, const std::vector<float>& v) { return Tensor::FromVector<float>(std::move(shape), v); }
+// The first values of `v` that `shape` holds (the tests draw their operands from one long random
+// vector; FromVector itself refuses a count that does not match).
+Tensor F(Shape shape, const std::vector<float>& v) {
+  const size_t n = static_cast<size_t>(std::min<int64_t>(ElementCount(shape), static_cast<int64_t>(v.size())));
+  return Tensor::FromVector<float>(std::move(shape), std::vector<float>(v.begin(), v.begin() + n));
+}
 
 std::vector<float> Random(int64_t n, uint32_t seed) {
   std::mt19937 gen(seed);
@@ -325,7 +331,7 @@ TEST(Rnn, Errors) {
     OpTest t("RNN", 22);
     t.Input(F({2, 1, 1}, x)).Input(F({1, 1, 1}, x)).Input(F({1, 1, 1}, x)).AbsentInput();
     t.Input(Tensor::FromVector<int32_t>({1}, {3}));
-    EXPECT_EQ(StatusCode::kOutOfRange, t.Run(RegisterRnnKernels).status().code());
+    EXPECT_TRUE(Refused(t.Run(RegisterRnnKernels), StatusCode::kOutOfRange, "sequence_lens[0] = 3"));
   }
   {  // unknown activation refused at load
     OpTest t("RNN", 22);
@@ -342,7 +348,7 @@ TEST(Rnn, Errors) {
     OpTest t("RNN", 22);
     t.Input(F({int64_t{1} << 30, int64_t{1} << 30, 0}, {})).Input(F({1, 2, 0}, {})).Input(F({1, 2, 2}, x));
     t.Outputs(2);
-    EXPECT_EQ(StatusCode::kResourceExhausted, t.Run(RegisterRnnKernels).status().code());
+    EXPECT_TRUE(Refused(t.Run(RegisterRnnKernels), StatusCode::kResourceExhausted, "would pass the"));
   }
   {  // bad direction name
     OpTest t("RNN", 22);

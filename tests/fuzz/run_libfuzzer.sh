@@ -16,7 +16,7 @@ work="${2:-/tmp/onnxflow_fuzz}"
 shift 2 2>/dev/null || shift $#
 targets=("$@")
 ((${#targets[@]})) || targets=(fuzz_model fuzz_tensor_proto)
-base=/root/.cache/bazel_fuzz
+base="${ONNXFLOW_FUZZ_OUTPUT_BASE:-$HOME/.cache/bazel_fuzz}"
 data="$(cd .. && pwd)/shared/onnx-tests"
 
 # Everything in the fuzz output base (write_seeds too), at the lowest priority: the normal build's
