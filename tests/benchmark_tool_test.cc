@@ -1,9 +1,7 @@
 // benchmark's contract (issue 25): it describes what it measured (configuration, load and first-run
 // time, peak RSS, spread beside percentiles) in the table, the JSON and the SVG; refuses bad --runs
 // and unwritable outputs before measuring; traces several runs with thread names and shapes.
-#include <sys/wait.h>
 
-#include <array>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -12,34 +10,18 @@
 #include <nlohmann/json.hpp>
 
 #include "include/onnxflow/io.h"
+#include "tests/tool_run.h"
 #include "include/onnxflow/version.h"
 #include "tools/model_builder.h"
 
 namespace onnxflow {
 namespace {
 
-struct Outcome {
-  int exit_code;
-  std::string output;
-};
+using Outcome = testing::ToolOutcome;
 
-Outcome RunTool(const std::string& args) {
-  const std::string command = "tools/benchmark " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  Outcome o{-1, ""};
-  if (pipe == nullptr) return o;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) o.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return o;
-}
+Outcome RunTool(const std::string& args) { return testing::RunCommand("tools/benchmark " + args); }
 
-std::string Dir() {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return dir != nullptr ? dir : "/tmp";
-}
+std::string Dir() { return testing::TestTmpDir(); }
 
 std::string ReadFile(const std::string& path) {
   std::ifstream f(path);

@@ -1,9 +1,7 @@
 // run_model's inspect command and the flags of issue 25: --info [--optimized] [--json], --shape,
 // refused --dim/--shape names and numbers, case folders, --rtol/--atol, --json, --profile.
 #include <sys/stat.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <cstdio>
 #include <fstream>
 
@@ -11,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "include/onnxflow/io.h"
+#include "tests/tool_run.h"
 #include "tests/test_data.h"
 #include "tools/model_builder.h"
 
@@ -19,34 +18,15 @@ namespace {
 
 using tools::ModelBuilder;
 
-struct Outcome {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
+using Outcome = testing::ToolOutcome;
 
 Outcome RunTool(const std::string& args, bool with_stderr = true) {
-  const std::string command = "tools/run_model " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* pipe = popen(command.c_str(), "r");
-  Outcome o{-1, ""};
-  if (pipe == nullptr) return o;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) o.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return o;
+  return testing::RunCommand("tools/run_model " + args, with_stderr);
 }
 
-std::string Dir() {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return dir != nullptr ? dir : "/tmp";
-}
+std::string Dir() { return testing::TestTmpDir(); }
 
-std::string Write(const std::string& name, const std::string& bytes) {
-  const std::string path = Dir() + "/" + name;
-  std::ofstream(path, std::ios::binary) << bytes;
-  return path;
-}
+std::string Write(const std::string& name, const std::string& bytes) { return testing::WriteTestFile(name, bytes); }
 
 bool Has(const Outcome& o, const std::string& text) { return o.output.find(text) != std::string::npos; }
 

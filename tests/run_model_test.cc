@@ -1,15 +1,14 @@
 // run_model's contract: exit 0 done, 1 outputs differ from --check, 2 refused with one clear line.
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <cstdio>
 #include <fstream>
 
 #include <gtest/gtest.h>
 
 #include "include/onnxflow/io.h"
+#include "tests/tool_run.h"
 #include "tools/model_builder.h"
 
 namespace onnxflow {
@@ -17,34 +16,13 @@ namespace {
 
 using tools::ModelBuilder;
 
-struct Outcome {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
+using Outcome = testing::ToolOutcome;
 
-Outcome RunTool(const std::string& args) {
-  const std::string command = "tools/run_model " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  Outcome o{-1, ""};
-  if (pipe == nullptr) return o;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) o.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return o;
-}
+Outcome RunTool(const std::string& args) { return testing::RunCommand("tools/run_model " + args); }
 
-std::string Dir() {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return dir != nullptr ? dir : "/tmp";
-}
+std::string Dir() { return testing::TestTmpDir(); }
 
-std::string Write(const std::string& name, const std::string& bytes) {
-  const std::string path = Dir() + "/" + name;
-  std::ofstream(path, std::ios::binary) << bytes;
-  return path;
-}
+std::string Write(const std::string& name, const std::string& bytes) { return testing::WriteTestFile(name, bytes); }
 
 std::string AddOneModel() {
   ModelBuilder m(17);

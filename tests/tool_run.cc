@@ -1,0 +1,36 @@
+#include "tests/tool_run.h"
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+namespace onnxflow::testing {
+
+ToolOutcome RunCommand(const std::string& command_line, bool with_stderr) {
+  const std::string command = command_line + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  ToolOutcome o{-1, ""};
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return o;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) o.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return o;
+}
+
+std::string TestTmpDir() {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return dir != nullptr ? dir : "/tmp";
+}
+
+std::string WriteTestFile(const std::string& name, const std::string& bytes) {
+  const std::string path = TestTmpDir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+}  // namespace onnxflow::testing
