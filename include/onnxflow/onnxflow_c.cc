@@ -112,6 +112,33 @@ onnxflow_status* Info(const std::vector<onnxflow::ValueInfo>& infos, const char*
   return nullptr;
 }
 
+// The inputs of a run as the C++ API takes them (a copy of a handle's Tensor shares its storage).
+onnxflow_status* NamedInputs(const char* const* input_names, const onnxflow_tensor* const* inputs, size_t input_count,
+                             std::vector<onnxflow::NamedValue>* named) {
+  named->reserve(input_count);
+  for (size_t i = 0; i < input_count; ++i) {
+    if (input_names[i] == nullptr || inputs[i] == nullptr) {
+      return Invalid("input_names[" + std::to_string(i) + "] or inputs[" + std::to_string(i) + "] is NULL");
+    }
+    named->push_back({input_names[i], inputs[i]->tensor});
+  }
+  return nullptr;
+}
+
+// Cancel flag and deadline of a run (none when `run_options` is NULL).
+onnxflow::RunOptions ToRunOptions(const onnxflow_run_options* run_options) {
+  onnxflow::RunOptions options;
+  if (run_options != nullptr) {
+    options.cancel = &run_options->cancel;
+    if (run_options->timeout_ms > 0) {
+      options.deadline = std::chrono::steady_clock::now() +
+                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                             std::chrono::duration<double, std::milli>(run_options->timeout_ms));
+    }
+  }
+  return options;
+}
+
 }  // namespace
 
 extern "C" {
@@ -385,22 +412,8 @@ onnxflow_status* onnxflow_session_run(const onnxflow_session* session, const onn
       picks[i] = j;
     }
     std::vector<onnxflow::NamedValue> named;
-    named.reserve(input_count);
-    for (size_t i = 0; i < input_count; ++i) {
-      if (input_names[i] == nullptr || inputs[i] == nullptr) {
-        return Invalid("input_names[" + std::to_string(i) + "] or inputs[" + std::to_string(i) + "] is NULL");
-      }
-      named.push_back({input_names[i], inputs[i]->tensor});
-    }
-    onnxflow::RunOptions options;
-    if (run_options != nullptr) {
-      options.cancel = &run_options->cancel;
-      if (run_options->timeout_ms > 0) {
-        options.deadline = std::chrono::steady_clock::now() +
-                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                               std::chrono::duration<double, std::milli>(run_options->timeout_ms));
-      }
-    }
+    if (onnxflow_status* st = NamedInputs(input_names, inputs, input_count, &named)) return st;
+    const onnxflow::RunOptions options = ToRunOptions(run_options);
     // Named outputs: only the nodes they need run (Session::Run with names), in the caller's order.
     std::vector<std::string> names;
     if (output_names != nullptr) {
@@ -463,22 +476,8 @@ onnxflow_status* onnxflow_session_run_into(const onnxflow_session* session, cons
       into.push_back({output_names[i], outputs[i]->tensor});
     }
     std::vector<onnxflow::NamedValue> named;
-    named.reserve(input_count);
-    for (size_t i = 0; i < input_count; ++i) {
-      if (input_names[i] == nullptr || inputs[i] == nullptr) {
-        return Invalid("input_names[" + std::to_string(i) + "] or inputs[" + std::to_string(i) + "] is NULL");
-      }
-      named.push_back({input_names[i], inputs[i]->tensor});
-    }
-    onnxflow::RunOptions options;
-    if (run_options != nullptr) {
-      options.cancel = &run_options->cancel;
-      if (run_options->timeout_ms > 0) {
-        options.deadline = std::chrono::steady_clock::now() +
-                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                               std::chrono::duration<double, std::milli>(run_options->timeout_ms));
-      }
-    }
+    if (onnxflow_status* st = NamedInputs(input_names, inputs, input_count, &named)) return st;
+    const onnxflow::RunOptions options = ToRunOptions(run_options);
     onnxflow::Status status = session->session.RunInto(named, into, options);
     return status.ok() ? nullptr : FromStatus(status);
   });
