@@ -142,15 +142,6 @@ TEST(RunModelFlags, UnknownNamesAndOversizedNumbersAreRefused) {
   EXPECT_TRUE(Has(o, "--shape x: 'big' is not a non-negative whole number")) << o.output;
 }
 
-std::string AddOneModel() {
-  ModelBuilder m(17);
-  m.Input("x", DataType::kFloat, {3});
-  m.Initializer("one", Tensor::FromVector<float>({1}, {1}));
-  m.Node("Add", {"x", "one"}, {"y"});
-  m.Output("y", DataType::kFloat, {3});
-  return Write("add_one.onnx", m.Serialize());
-}
-
 void WriteSet(const std::string& dir, std::vector<float> in, std::vector<float> out) {
   mkdir(dir.c_str(), 0755);
   ASSERT_TRUE(WriteValueFile(dir + "/input_0.pb", Tensor::FromVector<float>({3}, in), "x").ok());
@@ -162,21 +153,21 @@ TEST(RunModelFlags, CaseFolderRunsEverySet) {
   mkdir(dir.c_str(), 0755);
   WriteSet(dir + "/test_data_set_0", {1, 2, 3}, {2, 3, 4});
   WriteSet(dir + "/test_data_set_1", {0, 0, 0}, {1, 1, 1.01f});
-  Outcome o = RunTool(AddOneModel() + " --inputs " + dir);
+  Outcome o = RunTool(testing::WriteAddOneModel() + " --inputs " + dir);
   EXPECT_EQ(o.exit_code, 1) << o.output;
   EXPECT_TRUE(Has(o, "test_data_set_0: match, max abs error 0,")) << o.output;
   EXPECT_TRUE(Has(o, "test_data_set_1: DIFFERS, max abs error 0.01,")) << o.output;
   EXPECT_TRUE(Has(o, "sets=2 matched=1 differ=1\n")) << o.output;
   // A looser tolerance accepts the second set.
-  o = RunTool(AddOneModel() + " --inputs " + dir + " --atol 0.02");
+  o = RunTool(testing::WriteAddOneModel() + " --inputs " + dir + " --atol 0.02");
   EXPECT_EQ(o.exit_code, 0) << o.output;
   EXPECT_TRUE(Has(o, "sets=2 matched=2 differ=0\n")) << o.output;
-  o = RunTool(AddOneModel() + " --inputs " + dir + " --rtol 0.02 --atol 0");
+  o = RunTool(testing::WriteAddOneModel() + " --inputs " + dir + " --rtol 0.02 --atol 0");
   EXPECT_EQ(o.exit_code, 0) << o.output;
 }
 
 TEST(RunModelFlags, JsonFigures) {
-  Outcome o = RunTool(AddOneModel() + " --fill --runs 3 --json", false);
+  Outcome o = RunTool(testing::WriteAddOneModel() + " --fill --runs 3 --json", false);
   ASSERT_EQ(o.exit_code, 0) << o.output;
   auto j = nlohmann::json::parse(o.output);
   EXPECT_EQ(j["runs"], 3);
@@ -187,11 +178,11 @@ TEST(RunModelFlags, JsonFigures) {
 }
 
 TEST(RunModelFlags, ProfileKeepsTheTimingLineLastAndNeedsRuns) {
-  Outcome o = RunTool(AddOneModel() + " --fill --profile");
+  Outcome o = RunTool(testing::WriteAddOneModel() + " --fill --profile");
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_TRUE(Has(o, "run_model: --profile needs --runs N: it reports the N timed runs (e.g. --runs 10 --profile)\n"))
       << o.output;
-  o = RunTool(AddOneModel() + " --fill --runs 2 --profile");
+  o = RunTool(testing::WriteAddOneModel() + " --fill --runs 2 --profile");
   EXPECT_EQ(o.exit_code, 0) << o.output;
   const size_t last = o.output.rfind("runs=2 p50_ms=");
   ASSERT_NE(last, std::string::npos) << o.output;

@@ -24,15 +24,6 @@ std::string Dir() { return testing::TestTmpDir(); }
 
 std::string Write(const std::string& name, const std::string& bytes) { return testing::WriteTestFile(name, bytes); }
 
-std::string AddOneModel() {
-  ModelBuilder m(17);
-  m.Input("x", DataType::kFloat, {3});
-  m.Initializer("one", Tensor::FromVector<float>({1}, {1}));
-  m.Node("Add", {"x", "one"}, {"y"});
-  m.Output("y", DataType::kFloat, {3});
-  return Write("add_one.onnx", m.Serialize());
-}
-
 TEST(RunModel, DemoRuns) {
   Outcome o = RunTool("--demo");
   EXPECT_EQ(o.exit_code, 0) << o.output;
@@ -40,7 +31,7 @@ TEST(RunModel, DemoRuns) {
 }
 
 TEST(RunModel, RunsPrintsTimingAsTheLastLine) {
-  Outcome o = RunTool(AddOneModel() + " --fill --runs 3");
+  Outcome o = RunTool(testing::WriteAddOneModel() + " --fill --runs 3");
   EXPECT_EQ(o.exit_code, 0) << o.output;
   const size_t last = o.output.rfind("runs=3 p50_ms=");
   ASSERT_NE(last, std::string::npos) << o.output;
@@ -48,7 +39,7 @@ TEST(RunModel, RunsPrintsTimingAsTheLastLine) {
 }
 
 TEST(RunModel, CheckMatchesAndMismatches) {
-  const std::string model = AddOneModel();
+  const std::string model = testing::WriteAddOneModel();
   const std::string dir = Dir() + "/check";
   mkdir(dir.c_str(), 0755);
   ASSERT_TRUE(WriteValueFile(dir + "/input_0.pb", Tensor::FromVector<float>({3}, {1, 2, 3}), "x").ok());
@@ -104,19 +95,19 @@ TEST(RunModel, RefusalsExitTwoWithAReason) {
   EXPECT_EQ(b.exit_code, 2);
   EXPECT_NE(b.output.find("cycle"), std::string::npos) << b.output;
 
-  Outcome c = RunTool(AddOneModel());  // no input given
+  Outcome c = RunTool(testing::WriteAddOneModel());  // no input given
   EXPECT_EQ(c.exit_code, 2);
   EXPECT_NE(c.output.find("input 'x' was not given"), std::string::npos) << c.output;
 
   const std::string bad_input = Dir() + "/int_input.pb";
   ASSERT_TRUE(WriteValueFile(bad_input, Tensor::FromVector<int64_t>({3}, {1, 2, 3}), "x").ok());
-  Outcome d = RunTool(AddOneModel() + " --input x=" + bad_input);
+  Outcome d = RunTool(testing::WriteAddOneModel() + " --input x=" + bad_input);
   EXPECT_EQ(d.exit_code, 2);
   EXPECT_NE(d.output.find("input 'x' has type int64, the model expects float32"), std::string::npos) << d.output;
 
   EXPECT_EQ(RunTool(Write("garbage.onnx", "\x08\xff\xff garbage")).exit_code, 2);
   EXPECT_EQ(RunTool("--no-such-flag").exit_code, 2);
-  EXPECT_EQ(RunTool(AddOneModel() + " --mode sideways --fill").exit_code, 2);
+  EXPECT_EQ(RunTool(testing::WriteAddOneModel() + " --mode sideways --fill").exit_code, 2);
   EXPECT_EQ(RunTool("/nonexistent.onnx").exit_code, 2);
 }
 
@@ -153,7 +144,7 @@ TEST(RunModel, TimeoutEndsTheRun) {
   EXPECT_EQ(o.exit_code, 2) << o.output;
   EXPECT_NE(o.output.find("run failed: DeadlineExceeded"), std::string::npos) << o.output;
   EXPECT_NE(o.output.find("node 'forever' (Loop)"), std::string::npos) << o.output;
-  Outcome bad = RunTool(AddOneModel() + " --fill --timeout -1");
+  Outcome bad = RunTool(testing::WriteAddOneModel() + " --fill --timeout -1");
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("--timeout must be a number of seconds"), std::string::npos) << bad.output;
 }

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "tools/model_builder.h"
+
 namespace onnxflow::testing {
 
 ToolOutcome RunCommand(const std::string& command_line, bool with_stderr) {
@@ -31,6 +33,15 @@ std::string WriteTestFile(const std::string& name, const std::string& bytes) {
   const std::string path = TestTmpDir() + "/" + name;
   std::ofstream(path, std::ios::binary) << bytes;
   return path;
+}
+
+std::string WriteAddOneModel() {
+  tools::ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {3});
+  m.Initializer("one", Tensor::FromVector<float>({1}, {1}));
+  m.Node("Add", {"x", "one"}, {"y"});
+  m.Output("y", DataType::kFloat, {3});
+  return WriteTestFile("add_one.onnx", m.Serialize());
 }
 
 }  // namespace onnxflow::testing

@@ -19,4 +19,7 @@ std::string TestTmpDir();
 // Writes `bytes` to TestTmpDir()/name; returns the path.
 std::string WriteTestFile(const std::string& name, const std::string& bytes);
 
+// Writes the model y = x + 1 (x, y: float32 [3]) to TestTmpDir()/add_one.onnx; returns its path.
+std::string WriteAddOneModel();
+
 }  // namespace onnxflow::testing
