@@ -10,6 +10,7 @@
 #include "graph/functions.h"
 #include "graph/fusion_util.h"
 #include "graph/fusion.h"
+#include "graph/half_compute.h"
 #include "graph/passes.h"
 #include "graph/qdq_fusion.h"
 #include "graph/type_inference.h"
@@ -86,7 +87,7 @@ Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionO
   BuildContext ctx{&model->opsets, &options.limits, model->external.get()};
   ONNXFLOW_ASSIGN_OR_RETURN(model->graph, BuildGraph(model->proto.graph(), {}, ctx, 0));
   // Types through the graph, subgraphs included, before any kernel is created or any pass runs.
-  ONNXFLOW_RETURN_IF_ERROR(InferTypes(*model->graph));
+  ONNXFLOW_RETURN_IF_ERROR(InferTypes(model->graph.get()));
   // The graph holds its own copies of the nodes and initializers: the parsed model, as big as the
   // weights, would otherwise stay resident beside them for the session's life.
   // What stays is the model's description (Session::metadata): a few strings.
@@ -95,6 +96,8 @@ Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionO
   // pass (the plan still refuses what a kernel's factory finds unsupported).
   ONNXFLOW_RETURN_IF_ERROR(CheckKernelsExist(*model->graph, registry));
   if (options.optimize) {
+    // First, so that every pass after it sees a 16-bit float model as the float model it runs as.
+    ComputeHalfInFloat(model->graph.get(), model->opsets.count("") ? model->opsets.at("") : 0);
     // Before folding, which would turn the int8 weights behind DequantizeLinear into float ones.
     FuseQdq(model->graph.get());
     ONNXFLOW_RETURN_IF_ERROR(FoldConstants(model->graph.get(), registry, options.limits));

@@ -59,7 +59,7 @@ class Inference {
  public:
   // Infers `g` within `parent`; `inputs` gives the types the enclosing node feeds the graph's
   // inputs (kUndefined: as declared). Returns the types of its outputs.
-  Result<std::vector<DataType>> InferGraph(const Graph& g, const Scope* parent, const std::vector<DataType>& inputs,
+  Result<std::vector<DataType>> InferGraph(Graph& g, const Scope* parent, const std::vector<DataType>& inputs,
                                            const std::string& where) {
     Scope scope;
     scope.parent = parent;
@@ -93,6 +93,8 @@ class Inference {
         if (!node.proto->output(i).empty() && outs[i] != DataType::kUndefined) scope.types[node.proto->output(i)] = outs[i];
       }
     }
+    // What the passes read (KnownType): every value whose element type follows.
+    for (const auto& [name, type] : scope.types) g.known_types.emplace(name, type);
     std::vector<DataType> result;
     for (const ValueInfo& out : g.outputs) {
       const DataType produced = scope.Type(out.name), declared = Declared(out);
@@ -188,7 +190,26 @@ class Inference {
         if (std::strcmp(c.name, f.type) == 0 && c.allowed.size() == 1) out[i] = TensorType(c.allowed[0]);
       }
     }
+    if (outputs > 0 && out[0] == DataType::kUndefined && node.domain.empty()) out[0] = AttributeType(proto);
     return out;
+  }
+
+  // The output type that an attribute names (the schemas say only "T").
+  static DataType AttributeType(const onnx::NodeProto& proto) {
+    const std::string& op = proto.op_type();
+    for (const auto& a : proto.attribute()) {
+      if ((op == "Cast" && a.name() == "to") || (a.name() == "dtype" && op.rfind("Random", 0) == 0)) {
+        return IsValidDataType(static_cast<int32_t>(a.i())) ? static_cast<DataType>(a.i()) : DataType::kUndefined;
+      }
+      if ((op == "ConstantOfShape" || op == "Constant") && a.name() == "value" && a.has_t()) {
+        return IsValidDataType(a.t().data_type()) ? static_cast<DataType>(a.t().data_type()) : DataType::kUndefined;
+      }
+      if (op == "Constant" && (a.name() == "value_float" || a.name() == "value_floats")) return DataType::kFloat;
+      if (op == "Constant" && (a.name() == "value_int" || a.name() == "value_ints")) return DataType::kInt64;
+    }
+    // ConstantOfShape's value defaults to a float zero; RandomNormal and RandomUniform's dtype to float.
+    if (op == "ConstantOfShape" || op == "RandomNormal" || op == "RandomUniform") return DataType::kFloat;
+    return DataType::kUndefined;
   }
 
   Result<std::vector<DataType>> InferIf(const Node& node, const Scope& scope) {
@@ -216,7 +237,7 @@ class Inference {
   }
 
   Result<std::vector<DataType>> InferLoop(const Node& node, const Scope& scope, const std::vector<DataType>& in) {
-    const Graph& body = *node.subgraphs.at("body");
+    Graph& body = *node.subgraphs.at("body");
     const int carried = static_cast<int>(in.size()) - 2;
     const int outputs = node.proto->output_size();
     if (carried < 0 || static_cast<int>(body.inputs.size()) != carried + 2) {
@@ -254,7 +275,7 @@ class Inference {
   }
 
   Result<std::vector<DataType>> InferScan(const Node& node, const Scope& scope, const std::vector<DataType>& in) {
-    const Graph& body = *node.subgraphs.at("body");
+    Graph& body = *node.subgraphs.at("body");
     int64_t scans = 0;
     for (const auto& a : node.proto->attribute()) {
       if (a.name() == "num_scan_inputs") scans = a.i();
@@ -290,9 +311,9 @@ class Inference {
 
 }  // namespace
 
-Status InferTypes(const Graph& main) {
+Status InferTypes(Graph* main) {
   Inference inference;
-  return inference.InferGraph(main, nullptr, {}, main.name.empty() ? "graph" : "graph '" + main.name + "'").status();
+  return inference.InferGraph(*main, nullptr, {}, main->name.empty() ? "graph" : "graph '" + main->name + "'").status();
 }
 
 }  // namespace onnxflow::graph

@@ -11,6 +11,7 @@
 
 namespace onnxflow::graph {
 
-Status InferTypes(const Graph& main);
+// Records the types it finds in each graph's known_types.
+Status InferTypes(Graph* main);
 
 }  // namespace onnxflow::graph

@@ -1,0 +1,195 @@
+#include "graph/half_compute.h"
+
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "graph/fusion_util.h"
+#include "ops/cast/cast_elements.h"
+#include "ops/framework/domains.h"
+
+namespace onnxflow::graph {
+namespace {
+
+bool IsHalf(DataType t) { return t == DataType::kFloat16 || t == DataType::kBFloat16; }
+
+// Ops whose float kernel computes what their 16-bit form does, to float's precision: only the
+// element type of their 16-bit inputs and outputs changes (Cast's `to` is rewritten below). Left
+// out: ops whose output type an attribute names (EyeLike, Random*Like, DequantizeLinear-23), and
+// attention with a key-value cache, whose cache would be cast in full at every step.
+bool RunsInFloat(const Node& n) {
+  static const std::unordered_set<std::string> kOnnx = {
+      "Abs", "Acos", "Acosh", "Add", "ArgMax", "ArgMin", "Asin", "Asinh", "Atan", "Atanh", "AveragePool",
+      "BatchNormalization", "Cast", "CastLike", "Ceil", "Celu", "Clip", "Concat", "Conv", "ConvTranspose", "Cos",
+      "Cosh", "CumSum", "DepthToSpace", "Div", "Einsum", "Elu", "Equal", "Erf", "Exp", "Expand", "Flatten", "Floor",
+      "Gather", "GatherElements", "GatherND", "Gelu", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "Greater",
+      "GreaterOrEqual", "GroupNormalization", "HardSigmoid", "HardSwish", "Identity", "InstanceNormalization",
+      "IsInf", "IsNaN", "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual", "Log", "LogSoftmax", "LRN",
+      "MatMul", "Max", "MaxPool", "Mean", "Min", "Mish", "Mul", "Neg", "Pad", "Pow", "PRelu", "Reciprocal",
+      "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin",
+      "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Resize", "Round", "Selu", "Shape",
+      "Sigmoid", "Sign", "Sin", "Sinh", "Size", "Slice", "Softmax", "Softplus", "Softsign", "SpaceToDepth",
+      "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu", "Tile", "TopK", "Transpose",
+      "Trilu", "Unsqueeze", "Where"};
+  static const std::unordered_set<std::string> kMicrosoft = {
+      "BiasAdd", "BiasGelu", "BiasSoftmax", "FastGelu", "FusedConv", "FusedGemm", "FusedMatMul", "Gelu",
+      "LayerNormalization", "QuickGelu", "SimplifiedLayerNormalization", "SkipLayerNormalization",
+      "SkipSimplifiedLayerNormalization", "TransposeMatMul"};
+  if (!n.subgraphs.empty()) return false;
+  if (n.domain.empty()) return kOnnx.count(n.op_type()) > 0;
+  return n.domain == kMsDomain && kMicrosoft.count(n.op_type()) > 0;
+}
+
+void CollectNames(const Graph& g, std::unordered_set<std::string>* names) {
+  for (const auto& [name, tensor] : g.constants) names->insert(name);
+  for (const ValueInfo& v : g.inputs) names->insert(v.name);
+  for (const Node& n : g.nodes) {
+    for (const auto& out : n.proto->output()) names->insert(out);
+    for (const auto& [attribute, sub] : n.subgraphs) CollectNames(*sub, names);
+  }
+}
+
+class HalfRegion {
+ public:
+  HalfRegion(Graph* g, int opset, std::unordered_set<std::string>* names) : g_(g), opset_(opset), names_(names) {}
+
+  void Rewrite() {
+    const size_t count = g_->nodes.size();
+    std::vector<bool> in_float(count);
+    bool any = false;
+    for (size_t i = 0; i < count; ++i) any |= in_float[i] = Converts(g_->nodes[i]);
+    if (!any) return;
+
+    // Who produces each value (-1: a graph input or constant) and whether anything outside the
+    // float region reads it in 16 bits.
+    std::unordered_map<std::string, int> producer;
+    std::unordered_set<std::string> read_in_half;
+    for (size_t i = 0; i < count; ++i) {
+      const Node& n = g_->nodes[i];
+      for (const auto& out : n.proto->output()) producer[out] = static_cast<int>(i);
+      if (in_float[i]) continue;
+      for (const auto& in : n.proto->input()) read_in_half.insert(in);
+      for (const auto& in : n.implicit_inputs) read_in_half.insert(in);
+    }
+    for (const ValueInfo& out : g_->outputs) read_in_half.insert(out.name);
+
+    // Casts by position: before every node (graph inputs) or after node i.
+    std::vector<Node> front;
+    std::vector<std::vector<Node>> after(count);
+    std::vector<std::string> released;
+    auto twin = [&](const std::string& value) -> const std::string& {
+      auto it = twins_.find(value);
+      if (it != twins_.end()) return it->second;
+      const std::string name = FreshName(value);
+      g_->known_types[name] = DataType::kFloat;
+      auto p = producer.find(value);
+      const int from = p == producer.end() ? -1 : p->second;
+      if (from >= 0 && in_float[from]) {
+        // Computed in float: rounded to 16 bits only for those who read it so.
+        if (read_in_half.count(value)) after[from].push_back(MakeCast(name, value, KnownType(*g_, value)));
+      } else if (auto c = g_->constants.find(value); c != g_->constants.end()) {
+        auto widened = CastTensor(c->second, DataType::kFloat);
+        if (!read_in_half.count(value)) released.push_back(value);
+        g_->constants.emplace(name, std::move(widened).value());
+      } else {
+        (from >= 0 ? after[from] : front).push_back(MakeCast(value, name, DataType::kFloat));
+      }
+      return twins_.emplace(value, name).first->second;
+    };
+
+    for (size_t i = 0; i < count; ++i) {
+      if (!in_float[i]) continue;
+      Node& n = g_->nodes[i];
+      auto proto = std::make_shared<onnx::NodeProto>(*n.proto);
+      for (auto& in : *proto->mutable_input()) {
+        if (!in.empty() && IsHalf(KnownType(*g_, in))) in = twin(in);
+      }
+      for (auto& out : *proto->mutable_output()) {
+        if (!out.empty() && IsHalf(KnownType(*g_, out))) out = twin(out);
+      }
+      if (n.domain.empty() && n.op_type() == "Cast") {
+        const onnx::AttributeProto* to = Attr(*proto, "to");
+        if (to != nullptr && IsHalf(static_cast<DataType>(to->i()))) SetIntAttr(proto.get(), "to", onnx::TensorProto::FLOAT);
+      }
+      n.proto = std::move(proto);
+    }
+
+    // A 16-bit original goes now when nothing else reads it: the load's peak is here.
+    for (const std::string& name : released) g_->constants[name] = Tensor();
+    std::vector<Node> nodes = std::move(front);
+    nodes.reserve(nodes.size() + count);
+    for (size_t i = 0; i < count; ++i) {
+      nodes.push_back(std::move(g_->nodes[i]));
+      for (Node& cast : after[i]) nodes.push_back(std::move(cast));
+    }
+    g_->nodes = std::move(nodes);
+  }
+
+ private:
+  // Whether `n` runs in float: its op does, every value it touches has a known type, and one of
+  // them is 16-bit.
+  bool Converts(const Node& n) const {
+    if (!RunsInFloat(n)) return false;
+    bool half = false;
+    for (const auto* list : {&n.proto->input(), &n.proto->output()}) {
+      for (const auto& name : *list) {
+        if (name.empty()) continue;
+        const DataType t = KnownType(*g_, name);
+        if (t == DataType::kUndefined) return false;
+        half |= IsHalf(t);
+      }
+    }
+    if (n.domain.empty() && n.op_type() == "Cast") {
+      const onnx::AttributeProto* to = Attr(*n.proto, "to");
+      half |= to != nullptr && IsHalf(static_cast<DataType>(to->i()));
+    }
+    return half;
+  }
+
+  std::string FreshName(const std::string& base) {
+    std::string name = base + "/float";
+    for (int k = 2; names_->count(name); ++k) name = base + "/float" + std::to_string(k);
+    names_->insert(name);
+    return name;
+  }
+
+  Node MakeCast(const std::string& from, const std::string& to, DataType type) const {
+    auto proto = std::make_shared<onnx::NodeProto>();
+    proto->set_op_type("Cast");
+    proto->set_name(to + "/cast");
+    proto->add_input(from);
+    proto->add_output(to);
+    SetIntAttr(proto.get(), "to", static_cast<int64_t>(type));
+    Node node;
+    node.proto = std::move(proto);
+    node.opset = opset_;
+    return node;
+  }
+
+  Graph* g_;
+  int opset_;
+  std::unordered_set<std::string>* names_;
+  std::unordered_map<std::string, std::string> twins_;
+};
+
+void Rewrite(Graph* g, int opset, std::unordered_set<std::string>* names) {
+  for (Node& n : g->nodes) {
+    for (auto& [attribute, sub] : n.subgraphs) Rewrite(sub.get(), opset, names);
+  }
+  HalfRegion(g, opset, names).Rewrite();
+  // Widened constants replace their 16-bit originals for every reader in float; those nothing
+  // reads any more are released with the other unread initializers after the passes.
+}
+
+}  // namespace
+
+void ComputeHalfInFloat(Graph* graph, int onnx_opset) {
+  // Cast's `to` is an integer from opset 6 on; older graphs keep their 16-bit path.
+  if (onnx_opset < 6) return;
+  std::unordered_set<std::string> names;
+  CollectNames(*graph, &names);
+  Rewrite(graph, onnx_opset, &names);
+}
+
+}  // namespace onnxflow::graph

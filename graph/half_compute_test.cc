@@ -1,0 +1,146 @@
+// float16 graphs compute in float (graph/half_compute.h): which nodes move to float, where the
+// Casts go, and that the results are the 16-bit model's.
+#include "graph/half_compute.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "graph/model.h"
+#include "include/onnxflow/session.h"
+#include "ops/framework/numeric.h"
+#include "ops/register_all.h"
+#include "tools/model_builder.h"
+
+namespace onnxflow::graph {
+namespace {
+
+using tools::ModelBuilder;
+using tools::SetAttr;
+
+Tensor Half(const std::vector<int64_t>& shape, const std::vector<float>& values) {
+  std::vector<Float16> h;
+  for (float v : values) h.push_back(Float16{FloatToHalf(v)});
+  return Tensor::FromVector<Float16>(shape, h);
+}
+
+std::vector<float> Ramp(int n, float scale) {
+  std::vector<float> v;
+  for (int i = 0; i < n; ++i) v.push_back(scale * static_cast<float>((i * 7) % 11 - 5));
+  return v;
+}
+
+// x (float) -> Cast to half -> Conv (half weights) -> Relu -> Hardmax (no float form here: stays
+// half) -> Add of a half constant, and Relu times that constant as a graph output in half, plus a
+// Cast back to float: the shape fp16 converters write.
+ModelBuilder HalfModel() {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {1, 2, 4, 4});
+  m.Initializer("w", Half({4, 2, 3, 3}, Ramp(72, 0.125f)));
+  m.Initializer("b", Half({4}, {0.5f, -0.25f, 1.0f, 0.0f}));
+  m.Initializer("k", Half({1, 4, 1, 1}, {1.0f, 2.0f, 3.0f, 4.0f}));
+  auto& to_half = m.Node("Cast", {"x"}, {"xh"}, "to_half");
+  SetAttr(to_half, "to", static_cast<int64_t>(onnx::TensorProto::FLOAT16));
+  auto& conv = m.Node("Conv", {"xh", "w", "b"}, {"c"}, "conv");
+  SetAttr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  m.Node("Relu", {"c"}, {"r"}, "relu");
+  m.Node("Hardmax", {"r"}, {"h"}, "hardmax");
+  m.Node("Add", {"h", "k"}, {"sum"}, "add");
+  m.Node("Mul", {"r", "k"}, {"y16"}, "mul");
+  auto& to_float = m.Node("Cast", {"sum"}, {"y"}, "to_float");
+  SetAttr(to_float, "to", static_cast<int64_t>(onnx::TensorProto::FLOAT));
+  m.Output("y", DataType::kFloat, {1, 4, 4, 4});
+  m.Output("y16", DataType::kFloat16, {1, 4, 4, 4});
+  return m;
+}
+
+std::vector<std::string> Ops(const Graph& g) {
+  std::vector<std::string> ops;
+  for (const Node& n : g.nodes) ops.push_back((n.domain.empty() ? "" : n.domain + ".") + n.op_type());
+  return ops;
+}
+
+TEST(HalfComputeTest, FloatOpsMoveToFloatWithCastsAtTheBorders) {
+  SessionOptions options;
+  options.optimize = false;  // this pass alone
+  auto model = LoadModelBytes(HalfModel().Serialize(), "", options, GlobalKernelRegistry());
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  Graph& g = *(*model)->graph;
+  ComputeHalfInFloat(&g, 17);
+  // Cast x to float (was: to half), Conv, Relu, then Relu's result rounded to half for Hardmax,
+  // Hardmax in half, its result widened for Add, Add, Mul, Mul's result narrowed for the graph
+  // output y16, and the final Cast (now float to float).
+  EXPECT_EQ(Ops(g), (std::vector<std::string>{"Cast", "Conv", "Relu", "Cast", "Hardmax", "Cast", "Add", "Mul",
+                                              "Cast", "Cast"}));
+  // The half constants that only float nodes read are widened and their originals released; the
+  // graph's outputs keep their names and declared types.
+  EXPECT_EQ(g.constants.at("w/float").dtype(), DataType::kFloat);
+  EXPECT_EQ(g.constants.at("w").dtype(), DataType::kUndefined);
+  EXPECT_EQ(g.constants.at("k/float").dtype(), DataType::kFloat);
+  EXPECT_EQ(g.nodes[1].proto->input(1), "w/float");
+  EXPECT_EQ(g.nodes[8].proto->output(0), "y16");
+  EXPECT_EQ(g.nodes[8].proto->input(0), "y16/float");
+  EXPECT_EQ(g.nodes[3].proto->output(0), "r");
+  EXPECT_EQ(g.nodes[4].proto->input(0), "r");
+  for (int i : {0, 9}) {
+    EXPECT_EQ(g.nodes[i].proto->attribute(0).i(), onnx::TensorProto::FLOAT) << i;
+  }
+}
+
+TEST(HalfComputeTest, OptimizedHalfModelGetsTheFloatFusions) {
+  auto model = LoadModelBytes(HalfModel().Serialize(), "", SessionOptions(), GlobalKernelRegistry());
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  bool fused_conv = false;
+  for (const Node& n : (*model)->graph->nodes) {
+    EXPECT_NE(n.op_type(), "Relu") << "Conv + Relu fuse in float";
+    fused_conv |= n.domain == "com.onnxflow";
+  }
+  EXPECT_TRUE(fused_conv);
+}
+
+TEST(HalfComputeTest, ResultsMatchTheHalfModelComputedOpByOp) {
+  std::vector<float> x = Ramp(32, 0.3f);
+  auto run = [&](bool optimize) {
+    SessionOptions options;
+    options.optimize = optimize;
+    auto session = Session::LoadFromBytes(HalfModel().Serialize(), options);
+    EXPECT_TRUE(session.ok()) << session.status().ToString();
+    auto out = session->Run({{"x", Value(Tensor::FromVector<float>({1, 2, 4, 4}, x))}});
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    return std::move(out).value();
+  };
+  const auto half = run(false), in_float = run(true);
+  ASSERT_EQ(half.size(), 2u);
+  ASSERT_EQ(in_float.size(), 2u);
+  const Tensor& y0 = half[0].value.tensor();
+  const Tensor& y1 = in_float[0].value.tensor();
+  ASSERT_EQ(y1.dtype(), DataType::kFloat);
+  for (int64_t i = 0; i < y0.size(); ++i) EXPECT_EQ(y0.data<float>()[i], y1.data<float>()[i]) << i;
+  const Tensor& h0 = half[1].value.tensor();
+  const Tensor& h1 = in_float[1].value.tensor();
+  ASSERT_EQ(h1.dtype(), DataType::kFloat16);
+  for (int64_t i = 0; i < h0.size(); ++i) {
+    const float a = HalfToFloat(h0.data<Float16>()[i].bits), b = HalfToFloat(h1.data<Float16>()[i].bits);
+    // One rounding to half in place of two: within one unit in the last place of half.
+    EXPECT_LE(std::fabs(a - b), std::fabs(a) * 0x1p-10f + 1e-6f) << i;
+  }
+}
+
+TEST(HalfComputeTest, FloatModelsAreLeftAlone) {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {2});
+  m.Node("Relu", {"x"}, {"y"});
+  m.Output("y", DataType::kFloat, {2});
+  SessionOptions options;
+  options.optimize = false;
+  auto model = LoadModelBytes(m.Serialize(), "", options, GlobalKernelRegistry());
+  ASSERT_TRUE(model.ok());
+  ComputeHalfInFloat((*model)->graph.get(), 17);
+  EXPECT_EQ(Ops(*(*model)->graph), std::vector<std::string>{"Relu"});
+}
+
+}  // namespace
+}  // namespace onnxflow::graph
