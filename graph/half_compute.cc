@@ -98,12 +98,13 @@ class HalfRegion {
       return twins_.emplace(value, name).first->second;
     };
 
+    const std::unordered_set<std::string> kept = HalfWeights(in_float);
     for (size_t i = 0; i < count; ++i) {
       if (!in_float[i]) continue;
       Node& n = g_->nodes[i];
       auto proto = std::make_shared<onnx::NodeProto>(*n.proto);
       for (auto& in : *proto->mutable_input()) {
-        if (!in.empty() && IsHalf(KnownType(*g_, in))) in = twin(in);
+        if (!in.empty() && IsHalf(KnownType(*g_, in)) && !kept.count(in)) in = twin(in);
       }
       for (auto& out : *proto->mutable_output()) {
         if (!out.empty() && IsHalf(KnownType(*g_, out))) out = twin(out);
@@ -145,6 +146,30 @@ class HalfRegion {
       half |= to != nullptr && IsHalf(static_cast<DataType>(to->i()));
     }
     return half;
+  }
+
+  // The 16-bit constant matrices that float nodes read only as the weights of MatMul or Gemm
+  // (their B): those kernels keep them in 16 bits and widen them block by block as the product
+  // runs (ops/math/constant_b.h), so the model's weight bytes stay halved.
+  std::unordered_set<std::string> HalfWeights(const std::vector<bool>& in_float) const {
+    std::unordered_map<std::string, bool> weight_only;
+    for (size_t i = 0; i < g_->nodes.size(); ++i) {
+      if (!in_float[i]) continue;
+      const Node& n = g_->nodes[i];
+      const bool product = n.domain.empty() && (n.op_type() == "MatMul" || n.op_type() == "Gemm");
+      for (int k = 0; k < n.proto->input_size(); ++k) {
+        auto c = g_->constants.find(n.proto->input(k));
+        if (c == g_->constants.end() || !IsHalf(c->second.dtype())) continue;
+        const bool weight = product && k == 1 && c->second.rank() == 2;
+        auto [it, fresh] = weight_only.emplace(c->first, weight);
+        if (!fresh) it->second = it->second && weight;
+      }
+    }
+    std::unordered_set<std::string> kept;
+    for (const auto& [name, only] : weight_only) {
+      if (only) kept.insert(name);
+    }
+    return kept;
   }
 
   std::string FreshName(const std::string& base) {

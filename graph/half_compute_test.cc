@@ -129,6 +129,51 @@ TEST(HalfComputeTest, ResultsMatchTheHalfModelComputedOpByOp) {
   }
 }
 
+// MatMul and Gemm keep 16-bit weight matrices in 16 bits (ops/math/constant_b.h); a weight that
+// another float node also reads is widened for it.
+TEST(HalfComputeTest, ProductWeightsStayHalf) {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat16, {3, 3});
+  m.Initializer("w", Half({3, 3}, Ramp(9, 0.5f)));
+  m.Initializer("v", Half({3, 3}, Ramp(9, 0.25f)));
+  m.Node("MatMul", {"x", "w"}, {"a"});
+  m.Node("Gemm", {"a", "v"}, {"g"});
+  m.Node("Add", {"g", "v"}, {"y"});
+  m.Output("y", DataType::kFloat16, {3, 3});
+  SessionOptions options;
+  options.optimize = false;
+  auto model = LoadModelBytes(m.Serialize(), "", options, GlobalKernelRegistry());
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  Graph& g = *(*model)->graph;
+  ComputeHalfInFloat(&g, 17);
+  EXPECT_EQ(Ops(g), (std::vector<std::string>{"Cast", "MatMul", "Gemm", "Add", "Cast"}));
+  EXPECT_EQ(g.nodes[1].proto->input(1), "w");
+  EXPECT_EQ(g.constants.at("w").dtype(), DataType::kFloat16);
+  EXPECT_EQ(g.constants.count("w/float"), 0u);
+  EXPECT_EQ(g.nodes[2].proto->input(1), "v/float");
+  EXPECT_EQ(g.nodes[3].proto->input(1), "v/float");
+  auto session = Session::LoadFromBytes(m.Serialize());
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  std::vector<float> x = {1, -2, 0.5f, 3, 0.25f, -1, 2, 0, -0.5f};
+  auto out = session->Run({{"x", Value(Half({3, 3}, x))}});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  // y = (x w) v + v, in float over the half values (exact here: few bits in every product).
+  const std::vector<float> w = Ramp(9, 0.5f), v = Ramp(9, 0.25f);
+  const Tensor& y = (*out)[0].value.tensor();
+  ASSERT_EQ(y.dtype(), DataType::kFloat16);
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      float sum = v[i * 3 + j];
+      for (int q = 0; q < 3; ++q) {
+        float a = 0;
+        for (int r = 0; r < 3; ++r) a += x[i * 3 + r] * w[r * 3 + q];
+        sum += a * v[q * 3 + j];
+      }
+      EXPECT_EQ(HalfToFloat(y.data<Float16>()[i * 3 + j].bits), HalfToFloat(FloatToHalf(sum))) << i << "," << j;
+    }
+  }
+}
+
 TEST(HalfComputeTest, FloatModelsAreLeftAlone) {
   ModelBuilder m(17);
   m.Input("x", DataType::kFloat, {2});

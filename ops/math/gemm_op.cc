@@ -3,9 +3,8 @@
 // as a row or column bias when it is a vector; a constant B is packed once at load.
 #include "ops/math/gemm_op.h"
 
-#include <optional>
-
 #include "ops/framework/dispatch.h"
+#include "ops/math/constant_b.h"
 #include "ops/math/float_view.h"
 #include "ops/math/fused_activation.h"
 #include "ops/math/gemm.h"
@@ -37,17 +36,8 @@ class GemmKernel : public OpKernel {
         trans_a_(info.GetInt("transA", 0) != 0),
         trans_b_(info.GetInt("transB", 0) != 0),
         alpha_(info.GetFloat("alpha", 1.0f)),
-        beta_(info.GetFloat("beta", 1.0f)) {
-    const Tensor* b = info.constant_input(1);
-    if (b != nullptr && IsFloatLike(b->dtype()) && b->rank() == 2 && b->size() > 0) {
-      std::vector<float> widened;
-      const float* data = FloatData(*b, widened);
-      const int64_t k = trans_b_ ? b->dim(1) : b->dim(0), n = trans_b_ ? b->dim(0) : b->dim(1);
-      packed_b_.emplace(PackB(data, b->dim(1), trans_b_, k, n));
-      packed_b_dtype_ = b->dtype();
-      packed_b_shape_ = b->shape();
-    }
-  }
+        beta_(info.GetFloat("beta", 1.0f)),
+        constant_b_(info.constant_input(1), trans_b_) {}
 
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* a, ctx.RequireTensor(0));
@@ -57,7 +47,9 @@ class GemmKernel : public OpKernel {
       return InvalidArgument("Gemm: A " + ShapeToString(a->shape()) + " and B " + ShapeToString(b->shape()) +
                              " must be matrices");
     }
-    if (a->dtype() != b->dtype() || (c != nullptr && c->dtype() != a->dtype())) {
+    // A float A with a 16-bit B: a half model's Gemm after graph/half_compute, weights kept half.
+    const bool widened_a = a->dtype() == DataType::kFloat && IsFloatLike(b->dtype());
+    if ((a->dtype() != b->dtype() && !widened_a) || (c != nullptr && c->dtype() != a->dtype())) {
       return InvalidArgument("Gemm: A, B and C must have the same type");
     }
     const int64_t m = trans_a_ ? a->dim(1) : a->dim(0), k = trans_a_ ? a->dim(0) : a->dim(1);
@@ -120,9 +112,7 @@ class GemmKernel : public OpKernel {
     }
     GemmInputA ia{nullptr, FloatData(a, a_store), a.dim(1), trans_a_, alpha_};
     GemmInputB ib;
-    if (packed_b_.has_value() && b.dtype() == packed_b_dtype_ && b.shape() == packed_b_shape_) {
-      ib.packed = &*packed_b_;
-    } else {
+    if (!constant_b_.Use(b, &ib)) {
       ib.data = FloatData(b, b_store);
       ib.ld = b.dim(1);
       ib.trans = trans_b_;
@@ -135,9 +125,7 @@ class GemmKernel : public OpKernel {
   ActivationSpec activation_;
   bool trans_a_, trans_b_;
   float alpha_, beta_;
-  std::optional<PackedB> packed_b_;
-  DataType packed_b_dtype_ = DataType::kUndefined;
-  Shape packed_b_shape_;
+  ConstantB constant_b_;
 };
 
 }  // namespace

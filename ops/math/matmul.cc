@@ -5,11 +5,11 @@
 #include "ops/framework/internal_ops.h"
 #include "ops/math/matmul.h"
 
-#include <optional>
 
 #include "ops/framework/dispatch.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
+#include "ops/math/constant_b.h"
 #include "ops/math/float_view.h"
 #include "ops/math/fused_activation.h"
 #include "ops/math/gemm.h"
@@ -65,21 +65,15 @@ namespace {
 
 class MatMulKernel : public OpKernel {
  public:
-  MatMulKernel(const KernelInfo& info, ActivationSpec activation) : activation_(activation) {
-    const Tensor* b = info.constant_input(1);
-    if (b != nullptr && IsFloatLike(b->dtype()) && b->rank() == 2 && b->size() > 0) {
-      std::vector<float> widened;
-      const float* data = FloatData(*b, widened);
-      packed_b_.emplace(PackB(data, b->dim(1), false, b->dim(0), b->dim(1)));
-      packed_b_dtype_ = b->dtype();
-      packed_b_shape_ = b->shape();
-    }
-  }
+  MatMulKernel(const KernelInfo& info, ActivationSpec activation)
+      : activation_(activation), constant_b_(info.constant_input(1), /*trans=*/false) {}
 
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* a, ctx.RequireTensor(0));
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* b, ctx.RequireTensor(1));
-    if (a->dtype() != b->dtype()) {
+    // A float A with a 16-bit B: a half model's MatMul after graph/half_compute, weights kept half.
+    const bool widened_a = a->dtype() == DataType::kFloat && IsFloatLike(b->dtype());
+    if (a->dtype() != b->dtype() && !widened_a) {
       return InvalidArgument(std::string("MatMul: A is ") + DataTypeName(a->dtype()) + " but B is " +
                              DataTypeName(b->dtype()));
     }
@@ -116,12 +110,10 @@ class MatMulKernel : public OpKernel {
       }
       epilogue.col_bias = FloatData(*bias, bias_store);
     }
-    const bool use_packed = packed_b_.has_value() && b.dtype() == packed_b_dtype_ && b.shape() == packed_b_shape_;
-    const float* bd = use_packed ? nullptr : FloatData(b, b_store);
     GemmInputB ib;
-    if (use_packed) {
-      ib.packed = &*packed_b_;
-    } else {
+    const bool use_packed = constant_b_.Use(b, &ib);
+    const float* bd = use_packed ? nullptr : FloatData(b, b_store);
+    if (!use_packed) {
       ib.data = bd;
       ib.ld = s.n;
     }
@@ -152,9 +144,7 @@ class MatMulKernel : public OpKernel {
   }
 
   ActivationSpec activation_;
-  std::optional<PackedB> packed_b_;
-  DataType packed_b_dtype_ = DataType::kUndefined;
-  Shape packed_b_shape_;
+  ConstantB constant_b_;
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // constant (pre-packed) weights, every listed type, bias shapes, and error paths.
 #include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -58,6 +59,65 @@ TEST(MatMulTest, BroadcastAndConstantB) {
         auto out = t.Run(RegisterMathKernels);
         ASSERT_TRUE(out.ok()) << out.status().ToString();
         EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>(c.y, expected), (*out)[0].tensor(), 1e-4, 1e-5));
+      }
+    }
+  }
+}
+
+// A half model's MatMul and Gemm after graph/half_compute: float A, a constant 16-bit B kept in 16
+// bits (ops/math/constant_b.h). Widening a 16-bit value is exact and the blocks come out in the
+// GEMM's own layout, so the result equals the float product of the widened B bit for bit: over
+// several strips and K blocks, 1 and 2 threads, B as is and transposed.
+TEST(MatMulTest, SixteenBitConstantBEqualsItsFloatProduct) {
+  const int64_t m = 37, k = 300, n = 70;
+  const auto a = Random(m * k, 3), b = Random(k * n, 4);
+  for (DataType type : {DataType::kFloat16, DataType::kBFloat16}) {
+    std::vector<float> widened(b.size());
+    std::vector<Float16> h(b.size());
+    std::vector<BFloat16> bf(b.size());
+    for (size_t i = 0; i < b.size(); ++i) {
+      h[i].bits = FloatToHalf(b[i]);
+      bf[i].bits = FloatToBFloat16(b[i]);
+      widened[i] = type == DataType::kFloat16 ? HalfToFloat(h[i].bits) : BFloat16ToFloat(bf[i].bits);
+    }
+    for (int trans : {0, 1}) {
+      // Gemm with transB reads B as [n, k]: the same values, stored transposed.
+      Shape b_shape = trans ? Shape{n, k} : Shape{k, n};
+      std::vector<float> wt(b.size());
+      std::vector<Float16> ht(b.size());
+      std::vector<BFloat16> bft(b.size());
+      for (int64_t r = 0; r < k; ++r) {
+        for (int64_t c = 0; c < n; ++c) {
+          const int64_t from = r * n + c, to = trans ? c * k + r : from;
+          wt[to] = widened[from];
+          ht[to] = h[from];
+          bft[to] = bf[from];
+        }
+      }
+      Tensor b16 = type == DataType::kFloat16 ? Tensor::FromVector<Float16>(b_shape, ht)
+                                              : Tensor::FromVector<BFloat16>(b_shape, bft);
+      for (int threads : {1, 2}) {
+        for (const char* op : {"MatMul", "Gemm"}) {
+          if (trans && std::string(op) == "MatMul") continue;
+          OpTest half(op, 13), full(op, 13);
+          half.Input(Tensor::FromVector<float>({m, k}, a)).Input(b16).ConstantInput(1).Threads(threads);
+          full.Input(Tensor::FromVector<float>({m, k}, a)).Input(Tensor::FromVector<float>(b_shape, wt))
+              .ConstantInput(1).Threads(threads);
+          if (trans) {
+            half.Attr("transB", int64_t{1});
+            full.Attr("transB", int64_t{1});
+          }
+          auto y16 = half.Run(RegisterMathKernels);
+          auto y32 = full.Run(RegisterMathKernels);
+          ASSERT_TRUE(y16.ok()) << y16.status().ToString();
+          ASSERT_TRUE(y32.ok()) << y32.status().ToString();
+          const Tensor& t16 = (*y16)[0].tensor();
+          ASSERT_EQ(t16.dtype(), DataType::kFloat);
+          ASSERT_EQ(t16.shape(), (Shape{m, n}));
+          for (int64_t i = 0; i < m * n; ++i) {
+            ASSERT_EQ(t16.data<float>()[i], (*y32)[0].tensor().data<float>()[i]) << op << " " << i;
+          }
+        }
       }
     }
   }

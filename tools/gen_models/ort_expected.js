@@ -4,6 +4,9 @@
 const fs = require('fs'), path = require('path');
 const ort = require('onnxruntime-node');
 const { onnx } = require('onnx-proto');
+// ONNX element type -> ONNX Runtime's type name and the array that holds it (inputs in raw_data).
+const kTypes = { 1: ['float32', Float32Array], 6: ['int32', Int32Array], 7: ['int64', BigInt64Array],
+                 9: ['bool', Uint8Array], 10: ['float16', Uint16Array], 11: ['float64', Float64Array] };
 (async () => {
   const [dir, set = '0'] = process.argv.slice(2);
   const model = path.join(dir, 'model.onnx');
@@ -15,8 +18,8 @@ const { onnx } = require('onnx-proto');
   names.forEach((n, i) => {
     const t = onnx.TensorProto.decode(fs.readFileSync(path.join(dir, `test_data_set_${set}`, `input_${i}.pb`)));
     const b = Buffer.from(t.rawData);
-    feeds[n] = new ort.Tensor('float32', new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.length)),
-                              t.dims.map(Number));
+    const [type, Array] = kTypes[t.dataType];
+    feeds[n] = new ort.Tensor(type, new Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.length)), t.dims.map(Number));
   });
   const out = await sess.run(feeds);
   mp.graph.output.forEach((v, i) => {
