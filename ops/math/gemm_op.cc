@@ -10,24 +10,21 @@
 #include "ops/math/gemm.h"
 
 namespace onnxflow {
-namespace {
 
-// How C broadcasts onto [M, N]: rows 1 or M, columns 1 or N.
-struct BiasShape {
-  int64_t rows = 1, cols = 1;
-};
-
-Result<BiasShape> ResolveBias(const Shape& c, int64_t m, int64_t n) {
+Result<BiasShape> ResolveBias(const char* op, const Shape& c, int64_t m, int64_t n) {
   BiasShape b;
-  if (c.size() > 2) return InvalidArgument("Gemm: C must have rank <= 2, got " + ShapeToString(c));
+  if (c.size() > 2) return InvalidArgument(std::string(op) + ": C must have rank <= 2, got " + ShapeToString(c));
   if (c.size() == 2) b.rows = c[0];
   if (!c.empty()) b.cols = c.back();
   if ((b.rows != 1 && b.rows != m) || (b.cols != 1 && b.cols != n)) {
-    return InvalidArgument("Gemm: C " + ShapeToString(c) + " does not broadcast to [" + std::to_string(m) + "," +
-                           std::to_string(n) + "]");
+    return InvalidArgument(std::string(op) + ": C " + ShapeToString(c) + " does not broadcast to [" +
+                           std::to_string(m) + "," + std::to_string(n) + "]");
   }
   return b;
 }
+
+namespace {
+
 
 class GemmKernel : public OpKernel {
  public:
@@ -62,7 +59,7 @@ class GemmKernel : public OpKernel {
     BiasShape bias;
     const bool use_c = c != nullptr && beta_ != 0.0f;
     if (use_c) {
-      ONNXFLOW_ASSIGN_OR_RETURN(bias, ResolveBias(c->shape(), m, n));
+      ONNXFLOW_ASSIGN_OR_RETURN(bias, ResolveBias("Gemm", c->shape(), m, n));
     }
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, a->dtype(), {m, n}));
     if (y->size() == 0) return Status::Ok();

@@ -1,5 +1,5 @@
 // Integer and quantized linear algebra: MatMulInteger-10, QLinearMatMul-10/21, ConvInteger-10,
-// QLinearConv-10, and com.microsoft MatMulIntegerToFloat-1 and DynamicQuantizeMatMul-1.
+// QLinearConv-10, and com.microsoft MatMulIntegerToFloat-1, DynamicQuantizeMatMul-1 and QGemm-1.
 // int8/uint8 operands, int32 accumulation of (x - zero_point) products on the integer GEMM
 // (qgemm.h), constant weights packed once at load; the QLinear ops requantize with
 // round-half-to-even and saturate to the output type.
@@ -15,6 +15,7 @@
 #include "ops/framework/numeric.h"
 #include "ops/math/conv_geometry.h"
 #include "ops/math/gemm.h"
+#include "ops/math/gemm_op.h"
 #include "ops/math/matmul.h"
 #include "ops/math/qgemm.h"
 #include "ops/quant/quant_simd.h"
@@ -512,9 +513,133 @@ class QLinearConvKernel : public OpKernel {
   std::optional<PackedConvWeight> packed_;
 };
 
+// com.microsoft QGemm: alpha * a_scale * b_scale[j] * ((A - a_zero)(B - b_zero) + C), C int32 and
+// broadcast to (M, N); float out, or requantized with y_scale and y_zero_point when they are given
+// (ONNX Runtime writes it for a QDQ Gemm).
+class QGemmKernel : public OpKernel {
+ public:
+  explicit QGemmKernel(const KernelInfo& info)
+      : trans_a_(info.GetInt("transA", 0) != 0),
+        trans_b_(info.GetInt("transB", 0) != 0),
+        alpha_(info.GetFloat("alpha", 1.0f)) {
+    const Tensor* b = info.constant_input(3);
+    if (b != nullptr && IsQuant8(b->dtype()) && b->rank() == 2 && b->size() > 0) {
+      const int64_t k = trans_b_ ? b->dim(1) : b->dim(0), n = trans_b_ ? b->dim(0) : b->dim(1);
+      packed_b_ = PackedWeightB{QPackB(b->raw_data(), IsSigned8(*b), b->dim(1), trans_b_, k, n), b->dtype(), b->shape()};
+    }
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* a, ctx.RequireTensor(0));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* as, ctx.RequireTensor(1));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* b, ctx.RequireTensor(3));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* bs, ctx.RequireTensor(4));
+    const Tensor *az = ctx.input_tensor(2), *bz = ctx.input_tensor(5), *c = ctx.input_tensor(6);
+    const Tensor *ys = ctx.input_tensor(7), *yz = ctx.input_tensor(8);
+    if (!IsQuant8(a->dtype()) || !IsQuant8(b->dtype())) return InvalidArgument("QGemm: A and B must be int8 or uint8");
+    if ((az != nullptr && az->dtype() != a->dtype()) || (bz != nullptr && bz->dtype() != b->dtype())) {
+      return InvalidArgument("QGemm: zero points must have the type of their operand");
+    }
+    if (a->rank() != 2 || b->rank() != 2) {
+      return InvalidArgument("QGemm: A " + ShapeToString(a->shape()) + " and B " + ShapeToString(b->shape()) +
+                             " must be matrices");
+    }
+    const int64_t m = trans_a_ ? a->dim(1) : a->dim(0), k = trans_a_ ? a->dim(0) : a->dim(1);
+    const int64_t kb = trans_b_ ? b->dim(1) : b->dim(0), n = trans_b_ ? b->dim(0) : b->dim(1);
+    if (k != kb) {
+      return InvalidArgument("QGemm: inner dimensions differ, A " + ShapeToString(a->shape()) + " and B " +
+                             ShapeToString(b->shape()));
+    }
+    if (as->dtype() != DataType::kFloat || as->size() != 1 || bs->dtype() != DataType::kFloat) {
+      return InvalidArgument("QGemm: a_scale must be one float and b_scale float");
+    }
+    if (az != nullptr && az->size() != 1) return InvalidArgument("QGemm: a_zero_point must be a scalar");
+    ONNXFLOW_RETURN_IF_ERROR(CheckPerAxis(bs, n, "b_scale"));
+    ONNXFLOW_RETURN_IF_ERROR(CheckPerAxis(bz, n, "b_zero_point"));
+    if ((ys != nullptr && (ys->dtype() != DataType::kFloat || ys->size() != 1)) ||
+        (yz != nullptr && (!IsQuant8(yz->dtype()) || yz->size() != 1))) {
+      return InvalidArgument("QGemm: y_scale must be one float and y_zero_point one int8 or uint8");
+    }
+    BiasShape bias;
+    if (c != nullptr) {
+      if (c->dtype() != DataType::kInt32) return InvalidArgument("QGemm: C must be int32");
+      ONNXFLOW_ASSIGN_OR_RETURN(bias, ResolveBias("QGemm", c->shape(), m, n));
+    }
+    const bool quantized = ys != nullptr;
+    const DataType out_type = !quantized ? DataType::kFloat : yz != nullptr ? yz->dtype() : DataType::kUint8;
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, out_type, {m, n}));
+    if (y->size() == 0) return Status::Ok();
+
+    std::vector<float> scale_col(n);
+    for (int64_t j = 0; j < n; ++j) scale_col[j] = alpha_ * as->data<float>()[0] * bs->data<float>()[PerAxis(bs, j)];
+    QEpilogue ep;
+    ep.kind = !quantized ? QOutput::kFloat : out_type == DataType::kInt8 ? QOutput::kInt8 : QOutput::kUint8;
+    ep.scale_col = scale_col.data();
+    ep.out_scale = quantized ? ys->data<float>()[0] : 1.0f;
+    ep.out_zero = quantized ? QuantAt(yz, 0) : 0;
+    // C as the epilogue's int32 row or column bias; a full (M, N) C is added to the int32 sums.
+    std::vector<int32_t> bias_col, bias_row, sums;
+    const int32_t* cd = c != nullptr ? c->data<int32_t>() : nullptr;
+    const bool full_c = cd != nullptr && bias.rows == m && bias.cols == n && m > 1 && n > 1;
+    if (cd != nullptr && !full_c) {
+      if (bias.rows == m && m > 1) {
+        bias_row.assign(cd, cd + m);
+        ep.bias_row = bias_row.data();
+      } else {
+        bias_col.resize(n);
+        for (int64_t j = 0; j < n; ++j) bias_col[j] = cd[bias.cols == 1 ? 0 : j];
+        ep.bias_col = bias_col.data();
+      }
+    }
+
+    std::vector<uint8_t> a_rows;
+    const void* ad = a->raw_data();
+    if (trans_a_) {  // QPackA reads rows of A: transpose (K, M) first
+      a_rows.resize(static_cast<size_t>(m * k));
+      const uint8_t* src = static_cast<const uint8_t*>(ad);
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t q = 0; q < k; ++q) a_rows[i * k + q] = src[q * m + i];
+      }
+      ad = a_rows.data();
+    }
+    const int threads = ctx.threads();
+    const QPackedA pa = QPackA(ad, IsSigned8(*a), k, m, k, threads);
+    const QPackedB* pb = Usable(packed_b_, *b);
+    QPackedB local;
+    if (pb == nullptr) {
+      local = QPackB(b->raw_data(), IsSigned8(*b), b->dim(1), trans_b_, k, n, threads);
+      pb = &local;
+    }
+    const std::vector<int32_t> za = ZeroPoints(az), zb = ZeroPoints(bz);
+    const QZeroPoints zero{za.data(), 1, zb.data(), static_cast<int64_t>(zb.size())};
+    if (!full_c) {
+      QGemm(pa, *pb, zero, ep, y->mutable_raw_data(), n, threads);
+      return Status::Ok();
+    }
+    // Sums first, then C and the scales, one element at a time, as the epilogue would.
+    sums.resize(static_cast<size_t>(m * n));
+    QGemm(pa, *pb, zero, QEpilogue{}, sums.data(), n, threads);
+    for (int64_t i = 0; i < m * n; ++i) {
+      const float v = static_cast<float>(sums[i] + cd[i]);
+      if (!quantized) {
+        y->mutable_data<float>()[i] = v * scale_col[i % n];
+      } else {
+        StoreQuant(y, i, static_cast<double>(std::nearbyint(v * (scale_col[i % n] / ep.out_scale))) + ep.out_zero);
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  bool trans_a_, trans_b_;
+  float alpha_;
+  std::optional<PackedWeightB> packed_b_;
+};
+
 }  // namespace
 
 Status RegisterQuantizedMathKernels(KernelRegistry& registry) {
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "QGemm", 1, kOpenEnded, Make<QGemmKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "MatMulInteger", 10, kOpenEnded, Make<MatMulIntegerKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "QLinearMatMul", 10, kOpenEnded, Make<QLinearMatMulKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "ConvInteger", 10, kOpenEnded, Create<ConvIntegerKernel>()));

@@ -2,6 +2,7 @@
 // per-column zero points, saturation and rounding, and error paths.
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -52,6 +53,96 @@ TEST(QuantizedTest, QLinearMatMulRoundsAndSaturates) {
   out = run(DataType::kInt8);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_TRUE(TensorsEqual(Tensor::FromVector<int8_t>({1, 2}, {105, 127}), (*out)[0].tensor()));
+}
+
+// com.microsoft QGemm against a double reference: transposed operands, a constant (packed) B, one
+// b_scale or one per column, C absent, per column, per row or full, float and 8-bit outputs.
+TEST(QuantizedTest, QGemmMatchesItsDefinition) {
+  const int64_t m = 5, k = 7, n = 6;
+  std::mt19937 rng(7);
+  std::vector<uint8_t> a(m * k);
+  std::vector<int8_t> b(k * n);
+  std::vector<int32_t> c_full(m * n);
+  for (auto& v : a) v = static_cast<uint8_t>(rng() % 256);
+  for (auto& v : b) v = static_cast<int8_t>(static_cast<int>(rng() % 256) - 128);
+  for (auto& v : c_full) v = static_cast<int>(rng() % 2001) - 1000;
+  const std::vector<float> b_scales = {0.01f, 0.02f, 0.015f, 0.03f, 0.005f, 0.025f};
+  const std::vector<int8_t> b_zeros = {0, 3, -2, 1, 0, -5};
+  const float a_scale = 0.05f, alpha = 0.5f, y_scale = 0.4f;
+  const uint8_t a_zero = 120;
+  for (int trans_a : {0, 1}) {
+    for (int trans_b : {0, 1}) {
+      for (int per_column : {0, 1}) {
+        for (int c_form : {0, 1, 2, 3}) {  // none, [n], [m, 1], [m, n]
+          for (int out : {0, 1, 2}) {      // float, uint8, int8
+            std::vector<uint8_t> at(a.size());
+            std::vector<int8_t> bt(b.size());
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t q = 0; q < k; ++q) at[trans_a ? q * m + i : i * k + q] = a[i * k + q];
+            for (int64_t q = 0; q < k; ++q)
+              for (int64_t j = 0; j < n; ++j) bt[trans_b ? j * k + q : q * n + j] = b[q * n + j];
+            OpTest t("QGemm", 1, "com.microsoft");
+            t.Input(Tensor::FromVector<uint8_t>(trans_a ? Shape{k, m} : Shape{m, k}, at))
+                .Input(Tensor::FromVector<float>({}, {a_scale}))
+                .Input(Tensor::FromVector<uint8_t>({}, {a_zero}))
+                .Input(Tensor::FromVector<int8_t>(trans_b ? Shape{n, k} : Shape{k, n}, bt))
+                .ConstantInput(3);
+            if (per_column) {
+              t.Input(Tensor::FromVector<float>({n}, b_scales)).Input(Tensor::FromVector<int8_t>({n}, b_zeros));
+            } else {
+              t.Input(Tensor::FromVector<float>({}, {b_scales[0]})).Input(Tensor::FromVector<int8_t>({}, {b_zeros[1]}));
+            }
+            std::vector<int32_t> c_used(m * n, 0);
+            if (c_form == 0) {
+              t.AbsentInput();
+            } else {
+              std::vector<int32_t> c;
+              Shape shape = c_form == 1 ? Shape{n} : c_form == 2 ? Shape{m, 1} : Shape{m, n};
+              for (int64_t i = 0; i < m; ++i)
+                for (int64_t j = 0; j < n; ++j) {
+                  const int64_t at_c = c_form == 1 ? j : c_form == 2 ? i : i * n + j;
+                  c_used[i * n + j] = c_full[at_c];
+                }
+              c.assign(c_full.begin(), c_full.begin() + ElementCount(shape));
+              t.Input(Tensor::FromVector<int32_t>(shape, c));
+            }
+            if (out == 1) t.Input(Tensor::FromVector<float>({}, {y_scale})).Input(Tensor::FromVector<uint8_t>({}, {10}));
+            if (out == 2) t.Input(Tensor::FromVector<float>({}, {y_scale})).Input(Tensor::FromVector<int8_t>({}, {-3}));
+            t.Attr("alpha", alpha).Attr("transA", int64_t{trans_a}).Attr("transB", int64_t{trans_b});
+            auto y = t.Run(RegisterMathKernels);
+            ASSERT_TRUE(y.ok()) << y.status().ToString();
+            const Tensor& yt = (*y)[0].tensor();
+            ASSERT_EQ(yt.shape(), (Shape{m, n}));
+            for (int64_t i = 0; i < m; ++i) {
+              for (int64_t j = 0; j < n; ++j) {
+                int64_t acc = c_used[i * n + j];
+                const int zb = per_column ? b_zeros[j] : b_zeros[1];
+                for (int64_t q = 0; q < k; ++q) acc += (int64_t{a[i * k + q]} - a_zero) * (b[q * n + j] - zb);
+                const double v = static_cast<double>(acc) * alpha * a_scale * (per_column ? b_scales[j] : b_scales[0]);
+                const std::string where = std::to_string(trans_a) + std::to_string(trans_b) +
+                                          std::to_string(per_column) + std::to_string(c_form) +
+                                          std::to_string(out) + " at " + std::to_string(i * n + j);
+                if (out == 0) {
+                  ASSERT_EQ(yt.dtype(), DataType::kFloat);
+                  EXPECT_NEAR(yt.data<float>()[i * n + j], v, 1e-5 * std::fabs(v) + 1e-6) << where;
+                } else {
+                  const double q = std::nearbyint(v / y_scale) + (out == 1 ? 10 : -3);
+                  const double sat = out == 1 ? std::min(255.0, std::max(0.0, q)) : std::min(127.0, std::max(-128.0, q));
+                  const double got = out == 1 ? double{yt.data<uint8_t>()[i * n + j]} : double{yt.data<int8_t>()[i * n + j]};
+                  EXPECT_NEAR(got, sat, 1.0) << where;  // within one unit: float rounding at .5
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  OpTest bad("QGemm", 1, "com.microsoft");
+  bad.Input(Tensor(DataType::kUint8, {2, 3})).Input(Tensor::FromVector<float>({}, {1.0f}))
+      .Input(Tensor::FromVector<uint8_t>({}, {0})).Input(Tensor(DataType::kInt8, {3, 4}))
+      .Input(Tensor::FromVector<float>({3}, {1, 1, 1})).Input(Tensor::FromVector<int8_t>({}, {0}));
+  EXPECT_TRUE(Refused(bad.Run(RegisterMathKernels), StatusCode::kInvalidArgument, "b_scale has 3 values; expected 1 or 4"));
 }
 
 TEST(QuantizedTest, ConvIntegerAndQLinearConv) {
