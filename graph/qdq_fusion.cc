@@ -297,6 +297,17 @@ bool FuseAtQuantize(Graph* g, Uses& u, size_t q_index, std::vector<bool>* remove
   QSide y;
   if (!PerTensorParams(g, q, q.proto->output(0), &y)) return false;
   const std::string& t = op.op_type();
+  if (t == "Relu" && y.zero_value == (y.type == DataType::kInt8 ? -128.0f : 0.0f)) {
+    // Relu -> Q whose zero point is its type's least value: the quantization clamps at zero
+    // already and the Relu changes nothing (ONNX Runtime's quantizer leaves such Relus out). Q
+    // reads the Relu's input, and fuses with what produces it when it can.
+    auto proto = std::make_shared<onnx::NodeProto>(*q.proto);
+    proto->set_input(0, op.proto->input(0));
+    g->nodes[q_index].proto = std::move(proto);
+    (*removed)[p] = true;
+    FuseAtQuantize(g, u, q_index, removed);
+    return true;
+  }
   if (t == "Conv") return FuseConv(g, u, p, q_index, y, removed);
   if (t == "MatMul") return FuseMatMul(g, u, p, q_index, y, removed);
   if (t == "Add" || t == "Mul" || t == "Concat" || t == "GlobalAveragePool" || t == "AveragePool" ||

@@ -10,6 +10,8 @@
 //    QLinear op of that name;
 //  - DQ -> MaxPool | Relu | Reshape | Transpose -> Q with the same scale and zero point on both
 //    sides runs on the 8-bit values themselves (Relu as Max with the zero point): exact.
+//  - Relu -> Q whose zero point is its type's least value: the Relu goes (Q clamps at zero
+//    already), and Q fuses with the Relu's producer (Conv -> Relu -> Q is one QLinearConv).
 // Anything else keeps its DQ and Q nodes, and constant folding turns a constant DQ into a float
 // weight as before. DQ nodes that no fused node reads any more are dropped here, before folding.
 #pragma once

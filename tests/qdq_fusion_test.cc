@@ -97,6 +97,31 @@ TEST(QdqFusion, ConvWithPerChannelInt8WeightsAndBias) {
       DataType::kUint8, {1, 3, 6, 6}, {"QLinearConv"});
 }
 
+// Conv -> Relu -> Q with zero point 0 (uint8) or -128 (int8): the quantization clamps at zero,
+// so the Relu goes and the group is one QLinearConv. With another zero point the Relu stays.
+TEST(QdqFusion, ConvReluWhereQuantizationClampsAtZero) {
+  for (DataType type : {DataType::kUint8, DataType::kInt8}) {
+    for (int clamps : {1, 0}) {
+      const int zero = clamps ? (type == DataType::kInt8 ? -128 : 0) : 10;
+      ExpectFused(
+          [&](tools::ModelBuilder& m) {
+            Tensor w(DataType::kInt8, {3, 4, 1, 1});
+            for (int64_t i = 0; i < w.size(); ++i) w.mutable_data<int8_t>()[i] = static_cast<int8_t>((i * 37) % 255 - 127);
+            m.Initializer("w", w);
+            m.Initializer("ws", Tensor::Scalar<float>(0.002f));
+            m.Initializer("wz", Tensor::Scalar<int8_t>(0));
+            m.Node("DequantizeLinear", {"w", "ws", "wz"}, {"wd"});
+            m.Node("Conv", {"xd", "wd"}, {"c"});
+            m.Node("Relu", {"c"}, {"r"});
+            Q(m, "r", "y", 0.01f, zero, type);
+          },
+          type, {1, 3, 6, 6},
+          clamps ? std::vector<std::string>{"QLinearConv"}
+                 : std::vector<std::string>{"DequantizeLinear", "FusedConv", "QuantizeLinear"});
+    }
+  }
+}
+
 TEST(QdqFusion, MatMulWithConstantWeights) {
   ExpectFused(
       [](tools::ModelBuilder& m) {
