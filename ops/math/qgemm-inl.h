@@ -45,35 +45,50 @@ inline int32_t Load4(const uint8_t* p) {
   __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vnni,avx2,fma,bmi,bmi2,f16c,popcnt," \
                         "lzcnt,sse4.2")))
 
-template <int kRows>
+// kVecs of the strip's 3 vectors of 16 columns: a last strip of a few columns (a 7x7 map's 49
+// output pixels are 48 + 1) computes only the vectors it has. (3 for the 1-column strip made the
+// 7x7 layers of a QDQ ResNet-50 do half their work for nothing.)
+template <int kRows, int kVecs>
 ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnni(const uint8_t* HWY_RESTRICT a, int64_t lda,
                                                     const int8_t* HWY_RESTRICT b, int64_t quads,
                                                     int32_t* HWY_RESTRICT out) {
-  __m512i acc[kRows][3];
+  __m512i acc[kRows][kVecs];
 #pragma GCC unroll 8
   for (int r = 0; r < kRows; ++r) {
-    acc[r][0] = _mm512_setzero_si512();
-    acc[r][1] = _mm512_setzero_si512();
-    acc[r][2] = _mm512_setzero_si512();
+#pragma GCC unroll 3
+    for (int v = 0; v < kVecs; ++v) acc[r][v] = _mm512_setzero_si512();
   }
   for (int64_t q = 0; q < quads; ++q) {
     const int8_t* bq = b + q * (kQNr * 4);
-    const __m512i b0 = _mm512_load_si512(bq);
-    const __m512i b1 = _mm512_load_si512(bq + 64);
-    const __m512i b2 = _mm512_load_si512(bq + 128);
+    __m512i bv[kVecs];
+#pragma GCC unroll 3
+    for (int v = 0; v < kVecs; ++v) bv[v] = _mm512_load_si512(bq + 64 * v);
 #pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r) {
       const __m512i av = _mm512_set1_epi32(Load4(a + r * lda + q * 4));
-      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, b0);
-      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, b1);
-      acc[r][2] = _mm512_dpbusd_epi32(acc[r][2], av, b2);
+#pragma GCC unroll 3
+      for (int v = 0; v < kVecs; ++v) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], av, bv[v]);
     }
   }
 #pragma GCC unroll 8
   for (int r = 0; r < kRows; ++r) {
-    _mm512_store_si512(out + r * kQNr, acc[r][0]);
-    _mm512_store_si512(out + r * kQNr + 16, acc[r][1]);
-    _mm512_store_si512(out + r * kQNr + 32, acc[r][2]);
+#pragma GCC unroll 3
+    for (int v = 0; v < kVecs; ++v) _mm512_store_si512(out + r * kQNr + 16 * v, acc[r][v]);
+  }
+}
+
+template <int kVecs>
+ONNXFLOW_QGEMM_VNNI_ATTR void TileVnniRows(const uint8_t* a, int64_t lda, const int8_t* b, int64_t quads,
+                                           int64_t rows, int32_t* out) {
+  switch (rows) {
+    case 1: return TileVnni<1, kVecs>(a, lda, b, quads, out);
+    case 2: return TileVnni<2, kVecs>(a, lda, b, quads, out);
+    case 3: return TileVnni<3, kVecs>(a, lda, b, quads, out);
+    case 4: return TileVnni<4, kVecs>(a, lda, b, quads, out);
+    case 5: return TileVnni<5, kVecs>(a, lda, b, quads, out);
+    case 6: return TileVnni<6, kVecs>(a, lda, b, quads, out);
+    case 7: return TileVnni<7, kVecs>(a, lda, b, quads, out);
+    default: return TileVnni<8, kVecs>(a, lda, b, quads, out);
   }
 }
 
@@ -187,21 +202,16 @@ inline int64_t RowsPerTile(bool vnni) {
 #endif
 }
 
+// `cols` (<= kQNr) of the strip are wanted; the tile's other columns may be left unwritten.
 inline void Tile(bool vnni, const uint8_t* a, int64_t lda, const int8_t* b, int64_t quads, int64_t rows,
-                 int32_t* out) {
+                 int64_t cols, int32_t* out) {
 #if HWY_TARGET == HWY_AVX3
   if (vnni) {
-    switch (rows) {
-      case 1: return TileVnni<1>(a, lda, b, quads, out);
-      case 2: return TileVnni<2>(a, lda, b, quads, out);
-      case 3: return TileVnni<3>(a, lda, b, quads, out);
-      case 4: return TileVnni<4>(a, lda, b, quads, out);
-      case 5: return TileVnni<5>(a, lda, b, quads, out);
-      case 6: return TileVnni<6>(a, lda, b, quads, out);
-      case 7: return TileVnni<7>(a, lda, b, quads, out);
-      default: return TileVnni<8>(a, lda, b, quads, out);
-    }
+    if (cols <= 16) return TileVnniRows<1>(a, lda, b, quads, rows, out);
+    if (cols <= 32) return TileVnniRows<2>(a, lda, b, quads, rows, out);
+    return TileVnniRows<3>(a, lda, b, quads, rows, out);
   }
+  (void)cols;
   switch (rows) {
     case 1: return TileBw<1>(a, lda, b, quads, out);
     case 2: return TileBw<2>(a, lda, b, quads, out);
@@ -212,6 +222,7 @@ inline void Tile(bool vnni, const uint8_t* a, int64_t lda, const int8_t* b, int6
   }
 #elif HWY_TARGET == HWY_AVX2
   (void)vnni;
+  (void)cols;
   switch (rows) {
     case 1: return TileAvx2<1>(a, lda, b, quads, out);
     case 2: return TileAvx2<2>(a, lda, b, quads, out);
@@ -220,6 +231,7 @@ inline void Tile(bool vnni, const uint8_t* a, int64_t lda, const int8_t* b, int6
   }
 #else
   (void)vnni;
+  (void)cols;
   TilePlain(a, lda, b, quads, rows, out);
 #endif
 }
@@ -312,7 +324,7 @@ void RunQBlockImpl(const qgemm_internal::QBlock& blk) {
     const int64_t cols = std::min(kQNr, blk.n - j0);
     for (int64_t i0 = 0; i0 < blk.m; i0 += mr) {
       const int64_t rows = std::min(mr, blk.m - i0);
-      Tile(blk.vnni, blk.a + i0 * blk.kp, blk.kp, b, quads, rows, tile);
+      Tile(blk.vnni, blk.a + i0 * blk.kp, blk.kp, b, quads, rows, cols, tile);
       Epilogue(blk, i0, j0, rows, cols, tile);
     }
   }
