@@ -249,6 +249,42 @@ TEST(Pool, AutoPadAnd1DAnd3D) {
   EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({1, 1, 1, 1, 1}, {3.5f}), (*o3)[0].tensor()));
 }
 
+// 8-bit max pooling runs through the float rows: the same bytes as the float pool of the same
+// values, with padding, strides, dilation and ceil_mode, for int8 and uint8, and with Indices.
+TEST(Pool, MaxPoolOfBytesEqualsTheFloatPool) {
+  std::vector<uint8_t> u(2 * 3 * 9 * 11);
+  std::vector<int8_t> s(u.size());
+  std::vector<float> fu(u.size()), fs(u.size());
+  for (size_t i = 0; i < u.size(); ++i) {
+    u[i] = static_cast<uint8_t>((i * 73 + 11) % 256);
+    s[i] = static_cast<int8_t>(static_cast<int>(u[i]) - 128);
+    fu[i] = u[i];
+    fs[i] = s[i];
+  }
+  const Shape shape = {2, 3, 9, 11};
+  for (int with_indices : {0, 1}) {
+    for (int ceil : {0, 1}) {
+      auto pool = [&](Tensor x) {
+        OpTest t("MaxPool", 12);
+        t.Input(std::move(x)).Attr("kernel_shape", std::vector<int64_t>{3, 3})
+            .Attr("strides", std::vector<int64_t>{2, 2}).Attr("pads", std::vector<int64_t>{1, 0, 1, 1})
+            .Attr("dilations", std::vector<int64_t>{1, 2}).Attr("ceil_mode", int64_t{ceil});
+        if (with_indices) t.Outputs(2);
+        auto out = t.Run(RegisterNnKernels);
+        EXPECT_TRUE(out.ok()) << out.status().ToString();
+        return (*out)[0].tensor();
+      };
+      const Tensor yu = pool(Tensor::FromVector<uint8_t>(shape, u)), yfu = pool(Tensor::FromVector<float>(shape, fu));
+      const Tensor ys = pool(Tensor::FromVector<int8_t>(shape, s)), yfs = pool(Tensor::FromVector<float>(shape, fs));
+      ASSERT_EQ(yu.shape(), yfu.shape());
+      for (int64_t i = 0; i < yu.size(); ++i) {
+        ASSERT_EQ(float(yu.data<uint8_t>()[i]), yfu.data<float>()[i]) << i;
+        ASSERT_EQ(float(ys.data<int8_t>()[i]), yfs.data<float>()[i]) << i;
+      }
+    }
+  }
+}
+
 TEST(Pool, MaxPoolIntegerAndHalfTypes) {
   OpTest t("MaxPool", 12);
   t.Input(Tensor::FromVector<int8_t>({1, 1, 2, 2}, {-5, -3, -7, -4})).Attr("kernel_shape", std::vector<int64_t>{2, 2});
