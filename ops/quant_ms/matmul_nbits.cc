@@ -49,7 +49,7 @@ Status Pack(const KernelInfo* info_or_null, int64_t k, int64_t n, int64_t block_
   p.block_size = block_size;
   p.blocks = (k + block_size - 1) / block_size;
   p.k_padded = p.blocks * block_size;
-  p.column_bytes = (p.k_padded + 63) / 64 * 32;
+  p.column_bytes = (p.k_padded + 127) / 128 * 64;  // whole quads of groups (the int8 kernel's step)
   const int64_t blob = block_size / 2;
   if (b.dtype() != DataType::kUint8 || b.size() != n * p.blocks * blob) {
     return InvalidArgument("input 'B' must be uint8 with N * ceil(K / block_size) * block_size / 2 = " +

@@ -21,7 +21,7 @@ namespace quant_ms {
 struct PackedNBits {
   int64_t k = 0, n = 0, block_size = 0, blocks = 0;
   int64_t k_padded = 0;            // blocks * block_size, a multiple of 16
-  int64_t column_bytes = 0;        // k_padded rounded up to whole pairs of groups (64 values), halved
+  int64_t column_bytes = 0;        // k_padded rounded up to whole quads of groups (128 values), halved
   std::vector<uint8_t> q;          // n columns of column_bytes, in groups of 32 values
   std::vector<float> scales;       // [n, blocks]
   std::vector<float> scaled_zero;  // [n, blocks]: scale * zero point
@@ -33,11 +33,11 @@ struct PackedNBits {
 void MatMulNBitsRow(const PackedNBits& b, const float* a, const float* block_sums, int64_t j0, int64_t j1, float* y);
 
 // accuracy_level 4 (A may be quantized to int8) on CPUs with AVX-512 VNNI: A is quantized per
-// block (scale max|a| / 127, as ONNX Runtime's CompInt8 does) and each pair of groups of B is one
-// vpdpbusd of unsigned nibbles by signed bytes, 64 products per instruction.
+// block (scale max|a| / 127, as ONNX Runtime's CompInt8 does) and each half of a quad of groups
+// of B is one vpdpbusd of unsigned nibbles by signed bytes, 64 products per instruction.
 struct Int8Row {
-  std::vector<int8_t> q;             // k rounded to pairs of groups, in the lane order of the kernel
-  std::vector<float> pair_scales;    // 16 per pair: the A scale of the block each lane sums
+  std::vector<int8_t> q;             // k rounded to quads of groups, in the lane order of the kernel
+  std::vector<float> lane_scales;    // 16 per quad: the A scale of the block each lane sums
   std::vector<float> block_corr;     // per block: a_scale * sum(q), for the zero points
   std::vector<float> block_scale;    // per block: a_scale
 };

@@ -85,7 +85,7 @@ TEST(MatMulNBits, OneRowAllBlockSizes) {
 }
 
 TEST(MatMulNBits, AccuracyLevel4QuantizesAToInt8) {
-  // The VNNI kernel where the CPU has it (else the float one): pairs of groups, an odd group count,
+  // The VNNI kernel where the CPU has it (else the float one): quads of groups, a group count not a multiple of 4,
   // blocks of 32, 64 and 128, all zero-point kinds.
   Check(1, 4096 / 8, 64, 32, Zp::kPacked, true, 1, 4);
   Check(1, 96, 7, 32, Zp::kNone, false, 1, 4);
