@@ -73,6 +73,17 @@ def load13(src):
     return fold_batch_norm(model)
 
 
+def set_nodes(g, nodes):
+    """The graph's nodes become `nodes`; initializers and (IR 3) declared inputs nothing reads go."""
+    del g.node[:]
+    g.node.extend(nodes)
+    used = {v for n in g.node for v in n.input} | {o.name for o in g.output}
+    for field in (g.initializer, g.input):
+        kept = [t for t in field if t.name in used]
+        del field[:]
+        field.extend(kept)
+
+
 def fold_batch_norm(model):
     """Conv -> BatchNormalization becomes one Conv, as ONNX Runtime's quantization pre-processing
     does before it quantizes (the QDQ groups are then DQ -> Conv -> Q)."""
@@ -85,8 +96,10 @@ def fold_batch_norm(model):
     producer = {o: n for n in g.node for o in n.output}
     drop = set()
     for bn in g.node:
+        if bn.op_type != "BatchNormalization":
+            continue
         conv = producer.get(bn.input[0])
-        if bn.op_type != "BatchNormalization" or conv is None or conv.op_type != "Conv" or readers[bn.input[0]] != 1:
+        if conv is None or conv.op_type != "Conv" or readers[bn.input[0]] != 1:
             continue
         if conv.input[1] not in inits or any(v not in inits for v in bn.input[1:5]):
             continue
@@ -102,13 +115,7 @@ def fold_batch_norm(model):
         conv.input.extend([w_name, b_name])
         conv.output[0] = bn.output[0]
         drop.add(id(bn))
-    nodes = [n for n in g.node if id(n) not in drop]
-    del g.node[:]
-    g.node.extend(nodes)
-    used = {v for n in g.node for v in n.input}
-    kept = [t for t in g.initializer if t.name in used]
-    del g.initializer[:]
-    g.initializer.extend(kept)
+    set_nodes(g, [n for n in g.node if id(n) not in drop])
     return model
 
 
@@ -221,16 +228,8 @@ def write(src, acts_dir, dst):
         for o in node.output:
             if o in params:
                 qdq(o)
-    used = {i for nd in new_nodes for i in nd.input}
-    kept = [t for t in g.initializer if t.name in used]
-    del g.node[:]
-    g.node.extend(new_nodes)
-    del g.initializer[:]
-    g.initializer.extend(kept + new_inits)
-    # IR 3 declared initializers as inputs: drop those the quantized weights replaced.
-    inputs = [i for i in g.input if i.name in used]
-    del g.input[:]
-    g.input.extend(inputs)
+    g.initializer.extend(new_inits)
+    set_nodes(g, new_nodes)
     model.ir_version = max(model.ir_version, 7)
     onnx.save(model, dst)
 
@@ -264,15 +263,7 @@ def randomize(src, dst, seed):
         else:
             arr = rng.normal(0, 0.05, shape)
         g.initializer.append(numpy_helper.from_array(arr.astype(np.float32), n.output[0]))
-    del g.node[:]
-    g.node.extend(nodes)
-    used = {i for n in g.node for i in n.input}
-    kept = [t for t in g.initializer if t.name in used]
-    del g.initializer[:]
-    g.initializer.extend(kept)
-    inputs = [i for i in g.input if i.name in used]
-    del g.input[:]
-    g.input.extend(inputs)
+    set_nodes(g, nodes)
     onnx.save(model, dst)
 
 
