@@ -154,7 +154,7 @@ class MatMulIntegerKernel : public OpKernel {
       return InvalidArgument("MatMulInteger: zero points must have the type of their operand");
     }
     ONNXFLOW_ASSIGN_OR_RETURN(MatMulShapes s, ResolveMatMulShapes(a->shape(), b->shape()));
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, DataType::kInt32, s.output));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kInt32, s.output));
     return QuantMatMul(ctx, *a, az, *b, bz, Usable(packed_b_, *b), s, QEpilogue{}, nullptr, y->mutable_raw_data(), 4);
   }
 
@@ -178,7 +178,7 @@ class QLinearMatMulKernel : public OpKernel {
     ONNXFLOW_RETURN_IF_ERROR(CheckPerAxis(&as, s.m, "a_scale"));
     ONNXFLOW_RETURN_IF_ERROR(CheckPerAxis(&bs, s.n, "b_scale"));
     if (ys.size() != 1 || yz.size() != 1) return InvalidArgument("QLinearMatMul: y_scale and y_zero_point must be scalars");
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, yz.dtype(), s.output));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, yz.dtype(), s.output));
     // multiplier(i, j) = a_scale * b_scale / y_scale; with one a_scale the product is formed per
     // column in the scales' type, as the reference does.
     const DataType st = as.dtype();
@@ -221,7 +221,7 @@ class MatMulIntegerToFloatKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(MatMulShapes s, ResolveMatMulShapes(a->shape(), b->shape()));
     if (as->size() != 1) return InvalidArgument("MatMulIntegerToFloat: a_scale must be a scalar");
     ONNXFLOW_RETURN_IF_ERROR(CheckPerAxis(bs, s.n, "b_scale"));
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, DataType::kFloat, s.output));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, s.output));
     return RunToFloat(ctx, *a, ctx.input_tensor(4), *b, ctx.input_tensor(5), as->data<float>()[0], *bs,
                       ctx.input_tensor(6), Usable(packed_b_, *b), s, y);
   }
@@ -282,7 +282,7 @@ class DynamicQuantizeMatMulKernel : public OpKernel {
     });
     Tensor az(DataType::kUint8, Shape{});
     az.mutable_data<uint8_t>()[0] = static_cast<uint8_t>(zero_point);
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, DataType::kFloat, s.output));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, s.output));
     return MatMulIntegerToFloatKernel::RunToFloat(ctx, qa, &az, *b, bz, scale, *bs, ctx.input_tensor(4),
                                                   Usable(packed_b_, *b), s, y);
   }
@@ -456,7 +456,7 @@ class ConvIntegerKernel : public OpKernel {
     const Tensor* wz = ctx.input_tensor(3);
     ONNXFLOW_ASSIGN_OR_RETURN(ConvGeometry g, ComputeConvGeometry(attrs_, x->shape(), w->shape()));
     ONNXFLOW_RETURN_IF_ERROR(CheckConvOperands(g, *x, xz, *w, wz));
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, DataType::kInt32, g.output_shape()));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kInt32, g.output_shape()));
     const bool use_packed = packed_.has_value() && packed_->dtype == w->dtype() && packed_->shape == w->shape();
     return QuantConv(ctx, g, *x, xz, *w, wz, use_packed ? &packed_->groups : nullptr, QEpilogue{},
                      y->mutable_raw_data(), 4);
@@ -493,7 +493,7 @@ class QLinearConvKernel : public OpKernel {
     if (xs.size() != 1 || ys.size() != 1 || yz.size() != 1) {
       return InvalidArgument("QLinearConv: x_scale, y_scale and y_zero_point must be scalars");
     }
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, yz.dtype(), g.output_shape()));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, yz.dtype(), g.output_shape()));
     std::vector<float> scale_row(g.out_channels);
     for (int64_t m = 0; m < g.out_channels; ++m) scale_row[m] = ScaleAt(xs, 0) * ScaleAt(ws, PerAxis(&ws, m));
     QEpilogue ep;
@@ -567,7 +567,7 @@ class QGemmKernel : public OpKernel {
     }
     const bool quantized = ys != nullptr;
     const DataType out_type = !quantized ? DataType::kFloat : yz != nullptr ? yz->dtype() : DataType::kUint8;
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, out_type, {m, n}));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, out_type, {m, n}));
     if (y->size() == 0) return Status::Ok();
 
     std::vector<float> scale_col(n);

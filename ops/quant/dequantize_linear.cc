@@ -59,7 +59,8 @@ class DequantizeLinearKernel : public OpKernel {
     std::vector<float> scales_f(scales.begin(), scales.end());
     std::vector<float> zero_points_f(zero_points.begin(), zero_points.end());
     const bool int32_with_zero_point = x->dtype() == DataType::kInt32 && zero_point != nullptr;
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, out_type, x->shape()));
+    // Every element is written below.
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, out_type, x->shape()));
 
     return DispatchType<uint8_t, int8_t, uint16_t, int16_t, int32_t, UInt4, Int4, UInt2, Int2, Float8E4M3FN,
                         Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float4E2M1>(x->dtype(), [&](auto x_tag) {

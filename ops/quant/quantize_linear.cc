@@ -136,7 +136,11 @@ class QuantizeLinearKernel : public OpKernel {
     }
     const DivPrecision precision = precision_ >= 0 ? static_cast<DivPrecision>(precision_)
                                                    : DefaultPrecision(x->dtype(), scale->dtype());
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, out_type, x->shape()));
+    // Every element is written below; the sub-byte types share bytes and start from zeros.
+    const bool whole_bytes = out_type == DataType::kUint8 || out_type == DataType::kInt8 ||
+                             out_type == DataType::kUint16 || out_type == DataType::kInt16;
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, whole_bytes ? ctx.AllocateUninitialized(0, out_type, x->shape())
+                                                      : ctx.Allocate(0, out_type, x->shape()));
 
     return DispatchType<float, Float16, BFloat16, int32_t, double>(x->dtype(), [&](auto x_tag) {
       using X = decltype(x_tag);
