@@ -47,6 +47,18 @@ ValueInfo ToValueInfo(const onnx::ValueInfoProto& info) {
 
 namespace {
 
+// Frees the bytes a TensorProto holds (clear() would keep the capacity), keeping its name, type and dims.
+void ReleaseTensorData(onnx::TensorProto* t) {
+  std::string().swap(*t->mutable_raw_data());
+  t->clear_raw_data();
+  google::protobuf::RepeatedField<float>().Swap(t->mutable_float_data());
+  google::protobuf::RepeatedField<double>().Swap(t->mutable_double_data());
+  google::protobuf::RepeatedField<int32_t>().Swap(t->mutable_int32_data());
+  google::protobuf::RepeatedField<int64_t>().Swap(t->mutable_int64_data());
+  google::protobuf::RepeatedField<uint64_t>().Swap(t->mutable_uint64_data());
+  google::protobuf::RepeatedPtrField<std::string>().Swap(t->mutable_string_data());
+}
+
 Result<Tensor> LoadInitializer(const onnx::TensorProto& t, const BuildContext& ctx) {
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
     if (ctx.external == nullptr) {
@@ -120,13 +132,15 @@ Result<std::shared_ptr<Graph>> BuildGraph(const onnx::GraphProto& proto, const s
     return Status::Ok();
   };
 
-  for (const auto& t : proto.initializer()) {
+  for (int i = 0; i < proto.initializer_size(); ++i) {
+    const onnx::TensorProto& t = proto.initializer(i);
     if (t.name().empty()) return InvalidArgument(scope + ": an initializer has no name");
     if (g->constants.count(t.name())) return InvalidArgument(scope + ": initializer '" + t.name() + "' is defined twice");
     auto tensor = LoadInitializer(t, ctx);
     if (!tensor.ok()) return tensor.status().WithContext(scope);
     g->known_types[t.name()] = tensor->dtype();
     g->constants.emplace(t.name(), std::move(tensor).value());
+    if (&proto == ctx.consumable) ReleaseTensorData(ctx.consumable->mutable_initializer(i));
   }
   for (const auto& sp : proto.sparse_initializer()) {
     const std::string& name = sp.values().name();

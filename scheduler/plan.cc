@@ -7,12 +7,15 @@
 #include <unordered_set>
 
 #include "graph/passes.h"
+#include "ops/framework/shared_weights.h"
 #include "scheduler/subgraph.h"
 
 namespace onnxflow {
 namespace {
 
 using graph::UnsupportedLine;
+
+constexpr size_t kShareableConstantBytes = 4096;
 
 // Marks the inputs each node may write into (NodeSlots::reusable): a value's last reader may take
 // its storage over when it reads the value through one input only and every other reader is its
@@ -175,6 +178,13 @@ Result<std::unique_ptr<Plan>> Plan::Build(const graph::Graph& g, const std::vect
                                         [&](const std::pair<int, Value>& c) { return read_at_run[c.first]; });
   for (auto it = released; it != p.constants_.end(); ++it) p.released_constants_.push_back(p.slot_names_[it->first]);
   p.constants_.erase(released, p.constants_.end());
+  // The constants that stay are shared by content with other sessions' (a second session of one
+  // model holds no second copy of a Gemm's B). Small ones are not worth a map entry.
+  for (auto& [s, value] : p.constants_) {
+    if (value.is_tensor() && value.tensor().nbytes() >= kShareableConstantBytes) {
+      value = Value(SharedWeights::Intern(value.tensor()));
+    }
+  }
 
   // Readers and lifetimes.
   const int slots = p.slot_count();

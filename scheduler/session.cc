@@ -44,6 +44,11 @@ class SessionImpl {
     // initializer is an optional input), then the buffers the load freed: a session holds its
     // weights once, packed, and not the unfolded and unpacked ones beside them.
     for (const auto& name : impl->plan_->released_constants()) model->graph->constants[name] = Tensor();
+    // And the graph's copies of those that stay are the plan's (shared by content across sessions).
+    for (const auto& [slot, value] : impl->plan_->constants()) {
+      auto it = model->graph->constants.find(impl->plan_->slot_name(slot));
+      if (it != model->graph->constants.end() && value.is_tensor()) it->second = value.tensor();
+    }
     ReleasePooledStorage();
     malloc_trim(0);
     for (size_t n = 0; n < impl->plan_->nodes().size(); ++n) {

@@ -2,7 +2,6 @@
 // idle second, the resident set is back within 10% of where it was before the burst, the GEMM's
 // free list and the tensor pool included.
 #include <chrono>
-#include <fstream>
 #include <string>
 #include <thread>
 
@@ -10,19 +9,13 @@
 
 #include "include/onnxflow/io.h"
 #include "include/onnxflow/session.h"
+#include "tests/rss.h"
 #include "tools/model_builder.h"
 
 namespace onnxflow {
 namespace {
 
-double RssMb() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
-  }
-  return 0;
-}
+using testing::RssMb;
 
 // x: [N, 256] -> MatMul(W 256x256) -> Relu -> MatMul(W) -> y
 std::string Model() {

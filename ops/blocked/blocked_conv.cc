@@ -44,6 +44,7 @@
 #include "ops/framework/internal_ops.h"
 #include "ops/framework/node_attributes.h"
 #include "ops/framework/parallel.h"
+#include "ops/framework/shared_weights.h"
 #include "ops/math/conv_geometry.h"
 #include "ops/math/fused_activation.h"
 
@@ -209,7 +210,7 @@ class BlockedConvKernel : public OpKernel {
     per_task = (tiles + ranges - 1) / ranges;  // ranges of equal length: 15 + 14 tiles, not 21 + 8
     // Whichever of the image and the weights is bigger is walked once: one image range through
     // every group's weights (the weights stay in L2), or one group through every range.
-    const bool groups_inner = in_width_ * in_pixels > packed_.size;
+    const bool groups_inner = in_width_ * in_pixels > packed_->size;
     const int64_t tasks = g.batch * groups * ranges;
     const int64_t flops_per_tile = tile_pixels * kGroupChannels * in_width_ * taps_;
 
@@ -243,8 +244,8 @@ class BlockedConvKernel : public OpKernel {
       t.activation = activation_;
       t.tile_pixels = tile_pixels;
       const float* image = xd + n * in_width_ * in_pixels;
-      const float* group_weights = packed_.get() + c0 * in_width_ * taps_;
-      const float* packed_end = packed_.get() + packed_.size;
+      const float* group_weights = packed_->get() + c0 * in_width_ * taps_;
+      const float* packed_end = packed_->get() + packed_->size;
       float* y_group = y->mutable_data<float>() + (n * y_width + y_offset + c0) * out_pixels;
       const float* z_group = z != nullptr ? z->data<float>() + (n * out_width_ + c0) * out_pixels : nullptr;
       for (int64_t b0 = 0; b0 < blocks_; b0 += chunk_blocks_) {
@@ -333,21 +334,29 @@ class BlockedConvKernel : public OpKernel {
         bias_(static_cast<size_t>(out_width_), 0.0f) {
     if (b != nullptr) std::copy(b->data<float>(), b->data<float>() + out_channels_, bias_.begin());
     if (WinogradConv::Applies(attrs_, w_shape_)) {
-      winograd_ = std::make_unique<WinogradConv>(w.data<float>(), out_channels_, channels_, in_width_, out_width_);
+      // Shared with every other kernel (of any session) whose weights have the same bytes and shape.
+      winograd_ = SharedWeights::Get<WinogradConv>(WeightKey("BlockedConv.winograd").Add(w), [&] {
+        return WinogradConv(w.data<float>(), out_channels_, channels_, in_width_, out_width_);
+      });
       return;
     }
-    packed_ = AlignedFloats::Make(out_width_ * in_width_ * taps_, /*zero=*/false);
     const int64_t block_bytes = taps_ * block_channels_ * kGroupChannels * static_cast<int64_t>(sizeof(float));
     // As many chunks as the budget needs, of equal size: 8 blocks under a budget of 7 are two
     // passes of 4, not a pass of 7 and one of 1 that reloads every accumulator for 1/8 of the work.
     const int64_t most = std::max<int64_t>(1, ChunkWeightBytes() / block_bytes);
     const int64_t chunks = (blocks_ + most - 1) / most;
     chunk_blocks_ = (blocks_ + chunks - 1) / chunks;
-    // [group][block][tap][channel][group width]; only the last group may be narrower than 64. Pad
-    // channels, in and out, get zero weights.
-    // (64-byte aligned: a row of 64 weights is four whole cache lines.)
+    // The layout depends on W's shape only (which is in the key).
+    packed_ = SharedWeights::Get<AlignedFloats>(WeightKey("BlockedConv.direct").Add(w), [&] { return PackDirect(w); });
+  }
+
+  // [group][block][tap][channel][group width]; only the last group may be narrower than 64. Pad
+  // channels, in and out, get zero weights. (64-byte aligned: a row of 64 weights is four whole
+  // cache lines.)
+  AlignedFloats PackDirect(const Tensor& w) const {
+    AlignedFloats packed = AlignedFloats::Make(out_width_ * in_width_ * taps_, /*zero=*/false);
     const float* wd = w.data<float>();
-    float* dst = packed_.get();
+    float* dst = packed.get();
     for (int64_t c0 = 0; c0 < out_width_; c0 += kGroupChannels) {
       const int64_t width = std::min(kGroupChannels, out_width_ - c0);
       for (int64_t block = 0; block < blocks_; ++block) {
@@ -362,6 +371,7 @@ class BlockedConvKernel : public OpKernel {
         }
       }
     }
+    return packed;
   }
 
   // Whether the full tile starting at output pixel p0 lies on one output row with every tap inside
@@ -423,8 +433,9 @@ class BlockedConvKernel : public OpKernel {
   int64_t chunk_blocks_ = 1;
   int64_t out_blocks_ = 0, block_offset_ = 0;  // the output's channel blocks, and where ours start
   std::vector<float> bias_;
-  AlignedFloats packed_;  // the direct tiles' weights (see the header), or
-  std::unique_ptr<WinogradConv> winograd_;  // a 3x3 stride-1 convolution's (winograd.h)
+  // Both shared by content across kernels and sessions (shared_weights.h).
+  std::shared_ptr<const AlignedFloats> packed_;  // the direct tiles' weights (see the header), or
+  std::shared_ptr<const WinogradConv> winograd_;  // a 3x3 stride-1 convolution's (winograd.h)
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "ops/cast/half_simd.h"
+#include "ops/framework/shared_weights.h"
 #include "ops/math/float_view.h"
 
 namespace onnxflow {
@@ -49,11 +50,13 @@ void HalfPackedB::PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, in
 
 ConstantB::ConstantB(const Tensor* b, bool trans) {
   if (b == nullptr || !IsFloatLike(b->dtype()) || b->rank() != 2 || b->size() == 0) return;
+  WeightKey key("ConstantB");
+  key.Add(*b).Add(int64_t{trans});
   if (b->dtype() == DataType::kFloat) {
     const int64_t k = trans ? b->dim(1) : b->dim(0), n = trans ? b->dim(0) : b->dim(1);
-    packed_.emplace(PackB(b->data<float>(), b->dim(1), trans, k, n));
+    packed_ = SharedWeights::Get<PackedB>(key, [&] { return PackB(b->data<float>(), b->dim(1), trans, k, n); });
   } else {
-    half_.emplace(*b, trans);
+    half_ = SharedWeights::Get<HalfPackedB>(key, [&] { return HalfPackedB(*b, trans); });
   }
   dtype_ = b->dtype();
   shape_ = b->shape();
@@ -61,8 +64,8 @@ ConstantB::ConstantB(const Tensor* b, bool trans) {
 
 bool ConstantB::Use(const Tensor& b, GemmInputB* in) const {
   if ((!packed_ && !half_) || b.dtype() != dtype_ || b.shape() != shape_) return false;
-  in->packed = packed_ ? &*packed_ : nullptr;
-  in->source = half_ ? &*half_ : nullptr;
+  in->packed = packed_.get();
+  in->source = half_.get();
   return true;
 }
 

@@ -7,7 +7,7 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
+#include <memory>
 #include <vector>
 
 #include "include/onnxflow/tensor.h"
@@ -41,8 +41,10 @@ class ConstantB {
   bool Use(const Tensor& b, GemmInputB* in) const;
 
  private:
-  std::optional<PackedB> packed_;
-  std::optional<HalfPackedB> half_;
+  // Shared by content with every MatMul and Gemm (of any session) packing the same B the same way
+  // (shared_weights.h).
+  std::shared_ptr<const PackedB> packed_;
+  std::shared_ptr<const HalfPackedB> half_;
   DataType dtype_ = DataType::kUndefined;
   Shape shape_;
 };

@@ -14,6 +14,7 @@
 #include "ops/math/conv.h"
 
 #include "ops/framework/dispatch.h"
+#include "ops/framework/shared_weights.h"
 #include "ops/framework/shape.h"
 #include "ops/math/conv_depthwise.h"
 #include "ops/math/conv_geometry.h"
@@ -100,9 +101,17 @@ class ConvKernel : public OpKernel {
       const int64_t mg = w->dim(0) / attrs_.group;
       const int64_t k = w->size() / w->dim(0);
       const PixelGathering gathering = GathersPixels(*w);
-      if (gathering != PixelGathering::kNever) packed_wt_ = PackB(wd, k, /*trans=*/true, k, w->dim(0));
+      // Both shared by content with every Conv (of any session) packing the same weights.
+      if (gathering != PixelGathering::kNever) {
+        packed_wt_ = SharedWeights::Get<PackedB>(WeightKey("Conv.Wt").Add(*w),
+                                                 [&] { return PackB(wd, k, /*trans=*/true, k, w->dim(0)); });
+      }
       if (gathering != PixelGathering::kAlways) {
-        for (int64_t grp = 0; grp < attrs_.group; ++grp) packed_w_.push_back(PackA(wd + grp * mg * k, k, false, mg, k));
+        packed_w_ = SharedWeights::Get<std::vector<PackedA>>(WeightKey("Conv.W").Add(*w).Add(attrs_.group), [&] {
+          std::vector<PackedA> per_group;
+          for (int64_t grp = 0; grp < attrs_.group; ++grp) per_group.push_back(PackA(wd + grp * mg * k, k, false, mg, k));
+          return per_group;
+        });
       }
       packed_w_dtype_ = w->dtype();
       packed_w_shape_ = w->shape();
@@ -183,9 +192,9 @@ class ConvKernel : public OpKernel {
     std::vector<float> x_store, w_store, b_store, y_store;
     const float* xd = FloatData(x, x_store);
     const bool packed_shape = w.dtype() == packed_w_dtype_ && w.shape() == packed_w_shape_;
-    const bool use_packed = !packed_w_.empty() && packed_shape;
-    const bool gather = packed_wt_.data.get() != nullptr && packed_shape && PixelGather::Applies(g) &&
-                        (packed_w_.empty() || g.out_size() <= kSmallMapPixels);
+    const bool use_packed = packed_w_ != nullptr && packed_shape;
+    const bool gather = packed_wt_ != nullptr && packed_shape && PixelGather::Applies(g) &&
+                        (packed_w_ == nullptr || g.out_size() <= kSmallMapPixels);
     const float* wd = use_packed ? nullptr : FloatData(w, w_store);
     const float* bd = b != nullptr ? FloatData(*b, b_store) : nullptr;
     float* yd = FloatOutput(y, y_store);
@@ -212,7 +221,7 @@ class ConvKernel : public OpKernel {
       float* yg = yd + (n * g.out_channels + grp * mg) * out;
       GemmInputA ia;
       if (use_packed) {
-        ia.packed = &packed_w_[grp];
+        ia.packed = &(*packed_w_)[grp];
       } else {
         ia.data = wd + grp * mg * k;
         ia.ld = k;
@@ -231,7 +240,7 @@ class ConvKernel : public OpKernel {
       if (gather) {  // output channels in the lanes: C [pixels x M], transposed into Y as it is done
         const PixelGather pixels(g, image, cg, inner_threads);
         AlignedFloats c = AlignedFloats::Make(out * mg, /*zero=*/false);
-        ib.packed = &packed_wt_;
+        ib.packed = packed_wt_.get();
         GemmEpilogue tile_epilogue;
         tile_epilogue.col_bias = epilogue.row_bias;
         tile_epilogue.activation = in_tiles;
@@ -285,8 +294,8 @@ class ConvKernel : public OpKernel {
 
   ConvAttributes attrs_;
   ActivationSpec activation_;
-  std::vector<PackedA> packed_w_;  // one per group
-  PackedB packed_wt_;              // or W^T [K x M], for GathersPixels (group 1 only)
+  std::shared_ptr<const std::vector<PackedA>> packed_w_;  // one per group
+  std::shared_ptr<const PackedB> packed_wt_;              // or W^T [K x M], for GathersPixels (group 1 only)
   DataType packed_w_dtype_ = DataType::kUndefined;
   Shape packed_w_shape_;
 };
