@@ -47,8 +47,8 @@ TEST(SharedWeights, TwoSessionsOfInceptionKeepOneCopyOfTheWeights) {
   // Held: the second session adds its plan and little else (1.67x before the weights were shared).
   EXPECT_LE(two_rss, one_rss * 1.15) << "resident: one session " << one_rss << " MiB, two " << two_rss << " MiB";
   // Peak: the second load still parses the model, whose raw weights (28 MB, 0.26x of one session's
-  // peak) exist until its kernels have found their packed weights shared; 1.79x before.
-  EXPECT_LE(two_peak, one_peak * 1.35) << "peak: one session " << one_peak << " MiB, two " << two_peak << " MiB";
+  // peak) exist until its kernels have found their packed weights shared; 1.79x before (1.24x to 1.30x after, as threads and the allocator fall).
+  EXPECT_LE(two_peak, one_peak * 1.40) << "peak: one session " << one_peak << " MiB, two " << two_peak << " MiB";
 }
 
 }  // namespace
