@@ -11,10 +11,10 @@
 #include <shared_mutex>
 
 #include "graph/model.h"
-#include "include/onnxflow/custom_op.h"
 #include "ops/framework/tsan_annotations.h"
 #include "ops/register_all.h"
 #include "scheduler/arena.h"
+#include "scheduler/custom_op.h"
 #include "scheduler/executor.h"
 #include "scheduler/idle_release.h"
 #include "scheduler/plan.h"
@@ -285,7 +285,7 @@ auto Guarded(F&& f) -> decltype(f()) {
 // The built-in kernels, or those and the host's (custom_op.h).
 Result<const KernelRegistry*> RegistryFor(const SessionOptions& options) {
   if (options.custom_ops == nullptr) return &GlobalKernelRegistry();
-  return options.custom_ops->Registry();
+  return CustomOpSetAccess::Registry(*options.custom_ops);
 }
 
 Result<Session> Session::Load(const std::string& path, const SessionOptions& options) {

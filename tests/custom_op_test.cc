@@ -2,6 +2,7 @@
 // a domain, op and version range serves the main graph and a Loop body; overlaps and unknown ops
 // are refused with messages that say which.
 #include <memory>
+#include <stdexcept>
 
 #include <gtest/gtest.h>
 
@@ -13,10 +14,10 @@ namespace onnxflow {
 namespace {
 
 // y = x * factor + bias(version): the version the node was built for shows which range served it.
-class Scale : public OpKernel {
+class Scale : public CustomKernel {
  public:
-  Scale(const KernelInfo& info, float bias) : factor_(info.GetFloat("factor", 1.0f)), bias_(bias) {}
-  Status Compute(KernelContext& ctx) const override {
+  Scale(const CustomKernelInfo& info, float bias) : factor_(info.GetFloat("factor", 1.0f)), bias_(bias) {}
+  Status Compute(CustomKernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
     if (x->dtype() != DataType::kFloat) return InvalidArgument("Scale takes float32");
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor* y, ctx.AllocateUninitialized(0, DataType::kFloat, x->shape()));
@@ -31,8 +32,8 @@ class Scale : public OpKernel {
 
 std::shared_ptr<CustomOpSet> Ops() {
   auto ops = std::make_shared<CustomOpSet>();
-  EXPECT_TRUE(ops->Add("com.example", "Scale", 1, 1, Make<Scale>(0.0f)).ok());
-  EXPECT_TRUE(ops->Add("com.example", "Scale", 2, kOpenEnded, Make<Scale>(100.0f)).ok());
+  EXPECT_TRUE(ops->Add("com.example", "Scale", 1, 1, MakeCustomKernel<Scale>(0.0f)).ok());
+  EXPECT_TRUE(ops->Add("com.example", "Scale", 2, CustomOpSet::kOpenEnded, MakeCustomKernel<Scale>(100.0f)).ok());
   return ops;
 }
 
@@ -126,12 +127,48 @@ TEST(CustomOp, KernelErrorsNameTheNode) {
   EXPECT_NE(out.status().ToString().find("int_scale"), std::string::npos) << out.status().ToString();
 }
 
+// A host kernel that throws: the exception becomes a status naming the node, in the factory and in Compute.
+class Throws : public CustomKernel {
+ public:
+  explicit Throws(const CustomKernelInfo& info) {
+    if (info.GetInt("at_load", 0) != 0) throw std::runtime_error("bad attribute");
+  }
+  Status Compute(CustomKernelContext&) const override { throw std::runtime_error("boom"); }
+};
+
+TEST(CustomOp, ExceptionsBecomeStatuses) {
+  auto ops = std::make_shared<CustomOpSet>();
+  ASSERT_TRUE(ops->Add<Throws>("com.example", "Scale", 1, 1).ok());
+  auto s = Session::LoadFromBytes(ScaleModel(1), With(ops));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  auto out = s->Run({{"x", Tensor::FromVector<float>({3}, {1, 2, 3})}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kInternal);
+  EXPECT_NE(out.status().ToString().find("custom op com.example.Scale: Compute threw: boom"), std::string::npos)
+      << out.status().ToString();
+  EXPECT_NE(out.status().ToString().find("scale"), std::string::npos) << out.status().ToString();
+
+  tools::ModelBuilder m(17);
+  auto* imp = m.proto().add_opset_import();
+  imp->set_domain("com.example");
+  imp->set_version(1);
+  m.Input("x", DataType::kFloat, {3});
+  auto& node = m.Node("Scale", {"x"}, {"y"}, "throws_at_load");
+  node.set_domain("com.example");
+  tools::SetAttr(node, "at_load", int64_t{1});
+  m.Output("y", DataType::kFloat, {3});
+  auto refused = Session::LoadFromBytes(m.Serialize(), With(ops));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().ToString().find("custom op com.example.Scale: the kernel factory threw: bad attribute"), std::string::npos) << refused.status().ToString();
+  EXPECT_NE(refused.status().ToString().find("throws_at_load"), std::string::npos) << refused.status().ToString();
+}
+
 TEST(CustomOp, RefusesOverlapsAndBadRanges) {
   auto ops = std::make_shared<CustomOpSet>();
-  Status bad = ops->Add("com.example", "Scale", 3, 2, Make<Scale>(0.0f));
+  Status bad = ops->Add("com.example", "Scale", 3, 2, MakeCustomKernel<Scale>(0.0f));
   EXPECT_EQ(bad.message(), "custom op com.example.Scale: the version range [3, 2] is empty");
   // Relu of the default domain is built in from version 6 on.
-  ASSERT_TRUE(ops->Add("", "Relu", 14, kOpenEnded, Make<Scale>(0.0f)).ok());
+  ASSERT_TRUE(ops->Add("", "Relu", 14, CustomOpSet::kOpenEnded, MakeCustomKernel<Scale>(0.0f)).ok());
   auto s = Session::LoadFromBytes(ScaleModel(1), With(ops));
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("custom op Relu [14, open]: kernel for Relu [14, "), std::string::npos)
@@ -139,7 +176,7 @@ TEST(CustomOp, RefusesOverlapsAndBadRanges) {
   // Once a session used the set, it is fixed.
   auto fine = Ops();
   ASSERT_TRUE(Session::LoadFromBytes(ScaleModel(1), With(fine)).ok());
-  EXPECT_EQ(fine->Add("com.example", "Other", 1, 1, Make<Scale>(0.0f)).message(),
+  EXPECT_EQ(fine->Add("com.example", "Other", 1, 1, MakeCustomKernel<Scale>(0.0f)).message(),
             "custom op com.example.Other: the set is already in use by a session");
 }
 

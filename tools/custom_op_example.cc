@@ -13,10 +13,10 @@ namespace {
 using namespace onnxflow;  // NOLINT: an example
 
 // com.example.Clip01(x) = min(max(x, 0), 1) for float32. Built once per node; Compute is const.
-class Clip01 : public OpKernel {
+class Clip01 : public CustomKernel {
  public:
-  explicit Clip01(const KernelInfo& /*info*/) {}
-  Status Compute(KernelContext& ctx) const override {
+  explicit Clip01(const CustomKernelInfo& /*info*/) {}
+  Status Compute(CustomKernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
     if (x->dtype() != DataType::kFloat) return InvalidArgument("Clip01 takes float32");
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor* y, ctx.AllocateUninitialized(0, DataType::kFloat, x->shape()));
@@ -39,7 +39,7 @@ int main() {
   m.Output("y", DataType::kFloat, {4});
 
   auto ops = std::make_shared<CustomOpSet>();
-  Status added = ops->Add<Clip01>("com.example", "Clip01", 1, kOpenEnded);
+  Status added = ops->Add<Clip01>("com.example", "Clip01", 1, CustomOpSet::kOpenEnded);
   if (!added.ok()) return std::fprintf(stderr, "%s\n", added.ToString().c_str()), 2;
   SessionOptions options;
   options.custom_ops = ops;

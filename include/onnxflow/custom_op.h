@@ -3,10 +3,10 @@
 // (attributes parsed, weights prepared), is immutable afterwards, and computes with a const
 // `Compute` that any number of runs may call at once.
 //
-//   class MyScale : public onnxflow::OpKernel {
+//   class MyScale : public onnxflow::CustomKernel {
 //    public:
-//     explicit MyScale(const onnxflow::KernelInfo& info) : factor_(info.GetFloat("factor", 1.0f)) {}
-//     onnxflow::Status Compute(onnxflow::KernelContext& ctx) const override {
+//     explicit MyScale(const onnxflow::CustomKernelInfo& info) : factor_(info.GetFloat("factor", 1.0f)) {}
+//     onnxflow::Status Compute(onnxflow::CustomKernelContext& ctx) const override {
 //       ONNXFLOW_ASSIGN_OR_RETURN(const onnxflow::Tensor* x, ctx.RequireTensor(0));
 //       ONNXFLOW_ASSIGN_OR_RETURN(onnxflow::Tensor* y, ctx.AllocateUninitialized(0, x->dtype(), x->shape()));
 //       for (int64_t i = 0; i < x->size(); ++i) y->mutable_data<float>()[i] = x->data<float>()[i] * factor_;
@@ -17,7 +17,7 @@
 //   };
 //
 //   auto ops = std::make_shared<onnxflow::CustomOpSet>();
-//   ops->Add<MyScale>("com.example", "Scale", 1, onnxflow::kOpenEnded);
+//   ops->Add<MyScale>("com.example", "Scale", 1, onnxflow::CustomOpSet::kOpenEnded);
 //   onnxflow::SessionOptions options;
 //   options.custom_ops = ops;   // one set may serve many sessions
 //   auto session = onnxflow::Session::Load("model.onnx", options);
@@ -25,43 +25,134 @@
 // The model imports the domain ("com.example", version v); a node is served by the kernel whose
 // range [since, until] holds v. Nodes inside If/Loop/Scan bodies find custom kernels too. A
 // custom kernel may not cover an op and version a built-in kernel already serves: Load refuses
-// the set, naming both. Everything here is linked statically with //include/onnxflow; nothing
-// is registered by static initializers.
+// the set, naming both. Nothing is registered by static initializers.
+//
+// This header needs only the other public headers: a kernel written against it links with the
+// shared library (libonnxflow.so, pkg-config onnxflow) as well as statically. The runtime reaches
+// the kernel, and the kernel the runtime, only through the virtual functions below, so no
+// internal symbol crosses the library's boundary. An exception thrown by a factory or by Compute
+// becomes an Internal status naming the node; none crosses back into the runtime.
 #pragma once
 
+#include <climits>
+#include <cstdint>
+#include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "include/onnxflow/session.h"
-#include "ops/framework/kernel.h"       // OpKernel, KernelContext
-#include "ops/framework/kernel_info.h"  // KernelInfo: attributes, input types, constant inputs
-#include "ops/framework/registry.h"     // KernelFactory, Make<K>(), Create<K>(), kOpenEnded
+#include "include/onnxflow/status.h"
+#include "include/onnxflow/tensor.h"
 
 namespace onnxflow {
 
+// What a factory sees of its node at load.
+class CustomKernelInfo {
+ public:
+  virtual const std::string& name() const = 0;  // the node's name (may be empty)
+  virtual const std::string& op_type() const = 0;
+  // The model's opset version for the node's domain: kernels that span versions switch on it.
+  virtual int opset() const = 0;
+
+  virtual int input_count() const = 0;
+  virtual bool has_input(int i) const = 0;  // false for an absent optional input
+  virtual int output_count() const = 0;
+  virtual bool has_output(int i) const = 0;
+  // kUndefined when not known at load.
+  virtual DataType input_type(int i) const = 0;
+  // The value of input i when it is an initializer or a folded constant, else nullptr; valid
+  // during the factory call only (copy or pack what the kernel keeps).
+  virtual const Tensor* constant_input(int i) const = 0;
+
+  virtual bool has_attribute(const std::string& name) const = 0;
+  // An attribute of another type than the getter reads is refused at load with a message naming
+  // it (the default is not silently used).
+  virtual int64_t GetInt(const std::string& name, int64_t default_value) const = 0;
+  virtual float GetFloat(const std::string& name, float default_value) const = 0;
+  virtual std::string GetString(const std::string& name, const std::string& default_value) const = 0;
+  virtual std::vector<int64_t> GetInts(const std::string& name, std::vector<int64_t> default_value) const = 0;
+  virtual std::vector<float> GetFloats(const std::string& name, std::vector<float> default_value) const = 0;
+  virtual std::vector<std::string> GetStrings(const std::string& name,
+                                              std::vector<std::string> default_value) const = 0;
+  // A TENSOR attribute, or an error naming it when it is missing.
+  virtual Result<Tensor> GetTensor(const std::string& name) const = 0;
+
+ protected:
+  ~CustomKernelInfo() = default;  // the runtime owns it
+};
+
+// What Compute sees of one run of its node.
+class CustomKernelContext {
+ public:
+  virtual int input_count() const = 0;
+  // nullptr when input i is absent.
+  virtual const Value* input(int i) const = 0;
+  // nullptr when absent or not a tensor.
+  virtual const Tensor* input_tensor(int i) const = 0;
+  // The tensor input i, or an error naming it when it is missing or not a tensor.
+  virtual Result<const Tensor*> RequireTensor(int i) const = 0;
+
+  virtual int output_count() const = 0;
+  // False when the model does not use output i.
+  virtual bool has_output(int i) const = 0;
+  // Fresh zero-filled storage for output i, checked against the run's limits.
+  virtual Result<Tensor*> Allocate(int i, DataType dtype, const Shape& shape) = 0;
+  // The same without the zero fill, for kernels that write every element.
+  virtual Result<Tensor*> AllocateUninitialized(int i, DataType dtype, const Shape& shape) = 0;
+  // Sets output i to an existing value (a view of an input, a sequence).
+  virtual void SetOutput(int i, Value value) = 0;
+
+  virtual const std::string& node_name() const = 0;
+  // The cores this run may use (a kernel may split its work that many ways).
+  virtual int threads() const = 0;
+
+ protected:
+  ~CustomKernelContext() = default;  // the runtime owns it
+};
+
+// A host's kernel: built once per node, immutable afterwards, Compute const and reentrant.
+class CustomKernel {
+ public:
+  virtual ~CustomKernel() = default;
+  virtual Status Compute(CustomKernelContext& ctx) const = 0;
+};
+
+// Builds one kernel per node; may refuse the node with a Status (say, an attribute it does not support).
+using CustomKernelFactory = std::function<Result<std::unique_ptr<CustomKernel>>(const CustomKernelInfo&)>;
+
+// A factory for kernels whose constructor takes the CustomKernelInfo, then `args` (the same for every node).
+template <typename K, typename... Args>
+CustomKernelFactory MakeCustomKernel(Args... args) {
+  return [args...](const CustomKernelInfo& info) -> Result<std::unique_ptr<CustomKernel>> {
+    return std::unique_ptr<CustomKernel>(new K(info, args...));
+  };
+}
+
 class CustomOpSet {
  public:
+  // The last version of a range that stays open ("this version and every later one").
+  static constexpr int kOpenEnded = INT_MAX;
+
+  CustomOpSet();
+  ~CustomOpSet();
+  CustomOpSet(const CustomOpSet&) = delete;
+  CustomOpSet& operator=(const CustomOpSet&) = delete;
+
   // Serves `op_type` of `domain` for the model's opset versions since..until (kOpenEnded for
-  // "and every later one"). `factory` builds one kernel per node and may refuse the node with a
-  // Status (say, an attribute it does not support).
+  // "and every later one"). Refused once a session has used the set.
   Status Add(const std::string& domain, const std::string& op_type, int since_version, int until_version,
-             KernelFactory factory);
-  // For kernels constructed from the KernelInfo alone.
+             CustomKernelFactory factory);
+  // For kernels constructed from the CustomKernelInfo alone.
   template <typename K>
   Status Add(const std::string& domain, const std::string& op_type, int since_version, int until_version) {
-    return Add(domain, op_type, since_version, until_version, Make<K>());
+    return Add(domain, op_type, since_version, until_version, MakeCustomKernel<K>());
   }
 
-  // The built-in kernels and these, built on first use and shared by every session of the set.
-  // Add after that point is refused.
-  Result<const KernelRegistry*> Registry() const;
-
  private:
-  mutable std::mutex mutex_;
-  std::vector<KernelDef> defs_;
-  mutable std::shared_ptr<const KernelRegistry> merged_;
+  friend class CustomOpSetAccess;  // the runtime's view (scheduler/custom_op.h)
+  struct State;
+  std::unique_ptr<State> state_;
 };
 
 }  // namespace onnxflow
