@@ -18,7 +18,7 @@ others=$(awk '{ $1 = ""; $2 = ""; sub(/^  /, ""); print }' <<<"$defined" \
 for symbol in onnxflow_session_run onnxflow_session_load onnxflow_status_message onnxflow_version \
     'onnxflow::Session::Load(' 'onnxflow::Session::Run(' 'onnxflow::Tensor::Tensor(' 'onnxflow::Status::ToString' \
     'onnxflow::InvalidArgument(' 'onnxflow::DataTypeName(' 'onnxflow::ReadValueFile(' 'onnxflow::ShapeToString' \
-    'onnxflow::CustomOpSet::Add(' 'onnxflow::CustomOpSet::CustomOpSet('; do
+    'onnxflow::CustomOpSet::Add(' 'onnxflow::CustomOpSet::CustomOpSet(' 'onnxflow::DescribeModel('; do
   grep -qF " $symbol" <<<"$defined" || fail "does not export $symbol"
 done
 echo "PASS: $(wc -l <<<"$defined") symbols"

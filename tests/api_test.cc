@@ -1,12 +1,15 @@
 // The embedding API beyond Run(inputs): model metadata, chosen outputs, value lookup, and the
 // Tensor constructors that refuse what they cannot represent (issue 25).
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "include/onnxflow/describe.h"
 #include "include/onnxflow/session.h"
 #include "tools/model_builder.h"
 
@@ -188,6 +191,51 @@ TEST(Api, RunIntoRefusesABufferThatDoesNotFit) {
   outputs = {{"a", Tensor::Borrow(DataType::kInt64, {4}, ints)}};
   st = s.RunInto(Inputs(), outputs);
   EXPECT_EQ(st.message(), "output 'a' has type float32, the buffer given for it has type int64");
+}
+
+}  // namespace
+}  // namespace onnxflow
+
+namespace onnxflow {
+namespace {
+
+// DescribeModel (describe.h): the file's nodes, and the optimized graph traced back to them.
+TEST(Describe, TracesAFusedNodeToTheNodesItReplaced) {
+  tools::ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {1, 1, 4, 4});
+  m.Initializer("w", Tensor::FromVector<float>({1, 1, 1, 1}, {2}));
+  m.Node("Conv", {"x", "w"}, {"c"}, "conv");
+  m.Node("Relu", {"c"}, {"y"}, "relu");
+  m.Output("y", DataType::kFloat, {1, 1, 4, 4});
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  ASSERT_NE(tmp, nullptr);
+  const std::string path = std::string(tmp) + "/describe_conv_relu.onnx";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << m.Serialize();
+  }
+  auto plain = DescribeModel(path);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  ASSERT_EQ(plain->nodes.size(), 2u);
+  EXPECT_EQ(plain->nodes[0].name, "conv");
+  EXPECT_EQ(plain->nodes[0].op_type, "Conv");
+  EXPECT_EQ(plain->nodes[0].inputs, (std::vector<std::string>{"x", "w"}));
+  EXPECT_EQ(plain->nodes[1].outputs, (std::vector<std::string>{"y"}));
+  EXPECT_EQ(plain->initializer_count, 1);
+  ASSERT_EQ(plain->inputs.size(), 1u);
+  EXPECT_EQ(plain->inputs[0].name, "x");
+  EXPECT_TRUE(plain->optimized.empty());
+
+  auto optimized = DescribeModel(path, {}, /*optimized=*/true);
+  ASSERT_TRUE(optimized.ok()) << optimized.status().ToString();
+  ASSERT_EQ(optimized->optimized.size(), 1u);
+  EXPECT_EQ(optimized->optimized[0].domain, "com.onnxflow");
+  EXPECT_EQ(optimized->optimized[0].replaced, (std::vector<int>{0, 1}));
+  EXPECT_EQ(optimized->optimized[0].outputs, (std::vector<std::string>{"y"}));
+
+  auto missing = DescribeModel(std::string(tmp) + "/no_such_model.onnx");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
 }
 
 }  // namespace
