@@ -1,11 +1,13 @@
 #include "graph/graph.h"
 
+#include <optional>
 #include <unordered_set>
 
 #include "graph/dag.h"
 #include "graph/external_data.h"
 #include "graph/schema/schema.h"
 #include "ops/framework/registry.h"
+#include "ops/framework/shape.h"
 #include "ops/framework/tensor_proto.h"
 
 namespace onnxflow::graph {
@@ -57,6 +59,39 @@ void ReleaseTensorData(onnx::TensorProto* t) {
   google::protobuf::RepeatedField<int64_t>().Swap(t->mutable_int64_data());
   google::protobuf::RepeatedField<uint64_t>().Swap(t->mutable_uint64_data());
   google::protobuf::RepeatedPtrField<std::string>().Swap(t->mutable_string_data());
+}
+
+// The initializer's raw bytes become its tensor's storage, with no copy, when they are exactly
+// the tensor's bytes in memory order (whole-byte element types, little-endian like the file) and
+// the proto is the loader's own (BuildContext::consumable). Otherwise nullopt: TensorFromProto
+// copies them, and says what is wrong with a malformed one. The storage is the string's heap
+// buffer: 16-byte aligned, as a host's borrowed input may be too; only large tensors are adopted,
+// small ones go to the 64-byte aligned pool.
+std::optional<Tensor> AdoptRawData(onnx::TensorProto* t, int64_t max_bytes) {
+  constexpr size_t kMinAdopted = 4096;
+  if (t->data_location() == onnx::TensorProto::EXTERNAL || !t->has_raw_data() || t->has_segment() ||
+      t->raw_data().size() < kMinAdopted || !IsValidDataType(t->data_type())) {
+    return std::nullopt;
+  }
+  const DataType dtype = static_cast<DataType>(t->data_type());
+  switch (dtype) {
+    case DataType::kString: case DataType::kUint4: case DataType::kInt4: case DataType::kFloat4E2M1:
+    case DataType::kUint2: case DataType::kInt2: case DataType::kUndefined:
+      return std::nullopt;
+    default:
+      break;
+  }
+  Shape shape(t->dims().begin(), t->dims().end());
+  auto count = CheckedElementCount(shape);
+  if (!count.ok() || *count > max_bytes / static_cast<int64_t>(ElementSize(dtype)) ||
+      static_cast<size_t>(*count) * ElementSize(dtype) != t->raw_data().size()) {
+    return std::nullopt;
+  }
+  auto bytes = std::make_shared<std::string>();
+  bytes->swap(*t->mutable_raw_data());
+  t->clear_raw_data();
+  void* data = bytes->data();
+  return Tensor(dtype, std::move(shape), std::shared_ptr<void>(bytes, data), data);
 }
 
 Result<Tensor> LoadInitializer(const onnx::TensorProto& t, const BuildContext& ctx) {
@@ -136,6 +171,13 @@ Result<std::shared_ptr<Graph>> BuildGraph(const onnx::GraphProto& proto, const s
     const onnx::TensorProto& t = proto.initializer(i);
     if (t.name().empty()) return InvalidArgument(scope + ": an initializer has no name");
     if (g->constants.count(t.name())) return InvalidArgument(scope + ": initializer '" + t.name() + "' is defined twice");
+    if (&proto == ctx.consumable) {
+      if (std::optional<Tensor> adopted = AdoptRawData(ctx.consumable->mutable_initializer(i), ctx.limits->max_tensor_bytes)) {
+        g->known_types[t.name()] = adopted->dtype();
+        g->constants.emplace(t.name(), std::move(*adopted));
+        continue;
+      }
+    }
     auto tensor = LoadInitializer(t, ctx);
     if (!tensor.ok()) return tensor.status().WithContext(scope);
     g->known_types[t.name()] = tensor->dtype();

@@ -57,9 +57,10 @@ struct BuildContext {
   const OpsetMap* opsets;
   const SessionLimits* limits;
   class ExternalDataFiles* external;  // may be null (no external data allowed)
-  // The graph whose initializers' bytes BuildGraph may let go of as soon as it holds its own copy
-  // of each (the main graph of a model the loader owns and drops afterwards): the parsed weights and
-  // their copies then never exist side by side, which lowers the load's peak by the weights' size.
+  // The graph whose initializers' bytes BuildGraph may take over (as the tensors' storage) or let
+  // go of once copied (the main graph of a model the loader owns and drops afterwards): the parsed
+  // weights and their copies then never exist side by side, which lowers the load's peak by the
+  // weights' size.
   onnx::GraphProto* consumable = nullptr;
 };
 Result<std::shared_ptr<Graph>> BuildGraph(const onnx::GraphProto& proto, const std::set<std::string>& outer_scope,

@@ -1,6 +1,6 @@
 // Weights shared across sessions (issue 25): a second session of the same model keeps no second
 // copy of its weights (the packed ones included), so two sessions of real_inception_v1 in one
-// process peak at most 1.15x the resident set of one.
+// process peak at most 1.15x one session's peak.
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -44,11 +44,12 @@ TEST(SharedWeights, TwoSessionsOfInceptionKeepOneCopyOfTheWeights) {
   std::printf("load and first run: %.0f ms, the second session's %.0f ms\n", first_ms, second_ms);
   std::printf("one session: peak %.1f MiB, resident %.1f MiB; two sessions: peak %.1f MiB (%.2fx), resident %.1f MiB (%.2fx)\n",
               one_peak, one_rss, two_peak, two_peak / one_peak, two_rss, two_rss / one_rss);
-  // Held: the second session adds its plan and little else (1.67x before the weights were shared).
+  // Peak (the issue's measure): 1.80x before the weights were shared, 1.04x-1.05x after. The second
+  // load's parsed weights become its initializers without a copy and take the place of the pools'
+  // free buffers, and its kernels find their packed weights already made.
+  EXPECT_LE(two_peak, one_peak * 1.15) << "peak: one session " << one_peak << " MiB, two " << two_peak << " MiB";
+  // Held: the second session adds its plan and little else (1.67x before).
   EXPECT_LE(two_rss, one_rss * 1.15) << "resident: one session " << one_rss << " MiB, two " << two_rss << " MiB";
-  // Peak: the second load still parses the model, whose raw weights (28 MB, 0.26x of one session's
-  // peak) exist until its kernels have found their packed weights shared; 1.79x before (1.24x to 1.30x after, as threads and the allocator fall).
-  EXPECT_LE(two_peak, one_peak * 1.40) << "peak: one session " << one_peak << " MiB, two " << two_peak << " MiB";
 }
 
 }  // namespace
