@@ -13,6 +13,7 @@
 #include "ops/framework/dispatch.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/numeric.h"
+#include "ops/framework/shared_weights.h"
 #include "ops/math/conv_geometry.h"
 #include "ops/math/gemm.h"
 #include "ops/math/gemm_op.h"
@@ -80,16 +81,19 @@ struct PackedWeightB {
   DataType dtype = DataType::kUndefined;
   Shape shape;
 };
-std::optional<PackedWeightB> PackConstantB(const Tensor* b) {
-  if (b == nullptr || !IsQuant8(b->dtype()) || b->rank() != 2 || b->size() == 0) return std::nullopt;
-  PackedWeightB p;
-  p.packed = QPackB(b->raw_data(), IsSigned8(*b), b->dim(1), false, b->dim(0), b->dim(1));
-  p.dtype = b->dtype();
-  p.shape = b->shape();
-  return p;
+// Shared by content with every kernel (of any session) packing the same B (shared_weights.h).
+std::shared_ptr<const PackedWeightB> PackConstantB(const Tensor* b) {
+  if (b == nullptr || !IsQuant8(b->dtype()) || b->rank() != 2 || b->size() == 0) return nullptr;
+  return SharedWeights::Get<PackedWeightB>(WeightKey("QuantMatMul.B").Add(*b), [&] {
+    PackedWeightB p;
+    p.packed = QPackB(b->raw_data(), IsSigned8(*b), b->dim(1), false, b->dim(0), b->dim(1));
+    p.dtype = b->dtype();
+    p.shape = b->shape();
+    return p;
+  });
 }
-const QPackedB* Usable(const std::optional<PackedWeightB>& p, const Tensor& b) {
-  return p.has_value() && p->dtype == b.dtype() && p->shape == b.shape() ? &p->packed : nullptr;
+const QPackedB* Usable(const std::shared_ptr<const PackedWeightB>& p, const Tensor& b) {
+  return p != nullptr && p->dtype == b.dtype() && p->shape == b.shape() ? &p->packed : nullptr;
 }
 
 // Y = epilogue((A - a_zero) * (B - b_zero)) for a numpy-style matmul of 8-bit A and B. scale_row,
@@ -159,7 +163,7 @@ class MatMulIntegerKernel : public OpKernel {
   }
 
  private:
-  std::optional<PackedWeightB> packed_b_;
+  std::shared_ptr<const PackedWeightB> packed_b_;
 };
 
 class QLinearMatMulKernel : public OpKernel {
@@ -200,7 +204,7 @@ class QLinearMatMulKernel : public OpKernel {
   }
 
  private:
-  std::optional<PackedWeightB> packed_b_;
+  std::shared_ptr<const PackedWeightB> packed_b_;
 };
 
 // com.microsoft MatMulIntegerToFloat: (A - a_zero)(B - b_zero) * a_scale * b_scale (+ bias), float.
@@ -246,7 +250,7 @@ class MatMulIntegerToFloatKernel : public OpKernel {
   }
 
  private:
-  std::optional<PackedWeightB> packed_b_;
+  std::shared_ptr<const PackedWeightB> packed_b_;
 };
 
 // com.microsoft DynamicQuantizeMatMul: A (float) quantized to uint8 as DynamicQuantizeLinear does,
@@ -288,7 +292,7 @@ class DynamicQuantizeMatMulKernel : public OpKernel {
   }
 
  private:
-  std::optional<PackedWeightB> packed_b_;
+  std::shared_ptr<const PackedWeightB> packed_b_;
 };
 
 // A convolution's weight packed per group as the GEMM's A (rows = output channels of the group,
@@ -305,15 +309,18 @@ std::vector<QPackedA> PackConvWeight(const Tensor& w, int64_t group) {
   for (int64_t g = 0; g < group; ++g) out.push_back(QPackA(wd + g * mg * k, IsSigned8(w), k, mg, k));
   return out;
 }
-std::optional<PackedConvWeight> PackConstantConvWeight(const Tensor* w, int64_t group) {
+// Shared by content with every kernel (of any session) packing the same W (shared_weights.h).
+std::shared_ptr<const PackedConvWeight> PackConstantConvWeight(const Tensor* w, int64_t group) {
   if (w == nullptr || !IsQuant8(w->dtype()) || w->rank() < 3 || w->size() == 0 || group <= 0 || w->dim(0) % group != 0) {
-    return std::nullopt;
+    return nullptr;
   }
-  PackedConvWeight p;
-  p.groups = PackConvWeight(*w, group);
-  p.dtype = w->dtype();
-  p.shape = w->shape();
-  return p;
+  return SharedWeights::Get<PackedConvWeight>(WeightKey("QuantConv.W").Add(*w).Add(group), [&] {
+    PackedConvWeight p;
+    p.groups = PackConvWeight(*w, group);
+    p.dtype = w->dtype();
+    p.shape = w->shape();
+    return p;
+  });
 }
 
 // Unfolds columns [p0, p0 + cols) (output positions) of one group of one image into dst, row r =
@@ -457,16 +464,16 @@ class ConvIntegerKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(ConvGeometry g, ComputeConvGeometry(attrs_, x->shape(), w->shape()));
     ONNXFLOW_RETURN_IF_ERROR(CheckConvOperands(g, *x, xz, *w, wz));
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kInt32, g.output_shape()));
-    const bool use_packed = packed_.has_value() && packed_->dtype == w->dtype() && packed_->shape == w->shape();
+    const bool use_packed = packed_ != nullptr && packed_->dtype == w->dtype() && packed_->shape == w->shape();
     return QuantConv(ctx, g, *x, xz, *w, wz, use_packed ? &packed_->groups : nullptr, QEpilogue{},
                      y->mutable_raw_data(), 4);
   }
 
  private:
-  ConvIntegerKernel(ConvAttributes attrs, std::optional<PackedConvWeight> packed)
+  ConvIntegerKernel(ConvAttributes attrs, std::shared_ptr<const PackedConvWeight> packed)
       : attrs_(std::move(attrs)), packed_(std::move(packed)) {}
   ConvAttributes attrs_;
-  std::optional<PackedConvWeight> packed_;
+  std::shared_ptr<const PackedConvWeight> packed_;
 };
 
 class QLinearConvKernel : public OpKernel {
@@ -502,15 +509,15 @@ class QLinearConvKernel : public OpKernel {
     ep.scale_row = scale_row.data();
     ep.out_scale = ScaleAt(ys, 0);
     ep.out_zero = QuantAt(&yz, 0);
-    const bool use_packed = packed_.has_value() && packed_->dtype == w.dtype() && packed_->shape == w.shape();
+    const bool use_packed = packed_ != nullptr && packed_->dtype == w.dtype() && packed_->shape == w.shape();
     return QuantConv(ctx, g, x, in[2], w, in[5], use_packed ? &packed_->groups : nullptr, ep, y->mutable_raw_data(), 1);
   }
 
  private:
-  QLinearConvKernel(ConvAttributes attrs, std::optional<PackedConvWeight> packed)
+  QLinearConvKernel(ConvAttributes attrs, std::shared_ptr<const PackedConvWeight> packed)
       : attrs_(std::move(attrs)), packed_(std::move(packed)) {}
   ConvAttributes attrs_;
-  std::optional<PackedConvWeight> packed_;
+  std::shared_ptr<const PackedConvWeight> packed_;
 };
 
 // com.microsoft QGemm: alpha * a_scale * b_scale[j] * ((A - a_zero)(B - b_zero) + C), C int32 and
@@ -525,7 +532,10 @@ class QGemmKernel : public OpKernel {
     const Tensor* b = info.constant_input(3);
     if (b != nullptr && IsQuant8(b->dtype()) && b->rank() == 2 && b->size() > 0) {
       const int64_t k = trans_b_ ? b->dim(1) : b->dim(0), n = trans_b_ ? b->dim(0) : b->dim(1);
-      packed_b_ = PackedWeightB{QPackB(b->raw_data(), IsSigned8(*b), b->dim(1), trans_b_, k, n), b->dtype(), b->shape()};
+      // Shared by content with every QGemm (of any session) packing the same B the same way.
+      packed_b_ = SharedWeights::Get<PackedWeightB>(WeightKey("QGemm.B").Add(*b).Add(int64_t{trans_b_}), [&] {
+        return PackedWeightB{QPackB(b->raw_data(), IsSigned8(*b), b->dim(1), trans_b_, k, n), b->dtype(), b->shape()};
+      });
     }
   }
 
@@ -633,7 +643,7 @@ class QGemmKernel : public OpKernel {
  private:
   bool trans_a_, trans_b_;
   float alpha_;
-  std::optional<PackedWeightB> packed_b_;
+  std::shared_ptr<const PackedWeightB> packed_b_;
 };
 
 }  // namespace
