@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <random>
 #include <unordered_map>
 
 namespace onnxflow {
@@ -48,11 +49,23 @@ Registry& Global() {
   return *registry;
 }
 
+// A random seed per process: the digest is not cryptographic, and a model crafted to collide with
+// another model's weights (to have its packed weights served to that model's kernels) would need
+// the seed, which never leaves the process.
+uint64_t ProcessSeed() {
+  static const uint64_t seed = [] {
+    std::random_device device;
+    return (static_cast<uint64_t>(device()) << 32) ^ device();
+  }();
+  return seed;
+}
+
 }  // namespace
 
 ContentDigest DigestBytes(const void* data, size_t bytes) {
   const auto* p = static_cast<const unsigned char*>(data);
-  uint64_t a = kP0 ^ bytes, b = kP1 + bytes;
+  const uint64_t seed = ProcessSeed();
+  uint64_t a = kP0 ^ bytes ^ seed, b = kP1 + bytes + Mix(seed, kP2);
   size_t i = 0;
   for (; i + 16 <= bytes; i += 16) {
     uint64_t w0, w1;

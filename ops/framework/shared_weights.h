@@ -28,9 +28,10 @@
 
 namespace onnxflow {
 
-// A 128-bit digest of `bytes` (two independent 64-bit lanes). Not cryptographic: it tells equal
-// weights from different ones (a collision needs 2^64 distinct tensors of one shape and kind),
-// at memory speed (a few GB/s), so digesting a model's weights costs little beside loading them.
+// A 128-bit digest of `bytes` (two independent 64-bit lanes, seeded at random per process). Not
+// cryptographic: it tells equal weights from different ones at memory speed (a few GB/s), so
+// digesting a model's weights costs little beside loading them; the secret seed keeps a crafted
+// model from aiming a collision at another model's weights. Equal within one process only.
 struct ContentDigest {
   uint64_t lo = 0, hi = 0;
   bool operator==(const ContentDigest& o) const { return lo == o.lo && hi == o.hi; }
