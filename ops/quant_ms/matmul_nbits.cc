@@ -74,6 +74,9 @@ Status Pack(const KernelInfo* info_or_null, int64_t k, int64_t n, int64_t block_
   p.q.assign(n * p.column_bytes, 0);
   p.scales.assign(scales.data<float>(), scales.data<float>() + n * p.blocks);
   p.scaled_zero.resize(n * p.blocks);
+  // Integer zero points, 4 spare bytes a column for the int8 kernel's 4-block loads.
+  p.zero_bytes.assign(n * (p.blocks + 4), 0);
+  bool integer_zeros = true;
   const uint8_t* src = b.data<uint8_t>();
   for (int64_t j = 0; j < n; ++j) {
     uint8_t* col = p.q.data() + j * p.column_bytes;
@@ -92,8 +95,14 @@ Status Pack(const KernelInfo* info_or_null, int64_t k, int64_t n, int64_t block_
         z = zero_points->data<float>()[j * p.blocks + blk];
       }
       p.scaled_zero[j * p.blocks + blk] = p.scales[j * p.blocks + blk] * z;
+      const int zi = static_cast<int>(z);
+      integer_zeros = integer_zeros && static_cast<float>(zi) == z && zi >= 0 && zi <= 255;
+      p.zero_bytes[j * (p.blocks + 4) + blk] = static_cast<uint8_t>(std::clamp(zi, 0, 255));
+      if (j == 0 && blk == 0) p.uniform_zero = static_cast<float>(zi) == z ? zi : -1;
+      if (p.uniform_zero != zi || static_cast<float>(zi) != z) p.uniform_zero = -1;
     }
   }
+  if (!integer_zeros) std::vector<uint8_t>().swap(p.zero_bytes);
   (void)info_or_null;
   return Status::Ok();
 }

@@ -25,6 +25,8 @@ struct PackedNBits {
   std::vector<uint8_t> q;          // n columns of column_bytes, in groups of 32 values
   std::vector<float> scales;       // [n, blocks]
   std::vector<float> scaled_zero;  // [n, blocks]: scale * zero point
+  int uniform_zero = -1;           // the zero point of every block (8 when none are given), or -1
+  std::vector<uint8_t> zero_bytes; // [n, blocks + 4]: integer zero points (empty when any is not)
   const uint8_t* column(int64_t j) const { return q.data() + j * column_bytes; }
 };
 
@@ -38,6 +40,8 @@ void MatMulNBitsRow(const PackedNBits& b, const float* a, const float* block_sum
 struct Int8Row {
   std::vector<int8_t> q;             // k rounded to quads of groups, in the lane order of the kernel
   std::vector<float> lane_scales;    // 16 per quad: the A scale of the block each lane sums
+  std::vector<int32_t> lane_sums;    // 16 per quad: the sum of the 8 A values each lane multiplies
+  std::vector<int32_t> lane_zero;    // 16 per quad: B's uniform zero point times lane_sums
   std::vector<float> block_corr;     // per block: a_scale * sum(q), for the zero points
   std::vector<float> block_scale;    // per block: a_scale
 };

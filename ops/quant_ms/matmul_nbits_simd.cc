@@ -123,7 +123,8 @@ bool NBitsInt8Available(const PackedNBits& b) {
   // this kernel is plain intrinsics behind a CPU check.
   static const bool vnni = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
                            __builtin_cpu_supports("avx512vl");
-  return vnni && b.block_size >= 32;
+  // Powers of two (the spec's block sizes): the kernel finds a quad's blocks by shifting.
+  return vnni && b.block_size >= 32 && (b.block_size & (b.block_size - 1)) == 0;
 #else
   (void)b;
   return false;
@@ -138,6 +139,8 @@ void QuantizeRowForNBits(const PackedNBits& b, const float* a, Int8Row* row) {
   const int64_t quads = b.column_bytes / 64, bs = b.block_size;
   row->q.assign(quads * 128, 0);
   row->lane_scales.assign(quads * 16, 0.f);
+  row->lane_zero.assign(quads * 16, 0);
+  row->lane_sums.assign(quads * 16, 0);
   row->block_corr.assign(b.blocks, 0.f);
   row->block_scale.assign(b.blocks, 0.f);
   std::vector<int8_t> plain(quads * 128, 0);
@@ -164,6 +167,10 @@ void QuantizeRowForNBits(const PackedNBits& b, const float* a, Int8Row* row) {
     for (int lane = 0; lane < 16; ++lane) {
       const int64_t blk = (q * 4 + lane / 4) * 32 / bs;
       row->lane_scales[q * 16 + lane] = blk < b.blocks ? row->block_scale[blk] : 0.f;
+      int32_t sum = 0;
+      for (int e = 0; e < 4; ++e) sum += row->q[q * 128 + lane * 4 + e] + row->q[q * 128 + 64 + lane * 4 + e];
+      row->lane_sums[q * 16 + lane] = sum;
+      row->lane_zero[q * 16 + lane] = std::max(b.uniform_zero, 0) * sum;
     }
   }
 }
@@ -187,29 +194,50 @@ ONNXFLOW_VNNI_ATTR void ColumnsInt8(const PackedNBits& b, const Int8Row& a, int6
   const __m512i spread_v = _mm512_load_si512(spread);
   const uint8_t* col[kCols];
   const float* sc[kCols];
+  const uint8_t* zb[kCols];
   __m512 acc[kCols];
+  const bool per_block_zero = b.uniform_zero < 0 && !b.zero_bytes.empty();
   for (int c = 0; c < kCols; ++c) {
     col[c] = b.column(j + c);
     sc[c] = b.scales.data() + (j + c) * b.blocks;
+    zb[c] = per_block_zero ? b.zero_bytes.data() + (j + c) * (b.blocks + 4) : nullptr;
     acc[c] = _mm512_setzero_ps();
   }
+  const int shift = __builtin_ctzll(static_cast<uint64_t>(bs));  // block sizes are powers of two
   for (int64_t q = 0; q < quads; ++q) {
     const __m512i a_lo = _mm512_loadu_si512(a.q.data() + q * 128);
     const __m512i a_hi = _mm512_loadu_si512(a.q.data() + q * 128 + 64);
     const __m512 as = _mm512_loadu_ps(a.lane_scales.data() + q * 16);
+    // Integer zero points come off in int32: sum (b - z) a = sum b a - z sum a, per lane (no
+    // correction pass over the columns' scaled zero points, 2 MB a call at K = N = 4096). One z for
+    // all of B: z sum a is the row's; else each column's z spread over the lanes like its scales.
+    const __m512i za = _mm512_loadu_si512(a.lane_zero.data() + q * 16);
+    const __m512i sums = _mm512_loadu_si512(a.lane_sums.data() + q * 16);
     // The quad's blocks: up to 4 (block 32), masked at the column's end (a padded group has A 0).
-    const int64_t first = q * 128 / bs, left = std::min<int64_t>(4, b.blocks - first);
+    const int64_t first = (q * 128) >> shift, left = std::min<int64_t>(4, b.blocks - first);
     const __mmask8 valid = static_cast<__mmask8>((1u << std::max<int64_t>(left, 0)) - 1);
+    // Unrolled, so that the accumulators stay in registers (rolled, GCC kept them on the stack).
+#pragma GCC unroll 4
     for (int c = 0; c < kCols; ++c) {
       const __m512i raw = _mm512_loadu_si512(col[c] + q * 64);
       const __m512i lo = _mm512_and_si512(raw, nibble);
       const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), nibble);
-      const __m512i dot = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, a_lo), hi, a_hi);
+      __m512i zsum = za;
+      if (per_block_zero) {
+        const __m512i z = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(valid, zb[c] + first));
+        zsum = _mm512_mullo_epi32(_mm512_permutexvar_epi32(spread_v, z), sums);
+      }
+      const __m512i dot = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_sub_epi32(_mm512_setzero_si512(), zsum), lo, a_lo),
+                                              hi, a_hi);
       const __m512 s = _mm512_permutexvar_ps(spread_v, _mm512_castps128_ps512(_mm_maskz_loadu_ps(valid, sc[c] + first)));
       acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(s, as), acc[c]);
     }
   }
   for (int c = 0; c < kCols; ++c) {
+    if (b.uniform_zero >= 0 || per_block_zero) {
+      y[c] = _mm512_reduce_add_ps(acc[c]);
+      continue;
+    }
     // The zero-point correction, a dot product over the column's blocks, 16 at a time.
     const float* sz = b.scaled_zero.data() + (j + c) * b.blocks;
     __m512 corr = _mm512_setzero_ps();
