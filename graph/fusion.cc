@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "graph/attention_fusion.h"
 #include "graph/chain_fusion.h"
 #include "graph/dynamic_quant_fusion.h"
 #include "graph/fusion_util.h"
@@ -280,6 +281,7 @@ bool RemovePassThrough(Graph* g, Uses& u, size_t index, std::vector<bool>* remov
 
 void FuseForInference(Graph* g) {
   Apply(g, RemovePassThrough);
+  Apply(g, FuseAttention);  // attention_fusion.h: before the products take biases and epilogues
   Apply(g, FuseDynamicQuantMatMul);  // dynamic_quant_fusion.h
   Apply(g, FuseLayerNormalization);
   Apply(g, FoldBatchNorm);

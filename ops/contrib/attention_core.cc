@@ -12,8 +12,19 @@ namespace contrib {
 namespace {
 
 // Rows of queries per task: enough for the GEMM to run full tiles, few enough that the block of
-// scores (rows x keys) stays in L2 for long sequences.
+// scores (rows x keys) stays in L2 for long sequences. Short sequences take up to kMaxQueryBlock
+// rows at once (all of BERT's 128), so K and V are packed once per head rather than once per
+// 64 rows, as long as the heads alone still give each core two tasks.
 constexpr int64_t kQueryBlock = 64;
+constexpr int64_t kMaxQueryBlock = 256;
+constexpr int64_t kScoreBlockFloats = 1 << 15;  // 128 KiB of scores per task
+
+int64_t QueryBlock(const AttentionProblem& p, int threads) {
+  int64_t rows = kScoreBlockFloats / std::max<int64_t>(p.kv_len, 1);
+  rows = std::clamp<int64_t>(rows / 16 * 16, kQueryBlock, kMaxQueryBlock);
+  if (p.batch * p.heads < 2 * threads) rows = kQueryBlock;
+  return std::min(rows, std::max<int64_t>(p.q_len, 1));
+}
 
 }  // namespace
 
@@ -35,17 +46,18 @@ void RotateHead(float* x, int64_t rot, const float* cos, const float* sin, bool 
 }
 
 void RunAttention(const AttentionProblem& p, int threads) {
-  const int64_t blocks = (p.q_len + kQueryBlock - 1) / kQueryBlock;
+  const int64_t block = QueryBlock(p, threads);
+  const int64_t blocks = (p.q_len + block - 1) / block;
   const int64_t tasks = p.batch * p.heads * blocks;
   const int64_t group = p.heads / std::max<int64_t>(p.kv_heads, 1);
-  const int64_t cost = std::min(p.q_len, kQueryBlock) * p.kv_len * (p.head_size + p.v_head_size);
+  const int64_t cost = block * p.kv_len * (p.head_size + p.v_head_size);
   const float neg_inf = -std::numeric_limits<float>::infinity();
   ParallelRange(threads, tasks, cost, [&](int64_t t0, int64_t t1) {
     std::vector<float> scores;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t blk = t % blocks, bh = t / blocks, h = bh % p.heads, b = bh / p.heads;
       const int64_t kvh = h / group;
-      const int64_t r0 = blk * kQueryBlock, rows = std::min(kQueryBlock, p.q_len - r0);
+      const int64_t r0 = blk * block, rows = std::min(block, p.q_len - r0);
       const int64_t kb = p.key_begin.empty() ? 0 : std::clamp<int64_t>(p.key_begin[b], 0, p.kv_len);
       const int64_t ke = p.key_end.empty() ? p.kv_len : std::clamp<int64_t>(p.key_end[b], 0, p.kv_len);
       const int64_t off = p.q_offset.empty() ? 0 : p.q_offset[b];
@@ -60,27 +72,28 @@ void RunAttention(const AttentionProblem& p, int threads) {
         continue;
       }
       scores.resize(static_cast<size_t>(rows * n));
-      GemmInputA qa{nullptr, p.q.at(b, h, r0), p.q.row, false, p.scale};
+      // Q K^T unscaled: a scaled A would be packed, an unscaled one is read in place. The scale
+      // is applied below in the same pass over the row as the first additive term.
+      GemmInputA qa{nullptr, p.q.at(b, h, r0), p.q.row, false, 1.0f};
       GemmInputB kt{nullptr, p.k.at(b, kvh, 0), p.k.row, true};
       Sgemm(rows, n, p.head_size, qa, kt, scores.data(), n, GemmEpilogue{}, 1);
       for (int64_t r = 0; r < rows; ++r) {
         float* s = scores.data() + r * n;
         const int64_t i = r0 + r, pos = off + i;
+        float pending = p.scale;  // the scale not yet applied to s
         if (p.softcap > 0.0f) {
-          for (int64_t j = 0; j < n; ++j) s[j] = p.softcap * std::tanh(s[j] / p.softcap);
+          for (int64_t j = 0; j < n; ++j) s[j] = p.softcap * std::tanh(s[j] * pending / p.softcap);
+          pending = 1.0f;
         }
-        if (p.key_add != nullptr) {
-          const float* a = p.key_add + b * p.kv_len;
-          for (int64_t j = 0; j < n; ++j) s[j] += a[j];
-        }
-        if (p.row_add != nullptr) {
-          const float* a = p.row_add + b * p.row_add_batch + i * p.row_add_row;
-          for (int64_t j = 0; j < n; ++j) s[j] += a[j];
-        }
-        if (p.bias != nullptr) {
-          const float* a = p.bias + b * p.bias_batch + h * p.bias_head + i * p.bias_row;
-          for (int64_t j = 0; j < n; ++j) s[j] += a[j];
-        }
+        // s = s * pending + a (SIMD), for each additive term.
+        auto add = [&](const float* a) {
+          NormalizeRow(s, 0.0f, pending, nullptr, a, s, n);
+          pending = 1.0f;
+        };
+        if (p.key_add != nullptr) add(p.key_add + b * p.kv_len);
+        if (p.row_add != nullptr) add(p.row_add + b * p.row_add_batch + i * p.row_add_row);
+        if (p.bias != nullptr) add(p.bias + b * p.bias_batch + h * p.bias_head + i * p.bias_row);
+        if (pending != 1.0f) AffineRow(s, pending, 0.0f, s, n);
         // Invisible keys: outside [kb, ke), past the causal limit, before the window.
         int64_t lo = kb, hi = ke;
         if (p.causal) hi = std::min(hi, pos + 1);

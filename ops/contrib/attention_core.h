@@ -1,7 +1,7 @@
 // The attention computation the com.microsoft attention ops share: for each (batch, head, block
 // of query rows), scores = scale * Q K^T on the GEMM, softcap, additive biases and masks, softmax
 // (with an optional sink term), then the block's rows of P V on the GEMM. Only one block of
-// scores (at most kQueryBlock rows by the keys) exists at a time, per core: heads and query blocks
+// scores (a block of query rows by the keys; attention_core.cc sizes it) exists at a time, per core: heads and query blocks
 // are split over the cores, and no (batch, heads, queries, keys) score tensor is ever written.
 #pragma once
 
