@@ -55,8 +55,8 @@ class BiasActivationKernel : public OpKernel {
       for (int64_t r = r0; r < r1; ++r) {
         const float* src = in.data + r * n;
         float* dst = out.data + r * n;
-        if (b) {
-          for (int64_t j = 0; j < n; ++j) dst[j] = src[j] + b->data[j];
+        if (b) {  // dst = src + bias, vectorized (NormalizeRow with mean 0, scale 1)
+          NormalizeRow(src, 0.0f, 1.0f, nullptr, b->data, dst, n);
           src = dst;
         }
         ActivationFloat(act_, params_, src, dst, n);
