@@ -73,6 +73,7 @@ struct Case {
   int softmax_axis = -1;
   int softmax_opset = 17;
   bool scores_output = false;  // the scores are also a graph output
+  int64_t hidden_prefix = 0;   // the mask hides the first keys with -inf instead of -10000s
 };
 
 std::string Build(const Case& c, std::vector<NamedValue>* inputs) {
@@ -121,6 +122,7 @@ std::string Build(const Case& c, std::vector<NamedValue>* inputs) {
     for (int64_t i = 0; i < mask.size(); ++i) {
       float& x = mask.mutable_data<float>()[i];
       x = x < 0.3f ? -10000.0f : 0.0f;
+      if (i % c.mask.back() < c.hidden_prefix) x = -INFINITY;
     }
     inputs->push_back({"mask", mask});
     m.Node("Add", c.mask_first ? std::vector<std::string>{"mask", s} : std::vector<std::string>{s, "mask"}, {"masked"});
@@ -183,6 +185,25 @@ TEST(AttentionFusion, ProjectionsAndLongSequencesFuse) {
     std::vector<NamedValue> inputs;
     const std::string bytes = Build(c, &inputs);
     EXPECT_EQ(OpsWithSameOutputs(bytes, inputs), (std::vector<std::string>{"FusedAttention", "Reshape", "Reshape", "Reshape"}));
+  }
+}
+
+// Past 1024 keys the kernel goes 512 keys at a time (online softmax): three chunks, the first
+// wholly hidden by -inf for some rows' keys, still give the unfused result.
+TEST(AttentionFusion, LongKeySequencesMatch) {
+  for (int64_t hidden : {int64_t{0}, int64_t{600}}) {
+    Case c;
+    c.batch = 1;
+    c.q_len = 70;
+    c.kv_len = 1300;
+    c.heads = 2;
+    c.head_size = 16;
+    c.mask = {1, 1, 1, 1300};
+    c.hidden_prefix = hidden;
+    SCOPED_TRACE(hidden);
+    std::vector<NamedValue> inputs;
+    const std::string bytes = Build(c, &inputs);
+    EXPECT_EQ(OpsWithSameOutputs(bytes, inputs), std::vector<std::string>{"FusedAttention"});
   }
 }
 
