@@ -10,8 +10,9 @@
 namespace onnxflow::graph {
 
 // At the MatMul of the probabilities and V, matches
-//   q4 -> Transpose(0,2,1,3) [-> Mul/Div by a scalar] ----------------------\
-//   k4 -> Transpose(0,2,3,1), or Transpose(0,2,1,3) -> Transpose(0,1,3,2) --> MatMul (or
+//   q4 -> Transpose(0,2,1,3) [-> Mul/Div by a scalar]  (Q)
+//   k4 -> Transpose(0,2,3,1), or Transpose(0,2,1,3) -> Transpose(0,1,3,2)  (K^T)
+//   MatMul(Q, K^T) (or
 //         com.microsoft FusedMatMul, alpha and transB) [-> Div/Mul by a scalar] [-> Add(mask)]
 //         -> Softmax(last axis) -> MatMul(., Transpose(v4, 0,2,1,3)) [-> Transpose(0,2,1,3)]
 // where every value inside is read by the pattern alone, and writes FusedAttention(q4, k4, v4,

@@ -1,6 +1,7 @@
-// graph/attention_fusion.cc: the written-out attention of transformer exports becomes one
-// FusedAttention node that computes what the subgraph computed, for each scale, mask and K form
-// it accepts, and anything that differs from the pattern stays as written.
+// The transformer fusions: graph/attention_fusion.cc makes the written-out attention of an export
+// one FusedAttention node, for each scale, mask and K form it accepts; graph/fusion.cc puts the FFN's
+// GELU (written out, or ONNX Runtime's BiasGelu) into its product's epilogue. Each computes what
+// the subgraph computed, and anything that differs from the pattern stays as written.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -254,6 +255,96 @@ TEST(AttentionFusion, NearMissesStayUnfused) {
     ops.push_back("Relu");
     std::sort(ops.begin(), ops.end());
     EXPECT_EQ(OpsWithSameOutputs(model.SerializeAsString(), inputs), ops);
+  }
+}
+
+enum class GeluForm { kHalfLast, kHalfFirst, kMulBySqrtHalf };
+
+// y = GELU(x W + b) as PyTorch writes GELU out; `extra_reader` also reads x W + b elsewhere,
+// `half` is the constant of the final scaling (0.5 in a GELU).
+std::string GeluModel(GeluForm form, bool swapped, bool extra_reader, float half, std::vector<NamedValue>* inputs) {
+  tools::ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {2, 3, 8});
+  inputs->push_back({"x", Random({2, 3, 8}, 5)});
+  m.Initializer("w", Random({8, 16}, 6));
+  m.Initializer("b", Random({16}, 7));
+  m.Initializer("sqrt2", Tensor::FromVector<float>({}, {1.4142135f}));
+  m.Initializer("sqrt_half", Tensor::FromVector<float>({}, {0.70710678f}));
+  m.Initializer("one", Tensor::FromVector<float>({}, {1.0f}));
+  m.Initializer("half", Tensor::FromVector<float>({}, {half}));
+  m.Node("MatMul", {"x", "w"}, {"p"});
+  m.Node("Add", {"p", "b"}, {"h"});
+  if (form == GeluForm::kMulBySqrtHalf) {
+    m.Node("Mul", swapped ? std::vector<std::string>{"sqrt_half", "h"} : std::vector<std::string>{"h", "sqrt_half"}, {"d"});
+  } else {
+    m.Node("Div", {"h", "sqrt2"}, {"d"});
+  }
+  m.Node("Erf", {"d"}, {"e"});
+  m.Node("Add", swapped ? std::vector<std::string>{"one", "e"} : std::vector<std::string>{"e", "one"}, {"a"});
+  if (form == GeluForm::kHalfFirst) {
+    m.Node("Mul", swapped ? std::vector<std::string>{"half", "h"} : std::vector<std::string>{"h", "half"}, {"hh"});
+    m.Node("Mul", swapped ? std::vector<std::string>{"a", "hh"} : std::vector<std::string>{"hh", "a"}, {"y"});
+  } else {
+    m.Node("Mul", swapped ? std::vector<std::string>{"a", "h"} : std::vector<std::string>{"h", "a"}, {"ha"});
+    m.Node("Mul", swapped ? std::vector<std::string>{"half", "ha"} : std::vector<std::string>{"ha", "half"}, {"y"});
+  }
+  m.Output("y", DataType::kFloat, {2, 3, 16});
+  if (extra_reader) {
+    m.Node("Relu", {"h"}, {"r"});
+    m.Output("r", DataType::kFloat, {2, 3, 16});
+  }
+  return m.Serialize();
+}
+
+// The written-out GELU after a linear layer is the layer's epilogue: one FusedMatMul.
+TEST(GeluFusion, WrittenOutGeluJoinsTheProduct) {
+  for (GeluForm form : {GeluForm::kHalfLast, GeluForm::kHalfFirst, GeluForm::kMulBySqrtHalf}) {
+    for (bool swapped : {false, true}) {
+      SCOPED_TRACE(std::to_string(static_cast<int>(form)) + (swapped ? " swapped" : ""));
+      std::vector<NamedValue> inputs;
+      EXPECT_EQ(OpsWithSameOutputs(GeluModel(form, swapped, false, 0.5f, &inputs), inputs),
+                std::vector<std::string>{"FusedMatMul"});
+    }
+  }
+}
+
+// Not a GELU (a scaling of 0.6), or the product also read elsewhere: the steps stay (as one
+// ElementwiseChain) and the product keeps no activation.
+TEST(GeluFusion, NearMissesStayAChain) {
+  std::vector<NamedValue> inputs;
+  EXPECT_EQ(OpsWithSameOutputs(GeluModel(GeluForm::kHalfLast, false, false, 0.6f, &inputs), inputs),
+            (std::vector<std::string>{"ElementwiseChain", "FusedMatMul"}));
+  inputs.clear();
+  EXPECT_EQ(OpsWithSameOutputs(GeluModel(GeluForm::kHalfLast, false, true, 0.5f, &inputs), inputs),
+            (std::vector<std::string>{"ElementwiseChain", "FusedMatMul", "Relu"}));
+}
+
+// ONNX Runtime's BiasGelu after a MatMul (its saved FFN) is one FusedMatMul with the bias and the
+// Gelu epilogue; ONNX's own Gelu op (opset 20) keeps its kernel.
+TEST(GeluFusion, BiasGeluJoinsTheProductButOnnxGeluStays) {
+  {
+    tools::ModelBuilder m(17);
+    auto* ms = m.proto().add_opset_import();
+    ms->set_domain("com.microsoft");
+    ms->set_version(1);
+    m.Input("x", DataType::kFloat, {2, 3, 8});
+    m.Initializer("w", Random({8, 16}, 6, -2.0f, 2.0f));
+    m.Initializer("b", Random({16}, 7));
+    m.Node("MatMul", {"x", "w"}, {"p"});
+    m.Node("BiasGelu", {"p", "b"}, {"y"}).set_domain("com.microsoft");
+    m.Output("y", DataType::kFloat, {2, 3, 16});
+    const std::vector<NamedValue> inputs = {{"x", Random({2, 3, 8}, 5)}};
+    EXPECT_EQ(OpsWithSameOutputs(m.Serialize(), inputs), std::vector<std::string>{"FusedMatMul"});
+  }
+  {
+    tools::ModelBuilder m(20);
+    m.Input("x", DataType::kFloat, {2, 3, 8});
+    m.Initializer("w", Random({8, 16}, 6));
+    m.Node("MatMul", {"x", "w"}, {"p"});
+    m.Node("Gelu", {"p"}, {"y"});
+    m.Output("y", DataType::kFloat, {2, 3, 16});
+    const std::vector<NamedValue> inputs = {{"x", Random({2, 3, 8}, 5)}};
+    EXPECT_EQ(OpsWithSameOutputs(m.Serialize(), inputs), (std::vector<std::string>{"Gelu", "MatMul"}));
   }
 }
 
