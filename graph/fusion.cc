@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <map>
 
+#include "graph/attention_fusion.h"
 #include "graph/chain_fusion.h"
 #include "graph/dynamic_quant_fusion.h"
 #include "graph/fusion_util.h"
 #include "graph/norm_fusion.h"
+#include "ops/framework/domains.h"
 #include "ops/framework/internal_ops.h"
 
 namespace onnxflow::graph {
@@ -244,6 +246,120 @@ bool FuseSwish(Graph* g, Uses& u, size_t mul_index, std::vector<bool>* removed) 
   return false;
 }
 
+// A float constant holding one value near `want` (exports write sqrt(2) as 1.4142135 or
+// 1.41421356...).
+bool ConstantNear(const Graph& g, const onnx::NodeProto& n, int input, float want) {
+  const Tensor* c = FloatConstant(g, n, input);
+  return c != nullptr && c->size() == 1 && c->rank() <= 1 && std::fabs(c->data<float>()[0] - want) <= 1e-6f * want;
+}
+
+// The operand of two-input node `n` (op `op`, opset 7 on) that is not the constant `want`; empty
+// when `n` is not that.
+std::string OtherThanConstant(const Graph& g, const Node& n, const char* op, float want, bool either_side) {
+  const auto& p = *n.proto;
+  if (!IsOp(n, op) || n.opset < 7 || p.input_size() != 2 || p.output_size() != 1) return "";
+  if (ConstantNear(g, p, 1, want)) return p.input(0);
+  if (either_side && ConstantNear(g, p, 0, want)) return p.input(1);
+  return "";
+}
+
+// GELU written out as PyTorch exports it, after a product x:
+//   Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5)   or   Mul(Mul(x, 0.5), Add(Erf(Div(x, sqrt 2)), 1))
+// (operands of Add and Mul in either order, Div also as Mul by 1/sqrt 2): the producer applies it in
+// its epilogue ("Gelu", the erf form), instead of an ElementwiseChain pass over BERT's 128 x 3072
+// FFN activations. x must be read by those two nodes only.
+bool FuseGelu(Graph* g, Uses& u, size_t mul_index, std::vector<bool>* removed) {
+  const Node& last = g->nodes[mul_index];
+  const auto& m = *last.proto;
+  if ((*removed)[mul_index] || !IsOp(last, "Mul") || last.opset < 7 || m.input_size() != 2 || m.output_size() != 1) {
+    return false;
+  }
+  // Returns the Erf chain's x when `value` is Add(Erf(x / sqrt 2), 1), read once, collecting its nodes.
+  auto one_plus_erf = [&](const std::string& value, std::vector<int>* nodes) -> std::string {
+    const int add = SoleReaderProducer(u, value);
+    if (add < 0 || (*removed)[add]) return "";
+    const std::string e = OtherThanConstant(*g, g->nodes[add], "Add", 1.0f, true);
+    const int erf = e.empty() ? -1 : SoleReaderProducer(u, e);
+    if (erf < 0 || (*removed)[erf] || !IsOp(g->nodes[erf], "Erf") || g->nodes[erf].proto->input_size() != 1) return "";
+    const std::string& d = g->nodes[erf].proto->input(0);
+    const int div = SoleReaderProducer(u, d);
+    if (div < 0 || (*removed)[div]) return "";
+    std::string x = OtherThanConstant(*g, g->nodes[div], "Div", 1.41421356f, false);
+    if (x.empty()) x = OtherThanConstant(*g, g->nodes[div], "Mul", 0.70710678f, true);
+    if (x.empty()) return "";
+    nodes->insert(nodes->end(), {add, erf, div});
+    return x;
+  };
+  for (int side = 0; side < 2; ++side) {
+    std::vector<int> nodes;
+    std::string x;
+    const int inner = SoleReaderProducer(u, m.input(side));
+    if (inner < 0 || (*removed)[inner]) continue;
+    // Form 1: last = Mul(inner, 0.5), inner = Mul(x, 1 + erf).
+    if (ConstantNear(*g, m, 1 - side, 0.5f) && IsOp(g->nodes[inner], "Mul") && g->nodes[inner].opset >= 7 &&
+        g->nodes[inner].proto->input_size() == 2) {
+      const auto& in = *g->nodes[inner].proto;
+      for (int k = 0; k < 2 && x.empty(); ++k) {
+        std::vector<int> found;
+        const std::string erf_x = one_plus_erf(in.input(1 - k), &found);
+        if (!erf_x.empty() && erf_x == in.input(k)) {
+          x = erf_x;
+          nodes = found;
+        }
+      }
+    } else {
+      // Form 2: last = Mul(half, 1 + erf), half = Mul(x, 0.5), inner being either of them.
+      const std::string half_x = OtherThanConstant(*g, g->nodes[inner], "Mul", 0.5f, true);
+      std::vector<int> found;
+      const std::string erf_x = half_x.empty() ? "" : one_plus_erf(m.input(1 - side), &found);
+      if (!erf_x.empty() && erf_x == half_x) {
+        x = erf_x;
+        nodes = found;
+      }
+    }
+    if (x.empty()) continue;
+    nodes.push_back(inner);
+    const int producer = ProducerReadBy(u, x, 2);
+    if (producer < 0 || (*removed)[producer]) continue;
+    if (!TakeActivation(g, u, producer, m.output(0),
+                        [](onnx::NodeProto* node) { FusedActivationSpec{{Activation::kGelu}}.WriteTo(*node); })) {
+      continue;
+    }
+    for (int i : nodes) (*removed)[i] = true;
+    (*removed)[mul_index] = true;
+    return true;
+  }
+  return false;
+}
+
+// com.microsoft BiasGelu(MatMul(x, W), b), as ONNX Runtime saves a transformer's FFN: one
+// FusedMatMul with the bias and the Gelu (erf form, as BiasGelu computes it) in its epilogue. W a
+// float constant matrix and b a float constant vector of its columns, as FuseMatMulBias asks.
+bool FuseBiasGelu(Graph* g, Uses& u, size_t index, std::vector<bool>* removed) {
+  const Node& bg = g->nodes[index];
+  const auto& n = *bg.proto;
+  if ((*removed)[index] || bg.domain != kMsDomain || bg.op_type() != "BiasGelu" || n.input_size() != 2 ||
+      n.output_size() != 1) {
+    return false;
+  }
+  const int p = SoleReaderProducer(u, n.input(0));
+  if (p < 0 || (*removed)[p]) return false;
+  Node& matmul = g->nodes[p];
+  if (!IsOp(matmul, "MatMul") || matmul.proto->input_size() != 2 || matmul.proto->output_size() != 1) return false;
+  const Tensor* w = FloatConstant(*g, *matmul.proto, 1);
+  const Tensor* bias = FloatConstant(*g, n, 1);
+  if (w == nullptr || w->rank() != 2 || bias == nullptr || bias->rank() != 1 || bias->size() != w->dim(1)) return false;
+  auto node = std::make_shared<onnx::NodeProto>(*matmul.proto);
+  MakeInternal(&matmul, node.get(), internal_ops::kFusedMatMul);
+  node->add_input(n.input(1));
+  node->set_output(0, n.output(0));
+  FusedActivationSpec{{Activation::kGelu}}.WriteTo(*node);
+  matmul.proto = std::move(node);
+  u.producer[n.output(0)] = p;
+  (*removed)[index] = true;
+  return true;
+}
+
 // Inference Dropout (opset 7 on; no training_mode, or a false constant one; the mask unread) and
 // Identity pass their input through. The input's producer writes their output instead, so every
 // reader (graph outputs and subgraphs included) keeps the name it reads and no copy is made.
@@ -280,6 +396,7 @@ bool RemovePassThrough(Graph* g, Uses& u, size_t index, std::vector<bool>* remov
 
 void FuseForInference(Graph* g) {
   Apply(g, RemovePassThrough);
+  Apply(g, FuseAttention);  // attention_fusion.h: before the products take biases and epilogues
   Apply(g, FuseDynamicQuantMatMul);  // dynamic_quant_fusion.h
   Apply(g, FuseLayerNormalization);
   Apply(g, FoldBatchNorm);
@@ -287,6 +404,8 @@ void FuseForInference(Graph* g) {
   Apply(g, FuseMatMulBias);
   Apply(g, FuseResidual);
   Apply(g, FuseSwish);
+  Apply(g, FuseGelu);
+  Apply(g, FuseBiasGelu);
   Apply(g, FuseActivation);
   Apply(g, FuseElementwiseChain);
   for (auto& node : g->nodes) {

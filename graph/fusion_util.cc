@@ -90,7 +90,9 @@ bool EpilogueOf(const Graph& g, const Node& act, FusedActivationSpec* spec) {
   }
   // The ONNX Swish op (opset 24) keeps its own kernel, as before the vocabulary: only the
   // written-out x * Sigmoid(x) becomes an epilogue (FuseSwish).
-  return def->op != ActOp::kSwish && FusedActivationSpec::From(def->op, p, spec);
+  // Nor does ONNX's Gelu (opset 20): its kernel keeps the tail precision of the erfc form; the
+  // epilogue's erf form serves the written-out GELU (FuseGelu).
+  return def->op != ActOp::kSwish && def->op != ActOp::kGelu && FusedActivationSpec::From(def->op, p, spec);
 }
 
 bool IsEpilogueActivation(const Graph& g, const Node& act) {

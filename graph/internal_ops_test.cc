@@ -9,6 +9,7 @@
 #include "ops/activation/elementwise_chain.h"
 #include "ops/blocked/blocked_conv.h"
 #include "ops/blocked/reorder.h"
+#include "ops/contrib/fused_attention.h"
 #include "ops/framework/activation.h"
 #include "ops/framework/internal_ops.h"
 #include "ops/math/fused_activation.h"
@@ -119,6 +120,21 @@ TEST(InternalOpsTest, BlockedSpecsRoundTrip) {
   EXPECT_EQ(FromBlockedSpec::Parse(InfoOf(from)).channels, 24);
   FromBlockedSpec{}.WriteTo(from);
   EXPECT_EQ(from.attribute_size(), 0);
+}
+
+TEST(InternalOpsTest, FusedAttentionRoundTrips) {
+  onnx::NodeProto node;
+  FusedAttentionSpec{0.125f, false}.WriteTo(node);
+  auto parsed = FusedAttentionSpec::Parse(InfoOf(node));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->scale, 0.125f);
+  EXPECT_FALSE(parsed->output_bsnd);
+  FusedAttentionSpec{2.0f, true}.WriteTo(node);  // rewritten in place, not added
+  EXPECT_EQ(node.attribute_size(), 2);
+  EXPECT_TRUE(FusedAttentionSpec::Parse(InfoOf(node))->output_bsnd);
+  SetAttribute(node, "output_layout", std::string("NSBD"));
+  EXPECT_EQ(FusedAttentionSpec::Parse(InfoOf(node)).status().message(),
+            "FusedAttention: output_layout must be BSND or BNSD, got 'NSBD'");
 }
 
 TEST(ActivationVocabularyTest, OnnxDefaultsWrittenOnce) {

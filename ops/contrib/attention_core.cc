@@ -12,8 +12,23 @@ namespace contrib {
 namespace {
 
 // Rows of queries per task: enough for the GEMM to run full tiles, few enough that the block of
-// scores (rows x keys) stays in L2 for long sequences.
+// scores (rows x keys) stays in L2 for long sequences. Short sequences take up to kMaxQueryBlock
+// rows at once (all of BERT's 128), so K and V are packed once per head rather than once per
+// 64 rows, as long as the heads alone still give each core two tasks.
 constexpr int64_t kQueryBlock = 64;
+constexpr int64_t kMaxQueryBlock = 256;
+constexpr int64_t kScoreBlockFloats = 1 << 15;  // 128 KiB of scores per task
+// Up to kSinglePassKeys keys, a row's scores are computed at once; past it, kKeyBlock at a time
+// with the online softmax.
+constexpr int64_t kSinglePassKeys = 1024;
+constexpr int64_t kKeyBlock = 512;
+
+int64_t QueryBlock(const AttentionProblem& p, int threads) {
+  int64_t rows = kScoreBlockFloats / std::max<int64_t>(p.kv_len, 1);
+  rows = std::clamp<int64_t>(rows / 16 * 16, kQueryBlock, kMaxQueryBlock);
+  if (p.batch * p.heads < 2 * threads) rows = kQueryBlock;
+  return std::min(rows, std::max<int64_t>(p.q_len, 1));
+}
 
 }  // namespace
 
@@ -35,17 +50,18 @@ void RotateHead(float* x, int64_t rot, const float* cos, const float* sin, bool 
 }
 
 void RunAttention(const AttentionProblem& p, int threads) {
-  const int64_t blocks = (p.q_len + kQueryBlock - 1) / kQueryBlock;
+  const int64_t block = QueryBlock(p, threads);
+  const int64_t blocks = (p.q_len + block - 1) / block;
   const int64_t tasks = p.batch * p.heads * blocks;
   const int64_t group = p.heads / std::max<int64_t>(p.kv_heads, 1);
-  const int64_t cost = std::min(p.q_len, kQueryBlock) * p.kv_len * (p.head_size + p.v_head_size);
+  const int64_t cost = block * p.kv_len * (p.head_size + p.v_head_size);
   const float neg_inf = -std::numeric_limits<float>::infinity();
   ParallelRange(threads, tasks, cost, [&](int64_t t0, int64_t t1) {
-    std::vector<float> scores;
+    std::vector<float> scores, row_max, row_sum;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t blk = t % blocks, bh = t / blocks, h = bh % p.heads, b = bh / p.heads;
       const int64_t kvh = h / group;
-      const int64_t r0 = blk * kQueryBlock, rows = std::min(kQueryBlock, p.q_len - r0);
+      const int64_t r0 = blk * block, rows = std::min(block, p.q_len - r0);
       const int64_t kb = p.key_begin.empty() ? 0 : std::clamp<int64_t>(p.key_begin[b], 0, p.kv_len);
       const int64_t ke = p.key_end.empty() ? p.kv_len : std::clamp<int64_t>(p.key_end[b], 0, p.kv_len);
       const int64_t off = p.q_offset.empty() ? 0 : p.q_offset[b];
@@ -59,50 +75,81 @@ void RunAttention(const AttentionProblem& p, int threads) {
         for (int64_t r = 0; r < rows; ++r) std::fill(out0 + r * p.out.row, out0 + r * p.out.row + p.v_head_size, 0.0f);
         continue;
       }
-      scores.resize(static_cast<size_t>(rows * n));
-      GemmInputA qa{nullptr, p.q.at(b, h, r0), p.q.row, false, p.scale};
-      GemmInputB kt{nullptr, p.k.at(b, kvh, 0), p.k.row, true};
-      Sgemm(rows, n, p.head_size, qa, kt, scores.data(), n, GemmEpilogue{}, 1);
+      // Keys in chunks of kKeyBlock past kSinglePassKeys (online softmax): each row keeps its
+      // running max and sum, and its output rows are rescaled when the max grows, so the scores
+      // held at a time are rows x chunk whatever the sequence length.
+      const int64_t kc = n <= kSinglePassKeys ? n : kKeyBlock;
+      const bool single = kc == n;
+      scores.resize(static_cast<size_t>(rows * kc));
+      const bool has_sink = p.sink != nullptr || p.smooth;
+      const float sink = p.sink != nullptr ? p.sink[h] : 0.0f;
+      // The sink joins the denominator: starting the max at it gives max(scores, sink).
+      row_max.assign(static_cast<size_t>(rows), has_sink ? sink : neg_inf);
+      row_sum.assign(static_cast<size_t>(rows), 0.0f);
+      GemmInputA qa{nullptr, p.q.at(b, h, r0), p.q.row, false, 1.0f};
+      for (int64_t c0 = 0; c0 < n; c0 += kc) {
+        const int64_t w = std::min(kc, n - c0);
+        // Q K^T unscaled: a scaled A would be packed, an unscaled one is read in place. The scale
+        // is applied below in the same pass over the row as the first additive term.
+        GemmInputB kt{nullptr, p.k.at(b, kvh, c0), p.k.row, true};
+        Sgemm(rows, w, p.head_size, qa, kt, scores.data(), w, GemmEpilogue{}, 1);
+        for (int64_t r = 0; r < rows; ++r) {
+          float* s = scores.data() + r * w;
+          const int64_t i = r0 + r, pos = off + i;
+          float pending = p.scale;  // the scale not yet applied to s
+          if (p.softcap > 0.0f) {
+            for (int64_t j = 0; j < w; ++j) s[j] = p.softcap * std::tanh(s[j] * pending / p.softcap);
+            pending = 1.0f;
+          }
+          // s = s * pending + a (SIMD), for each additive term.
+          auto add = [&](const float* a) {
+            NormalizeRow(s, 0.0f, pending, nullptr, a, s, w);
+            pending = 1.0f;
+          };
+          if (p.key_add != nullptr) add(p.key_add + b * p.kv_len + c0);
+          if (p.row_add != nullptr) add(p.row_add + b * p.row_add_batch + i * p.row_add_row + c0);
+          if (p.bias != nullptr) add(p.bias + b * p.bias_batch + h * p.bias_head + i * p.bias_row + c0);
+          if (pending != 1.0f) AffineRow(s, pending, 0.0f, s, w);
+          // Invisible keys: outside [kb, ke), past the causal limit, before the window.
+          int64_t lo = kb, hi = ke;
+          if (p.causal) hi = std::min(hi, pos + 1);
+          if (p.window >= 0) lo = std::max(lo, pos - p.window);
+          auto hide = [&](int64_t j) { s[j] = p.mask_value == neg_inf ? neg_inf : s[j] + p.mask_value; };
+          for (int64_t j = c0; j < std::min(lo, c0 + w); ++j) hide(j - c0);
+          for (int64_t j = std::max<int64_t>(hi, c0); j < c0 + w; ++j) hide(j - c0);
+          const float old_max = row_max[r];
+          const float max = std::max(old_max, RowMax(s, w));
+          if (max == neg_inf) {  // nothing visible yet: no weight
+            std::fill(s, s + w, 0.0f);
+            continue;
+          }
+          const float sum = ExpShiftSum(s, max, s, w);
+          const float correction = old_max == neg_inf ? 0.0f : std::exp(old_max - max);
+          row_sum[r] = row_sum[r] * correction + sum;
+          row_max[r] = max;
+          if (single) {  // one chunk: normalize the probabilities, the product is the output
+            AffineRow(s, 1.0f / (row_sum[r] + (has_sink ? std::exp(sink - max) : 0.0f)), 0.0f, s, w);
+          } else if (c0 > 0 && correction != 1.0f) {
+            float* o = out0 + r * p.out.row;
+            AffineRow(o, correction, 0.0f, o, p.v_head_size);
+          }
+        }
+        GemmInputA pa{nullptr, scores.data(), w, false, 1.0f};
+        GemmInputB vb{nullptr, p.v.at(b, kvh, c0), p.v.row, false};
+        GemmEpilogue ep;
+        ep.accumulate = c0 > 0;
+        Sgemm(rows, p.v_head_size, w, pa, vb, out0, p.out.row, ep, 1);
+      }
+      if (single) continue;
       for (int64_t r = 0; r < rows; ++r) {
-        float* s = scores.data() + r * n;
-        const int64_t i = r0 + r, pos = off + i;
-        if (p.softcap > 0.0f) {
-          for (int64_t j = 0; j < n; ++j) s[j] = p.softcap * std::tanh(s[j] / p.softcap);
-        }
-        if (p.key_add != nullptr) {
-          const float* a = p.key_add + b * p.kv_len;
-          for (int64_t j = 0; j < n; ++j) s[j] += a[j];
-        }
-        if (p.row_add != nullptr) {
-          const float* a = p.row_add + b * p.row_add_batch + i * p.row_add_row;
-          for (int64_t j = 0; j < n; ++j) s[j] += a[j];
-        }
-        if (p.bias != nullptr) {
-          const float* a = p.bias + b * p.bias_batch + h * p.bias_head + i * p.bias_row;
-          for (int64_t j = 0; j < n; ++j) s[j] += a[j];
-        }
-        // Invisible keys: outside [kb, ke), past the causal limit, before the window.
-        int64_t lo = kb, hi = ke;
-        if (p.causal) hi = std::min(hi, pos + 1);
-        if (p.window >= 0) lo = std::max(lo, pos - p.window);
-        auto hide = [&](int64_t j) { s[j] = p.mask_value == neg_inf ? neg_inf : s[j] + p.mask_value; };
-        for (int64_t j = 0; j < std::min(lo, n); ++j) hide(j);
-        for (int64_t j = std::max<int64_t>(hi, 0); j < n; ++j) hide(j);
-        float max = RowMax(s, n);
-        const bool has_sink = p.sink != nullptr || p.smooth;
-        const float sink = p.sink != nullptr ? p.sink[h] : 0.0f;
-        if (has_sink) max = std::max(max, sink);
-        if (max == neg_inf) {
-          std::fill(s, s + n, 0.0f);
+        float* o = out0 + r * p.out.row;
+        if (row_max[r] == neg_inf) {  // no key was visible (and no sink)
+          std::fill(o, o + p.v_head_size, 0.0f);
           continue;
         }
-        float sum = ExpShiftSum(s, max, s, n);
-        if (has_sink) sum += std::exp(sink - max);
-        AffineRow(s, 1.0f / sum, 0.0f, s, n);
+        const float total = row_sum[r] + (has_sink ? std::exp(sink - row_max[r]) : 0.0f);
+        AffineRow(o, 1.0f / total, 0.0f, o, p.v_head_size);
       }
-      GemmInputA pa{nullptr, scores.data(), n, false, 1.0f};
-      GemmInputB vb{nullptr, p.v.at(b, kvh, 0), p.v.row, false};
-      Sgemm(rows, p.v_head_size, n, pa, vb, out0, p.out.row, GemmEpilogue{}, 1);
     }
   });
 }

@@ -1,8 +1,10 @@
-// The attention computation the com.microsoft attention ops share: for each (batch, head, block
-// of query rows), scores = scale * Q K^T on the GEMM, softcap, additive biases and masks, softmax
-// (with an optional sink term), then the block's rows of P V on the GEMM. Only one block of
-// scores (at most kQueryBlock rows by the keys) exists at a time, per core: heads and query blocks
-// are split over the cores, and no (batch, heads, queries, keys) score tensor is ever written.
+// The attention computation the com.microsoft attention ops and com.onnxflow FusedAttention
+// share: for each (batch, head, block of query rows), scores = scale * Q K^T on the GEMM, softcap,
+// additive biases and masks, softmax (with an optional sink term), then the block's rows of P V on
+// the GEMM. Heads and query blocks are split over the cores, and no (batch, heads, queries, keys)
+// score tensor is ever written: a task holds its rows' scores for at most 1024 keys; longer key
+// sequences go 512 keys at a time with an online softmax (running max and sum per row, the output
+// rescaled as the max grows), so what a core holds does not grow with the sequence.
 #pragma once
 
 #include <cstdint>

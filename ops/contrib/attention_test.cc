@@ -227,6 +227,39 @@ TEST(GroupQueryAttention, LocalWindowHidesOldKeys) {
   EXPECT_TRUE(TensorsNear(F({1, S, H}, expected), (*out)[0].tensor(), 1e-4, 1e-5));
 }
 
+// Past 1024 keys RunAttention goes 512 keys at a time with an online softmax: a causal window
+// (keys hidden with -inf, whole chunks of them for late rows) and causal attention with padded key
+// lengths (-10000 added) over 1100 tokens still match the reference.
+TEST(GroupQueryAttention, LongPromptWindowGoesByKeyChunks) {
+  const int64_t S = 1100, H = 4, W = 600;
+  const auto q = Random(S * H, 27), k = Random(S * H, 28), v = Random(S * H, 29);
+  const auto expected = Reference(q, k, v, 1, 1, 1, S, S, H, 0.5f, -INFINITY,
+                                  [](int64_t, int64_t i, int64_t j) { return j <= i && j >= i - W; });
+  OpTest test("GroupQueryAttention", 1, kMsDomain);
+  test.Input(F({1, S, H}, q)).Input(F({1, S, H}, k)).Input(F({1, S, H}, v)).AbsentInput().AbsentInput();
+  test.Input(Tensor::FromVector<int32_t>({1}, {static_cast<int32_t>(S - 1)}))
+      .Input(Tensor::FromVector<int32_t>({}, {static_cast<int32_t>(S)}));
+  test.Attr("num_heads", int64_t{1}).Attr("kv_num_heads", int64_t{1}).Attr("local_window_size", W).Outputs(3);
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({1, S, H}, expected), (*out)[0].tensor(), 1e-4, 1e-5));
+}
+
+TEST(MultiHeadAttention, LongCausalWithKeyLengthsGoesByKeyChunks) {
+  const int64_t B = 2, S = 1100, N = 2, H = 4, D = N * H;
+  const auto q = Random(B * S * D, 30), k = Random(B * S * D, 31), v = Random(B * S * D, 32);
+  const std::vector<int32_t> lengths = {1100, 700};
+  const auto expected = Reference(ToHeads(q, B, S, N, H, D), ToHeads(k, B, S, N, H, D), ToHeads(v, B, S, N, H, D), B, N,
+                                  N, S, S, H, 0.5f, -10000.0f,
+                                  [&](int64_t b, int64_t i, int64_t j) { return j <= i && j < lengths[b]; });
+  OpTest test("MultiHeadAttention", 1, kMsDomain);
+  test.Input(F({B, S, D}, q)).Input(F({B, S, D}, k)).Input(F({B, S, D}, v)).AbsentInput();
+  test.Input(Tensor::FromVector<int32_t>({B}, lengths)).Attr("num_heads", N).Attr("unidirectional", int64_t{1});
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({B, S, D}, expected), (*out)[0].tensor(), 1e-4, 1e-5));
+}
+
 TEST(RotaryEmbedding, ContribInputOrderWithScalarPositionOffset) {
   // (B=1, S=2, hidden=4) with heads of 4, rotary over all of it: token s at position 1 + s.
   const std::vector<float> cos = {9, 9, 0.5f, 0.0f, 1.0f, 0.0f}, sin = {9, 9, 0.25f, 1.0f, 0.0f, 1.0f};

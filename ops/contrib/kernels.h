@@ -11,7 +11,8 @@ Status RegisterGeluOps(KernelRegistry& registry);         // gelu.cc: Gelu, Fast
 Status RegisterNormOps(KernelRegistry& registry);         // norms.cc: Skip*/Simplified*/Embed LayerNormalization
 Status RegisterAttentionOps(KernelRegistry& registry);    // attention.cc: Attention, MultiHeadAttention, GroupQueryAttention
 Status RegisterRotaryEmbedding(KernelRegistry& registry); // rotary.cc
-Status RegisterMiscOps(KernelRegistry& registry);         // misc.cc: GatherBlockQuantized, Trilu, Range, Inverse, NhwcMaxPool
+Status RegisterMiscOps(KernelRegistry& registry);
+Status RegisterFusedAttention(KernelRegistry& registry);  // fused_attention.cc: com.onnxflow FusedAttention         // misc.cc: GatherBlockQuantized, Trilu, Range, Inverse, NhwcMaxPool
 
 }  // namespace contrib
 }  // namespace onnxflow

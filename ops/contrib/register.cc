@@ -11,6 +11,7 @@ Status RegisterContribKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(contrib::RegisterAttentionOps(registry));
   ONNXFLOW_RETURN_IF_ERROR(contrib::RegisterRotaryEmbedding(registry));
   ONNXFLOW_RETURN_IF_ERROR(contrib::RegisterMiscOps(registry));
+  ONNXFLOW_RETURN_IF_ERROR(contrib::RegisterFusedAttention(registry));
   return Status::Ok();
 }
 

@@ -15,6 +15,7 @@
 //                               the ONNX pool's own attributes              graph/blocked_layout.cc
 //   ToBlocked                   none                                        graph/blocked_layout.cc
 //   FromBlocked                 FromBlockedSpec (ops/blocked/blocked_layout.h)  graph/blocked_layout.cc
+//   FusedAttention              FusedAttentionSpec (ops/contrib/fused_attention.h)  graph/attention_fusion.cc
 //
 // All are version 1 of kOnnxflowDomain; a model may not use them (they are not a public format).
 #pragma once
@@ -38,12 +39,13 @@ inline constexpr char kBlockedGlobalMaxPool[] = "BlockedGlobalMaxPool";
 inline constexpr char kBlockedGlobalAveragePool[] = "BlockedGlobalAveragePool";
 inline constexpr char kToBlocked[] = "ToBlocked";
 inline constexpr char kFromBlocked[] = "FromBlocked";
+inline constexpr char kFusedAttention[] = "FusedAttention";
 
 inline constexpr const char* kAll[] = {
     kFusedConv,         kFusedGemm,          kFusedMatMul,         kElementwiseChain,
     kBlockedConv,       kBlockedDepthwiseConv, kBlockedBatchNormalization, kBlockedMaxPool,
     kBlockedAveragePool, kBlockedGlobalMaxPool, kBlockedGlobalAveragePool, kToBlocked,
-    kFromBlocked,
+    kFromBlocked,       kFusedAttention,
 };
 
 }  // namespace onnxflow::internal_ops

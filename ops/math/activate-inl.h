@@ -12,6 +12,7 @@
 
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
+#include "ops/elementwise/vector_math-inl.h"  // ErfVec
 #include "ops/math/gemm.h"  // ActivationSpec
 
 HWY_BEFORE_NAMESPACE();
@@ -73,6 +74,11 @@ HWY_INLINE V Activate(D d, const ActivationSpec& act, V x) {
       // x * sigmoid(x). Below x = -87 the sigmoid stays at e^-87 instead of falling: x * sigmoid(x)
       // is below 1e-35 in magnitude either way, but -inf gives -inf, not NaN.
       return hn::Mul(x, SigmoidEstimate(d, x));
+    case Activation::kGelu: {
+      // 0.5 x (1 + erf(x / sqrt 2)): the erf the written-out form's Erf node runs.
+      const V half_x = hn::Mul(x, hn::Set(d, 0.5f));
+      return hn::MulAdd(half_x, ErfVec(d, hn::Mul(x, hn::Set(d, 0.70710678118654752440f))), half_x);
+    }
   }
   return x;
 }

@@ -19,14 +19,14 @@ struct FusedActivationSpec {
   ActivationSpec activation;  // gemm.h's epilogue; kNone: none
 
   // The epilogue computing ActOp `op` with parameters `p` (the vocabulary's meaning of alpha and
-  // beta), when an epilogue can: Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, and Swish of
-  // alpha 1 (x * sigmoid(x)).
+  // beta), when an epilogue can: Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, Swish of
+  // alpha 1 (x * sigmoid(x)), and Gelu (the erf form).
   static bool From(ActOp op, const ActParams& p, FusedActivationSpec* spec) {
     static constexpr std::pair<ActOp, Activation> kEpilogues[] = {
         {ActOp::kRelu, Activation::kRelu},       {ActOp::kLeakyRelu, Activation::kLeakyRelu},
         {ActOp::kClip, Activation::kClip},       {ActOp::kSigmoid, Activation::kSigmoid},
         {ActOp::kTanh, Activation::kTanh},       {ActOp::kHardSigmoid, Activation::kHardSigmoid},
-        {ActOp::kSwish, Activation::kSwish}};
+        {ActOp::kSwish, Activation::kSwish},     {ActOp::kGelu, Activation::kGelu}};
     for (const auto& [act, kind] : kEpilogues) {
       if (act != op || (op == ActOp::kSwish && p.alpha != 1.0f)) continue;
       spec->activation = {kind, TakesAlpha(kind) ? p.alpha : 0.0f, TakesBeta(kind) ? p.beta : 0.0f};
@@ -76,6 +76,7 @@ struct FusedActivationSpec {
       case Activation::kTanh: return ActOp::kTanh;
       case Activation::kHardSigmoid: return ActOp::kHardSigmoid;
       case Activation::kSwish: return ActOp::kSwish;
+      case Activation::kGelu: return ActOp::kGelu;
       default: return ActOp::kRelu;
     }
   }

@@ -165,6 +165,8 @@ Result<ActivationSpec> ParseActivation(const std::string& name, bool has_alpha, 
     spec.beta = has_beta ? beta : 0.5f;
   } else if (name == "Swish") {
     spec.kind = Activation::kSwish;
+  } else if (name == "Gelu") {
+    spec.kind = Activation::kGelu;
   } else {
     return InvalidArgument("unknown fused activation '" + name + "'");
   }
@@ -193,6 +195,7 @@ float ActivationScalar(const ActivationSpec& spec, float x) {
     case Activation::kTanh: return std::tanh(x);
     case Activation::kHardSigmoid: return std::min(std::max(x * spec.alpha + spec.beta, 0.0f), 1.0f);
     case Activation::kSwish: return x / (1.0f + std::exp(-x));
+    case Activation::kGelu: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752440f));
   }
   return x;
 }

@@ -30,7 +30,9 @@ namespace onnxflow {
 
 // kSwish: x * sigmoid(x) (SiLU), two ONNX nodes (Sigmoid and a Mul by the input) that
 // graph/fusion.cc folds into one epilogue.
-enum class Activation : int { kNone = 0, kRelu, kLeakyRelu, kClip, kSigmoid, kTanh, kHardSigmoid, kSwish };
+// kGelu is the erf form, 0.5 x (1 + erf(x / sqrt 2)), with the vectorized erf of the plain export's
+// written-out GELU (graph/fusion.cc FuseGelu); ONNX's Gelu op keeps its own kernel.
+enum class Activation : int { kNone = 0, kRelu, kLeakyRelu, kClip, kSigmoid, kTanh, kHardSigmoid, kSwish, kGelu };
 
 struct ActivationSpec {
   Activation kind = Activation::kNone;
@@ -39,7 +41,7 @@ struct ActivationSpec {
 };
 
 // Parses the fused-op attribute ("" | "Relu" | "LeakyRelu" | "Clip" | "Sigmoid" | "Tanh" |
-// "HardSigmoid" | "Swish"). Missing alpha/beta fall back to the ONNX defaults of the named op.
+// "HardSigmoid" | "Swish" | "Gelu"). Missing alpha/beta fall back to the ONNX defaults of the named op.
 Result<ActivationSpec> ParseActivation(const std::string& name, bool has_alpha, float alpha, bool has_beta,
                                        float beta);
 

@@ -108,7 +108,8 @@ TEST(GemmTest, AlphaAccumulateBiasesActivations) {
                                  {Activation::kClip, -0.5f, 0.25f},
                                  {Activation::kSigmoid},
                                  {Activation::kTanh},
-                                 {Activation::kHardSigmoid, 0.2f, 0.5f}};
+                                 {Activation::kHardSigmoid, 0.2f, 0.5f},
+                                 {Activation::kGelu}};
   for (const ActivationSpec& act : acts) {
     for (int flags = 0; flags < 16; ++flags) {
       GemmEpilogue ep;
@@ -191,7 +192,7 @@ TEST(GemmTest, ActivationVectorMatchesScalar) {
   for (float& v : x) v *= 8.0f;
   const ActivationSpec acts[] = {{Activation::kLeakyRelu, 0.1f}, {Activation::kSigmoid}, {Activation::kTanh},
                                  {Activation::kHardSigmoid, 0.2f, 0.5f}, {Activation::kClip, -1.0f, 2.0f},
-                                 {Activation::kSwish}};
+                                 {Activation::kSwish}, {Activation::kGelu}};
   for (const ActivationSpec& act : acts) {
     for (int64_t n : {1, 3, 17, 1000}) {
       std::vector<float> y(x.begin() + 1, x.begin() + 1 + n);
@@ -225,7 +226,8 @@ TEST(GemmTest, SwishEstimateAcrossTheRange) {
 TEST(GemmTest, ParseActivation) {
   EXPECT_EQ(ParseActivation("", false, 0, false, 0)->kind, Activation::kNone);
   EXPECT_EQ(ParseActivation("LeakyRelu", false, 0, false, 0)->alpha, 0.01f);
-  EXPECT_TRUE(Refused(ParseActivation("Gelu", false, 0, false, 0), StatusCode::kInvalidArgument, "unknown fused activation 'Gelu'"));
+  EXPECT_EQ(ParseActivation("Gelu", false, 0, false, 0)->kind, Activation::kGelu);
+  EXPECT_TRUE(Refused(ParseActivation("Mish", false, 0, false, 0), StatusCode::kInvalidArgument, "unknown fused activation 'Mish'"));
 }
 
 // B handed over by a source: rows stored out of order with gaps (row k at offsets[k]), either

@@ -1,0 +1,242 @@
+#include "graph/attention_fusion.h"
+
+#include <memory>
+#include <string>
+
+#include "graph/fusion.h"
+#include "ops/contrib/fused_attention.h"
+#include "ops/framework/domains.h"
+#include "ops/framework/internal_ops.h"
+#include "ops/math/float_view.h"
+
+namespace onnxflow::graph {
+namespace {
+
+// The producer of `value` when the pattern is its one reader (not a graph output, not a
+// subgraph's implicit input) and no other rule took it; -1 otherwise.
+int Inner(const Uses& u, const std::string& value, const std::vector<bool>& removed) {
+  const int p = SoleReaderProducer(u, value);
+  return p >= 0 && !removed[p] ? p : -1;
+}
+
+// The one node after `from` reading `value` (its only reader), when it has no subgraphs; -1 otherwise.
+int SoleReaderAfter(const Graph& g, const Uses& u, const std::string& value, size_t from) {
+  auto r = u.readers.find(value);
+  if (r == u.readers.end() || r->second != 1) return -1;
+  for (size_t i = from + 1; i < g.nodes.size(); ++i) {
+    for (const auto& in : g.nodes[i].proto->input()) {
+      if (in == value) return g.nodes[i].subgraphs.empty() ? static_cast<int>(i) : -1;
+    }
+  }
+  return -1;
+}
+
+bool IsTranspose(const Node& n, std::initializer_list<int64_t> perm) {
+  if (!IsOp(n, "Transpose") || n.proto->input_size() != 1 || n.proto->output_size() != 1) return false;
+  const auto* p = Attr(*n.proto, "perm");
+  if (p == nullptr || p->ints_size() != static_cast<int>(perm.size())) return false;
+  int i = 0;
+  for (int64_t v : perm) {
+    if (p->ints(i++) != v) return false;
+  }
+  return true;
+}
+
+// A float constant of one element and rank <= 4 (it cannot raise the scores' rank).
+bool ScalarConstant(const Graph& g, const onnx::NodeProto& n, int input, float* value) {
+  const Tensor* c = FloatConstant(g, n, input);
+  if (c == nullptr || c->size() != 1 || c->rank() > 4) return false;
+  *value = c->data<float>()[0];
+  return true;
+}
+
+// Walks back from `*value` over Mul/Div by a scalar constant (x * c, c * x, x / c), read by the
+// pattern alone, multiplying `*scale` and collecting the nodes.
+void PeelScales(const Graph& g, const Uses& u, const std::vector<bool>& removed, std::string* value, float* scale,
+                std::vector<int>* nodes) {
+  for (;;) {
+    const int p = Inner(u, *value, removed);
+    if (p < 0) return;
+    const Node& n = g.nodes[p];
+    const auto& pr = *n.proto;
+    if (n.opset < 7 || pr.input_size() != 2 || pr.output_size() != 1) return;  // older ops broadcast by attribute
+    float c = 0.0f;
+    if (IsOp(n, "Div") && ScalarConstant(g, pr, 1, &c) && c != 0.0f) {
+      *scale /= c;
+      *value = pr.input(0);
+    } else if (IsOp(n, "Mul") && ScalarConstant(g, pr, 1, &c)) {
+      *scale *= c;
+      *value = pr.input(0);
+    } else if (IsOp(n, "Mul") && ScalarConstant(g, pr, 0, &c)) {
+      *scale *= c;
+      *value = pr.input(1);
+    } else {
+      return;
+    }
+    nodes->push_back(p);
+  }
+}
+
+// `value` (B, N, S, D) is Transpose(x, [0, 2, 1, 3]) read by the pattern alone: x, the (B, S, N, D)
+// tensor the kernel reads in place.
+bool HeadsOf(const Graph& g, const Uses& u, const std::vector<bool>& removed, const std::string& value,
+             std::string* x, std::vector<int>* nodes) {
+  const int t = Inner(u, value, removed);
+  if (t < 0 || !IsTranspose(g.nodes[t], {0, 2, 1, 3})) return false;
+  *x = g.nodes[t].proto->input(0);
+  nodes->push_back(t);
+  return true;
+}
+
+// `value` is K^T (B, N, D, S): Transpose(k, [0, 2, 3, 1]), or Transpose(Transpose(k, [0, 2, 1, 3]),
+// [0, 1, 3, 2]) (PyTorch's k.transpose(-1, -2) after the split into heads).
+bool TransposedKeysOf(const Graph& g, const Uses& u, const std::vector<bool>& removed, const std::string& value,
+                      std::string* k, std::vector<int>* nodes) {
+  const int t = Inner(u, value, removed);
+  if (t < 0) return false;
+  if (IsTranspose(g.nodes[t], {0, 2, 3, 1})) {
+    *k = g.nodes[t].proto->input(0);
+    nodes->push_back(t);
+    return true;
+  }
+  if (!IsTranspose(g.nodes[t], {0, 1, 3, 2})) return false;
+  nodes->push_back(t);
+  return HeadsOf(g, u, removed, g.nodes[t].proto->input(0), k, nodes);
+}
+
+// Whether `name` holds float, float16 or bfloat16: a known type, or the type kept by the ops
+// between it and one (reshapes, transposes, products with a constant, arithmetic with a constant).
+bool IsFloatLikeValue(const Graph& g, const Uses& u, const std::string& name, int depth = 0) {
+  const DataType known = KnownType(g, name);
+  if (known != DataType::kUndefined) return IsFloatLike(known);
+  auto it = u.producer.find(name);
+  if (it == u.producer.end() || depth > 12) return false;
+  const Node& n = g.nodes[it->second];
+  const std::string& op = n.op_type();
+  const bool plain = n.domain.empty();
+  int operands = 0;
+  if (plain && (op == "Reshape" || op == "Transpose" || op == "Softmax" || op == "LayerNormalization" ||
+                op == "Identity" || op == "Squeeze" || op == "Unsqueeze" || op == "Flatten")) {
+    operands = 1;
+  } else if ((plain && (op == "MatMul" || op == "Add" || op == "Sub" || op == "Mul" || op == "Div")) ||
+             (n.domain == kFusedDomain && op == internal_ops::kFusedMatMul) ||
+             (n.domain == kMsDomain && op == "FusedMatMul")) {
+    operands = 2;
+  }
+  for (int k = 0; k < std::min(operands, n.proto->input_size()); ++k) {
+    if (IsFloatLikeValue(g, u, n.proto->input(k), depth + 1)) return true;
+  }
+  return false;
+}
+
+// Softmax over the last axis of the 4-D scores (from opset 13 its default; before, the 2-D
+// coercion at axis 3 is the same).
+bool LastAxisSoftmax(const Node& n) {
+  if (!IsOp(n, "Softmax") || n.proto->input_size() != 1 || n.proto->output_size() != 1) return false;
+  const auto* a = Attr(*n.proto, "axis");
+  const int64_t axis = a != nullptr ? a->i() : (n.opset >= 13 ? -1 : 1);
+  return axis == -1 || axis == 3;
+}
+
+int64_t IntAttr(const onnx::NodeProto& n, const char* name, int64_t fallback) {
+  const auto* a = Attr(n, name);
+  return a != nullptr ? a->i() : fallback;
+}
+
+}  // namespace
+
+bool FuseAttention(Graph* g, Uses& u, size_t index, std::vector<bool>* removed) {
+  const Node& pv = g->nodes[index];
+  if ((*removed)[index] || !IsOp(pv, "MatMul") || pv.proto->input_size() != 2 || pv.proto->output_size() != 1) {
+    return false;
+  }
+  std::vector<int> nodes;  // every node of the pattern but the last
+  nodes.push_back(static_cast<int>(index));
+  std::string v;
+  if (!HeadsOf(*g, u, *removed, pv.proto->input(1), &v, &nodes)) return false;
+  const int softmax = Inner(u, pv.proto->input(0), *removed);
+  if (softmax < 0 || !LastAxisSoftmax(g->nodes[softmax])) return false;
+  nodes.push_back(softmax);
+
+  // Softmax's input: [Add(scores, mask)], the scores [scaled], the product Q K^T.
+  std::string logits = g->nodes[softmax].proto->input(0), mask;
+  if (const int add = Inner(u, logits, *removed); add >= 0 && IsOp(g->nodes[add], "Add")) {
+    const auto& a = *g->nodes[add].proto;
+    if (g->nodes[add].opset < 7 || a.input_size() != 2 || a.output_size() != 1 || a.input(0) == a.input(1)) {
+      return false;
+    }
+    // The scores are the operand a product (or its scaling) writes for this Add alone.
+    int side = -1;
+    for (int s = 0; s < 2 && side < 0; ++s) {
+      const int p = Inner(u, a.input(s), *removed);
+      if (p < 0) continue;
+      const Node& n = g->nodes[p];
+      if (IsOp(n, "MatMul") || IsOp(n, "Div") || IsOp(n, "Mul") || (n.domain == kMsDomain && n.op_type() == "FusedMatMul")) {
+        side = s;
+      }
+    }
+    if (side < 0) return false;
+    mask = a.input(1 - side);
+    // A constant mask of rank > 4 would raise the scores' rank (and move Softmax's axis).
+    if (auto c = g->constants.find(mask); c != g->constants.end() && c->second.rank() > 4) return false;
+    logits = a.input(side);
+    nodes.push_back(add);
+  }
+  float scale = 1.0f;
+  PeelScales(*g, u, *removed, &logits, &scale, &nodes);
+  const int qk = Inner(u, logits, *removed);
+  if (qk < 0) return false;
+  const Node& product = g->nodes[qk];
+  const auto& pq = *product.proto;
+  if (pq.input_size() != 2 || pq.output_size() != 1) return false;
+  bool k_transposed = false;  // B holds K (B, N, S, D), not K^T
+  if (product.domain == kMsDomain && product.op_type() == "FusedMatMul") {
+    if (IntAttr(pq, "transA", 0) != 0 || IntAttr(pq, "transBatchA", 0) != 0 || IntAttr(pq, "transBatchB", 0) != 0) {
+      return false;
+    }
+    const auto* alpha = Attr(pq, "alpha");
+    scale *= alpha != nullptr ? alpha->f() : 1.0f;
+    k_transposed = IntAttr(pq, "transB", 0) != 0;
+  } else if (!IsOp(product, "MatMul")) {
+    return false;
+  }
+  nodes.push_back(qk);
+  std::string q_heads = pq.input(0), kt = pq.input(1), q, k;
+  PeelScales(*g, u, *removed, &q_heads, &scale, &nodes);
+  PeelScales(*g, u, *removed, &kt, &scale, &nodes);
+  if (!HeadsOf(*g, u, *removed, q_heads, &q, &nodes)) return false;
+  if (k_transposed ? !HeadsOf(*g, u, *removed, kt, &k, &nodes) : !TransposedKeysOf(*g, u, *removed, kt, &k, &nodes)) {
+    return false;
+  }
+  // The kernel computes in float: the pattern must hold float, float16 or bfloat16.
+  if (!IsFloatLikeValue(*g, u, q) && !IsFloatLikeValue(*g, u, k) && !IsFloatLikeValue(*g, u, v)) return false;
+
+  // After the product with V: the Transpose back to (B, S, N, Dv), when the pattern's is its one reader.
+  FusedAttentionSpec spec;
+  spec.scale = scale;
+  std::string output = pv.proto->output(0);
+  int last = static_cast<int>(index);
+  const int back = SoleReaderAfter(*g, u, output, index);
+  spec.output_bsnd = back >= 0 && !(*removed)[back] && IsTranspose(g->nodes[back], {0, 2, 1, 3});
+  if (spec.output_bsnd) {
+    last = back;
+    output = g->nodes[back].proto->output(0);
+  }
+
+  auto fused = std::make_shared<onnx::NodeProto>();
+  fused->set_name(g->nodes[last].proto->name());
+  for (const std::string* in : {&q, &k, &v}) fused->add_input(*in);
+  if (!mask.empty()) fused->add_input(mask);
+  fused->add_output(output);
+  spec.WriteTo(*fused);
+  Node& node = g->nodes[last];
+  MakeInternal(&node, fused.get(), internal_ops::kFusedAttention);
+  node.proto = std::move(fused);
+  for (int i : nodes) {
+    if (i != last) (*removed)[i] = true;
+  }
+  u.producer[output] = last;
+  return true;
+}
+
+}  // namespace onnxflow::graph

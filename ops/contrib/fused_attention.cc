@@ -1,0 +1,136 @@
+// com.onnxflow FusedAttention (fused_attention.h): the plain export's attention subgraph as one
+// kernel on RunAttention. Q, K and V are read in place in the (B, S, N, D) layout the projections
+// were reshaped into, so the three Transposes into heads, the score tensor and its Div/Add/Softmax
+// passes, and the Transpose back are all gone.
+#include "ops/contrib/fused_attention.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "ops/contrib/attention_core.h"
+#include "ops/contrib/common.h"
+#include "ops/contrib/kernels.h"
+#include "ops/framework/internal_ops.h"
+#include "ops/framework/shape.h"
+
+namespace onnxflow {
+namespace contrib {
+namespace {
+
+// Broadcasts `dim` into `*target` (numpy: 1 stretches); false when they differ otherwise.
+bool Join(int64_t dim, int64_t* target) {
+  if (dim == *target || dim == 1) return true;
+  if (*target == 1) {
+    *target = dim;
+    return true;
+  }
+  return false;
+}
+
+class FusedAttentionKernel : public OpKernel {
+ public:
+  static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
+    ONNXFLOW_ASSIGN_OR_RETURN(FusedAttentionSpec spec, FusedAttentionSpec::Parse(info));
+    return std::unique_ptr<OpKernel>(new FusedAttentionKernel(spec));
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const char* op = "FusedAttention";
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* q, ctx.RequireTensor(0));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* k, ctx.RequireTensor(1));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* v, ctx.RequireTensor(2));
+    const Tensor* mask = ctx.input_tensor(3);
+    ONNXFLOW_RETURN_IF_ERROR(RequireFloatLike(*q, op, "q"));
+    for (const Tensor* t : {k, v, mask}) {
+      if (t != nullptr && t->dtype() != q->dtype()) {
+        return InvalidArgument(std::string(op) + ": q is " + DataTypeName(q->dtype()) + " but k, v or mask is " +
+                               DataTypeName(t->dtype()));
+      }
+    }
+    if (q->rank() != 4 || k->rank() != 4 || v->rank() != 4 || k->dim(3) != q->dim(3) || v->dim(1) != k->dim(1)) {
+      return InvalidArgument(std::string(op) + ": q, k, v must be (B, Sq, N, D), (B, Sk, N, D), (B, Sk, N, Dv); got " +
+                             ShapeToString(q->shape()) + ", " + ShapeToString(k->shape()) + ", " +
+                             ShapeToString(v->shape()));
+    }
+    const int64_t sq = q->dim(1), sk = k->dim(1), d = q->dim(3), dv = v->dim(3);
+    int64_t batch = q->dim(0), heads = q->dim(2);
+    bool fits = Join(k->dim(0), &batch) && Join(v->dim(0), &batch) && Join(k->dim(2), &heads) && Join(v->dim(2), &heads);
+    // The mask, right-aligned to (B, N, Sq, Sk). It may broadcast B and N like the operands; a mask
+    // that would stretch the rows or keys of the scores makes them larger than attention's.
+    Shape m4;
+    if (mask != nullptr) {
+      if (mask->rank() > 4) fits = false;
+      m4.assign(4 - std::min<int64_t>(mask->rank(), 4), 1);
+      for (int64_t i = 0; i < std::min<int64_t>(mask->rank(), 4); ++i) m4.push_back(mask->dim(i));
+      fits = fits && Join(m4[0], &batch) && Join(m4[1], &heads) && (m4[2] == 1 || m4[2] == sq) &&
+             (m4[3] == 1 || m4[3] == sk);
+    }
+    if (!fits) {
+      return InvalidArgument(std::string(op) + ": q " + ShapeToString(q->shape()) + ", k " + ShapeToString(k->shape()) +
+                             ", v " + ShapeToString(v->shape()) +
+                             (mask != nullptr ? ", mask " + ShapeToString(mask->shape()) : std::string()) +
+                             " do not broadcast to (batch, heads, queries, keys) scores");
+    }
+    const Shape out_shape = spec_.output_bsnd ? Shape{batch, sq, heads, dv} : Shape{batch, heads, sq, dv};
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, q->dtype(), out_shape));
+    if (y->size() == 0) return Status::Ok();
+
+    FloatIn qi(*q), ki(*k), vi(*v);
+    AttentionProblem p;
+    p.batch = batch;
+    p.heads = p.kv_heads = heads;  // a broadcast K or V has head stride 0 instead
+    p.q_len = sq;
+    p.kv_len = sk;
+    p.head_size = d;
+    p.v_head_size = dv;
+    p.scale = spec_.scale;
+    // (B, S, N, D) read as (B, N, S, D): row stride N * D, head stride D; 0 where broadcast.
+    auto view = [&](const float* data, const Tensor& t) {
+      const int64_t row = t.dim(2) * t.dim(3);
+      return HeadView{data, t.dim(0) == 1 ? 0 : t.dim(1) * row, t.dim(2) == 1 ? 0 : t.dim(3), row};
+    };
+    p.q = view(qi.data, *q);
+    p.k = view(ki.data, *k);
+    p.v = view(vi.data, *v);
+
+    std::optional<FloatIn> mi;
+    std::vector<float> widened;
+    if (mask != nullptr) {
+      mi.emplace(*mask);
+      const float* m = mi->data;
+      if (m4[3] == 1 && sk != 1) {  // one value for every key: spelled out per key
+        const int64_t rows = m4[0] * m4[1] * m4[2];
+        widened.resize(static_cast<size_t>(rows * sk));
+        for (int64_t r = 0; r < rows; ++r) std::fill(widened.begin() + r * sk, widened.begin() + (r + 1) * sk, m[r]);
+        m = widened.data();
+      }
+      p.bias = m;
+      p.bias_row = m4[2] == 1 ? 0 : sk;
+      p.bias_head = m4[1] == 1 ? 0 : m4[2] * sk;
+      p.bias_batch = m4[0] == 1 ? 0 : m4[1] * m4[2] * sk;
+    }
+    FloatOut out(y);
+    if (spec_.output_bsnd) {
+      p.out = {out.data, sq * heads * dv, dv, heads * dv};
+    } else {
+      p.out = {out.data, heads * sq * dv, sq * dv, dv};
+    }
+    RunAttention(p, ctx.threads());
+    out.Finish();
+    return Status::Ok();
+  }
+
+ private:
+  explicit FusedAttentionKernel(FusedAttentionSpec spec) : spec_(spec) {}
+  FusedAttentionSpec spec_;
+};
+
+}  // namespace
+
+Status RegisterFusedAttention(KernelRegistry& registry) {
+  return registry.Register(kOnnxflowDomain, internal_ops::kFusedAttention, internal_ops::kVersion, kOpenEnded,
+                           Create<FusedAttentionKernel>());
+}
+
+}  // namespace contrib
+}  // namespace onnxflow

@@ -1,0 +1,42 @@
+// com.onnxflow FusedAttention: the written-out attention of a transformer's plain ONNX export,
+//   softmax(scale * Q K^T + mask) V
+// as graph/attention_fusion.cc finds it, run on RunAttention (attention_core.h): blocked over query
+// rows, heads split over the cores, no (batch, heads, queries, keys) score tensor.
+//
+// Inputs: q (B, Sq, N, D), k (B, Sk, N, D), v (B, Sk, N, Dv), each the 4-D tensor the export
+// reshaped its projection into (before its Transpose into heads, which the kernel reads through
+// strides instead); B and N of each may be 1 (broadcast). mask? is added to the scores, broadcast
+// to (B, N, Sq, Sk) as numpy would (rank <= 4, each dimension 1 or the scores').
+// Output: (B, Sq, N, Dv) when output_layout is "BSND" (the export's Transpose back was absorbed),
+// else (B, N, Sq, Dv), the product of the probabilities and V itself.
+#pragma once
+
+#include <string>
+
+#include "ops/framework/kernel_info.h"
+#include "ops/framework/node_attributes.h"
+
+namespace onnxflow {
+
+struct FusedAttentionSpec {
+  float scale = 1.0f;       // multiplies Q K^T before the mask is added
+  bool output_bsnd = true;  // the output in (B, Sq, N, Dv), else (B, N, Sq, Dv)
+
+  void WriteTo(onnx::NodeProto& node) const {
+    SetAttribute(node, "scale", scale);
+    SetAttribute(node, "output_layout", std::string(output_bsnd ? "BSND" : "BNSD"));
+  }
+
+  static Result<FusedAttentionSpec> Parse(const KernelInfo& info) {
+    FusedAttentionSpec spec;
+    spec.scale = info.GetFloat("scale", 1.0f);
+    const std::string layout = info.GetString("output_layout", "BSND");
+    if (layout != "BSND" && layout != "BNSD") {
+      return InvalidArgument("FusedAttention: output_layout must be BSND or BNSD, got '" + layout + "'");
+    }
+    spec.output_bsnd = layout == "BSND";
+    return spec;
+  }
+};
+
+}  // namespace onnxflow
