@@ -19,18 +19,6 @@ int Inner(const Uses& u, const std::string& value, const std::vector<bool>& remo
   return p >= 0 && !removed[p] ? p : -1;
 }
 
-// The one node after `from` reading `value` (its only reader), when it has no subgraphs; -1 otherwise.
-int SoleReaderAfter(const Graph& g, const Uses& u, const std::string& value, size_t from) {
-  auto r = u.readers.find(value);
-  if (r == u.readers.end() || r->second != 1) return -1;
-  for (size_t i = from + 1; i < g.nodes.size(); ++i) {
-    for (const auto& in : g.nodes[i].proto->input()) {
-      if (in == value) return g.nodes[i].subgraphs.empty() ? static_cast<int>(i) : -1;
-    }
-  }
-  return -1;
-}
-
 bool IsTranspose(const Node& n, std::initializer_list<int64_t> perm) {
   if (!IsOp(n, "Transpose") || n.proto->input_size() != 1 || n.proto->output_size() != 1) return false;
   const auto* p = Attr(*n.proto, "perm");

@@ -9,18 +9,6 @@
 namespace onnxflow::graph {
 namespace {
 
-// The node that reads `value` when it is the only reader; -1 otherwise.
-int SoleReader(const Graph& g, const Uses& u, const std::string& value, size_t after) {
-  auto it = u.readers.find(value);
-  if (it == u.readers.end() || it->second != 1) return -1;
-  for (size_t i = after + 1; i < g.nodes.size(); ++i) {
-    for (const auto& in : g.nodes[i].proto->input()) {
-      if (in == value) return static_cast<int>(i);
-    }
-  }
-  return -1;
-}
-
 const Tensor* ConstantTensor(const Graph& g, const std::string& name) {
   auto it = g.constants.find(name);
   return it == g.constants.end() ? nullptr : &it->second;
@@ -49,12 +37,12 @@ bool FuseDynamicQuantMatMul(Graph* g, Uses& u, size_t index, std::vector<bool>* 
     return false;
   }
   // MatMulInteger -> Cast(float) -> Mul(x_scale * w_scale).
-  const int cast_index = SoleReader(*g, u, p.output(0), index);
+  const int cast_index = SoleReaderAfter(*g, u, p.output(0), index);
   if (cast_index < 0 || (*removed)[cast_index]) return false;
   const Node& cast = g->nodes[cast_index];
   const auto* to = Attr(*cast.proto, "to");
   if (!IsOp(cast, "Cast") || to == nullptr || to->i() != static_cast<int64_t>(onnx::TensorProto::FLOAT)) return false;
-  const int mul_index = SoleReader(*g, u, cast.proto->output(0), cast_index);
+  const int mul_index = SoleReaderAfter(*g, u, cast.proto->output(0), cast_index);
   if (mul_index < 0 || (*removed)[mul_index]) return false;
   const Node& mul = g->nodes[mul_index];
   if (!IsOp(mul, "Mul") || mul.proto->input_size() != 2) return false;
@@ -64,7 +52,7 @@ bool FuseDynamicQuantMatMul(Graph* g, Uses& u, size_t index, std::vector<bool>* 
   const int scale_index = sp->second;
   const Node& scale_mul = g->nodes[scale_index];
   if (!IsOp(scale_mul, "Mul") || scale_mul.proto->input_size() != 2 ||
-      SoleReader(*g, u, scale_mul.proto->output(0), scale_index) != mul_index) {
+      SoleReaderAfter(*g, u, scale_mul.proto->output(0), scale_index) != mul_index) {
     return false;
   }
   const int xs_side = scale_mul.proto->input(0) == dql.proto->output(1) ? 0
@@ -82,7 +70,7 @@ bool FuseDynamicQuantMatMul(Graph* g, Uses& u, size_t index, std::vector<bool>* 
   // An Add of a constant float [N] bias, when it follows.
   std::string output = mul.proto->output(0);
   std::string bias_name;
-  const int add_index = SoleReader(*g, u, output, mul_index);
+  const int add_index = SoleReaderAfter(*g, u, output, mul_index);
   if (add_index >= 0 && !(*removed)[add_index] && IsOp(g->nodes[add_index], "Add") &&
       g->nodes[add_index].proto->input_size() == 2) {
     const auto& add = *g->nodes[add_index].proto;

@@ -49,6 +49,17 @@ int ProducerReadBy(const Uses& u, const std::string& value, int readers) {
 
 int SoleReaderProducer(const Uses& u, const std::string& value) { return ProducerReadBy(u, value, 1); }
 
+int SoleReaderAfter(const Graph& g, const Uses& u, const std::string& value, size_t from) {
+  auto r = u.readers.find(value);
+  if (r == u.readers.end() || r->second != 1) return -1;
+  for (size_t i = from + 1; i < g.nodes.size(); ++i) {
+    for (const auto& in : g.nodes[i].proto->input()) {
+      if (in == value) return g.nodes[i].subgraphs.empty() ? static_cast<int>(i) : -1;
+    }
+  }
+  return -1;
+}
+
 int SoleProducer(const Graph& g, const Uses& u, const Node& n) {
   return n.proto->input_size() == 0 ? -1 : SoleReaderProducer(u, n.proto->input(0));
 }

@@ -36,6 +36,10 @@ int ProducerReadBy(const Uses& u, const std::string& value, int readers);
 // The producer of `value` when exactly one node reads it (and it is not a graph output); -1 otherwise.
 int SoleReaderProducer(const Uses& u, const std::string& value);
 
+// The node after `from` that reads `value`, when it is the value's only reader and holds no
+// subgraphs; -1 otherwise.
+int SoleReaderAfter(const Graph& g, const Uses& u, const std::string& value, size_t from);
+
 // The producer of `n`'s first input when `n` is its only reader; -1 otherwise.
 int SoleProducer(const Graph& g, const Uses& u, const Node& n);
 

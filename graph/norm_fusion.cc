@@ -14,18 +14,6 @@ int ProducerOf(const Graph& g, const Uses& u, const std::string& value, const ch
   return p >= 0 && !removed[p] && IsOp(g.nodes[p], op) ? p : -1;
 }
 
-// The node after `from` that reads `value`, when it is the only reader; -1 otherwise.
-int SoleReader(const Graph& g, const Uses& u, const std::string& value, size_t from) {
-  auto r = u.readers.find(value);
-  if (r == u.readers.end() || r->second != 1) return -1;
-  for (size_t i = from + 1; i < g.nodes.size(); ++i) {
-    for (const auto& in : g.nodes[i].proto->input()) {
-      if (in == value) return g.nodes[i].subgraphs.empty() ? static_cast<int>(i) : -1;
-    }
-  }
-  return -1;
-}
-
 // ReduceMean over the last axis only, keeping it (the attribute before opset 18, the input after).
 bool MeanOverLastAxis(const Graph& g, const Node& node) {
   const auto& n = *node.proto;
@@ -103,14 +91,14 @@ bool FuseLayerNormalization(Graph* g, Uses& u, size_t index, std::vector<bool>* 
   if (mean < 0 || g->nodes[mean].proto->input(0) != x || !MeanOverLastAxis(*g, g->nodes[mean])) return false;
 
   // Forwards: Mul by the scale, then (optionally) Add the bias.
-  const int scale_mul = SoleReader(*g, u, dv.output(0), index);
+  const int scale_mul = SoleReaderAfter(*g, u, dv.output(0), index);
   if (scale_mul < 0) return false;
   const Tensor* scale = VectorOperand(*g, g->nodes[scale_mul], "Mul", dv.output(0));
   if (scale == nullptr) return false;
   int last = scale_mul;
   std::string bias;
   const std::string& scaled = g->nodes[scale_mul].proto->output(0);
-  if (const int add_bias = SoleReader(*g, u, scaled, scale_mul); add_bias >= 0) {
+  if (const int add_bias = SoleReaderAfter(*g, u, scaled, scale_mul); add_bias >= 0) {
     const Tensor* b = VectorOperand(*g, g->nodes[add_bias], "Add", scaled);
     if (b != nullptr && b->size() == scale->size()) {
       last = add_bias;
