@@ -209,14 +209,7 @@ std::shared_ptr<onnx::NodeProto> Reorder(const char* op, const std::string& from
 
 class Rewriter {
  public:
-  explicit Rewriter(Graph* g) : g_(g) {
-    for (const Node& n : g->nodes) {
-      for (const auto& v : n.proto->input()) names_.insert(v);
-      for (const auto& v : n.proto->output()) names_.insert(v);
-    }
-    for (const auto& [name, t] : g->constants) names_.insert(name);
-    for (const auto& v : g->inputs) names_.insert(v.name);
-  }
+  explicit Rewriter(Graph* g) : g_(g), names_(*g) {}
 
   void Run() {
     const Uses uses = CountUses(*g_);
@@ -335,10 +328,8 @@ class Rewriter {
     return blocked_names_[v] = Fresh(v + "/blocked");
   }
 
-  std::string Fresh(std::string name) {
-    const std::string base = name;
-    for (int k = 1; names_.count(name) != 0; ++k) name = base + "#" + std::to_string(k);
-    names_.insert(name);
+  std::string Fresh(const std::string& base) {
+    const std::string name = names_.Fresh(base);
     g_->known_types[name] = DataType::kFloat;
     return name;
   }
@@ -352,7 +343,7 @@ class Rewriter {
   }
 
   Graph* g_;
-  std::set<std::string> names_;
+  NameSet names_;
   std::map<std::string, std::string> to_blocked_, blocked_names_;
 };
 

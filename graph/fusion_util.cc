@@ -49,6 +49,25 @@ int ProducerReadBy(const Uses& u, const std::string& value, int readers) {
 
 int SoleReaderProducer(const Uses& u, const std::string& value) { return ProducerReadBy(u, value, 1); }
 
+NameSet::NameSet(const Graph& g) { Collect(g); }
+
+void NameSet::Collect(const Graph& g) {
+  for (const auto& [name, tensor] : g.constants) names_.insert(name);
+  for (const ValueInfo& v : g.inputs) names_.insert(v.name);
+  for (const Node& n : g.nodes) {
+    for (const auto& v : n.proto->input()) names_.insert(v);
+    for (const auto& v : n.proto->output()) names_.insert(v);
+    for (const auto& [attribute, sub] : n.subgraphs) Collect(*sub);
+  }
+}
+
+std::string NameSet::Fresh(const std::string& base) {
+  std::string name = base;
+  for (int k = 1; names_.count(name) != 0; ++k) name = base + "#" + std::to_string(k);
+  names_.insert(name);
+  return name;
+}
+
 int SoleReaderAfter(const Graph& g, const Uses& u, const std::string& value, size_t from) {
   auto r = u.readers.find(value);
   if (r == u.readers.end() || r->second != 1) return -1;

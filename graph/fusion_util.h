@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "graph/graph.h"
@@ -76,6 +77,19 @@ std::vector<float> PerChannelValues(const Tensor& t, int64_t rank, int64_t chann
 void SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t value);
 void SetFloatAttr(onnx::NodeProto* n, const std::string& name, float value);
 void SetStringAttr(onnx::NodeProto* n, const std::string& name, const std::string& value);
+
+// Every name a graph and its subgraphs use (constants, inputs, node inputs and outputs), and
+// fresh names none of them use, for the values a pass adds.
+class NameSet {
+ public:
+  explicit NameSet(const Graph& g);
+  // `base`, else `base#1`, `base#2`, ...: the first not in use, in use from then on.
+  std::string Fresh(const std::string& base);
+
+ private:
+  void Collect(const Graph& g);
+  std::unordered_set<std::string> names_;
+};
 
 // A rule looks at node `index`; when it fuses, it marks the nodes it absorbed in `removed` and
 // keeps `u` up to date (a fusion only moves a fused output to the surviving node).

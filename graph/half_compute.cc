@@ -41,18 +41,9 @@ bool RunsInFloat(const Node& n) {
   return n.domain == kMsDomain && kMicrosoft.count(n.op_type()) > 0;
 }
 
-void CollectNames(const Graph& g, std::unordered_set<std::string>* names) {
-  for (const auto& [name, tensor] : g.constants) names->insert(name);
-  for (const ValueInfo& v : g.inputs) names->insert(v.name);
-  for (const Node& n : g.nodes) {
-    for (const auto& out : n.proto->output()) names->insert(out);
-    for (const auto& [attribute, sub] : n.subgraphs) CollectNames(*sub, names);
-  }
-}
-
 class HalfRegion {
  public:
-  HalfRegion(Graph* g, int opset, std::unordered_set<std::string>* names) : g_(g), opset_(opset), names_(names) {}
+  HalfRegion(Graph* g, int opset, NameSet* names) : g_(g), opset_(opset), names_(names) {}
 
   void Rewrite() {
     const size_t count = g_->nodes.size();
@@ -81,7 +72,7 @@ class HalfRegion {
     auto twin = [&](const std::string& value) -> const std::string& {
       auto it = twins_.find(value);
       if (it != twins_.end()) return it->second;
-      const std::string name = FreshName(value);
+      const std::string name = names_->Fresh(value + "/float");
       g_->known_types[name] = DataType::kFloat;
       auto p = producer.find(value);
       const int from = p == producer.end() ? -1 : p->second;
@@ -172,13 +163,6 @@ class HalfRegion {
     return kept;
   }
 
-  std::string FreshName(const std::string& base) {
-    std::string name = base + "/float";
-    for (int k = 2; names_->count(name); ++k) name = base + "/float" + std::to_string(k);
-    names_->insert(name);
-    return name;
-  }
-
   Node MakeCast(const std::string& from, const std::string& to, DataType type) const {
     auto proto = std::make_shared<onnx::NodeProto>();
     proto->set_op_type("Cast");
@@ -194,11 +178,11 @@ class HalfRegion {
 
   Graph* g_;
   int opset_;
-  std::unordered_set<std::string>* names_;
+  NameSet* names_;
   std::unordered_map<std::string, std::string> twins_;
 };
 
-void Rewrite(Graph* g, int opset, std::unordered_set<std::string>* names) {
+void Rewrite(Graph* g, int opset, NameSet* names) {
   for (Node& n : g->nodes) {
     for (auto& [attribute, sub] : n.subgraphs) Rewrite(sub.get(), opset, names);
   }
@@ -212,8 +196,7 @@ void Rewrite(Graph* g, int opset, std::unordered_set<std::string>* names) {
 void ComputeHalfInFloat(Graph* graph, int onnx_opset) {
   // Cast's `to` is an integer from opset 6 on; older graphs keep their 16-bit path.
   if (onnx_opset < 6) return;
-  std::unordered_set<std::string> names;
-  CollectNames(*graph, &names);
+  NameSet names(*graph);
   Rewrite(graph, onnx_opset, &names);
 }
 
