@@ -1,7 +1,5 @@
 #include "ops/math/constant_b.h"
 
-#include <cstring>
-
 #include "ops/cast/half_simd.h"
 #include "ops/framework/shared_weights.h"
 #include "ops/math/float_view.h"

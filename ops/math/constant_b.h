@@ -20,9 +20,6 @@ class HalfPackedB : public BPanelSource {
   // op(b) (K x N; b is N x K when `trans`), b float16 or bfloat16 of rank 2.
   HalfPackedB(const Tensor& b, bool trans);
 
-  int64_t k() const { return k_; }
-  int64_t n() const { return n_; }
-  DataType dtype() const { return dtype_; }
   void PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr, float* dst) const override;
 
  private:

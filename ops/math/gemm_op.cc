@@ -25,7 +25,6 @@ Result<BiasShape> ResolveBias(const char* op, const Shape& c, int64_t m, int64_t
 
 namespace {
 
-
 class GemmKernel : public OpKernel {
  public:
   GemmKernel(const KernelInfo& info, ActivationSpec activation)
