@@ -12,6 +12,7 @@
 // micro-kernel runs unchanged; unpacking once at load would cost 8x the weight memory, which is the
 // point of 4-bit weights. The dequantizing is O(K * N) per call against the GEMM's O(M * K * N).
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -95,14 +96,21 @@ Status Pack(const KernelInfo* info_or_null, int64_t k, int64_t n, int64_t block_
         z = zero_points->data<float>()[j * p.blocks + blk];
       }
       p.scaled_zero[j * p.blocks + blk] = p.scales[j * p.blocks + blk] * z;
-      const int zi = static_cast<int>(z);
-      integer_zeros = integer_zeros && static_cast<float>(zi) == z && zi >= 0 && zi <= 255;
-      p.zero_bytes[j * (p.blocks + 4) + blk] = static_cast<uint8_t>(std::clamp(zi, 0, 255));
-      if (j == 0 && blk == 0) p.uniform_zero = static_cast<float>(zi) == z ? zi : -1;
-      if (p.uniform_zero != zi || static_cast<float>(zi) != z) p.uniform_zero = -1;
+      const bool byte = z >= 0.f && z <= 255.f && z == std::floor(z);
+      integer_zeros = integer_zeros && byte;
+      if (byte) p.zero_bytes[j * (p.blocks + 4) + blk] = static_cast<uint8_t>(z);
     }
   }
-  if (!integer_zeros) std::vector<uint8_t>().swap(p.zero_bytes);
+  if (!integer_zeros) {
+    std::vector<uint8_t>().swap(p.zero_bytes);
+  } else if (n > 0 && p.blocks > 0) {
+    p.uniform_zero = p.zero_bytes[0];
+    for (int64_t j = 0; j < n && p.uniform_zero >= 0; ++j) {
+      for (int64_t blk = 0; blk < p.blocks; ++blk) {
+        if (p.zero_bytes[j * (p.blocks + 4) + blk] != p.uniform_zero) p.uniform_zero = -1;
+      }
+    }
+  }
   (void)info_or_null;
   return Status::Ok();
 }

@@ -41,7 +41,6 @@ struct Int8Row {
   std::vector<int8_t> q;             // k rounded to quads of groups, in the lane order of the kernel
   std::vector<float> lane_scales;    // 16 per quad: the A scale of the block each lane sums
   std::vector<int32_t> lane_sums;    // 16 per quad: the sum of the 8 A values each lane multiplies
-  std::vector<int32_t> lane_zero;    // 16 per quad: B's uniform zero point times lane_sums
   std::vector<float> block_corr;     // per block: a_scale * sum(q), for the zero points
   std::vector<float> block_scale;    // per block: a_scale
 };

@@ -139,7 +139,6 @@ void QuantizeRowForNBits(const PackedNBits& b, const float* a, Int8Row* row) {
   const int64_t quads = b.column_bytes / 64, bs = b.block_size;
   row->q.assign(quads * 128, 0);
   row->lane_scales.assign(quads * 16, 0.f);
-  row->lane_zero.assign(quads * 16, 0);
   row->lane_sums.assign(quads * 16, 0);
   row->block_corr.assign(b.blocks, 0.f);
   row->block_scale.assign(b.blocks, 0.f);
@@ -170,7 +169,6 @@ void QuantizeRowForNBits(const PackedNBits& b, const float* a, Int8Row* row) {
       int32_t sum = 0;
       for (int e = 0; e < 4; ++e) sum += row->q[q * 128 + lane * 4 + e] + row->q[q * 128 + 64 + lane * 4 + e];
       row->lane_sums[q * 16 + lane] = sum;
-      row->lane_zero[q * 16 + lane] = std::max(b.uniform_zero, 0) * sum;
     }
   }
 }
@@ -197,6 +195,7 @@ ONNXFLOW_VNNI_ATTR void ColumnsInt8(const PackedNBits& b, const Int8Row& a, int6
   const uint8_t* zb[kCols];
   __m512 acc[kCols];
   const bool per_block_zero = b.uniform_zero < 0 && !b.zero_bytes.empty();
+  const __m512i uniform_zero = _mm512_set1_epi32(std::max(b.uniform_zero, 0));
   for (int c = 0; c < kCols; ++c) {
     col[c] = b.column(j + c);
     sc[c] = b.scales.data() + (j + c) * b.blocks;
@@ -211,8 +210,8 @@ ONNXFLOW_VNNI_ATTR void ColumnsInt8(const PackedNBits& b, const Int8Row& a, int6
     // Integer zero points come off in int32: sum (b - z) a = sum b a - z sum a, per lane (no
     // correction pass over the columns' scaled zero points, 2 MB a call at K = N = 4096). One z for
     // all of B: z sum a is the row's; else each column's z spread over the lanes like its scales.
-    const __m512i za = _mm512_loadu_si512(a.lane_zero.data() + q * 16);
     const __m512i sums = _mm512_loadu_si512(a.lane_sums.data() + q * 16);
+    const __m512i za = _mm512_mullo_epi32(uniform_zero, sums);
     // The quad's blocks: up to 4 (block 32), masked at the column's end (a padded group has A 0).
     const int64_t first = (q * 128) >> shift, left = std::min<int64_t>(4, b.blocks - first);
     const __mmask8 valid = static_cast<__mmask8>((1u << std::max<int64_t>(left, 0)) - 1);
