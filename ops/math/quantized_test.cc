@@ -145,6 +145,33 @@ TEST(QuantizedTest, QGemmMatchesItsDefinition) {
   EXPECT_TRUE(Refused(bad.Run(RegisterMathKernels), StatusCode::kInvalidArgument, "b_scale has 3 values; expected 1 or 4"));
 }
 
+// Each of QGemm's refusals names what is wrong.
+TEST(QuantizedTest, QGemmRefusesWithAMessage) {
+  struct Case {
+    DataType a, b;
+    Shape a_shape, b_shape;
+    Tensor a_scale;
+    Tensor c;  // undefined: no C
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {DataType::kFloat, DataType::kInt8, {2, 3}, {3, 4}, Tensor::Scalar<float>(1), Tensor(), "QGemm: A and B must be int8 or uint8"},
+      {DataType::kUint8, DataType::kInt8, {2, 3, 1}, {3, 4}, Tensor::Scalar<float>(1), Tensor(), "QGemm: A [2,3,1] and B [3,4] must be matrices"},
+      {DataType::kUint8, DataType::kInt8, {2, 3}, {5, 4}, Tensor::Scalar<float>(1), Tensor(), "QGemm: inner dimensions differ, A [2,3] and B [5,4]"},
+      {DataType::kUint8, DataType::kInt8, {2, 3}, {3, 4}, Tensor::FromVector<float>({2}, {1, 1}), Tensor(), "QGemm: a_scale must be one float and b_scale float"},
+      {DataType::kUint8, DataType::kInt8, {2, 3}, {3, 4}, Tensor::Scalar<float>(1), Tensor(DataType::kFloat, {4}), "QGemm: C must be int32"},
+      {DataType::kUint8, DataType::kInt8, {2, 3}, {3, 4}, Tensor::Scalar<float>(1), Tensor(DataType::kInt32, {3}), "QGemm: C [3] does not broadcast to [2,4]"},
+  };
+  for (const Case& c : cases) {
+    OpTest t("QGemm", 1, "com.microsoft");
+    t.Input(Tensor(c.a, c.a_shape)).Input(c.a_scale);
+    if (c.a == DataType::kUint8) t.Input(Tensor::Scalar<uint8_t>(0)); else t.AbsentInput();
+    t.Input(Tensor(c.b, c.b_shape)).Input(Tensor::Scalar<float>(1)).Input(Tensor::Scalar<int8_t>(0));
+    if (c.c.dtype() != DataType::kUndefined) t.Input(c.c);
+    EXPECT_TRUE(Refused(t.Run(RegisterMathKernels), StatusCode::kInvalidArgument, c.message)) << c.message;
+  }
+}
+
 TEST(QuantizedTest, ConvIntegerAndQLinearConv) {
   // 1x1x2x2 input minus zero point 1, 1x1x2x2 kernel: a single output.
   OpTest c("ConvInteger", 10);
