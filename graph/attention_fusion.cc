@@ -13,11 +13,8 @@ namespace onnxflow::graph {
 namespace {
 
 // The producer of `value` when the pattern is its one reader (not a graph output, not a
-// subgraph's implicit input) and no other rule took it; -1 otherwise.
-int Inner(const Uses& u, const std::string& value, const std::vector<bool>& removed) {
-  const int p = SoleReaderProducer(u, value);
-  return p >= 0 && !removed[p] ? p : -1;
-}
+// subgraph's implicit input); kNone otherwise.
+Id Inner(const Graph& g, const std::string& value) { return SoleReaderProducer(g, value); }
 
 bool IsTranspose(const Node& n, std::initializer_list<int64_t> perm) {
   if (!IsOp(n, "Transpose") || n.proto->input_size() != 1 || n.proto->output_size() != 1) return false;
@@ -40,11 +37,11 @@ bool ScalarConstant(const Graph& g, const onnx::NodeProto& n, int input, float* 
 
 // Walks back from `*value` over Mul/Div by a scalar constant (x * c, c * x, x / c), read by the
 // pattern alone, multiplying `*scale` and collecting the nodes.
-void PeelScales(const Graph& g, const Uses& u, const std::vector<bool>& removed, std::string* value, float* scale,
-                std::vector<int>* nodes) {
+void PeelScales(const Graph& g, std::string* value, float* scale,
+                std::vector<Id>* nodes) {
   for (;;) {
-    const int p = Inner(u, *value, removed);
-    if (p < 0) return;
+    const Id p = Inner(g, *value);
+    if (p == kNone) return;
     const Node& n = g.nodes[p];
     const auto& pr = *n.proto;
     if (n.opset < 7 || pr.input_size() != 2 || pr.output_size() != 1) return;  // older ops broadcast by attribute
@@ -67,10 +64,10 @@ void PeelScales(const Graph& g, const Uses& u, const std::vector<bool>& removed,
 
 // `value` (B, N, S, D) is Transpose(x, [0, 2, 1, 3]) read by the pattern alone: x, the (B, S, N, D)
 // tensor the kernel reads in place.
-bool HeadsOf(const Graph& g, const Uses& u, const std::vector<bool>& removed, const std::string& value,
-             std::string* x, std::vector<int>* nodes) {
-  const int t = Inner(u, value, removed);
-  if (t < 0 || !IsTranspose(g.nodes[t], {0, 2, 1, 3})) return false;
+bool HeadsOf(const Graph& g, const std::string& value,
+             std::string* x, std::vector<Id>* nodes) {
+  const Id t = Inner(g, value);
+  if (t == kNone || !IsTranspose(g.nodes[t], {0, 2, 1, 3})) return false;
   *x = g.nodes[t].proto->input(0);
   nodes->push_back(t);
   return true;
@@ -78,10 +75,10 @@ bool HeadsOf(const Graph& g, const Uses& u, const std::vector<bool>& removed, co
 
 // `value` is K^T (B, N, D, S): Transpose(k, [0, 2, 3, 1]), or Transpose(Transpose(k, [0, 2, 1, 3]),
 // [0, 1, 3, 2]) (PyTorch's k.transpose(-1, -2) after the split into heads).
-bool TransposedKeysOf(const Graph& g, const Uses& u, const std::vector<bool>& removed, const std::string& value,
-                      std::string* k, std::vector<int>* nodes) {
-  const int t = Inner(u, value, removed);
-  if (t < 0) return false;
+bool TransposedKeysOf(const Graph& g, const std::string& value,
+                      std::string* k, std::vector<Id>* nodes) {
+  const Id t = Inner(g, value);
+  if (t == kNone) return false;
   if (IsTranspose(g.nodes[t], {0, 2, 3, 1})) {
     *k = g.nodes[t].proto->input(0);
     nodes->push_back(t);
@@ -89,17 +86,17 @@ bool TransposedKeysOf(const Graph& g, const Uses& u, const std::vector<bool>& re
   }
   if (!IsTranspose(g.nodes[t], {0, 1, 3, 2})) return false;
   nodes->push_back(t);
-  return HeadsOf(g, u, removed, g.nodes[t].proto->input(0), k, nodes);
+  return HeadsOf(g, g.nodes[t].proto->input(0), k, nodes);
 }
 
 // Whether `name` holds float, float16 or bfloat16: a known type, or the type kept by the ops
 // between it and one (reshapes, transposes, products with a constant, arithmetic with a constant).
-bool IsFloatLikeValue(const Graph& g, const Uses& u, const std::string& name, int depth = 0) {
+bool IsFloatLikeValue(const Graph& g, const std::string& name, int depth = 0) {
   const DataType known = KnownType(g, name);
   if (known != DataType::kUndefined) return IsFloatLike(known);
-  auto it = u.producer.find(name);
-  if (it == u.producer.end() || depth > 12) return false;
-  const Node& n = g.nodes[it->second];
+  const Id p = g.nodes.Producer(name);
+  if (p == kNone || depth > 12) return false;
+  const Node& n = g.nodes[p];
   const std::string& op = n.op_type();
   const bool plain = n.domain.empty();
   int operands = 0;
@@ -112,7 +109,7 @@ bool IsFloatLikeValue(const Graph& g, const Uses& u, const std::string& name, in
     operands = 2;
   }
   for (int k = 0; k < std::min(operands, n.proto->input_size()); ++k) {
-    if (IsFloatLikeValue(g, u, n.proto->input(k), depth + 1)) return true;
+    if (IsFloatLikeValue(g, n.proto->input(k), depth + 1)) return true;
   }
   return false;
 }
@@ -133,98 +130,91 @@ int64_t IntAttr(const onnx::NodeProto& n, const char* name, int64_t fallback) {
 
 }  // namespace
 
-bool FuseAttention(Graph* g, Uses& u, size_t index, std::vector<bool>* removed) {
-  const Node& pv = g->nodes[index];
-  if ((*removed)[index] || !IsOp(pv, "MatMul") || pv.proto->input_size() != 2 || pv.proto->output_size() != 1) {
-    return false;
-  }
-  std::vector<int> nodes;  // every node of the pattern but the last
-  nodes.push_back(static_cast<int>(index));
+std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
+  const Graph& g = r.graph();
+  const Node& pv = r[index];
+  if (!IsOp(pv, "MatMul") || pv.proto->input_size() != 2 || pv.proto->output_size() != 1) return std::nullopt;
+  std::vector<Id> nodes;  // every node of the pattern
+  nodes.push_back(index);
   std::string v;
-  if (!HeadsOf(*g, u, *removed, pv.proto->input(1), &v, &nodes)) return false;
-  const int softmax = Inner(u, pv.proto->input(0), *removed);
-  if (softmax < 0 || !LastAxisSoftmax(g->nodes[softmax])) return false;
+  if (!HeadsOf(g, pv.proto->input(1), &v, &nodes)) return std::nullopt;
+  const Id softmax = Inner(g, pv.proto->input(0));
+  if (softmax == kNone || !LastAxisSoftmax(r[softmax])) return std::nullopt;
   nodes.push_back(softmax);
 
   // Softmax's input: [Add(scores, mask)], the scores [scaled], the product Q K^T.
-  std::string logits = g->nodes[softmax].proto->input(0), mask;
-  if (const int add = Inner(u, logits, *removed); add >= 0 && IsOp(g->nodes[add], "Add")) {
-    const auto& a = *g->nodes[add].proto;
-    if (g->nodes[add].opset < 7 || a.input_size() != 2 || a.output_size() != 1 || a.input(0) == a.input(1)) {
-      return false;
+  std::string logits = r[softmax].proto->input(0), mask;
+  if (const Id add = Inner(g, logits); add != kNone && IsOp(r[add], "Add")) {
+    const auto& a = *r[add].proto;
+    if (r[add].opset < 7 || a.input_size() != 2 || a.output_size() != 1 || a.input(0) == a.input(1)) {
+      return std::nullopt;
     }
     // The scores are the operand a product (or its scaling) writes for this Add alone.
     int side = -1;
     for (int s = 0; s < 2 && side < 0; ++s) {
-      const int p = Inner(u, a.input(s), *removed);
-      if (p < 0) continue;
-      const Node& n = g->nodes[p];
+      const Id p = Inner(g, a.input(s));
+      if (p == kNone) continue;
+      const Node& n = r[p];
       if (IsOp(n, "MatMul") || IsOp(n, "Div") || IsOp(n, "Mul") || (n.domain == kMsDomain && n.op_type() == "FusedMatMul")) {
         side = s;
       }
     }
-    if (side < 0) return false;
+    if (side < 0) return std::nullopt;
     mask = a.input(1 - side);
     // A constant mask of rank > 4 would raise the scores' rank (and move Softmax's axis).
-    if (auto c = g->constants.find(mask); c != g->constants.end() && c->second.rank() > 4) return false;
+    if (auto c = g.constants.find(mask); c != g.constants.end() && c->second.rank() > 4) return std::nullopt;
     logits = a.input(side);
     nodes.push_back(add);
   }
   float scale = 1.0f;
-  PeelScales(*g, u, *removed, &logits, &scale, &nodes);
-  const int qk = Inner(u, logits, *removed);
-  if (qk < 0) return false;
-  const Node& product = g->nodes[qk];
+  PeelScales(g, &logits, &scale, &nodes);
+  const Id qk = Inner(g, logits);
+  if (qk == kNone) return std::nullopt;
+  const Node& product = r[qk];
   const auto& pq = *product.proto;
-  if (pq.input_size() != 2 || pq.output_size() != 1) return false;
+  if (pq.input_size() != 2 || pq.output_size() != 1) return std::nullopt;
   bool k_transposed = false;  // B holds K (B, N, S, D), not K^T
   if (product.domain == kMsDomain && product.op_type() == "FusedMatMul") {
     if (IntAttr(pq, "transA", 0) != 0 || IntAttr(pq, "transBatchA", 0) != 0 || IntAttr(pq, "transBatchB", 0) != 0) {
-      return false;
+      return std::nullopt;
     }
     const auto* alpha = Attr(pq, "alpha");
     scale *= alpha != nullptr ? alpha->f() : 1.0f;
     k_transposed = IntAttr(pq, "transB", 0) != 0;
   } else if (!IsOp(product, "MatMul")) {
-    return false;
+    return std::nullopt;
   }
   nodes.push_back(qk);
   std::string q_heads = pq.input(0), kt = pq.input(1), q, k;
-  PeelScales(*g, u, *removed, &q_heads, &scale, &nodes);
-  PeelScales(*g, u, *removed, &kt, &scale, &nodes);
-  if (!HeadsOf(*g, u, *removed, q_heads, &q, &nodes)) return false;
-  if (k_transposed ? !HeadsOf(*g, u, *removed, kt, &k, &nodes) : !TransposedKeysOf(*g, u, *removed, kt, &k, &nodes)) {
-    return false;
+  PeelScales(g, &q_heads, &scale, &nodes);
+  PeelScales(g, &kt, &scale, &nodes);
+  if (!HeadsOf(g, q_heads, &q, &nodes)) return std::nullopt;
+  if (k_transposed ? !HeadsOf(g, kt, &k, &nodes) : !TransposedKeysOf(g, kt, &k, &nodes)) {
+    return std::nullopt;
   }
   // The kernel computes in float: the pattern must hold float, float16 or bfloat16.
-  if (!IsFloatLikeValue(*g, u, q) && !IsFloatLikeValue(*g, u, k) && !IsFloatLikeValue(*g, u, v)) return false;
+  if (!IsFloatLikeValue(g, q) && !IsFloatLikeValue(g, k) && !IsFloatLikeValue(g, v)) return std::nullopt;
 
   // After the product with V: the Transpose back to (B, S, N, Dv), when the pattern's is its one reader.
   FusedAttentionSpec spec;
   spec.scale = scale;
   std::string output = pv.proto->output(0);
-  int last = static_cast<int>(index);
-  const int back = SoleReaderAfter(*g, u, output, index);
-  spec.output_bsnd = back >= 0 && !(*removed)[back] && IsTranspose(g->nodes[back], {0, 2, 1, 3});
+  Id last = index;
+  const Id back = SoleReader(g, output);
+  spec.output_bsnd = back != kNone && IsTranspose(r[back], {0, 2, 1, 3});
   if (spec.output_bsnd) {
     last = back;
-    output = g->nodes[back].proto->output(0);
+    output = r[back].proto->output(0);
+    nodes.push_back(back);
   }
 
   auto fused = std::make_shared<onnx::NodeProto>();
-  fused->set_name(g->nodes[last].proto->name());
+  fused->set_name(r[last].proto->name());
   for (const std::string* in : {&q, &k, &v}) fused->add_input(*in);
   if (!mask.empty()) fused->add_input(mask);
   fused->add_output(output);
   spec.WriteTo(*fused);
-  Node& node = g->nodes[last];
-  MakeInternal(&node, fused.get(), internal_ops::kFusedAttention);
-  node.proto = std::move(fused);
-  for (int i : nodes) {
-    if (i != last) (*removed)[i] = true;
-  }
-  u.producer[output] = last;
-  return true;
+  return Patch{nodes, {InternalNode(r[last], std::move(fused), internal_ops::kFusedAttention)}, {}};
 }
 
 }  // namespace onnxflow::graph

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "graph/fusion_util.h"
+#include "graph/rewrite.h"
 
 namespace onnxflow::graph {
 
@@ -17,6 +17,6 @@ namespace onnxflow::graph {
 //         -> Softmax(last axis) -> MatMul(., Transpose(v4, 0,2,1,3)) [-> Transpose(0,2,1,3)]
 // where every value inside is read by the pattern alone, and writes FusedAttention(q4, k4, v4,
 // mask?) in the place of its last node. Anything else leaves the graph as it is.
-bool FuseAttention(Graph* g, Uses& u, size_t index, std::vector<bool>* removed);
+std::optional<Patch> FuseAttention(Rewriter& r, NodeGraph::Id id);
 
 }  // namespace onnxflow::graph

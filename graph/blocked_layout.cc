@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/fusion_util.h"
+#include "graph/rewrite.h"
 #include "ops/blocked/blocked_conv.h"
 #include "ops/blocked/blocked_layout.h"
 #include "ops/blocked/reorder.h"
@@ -101,7 +101,7 @@ int ChannelAffineInput(const Graph& g, const Node& node, const BlockedValues& bl
 // x * scale + shift exactly: (x - 0) / sqrt(1 + 0) * scale + shift. Its parameters become new
 // constants, named by `fresh_name` from `base` and a suffix.
 template <class FreshName>
-void SetScaleShift(Graph* g, onnx::NodeProto* bn, const std::string& base, const std::vector<float>& scale,
+void SetScaleShift(Patch* patch, onnx::NodeProto* bn, const std::string& base, const std::vector<float>& scale,
                    const std::vector<float>& shift, const FreshName& fresh_name) {
   const std::vector<float> zeros(scale.size(), 0.0f), ones(scale.size(), 1.0f);
   while (bn->input_size() < 5) bn->add_input("");
@@ -109,7 +109,7 @@ void SetScaleShift(Graph* g, onnx::NodeProto* bn, const std::string& base, const
   for (const auto& [suffix, values] :
        {std::pair{"/scale", &scale}, {"/shift", &shift}, {"/mean", &zeros}, {"/var", &ones}}) {
     const std::string name = fresh_name(base + suffix);
-    g->constants[name] = Tensor::FromVector<float>({static_cast<int64_t>(values->size())}, *values);
+    patch->constants.emplace_back(name, Tensor::FromVector<float>({static_cast<int64_t>(values->size())}, *values));
     bn->set_input(input++, name);
   }
   SetFloatAttr(bn, "epsilon", 0.0f);
@@ -144,14 +144,13 @@ bool Padded(const BlockedValues& blocked, const std::string& v) {
   return it != blocked.end() && it->second % kChannelBlock != 0;
 }
 
-// `uses`: who reads each value (nodes, subgraphs, graph outputs).
-Role RoleOf(const Graph& g, const Node& node, const BlockedValues& blocked, const Uses& uses) {
+Role RoleOf(const Graph& g, const Node& node, const BlockedValues& blocked) {
   if (ConvertsConv(g, node)) return Role::kConv;
   if (ConvertsDepthwise(g, node, blocked)) return Role::kDepthwise;
   const auto& n = *node.proto;
   // Inference Dropout is the identity; its mask, when nobody reads it, does not matter.
   if (IsOp(node, "Dropout") && n.input_size() == 1 && blocked.count(n.input(0)) != 0 &&
-      (n.output_size() == 1 || uses.readers.count(n.output(1)) == 0)) {
+      (n.output_size() == 1 || g.nodes.ReadCount(n.output(1)) == 0)) {
     return Role::kLayoutFree;
   }
   if (n.input_size() == 0 || n.output_size() != 1 || !node.subgraphs.empty()) return Role::kPlain;
@@ -207,37 +206,39 @@ std::shared_ptr<onnx::NodeProto> Reorder(const char* op, const std::string& from
   return node;
 }
 
-class Rewriter {
+// The layout of the whole graph at once: which nodes run blocked depends on what runs blocked
+// before them, so the pass decides every node's role in order and writes one patch, checked as a
+// whole (a patch per node would leave the graph half converted between them).
+class LayoutPass {
  public:
-  explicit Rewriter(Graph* g) : g_(g), names_(*g) {}
+  explicit LayoutPass(Graph* g) : g_(g), names_(*g) {}
 
-  void Run() {
-    const Uses uses = CountUses(*g_);
+  Status Run() {
+    std::vector<Id> order = g_->nodes.Order();
     std::vector<Role> roles;
     BlockedValues blocked;  // values produced in the blocked layout
-    for (const Node& node : g_->nodes) {
-      roles.push_back(RoleOf(*g_, node, blocked, uses));
+    for (Id id : order) {
+      const Node& node = g_->nodes[id];
+      roles.push_back(RoleOf(*g_, node, blocked));
       if (roles.back() != Role::kPlain) {
         blocked[node.proto->output(0)] = OutputChannels(*g_, node, roles.back(), blocked);
       }
     }
     // Which blocked values plain readers (nodes, subgraphs, the graph's outputs) still need.
     std::set<std::string> read_plain;
-    for (size_t i = 0; i < g_->nodes.size(); ++i) {
-      const Node& node = g_->nodes[i];
+    for (size_t i = 0; i < order.size(); ++i) {
+      const Node& node = g_->nodes[order[i]];
       if (roles[i] != Role::kPlain) continue;  // converted nodes read X (and Z) blocked; W and B are constants
       for (const auto& v : node.proto->input()) read_plain.insert(v);
       for (const auto& v : node.implicit_inputs) read_plain.insert(v);
     }
     for (const auto& out : g_->outputs) read_plain.insert(out.name);
 
-    std::vector<Node> rewritten;
-    for (size_t i = 0; i < g_->nodes.size(); ++i) {
-      Node& node = g_->nodes[i];
-      if (roles[i] == Role::kPlain) {
-        rewritten.push_back(std::move(node));
-        continue;
-      }
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (roles[i] == Role::kPlain) continue;
+      const Id id = order[i];
+      const Node& node = g_->nodes[id];
+      patch_.replaced.push_back(id);
       auto proto = std::make_shared<onnx::NodeProto>(*node.proto);
       for (int k = 0; k < proto->input_size(); ++k) {
         const std::string& v = proto->input(k);
@@ -246,23 +247,24 @@ class Rewriter {
         if (blocked.count(v) != 0) {
           proto->set_input(k, BlockedName(v));
         } else if (roles[i] == Role::kConv && !(k == 0 && IsStem(node))) {
-          proto->set_input(k, ToBlocked(v, &rewritten));
+          proto->set_input(k, ToBlocked(v, id));
         }
       }
       Convert(node, proto.get(), roles[i], blocked);
       const std::string out = proto->output(0);
       proto->set_output(0, BlockedName(out));
-      node.proto = std::move(proto);
+      Node converted = WithProto(node, std::move(proto));
       if (roles[i] != Role::kLayoutFree) {
-        node.domain = kOnnxflowDomain;
-        node.opset = 1;
+        converted.domain = kOnnxflowDomain;
+        converted.opset = internal_ops::kVersion;
       }
-      rewritten.push_back(std::move(node));
+      Add(std::move(converted), id);
       if (read_plain.count(out) != 0) {
-        AppendNode(Reorder(internal_ops::kFromBlocked, BlockedName(out), out, blocked.at(out)), &rewritten);
+        Add(ReorderNode(Reorder(internal_ops::kFromBlocked, BlockedName(out), out, blocked.at(out))), id);
       }
     }
-    g_->nodes = std::move(rewritten);
+    if (patch_.replaced.empty()) return Status::Ok();
+    return ApplyPatch(g_, std::move(patch_), "UseBlockedLayout");
   }
 
  private:
@@ -307,17 +309,17 @@ class Rewriter {
     const std::string blocked_x = proto->input(x);
     proto->clear_input();
     proto->add_input(blocked_x);
-    SetScaleShift(g_, proto, node.proto->output(0), mul ? values : ones, mul ? zeros : values,
-                  [this](const std::string& name) { return Fresh(name); });
+    SetScaleShift(&patch_, proto, node.proto->output(0), mul ? values : ones, mul ? zeros : values,
+                  [this](const std::string& name) { return names_.Fresh(name); });
     proto->set_op_type("BatchNormalization");  // made Blocked below
   }
 
-  // The blocked copy of a value, made once before its first blocked reader.
-  std::string ToBlocked(const std::string& v, std::vector<Node>* nodes) {
+  // The blocked copy of a value, made once before its first blocked reader `at`.
+  std::string ToBlocked(const std::string& v, Id at) {
     auto it = to_blocked_.find(v);
     if (it != to_blocked_.end()) return it->second;
     const std::string name = Fresh(v + "/blocked");
-    AppendNode(Reorder(internal_ops::kToBlocked, v, name), nodes);
+    Add(ReorderNode(Reorder(internal_ops::kToBlocked, v, name)), at);
     to_blocked_[v] = name;
     return name;
   }
@@ -328,78 +330,83 @@ class Rewriter {
     return blocked_names_[v] = Fresh(v + "/blocked");
   }
 
+  // A fresh name for a blocked value: float, as every value the blocked kernels write.
   std::string Fresh(const std::string& base) {
     const std::string name = names_.Fresh(base);
-    g_->known_types[name] = DataType::kFloat;
+    patch_.types.emplace_back(name, DataType::kFloat);
     return name;
   }
 
-  void AppendNode(std::shared_ptr<onnx::NodeProto> proto, std::vector<Node>* nodes) {
+  static Node ReorderNode(std::shared_ptr<onnx::NodeProto> proto) {
     Node n;
     n.proto = std::move(proto);
     n.domain = kOnnxflowDomain;
-    n.opset = 1;
-    nodes->push_back(std::move(n));
+    n.opset = internal_ops::kVersion;
+    return n;
+  }
+
+  void Add(Node node, Id at) {
+    patch_.added.push_back(std::move(node));
+    patch_.at.push_back(at);
   }
 
   Graph* g_;
   NameSet names_;
+  Patch patch_;
   std::map<std::string, std::string> to_blocked_, blocked_names_;
 };
+
+}  // namespace
 
 // A channel Concat of BlockedConv outputs that only it reads (SqueezeNet's and Inception's
 // modules): the convolutions write their blocks straight into the joined tensor, the first
 // allocating it and each passing it to the next as INTO, and the Concat (a copy of every byte it
 // joins) goes. The chain adds no cycle: the Concat was the only reader of each convolution, so
 // nothing else depends on one; and it follows the node order, which stays topological.
-void JoinConcatsIntoConvs(Graph* g) {
-  const Uses u = CountUses(*g);
-  std::vector<bool> removed(g->nodes.size(), false);
-  for (size_t ci = 0; ci < g->nodes.size(); ++ci) {
-    const Node& concat = g->nodes[ci];
-    const auto& c = *concat.proto;
-    if (!IsOp(concat, "Concat") || c.input_size() < 2 || c.output_size() != 1) continue;
-    const auto* axis = Attr(c, "axis");
-    if (axis == nullptr || axis->i() != 1) continue;
-    std::vector<int> producers;
-    std::vector<int64_t> blocks;
-    for (const auto& in : c.input()) {
-      const int p = SoleReaderProducer(u, in);
-      if (p < 0) break;
-      const Node& conv = g->nodes[p];
-      const Tensor* w = FloatConstant(*g, *conv.proto, 1);
-      if (!IsFused(conv, internal_ops::kBlockedConv) || conv.proto->input_size() > 4 ||
-          BlockedConvSpec::Parse(KernelInfo(*conv.proto, conv.opset, {}, {}, {})).joined() ||
-          w == nullptr || w->dim(0) % kChannelBlock != 0 ||
-          (!producers.empty() && p <= producers.back())) {
-        break;
-      }
-      producers.push_back(p);
-      blocks.push_back(w->dim(0) / kChannelBlock);
+std::optional<Patch> JoinConcatsIntoConvs(Rewriter& r, Id ci) {
+  const Graph& g = r.graph();
+  const Node& concat = r[ci];
+  const auto& c = *concat.proto;
+  if (!IsOp(concat, "Concat") || c.input_size() < 2 || c.output_size() != 1) return std::nullopt;
+  const auto* axis = Attr(c, "axis");
+  if (axis == nullptr || axis->i() != 1) return std::nullopt;
+  std::vector<Id> producers;
+  std::vector<int64_t> blocks;
+  for (const auto& in : c.input()) {
+    const Id p = SoleReaderProducer(g, in);
+    if (p == kNone) return std::nullopt;
+    const Node& conv = r[p];
+    const Tensor* w = FloatConstant(g, *conv.proto, 1);
+    if (!IsFused(conv, internal_ops::kBlockedConv) || conv.proto->input_size() > 4 ||
+        BlockedConvSpec::Parse(KernelInfo(*conv.proto, conv.opset, {}, {}, {})).joined() || w == nullptr ||
+        w->dim(0) % kChannelBlock != 0) {
+      return std::nullopt;
     }
-    if (producers.size() != static_cast<size_t>(c.input_size())) continue;
-    int64_t total = 0;
-    for (int64_t b : blocks) total += b;
-    int64_t offset = 0;
-    for (size_t k = 0; k < producers.size(); ++k) {
-      auto conv = std::make_shared<onnx::NodeProto>(*g->nodes[producers[k]].proto);
-      BlockedConvSpec{total, offset}.WriteTo(*conv);
-      offset += blocks[k];
-      if (k > 0) {
-        while (conv->input_size() < 4) conv->add_input("");
-        conv->add_input(c.input(static_cast<int>(k) - 1));
-      }
-      if (k + 1 == producers.size()) conv->set_output(0, c.output(0));
-      g->nodes[producers[k]].proto = std::move(conv);
+    producers.push_back(p);
+    blocks.push_back(w->dim(0) / kChannelBlock);
+  }
+  int64_t total = 0;
+  for (int64_t b : blocks) total += b;
+  int64_t offset = 0;
+  Patch patch;
+  for (size_t k = 0; k < producers.size(); ++k) {
+    auto conv = std::make_shared<onnx::NodeProto>(*r[producers[k]].proto);
+    BlockedConvSpec{total, offset}.WriteTo(*conv);
+    offset += blocks[k];
+    if (k > 0) {
+      while (conv->input_size() < 4) conv->add_input("");
+      conv->add_input(c.input(static_cast<int>(k) - 1));
     }
-    removed[ci] = true;
+    if (k + 1 == producers.size()) conv->set_output(0, c.output(0));
+    patch.replaced.push_back(producers[k]);
+    patch.added.push_back(WithProto(r[producers[k]], std::move(conv)));
+    patch.at.push_back(producers[k]);
   }
-  std::vector<Node> kept;
-  for (size_t i = 0; i < g->nodes.size(); ++i) {
-    if (!removed[i]) kept.push_back(std::move(g->nodes[i]));
-  }
-  g->nodes = std::move(kept);
+  patch.replaced.push_back(ci);
+  return patch;
 }
+
+namespace {
 
 // The per-channel map y = x * scale + shift of a BlockedBatchNormalization's constant parameters,
 // computed as its kernel computes it.
@@ -419,19 +426,22 @@ void NormalizationAffine(const Graph& g, const onnx::NodeProto& n, std::vector<d
   }
 }
 
+}  // namespace
+
 // Two BlockedBatchNormalizations in a row, the first's only reader the second (a normalization
 // followed by a per-channel Mul and Add, ChannelAffineInput), are one: x * (s1 s2) + (b1 s2 + b2).
-bool MergeNormalizations(Graph* g, Uses& u, size_t index, std::vector<bool>* removed) {
-  const Node& second = g->nodes[index];
-  if (!IsFused(second, internal_ops::kBlockedBatchNormalization)) return false;
-  const int p = SoleProducer(*g, u, second);
-  if (p < 0 || (*removed)[p]) return false;
-  Node& first = g->nodes[p];
-  if (!IsFused(first, internal_ops::kBlockedBatchNormalization) || HasEpilogue(first)) return false;
+std::optional<Patch> MergeNormalizations(Rewriter& r, Id index) {
+  const Graph& g = r.graph();
+  const Node& second = r[index];
+  if (!IsFused(second, internal_ops::kBlockedBatchNormalization)) return std::nullopt;
+  const Id p = SoleProducer(g, second);
+  if (p == kNone) return std::nullopt;
+  const Node& first = r[p];
+  if (!IsFused(first, internal_ops::kBlockedBatchNormalization) || HasEpilogue(first)) return std::nullopt;
   std::vector<double> s1, b1, s2, b2;
-  NormalizationAffine(*g, *first.proto, &s1, &b1);
-  NormalizationAffine(*g, *second.proto, &s2, &b2);
-  if (s1.size() != s2.size()) return false;
+  NormalizationAffine(g, *first.proto, &s1, &b1);
+  NormalizationAffine(g, *second.proto, &s2, &b2);
+  if (s1.size() != s2.size()) return std::nullopt;
   std::vector<float> scale(s1.size()), shift(s1.size());
   for (size_t c = 0; c < s1.size(); ++c) {
     scale[c] = static_cast<float>(s1[c] * s2[c]);
@@ -439,45 +449,39 @@ bool MergeNormalizations(Graph* g, Uses& u, size_t index, std::vector<bool>* rem
   }
   auto merged = std::make_shared<onnx::NodeProto>(*second.proto);
   merged->set_input(0, first.proto->input(0));
-  SetScaleShift(g, merged.get(), second.proto->output(0) + "/merged", scale, shift, [g](std::string name) {
-    const std::string taken = name;
-    for (int k = 1; g->constants.count(name) != 0; ++k) name = taken + "#" + std::to_string(k);
-    return name;
-  });
-  first.proto = std::move(merged);
-  u.producer[second.proto->output(0)] = p;
-  (*removed)[index] = true;
-  return true;
+  Patch patch{{p, index}, {}, {}};
+  SetScaleShift(&patch, merged.get(), second.proto->output(0) + "/merged", scale, shift,
+                [&r](const std::string& name) { return r.FreshName(name); });
+  patch.added.push_back(WithProto(first, std::move(merged)));
+  return patch;
 }
 
 // A BlockedBatchNormalization whose only reader is an activation it can apply as it stores (a
 // pre-activation network's Relu) takes it: one pass over the tensor instead of two.
-bool FuseNormalizeActivation(Graph* g, Uses& u, size_t act_index, std::vector<bool>* removed) {
-  const Node& act = g->nodes[act_index];
-  if (act.proto->output_size() != 1 || !IsEpilogueActivation(*g, act)) return false;
-  const int p = SoleProducer(*g, u, act);
-  if (p < 0 || (*removed)[p]) return false;
-  Node& norm = g->nodes[p];
-  if (!IsFused(norm, internal_ops::kBlockedBatchNormalization) || HasEpilogue(norm)) return false;
+std::optional<Patch> FuseNormalizeActivation(Rewriter& r, Id act_index) {
+  const Graph& g = r.graph();
+  const Node& act = r[act_index];
+  FusedActivationSpec spec;
+  if (act.proto->output_size() != 1 || !EpilogueOf(g, act, &spec)) return std::nullopt;
+  const Id p = SoleProducer(g, act);
+  if (p == kNone) return std::nullopt;
+  const Node& norm = r[p];
+  if (!IsFused(norm, internal_ops::kBlockedBatchNormalization) || HasEpilogue(norm)) return std::nullopt;
   auto node = std::make_shared<onnx::NodeProto>(*norm.proto);
-  AddEpilogueActivation(*g, act, node.get());
+  spec.WriteTo(*node);
   node->set_output(0, act.proto->output(0));
-  norm.proto = std::move(node);
-  u.producer[act.proto->output(0)] = p;
-  (*removed)[act_index] = true;
-  return true;
+  return Patch{{p, act_index}, {WithProto(norm, std::move(node))}, {}};
 }
 
-}  // namespace
-
-void UseBlockedLayout(Graph* g) {
-  Rewriter(g).Run();
-  JoinConcatsIntoConvs(g);
-  Apply(g, MergeNormalizations);
-  Apply(g, FuseNormalizeActivation);
-  for (auto& node : g->nodes) {
-    for (auto& [name, sub] : node.subgraphs) UseBlockedLayout(sub.get());
+Status UseBlockedLayout(Graph* g) {
+  ONNXFLOW_RETURN_IF_ERROR(LayoutPass(g).Run());
+  ONNXFLOW_RETURN_IF_ERROR(RunRule(g, "JoinConcatsIntoConvs", JoinConcatsIntoConvs));
+  ONNXFLOW_RETURN_IF_ERROR(RunRule(g, "MergeNormalizations", MergeNormalizations));
+  ONNXFLOW_RETURN_IF_ERROR(RunRule(g, "FuseNormalizeActivation", FuseNormalizeActivation));
+  for (const Node& node : g->nodes) {
+    for (const auto& [name, sub] : node.subgraphs) ONNXFLOW_RETURN_IF_ERROR(UseBlockedLayout(sub.get()));
   }
+  return Status::Ok();
 }
 
 }  // namespace onnxflow::graph

@@ -7,9 +7,17 @@
 #pragma once
 
 #include "graph/graph.h"
+#include "graph/rewrite.h"
 
 namespace onnxflow::graph {
 
-void UseBlockedLayout(Graph* graph);
+Status UseBlockedLayout(Graph* graph);
+
+// The rules that run after the layout is chosen (rewrite.h): channel Concats of BlockedConvs become
+// convolutions writing into one tensor, two normalizations in a row become one, and a normalization
+// takes the activation after it.
+std::optional<Patch> JoinConcatsIntoConvs(Rewriter& r, NodeGraph::Id id);
+std::optional<Patch> MergeNormalizations(Rewriter& r, NodeGraph::Id id);
+std::optional<Patch> FuseNormalizeActivation(Rewriter& r, NodeGraph::Id id);
 
 }  // namespace onnxflow::graph

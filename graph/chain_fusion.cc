@@ -74,12 +74,12 @@ bool MatchStep(const Graph& g, const Node& n, int value_input, const std::string
 
 // True when the load can tell that `name` holds float32: a declared or constant type, the output
 // of a float Conv/Gemm/MatMul, or of an elementwise op with a float operand (they keep the type).
-bool IsFloatValue(const Graph& g, const Uses& u, const std::string& name, int depth = 0) {
+bool IsFloatValue(const Graph& g, const std::string& name, int depth = 0) {
   const DataType known = KnownType(g, name);
   if (known != DataType::kUndefined) return known == DataType::kFloat;
-  auto it = u.producer.find(name);
-  if (it == u.producer.end() || depth > 8) return false;
-  const Node& n = g.nodes[it->second];
+  const Id p = g.nodes.Producer(name);
+  if (p == kNone || depth > 8) return false;
+  const Node& n = g.nodes[p];
   if (IsChain(n)) return true;
   const std::string& op = n.op_type();
   const bool product = op == "Conv" || op == "Gemm" || op == "MatMul" || op == internal_ops::kFusedConv ||
@@ -90,7 +90,7 @@ bool IsFloatValue(const Graph& g, const Uses& u, const std::string& name, int de
   if (!n.domain.empty() || !ChainStepFor(op, n.opset, none, &step)) return false;
   const int operands = step.kind == ChainStep::kBinary ? 2 : 1;
   for (int k = 0; k < std::min(operands, n.proto->input_size()); ++k) {
-    if (IsFloatValue(g, u, n.proto->input(k), depth + 1)) return true;
+    if (IsFloatValue(g, n.proto->input(k), depth + 1)) return true;
   }
   return false;
 }
@@ -108,53 +108,40 @@ bool MatchHead(const Graph& g, const Node& n, std::string* chain_input, StepMatc
 
 }  // namespace
 
-bool FuseElementwiseChain(Graph* g, Uses& u, size_t index, std::vector<bool>* removed) {
-  const Node& cur = g->nodes[index];
-  if (!cur.domain.empty() || cur.proto->output_size() != 1) return false;
-  for (int value_input = 0; value_input < std::min(2, cur.proto->input_size()); ++value_input) {
-    const std::string& value = cur.proto->input(value_input);
-    const int p = SoleReaderProducer(u, value);
-    if (p < 0 || (*removed)[p]) continue;
-    Node& prev = g->nodes[p];
-    // The chain so far: an ElementwiseChain already, or a plain step that starts one.
-    std::string chain_input;
-    StepMatch head;
-    if (IsChain(prev)) {
-      chain_input = prev.proto->input(0);
-    } else if (!MatchHead(*g, prev, &chain_input, &head) || !IsFloatValue(*g, u, chain_input)) {
-      continue;
-    }
+std::optional<Patch> FuseElementwiseChain(Rewriter& r, Id id) {
+  const Graph& g = r.graph();
+  const Node& head = r[id];
+  std::string chain_input;
+  StepMatch first;
+  if (!MatchHead(g, head, &chain_input, &first) || !IsFloatValue(g, chain_input)) return std::nullopt;
+  // The whole chain at once, from its head (the walk is in order, so the head is seen first):
+  // each step is the sole reader of the one before. One node is built per chain, so a chain of N
+  // ops loads in linear time (extending a copy per step was quadratic: 100,000 ops took 154 s).
+  auto chain = std::make_shared<onnx::NodeProto>();
+  chain->set_name(head.proto->name());
+  chain->add_input(chain_input);
+  ChainSpec::AppendTo(*chain, first.op, first.step, first.constant_rank);
+  Patch patch{{id}, {}, {}};
+  std::string value = head.proto->output(0);
+  for (;;) {
+    const Id next = SoleReader(g, value);
+    if (next == kNone) break;
+    const Node& cur = r[next];
+    if (!cur.domain.empty() || cur.proto->output_size() != 1) break;
     StepMatch step;
-    if (!MatchStep(*g, cur, value_input, chain_input, &step)) continue;
-
-    // A chain grows one step at a time: extending its own proto in place keeps a chain of N ops
-    // linear to build (copying it at every step was quadratic: 100,000 elementwise ops took 154 s
-    // to load). The proto was made non-const (make_shared<NodeProto>, here or by the loader), so
-    // writing through it is sound while nothing else shares it.
-    std::shared_ptr<onnx::NodeProto> chain;
-    if (IsChain(prev) && prev.proto.use_count() == 1) {
-      chain = std::const_pointer_cast<onnx::NodeProto>(prev.proto);
-    } else if (IsChain(prev)) {
-      chain = std::make_shared<onnx::NodeProto>(*prev.proto);
-    } else {
-      chain = std::make_shared<onnx::NodeProto>();
-      chain->set_name(prev.proto->name());
-      chain->add_input(chain_input);
-      chain->add_output("");
-      ChainSpec::AppendTo(*chain, head.op, head.step, head.constant_rank);
+    bool matched = false;
+    for (int k = 0; k < std::min(2, cur.proto->input_size()) && !matched; ++k) {
+      matched = cur.proto->input(k) == value && MatchStep(g, cur, k, chain_input, &step);
     }
+    if (!matched) break;
     ChainSpec::AppendTo(*chain, step.op, step.step, step.constant_rank);
-    MakeInternal(&prev, chain.get(), internal_ops::kElementwiseChain);
-    chain->set_output(0, cur.proto->output(0));
-    if (step.step.operand == ChainOperand::kInputLeft || step.step.operand == ChainOperand::kInputRight) {
-      --u.readers[chain_input];  // the chain reads X once, as its input
-    }
-    prev.proto = std::move(chain);
-    u.producer[cur.proto->output(0)] = p;
-    (*removed)[index] = true;
-    return true;
+    patch.replaced.push_back(next);
+    value = cur.proto->output(0);
   }
-  return false;
+  if (patch.replaced.size() < 2) return std::nullopt;
+  chain->add_output(value);
+  patch.added.push_back(InternalNode(head, std::move(chain), internal_ops::kElementwiseChain));
+  return patch;
 }
 
 }  // namespace onnxflow::graph

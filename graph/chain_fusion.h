@@ -10,10 +10,10 @@
 
 #include <vector>
 
-#include "graph/fusion_util.h"
+#include "graph/rewrite.h"
 
 namespace onnxflow::graph {
 
-bool FuseElementwiseChain(Graph* g, Uses& u, size_t index, std::vector<bool>* removed);
+std::optional<Patch> FuseElementwiseChain(Rewriter& r, NodeGraph::Id id);
 
 }  // namespace onnxflow::graph

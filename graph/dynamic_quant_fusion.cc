@@ -18,64 +18,64 @@ bool Is8Bit(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; 
 
 }  // namespace
 
-bool FuseDynamicQuantMatMul(Graph* g, Uses& u, size_t index, std::vector<bool>* removed) {
-  const Node& mm = g->nodes[index];
+std::optional<Patch> FuseDynamicQuantMatMul(Rewriter& r, Id index) {
+  const Graph& g = r.graph();
+  const Node& mm = r[index];
   const auto& p = *mm.proto;
-  if (!IsOp(mm, "MatMulInteger") || p.input_size() < 3 || p.output_size() != 1) return false;
+  if (!IsOp(mm, "MatMulInteger") || p.input_size() < 3 || p.output_size() != 1) return std::nullopt;
   // W, and its zero point when given, constant 8-bit; a 2-D W (one column scale per output).
-  const Tensor* w = ConstantTensor(*g, p.input(1));
-  if (w == nullptr || !Is8Bit(w->dtype()) || w->rank() != 2) return false;
-  const Tensor* wz = p.input_size() > 3 && !p.input(3).empty() ? ConstantTensor(*g, p.input(3)) : nullptr;
-  if (p.input_size() > 3 && !p.input(3).empty() && (wz == nullptr || wz->dtype() != w->dtype())) return false;
+  const Tensor* w = ConstantTensor(g, p.input(1));
+  if (w == nullptr || !Is8Bit(w->dtype()) || w->rank() != 2) return std::nullopt;
+  const Tensor* wz = p.input_size() > 3 && !p.input(3).empty() ? ConstantTensor(g, p.input(3)) : nullptr;
+  if (p.input_size() > 3 && !p.input(3).empty() && (wz == nullptr || wz->dtype() != w->dtype())) return std::nullopt;
   // x_q and x_zero from one DynamicQuantizeLinear.
-  auto prod = u.producer.find(p.input(0));
-  if (prod == u.producer.end() || (*removed)[prod->second]) return false;
-  const int dql_index = prod->second;
-  const Node& dql = g->nodes[dql_index];
+  const Id dql_index = g.nodes.Producer(p.input(0));
+  if (dql_index == kNone) return std::nullopt;
+  const Node& dql = r[dql_index];
   if (!IsOp(dql, "DynamicQuantizeLinear") || dql.proto->output_size() != 3 || dql.proto->output(0) != p.input(0) ||
       dql.proto->output(2) != p.input(2)) {
-    return false;
+    return std::nullopt;
   }
   // MatMulInteger -> Cast(float) -> Mul(x_scale * w_scale).
-  const int cast_index = SoleReaderAfter(*g, u, p.output(0), index);
-  if (cast_index < 0 || (*removed)[cast_index]) return false;
-  const Node& cast = g->nodes[cast_index];
+  const Id cast_index = SoleReader(g, p.output(0));
+  if (cast_index == kNone) return std::nullopt;
+  const Node& cast = r[cast_index];
   const auto* to = Attr(*cast.proto, "to");
-  if (!IsOp(cast, "Cast") || to == nullptr || to->i() != static_cast<int64_t>(onnx::TensorProto::FLOAT)) return false;
-  const int mul_index = SoleReaderAfter(*g, u, cast.proto->output(0), cast_index);
-  if (mul_index < 0 || (*removed)[mul_index]) return false;
-  const Node& mul = g->nodes[mul_index];
-  if (!IsOp(mul, "Mul") || mul.proto->input_size() != 2) return false;
+  if (!IsOp(cast, "Cast") || to == nullptr || to->i() != static_cast<int64_t>(onnx::TensorProto::FLOAT)) {
+    return std::nullopt;
+  }
+  const Id mul_index = SoleReader(g, cast.proto->output(0));
+  if (mul_index == kNone) return std::nullopt;
+  const Node& mul = r[mul_index];
+  if (!IsOp(mul, "Mul") || mul.proto->input_size() != 2) return std::nullopt;
   const int cast_side = mul.proto->input(0) == cast.proto->output(0) ? 0 : 1;
-  auto sp = u.producer.find(mul.proto->input(1 - cast_side));
-  if (sp == u.producer.end() || (*removed)[sp->second]) return false;
-  const int scale_index = sp->second;
-  const Node& scale_mul = g->nodes[scale_index];
+  const Id scale_index = g.nodes.Producer(mul.proto->input(1 - cast_side));
+  if (scale_index == kNone) return std::nullopt;
+  const Node& scale_mul = r[scale_index];
   if (!IsOp(scale_mul, "Mul") || scale_mul.proto->input_size() != 2 ||
-      SoleReaderAfter(*g, u, scale_mul.proto->output(0), scale_index) != mul_index) {
-    return false;
+      SoleReader(g, scale_mul.proto->output(0)) != mul_index) {
+    return std::nullopt;
   }
   const int xs_side = scale_mul.proto->input(0) == dql.proto->output(1) ? 0
                       : scale_mul.proto->input(1) == dql.proto->output(1) ? 1
                                                                            : -1;
-  if (xs_side < 0) return false;
+  if (xs_side < 0) return std::nullopt;
   const std::string& w_scale_name = scale_mul.proto->input(1 - xs_side);
-  const Tensor* w_scale = ConstantTensor(*g, w_scale_name);
+  const Tensor* w_scale = ConstantTensor(g, w_scale_name);
   const int64_t n = w->dim(1);
   if (w_scale == nullptr || w_scale->dtype() != DataType::kFloat ||
       !(w_scale->size() == 1 || (w_scale->rank() == 1 && w_scale->size() == n))) {
-    return false;
+    return std::nullopt;
   }
-  if (wz != nullptr && !(wz->size() == 1 || (wz->rank() == 1 && wz->size() == n))) return false;
+  if (wz != nullptr && !(wz->size() == 1 || (wz->rank() == 1 && wz->size() == n))) return std::nullopt;
   // An Add of a constant float [N] bias, when it follows.
-  std::string output = mul.proto->output(0);
+  const std::string& output = mul.proto->output(0);
   std::string bias_name;
-  const int add_index = SoleReaderAfter(*g, u, output, mul_index);
-  if (add_index >= 0 && !(*removed)[add_index] && IsOp(g->nodes[add_index], "Add") &&
-      g->nodes[add_index].proto->input_size() == 2) {
-    const auto& add = *g->nodes[add_index].proto;
+  const Id add_index = SoleReader(g, output);
+  if (add_index != kNone && IsOp(r[add_index], "Add") && r[add_index].proto->input_size() == 2) {
+    const auto& add = *r[add_index].proto;
     const int other = add.input(0) == output ? 1 : 0;
-    const Tensor* bias = ConstantTensor(*g, add.input(other));
+    const Tensor* bias = ConstantTensor(g, add.input(other));
     if (bias != nullptr && bias->dtype() == DataType::kFloat && bias->rank() == 1 && bias->size() == n) {
       bias_name = add.input(other);
     }
@@ -90,31 +90,19 @@ bool FuseDynamicQuantMatMul(Graph* g, Uses& u, size_t index, std::vector<bool>* 
   node->add_input(w_scale_name);
   node->add_input(wz != nullptr ? p.input(3) : std::string());
   if (!bias_name.empty()) node->add_input(bias_name);
-  const int last = bias_name.empty() ? mul_index : add_index;
-  node->add_output(g->nodes[last].proto->output(0));
-  Node& fused = g->nodes[index];
-  fused.proto = std::move(node);
+  const Id last = bias_name.empty() ? mul_index : add_index;
+  node->add_output(r[last].proto->output(0));
+  Node fused = WithProto(mm, std::move(node));
   fused.domain = kMsDomain;
   fused.opset = 1;
-  u.producer[fused.proto->output(0)] = static_cast<int>(index);
-  (*removed)[cast_index] = true;
-  (*removed)[mul_index] = true;
-  (*removed)[scale_index] = true;
-  if (!bias_name.empty()) (*removed)[add_index] = true;
+  Patch patch{{index, cast_index, mul_index, scale_index}, {std::move(fused)}, {}};
+  if (!bias_name.empty()) patch.replaced.push_back(add_index);
   // The DynamicQuantizeLinear goes when nothing else reads it (the fused node reads x itself).
   const auto& d = *dql.proto;
-  auto count = [&](const std::string& v) {
-    auto it = u.readers.find(v);
-    return it == u.readers.end() ? 0 : it->second;
-  };
-  const bool only_here = count(d.output(0)) == 1 && count(d.output(2)) == 1 && count(d.output(1)) == 1;
-  if (only_here) (*removed)[dql_index] = true;
-  // x is now read by the fused node as well; the values it no longer reads lose one read each.
-  u.readers[d.input(0)] += 1;
-  u.readers[d.output(0)] -= 1;
-  u.readers[d.output(1)] -= 1;
-  u.readers[d.output(2)] -= 1;
-  return true;
+  if (g.nodes.ReadCount(d.output(0)) == 1 && g.nodes.ReadCount(d.output(1)) == 1 && g.nodes.ReadCount(d.output(2)) == 1) {
+    patch.replaced.push_back(dql_index);
+  }
+  return patch;
 }
 
 }  // namespace onnxflow::graph

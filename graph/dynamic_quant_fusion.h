@@ -7,11 +7,11 @@
 
 #include <vector>
 
-#include "graph/fusion_util.h"
+#include "graph/rewrite.h"
 
 namespace onnxflow::graph {
 
 // A FusionRule (fusion_util.h) anchored at the MatMulInteger.
-bool FuseDynamicQuantMatMul(Graph* g, Uses& u, size_t index, std::vector<bool>* removed);
+std::optional<Patch> FuseDynamicQuantMatMul(Rewriter& r, NodeGraph::Id id);
 
 }  // namespace onnxflow::graph

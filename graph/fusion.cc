@@ -9,37 +9,38 @@
 #include "graph/dynamic_quant_fusion.h"
 #include "graph/fusion_util.h"
 #include "graph/norm_fusion.h"
+#include "graph/rewrite.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/internal_ops.h"
 
 namespace onnxflow::graph {
-namespace {
 
 // Conv -> BatchNormalization: W' = W * s, B' = (B - mean) * s + bias, s = scale / sqrt(var + eps).
-bool FoldBatchNorm(Graph* g, Uses& u, size_t bn_index, std::vector<bool>* removed) {
-  const Node& bn = g->nodes[bn_index];
+std::optional<Patch> FoldBatchNorm(Rewriter& r, Id bn_id) {
+  const Graph& g = r.graph();
+  const Node& bn = r[bn_id];
   const auto& b = *bn.proto;
-  if (!IsOp(bn, "BatchNormalization") || b.input_size() < 5) return false;
-  if (const auto* t = Attr(b, "training_mode"); t != nullptr && t->i() != 0) return false;
+  if (!IsOp(bn, "BatchNormalization") || b.input_size() < 5) return std::nullopt;
+  if (const auto* t = Attr(b, "training_mode"); t != nullptr && t->i() != 0) return std::nullopt;
   for (int k = 1; k < b.output_size(); ++k) {
-    if (!b.output(k).empty()) return false;
+    if (!b.output(k).empty()) return std::nullopt;
   }
-  const int p = SoleProducer(*g, u, bn);
-  if (p < 0 || (*removed)[p] || !IsOp(g->nodes[p], "Conv")) return false;
-  const auto& conv = *g->nodes[p].proto;
-  const Tensor* w = FloatConstant(*g, conv, 1);
-  const Tensor* scale = FloatConstant(*g, b, 1);
-  const Tensor* bias = FloatConstant(*g, b, 2);
-  const Tensor* mean = FloatConstant(*g, b, 3);
-  const Tensor* var = FloatConstant(*g, b, 4);
+  const Id p = SoleProducer(g, bn);
+  if (p == kNone || !IsOp(r[p], "Conv")) return std::nullopt;
+  const auto& conv = *r[p].proto;
+  const Tensor* w = FloatConstant(g, conv, 1);
+  const Tensor* scale = FloatConstant(g, b, 1);
+  const Tensor* bias = FloatConstant(g, b, 2);
+  const Tensor* mean = FloatConstant(g, b, 3);
+  const Tensor* var = FloatConstant(g, b, 4);
   const bool has_b = conv.input_size() > 2 && !conv.input(2).empty();
-  const Tensor* conv_b = has_b ? FloatConstant(*g, conv, 2) : nullptr;
-  if (!w || !scale || !bias || !mean || !var || (has_b && !conv_b) || w->rank() < 1) return false;
+  const Tensor* conv_b = has_b ? FloatConstant(g, conv, 2) : nullptr;
+  if (!w || !scale || !bias || !mean || !var || (has_b && !conv_b) || w->rank() < 1) return std::nullopt;
   const int64_t channels = w->dim(0);
   for (const Tensor* t : {scale, bias, mean, var}) {
-    if (t->size() != channels) return false;
+    if (t->size() != channels) return std::nullopt;
   }
-  if (conv_b && conv_b->size() != channels) return false;
+  if (conv_b && conv_b->size() != channels) return std::nullopt;
   const float eps = Attr(b, "epsilon") ? Attr(b, "epsilon")->f() : 1e-5f;
 
   Tensor new_w = w->Clone();
@@ -53,36 +54,36 @@ bool FoldBatchNorm(Graph* g, Uses& u, size_t bn_index, std::vector<bool>* remove
     new_b.mutable_data<float>()[c] = (b0 - mean->data<float>()[c]) * s + bias->data<float>()[c];
   }
   const std::string base = b.output(0);
+  const std::string weight = r.FreshName(base + "/folded_weight"), bias_name = r.FreshName(base + "/folded_bias");
   auto folded = std::make_shared<onnx::NodeProto>(conv);
-  folded->set_input(1, base + "/folded_weight");
+  folded->set_input(1, weight);
   if (folded->input_size() < 3) folded->add_input("");
-  folded->set_input(2, base + "/folded_bias");
+  folded->set_input(2, bias_name);
   folded->set_output(0, base);
-  g->constants[base + "/folded_weight"] = std::move(new_w);
-  g->constants[base + "/folded_bias"] = std::move(new_b);
-  g->nodes[p].proto = std::move(folded);
-  u.producer[base] = p;
-  (*removed)[bn_index] = true;
-  return true;
+  Patch patch{{p, bn_id}, {WithProto(r[p], std::move(folded))}, {}};
+  patch.constants.emplace_back(weight, std::move(new_w));
+  patch.constants.emplace_back(bias_name, std::move(new_b));
+  return patch;
 }
 
 // Conv -> Mul / Add by a constant that scales or shifts each output channel (Caffe2's exports
 // write a BatchNormalization's affine part this way, DenseNet's after every one): W' = W * s and
 // B' = B * s for Mul, B' = B + b for Add. The weights' rank is the output's, so the constant's
 // broadcast is known to be per channel.
-bool FoldChannelAffine(Graph* g, Uses& u, size_t index, std::vector<bool>* removed) {
-  const Node& op = g->nodes[index];
+std::optional<Patch> FoldChannelAffine(Rewriter& r, Id id) {
+  const Graph& g = r.graph();
+  const Node& op = r[id];
   const auto& n = *op.proto;
   const bool mul = IsOp(op, "Mul");
-  if ((!mul && !IsOp(op, "Add")) || op.opset < 7 || n.input_size() != 2 || n.output_size() != 1) return false;
+  if ((!mul && !IsOp(op, "Add")) || op.opset < 7 || n.input_size() != 2 || n.output_size() != 1) return std::nullopt;
   for (int i = 0; i < 2; ++i) {
-    const Tensor* constant = FloatConstant(*g, n, 1 - i);
-    const int p = SoleReaderProducer(u, n.input(i));
-    if (constant == nullptr || p < 0 || (*removed)[p] || !IsOp(g->nodes[p], "Conv")) continue;
-    const auto& conv = *g->nodes[p].proto;
-    const Tensor* w = FloatConstant(*g, conv, 1);
+    const Tensor* constant = FloatConstant(g, n, 1 - i);
+    const Id p = SoleReaderProducer(g, n.input(i));
+    if (constant == nullptr || p == kNone || !IsOp(r[p], "Conv")) continue;
+    const auto& conv = *r[p].proto;
+    const Tensor* w = FloatConstant(g, conv, 1);
     const bool has_b = conv.input_size() > 2 && !conv.input(2).empty();
-    const Tensor* conv_b = has_b ? FloatConstant(*g, conv, 2) : nullptr;
+    const Tensor* conv_b = has_b ? FloatConstant(g, conv, 2) : nullptr;
     if (w == nullptr || w->rank() < 3 || conv.output_size() != 1 || (has_b && conv_b == nullptr)) continue;
     const int64_t channels = w->dim(0);
     const std::vector<float> values = PerChannelValues(*constant, w->rank(), channels);
@@ -90,6 +91,7 @@ bool FoldChannelAffine(Graph* g, Uses& u, size_t index, std::vector<bool>* remov
 
     const std::string base = n.output(0);
     auto folded = std::make_shared<onnx::NodeProto>(conv);
+    Patch patch{{p, id}, {}, {}};
     if (mul) {
       Tensor new_w = w->Clone();
       const int64_t per_channel = w->size() / channels;
@@ -97,8 +99,9 @@ bool FoldChannelAffine(Graph* g, Uses& u, size_t index, std::vector<bool>* remov
         float* row = new_w.mutable_data<float>() + c * per_channel;
         for (int64_t k = 0; k < per_channel; ++k) row[k] *= values[c];
       }
-      g->constants[base + "/folded_weight"] = std::move(new_w);
-      folded->set_input(1, base + "/folded_weight");
+      const std::string weight = r.FreshName(base + "/folded_weight");
+      patch.constants.emplace_back(weight, std::move(new_w));
+      folded->set_input(1, weight);
     }
     if (!mul || conv_b != nullptr) {  // a Mul scales the bias; an Add makes one when there is none
       Tensor new_b(DataType::kFloat, {channels});
@@ -106,86 +109,80 @@ bool FoldChannelAffine(Graph* g, Uses& u, size_t index, std::vector<bool>* remov
         const float b0 = conv_b != nullptr ? conv_b->data<float>()[c] : 0.0f;
         new_b.mutable_data<float>()[c] = mul ? b0 * values[c] : b0 + values[c];
       }
-      g->constants[base + "/folded_bias"] = std::move(new_b);
+      const std::string bias = r.FreshName(base + "/folded_bias");
+      patch.constants.emplace_back(bias, std::move(new_b));
       if (folded->input_size() < 3) folded->add_input("");
-      folded->set_input(2, base + "/folded_bias");
+      folded->set_input(2, bias);
     }
     folded->set_output(0, base);
-    g->nodes[p].proto = std::move(folded);
-    u.producer[base] = p;
-    (*removed)[index] = true;
-    return true;
+    patch.added.push_back(WithProto(r[p], std::move(folded)));
+    return patch;
   }
-  return false;
+  return std::nullopt;
 }
 
 // Conv -> Add/Sum(conv, Z) (a residual connection): FusedConv with Z as a fourth input, added in
 // the GEMM epilogue instead of in a pass of its own. Add's operands commute exactly, so either
 // operand may be the convolution; Z must not depend on it (the convolution's sole reader is the
 // sum), so the fused node cannot close a cycle.
-bool FuseResidual(Graph* g, Uses& u, size_t sum_index, std::vector<bool>* removed) {
-  const Node& sum = g->nodes[sum_index];
+std::optional<Patch> FuseResidual(Rewriter& r, Id sum_id) {
+  const Graph& g = r.graph();
+  const Node& sum = r[sum_id];
   const auto& s = *sum.proto;
   const bool is_add = IsOp(sum, "Add") && sum.opset >= 7;  // older Add broadcasts by attribute
-  if (!(is_add || IsOp(sum, "Sum")) || s.input_size() != 2 || s.output_size() != 1) return false;
-  int best = -1, best_input = -1;
+  if (!(is_add || IsOp(sum, "Sum")) || s.input_size() != 2 || s.output_size() != 1) return std::nullopt;
+  Id best = kNone;
+  int best_input = -1;
   for (int i = 0; i < 2; ++i) {
-    const int p = SoleReaderProducer(u, s.input(i));
-    if (p < 0 || (*removed)[p]) continue;
-    const Node& conv = g->nodes[p];
-    if (!IsOp(conv, "Conv") || conv.proto->output_size() != 1 || !IsFloatProduct(*g, conv)) continue;
-    if (p > best) {  // the later convolution: the earlier one has more time to produce Z
+    const Id p = SoleReaderProducer(g, s.input(i));
+    if (p == kNone) continue;
+    const Node& conv = r[p];
+    if (!IsOp(conv, "Conv") || conv.proto->output_size() != 1 || !IsFloatProduct(g, conv)) continue;
+    // The later convolution in the file: the earlier one has more time to produce Z.
+    if (best == kNone || r.nodes().KeyOf(best) < r.nodes().KeyOf(p)) {
       best = p;
       best_input = i;
     }
   }
-  if (best < 0 || s.input(0) == s.input(1)) return false;
-  Node& conv = g->nodes[best];
-  auto node = std::make_shared<onnx::NodeProto>(*conv.proto);
-  MakeInternal(&conv, node.get(), internal_ops::kFusedConv);
+  if (best == kNone || s.input(0) == s.input(1)) return std::nullopt;
+  auto node = std::make_shared<onnx::NodeProto>(*r[best].proto);
   while (node->input_size() < 3) node->add_input("");
   node->add_input(s.input(1 - best_input));
   node->set_output(0, s.output(0));
-  conv.proto = std::move(node);
-  u.producer[s.output(0)] = best;
-  (*removed)[sum_index] = true;
-  return true;
+  return Patch{{best, sum_id}, {InternalNode(r[best], std::move(node), internal_ops::kFusedConv)}, {}};
 }
 
 // MatMul -> Add(product, bias), bias a float constant vector of B's N columns: FusedMatMul with
 // the bias as a third input, added in the GEMM epilogue (a transformer's linear layers, where the
 // Add was a pass of its own over every projection's output). A bias of higher rank could broadcast
 // the product to a new shape, so only a vector qualifies.
-bool FuseMatMulBias(Graph* g, Uses& u, size_t add_index, std::vector<bool>* removed) {
-  const Node& add = g->nodes[add_index];
+std::optional<Patch> FuseMatMulBias(Rewriter& r, Id add_id) {
+  const Graph& g = r.graph();
+  const Node& add = r[add_id];
   const auto& a = *add.proto;
-  if (!IsOp(add, "Add") || add.opset < 7 || a.input_size() != 2 || a.output_size() != 1) return false;
+  if (!IsOp(add, "Add") || add.opset < 7 || a.input_size() != 2 || a.output_size() != 1) return std::nullopt;
   for (int i = 0; i < 2; ++i) {
-    const int p = SoleReaderProducer(u, a.input(i));
-    if (p < 0 || (*removed)[p]) continue;
-    Node& matmul = g->nodes[p];
+    const Id p = SoleReaderProducer(g, a.input(i));
+    if (p == kNone) continue;
+    const Node& matmul = r[p];
     if (!IsOp(matmul, "MatMul") || matmul.proto->input_size() != 2 || matmul.proto->output_size() != 1) continue;
-    const Tensor* w = FloatConstant(*g, *matmul.proto, 1);
-    const Tensor* bias = FloatConstant(*g, a, 1 - i);
+    const Tensor* w = FloatConstant(g, *matmul.proto, 1);
+    const Tensor* bias = FloatConstant(g, a, 1 - i);
     if (w == nullptr || w->rank() != 2 || bias == nullptr || bias->rank() != 1 || bias->size() != w->dim(1)) continue;
     auto node = std::make_shared<onnx::NodeProto>(*matmul.proto);
-    MakeInternal(&matmul, node.get(), internal_ops::kFusedMatMul);
     node->add_input(a.input(1 - i));
     node->set_output(0, a.output(0));
-    matmul.proto = std::move(node);
-    u.producer[a.output(0)] = p;
-    (*removed)[add_index] = true;
-    return true;
+    return Patch{{p, add_id}, {InternalNode(matmul, std::move(node), internal_ops::kFusedMatMul)}, {}};
   }
-  return false;
+  return std::nullopt;
 }
 
-// Producer `p` (Conv, Gemm, MatMul, or a fused one without an activation yet) applies an activation
-// in its epilogue, its attributes set by `add_activation`, and writes `output`. False, and nothing
-// changed, for any other producer.
-template <class AddActivation>
-bool TakeActivation(Graph* g, Uses& u, int p, const std::string& output, const AddActivation& add_activation) {
-  Node& producer = g->nodes[p];
+namespace {
+
+// Producer `p` (Conv, Gemm, MatMul, or a fused one without an activation yet) as the fused node
+// that applies activation `spec` in its epilogue and writes `output`; nullopt for any other producer.
+std::optional<Node> TakeActivation(const Graph& g, Id p, const std::string& output, const FusedActivationSpec& spec) {
+  const Node& producer = g.nodes[p];
   // A residual FusedConv (below) has no activation yet: it takes this one after its sum.
   // So has a FusedMatMul that took its bias (FuseMatMulBias).
   const bool fused_without_activation = producer.domain == kFusedDomain && !HasEpilogue(producer);
@@ -195,56 +192,50 @@ bool TakeActivation(Graph* g, Uses& u, int p, const std::string& output, const A
                       : IsOp(producer, "Gemm")                    ? internal_ops::kFusedGemm
                       : IsOp(producer, "MatMul") || biased_matmul ? internal_ops::kFusedMatMul
                                                                   : nullptr;
-  if (fused == nullptr || producer.proto->output_size() != 1 || !IsFloatProduct(*g, producer)) return false;
+  if (fused == nullptr || producer.proto->output_size() != 1 || !IsFloatProduct(g, producer)) return std::nullopt;
 
   auto node = std::make_shared<onnx::NodeProto>(*producer.proto);
-  MakeInternal(&producer, node.get(), fused);
   node->set_output(0, output);
-  add_activation(node.get());
-  producer.proto = std::move(node);
-  u.producer[output] = p;
-  return true;
+  spec.WriteTo(*node);
+  return InternalNode(producer, std::move(node), fused);
 }
 
-bool FuseActivation(Graph* g, Uses& u, size_t act_index, std::vector<bool>* removed) {
-  const Node& act = g->nodes[act_index];
-  if (!IsEpilogueActivation(*g, act)) return false;
-  const int p = SoleProducer(*g, u, act);
-  if (p < 0 || (*removed)[p]) return false;
-  if (!TakeActivation(g, u, p, act.proto->output(0),
-                      [&](onnx::NodeProto* node) { AddEpilogueActivation(*g, act, node); })) {
-    return false;
-  }
-  (*removed)[act_index] = true;
-  return true;
+}  // namespace
+
+std::optional<Patch> FuseActivation(Rewriter& r, Id act_id) {
+  const Graph& g = r.graph();
+  const Node& act = r[act_id];
+  FusedActivationSpec spec;
+  if (!EpilogueOf(g, act, &spec)) return std::nullopt;
+  const Id p = SoleProducer(g, act);
+  if (p == kNone) return std::nullopt;
+  std::optional<Node> fused = TakeActivation(g, p, act.proto->output(0), spec);
+  if (!fused) return std::nullopt;
+  return Patch{{p, act_id}, {std::move(*fused)}, {}};
 }
 
 // Swish (SiLU), y = x * Sigmoid(x), after a product: the Sigmoid and the Mul become the producer's
 // epilogue activation "Swish" (EfficientNet's convolutions), one pass instead of three. x must be
 // read by those two nodes only.
-bool FuseSwish(Graph* g, Uses& u, size_t mul_index, std::vector<bool>* removed) {
-  const Node& mul = g->nodes[mul_index];
+std::optional<Patch> FuseSwish(Rewriter& r, Id mul_id) {
+  const Graph& g = r.graph();
+  const Node& mul = r[mul_id];
   const auto& m = *mul.proto;
-  if (!IsOp(mul, "Mul") || mul.opset < 7 || m.input_size() != 2 || m.output_size() != 1) return false;
+  if (!IsOp(mul, "Mul") || mul.opset < 7 || m.input_size() != 2 || m.output_size() != 1) return std::nullopt;
   for (int i = 0; i < 2; ++i) {
     const std::string& x = m.input(1 - i);
-    const int sigmoid = SoleReaderProducer(u, m.input(i));
-    if (sigmoid < 0 || (*removed)[sigmoid] || !IsOp(g->nodes[sigmoid], "Sigmoid") ||
-        g->nodes[sigmoid].proto->input(0) != x) {
-      continue;
-    }
-    const int producer = ProducerReadBy(u, x, 2);
-    if (producer < 0 || (*removed)[producer]) continue;
-    if (!TakeActivation(g, u, producer, m.output(0),
-                        [](onnx::NodeProto* node) { FusedActivationSpec{{Activation::kSwish}}.WriteTo(*node); })) {
-      continue;
-    }
-    (*removed)[sigmoid] = true;
-    (*removed)[mul_index] = true;
-    return true;
+    const Id sigmoid = SoleReaderProducer(g, m.input(i));
+    if (sigmoid == kNone || !IsOp(r[sigmoid], "Sigmoid") || r[sigmoid].proto->input(0) != x) continue;
+    const Id producer = ProducerReadBy(g, x, 2);
+    if (producer == kNone) continue;
+    std::optional<Node> fused = TakeActivation(g, producer, m.output(0), FusedActivationSpec{{Activation::kSwish}});
+    if (!fused) continue;
+    return Patch{{producer, sigmoid, mul_id}, {std::move(*fused)}, {}};
   }
-  return false;
+  return std::nullopt;
 }
+
+namespace {
 
 // A float constant holding one value near `want` (exports write sqrt(2) as 1.4142135 or
 // 1.41421356...).
@@ -263,44 +254,44 @@ std::string OtherThanConstant(const Graph& g, const Node& n, const char* op, flo
   return "";
 }
 
+}  // namespace
+
 // GELU written out as PyTorch exports it, after a product x:
 //   Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5)   or   Mul(Mul(x, 0.5), Add(Erf(Div(x, sqrt 2)), 1))
 // (operands of Add and Mul in either order, Div also as Mul by 1/sqrt 2): the producer applies it in
 // its epilogue ("Gelu", the erf form), instead of an ElementwiseChain pass over BERT's 128 x 3072
 // FFN activations. x must be read by those two nodes only.
-bool FuseGelu(Graph* g, Uses& u, size_t mul_index, std::vector<bool>* removed) {
-  const Node& last = g->nodes[mul_index];
+std::optional<Patch> FuseGelu(Rewriter& r, Id mul_id) {
+  const Graph& g = r.graph();
+  const Node& last = r[mul_id];
   const auto& m = *last.proto;
-  if ((*removed)[mul_index] || !IsOp(last, "Mul") || last.opset < 7 || m.input_size() != 2 || m.output_size() != 1) {
-    return false;
-  }
+  if (!IsOp(last, "Mul") || last.opset < 7 || m.input_size() != 2 || m.output_size() != 1) return std::nullopt;
   // Returns the Erf chain's x when `value` is Add(Erf(x / sqrt 2), 1), read once, collecting its nodes.
-  auto one_plus_erf = [&](const std::string& value, std::vector<int>* nodes) -> std::string {
-    const int add = SoleReaderProducer(u, value);
-    if (add < 0 || (*removed)[add]) return "";
-    const std::string e = OtherThanConstant(*g, g->nodes[add], "Add", 1.0f, true);
-    const int erf = e.empty() ? -1 : SoleReaderProducer(u, e);
-    if (erf < 0 || (*removed)[erf] || !IsOp(g->nodes[erf], "Erf") || g->nodes[erf].proto->input_size() != 1) return "";
-    const std::string& d = g->nodes[erf].proto->input(0);
-    const int div = SoleReaderProducer(u, d);
-    if (div < 0 || (*removed)[div]) return "";
-    std::string x = OtherThanConstant(*g, g->nodes[div], "Div", 1.41421356f, false);
-    if (x.empty()) x = OtherThanConstant(*g, g->nodes[div], "Mul", 0.70710678f, true);
+  auto one_plus_erf = [&](const std::string& value, std::vector<Id>* nodes) -> std::string {
+    const Id add = SoleReaderProducer(g, value);
+    if (add == kNone) return "";
+    const std::string e = OtherThanConstant(g, r[add], "Add", 1.0f, true);
+    const Id erf = e.empty() ? kNone : SoleReaderProducer(g, e);
+    if (erf == kNone || !IsOp(r[erf], "Erf") || r[erf].proto->input_size() != 1) return "";
+    const Id div = SoleReaderProducer(g, r[erf].proto->input(0));
+    if (div == kNone) return "";
+    std::string x = OtherThanConstant(g, r[div], "Div", 1.41421356f, false);
+    if (x.empty()) x = OtherThanConstant(g, r[div], "Mul", 0.70710678f, true);
     if (x.empty()) return "";
     nodes->insert(nodes->end(), {add, erf, div});
     return x;
   };
   for (int side = 0; side < 2; ++side) {
-    std::vector<int> nodes;
+    std::vector<Id> nodes;
     std::string x;
-    const int inner = SoleReaderProducer(u, m.input(side));
-    if (inner < 0 || (*removed)[inner]) continue;
+    const Id inner = SoleReaderProducer(g, m.input(side));
+    if (inner == kNone) continue;
     // Form 1: last = Mul(inner, 0.5), inner = Mul(x, 1 + erf).
-    if (ConstantNear(*g, m, 1 - side, 0.5f) && IsOp(g->nodes[inner], "Mul") && g->nodes[inner].opset >= 7 &&
-        g->nodes[inner].proto->input_size() == 2) {
-      const auto& in = *g->nodes[inner].proto;
+    if (ConstantNear(g, m, 1 - side, 0.5f) && IsOp(r[inner], "Mul") && r[inner].opset >= 7 &&
+        r[inner].proto->input_size() == 2) {
+      const auto& in = *r[inner].proto;
       for (int k = 0; k < 2 && x.empty(); ++k) {
-        std::vector<int> found;
+        std::vector<Id> found;
         const std::string erf_x = one_plus_erf(in.input(1 - k), &found);
         if (!erf_x.empty() && erf_x == in.input(k)) {
           x = erf_x;
@@ -309,8 +300,8 @@ bool FuseGelu(Graph* g, Uses& u, size_t mul_index, std::vector<bool>* removed) {
       }
     } else {
       // Form 2: last = Mul(half, 1 + erf), half = Mul(x, 0.5), inner being either of them.
-      const std::string half_x = OtherThanConstant(*g, g->nodes[inner], "Mul", 0.5f, true);
-      std::vector<int> found;
+      const std::string half_x = OtherThanConstant(g, r[inner], "Mul", 0.5f, true);
+      std::vector<Id> found;
       const std::string erf_x = half_x.empty() ? "" : one_plus_erf(m.input(1 - side), &found);
       if (!erf_x.empty() && erf_x == half_x) {
         x = erf_x;
@@ -318,99 +309,96 @@ bool FuseGelu(Graph* g, Uses& u, size_t mul_index, std::vector<bool>* removed) {
       }
     }
     if (x.empty()) continue;
-    nodes.push_back(inner);
-    const int producer = ProducerReadBy(u, x, 2);
-    if (producer < 0 || (*removed)[producer]) continue;
-    if (!TakeActivation(g, u, producer, m.output(0),
-                        [](onnx::NodeProto* node) { FusedActivationSpec{{Activation::kGelu}}.WriteTo(*node); })) {
-      continue;
-    }
-    for (int i : nodes) (*removed)[i] = true;
-    (*removed)[mul_index] = true;
-    return true;
+    const Id producer = ProducerReadBy(g, x, 2);
+    if (producer == kNone) continue;
+    std::optional<Node> fused = TakeActivation(g, producer, m.output(0), FusedActivationSpec{{Activation::kGelu}});
+    if (!fused) continue;
+    Patch patch{{producer, inner, mul_id}, {std::move(*fused)}, {}};
+    patch.replaced.insert(patch.replaced.end(), nodes.begin(), nodes.end());
+    return patch;
   }
-  return false;
+  return std::nullopt;
 }
 
 // com.microsoft BiasGelu(MatMul(x, W), b), as ONNX Runtime saves a transformer's FFN: one
 // FusedMatMul with the bias and the Gelu (erf form, as BiasGelu computes it) in its epilogue. W a
 // float constant matrix and b a float constant vector of its columns, as FuseMatMulBias asks.
-bool FuseBiasGelu(Graph* g, Uses& u, size_t index, std::vector<bool>* removed) {
-  const Node& bg = g->nodes[index];
+std::optional<Patch> FuseBiasGelu(Rewriter& r, Id id) {
+  const Graph& g = r.graph();
+  const Node& bg = r[id];
   const auto& n = *bg.proto;
-  if ((*removed)[index] || bg.domain != kMsDomain || bg.op_type() != "BiasGelu" || n.input_size() != 2 ||
-      n.output_size() != 1) {
-    return false;
+  if (bg.domain != kMsDomain || bg.op_type() != "BiasGelu" || n.input_size() != 2 || n.output_size() != 1) {
+    return std::nullopt;
   }
-  const int p = SoleReaderProducer(u, n.input(0));
-  if (p < 0 || (*removed)[p]) return false;
-  Node& matmul = g->nodes[p];
-  if (!IsOp(matmul, "MatMul") || matmul.proto->input_size() != 2 || matmul.proto->output_size() != 1) return false;
-  const Tensor* w = FloatConstant(*g, *matmul.proto, 1);
-  const Tensor* bias = FloatConstant(*g, n, 1);
-  if (w == nullptr || w->rank() != 2 || bias == nullptr || bias->rank() != 1 || bias->size() != w->dim(1)) return false;
+  const Id p = SoleReaderProducer(g, n.input(0));
+  if (p == kNone) return std::nullopt;
+  const Node& matmul = r[p];
+  if (!IsOp(matmul, "MatMul") || matmul.proto->input_size() != 2 || matmul.proto->output_size() != 1) return std::nullopt;
+  const Tensor* w = FloatConstant(g, *matmul.proto, 1);
+  const Tensor* bias = FloatConstant(g, n, 1);
+  if (w == nullptr || w->rank() != 2 || bias == nullptr || bias->rank() != 1 || bias->size() != w->dim(1)) {
+    return std::nullopt;
+  }
   auto node = std::make_shared<onnx::NodeProto>(*matmul.proto);
-  MakeInternal(&matmul, node.get(), internal_ops::kFusedMatMul);
   node->add_input(n.input(1));
   node->set_output(0, n.output(0));
   FusedActivationSpec{{Activation::kGelu}}.WriteTo(*node);
-  matmul.proto = std::move(node);
-  u.producer[n.output(0)] = p;
-  (*removed)[index] = true;
-  return true;
+  return Patch{{p, id}, {InternalNode(matmul, std::move(node), internal_ops::kFusedMatMul)}, {}};
 }
 
 // Inference Dropout (opset 7 on; no training_mode, or a false constant one; the mask unread) and
 // Identity pass their input through. The input's producer writes their output instead, so every
 // reader (graph outputs and subgraphs included) keeps the name it reads and no copy is made.
-bool RemovePassThrough(Graph* g, Uses& u, size_t index, std::vector<bool>* removed) {
-  const Node& node = g->nodes[index];
+std::optional<Patch> RemovePassThrough(Rewriter& r, Id id) {
+  const Graph& g = r.graph();
+  const Node& node = r[id];
   const auto& n = *node.proto;
-  if (n.input_size() < 1 || n.output_size() < 1) return false;
+  if (n.input_size() < 1 || n.output_size() < 1) return std::nullopt;
   if (IsOp(node, "Dropout")) {
-    if (node.opset < 7) return false;  // Dropout-1 and -6 follow their is_test attribute
+    if (node.opset < 7) return std::nullopt;  // Dropout-1 and -6 follow their is_test attribute
     if (n.input_size() > 2 && !n.input(2).empty()) {
-      auto mode = g->constants.find(n.input(2));
-      if (mode == g->constants.end() || mode->second.dtype() != DataType::kBool || mode->second.size() != 1 ||
+      auto mode = g.constants.find(n.input(2));
+      if (mode == g.constants.end() || mode->second.dtype() != DataType::kBool || mode->second.size() != 1 ||
           mode->second.data<bool>()[0]) {
-        return false;
+        return std::nullopt;
       }
     }
-    if (n.output_size() > 1 && !n.output(1).empty() && u.readers.count(n.output(1)) != 0) return false;
+    if (n.output_size() > 1 && !n.output(1).empty() && g.nodes.ReadCount(n.output(1)) != 0) return std::nullopt;
   } else if (!IsOp(node, "Identity") || n.output_size() != 1) {
-    return false;
+    return std::nullopt;
   }
-  const int p = SoleProducer(*g, u, node);
-  if (p < 0 || (*removed)[p]) return false;
-  auto rewired = std::make_shared<onnx::NodeProto>(*g->nodes[p].proto);
+  const Id p = SoleProducer(g, node);
+  if (p == kNone) return std::nullopt;
+  auto rewired = std::make_shared<onnx::NodeProto>(*r[p].proto);
   for (auto& out : *rewired->mutable_output()) {
     if (out == n.input(0)) out = n.output(0);
   }
-  g->nodes[p].proto = std::move(rewired);
-  u.producer[n.output(0)] = p;
-  (*removed)[index] = true;
-  return true;
+  return Patch{{p, id}, {WithProto(r[p], std::move(rewired))}, {}};
 }
 
-}  // namespace
-
-void FuseForInference(Graph* g) {
-  Apply(g, RemovePassThrough);
-  Apply(g, FuseAttention);  // attention_fusion.h: before the products take biases and epilogues
-  Apply(g, FuseDynamicQuantMatMul);  // dynamic_quant_fusion.h
-  Apply(g, FuseLayerNormalization);
-  Apply(g, FoldBatchNorm);
-  Apply(g, FoldChannelAffine);
-  Apply(g, FuseMatMulBias);
-  Apply(g, FuseResidual);
-  Apply(g, FuseSwish);
-  Apply(g, FuseGelu);
-  Apply(g, FuseBiasGelu);
-  Apply(g, FuseActivation);
-  Apply(g, FuseElementwiseChain);
-  for (auto& node : g->nodes) {
-    for (auto& [name, sub] : node.subgraphs) FuseForInference(sub.get());
+Status FuseForInference(Graph* g) {
+  // In this order: attention before the products take biases and epilogues; BatchNormalization
+  // folded before a Conv takes its activation; chains last, over what no product took.
+  static const std::pair<const char*, Rule> kRules[] = {
+      {"RemovePassThrough", RemovePassThrough},
+      {"FuseAttention", FuseAttention},                  // attention_fusion.h
+      {"FuseDynamicQuantMatMul", FuseDynamicQuantMatMul},  // dynamic_quant_fusion.h
+      {"FuseLayerNormalization", FuseLayerNormalization},  // norm_fusion.h
+      {"FoldBatchNorm", FoldBatchNorm},
+      {"FoldChannelAffine", FoldChannelAffine},
+      {"FuseMatMulBias", FuseMatMulBias},
+      {"FuseResidual", FuseResidual},
+      {"FuseSwish", FuseSwish},
+      {"FuseGelu", FuseGelu},
+      {"FuseBiasGelu", FuseBiasGelu},
+      {"FuseActivation", FuseActivation},
+      {"FuseElementwiseChain", FuseElementwiseChain},  // chain_fusion.h
+  };
+  for (const auto& [name, rule] : kRules) ONNXFLOW_RETURN_IF_ERROR(RunRule(g, name, rule));
+  for (const Node& node : g->nodes) {
+    for (const auto& [name, sub] : node.subgraphs) ONNXFLOW_RETURN_IF_ERROR(FuseForInference(sub.get()));
   }
+  return Status::Ok();
 }
 
 }  // namespace onnxflow::graph

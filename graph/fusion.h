@@ -13,12 +13,26 @@
 #pragma once
 
 #include "graph/graph.h"
+#include "graph/rewrite.h"
 #include "ops/framework/registry.h"
 
 namespace onnxflow::graph {
 
 inline constexpr const char* kFusedDomain = kOnnxflowDomain;
 
-void FuseForInference(Graph* graph);
+// The rules FuseForInference runs, in its order (rewrite.h; each has a GraphTest in
+// graph/rules_test.cc).
+std::optional<Patch> RemovePassThrough(Rewriter& r, NodeGraph::Id id);
+std::optional<Patch> FoldBatchNorm(Rewriter& r, NodeGraph::Id id);
+std::optional<Patch> FoldChannelAffine(Rewriter& r, NodeGraph::Id id);
+std::optional<Patch> FuseMatMulBias(Rewriter& r, NodeGraph::Id id);
+std::optional<Patch> FuseResidual(Rewriter& r, NodeGraph::Id id);
+std::optional<Patch> FuseSwish(Rewriter& r, NodeGraph::Id id);
+std::optional<Patch> FuseGelu(Rewriter& r, NodeGraph::Id id);
+std::optional<Patch> FuseBiasGelu(Rewriter& r, NodeGraph::Id id);
+std::optional<Patch> FuseActivation(Rewriter& r, NodeGraph::Id id);
+
+// Fails only on a rule that broke the graph (rewrite.h): a bug, reported instead of run.
+Status FuseForInference(Graph* graph);
 
 }  // namespace onnxflow::graph

@@ -8,18 +8,6 @@
 
 namespace onnxflow::graph {
 
-Uses CountUses(const Graph& g) {
-  Uses u;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const Node& n = g.nodes[i];
-    for (const auto& in : n.proto->input()) ++u.readers[in];
-    for (const auto& in : n.implicit_inputs) ++u.readers[in];
-    for (const auto& out : n.proto->output()) u.producer[out] = static_cast<int>(i);
-  }
-  for (const auto& out : g.outputs) u.readers[out.name] += 2;  // never fuse a graph output away
-  return u;
-}
-
 const onnx::AttributeProto* Attr(const onnx::NodeProto& n, const std::string& name) {
   for (const auto& a : n.attribute()) {
     if (a.name() == name) return &a;
@@ -41,13 +29,27 @@ DataType KnownType(const Graph& g, const std::string& name) {
 
 bool IsOp(const Node& n, const char* op) { return n.domain.empty() && n.op_type() == op; }
 
-int ProducerReadBy(const Uses& u, const std::string& value, int readers) {
-  auto p = u.producer.find(value);
-  auto r = u.readers.find(value);
-  return p == u.producer.end() || r == u.readers.end() || r->second != readers ? -1 : p->second;
+Id ProducerReadBy(const Graph& g, const std::string& value, int reads) {
+  return g.nodes.ReadCount(value) == reads ? g.nodes.Producer(value) : kNone;
 }
 
-int SoleReaderProducer(const Uses& u, const std::string& value) { return ProducerReadBy(u, value, 1); }
+Id SoleReaderProducer(const Graph& g, const std::string& value) { return ProducerReadBy(g, value, 1); }
+
+Id SoleReader(const Graph& g, const std::string& value) {
+  if (g.nodes.ReadCount(value) != 1) return kNone;
+  const Id reader = g.nodes.Readers(value).front();
+  return g.nodes[reader].subgraphs.empty() ? reader : kNone;
+}
+
+Id SoleProducer(const Graph& g, const Node& n) {
+  return n.proto->input_size() == 0 ? kNone : SoleReaderProducer(g, n.proto->input(0));
+}
+
+Node WithProto(const Node& node, std::shared_ptr<const onnx::NodeProto> proto) {
+  Node copy = node;
+  copy.proto = std::move(proto);
+  return copy;
+}
 
 NameSet::NameSet(const Graph& g) { Collect(g); }
 
@@ -66,21 +68,6 @@ std::string NameSet::Fresh(const std::string& base) {
   for (int k = 1; names_.count(name) != 0; ++k) name = base + "#" + std::to_string(k);
   names_.insert(name);
   return name;
-}
-
-int SoleReaderAfter(const Graph& g, const Uses& u, const std::string& value, size_t from) {
-  auto r = u.readers.find(value);
-  if (r == u.readers.end() || r->second != 1) return -1;
-  for (size_t i = from + 1; i < g.nodes.size(); ++i) {
-    for (const auto& in : g.nodes[i].proto->input()) {
-      if (in == value) return g.nodes[i].subgraphs.empty() ? static_cast<int>(i) : -1;
-    }
-  }
-  return -1;
-}
-
-int SoleProducer(const Graph& g, const Uses& u, const Node& n) {
-  return n.proto->input_size() == 0 ? -1 : SoleReaderProducer(u, n.proto->input(0));
 }
 
 bool IsFloatProduct(const Graph& g, const Node& producer) {
@@ -142,11 +129,13 @@ bool HasEpilogue(const Node& fused) {
   return !spec.ok() || spec->activation.kind != Activation::kNone;
 }
 
-void MakeInternal(Node* node, onnx::NodeProto* proto, const char* op_type) {
+Node InternalNode(const Node& from, std::shared_ptr<onnx::NodeProto> proto, const char* op_type) {
   proto->set_op_type(op_type);
   proto->set_domain(kOnnxflowDomain);
-  node->domain = kOnnxflowDomain;
-  node->opset = internal_ops::kVersion;
+  Node node = WithProto(from, std::move(proto));
+  node.domain = kOnnxflowDomain;
+  node.opset = internal_ops::kVersion;
+  return node;
 }
 
 void SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t value) { SetAttribute(*n, name, value); }
@@ -155,19 +144,6 @@ void SetFloatAttr(onnx::NodeProto* n, const std::string& name, float value) { Se
 
 void SetStringAttr(onnx::NodeProto* n, const std::string& name, const std::string& value) {
   SetAttribute(*n, name, value);
-}
-
-void Apply(Graph* g, FusionRule rule) {
-  std::vector<bool> removed(g->nodes.size(), false);
-  bool any = false;
-  Uses u = CountUses(*g);
-  for (size_t i = 0; i < g->nodes.size(); ++i) any |= rule(g, u, i, &removed);
-  if (!any) return;
-  std::vector<Node> kept;
-  for (size_t i = 0; i < g->nodes.size(); ++i) {
-    if (!removed[i]) kept.push_back(std::move(g->nodes[i]));
-  }
-  g->nodes = std::move(kept);
 }
 
 }  // namespace onnxflow::graph

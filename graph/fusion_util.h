@@ -1,6 +1,5 @@
-// What the load-time fusions (fusion.cc, chain_fusion.cc) share: who reads and who produces each
-// value, attribute and type lookups, and the loop that applies one rule over a graph. Internal to
-// graph/.
+// What the load-time rules share: producer and reader queries over the live IR, attribute and
+// type lookups, the epilogue vocabulary, fresh names. Internal to graph/.
 #pragma once
 
 #include <map>
@@ -13,12 +12,8 @@
 
 namespace onnxflow::graph {
 
-struct Uses {
-  std::map<std::string, int> readers;  // node inputs, implicit inputs and graph outputs
-  std::map<std::string, int> producer;
-};
-
-Uses CountUses(const Graph& g);
+using Id = NodeGraph::Id;
+inline const Id kNone = NodeGraph::None();
 
 const onnx::AttributeProto* Attr(const onnx::NodeProto& n, const std::string& name);
 
@@ -30,19 +25,21 @@ DataType KnownType(const Graph& g, const std::string& name);
 
 bool IsOp(const Node& n, const char* op);
 
-// The producer of `value` when exactly `readers` reads of it are all there are (a graph output
-// counts as two); -1 otherwise.
-int ProducerReadBy(const Uses& u, const std::string& value, int readers);
+// The producer of `value` when exactly `reads` reads of it are all there are (a graph output
+// counts as two: NodeGraph::ReadCount); kNone otherwise.
+Id ProducerReadBy(const Graph& g, const std::string& value, int reads);
 
-// The producer of `value` when exactly one node reads it (and it is not a graph output); -1 otherwise.
-int SoleReaderProducer(const Uses& u, const std::string& value);
+// The producer of `value` when exactly one node reads it (and it is not a graph output); kNone otherwise.
+Id SoleReaderProducer(const Graph& g, const std::string& value);
 
-// The node after `from` that reads `value`, when it is the value's only reader and holds no
-// subgraphs; -1 otherwise.
-int SoleReaderAfter(const Graph& g, const Uses& u, const std::string& value, size_t from);
+// The node reading `value` when it is the value's only reader and holds no subgraphs; kNone otherwise.
+Id SoleReader(const Graph& g, const std::string& value);
 
-// The producer of `n`'s first input when `n` is its only reader; -1 otherwise.
-int SoleProducer(const Graph& g, const Uses& u, const Node& n);
+// The producer of `n`'s first input when `n` is its only reader; kNone otherwise.
+Id SoleProducer(const Graph& g, const Node& n);
+
+// A copy of `node` with another proto (the rules' replacement nodes keep domain, opset and subgraphs).
+Node WithProto(const Node& node, std::shared_ptr<const onnx::NodeProto> proto);
 
 // The fused kernels are float only. Conv, Gemm and MatMul take X and W (A and B) of one type T, so
 // a float weight (a constant, typed at load) settles it when X's type is not known at load.
@@ -63,9 +60,9 @@ bool AddEpilogueActivation(const Graph& g, const Node& act, onnx::NodeProto* nod
 // Whether a fused or blocked node applies an epilogue activation already.
 bool HasEpilogue(const Node& fused);
 
-// Makes `node` (a copy of a Conv, Gemm, MatMul or an internal op's node) internal op `op_type`
-// of kOnnxflowDomain.
-void MakeInternal(Node* node, onnx::NodeProto* proto, const char* op_type);
+// `from` (a Conv, Gemm, MatMul or an internal op) as internal op `op_type` of kOnnxflowDomain with
+// the attributes, inputs and outputs of `proto`, which it sets to that op.
+Node InternalNode(const Node& from, std::shared_ptr<onnx::NodeProto> proto, const char* op_type);
 
 // The `channels` values of a float constant `t` that scales or shifts each channel of a value of
 // rank `rank` (channels on axis 1) by one number, broadcasting without changing the value's shape:
@@ -90,12 +87,5 @@ class NameSet {
   void Collect(const Graph& g);
   std::unordered_set<std::string> names_;
 };
-
-// A rule looks at node `index`; when it fuses, it marks the nodes it absorbed in `removed` and
-// keeps `u` up to date (a fusion only moves a fused output to the surviving node).
-using FusionRule = bool (*)(Graph* g, Uses& u, size_t index, std::vector<bool>* removed);
-
-// Runs `rule` at every node in order, then drops the removed nodes.
-void Apply(Graph* g, FusionRule rule);
 
 }  // namespace onnxflow::graph

@@ -3,7 +3,6 @@
 #include <optional>
 #include <unordered_set>
 
-#include "graph/dag.h"
 #include "graph/external_data.h"
 #include "graph/schema/schema.h"
 #include "ops/framework/registry.h"
@@ -230,8 +229,6 @@ Result<std::shared_ptr<Graph>> BuildGraph(const onnx::GraphProto& proto, const s
   std::set<std::string> inner_scope = outer_scope;
   inner_scope.insert(local.begin(), local.end());
 
-  std::vector<Node> nodes;
-  nodes.reserve(proto.node_size());
   for (int i = 0; i < proto.node_size(); ++i) {
     Node node;
     node.proto = std::make_shared<onnx::NodeProto>(proto.node(i));
@@ -268,7 +265,7 @@ Result<std::shared_ptr<Graph>> BuildGraph(const onnx::GraphProto& proto, const s
       }
     }
     node.implicit_inputs.assign(implicit.begin(), implicit.end());
-    nodes.push_back(std::move(node));
+    g->nodes.Add(std::move(node), {i, 0});
   }
   for (const auto& out : proto.output()) {
     if (out.name().empty()) return InvalidArgument(scope + ": a graph output has no name");
@@ -279,21 +276,15 @@ Result<std::shared_ptr<Graph>> BuildGraph(const onnx::GraphProto& proto, const s
     g->outputs.push_back(ToValueInfo(out));
   }
 
-  // Order the nodes: the DAG over producer -> consumer edges (implicit inputs included).
-  std::vector<std::vector<std::string>> reads(nodes.size()), writes(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    reads[i].assign(nodes[i].proto->input().begin(), nodes[i].proto->input().end());
-    reads[i].insert(reads[i].end(), nodes[i].implicit_inputs.begin(), nodes[i].implicit_inputs.end());
-    writes[i].assign(nodes[i].proto->output().begin(), nodes[i].proto->output().end());
-  }
-  std::vector<int> order, cycle;
-  if (!TopologicalOrder(BuildDag(reads, writes), &order, &cycle)) {
+  // The DAG orders the nodes; a cycle is refused.
+  std::vector<std::string> output_names;
+  for (const ValueInfo& out : g->outputs) output_names.push_back(out.name);
+  g->nodes.SetOutputs(output_names);
+  if (const auto cycle = g->nodes.Cycle(5); !cycle.empty()) {
     std::string names;
-    for (size_t k = 0; k < cycle.size() && k < 5; ++k) names += (k ? ", " : "") + nodes[cycle[k]].Describe();
+    for (size_t k = 0; k < cycle.size(); ++k) names += (k ? ", " : "") + g->nodes[cycle[k]].Describe();
     return InvalidArgument(scope + " has a cycle through " + names);
   }
-  g->nodes.reserve(nodes.size());
-  for (int i : order) g->nodes.push_back(std::move(nodes[i]));
   return g;
 }
 

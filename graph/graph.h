@@ -1,6 +1,6 @@
 // The graph IR between the ModelProto and the execution plan.
 //
-// A Graph is one scope (the main graph or a subgraph): its nodes in topological order, the
+// A Graph is one scope (the main graph or a subgraph): its nodes as a live DAG (NodeGraph), the
 // constants it holds (initializers and folded values), its inputs and outputs, and the names it
 // reads from enclosing scopes. Nodes with graph attributes (If/Loop/Scan) carry their subgraphs
 // already built, and list the outer-scope values those read as implicit inputs, so the scheduler
@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "graph/node.h"
+#include "graph/node_graph.h"
 #include "include/onnxflow/session.h"
 #include "include/onnxflow/status.h"
 #include "include/onnxflow/tensor.h"
@@ -23,23 +25,9 @@ namespace onnxflow::graph {
 // Normalized domain ("" for ai.onnx) -> the model's opset version.
 using OpsetMap = std::map<std::string, int>;
 
-struct Graph;
-
-struct Node {
-  std::shared_ptr<const onnx::NodeProto> proto;
-  std::string domain;  // normalized
-  int opset = 0;       // the model's version of `domain`
-  std::vector<std::string> implicit_inputs;            // outer-scope names the subgraphs read
-  std::map<std::string, std::shared_ptr<Graph>> subgraphs;  // by attribute name
-
-  const std::string& op_type() const { return proto->op_type(); }
-  // "name (OpType)" or "OpType #index" for messages.
-  std::string Describe() const;
-};
-
 struct Graph {
   std::string name;
-  std::vector<Node> nodes;                   // topological order
+  NodeGraph nodes;                           // the live IR: nodes, edges, order (node_graph.h)
   std::map<std::string, Tensor> constants;   // initializers, Constant outputs after folding
   std::vector<ValueInfo> inputs;             // graph inputs, in order (incl. those with initializers)
   std::vector<ValueInfo> outputs;

@@ -5,7 +5,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "graph/fusion_util.h"
+#include "graph/rewrite.h"
 #include "ops/cast/cast_elements.h"
 #include "ops/framework/domains.h"
 
@@ -45,58 +45,60 @@ class HalfRegion {
  public:
   HalfRegion(Graph* g, int opset, NameSet* names) : g_(g), opset_(opset), names_(names) {}
 
-  void Rewrite() {
-    const size_t count = g_->nodes.size();
-    std::vector<bool> in_float(count);
-    bool any = false;
-    for (size_t i = 0; i < count; ++i) any |= in_float[i] = Converts(g_->nodes[i]);
-    if (!any) return;
+  // One patch for the region: which nodes run in float depends on the whole graph, and the graph
+  // is only valid again once every reader of a widened value reads its twin.
+  Status Rewrite() {
+    const std::vector<Id> order = g_->nodes.Order();
+    std::unordered_set<Id> in_float;
+    for (Id id : order) {
+      if (Converts(g_->nodes[id])) in_float.insert(id);
+    }
+    if (in_float.empty()) return Status::Ok();
 
-    // Who produces each value (-1: a graph input or constant) and whether anything outside the
-    // float region reads it in 16 bits.
-    std::unordered_map<std::string, int> producer;
+    // Whether anything outside the float region reads a value in 16 bits.
     std::unordered_set<std::string> read_in_half;
-    for (size_t i = 0; i < count; ++i) {
-      const Node& n = g_->nodes[i];
-      for (const auto& out : n.proto->output()) producer[out] = static_cast<int>(i);
-      if (in_float[i]) continue;
+    for (Id id : order) {
+      if (in_float.count(id)) continue;
+      const Node& n = g_->nodes[id];
       for (const auto& in : n.proto->input()) read_in_half.insert(in);
       for (const auto& in : n.implicit_inputs) read_in_half.insert(in);
     }
     for (const ValueInfo& out : g_->outputs) read_in_half.insert(out.name);
 
-    // Casts by position: before every node (graph inputs) or after node i.
-    std::vector<Node> front;
-    std::vector<std::vector<Node>> after(count);
+    // The converted nodes, and Casts after a node (at its place) or before them all.
     std::vector<std::string> released;
     auto twin = [&](const std::string& value) -> const std::string& {
       auto it = twins_.find(value);
       if (it != twins_.end()) return it->second;
       const std::string name = names_->Fresh(value + "/float");
-      g_->known_types[name] = DataType::kFloat;
-      auto p = producer.find(value);
-      const int from = p == producer.end() ? -1 : p->second;
-      if (from >= 0 && in_float[from]) {
+      patch_.types.emplace_back(name, DataType::kFloat);
+      const Id from = g_->nodes.Producer(value);
+      if (from != kNone && in_float.count(from)) {
         // Computed in float: rounded to 16 bits only for those who read it so.
-        if (read_in_half.count(value)) after[from].push_back(MakeCast(name, value, KnownType(*g_, value)));
+        if (read_in_half.count(value)) Add(MakeCast(name, value, KnownType(*g_, value)), from);
       } else if (auto c = g_->constants.find(value); c != g_->constants.end()) {
         auto widened = CastTensor(c->second, DataType::kFloat);
         if (!read_in_half.count(value)) released.push_back(value);
-        g_->constants.emplace(name, std::move(widened).value());
+        patch_.constants.emplace_back(name, std::move(widened).value());
       } else {
-        (from >= 0 ? after[from] : front).push_back(MakeCast(value, name, DataType::kFloat));
+        // A graph input, or a 16-bit value of a node outside the region: widened once, after
+        // its producer.
+        Add(MakeCast(value, name, DataType::kFloat), from);
       }
       return twins_.emplace(value, name).first->second;
     };
 
-    const std::unordered_set<std::string> kept = HalfWeights(in_float);
-    for (size_t i = 0; i < count; ++i) {
-      if (!in_float[i]) continue;
-      Node& n = g_->nodes[i];
+    const std::unordered_set<std::string> kept = HalfWeights(order, in_float);
+    for (Id id : order) {
+      if (!in_float.count(id)) continue;
+      const Node& n = g_->nodes[id];
       auto proto = std::make_shared<onnx::NodeProto>(*n.proto);
       for (auto& in : *proto->mutable_input()) {
         if (!in.empty() && IsHalf(KnownType(*g_, in)) && !kept.count(in)) in = twin(in);
       }
+      // Its place comes before the Casts of its outputs, which twin() puts at its id.
+      const size_t slot = patch_.added.size();
+      Add(Node{}, id);
       for (auto& out : *proto->mutable_output()) {
         if (!out.empty() && IsHalf(KnownType(*g_, out))) out = twin(out);
       }
@@ -104,18 +106,13 @@ class HalfRegion {
         const onnx::AttributeProto* to = Attr(*proto, "to");
         if (to != nullptr && IsHalf(static_cast<DataType>(to->i()))) SetIntAttr(proto.get(), "to", onnx::TensorProto::FLOAT);
       }
-      n.proto = std::move(proto);
+      patch_.replaced.push_back(id);
+      patch_.added[slot] = WithProto(n, std::move(proto));
     }
-
+    ONNXFLOW_RETURN_IF_ERROR(ApplyPatch(g_, std::move(patch_), "ComputeHalfInFloat"));
     // A 16-bit original goes now when nothing else reads it: the load's peak is here.
     for (const std::string& name : released) g_->constants[name] = Tensor();
-    std::vector<Node> nodes = std::move(front);
-    nodes.reserve(nodes.size() + count);
-    for (size_t i = 0; i < count; ++i) {
-      nodes.push_back(std::move(g_->nodes[i]));
-      for (Node& cast : after[i]) nodes.push_back(std::move(cast));
-    }
-    g_->nodes = std::move(nodes);
+    return Status::Ok();
   }
 
  private:
@@ -142,11 +139,11 @@ class HalfRegion {
   // The 16-bit constant matrices that float nodes read only as the weights of MatMul or Gemm
   // (their B): those kernels keep them in 16 bits and widen them block by block as the product
   // runs (ops/math/constant_b.h), so the model's weight bytes stay halved.
-  std::unordered_set<std::string> HalfWeights(const std::vector<bool>& in_float) const {
+  std::unordered_set<std::string> HalfWeights(const std::vector<Id>& order, const std::unordered_set<Id>& in_float) const {
     std::unordered_map<std::string, bool> weight_only;
-    for (size_t i = 0; i < g_->nodes.size(); ++i) {
-      if (!in_float[i]) continue;
-      const Node& n = g_->nodes[i];
+    for (Id id : order) {
+      if (!in_float.count(id)) continue;
+      const Node& n = g_->nodes[id];
       const bool product = n.domain.empty() && (n.op_type() == "MatMul" || n.op_type() == "Gemm");
       for (int k = 0; k < n.proto->input_size(); ++k) {
         auto c = g_->constants.find(n.proto->input(k));
@@ -176,28 +173,34 @@ class HalfRegion {
     return node;
   }
 
+  void Add(Node node, Id at) {
+    patch_.added.push_back(std::move(node));
+    patch_.at.push_back(at);
+  }
+
   Graph* g_;
   int opset_;
   NameSet* names_;
+  Patch patch_;
   std::unordered_map<std::string, std::string> twins_;
 };
 
-void Rewrite(Graph* g, int opset, NameSet* names) {
-  for (Node& n : g->nodes) {
-    for (auto& [attribute, sub] : n.subgraphs) Rewrite(sub.get(), opset, names);
+Status Rewrite(Graph* g, int opset, NameSet* names) {
+  for (const Node& n : g->nodes) {
+    for (const auto& [attribute, sub] : n.subgraphs) ONNXFLOW_RETURN_IF_ERROR(Rewrite(sub.get(), opset, names));
   }
-  HalfRegion(g, opset, names).Rewrite();
   // Widened constants replace their 16-bit originals for every reader in float; those nothing
   // reads any more are released with the other unread initializers after the passes.
+  return HalfRegion(g, opset, names).Rewrite();
 }
 
 }  // namespace
 
-void ComputeHalfInFloat(Graph* graph, int onnx_opset) {
+Status ComputeHalfInFloat(Graph* graph, int onnx_opset) {
   // Cast's `to` is an integer from opset 6 on; older graphs keep their 16-bit path.
-  if (onnx_opset < 6) return;
+  if (onnx_opset < 6) return Status::Ok();
   NameSet names(*graph);
-  Rewrite(graph, onnx_opset, &names);
+  return Rewrite(graph, onnx_opset, &names);
 }
 
 }  // namespace onnxflow::graph

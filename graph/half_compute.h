@@ -17,6 +17,6 @@ namespace onnxflow::graph {
 
 // `onnx_opset` is the model's default-domain opset (Cast's form depends on it); subgraphs are
 // rewritten too, each region within its own scope.
-void ComputeHalfInFloat(Graph* graph, int onnx_opset);
+Status ComputeHalfInFloat(Graph* graph, int onnx_opset);
 
 }  // namespace onnxflow::graph

@@ -106,26 +106,25 @@ Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionO
   ONNXFLOW_RETURN_IF_ERROR(CheckKernelsExist(*model->graph, registry));
   if (options.optimize) {
     // First, so that every pass after it sees a 16-bit float model as the float model it runs as.
-    ComputeHalfInFloat(model->graph.get(), model->opsets.count("") ? model->opsets.at("") : 0);
+    ONNXFLOW_RETURN_IF_ERROR(
+        ComputeHalfInFloat(model->graph.get(), model->opsets.count("") ? model->opsets.at("") : 0));
     // Before folding, which would turn the int8 weights behind DequantizeLinear into float ones.
-    FuseQdq(model->graph.get());
+    ONNXFLOW_RETURN_IF_ERROR(FuseQdq(model->graph.get()));
     ONNXFLOW_RETURN_IF_ERROR(FoldConstants(model->graph.get(), registry, options.limits));
-    FuseForInference(model->graph.get());
-    UseBlockedLayout(model->graph.get());
+    ONNXFLOW_RETURN_IF_ERROR(FuseForInference(model->graph.get()));
+    ONNXFLOW_RETURN_IF_ERROR(UseBlockedLayout(model->graph.get()));
     RemoveDeadNodes(model->graph.get());
     // Initializers the passes replaced (a Conv's weights before BatchNormalization was folded
     // into them) are read by nothing now; their storage goes before the kernels pack theirs, and
     // with it the buffers the passes freed. The names stay: an initializer is an optional input.
-    const Uses uses = CountUses(*model->graph);
     for (auto& [name, tensor] : model->graph->constants) {
-      if (uses.readers.count(name) == 0) tensor = Tensor();
+      if (model->graph->nodes.ReadCount(name) == 0) tensor = Tensor();
     }
     ReleasePooledStorage();
   }
   // A graph input that nothing reads need not be given (ONNX Runtime saves models whose folded
   // initializers leave such inputs behind, without their initializers).
-  const Uses uses = CountUses(*model->graph);
-  for (ValueInfo& input : model->graph->inputs) input.unread = uses.readers.count(input.name) == 0;
+  for (ValueInfo& input : model->graph->inputs) input.unread = model->graph->nodes.ReadCount(input.name) == 0;
   return model;
 }
 

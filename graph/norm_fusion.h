@@ -9,11 +9,11 @@
 
 #include <vector>
 
-#include "graph/fusion_util.h"
+#include "graph/rewrite.h"
 
 namespace onnxflow::graph {
 
 // A fusion rule (fusion_util.h) that looks for the pattern's Div at `index`.
-bool FuseLayerNormalization(Graph* g, Uses& u, size_t index, std::vector<bool>* removed);
+std::optional<Patch> FuseLayerNormalization(Rewriter& r, NodeGraph::Id id);
 
 }  // namespace onnxflow::graph

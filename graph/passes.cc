@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "graph/rewrite.h"
 #include "ops/framework/kernel.h"
 
 namespace onnxflow::graph {
@@ -72,37 +73,33 @@ namespace {
 // under max_tensor_bytes). A node past the budget stays in the graph and runs under the run's own
 // limits, which end the run with a Status naming the limit and the node.
 Status FoldWithin(Graph* g, const KernelRegistry& registry, const SessionLimits& limits, int64_t* folded_bytes) {
-  std::vector<Node> kept;
-  kept.reserve(g->nodes.size());
-  for (Node& node : g->nodes) {
-    for (auto& [name, sub] : node.subgraphs) {
+  for (const Node& node : g->nodes) {
+    for (const auto& [name, sub] : node.subgraphs) {
       ONNXFLOW_RETURN_IF_ERROR(FoldWithin(sub.get(), registry, limits, folded_bytes));
     }
-    bool foldable = node.subgraphs.empty() && !IsNondeterministic(node);
-    for (const auto& name : node.proto->input()) {
-      if (!name.empty() && !g->constants.count(name)) foldable = false;
-    }
-    if (foldable) {
-      SessionLimits remaining = limits;
-      remaining.max_run_bytes = std::max<int64_t>(0, limits.max_run_bytes - *folded_bytes);
-      auto outputs = Evaluate(*g, node, registry, remaining);
-      if (outputs.ok()) {
-        for (const Tensor& t : *outputs) *folded_bytes += static_cast<int64_t>(t.nbytes());
-        for (int i = 0; i < node.proto->output_size(); ++i) {
-          const std::string& name = node.proto->output(i);
-          if (name.empty()) continue;
-          g->known_types[name] = (*outputs)[i].dtype();
-          g->constants[name] = std::move((*outputs)[i]);
-        }
-        continue;
-      }
-      // Not foldable after all (unsupported, fails on these values, or past the budget): the run
-      // computes it, or reports why not.
-    }
-    kept.push_back(std::move(node));
   }
-  g->nodes = std::move(kept);
-  return Status::Ok();
+  // A node whose inputs are all constants is replaced by its outputs, as constants.
+  auto fold = [&](Rewriter& r, Id id) -> std::optional<Patch> {
+    const Node& node = r[id];
+    if (!node.subgraphs.empty() || IsNondeterministic(node)) return std::nullopt;
+    for (const auto& name : node.proto->input()) {
+      if (!name.empty() && !g->constants.count(name)) return std::nullopt;
+    }
+    SessionLimits remaining = limits;
+    remaining.max_run_bytes = std::max<int64_t>(0, limits.max_run_bytes - *folded_bytes);
+    auto outputs = Evaluate(*g, node, registry, remaining);
+    // Not foldable after all (unsupported, fails on these values, or past the budget): the run
+    // computes it, or reports why not.
+    if (!outputs.ok()) return std::nullopt;
+    Patch patch{{id}, {}, {}};
+    for (int i = 0; i < node.proto->output_size(); ++i) {
+      const std::string& name = node.proto->output(i);
+      *folded_bytes += static_cast<int64_t>((*outputs)[i].nbytes());
+      if (!name.empty()) patch.constants.emplace_back(name, std::move((*outputs)[i]));
+    }
+    return patch;
+  };
+  return RunRule(g, "FoldConstants", fold);
 }
 
 void CollectUnsupported(const Graph& g, const KernelRegistry& registry, std::vector<std::string>* lines) {
@@ -139,30 +136,22 @@ Status FoldConstants(Graph* g, const KernelRegistry& registry, const SessionLimi
 }
 
 void RemoveDeadNodes(Graph* g) {
-  std::set<std::string> used;
-  for (const auto& out : g->outputs) used.insert(out.name);
-  std::vector<bool> keep(g->nodes.size(), false);
-  for (size_t i = g->nodes.size(); i-- > 0;) {
-    const Node& node = g->nodes[i];
-    for (const auto& out : node.proto->output()) {
-      if (!out.empty() && used.count(out)) keep[i] = true;
-    }
-    if (!keep[i]) continue;
-    for (const auto& in : node.proto->input()) used.insert(in);
-    used.insert(node.implicit_inputs.begin(), node.implicit_inputs.end());
+  // From the last node back: a node none of whose outputs is read goes, and with it its reads,
+  // so the nodes only it read go in the same walk.
+  const std::vector<Id> order = g->nodes.Order();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    bool read = false;
+    for (const auto& out : g->nodes[*it].proto->output()) read |= !out.empty() && g->nodes.ReadCount(out) > 0;
+    if (!read) g->nodes.Remove(*it);
   }
-  std::vector<Node> kept;
-  for (size_t i = 0; i < g->nodes.size(); ++i) {
-    if (keep[i]) kept.push_back(std::move(g->nodes[i]));
-  }
-  g->nodes = std::move(kept);
+  g->nodes.Compact();
   for (auto it = g->constants.begin(); it != g->constants.end();) {
     bool is_input = false;
     for (const auto& in : g->inputs) is_input |= in.name == it->first;
-    it = used.count(it->first) || is_input ? std::next(it) : g->constants.erase(it);
+    it = g->nodes.ReadCount(it->first) > 0 || is_input ? std::next(it) : g->constants.erase(it);
   }
-  for (auto& node : g->nodes) {
-    for (auto& [name, sub] : node.subgraphs) RemoveDeadNodes(sub.get());
+  for (const Node& node : g->nodes) {
+    for (const auto& [name, sub] : node.subgraphs) RemoveDeadNodes(sub.get());
   }
 }
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/fusion_util.h"
+#include "graph/rewrite.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/registry.h"
 
@@ -36,27 +36,34 @@ struct QSide {
   float scale_value = 0, zero_value = 0;
 };
 
-// A constant zero point of `type` (0), added to the graph once.
-std::string ZeroConstant(Graph* g, DataType type) {
-  const std::string name = std::string("onnxflow_qdq_zero_") + DataTypeName(type);
-  if (!g->constants.count(name)) {
-    g->constants[name] = type == DataType::kInt8 ? Tensor::Scalar<int8_t>(0) : Tensor::Scalar<uint8_t>(0);
-    g->known_types[name] = type;
+// Adds constant `t` as `name` to what `patch` adds, unless the graph or the patch has it already
+// (the rule's names are functions of what they hold).
+void AddConstant(const Graph& g, Patch* patch, const std::string& name, Tensor t) {
+  if (g.constants.count(name)) return;
+  for (const auto& [n, c] : patch->constants) {
+    if (n == name) return;
   }
+  patch->constants.emplace_back(name, std::move(t));
+}
+
+// A constant zero point of `type` (0), one per graph.
+std::string ZeroConstant(const Graph& g, Patch* patch, DataType type) {
+  const std::string name = std::string("onnxflow_qdq_zero_") + DataTypeName(type);
+  AddConstant(g, patch, name, type == DataType::kInt8 ? Tensor::Scalar<int8_t>(0) : Tensor::Scalar<uint8_t>(0));
   return name;
 }
 
 // Reads the per-tensor constant parameters of a Q or DQ node (inputs 1 and 2) and the 8-bit type
 // of its quantized side (`quantized` is its input for DQ, output for Q). False when they are not
 // constants with one element, the type is not 8-bit or attributes change the meaning.
-bool PerTensorParams(Graph* g, const Node& n, const std::string& quantized, QSide* side) {
+bool PerTensorParams(const Graph& g, Patch* patch, const Node& n, const std::string& quantized, QSide* side) {
   const auto& p = *n.proto;
   if (p.input_size() < 2 || Attr(p, "block_size") != nullptr) return false;
-  const Tensor* scale = Constant(*g, p, 1);
-  const Tensor* zero = Constant(*g, p, 2);
+  const Tensor* scale = Constant(g, p, 1);
+  const Tensor* zero = Constant(g, p, 2);
   if (scale == nullptr || scale->dtype() != DataType::kFloat || scale->size() != 1) return false;
   if (p.input_size() > 2 && !p.input(2).empty() && (zero == nullptr || zero->size() != 1)) return false;
-  DataType type = zero != nullptr ? zero->dtype() : KnownType(*g, quantized);
+  DataType type = zero != nullptr ? zero->dtype() : KnownType(g, quantized);
   if (zero == nullptr && IsQdqOp(n, "QuantizeLinear")) {
     const auto* dtype = Attr(p, "output_dtype");
     type = dtype != nullptr ? static_cast<DataType>(dtype->i()) : DataType::kUint8;
@@ -65,7 +72,7 @@ bool PerTensorParams(Graph* g, const Node& n, const std::string& quantized, QSid
   if (const auto* sat = Attr(p, "saturate"); sat != nullptr && sat->i() == 0) return false;
   side->value = quantized;
   side->scale = p.input(1);
-  side->zero = zero != nullptr ? p.input(2) : ZeroConstant(g, type);
+  side->zero = zero != nullptr ? p.input(2) : ZeroConstant(g, patch, type);
   side->type = type;
   side->scale_value = scale->data<float>()[0];
   side->zero_value = zero != nullptr ? ZeroValue(*zero, 0) : 0.f;
@@ -73,49 +80,49 @@ bool PerTensorParams(Graph* g, const Node& n, const std::string& quantized, QSid
 }
 
 // The DequantizeLinear that produces `value` (whatever else reads it), with per-tensor params.
-bool DqInput(Graph* g, const Uses& u, const std::vector<bool>& removed, const std::string& value, QSide* side) {
-  auto it = u.producer.find(value);
-  if (it == u.producer.end() || removed[it->second]) return false;
-  const Node& dq = g->nodes[it->second];
+bool DqInput(const Graph& g, Patch* patch, const std::string& value, QSide* side) {
+  const Id p = g.nodes.Producer(value);
+  if (p == kNone) return false;
+  const Node& dq = g.nodes[p];
   if (!IsQdqOp(dq, "DequantizeLinear") || dq.proto->input_size() < 1) return false;
-  return PerTensorParams(g, dq, dq.proto->input(0), side);
+  return PerTensorParams(g, patch, dq, dq.proto->input(0), side);
 }
 
-// A fresh node in place of the op at `index`, writing the Q's output; the Q is removed.
+// A fresh node in place of op `index`, writing the Q's output (the caller replaces the Q).
 // `attrs` names the attributes of the op that carry over.
-void Replace(Graph* g, Uses& u, size_t index, size_t q_index, std::vector<bool>* removed, const char* domain,
-             const std::string& op_type, std::vector<std::string> inputs, const std::string& output, int opset,
+void Replace(const Graph& g, Id index, Patch* patch, const char* domain, const std::string& op_type,
+             std::vector<std::string> inputs, const std::string& output, int opset,
              const std::vector<std::string>& attrs = {}) {
-  Node& node = g->nodes[index];
+  const Node& original = g.nodes[index];
   auto proto = std::make_shared<onnx::NodeProto>();
-  proto->set_name(node.proto->name());
+  proto->set_name(original.proto->name());
   proto->set_op_type(op_type);
   proto->set_domain(domain);
   for (auto& in : inputs) proto->add_input(in);
   proto->add_output(output);
-  for (const auto& a : node.proto->attribute()) {
+  for (const auto& a : original.proto->attribute()) {
     for (const auto& name : attrs) {
       if (a.name() == name) *proto->add_attribute() = a;
     }
   }
-  node.proto = std::move(proto);
+  Node node = WithProto(original, std::move(proto));
   node.domain = domain;
   node.opset = opset;
-  u.producer[output] = static_cast<int>(index);
-  (*removed)[q_index] = true;
+  patch->replaced.push_back(index);
+  patch->added.push_back(std::move(node));
 }
 
 // The constant weight side of a Conv or MatMul: per-tensor, or per output channel on `axis`.
-bool WeightInput(Graph* g, const Uses& u, const std::vector<bool>& removed, const std::string& value, int64_t axis,
-                 QSide* side, std::vector<float>* scales) {
-  auto it = u.producer.find(value);
-  if (it == u.producer.end() || removed[it->second]) return false;
-  const Node& dq = g->nodes[it->second];
+bool WeightInput(const Graph& g, Patch* patch, const std::string& value, int64_t axis, QSide* side,
+                 std::vector<float>* scales) {
+  const Id producer = g.nodes.Producer(value);
+  if (producer == kNone) return false;
+  const Node& dq = g.nodes[producer];
   if (!IsQdqOp(dq, "DequantizeLinear")) return false;
   const auto& p = *dq.proto;
-  const Tensor* w = Constant(*g, p, 0);
-  const Tensor* scale = Constant(*g, p, 1);
-  const Tensor* zero = Constant(*g, p, 2);
+  const Tensor* w = Constant(g, p, 0);
+  const Tensor* scale = Constant(g, p, 1);
+  const Tensor* zero = Constant(g, p, 2);
   if (w == nullptr || !Is8Bit(w->dtype()) || scale == nullptr || scale->dtype() != DataType::kFloat) return false;
   if (Attr(p, "block_size") != nullptr) return false;
   if (p.input_size() > 2 && !p.input(2).empty() && (zero == nullptr || zero->dtype() != w->dtype())) return false;
@@ -133,13 +140,13 @@ bool WeightInput(Graph* g, const Uses& u, const std::vector<bool>& removed, cons
   if (zero != nullptr) {
     side->zero = p.input(2);
   } else if (scale->size() == 1) {
-    side->zero = ZeroConstant(g, w->dtype());
+    side->zero = ZeroConstant(g, patch, w->dtype());
   } else {
     const std::string name = p.input(0) + "_onnxflow_zero";
-    g->constants[name] = w->dtype() == DataType::kInt8
-                             ? Tensor::FromVector<int8_t>({scale->size()}, std::vector<int8_t>(scale->size(), 0))
-                             : Tensor::FromVector<uint8_t>({scale->size()}, std::vector<uint8_t>(scale->size(), 0));
-    g->known_types[name] = w->dtype();
+    AddConstant(g, patch, name,
+                w->dtype() == DataType::kInt8
+                    ? Tensor::FromVector<int8_t>({scale->size()}, std::vector<int8_t>(scale->size(), 0))
+                    : Tensor::FromVector<uint8_t>({scale->size()}, std::vector<uint8_t>(scale->size(), 0)));
     side->zero = name;
   }
   scales->assign(scale->data<float>(), scale->data<float>() + scale->size());
@@ -148,20 +155,21 @@ bool WeightInput(Graph* g, const Uses& u, const std::vector<bool>& removed, cons
 
 // A float bias for a Conv (a float constant or DQ of a constant) as int32 in the accumulator's
 // scale x_scale * w_scale[m]; the name of a new constant, or "" when there is none to be had.
-std::string QuantizedBias(Graph* g, const Uses& u, const std::string& value, float x_scale,
+std::string QuantizedBias(Rewriter& r, Patch* patch, const std::string& value, float x_scale,
                           const std::vector<float>& w_scales, int64_t channels) {
+  const Graph& g = r.graph();
   std::vector<float> bias;
-  if (const auto c = g->constants.find(value); c != g->constants.end()) {
+  if (const auto c = g.constants.find(value); c != g.constants.end()) {
     if (c->second.dtype() != DataType::kFloat) return "";
     bias.assign(c->second.data<float>(), c->second.data<float>() + c->second.size());
   } else {
-    auto it = u.producer.find(value);
-    if (it == u.producer.end()) return "";
-    const Node& dq = g->nodes[it->second];
+    const Id p = g.nodes.Producer(value);
+    if (p == kNone) return "";
+    const Node& dq = g.nodes[p];
     if (!IsQdqOp(dq, "DequantizeLinear")) return "";
-    const Tensor* b = Constant(*g, *dq.proto, 0);
-    const Tensor* s = Constant(*g, *dq.proto, 1);
-    const Tensor* z = Constant(*g, *dq.proto, 2);
+    const Tensor* b = Constant(g, *dq.proto, 0);
+    const Tensor* s = Constant(g, *dq.proto, 1);
+    const Tensor* z = Constant(g, *dq.proto, 2);
     if (b == nullptr || b->dtype() != DataType::kInt32 || s == nullptr || s->dtype() != DataType::kFloat) return "";
     if (s->size() != 1 && s->size() != b->size()) return "";
     for (int64_t i = 0; i < b->size(); ++i) {
@@ -177,64 +185,64 @@ std::string QuantizedBias(Graph* g, const Uses& u, const std::string& value, flo
     if (!(std::abs(v) < 2147483647.0)) return "";
     q[m] = static_cast<int32_t>(v);
   }
-  const std::string name = value + "_onnxflow_int32";
-  g->constants[name] = Tensor::FromVector<int32_t>({channels}, q);
-  g->known_types[name] = DataType::kInt32;
+  const std::string name = r.FreshName(value + "_onnxflow_int32");
+  patch->constants.emplace_back(name, Tensor::FromVector<int32_t>({channels}, q));
   return name;
 }
 
-bool FuseConv(Graph* g, Uses& u, size_t index, size_t q_index, const QSide& y, std::vector<bool>* removed) {
-  const auto& c = *g->nodes[index].proto;
+bool FuseConv(Rewriter& r, Id index, const QSide& y, Patch* patch) {
+  const Graph& g = r.graph();
+  const auto& c = *g.nodes[index].proto;
   if (c.input_size() < 2) return false;
   QSide x, w;
   std::vector<float> w_scales;
-  if (!DqInput(g, u, *removed, c.input(0), &x) || !WeightInput(g, u, *removed, c.input(1), 0, &w, &w_scales)) {
-    return false;
-  }
-  const int64_t channels = g->constants.at(w.value).dim(0);
+  if (!DqInput(g, patch, c.input(0), &x) || !WeightInput(g, patch, c.input(1), 0, &w, &w_scales)) return false;
+  const int64_t channels = g.constants.at(w.value).dim(0);
   std::string bias;
   if (c.input_size() > 2 && !c.input(2).empty()) {
-    bias = QuantizedBias(g, u, c.input(2), x.scale_value, w_scales, channels);
+    bias = QuantizedBias(r, patch, c.input(2), x.scale_value, w_scales, channels);
     if (bias.empty()) return false;
   }
   std::vector<std::string> in = {x.value, x.scale, x.zero, w.value, w.scale, w.zero, y.scale, y.zero};
   if (!bias.empty()) in.push_back(bias);
-  Replace(g, u, index, q_index, removed, kOnnxDomain, "QLinearConv", in, y.value, g->nodes[index].opset,
+  Replace(g, index, patch, kOnnxDomain, "QLinearConv", in, y.value, g.nodes[index].opset,
           {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
   return true;
 }
 
-bool FuseMatMul(Graph* g, Uses& u, size_t index, size_t q_index, const QSide& y, std::vector<bool>* removed) {
-  const auto& m = *g->nodes[index].proto;
+bool FuseMatMul(Rewriter& r, Id index, const QSide& y, Patch* patch) {
+  const Graph& g = r.graph();
+  const auto& m = *g.nodes[index].proto;
   if (m.input_size() != 2) return false;
   QSide a, b;
   std::vector<float> b_scales;
-  if (!DqInput(g, u, *removed, m.input(0), &a)) return false;
+  if (!DqInput(g, patch, m.input(0), &a)) return false;
   const bool b_const = [&] {
-    auto it = u.producer.find(m.input(1));
-    if (it == u.producer.end()) return false;
-    const Tensor* w = Constant(*g, *g->nodes[it->second].proto, 0);
+    const Id p = g.nodes.Producer(m.input(1));
+    if (p == kNone) return false;
+    const Tensor* w = Constant(g, *g.nodes[p].proto, 0);
     return w != nullptr && w->rank() == 2;
   }();
   // QLinearMatMul takes b's scale per tensor or, for a 2-D b, per column (DQ axis 1).
-  if (!(b_const ? WeightInput(g, u, *removed, m.input(1), 1, &b, &b_scales) : DqInput(g, u, *removed, m.input(1), &b))) {
+  if (!(b_const ? WeightInput(g, patch, m.input(1), 1, &b, &b_scales) : DqInput(g, patch, m.input(1), &b))) {
     return false;
   }
-  Replace(g, u, index, q_index, removed, kOnnxDomain, "QLinearMatMul",
-          {a.value, a.scale, a.zero, b.value, b.scale, b.zero, y.scale, y.zero}, y.value, g->nodes[index].opset);
+  Replace(g, index, patch, kOnnxDomain, "QLinearMatMul",
+          {a.value, a.scale, a.zero, b.value, b.scale, b.zero, y.scale, y.zero}, y.value, g.nodes[index].opset);
   return true;
 }
 
 // A com.microsoft QLinear op over per-tensor DQ inputs, all of y's type.
-bool FuseMs(Graph* g, Uses& u, size_t index, size_t q_index, const QSide& y, std::vector<bool>* removed) {
-  const Node& node = g->nodes[index];
+bool FuseMs(Rewriter& r, Id index, const QSide& y, Patch* patch) {
+  const Graph& g = r.graph();
+  const Node& node = g.nodes[index];
   const onnx::NodeProto op = *node.proto;
   const std::string& t = op.op_type();
   std::vector<QSide> xs(op.input_size());
   const int data_inputs = t == "Concat" ? op.input_size() : (t == "Add" || t == "Mul") ? 2 : 1;
   if (op.input_size() < data_inputs || data_inputs == 0) return false;
   for (int i = 0; i < data_inputs; ++i) {
-    if (!DqInput(g, u, *removed, op.input(i), &xs[i]) || xs[i].type != y.type) return false;
+    if (!DqInput(g, patch, op.input(i), &xs[i]) || xs[i].type != y.type) return false;
   }
   std::vector<std::string> in;
   std::string fused;
@@ -260,16 +268,17 @@ bool FuseMs(Graph* g, Uses& u, size_t index, size_t q_index, const QSide& y, std
     fused = "QLinear" + t;
     in = {xs[0].value, xs[0].scale, xs[0].zero, y.scale, y.zero};
   }
-  Replace(g, u, index, q_index, removed, kMsDomain, fused, in, y.value, 1, attrs);
+  Replace(g, index, patch, kMsDomain, fused, in, y.value, 1, attrs);
   return true;
 }
 
 // DQ -> op -> Q with equal parameters on both sides: the op on the 8-bit values is exact.
-bool PassThrough(Graph* g, Uses& u, size_t index, size_t q_index, const QSide& y, std::vector<bool>* removed) {
-  Node& node = g->nodes[index];
+bool PassThrough(Rewriter& r, Id index, const QSide& y, Patch* patch) {
+  const Graph& g = r.graph();
+  const Node& node = g.nodes[index];
   const std::string& t = node.op_type();
   QSide x;
-  if (!DqInput(g, u, *removed, node.proto->input(0), &x)) return false;
+  if (!DqInput(g, patch, node.proto->input(0), &x)) return false;
   if (x.type != y.type || x.scale_value != y.scale_value || x.zero_value != y.zero_value) return false;
   // 8-bit inputs: MaxPool from 12, Max from 12; Reshape and Transpose take any type.
   if ((t == "MaxPool" || t == "Relu") && node.opset < 12) return false;
@@ -281,21 +290,19 @@ bool PassThrough(Graph* g, Uses& u, size_t index, size_t q_index, const QSide& y
   }
   proto->set_input(0, x.value);
   proto->set_output(0, y.value);
-  node.proto = std::move(proto);
-  u.producer[y.value] = static_cast<int>(index);
-  (*removed)[q_index] = true;
+  patch->replaced.push_back(index);
+  patch->added.push_back(WithProto(node, std::move(proto)));
   return true;
 }
 
-bool FuseAtQuantize(Graph* g, Uses& u, size_t q_index, std::vector<bool>* removed) {
-  const Node& q = g->nodes[q_index];
-  if (!IsQdqOp(q, "QuantizeLinear") || q.proto->output_size() != 1 || q.proto->input_size() < 2) return false;
-  const int p = SoleReaderProducer(u, q.proto->input(0));
-  if (p < 0 || (*removed)[p]) return false;
-  const Node& op = g->nodes[p];
+// Quantize node `q` (in the graph, or the one a patch makes) fused with op `p`, the sole producer
+// of its input: what replaces `p` goes into `patch`; false when nothing fuses.
+bool FuseWithProducer(Rewriter& r, const Node& q, Id p, Patch* patch) {
+  const Graph& g = r.graph();
+  const Node& op = g.nodes[p];
   if (!op.domain.empty() || op.proto->output_size() != 1 || op.proto->input_size() < 1) return false;
   QSide y;
-  if (!PerTensorParams(g, q, q.proto->output(0), &y)) return false;
+  if (!PerTensorParams(g, patch, q, q.proto->output(0), &y)) return false;
   const std::string& t = op.op_type();
   if (t == "Relu" && y.zero_value == (y.type == DataType::kInt8 ? -128.0f : 0.0f)) {
     // Relu -> Q whose zero point is its type's least value: the quantization clamps at zero
@@ -303,46 +310,47 @@ bool FuseAtQuantize(Graph* g, Uses& u, size_t q_index, std::vector<bool>* remove
     // reads the Relu's input, and fuses with what produces it when it can.
     auto proto = std::make_shared<onnx::NodeProto>(*q.proto);
     proto->set_input(0, op.proto->input(0));
-    g->nodes[q_index].proto = std::move(proto);
-    (*removed)[p] = true;
-    FuseAtQuantize(g, u, q_index, removed);
+    Node direct = WithProto(q, std::move(proto));
+    patch->replaced.push_back(p);
+    const Id before = SoleReaderProducer(g, op.proto->input(0));
+    if (before == kNone || !FuseWithProducer(r, direct, before, patch)) patch->added.push_back(std::move(direct));
     return true;
   }
-  if (t == "Conv") return FuseConv(g, u, p, q_index, y, removed);
-  if (t == "MatMul") return FuseMatMul(g, u, p, q_index, y, removed);
+  if (t == "Conv") return FuseConv(r, p, y, patch);
+  if (t == "MatMul") return FuseMatMul(r, p, y, patch);
   if (t == "Add" || t == "Mul" || t == "Concat" || t == "GlobalAveragePool" || t == "AveragePool" ||
       t == "Sigmoid" || t == "LeakyRelu") {
-    return FuseMs(g, u, p, q_index, y, removed);
+    return FuseMs(r, p, y, patch);
   }
-  if (t == "MaxPool" || t == "Relu" || t == "Reshape" || t == "Transpose") {
-    return PassThrough(g, u, p, q_index, y, removed);
-  }
+  if (t == "MaxPool" || t == "Relu" || t == "Reshape" || t == "Transpose") return PassThrough(r, p, y, patch);
   return false;
-}
-
-// DequantizeLinear nodes no node reads any more (their fused readers read the 8-bit value):
-// dropped now, so that constant folding does not make float copies of the weights.
-void DropUnreadDequantize(Graph* g) {
-  const Uses u = CountUses(*g);
-  std::vector<Node> kept;
-  kept.reserve(g->nodes.size());
-  for (Node& n : g->nodes) {
-    if (IsQdqOp(n, "DequantizeLinear") && n.proto->output_size() == 1 && u.readers.count(n.proto->output(0)) == 0) {
-      continue;
-    }
-    kept.push_back(std::move(n));
-  }
-  g->nodes = std::move(kept);
 }
 
 }  // namespace
 
-void FuseQdq(Graph* g) {
-  Apply(g, FuseAtQuantize);
-  DropUnreadDequantize(g);
-  for (auto& node : g->nodes) {
-    for (auto& [name, sub] : node.subgraphs) FuseQdq(sub.get());
+std::optional<Patch> FuseAtQuantize(Rewriter& r, Id q_id) {
+  const Node& q = r[q_id];
+  if (!IsQdqOp(q, "QuantizeLinear") || q.proto->output_size() != 1 || q.proto->input_size() < 2) return std::nullopt;
+  const Id p = SoleReaderProducer(r.graph(), q.proto->input(0));
+  Patch patch;
+  if (p == kNone || !FuseWithProducer(r, q, p, &patch)) return std::nullopt;
+  patch.replaced.push_back(q_id);
+  return patch;
+}
+
+// A DequantizeLinear no node reads any more (its fused readers read the 8-bit value) goes now, so
+// that constant folding does not make float copies of the weights.
+std::optional<Patch> DropUnreadDequantize(Rewriter& r, Id id) {
+  const Node& n = r[id];
+  if (!IsQdqOp(n, "DequantizeLinear") || n.proto->output_size() != 1 || r.nodes().ReadCount(n.proto->output(0)) != 0) {
+    return std::nullopt;
   }
+  return Patch{{id}, {}, {}};
+}
+
+Status FuseQdq(Graph* g) {
+  ONNXFLOW_RETURN_IF_ERROR(RunRuleEverywhere(g, "FuseAtQuantize", FuseAtQuantize));
+  return RunRuleEverywhere(g, "DropUnreadDequantize", DropUnreadDequantize);
 }
 
 }  // namespace onnxflow::graph

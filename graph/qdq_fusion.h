@@ -17,9 +17,15 @@
 #pragma once
 
 #include "graph/graph.h"
+#include "graph/rewrite.h"
 
 namespace onnxflow::graph {
 
-void FuseQdq(Graph* graph);
+// Its rules (rewrite.h): a QuantizeLinear fuses with the op before it (and the DequantizeLinear
+// nodes before that); then the DequantizeLinear nodes nothing reads go.
+std::optional<Patch> FuseAtQuantize(Rewriter& r, NodeGraph::Id id);
+std::optional<Patch> DropUnreadDequantize(Rewriter& r, NodeGraph::Id id);
+
+Status FuseQdq(Graph* graph);
 
 }  // namespace onnxflow::graph

@@ -99,9 +99,13 @@ Result<std::unique_ptr<Plan>> Plan::Build(const graph::Graph& g, const std::vect
   // Kernels; every unsupported node is collected so the model is refused with one message.
   std::vector<std::string> unsupported;
   Status first_error;
-  p.nodes_.resize(g.nodes.size());
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const graph::Node& node = g.nodes[i];
+  // The IR's order and edges: node i of the plan is order[i].
+  const std::vector<graph::NodeGraph::Id>& order = g.nodes.Order();
+  std::unordered_map<graph::NodeGraph::Id, int> index_of;
+  for (size_t i = 0; i < order.size(); ++i) index_of[order[i]] = static_cast<int>(i);
+  p.nodes_.resize(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    const graph::Node& node = g.nodes[order[i]];
     PlanNode& pn = p.nodes_[i];
     pn.description = node.Describe();
     pn.name = node.proto->name().empty() ? node.op_type() : node.proto->name();
@@ -220,12 +224,14 @@ Result<std::unique_ptr<Plan>> Plan::Build(const graph::Graph& g, const std::vect
                    pn.reads.end());
   }
 
-  // Dependencies between nodes, then chains grouped into tasks.
+  // Dependencies between nodes (the IR's edges, each pair once), then chains grouped into tasks.
   const int n = static_cast<int>(p.nodes_.size());
   std::vector<std::set<int>> preds(n), succs(n);
+  const graph::NodeGraph::Dag& dag = g.nodes.dag();
   for (int i = 0; i < n; ++i) {
-    for (int s : p.nodes_[i].slots.inputs) if (s >= 0 && producer[s] >= 0) preds[i].insert(producer[s]);
-    for (int s : p.nodes_[i].slots.implicit_inputs) if (producer[s] >= 0) preds[i].insert(producer[s]);
+    for (auto e : boost::make_iterator_range(boost::in_edges(order[i], dag))) {
+      preds[i].insert(index_of.at(boost::source(e, dag)));
+    }
     for (int q : preds[i]) succs[q].insert(i);
   }
   std::vector<int> task_of(n, -1);

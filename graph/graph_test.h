@@ -1,0 +1,47 @@
+// GraphTest: build a model in code, load it to the IR without passes, run one rule (or pass), and
+// assert what it did: how many patches applied, and the nodes that result. For the rules' tests.
+//
+//   class FuseSwishTest : public GraphTest {};
+//   TEST_F(FuseSwishTest, ...) {
+//     model.Input(...); model.Node("Conv", ...); ...
+//     EXPECT_EQ(Run("FuseSwish", FuseSwish), 1);
+//     EXPECT_EQ(Ops(), (std::vector<std::string>{"com.onnxflow.FusedConv"}));
+//   }
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "graph/model.h"
+#include "graph/rewrite.h"
+#include "tools/model_builder.h"
+
+namespace onnxflow::graph {
+
+class GraphTest : public ::testing::Test {
+ protected:
+  explicit GraphTest(int opset = 17) : model(opset) {}
+
+  // The graph of `model`, loaded (validated, types inferred, kernels checked) without passes;
+  // built on first use.
+  Graph& graph();
+  // Runs `rule` over the graph's main scope; the number of patches it applied (-1 when the driver
+  // refused one: the test fails with the message).
+  int Run(const char* name, const Rule& rule);
+  // The nodes in order as "Op", or "domain.Op" outside the default domain.
+  std::vector<std::string> Ops();
+  // The only node of op `op_type` (the test fails when there is not exactly one).
+  const Node& Only(const std::string& op_type);
+  // Runs the optimized and the unoptimized model on `inputs` and expects the same outputs.
+  void ExpectSameOutputs(const std::vector<NamedValue>& inputs, double rtol = 1e-5);
+
+  tools::ModelBuilder model;
+
+ private:
+  std::unique_ptr<Model> loaded_;
+};
+
+}  // namespace onnxflow::graph

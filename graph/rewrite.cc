@@ -1,0 +1,128 @@
+#include "graph/rewrite.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace onnxflow::graph {
+
+std::string Rewriter::FreshName(const std::string& base) {
+  if (!names_) names_.emplace(*g_);
+  return names_->Fresh(base);
+}
+
+namespace {
+
+bool IsGraphInput(const Graph& g, const std::string& name) {
+  for (const ValueInfo& in : g.inputs) {
+    if (in.name == name) return true;
+  }
+  return false;
+}
+
+Status Check(const Graph& g, const Patch& patch, const char* rule) {
+  const NodeGraph& nodes = g.nodes;
+  auto bug = [&](const std::string& what) { return Internal(std::string("load pass '") + rule + "': " + what); };
+  std::unordered_set<NodeGraph::Id> replaced;
+  for (NodeGraph::Id id : patch.replaced) {
+    if (!nodes.IsLive(id) || !replaced.insert(id).second) return bug("replaces a node twice or one already gone");
+  }
+  std::unordered_set<std::string> written, constants;
+  for (const auto& [name, tensor] : patch.constants) {
+    const NodeGraph::Id p = nodes.Producer(name);
+    if (g.constants.count(name) || (p != NodeGraph::None() && !replaced.count(p)) || !constants.insert(name).second) {
+      return bug("adds constant '" + name + "', a name in use");
+    }
+    written.insert(name);
+  }
+  for (const Node& n : patch.added) {
+    for (const auto& out : n.proto->output()) {
+      if (out.empty()) continue;
+      const NodeGraph::Id p = nodes.Producer(out);
+      if (!written.insert(out).second || (p != NodeGraph::None() && !replaced.count(p)) || g.constants.count(out) ||
+          constants.count(out)) {
+        return bug(n.Describe() + " writes '" + out + "', which another node writes");
+      }
+    }
+  }
+  for (const Node& n : patch.added) {
+    auto defined = [&](const std::string& v) {
+      const NodeGraph::Id p = nodes.Producer(v);
+      return written.count(v) || g.constants.count(v) || IsGraphInput(g, v) ||
+             g.outer_names.count(v) || (p != NodeGraph::None() && !replaced.count(p));
+    };
+    for (const auto& in : n.proto->input()) {
+      if (!in.empty() && !defined(in)) return bug(n.Describe() + " reads '" + in + "', which nothing defines");
+    }
+    for (const auto& in : n.implicit_inputs) {
+      if (!defined(in)) return bug(n.Describe() + " reads '" + in + "', which nothing defines");
+    }
+  }
+  for (const auto& [name, type] : patch.types) {
+    auto known = g.known_types.find(name);
+    if (known != g.known_types.end() && known->second != type) {
+      return bug("gives '" + name + "' type " + DataTypeName(type) + ", which the load knew as " +
+                 DataTypeName(known->second));
+    }
+  }
+  if (patch.at.size() > patch.added.size()) return bug("places more nodes than it adds");
+  for (NodeGraph::Id id : patch.at) {
+    if (id != NodeGraph::None() && !nodes.IsLive(id)) return bug("places a node at one already gone");
+  }
+  // What the replaced nodes wrote and someone else still reads must be written again.
+  for (NodeGraph::Id id : patch.replaced) {
+    for (const auto& out : nodes[id].proto->output()) {
+      if (out.empty() || written.count(out)) continue;
+      if (nodes.IsOutput(out)) return bug("drops '" + out + "', a graph output");
+      for (NodeGraph::Id reader : nodes.Readers(out)) {
+        if (!replaced.count(reader)) return bug("drops '" + out + "', which " + nodes[reader].Describe() + " reads");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ApplyPatch(Graph* g, Patch patch, const char* rule) {
+  ONNXFLOW_RETURN_IF_ERROR(Check(*g, patch, rule));
+  NodeGraph& nodes = g->nodes;
+  NodeGraph::Key first = nodes.AppendKey();
+  for (NodeGraph::Id id : patch.replaced) first = std::min(first, nodes.KeyOf(id));
+  std::vector<NodeGraph::Key> keys;
+  for (size_t k = 0; k < patch.added.size(); ++k) {
+    const bool placed = k < patch.at.size() && patch.at[k] != NodeGraph::None();
+    keys.push_back(placed ? nodes.KeyOf(patch.at[k]) : first);
+  }
+  for (NodeGraph::Id id : patch.replaced) nodes.Remove(id);
+  for (auto& [name, tensor] : patch.constants) {
+    g->known_types[name] = tensor.dtype();
+    g->constants.emplace(std::move(name), std::move(tensor));
+  }
+  for (const auto& [name, type] : patch.types) g->known_types[name] = type;
+  for (size_t k = 0; k < patch.added.size(); ++k) nodes.Add(std::move(patch.added[k]), nodes.KeyAt(keys[k]));
+  return Status::Ok();
+}
+
+Status RunRule(Graph* g, const char* name, const Rule& rule) {
+  Rewriter rewriter(g);
+  const std::vector<NodeGraph::Id> walk = g->nodes.Order();
+  for (NodeGraph::Id id : walk) {
+    if (!g->nodes.IsLive(id)) continue;
+    if (std::optional<Patch> patch = rule(rewriter, id)) ONNXFLOW_RETURN_IF_ERROR(ApplyPatch(g, std::move(*patch), name));
+  }
+  g->nodes.Compact();
+  if (const auto cycle = g->nodes.Cycle(1); !cycle.empty()) {
+    return Internal(std::string("load pass '") + name + "' closed a cycle through " + g->nodes[cycle[0]].Describe());
+  }
+  return Status::Ok();
+}
+
+Status RunRuleEverywhere(Graph* g, const char* name, const Rule& rule) {
+  ONNXFLOW_RETURN_IF_ERROR(RunRule(g, name, rule));
+  for (const Node& n : g->nodes) {
+    for (const auto& [attribute, sub] : n.subgraphs) ONNXFLOW_RETURN_IF_ERROR(RunRuleEverywhere(sub.get(), name, rule));
+  }
+  return Status::Ok();
+}
+
+}  // namespace onnxflow::graph

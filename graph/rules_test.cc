@@ -1,0 +1,441 @@
+// A GraphTest (graph/graph_test.h) per rewrite rule: the rule fires on its pattern, the nodes
+// that result are the ones it promises, a near miss stays as it was, and the optimized model
+// computes what the unoptimized one does.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "graph/attention_fusion.h"
+#include "graph/blocked_layout.h"
+#include "graph/chain_fusion.h"
+#include "graph/dynamic_quant_fusion.h"
+#include "graph/fusion.h"
+#include "graph/graph_test.h"
+#include "graph/norm_fusion.h"
+#include "graph/passes.h"
+#include "graph/qdq_fusion.h"
+#include "ops/framework/domains.h"
+#include "ops/framework/internal_ops.h"
+#include "ops/register_all.h"
+
+namespace onnxflow::graph {
+namespace {
+
+using tools::SetAttr;
+using Names = std::vector<std::string>;
+
+// Deterministic values in [-1, 1).
+Tensor Floats(const std::vector<int64_t>& shape, int seed) {
+  Tensor t(DataType::kFloat, shape);
+  for (int64_t i = 0; i < t.size(); ++i) {
+    t.mutable_data<float>()[i] = static_cast<float>((i * 37 + seed * 11) % 97) / 48.5f - 1.0f;
+  }
+  return t;
+}
+
+NamedValue Input(const std::string& name, const std::vector<int64_t>& shape, int seed = 1) {
+  return {name, Floats(shape, seed)};
+}
+
+class RulesTest : public GraphTest {
+ protected:
+  // x [1, 4, 6, 6] -> Conv (w [16, 4, 3, 3], pads 1) -> "c".
+  void ConvFromX(int channels = 16) {
+    model.Input("x", DataType::kFloat, {1, 4, 6, 6});
+    model.Initializer("w", Floats({channels, 4, 3, 3}, 2));
+    model.Initializer("b", Floats({channels}, 3));
+    SetAttr(model.Node("Conv", {"x", "w", "b"}, {"c"}, "conv"), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  }
+};
+
+TEST_F(RulesTest, RemovePassThroughRenamesTheProducersOutput) {
+  model.Input("x", DataType::kFloat, {4});
+  model.Node("Relu", {"x"}, {"r"});
+  model.Node("Identity", {"r"}, {"i"});
+  model.Node("Dropout", {"i"}, {"y"});
+  model.Output("y", DataType::kFloat, {4});
+  EXPECT_EQ(Run("RemovePassThrough", RemovePassThrough), 2);
+  EXPECT_EQ(Ops(), (Names{"Relu"}));
+  EXPECT_EQ(Only("Relu").proto->output(0), "y");  // the graph output keeps its name
+  ExpectSameOutputs({Input("x", {4})});
+}
+
+TEST_F(RulesTest, RemovePassThroughKeepsADropoutWhoseMaskIsRead) {
+  model.Input("x", DataType::kFloat, {4});
+  model.Node("Relu", {"x"}, {"r"});
+  model.Node("Dropout", {"r"}, {"y", "mask"});
+  model.Output("y", DataType::kFloat, {4});
+  model.Output("mask", DataType::kBool, {4});
+  EXPECT_EQ(Run("RemovePassThrough", RemovePassThrough), 0);
+  EXPECT_EQ(Ops(), (Names{"Relu", "Dropout"}));
+}
+
+TEST_F(RulesTest, FoldBatchNormIntoConvWeights) {
+  ConvFromX();
+  for (const char* p : {"scale", "bias", "mean"}) model.Initializer(p, Floats({16}, 5));
+  Tensor var = Floats({16}, 6);
+  for (int64_t i = 0; i < 16; ++i) var.mutable_data<float>()[i] = 1.5f + var.data<float>()[i];
+  model.Initializer("var", var);
+  model.Node("BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"y"});
+  model.Output("y", DataType::kFloat, {1, 16, 6, 6});
+  EXPECT_EQ(Run("FoldBatchNorm", FoldBatchNorm), 1);
+  EXPECT_EQ(Ops(), (Names{"Conv"}));
+  EXPECT_EQ(Only("Conv").proto->input(1), "y/folded_weight");
+  EXPECT_EQ(graph().constants.at("y/folded_bias").size(), 16);
+  ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-4);
+}
+
+TEST_F(RulesTest, FoldChannelAffineMulAndAdd) {
+  ConvFromX();
+  model.Initializer("s", Floats({1, 16, 1, 1}, 7));
+  model.Initializer("t", Floats({16, 1, 1}, 8));
+  model.Node("Mul", {"c", "s"}, {"m"});
+  model.Node("Add", {"t", "m"}, {"y"});
+  model.Output("y", DataType::kFloat, {1, 16, 6, 6});
+  EXPECT_EQ(Run("FoldChannelAffine", FoldChannelAffine), 2);
+  EXPECT_EQ(Ops(), (Names{"Conv"}));
+  ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-4);
+}
+
+TEST_F(RulesTest, FoldChannelAffineLeavesAConstantThatIsNotPerChannel) {
+  ConvFromX();
+  model.Initializer("s", Floats({1, 16, 6, 6}, 7));
+  model.Node("Mul", {"c", "s"}, {"y"});
+  model.Output("y", DataType::kFloat, {1, 16, 6, 6});
+  EXPECT_EQ(Run("FoldChannelAffine", FoldChannelAffine), 0);
+}
+
+TEST_F(RulesTest, FuseMatMulBiasTakesAVectorBias) {
+  model.Input("x", DataType::kFloat, {3, 8});
+  model.Initializer("w", Floats({8, 5}, 1));
+  model.Initializer("b", Floats({5}, 2));
+  model.Node("MatMul", {"x", "w"}, {"p"});
+  model.Node("Add", {"b", "p"}, {"y"});
+  model.Output("y", DataType::kFloat, {3, 5});
+  EXPECT_EQ(Run("FuseMatMulBias", FuseMatMulBias), 1);
+  EXPECT_EQ(Ops(), (Names{std::string(kOnnxflowDomain) + ".FusedMatMul"}));
+  ExpectSameOutputs({Input("x", {3, 8})});
+}
+
+TEST_F(RulesTest, FuseResidualAddsTheOtherOperandInTheEpilogue) {
+  ConvFromX();
+  model.Input("z", DataType::kFloat, {1, 16, 6, 6});
+  model.Node("Add", {"z", "c"}, {"y"});
+  model.Output("y", DataType::kFloat, {1, 16, 6, 6});
+  EXPECT_EQ(Run("FuseResidual", FuseResidual), 1);
+  const Node& fused = Only(internal_ops::kFusedConv);
+  EXPECT_EQ(fused.proto->input(3), "z");
+  ExpectSameOutputs({Input("x", {1, 4, 6, 6}), Input("z", {1, 16, 6, 6}, 4)}, 1e-4);
+}
+
+// The residual's other operand computed after the convolution in the file: the fused node waits
+// for it (the IR orders the nodes by their edges, whatever their place).
+TEST_F(RulesTest, FuseResidualWithALaterOperandStaysInOrder) {
+  ConvFromX();
+  model.Node("Sigmoid", {"x"}, {"sx"});
+  model.Initializer("w2", Floats({16, 4, 1, 1}, 9));
+  model.Node("Conv", {"sx", "w2"}, {"z"}, "late");
+  model.Node("Relu", {"z"}, {"rz"});
+  model.Node("Add", {"c", "rz"}, {"y"});
+  model.Output("y", DataType::kFloat, {1, 16, 6, 6});
+  EXPECT_EQ(Run("FuseResidual", FuseResidual), 1);
+  EXPECT_EQ(Ops(), (Names{"Sigmoid", "Conv", "Relu", std::string(kOnnxflowDomain) + ".FusedConv"}));
+  ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-4);
+}
+
+TEST_F(RulesTest, FuseSwishAfterAConv) {
+  ConvFromX();
+  model.Node("Sigmoid", {"c"}, {"s"});
+  model.Node("Mul", {"s", "c"}, {"y"});
+  model.Output("y", DataType::kFloat, {1, 16, 6, 6});
+  EXPECT_EQ(Run("FuseSwish", FuseSwish), 1);
+  EXPECT_EQ(Ops(), (Names{std::string(kOnnxflowDomain) + ".FusedConv"}));
+  ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-4);
+}
+
+TEST_F(RulesTest, FuseGeluWrittenOut) {
+  model.Input("x", DataType::kFloat, {2, 8});
+  model.Initializer("w", Floats({8, 8}, 1));
+  model.Initializer("sqrt2", Tensor::Scalar<float>(1.4142135f));
+  model.Initializer("one", Tensor::Scalar<float>(1.0f));
+  model.Initializer("half", Tensor::Scalar<float>(0.5f));
+  model.Node("MatMul", {"x", "w"}, {"h"});
+  model.Node("Div", {"h", "sqrt2"}, {"d"});
+  model.Node("Erf", {"d"}, {"e"});
+  model.Node("Add", {"e", "one"}, {"a"});
+  model.Node("Mul", {"h", "a"}, {"ha"});
+  model.Node("Mul", {"ha", "half"}, {"y"});
+  model.Output("y", DataType::kFloat, {2, 8});
+  EXPECT_EQ(Run("FuseGelu", FuseGelu), 1);
+  EXPECT_EQ(Ops(), (Names{std::string(kOnnxflowDomain) + ".FusedMatMul"}));
+  ExpectSameOutputs({Input("x", {2, 8})}, 1e-4);
+}
+
+TEST_F(RulesTest, FuseBiasGeluIntoTheMatMul) {
+  model.Input("x", DataType::kFloat, {2, 8});
+  model.Initializer("w", Floats({8, 6}, 1));
+  model.Initializer("b", Floats({6}, 2));
+  model.Node("MatMul", {"x", "w"}, {"p"});
+  model.Node("BiasGelu", {"p", "b"}, {"y"}).set_domain(kMsDomain);
+  model.Output("y", DataType::kFloat, {2, 6});
+  model.proto().add_opset_import()->set_domain(kMsDomain);
+  model.proto().mutable_opset_import(1)->set_version(1);
+  EXPECT_EQ(Run("FuseBiasGelu", FuseBiasGelu), 1);
+  EXPECT_EQ(Ops(), (Names{std::string(kOnnxflowDomain) + ".FusedMatMul"}));
+  ExpectSameOutputs({Input("x", {2, 8})}, 1e-4);
+}
+
+TEST_F(RulesTest, FuseActivationOnlyWhenTheProductHasNoOtherReader) {
+  ConvFromX();
+  model.Node("Relu", {"c"}, {"y"});
+  model.Node("Tanh", {"c"}, {"t"});  // a second reader: the product must stay
+  model.Output("y", DataType::kFloat, {1, 16, 6, 6});
+  model.Output("t", DataType::kFloat, {1, 16, 6, 6});
+  EXPECT_EQ(Run("FuseActivation", FuseActivation), 0);
+  EXPECT_EQ(Ops(), (Names{"Conv", "Relu", "Tanh"}));
+}
+
+TEST_F(RulesTest, FuseActivationLeakyReluKeepsItsAlpha) {
+  ConvFromX();
+  SetAttr(model.Node("LeakyRelu", {"c"}, {"y"}), "alpha", 0.3f);
+  model.Output("y", DataType::kFloat, {1, 16, 6, 6});
+  EXPECT_EQ(Run("FuseActivation", FuseActivation), 1);
+  EXPECT_EQ(Ops(), (Names{std::string(kOnnxflowDomain) + ".FusedConv"}));
+  ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-4);
+}
+
+TEST_F(RulesTest, FuseElementwiseChainTakesTheWholeChainAtOnce) {
+  model.Input("x", DataType::kFloat, {5});
+  model.Initializer("two", Tensor::Scalar<float>(2.0f));
+  model.Node("Relu", {"x"}, {"a"});
+  model.Node("Mul", {"a", "two"}, {"b"});
+  model.Node("Sub", {"b", "x"}, {"c"});  // reads the chain's input again
+  model.Node("Tanh", {"c"}, {"y"});
+  model.Output("y", DataType::kFloat, {5});
+  EXPECT_EQ(Run("FuseElementwiseChain", FuseElementwiseChain), 1);
+  EXPECT_EQ(Ops(), (Names{std::string(kOnnxflowDomain) + ".ElementwiseChain"}));
+  // The chain reads x once: the IR counts its reads, not the pass.
+  EXPECT_EQ(graph().nodes.ReadCount("x"), 1);
+  ExpectSameOutputs({Input("x", {5})});
+}
+
+TEST_F(RulesTest, FuseElementwiseChainStopsAtAValueReadTwice) {
+  model.Input("x", DataType::kFloat, {5});
+  model.Node("Relu", {"x"}, {"a"});
+  model.Node("Neg", {"a"}, {"b"});
+  model.Node("Abs", {"b"}, {"y"});
+  model.Node("Exp", {"b"}, {"z"});
+  model.Output("y", DataType::kFloat, {5});
+  model.Output("z", DataType::kFloat, {5});
+  EXPECT_EQ(Run("FuseElementwiseChain", FuseElementwiseChain), 1);
+  EXPECT_EQ(Ops(), (Names{std::string(kOnnxflowDomain) + ".ElementwiseChain", "Abs", "Exp"}));
+}
+
+TEST_F(RulesTest, FuseLayerNormalizationWrittenOut) {
+  model.Input("x", DataType::kFloat, {2, 3, 8});
+  model.Initializer("axes", Tensor::FromVector<int64_t>({1}, {-1}));
+  model.Initializer("eps", Tensor::Scalar<float>(1e-5f));
+  model.Initializer("two", Tensor::Scalar<float>(2.0f));
+  model.Initializer("gamma", Floats({8}, 1));
+  model.Initializer("beta", Floats({8}, 2));
+  model.Node("ReduceMean", {"x", "axes"}, {"mean"});
+  model.Node("Sub", {"x", "mean"}, {"d"});
+  model.Node("Pow", {"d", "two"}, {"sq"});
+  model.Node("ReduceMean", {"sq", "axes"}, {"var"});
+  model.Node("Add", {"var", "eps"}, {"ve"});
+  model.Node("Sqrt", {"ve"}, {"sd"});
+  model.Node("Div", {"d", "sd"}, {"n"});
+  model.Node("Mul", {"n", "gamma"}, {"s"});
+  model.Node("Add", {"s", "beta"}, {"y"});
+  model.Output("y", DataType::kFloat, {2, 3, 8});
+  // Opset 18: ReduceMean takes its axes as an input.
+  model.proto().mutable_opset_import(0)->set_version(18);
+  EXPECT_EQ(Run("FuseLayerNormalization", FuseLayerNormalization), 1);
+  EXPECT_EQ(Ops(), (Names{"LayerNormalization"}));
+  ExpectSameOutputs({Input("x", {2, 3, 8})}, 1e-4);
+}
+
+TEST_F(RulesTest, FuseDynamicQuantMatMulWithBias) {
+  model.Input("x", DataType::kFloat, {3, 8});
+  Tensor w(DataType::kInt8, {8, 4});
+  for (int64_t i = 0; i < w.size(); ++i) w.mutable_data<int8_t>()[i] = static_cast<int8_t>((i * 29) % 255 - 127);
+  model.Initializer("w", w);
+  model.Initializer("w_scale", Tensor::Scalar<float>(0.02f));
+  model.Initializer("bias", Floats({4}, 3));
+  model.Node("DynamicQuantizeLinear", {"x"}, {"xq", "xs", "xz"});
+  model.Node("MatMulInteger", {"xq", "w", "xz"}, {"acc"});
+  SetAttr(model.Node("Cast", {"acc"}, {"accf"}), "to", static_cast<int64_t>(onnx::TensorProto::FLOAT));
+  model.Node("Mul", {"xs", "w_scale"}, {"scale"});
+  model.Node("Mul", {"accf", "scale"}, {"p"});
+  model.Node("Add", {"p", "bias"}, {"y"});
+  model.Output("y", DataType::kFloat, {3, 4});
+  EXPECT_EQ(Run("FuseDynamicQuantMatMul", FuseDynamicQuantMatMul), 1);
+  EXPECT_EQ(Ops(), (Names{std::string(kMsDomain) + ".DynamicQuantizeMatMul"}));
+  ExpectSameOutputs({Input("x", {3, 8})}, 1e-4);
+}
+
+TEST_F(RulesTest, FuseAttentionOneNode) {
+  // q, k, v [1, 4, 2, 8] (B, S, N, D): Transposes to heads, Q K^T / sqrt(D), Softmax, times V, back.
+  for (const char* name : {"q", "k", "v"}) model.Input(name, DataType::kFloat, {1, 4, 2, 8});
+  model.Initializer("root", Tensor::Scalar<float>(std::sqrt(8.0f)));
+  SetAttr(model.Node("Transpose", {"q"}, {"qt"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  SetAttr(model.Node("Transpose", {"k"}, {"kt"}), "perm", std::vector<int64_t>{0, 2, 3, 1});
+  SetAttr(model.Node("Transpose", {"v"}, {"vt"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  model.Node("MatMul", {"qt", "kt"}, {"scores"});
+  model.Node("Div", {"scores", "root"}, {"scaled"});
+  SetAttr(model.Node("Softmax", {"scaled"}, {"probs"}), "axis", int64_t{-1});
+  model.Node("MatMul", {"probs", "vt"}, {"ctx"});
+  SetAttr(model.Node("Transpose", {"ctx"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  model.Output("y", DataType::kFloat, {1, 4, 2, 8});
+  EXPECT_EQ(Run("FuseAttention", FuseAttention), 1);
+  EXPECT_EQ(Ops(), (Names{std::string(kOnnxflowDomain) + ".FusedAttention"}));
+  ExpectSameOutputs({Input("q", {1, 4, 2, 8}, 1), Input("k", {1, 4, 2, 8}, 2), Input("v", {1, 4, 2, 8}, 3)}, 1e-4);
+}
+
+// DQ(x) and DQ(w) -> Conv -> Q: one QLinearConv, and the weights' DequantizeLinear goes.
+TEST_F(RulesTest, FuseAtQuantizeMakesQLinearConv) {
+  model.Input("x", DataType::kUint8, {1, 4, 5, 5});
+  Tensor w(DataType::kInt8, {8, 4, 3, 3});
+  for (int64_t i = 0; i < w.size(); ++i) w.mutable_data<int8_t>()[i] = static_cast<int8_t>((i * 13) % 61 - 30);
+  model.Initializer("w", w);
+  model.Initializer("xs", Tensor::Scalar<float>(0.05f));
+  model.Initializer("xz", Tensor::Scalar<uint8_t>(128));
+  model.Initializer("ws", Tensor::Scalar<float>(0.01f));
+  model.Initializer("ys", Tensor::Scalar<float>(0.1f));
+  model.Initializer("yz", Tensor::Scalar<uint8_t>(120));
+  model.Node("DequantizeLinear", {"x", "xs", "xz"}, {"xf"});
+  model.Node("DequantizeLinear", {"w", "ws"}, {"wf"});
+  model.Node("Conv", {"xf", "wf"}, {"c"});
+  model.Node("QuantizeLinear", {"c", "ys", "yz"}, {"y"});
+  model.Output("y", DataType::kUint8, {1, 8, 3, 3});
+  EXPECT_EQ(Run("FuseAtQuantize", FuseAtQuantize), 1);
+  EXPECT_EQ(Run("DropUnreadDequantize", DropUnreadDequantize), 2);
+  EXPECT_EQ(Ops(), (Names{"QLinearConv"}));
+  EXPECT_EQ(Only("QLinearConv").proto->input(3), "w");  // the int8 weights, never widened
+}
+
+TEST_F(RulesTest, FuseAtQuantizeLeavesAFloatOp) {
+  model.Input("x", DataType::kFloat, {4});
+  model.Initializer("ys", Tensor::Scalar<float>(0.1f));
+  model.Node("Exp", {"x"}, {"e"});
+  model.Node("QuantizeLinear", {"e", "ys"}, {"y"});
+  model.Output("y", DataType::kUint8, {4});
+  EXPECT_EQ(Run("FuseAtQuantize", FuseAtQuantize), 0);
+  EXPECT_EQ(Ops(), (Names{"Exp", "QuantizeLinear"}));
+}
+
+// The blocked layout, then its rules: two 16-channel convolutions joined by a channel Concat write
+// into one tensor; a normalization takes the Relu after it.
+TEST_F(RulesTest, BlockedLayoutAndItsRules) {
+  ConvFromX();
+  model.Initializer("w2", Floats({16, 4, 1, 1}, 4));
+  model.Node("Conv", {"x", "w2"}, {"c2"}, "conv2");
+  SetAttr(model.Node("Concat", {"c", "c2"}, {"cat"}), "axis", int64_t{1});
+  for (const char* p : {"scale", "bias", "mean"}) model.Initializer(p, Floats({32}, 5));
+  Tensor var = Floats({32}, 6);
+  for (int64_t i = 0; i < 32; ++i) var.mutable_data<float>()[i] += 1.5f;
+  model.Initializer("var", var);
+  model.Node("BatchNormalization", {"cat", "scale", "bias", "mean", "var"}, {"n"});
+  model.Node("Relu", {"n"}, {"y"});
+  model.Output("y", DataType::kFloat, {1, 32, 6, 6});
+  ASSERT_TRUE(UseBlockedLayout(&graph()).ok());
+  const std::string d = std::string(kOnnxflowDomain) + ".";
+  // Stem convolutions (4 input channels) read x as it is; the Concat is gone, the Relu too.
+  EXPECT_EQ(Ops(), (Names{d + "BlockedConv", d + "BlockedConv", d + "BlockedBatchNormalization", d + "FromBlocked"}));
+  ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-4);
+}
+
+TEST_F(RulesTest, FoldConstantsReplacesANodeByItsValue) {
+  model.Input("x", DataType::kFloat, {3});
+  model.Initializer("a", Tensor::FromVector<float>({3}, {1, 2, 3}));
+  model.Node("Neg", {"a"}, {"na"});
+  model.Node("Add", {"x", "na"}, {"y"});
+  model.Output("y", DataType::kFloat, {3});
+  ASSERT_TRUE(FoldConstants(&graph(), GlobalKernelRegistry(), SessionLimits{}).ok());
+  EXPECT_EQ(Ops(), (Names{"Add"}));
+  EXPECT_EQ(graph().constants.at("na").data<float>()[2], -3.0f);
+}
+
+TEST_F(RulesTest, RemoveDeadNodesInOneWalk) {
+  model.Input("x", DataType::kFloat, {3});
+  model.Node("Relu", {"x"}, {"y"});
+  model.Node("Exp", {"x"}, {"e"});
+  model.Node("Neg", {"e"}, {"unread"});
+  model.Output("y", DataType::kFloat, {3});
+  RemoveDeadNodes(&graph());
+  EXPECT_EQ(Ops(), (Names{"Relu"}));
+}
+
+// The driver refuses a patch that would leave the graph invalid, naming the rule.
+TEST_F(RulesTest, DriverRefusesAPatchThatDropsAReadValue) {
+  model.Input("x", DataType::kFloat, {3});
+  model.Node("Relu", {"x"}, {"r"});
+  model.Node("Neg", {"r"}, {"y"});
+  model.Output("y", DataType::kFloat, {3});
+  const Status s = RunRule(&graph(), "BrokenRule", [](Rewriter& r, NodeGraph::Id id) -> std::optional<Patch> {
+    if (r[id].op_type() != "Relu") return std::nullopt;
+    return Patch{{id}, {}, {}};
+  });
+  EXPECT_EQ(s.code(), StatusCode::kInternal);
+  EXPECT_NE(s.message().find("'BrokenRule': drops 'r'"), std::string::npos) << s.message();
+}
+
+TEST_F(RulesTest, DriverRefusesAValueWrittenTwiceAndAnUndefinedInput) {
+  model.Input("x", DataType::kFloat, {3});
+  model.Node("Relu", {"x"}, {"r"});
+  model.Node("Neg", {"r"}, {"y"});
+  model.Output("y", DataType::kFloat, {3});
+  auto make = [](const std::string& in, const std::string& out) {
+    auto p = std::make_shared<onnx::NodeProto>();
+    p->set_op_type("Abs");
+    p->add_input(in);
+    p->add_output(out);
+    return Node{p, "", 17, {}, {}};
+  };
+  Status twice = RunRule(&graph(), "Twice", [&](Rewriter& r, NodeGraph::Id id) -> std::optional<Patch> {
+    if (r[id].op_type() != "Relu") return std::nullopt;
+    return Patch{{}, {make("x", "y")}, {}};  // y is the Neg's
+  });
+  EXPECT_NE(twice.message().find("writes 'y', which another node writes"), std::string::npos) << twice.message();
+  Status undefined = RunRule(&graph(), "Undefined", [&](Rewriter& r, NodeGraph::Id id) -> std::optional<Patch> {
+    if (r[id].op_type() != "Relu") return std::nullopt;
+    return Patch{{id}, {make("nowhere", "r")}, {}};
+  });
+  EXPECT_NE(undefined.message().find("reads 'nowhere', which nothing defines"), std::string::npos)
+      << undefined.message();
+}
+
+TEST_F(RulesTest, DriverRefusesATypeThatContradictsTheLoad) {
+  model.Input("x", DataType::kFloat, {3});
+  model.Node("Relu", {"x"}, {"y"});
+  model.Output("y", DataType::kFloat, {3});
+  Status s = RunRule(&graph(), "Retype", [](Rewriter& r, NodeGraph::Id id) -> std::optional<Patch> {
+    Patch p{{id}, {r[id]}, {}};
+    p.types.emplace_back("y", DataType::kInt8);
+    return p;
+  });
+  EXPECT_NE(s.message().find("gives 'y' type int8"), std::string::npos) << s.message();
+}
+
+// The IR keeps the file's order where the edges allow it, and refuses a cycle a rule would close.
+TEST_F(RulesTest, OrderFollowsTheFileAndTheEdges) {
+  model.Input("x", DataType::kFloat, {3});
+  model.Node("Neg", {"a"}, {"y"}, "reads_later_value");
+  model.Node("Relu", {"x"}, {"a"}, "writes_it");
+  model.Node("Exp", {"x"}, {"z"}, "independent");
+  model.Output("y", DataType::kFloat, {3});
+  model.Output("z", DataType::kFloat, {3});
+  EXPECT_EQ(Ops(), (Names{"Relu", "Neg", "Exp"}));
+  Status s = RunRule(&graph(), "Loop", [](Rewriter& r, NodeGraph::Id id) -> std::optional<Patch> {
+    if (r[id].op_type() != "Relu") return std::nullopt;
+    auto p = std::make_shared<onnx::NodeProto>(*r[id].proto);
+    p->set_input(0, "y");  // Relu(y) -> a -> Neg -> y
+    return Patch{{id}, {WithProto(r[id], p)}, {}};
+  });
+  EXPECT_NE(s.message().find("'Loop' closed a cycle"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace onnxflow::graph
