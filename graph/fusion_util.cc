@@ -142,8 +142,4 @@ void SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t value) { Se
 
 void SetFloatAttr(onnx::NodeProto* n, const std::string& name, float value) { SetAttribute(*n, name, value); }
 
-void SetStringAttr(onnx::NodeProto* n, const std::string& name, const std::string& value) {
-  SetAttribute(*n, name, value);
-}
-
 }  // namespace onnxflow::graph

@@ -73,7 +73,6 @@ std::vector<float> PerChannelValues(const Tensor& t, int64_t rank, int64_t chann
 // writes (LayerNormalization's axis, say); an internal op's attributes are its spec's to write.
 void SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t value);
 void SetFloatAttr(onnx::NodeProto* n, const std::string& name, float value);
-void SetStringAttr(onnx::NodeProto* n, const std::string& name, const std::string& value);
 
 // Every name a graph and its subgraphs use (constants, inputs, node inputs and outputs), and
 // fresh names none of them use, for the values a pass adds.

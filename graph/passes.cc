@@ -4,6 +4,7 @@
 #include <set>
 
 #include "graph/rewrite.h"
+#include "ops/framework/evaluate.h"
 #include "ops/framework/kernel.h"
 
 namespace onnxflow::graph {
@@ -15,42 +16,26 @@ bool IsNondeterministic(const Node& node) {
   return node.domain.empty() && kRandom.count(node.op_type()) > 0;
 }
 
-// Runs one node on constant inputs; its outputs, or an error.
+// Runs one node on constant inputs (ops/framework/evaluate.h); its outputs, or an error.
 Result<std::vector<Tensor>> Evaluate(const Graph& g, const Node& node, const KernelRegistry& registry,
                                      const SessionLimits& limits) {
   const KernelDef* def = registry.Find(node.domain, node.op_type(), node.opset);
   if (def == nullptr) return Unimplemented("no kernel");
-  const auto& proto = *node.proto;
-  std::vector<Value> values;
-  NodeSlots slots;
-  values.reserve(proto.input_size() + proto.output_size());  // no reallocation: pointers below stay valid
-  for (const auto& name : proto.input()) {
-    if (name.empty()) {
-      slots.inputs.push_back(-1);
-      continue;
-    }
-    slots.inputs.push_back(static_cast<int>(values.size()));
-    values.emplace_back(g.constants.at(name));
-  }
+  std::vector<Value> inputs;
   std::vector<const Tensor*> constants;
-  for (int slot : slots.inputs) constants.push_back(slot < 0 ? nullptr : &values[slot].tensor());
-  for (int i = 0; i < proto.output_size(); ++i) {
-    slots.outputs.push_back(proto.output(i).empty() ? -1 : static_cast<int>(values.size()));
-    values.emplace_back();
+  for (const auto& name : node.proto->input()) {
+    inputs.emplace_back(name.empty() ? Value() : Value(g.constants.at(name)));
+    constants.push_back(name.empty() ? nullptr : &g.constants.at(name));
   }
-  KernelInfo info(proto, node.opset, KnownInputTypes(g, node), constants, {});
-  ONNXFLOW_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, def->Create(info));
-  RunState run(limits, RunOptions{}, 1);
-  KernelContext ctx(slots, values.data(), &run, proto.name());
-  ONNXFLOW_RETURN_IF_ERROR(kernel->Compute(ctx));
+  KernelInfo info(*node.proto, node.opset, KnownInputTypes(g, node), constants, {});
+  EvaluateOptions options;
+  options.limits = limits;
+  ONNXFLOW_ASSIGN_OR_RETURN(std::vector<Value> values, EvaluateNode(*def, info, std::move(inputs), options));
   std::vector<Tensor> outputs;
-  for (int slot : slots.outputs) {
-    if (slot < 0) {
-      outputs.emplace_back();
-      continue;
-    }
-    if (!values[slot].is_tensor()) return Unimplemented("non-tensor output");
-    outputs.push_back(values[slot].tensor());
+  for (size_t i = 0; i < values.size(); ++i) {
+    const bool absent = node.proto->output(static_cast<int>(i)).empty();
+    if (!absent && !values[i].is_tensor()) return Unimplemented("non-tensor output");
+    outputs.push_back(absent ? Tensor() : values[i].tensor());
   }
   return outputs;
 }

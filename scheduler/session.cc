@@ -36,20 +36,18 @@ class SessionImpl {
     // Inputs with an initializer are optional; list the required ones first, as users expect.
     for (size_t i = 0; i < impl->plan_->inputs().size(); ++i) {
       const auto& in = impl->plan_->inputs()[i];
-      if (!model->graph->constants.count(in.name)) impl->inputs_.push_back(in);
+      const bool initialized = model->graph->constants.count(in.name) > 0;
+      impl->has_initializer_.push_back(initialized);
+      if (!initialized) impl->inputs_.push_back(in);
     }
     for (size_t i = 0; i < impl->plan_->input_slots().size(); ++i) {
       impl->input_slot_[impl->plan_->inputs()[i].name] = {impl->plan_->input_slots()[i], static_cast<int>(i)};
     }
-    // The graph's copies of the constants that left the plan go too (their names stay: an
-    // initializer is an optional input), then the buffers the load freed: a session holds its
-    // weights once, packed, and not the unfolded and unpacked ones beside them.
-    for (const auto& name : impl->plan_->released_constants()) model->graph->constants[name] = Tensor();
-    // And the graph's copies of those that stay are the plan's (shared by content across sessions).
-    for (const auto& [slot, value] : impl->plan_->constants()) {
-      auto it = model->graph->constants.find(impl->plan_->slot_name(slot));
-      if (it != model->graph->constants.end() && value.is_tensor()) it->second = value.tensor();
-    }
+    impl->metadata_ = ReadMetadata(model->proto);
+    // The session keeps the plan (kernels, packed weights, the constants shared by content), not
+    // the graph: its copies of the weights, unfolded and unpacked, go now with the IR, and then
+    // the buffers the load freed.
+    model.reset();
     ReleasePooledStorage();
     malloc_trim(0);
     for (size_t n = 0; n < impl->plan_->nodes().size(); ++n) {
@@ -58,8 +56,6 @@ class SessionImpl {
       }
     }
     for (size_t i = 0; i < impl->plan_->outputs().size(); ++i) impl->output_index_[impl->plan_->outputs()[i].name] = i;
-    impl->metadata_ = ReadMetadata(model->proto);
-    impl->model_ = std::move(model);
     return std::shared_ptr<const SessionImpl>(impl);
   }
 
@@ -124,7 +120,7 @@ class SessionImpl {
     }
     for (size_t i = 0; i < given.size(); ++i) {
       const auto& info = plan.inputs()[i];
-      if (!given[i] && !model_->graph->constants.count(info.name) && !info.optional && !info.unread) {
+      if (!given[i] && !has_initializer_[i] && !info.optional && !info.unread) {
         return InvalidArgument("input '" + info.name + "' is required but was not given");
       }
     }
@@ -250,10 +246,10 @@ class SessionImpl {
   SessionOptions options_;
   int threads_ = 1;
   std::shared_ptr<ThreadPool> pool_;
-  std::unique_ptr<graph::Model> model_;
   std::unique_ptr<Plan> plan_;
   std::unique_ptr<Executor> executor_;
   std::vector<ValueInfo> inputs_;
+  std::vector<bool> has_initializer_;  // per plan input: an initializer gives its default
   std::map<std::string, std::pair<int, int>> input_slot_;  // name -> (slot, index in plan inputs)
   std::map<std::string, size_t> output_index_;             // name -> index in plan outputs
   std::map<int, int> producer_;                            // slot -> the plan node writing it

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ops/framework/compare.h"
+#include "ops/framework/evaluate.h"
 #include "ops/framework/numeric.h"
 #include "ops/framework/tensor_proto.h"
 
@@ -66,27 +67,19 @@ Result<std::vector<Value>> OpTest::Run(const std::function<Status(KernelRegistry
     constants.push_back(present && constant_[i] ? &inputs_[i].tensor() : nullptr);
   }
   KernelInfo info(node_, opset_, types, constants, {});
-  ONNXFLOW_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, def->Create(info));
-
+  EvaluateOptions options;
+  options.threads = threads_;
+  options.reusable = reusable_;
+  options.reusable.resize(inputs_.size(), 0);
+  // A reusable input is the run's own copy, as the plan gives a value's last reader.
   std::vector<Value> values = inputs_;
-  NodeSlots slots;
-  for (size_t i = 0; i < inputs_.size(); ++i) slots.inputs.push_back(node_.input(i).empty() ? -1 : static_cast<int>(i));
-  slots.reusable = reusable_;
-  slots.reusable.resize(inputs_.size(), 0);
   input_data_.assign(inputs_.size(), nullptr);
   for (size_t i = 0; i < inputs_.size(); ++i) {
     if (!values[i].is_tensor()) continue;
-    if (slots.reusable[i]) values[i] = Value(values[i].tensor().Clone());
+    if (options.reusable[i]) values[i] = Value(values[i].tensor().Clone());
     input_data_[i] = values[i].tensor().raw_data();
   }
-  for (int i = 0; i < outputs_; ++i) {
-    slots.outputs.push_back(static_cast<int>(values.size()));
-    values.emplace_back();
-  }
-  RunState run(SessionLimits{}, RunOptions{}, threads_);
-  KernelContext ctx(slots, values.data(), &run, node_.name());
-  ONNXFLOW_RETURN_IF_ERROR(kernel->Compute(ctx));
-  std::vector<Value> outputs(values.begin() + inputs_.size(), values.end());
+  ONNXFLOW_ASSIGN_OR_RETURN(std::vector<Value> outputs, EvaluateNode(*def, info, std::move(values), options));
   output_data_.clear();
   for (const Value& v : outputs) output_data_.push_back(v.is_tensor() ? v.tensor().raw_data() : nullptr);
   return outputs;
