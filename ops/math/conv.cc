@@ -11,7 +11,7 @@
 // transposed into Y (PixelGather; which convs: PixelGathering below).
 // float16/bfloat16 compute in float; double uses the direct loop.
 #include "ops/framework/internal_ops.h"
-#include "ops/math/conv.h"
+#include "ops/math/register.h"
 
 #include "ops/framework/dispatch.h"
 #include "ops/framework/shared_weights.h"
