@@ -9,9 +9,13 @@
 #include <vector>
 
 #include "ops/elementwise/test_util.h"
+#include "ops/framework/every_target.h"
 
 namespace onnxflow {
 namespace {
+
+class ActivationSimdTest : public EveryTargetTest {};
+ONNXFLOW_INSTANTIATE_EVERY_TARGET(ActivationSimdTest);
 
 using testing_util::OddSizes;
 using testing_util::RandomFloats;
@@ -58,7 +62,7 @@ bool Close(double want, float got, double rtol, double atol) {
   return std::fabs(want - got) <= atol + rtol * std::fabs(want);
 }
 
-TEST(ActivationSimdTest, MatchesScalarReferenceOverSizesAndOffsets) {
+TEST_P(ActivationSimdTest, MatchesScalarReferenceOverSizesAndOffsets) {
   const std::vector<float> x_all = RandomFloats(1100, -12, 12, 11);
   for (const Case& c : Cases()) {
     for (int64_t n : OddSizes()) {
@@ -76,7 +80,7 @@ TEST(ActivationSimdTest, MatchesScalarReferenceOverSizesAndOffsets) {
   }
 }
 
-TEST(ActivationSimdTest, SpecialValues) {
+TEST_P(ActivationSimdTest, SpecialValues) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   const std::vector<float> x = {0.0f, -0.0f, inf, -inf, nan, 100.0f, -100.0f, 1e-20f, -1e-20f};
   for (const Case& c : Cases()) {
@@ -91,7 +95,7 @@ TEST(ActivationSimdTest, SpecialValues) {
   }
 }
 
-TEST(ActivationSimdTest, SwiGlu) {
+TEST_P(ActivationSimdTest, SwiGlu) {
   const std::vector<float> a_all = RandomFloats(1100, -8, 8, 5), b_all = RandomFloats(1100, -3, 3, 6);
   for (int64_t n : OddSizes()) {
     for (int offset : {0, 1}) {
@@ -107,7 +111,7 @@ TEST(ActivationSimdTest, SwiGlu) {
   }
 }
 
-TEST(ActivationSimdTest, InPlace) {
+TEST_P(ActivationSimdTest, InPlace) {
   std::vector<float> x = RandomFloats(1031, -5, 5, 9);
   const std::vector<float> original = x;
   ActParams p;

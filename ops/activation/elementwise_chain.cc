@@ -229,7 +229,7 @@ bool ChainStepFor(const std::string& op, int opset, const ChainAttributes& attri
 }
 
 Status RegisterElementwiseChainKernel(KernelRegistry& registry) {
-  return registry.Register(kOnnxflowDomain, internal_ops::kElementwiseChain, internal_ops::kVersion, kOpenEnded, &ElementwiseChainKernel::Create);
+  return registry.Register(kOnnxflowDomain, internal_ops::kElementwiseChain, internal_ops::kVersion, kOpenEnded, Make<ElementwiseChainKernel>());
 }
 
 }  // namespace onnxflow

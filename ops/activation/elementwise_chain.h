@@ -71,6 +71,4 @@ struct ChainAttributes {
 // does not carry). Clip's bounds are not attributes from opset 11: the caller sets alpha/beta.
 bool ChainStepFor(const std::string& op, int opset, const ChainAttributes& attributes, ChainStep* step);
 
-Status RegisterElementwiseChainKernel(KernelRegistry& registry);
-
 }  // namespace onnxflow

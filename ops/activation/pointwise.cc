@@ -8,7 +8,7 @@
 #include <string>
 
 #include "ops/activation/activation_simd.h"
-#include "ops/activation/common.h"
+#include "ops/activation/register.h"
 #include "ops/elementwise/broadcast.h"
 #include "ops/elementwise/common.h"
 #include "ops/framework/dispatch.h"

@@ -2,7 +2,7 @@
 // unidirectional: the output has x's shape). Float types and int32/int64/uint32/uint64 (opset 16).
 #include <string>
 
-#include "ops/activation/common.h"
+#include "ops/activation/register.h"
 #include "ops/elementwise/broadcast.h"
 #include "ops/elementwise/common.h"
 #include "ops/elementwise/float_simd.h"

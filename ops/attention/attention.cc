@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "ops/attention/common.h"
-#include "ops/attention/kernels.h"
+#include "ops/attention/register.h"
 #include "ops/vec/vec_ops.h"
 #include "ops/framework/dispatch.h"
 #include "ops/framework/parallel.h"
@@ -459,7 +459,7 @@ Status AttentionKernel::ComputeIn(KernelContext& ctx) const {
 }  // namespace
 
 Status RegisterAttention(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "Attention", 23, kOpenEnded, Create<AttentionKernel>());
+  return registry.Register(kOnnxDomain, "Attention", 23, kOpenEnded, Make<AttentionKernel>());
 }
 
 }  // namespace attention

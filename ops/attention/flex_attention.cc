@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "ops/attention/common.h"
-#include "ops/attention/kernels.h"
+#include "ops/attention/register.h"
 #include "ops/vec/vec_ops.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/subgraph.h"
@@ -197,7 +197,7 @@ Status FlexAttentionKernel::ComputeIn(KernelContext& ctx, DataType sm_type) cons
 }  // namespace
 
 Status RegisterFlexAttention(KernelRegistry& registry) {
-  return registry.Register(kPreviewDomain, "FlexAttention", 1, kOpenEnded, Create<FlexAttentionKernel>());
+  return registry.Register(kPreviewDomain, "FlexAttention", 1, kOpenEnded, Make<FlexAttentionKernel>());
 }
 
 }  // namespace attention

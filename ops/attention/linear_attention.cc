@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "ops/attention/common.h"
-#include "ops/attention/kernels.h"
+#include "ops/attention/register.h"
 #include "ops/vec/vec_ops.h"
 #include "ops/framework/parallel.h"
 
@@ -201,7 +201,7 @@ Status LinearAttentionKernel::Compute(KernelContext& ctx) const {
 }  // namespace
 
 Status RegisterLinearAttention(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "LinearAttention", 27, kOpenEnded, Create<LinearAttentionKernel>());
+  return registry.Register(kOnnxDomain, "LinearAttention", 27, kOpenEnded, Make<LinearAttentionKernel>());
 }
 
 }  // namespace attention

@@ -1,15 +1,10 @@
 #include "ops/attention/register.h"
 
-#include "ops/attention/kernels.h"
-
 namespace onnxflow {
 
 Status RegisterAttentionKernels(KernelRegistry& registry) {
-  ONNXFLOW_RETURN_IF_ERROR(attention::RegisterAttention(registry));
-  ONNXFLOW_RETURN_IF_ERROR(attention::RegisterRotaryEmbedding(registry));
-  ONNXFLOW_RETURN_IF_ERROR(attention::RegisterLinearAttention(registry));
-  ONNXFLOW_RETURN_IF_ERROR(attention::RegisterFlexAttention(registry));
-  return Status::Ok();
+  using namespace attention;  // NOLINT: the per-file registration functions
+  return RegisterEach(registry, {ONNXFLOW_ATTENTION_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }
 
 }  // namespace onnxflow

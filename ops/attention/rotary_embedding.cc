@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ops/attention/common.h"
-#include "ops/attention/kernels.h"
+#include "ops/attention/register.h"
 #include "ops/framework/dispatch.h"
 #include "ops/framework/parallel.h"
 
@@ -152,7 +152,7 @@ Status RotaryEmbeddingKernel::ComputeTyped(KernelContext& ctx) const {
 }  // namespace
 
 Status RegisterRotaryEmbedding(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "RotaryEmbedding", 23, kOpenEnded, Create<RotaryEmbeddingKernel>());
+  return registry.Register(kOnnxDomain, "RotaryEmbedding", 23, kOpenEnded, Make<RotaryEmbeddingKernel>());
 }
 
 }  // namespace attention

@@ -1,7 +1,7 @@
 // Cast and CastLike: element-wise conversion to a type named by an attribute (Cast) or by the
 // type of a second input (CastLike). One kernel serves every version: `saturate` (19+) and
 // `round_mode` (24+) are read when present; Cast-1 names the type with a string ("FLOAT").
-#include "ops/cast/cast.h"
+#include "ops/cast/register.h"
 
 #include <map>
 #include <memory>
@@ -104,8 +104,8 @@ class CastLikeKernel : public OpKernel {
 }  // namespace
 
 Status RegisterCastOps(KernelRegistry& registry) {
-  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Cast", 1, kOpenEnded, Create<CastKernel>()));
-  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "CastLike", 15, kOpenEnded, Create<CastLikeKernel>()));
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Cast", 1, kOpenEnded, Make<CastKernel>()));
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "CastLike", 15, kOpenEnded, Make<CastLikeKernel>()));
   return Status::Ok();
 }
 

@@ -7,9 +7,13 @@
 #include <gtest/gtest.h>
 
 #include "ops/framework/numeric.h"
+#include "ops/framework/every_target.h"
 
 namespace onnxflow {
 namespace {
+
+class HalfSimd : public EveryTargetTest {};
+ONNXFLOW_INSTANTIATE_EVERY_TARGET(HalfSimd);
 
 bool SameHalf(uint16_t a, uint16_t b) {
   const bool a_nan = (a & 0x7C00) == 0x7C00 && (a & 0x3FF) != 0;
@@ -35,7 +39,7 @@ std::vector<float> TestFloats() {
   return v;
 }
 
-TEST(HalfSimd, FloatToHalfMatchesScalarAtOddSizesAndOffsets) {
+TEST_P(HalfSimd, FloatToHalfMatchesScalarAtOddSizesAndOffsets) {
   const std::vector<float> values = TestFloats();
   for (size_t offset : {size_t{0}, size_t{1}, size_t{3}}) {
     for (int64_t n : std::vector<int64_t>{1, 3, 17, 1000, static_cast<int64_t>(values.size() - offset)}) {
@@ -50,7 +54,7 @@ TEST(HalfSimd, FloatToHalfMatchesScalarAtOddSizesAndOffsets) {
   }
 }
 
-TEST(HalfSimd, HalfToFloatIsExactForEveryPattern) {
+TEST_P(HalfSimd, HalfToFloatIsExactForEveryPattern) {
   std::vector<uint16_t> all(0x10001);
   for (uint32_t h = 0; h < 0x10000; ++h) all[h + 1] = static_cast<uint16_t>(h);
   for (size_t offset : {size_t{0}, size_t{1}}) {

@@ -1,12 +1,9 @@
 #include "ops/cast/register.h"
 
-#include "ops/cast/cast.h"
-
 namespace onnxflow {
 
 Status RegisterCastKernels(KernelRegistry& registry) {
-  ONNXFLOW_RETURN_IF_ERROR(RegisterCastOps(registry));
-  return Status::Ok();
+  return RegisterEach(registry, {ONNXFLOW_CAST_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }
 
 }  // namespace onnxflow

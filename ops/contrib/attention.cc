@@ -8,7 +8,7 @@
 
 #include "ops/contrib/attention_core.h"
 #include "ops/contrib/common.h"
-#include "ops/contrib/kernels.h"
+#include "ops/contrib/register.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/shape.h"
 #include "ops/math/gemm.h"
@@ -629,10 +629,10 @@ class GroupQueryAttentionKernel : public OpKernel {
 }  // namespace
 
 Status RegisterAttentionOps(KernelRegistry& registry) {
-  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "Attention", 1, kOpenEnded, Create<AttentionKernel>()));
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "Attention", 1, kOpenEnded, Make<AttentionKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(
-      registry.Register(kMsDomain, "MultiHeadAttention", 1, kOpenEnded, Create<MultiHeadAttentionKernel>()));
-  return registry.Register(kMsDomain, "GroupQueryAttention", 1, kOpenEnded, Create<GroupQueryAttentionKernel>());
+      registry.Register(kMsDomain, "MultiHeadAttention", 1, kOpenEnded, Make<MultiHeadAttentionKernel>()));
+  return registry.Register(kMsDomain, "GroupQueryAttention", 1, kOpenEnded, Make<GroupQueryAttentionKernel>());
 }
 
 }  // namespace contrib

@@ -9,7 +9,7 @@
 
 #include "ops/contrib/attention_core.h"
 #include "ops/contrib/common.h"
-#include "ops/contrib/kernels.h"
+#include "ops/contrib/register.h"
 #include "ops/framework/internal_ops.h"
 #include "ops/framework/shape.h"
 
@@ -129,7 +129,7 @@ class FusedAttentionKernel : public OpKernel {
 
 Status RegisterFusedAttention(KernelRegistry& registry) {
   return registry.Register(kOnnxflowDomain, internal_ops::kFusedAttention, internal_ops::kVersion, kOpenEnded,
-                           Create<FusedAttentionKernel>());
+                           Make<FusedAttentionKernel>());
 }
 
 }  // namespace contrib

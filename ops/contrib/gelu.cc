@@ -14,7 +14,7 @@
 
 #include "ops/activation/activation_simd.h"
 #include "ops/contrib/common.h"
-#include "ops/contrib/kernels.h"
+#include "ops/contrib/register.h"
 #include "ops/elementwise/float_simd.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/parallel.h"
@@ -180,9 +180,7 @@ class BiasSoftmaxKernel : public OpKernel {
 
 Status RegisterGeluOps(KernelRegistry& registry) {
   auto act = [](const char* op, ActOp a, bool bias) {
-    return [op, a, bias](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
-      return std::unique_ptr<OpKernel>(new BiasActivationKernel(info, op, a, bias));
-    };
+    return Make<BiasActivationKernel>(op, a, bias);
   };
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "Gelu", 1, kOpenEnded, act("Gelu", ActOp::kGelu, false)));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "BiasGelu", 1, kOpenEnded, act("BiasGelu", ActOp::kGelu, true)));

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "ops/contrib/common.h"
-#include "ops/contrib/kernels.h"
+#include "ops/contrib/register.h"
 #include "ops/framework/dispatch.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/numeric.h"
@@ -298,7 +298,7 @@ Status RegisterMiscOps(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "Trilu", 1, kOpenEnded, trilu));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "Range", 1, kOpenEnded, Make<RangeKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "Inverse", 1, kOpenEnded, Make<InverseKernel>()));
-  return registry.Register(kMsDomain, "NhwcMaxPool", 1, kOpenEnded, Create<NhwcMaxPoolKernel>());
+  return registry.Register(kMsDomain, "NhwcMaxPool", 1, kOpenEnded, Make<NhwcMaxPoolKernel>());
 }
 
 }  // namespace contrib

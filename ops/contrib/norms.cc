@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "ops/contrib/common.h"
-#include "ops/contrib/kernels.h"
+#include "ops/contrib/register.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"

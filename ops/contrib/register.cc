@@ -1,18 +1,10 @@
 #include "ops/contrib/register.h"
 
-#include "ops/contrib/kernels.h"
-
 namespace onnxflow {
 
 Status RegisterContribKernels(KernelRegistry& registry) {
-  ONNXFLOW_RETURN_IF_ERROR(contrib::RegisterFusedOps(registry));
-  ONNXFLOW_RETURN_IF_ERROR(contrib::RegisterGeluOps(registry));
-  ONNXFLOW_RETURN_IF_ERROR(contrib::RegisterNormOps(registry));
-  ONNXFLOW_RETURN_IF_ERROR(contrib::RegisterAttentionOps(registry));
-  ONNXFLOW_RETURN_IF_ERROR(contrib::RegisterRotaryEmbedding(registry));
-  ONNXFLOW_RETURN_IF_ERROR(contrib::RegisterMiscOps(registry));
-  ONNXFLOW_RETURN_IF_ERROR(contrib::RegisterFusedAttention(registry));
-  return Status::Ok();
+  using namespace contrib;  // NOLINT: the per-file registration functions
+  return RegisterEach(registry, {ONNXFLOW_CONTRIB_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }
 
 }  // namespace onnxflow

@@ -5,7 +5,21 @@
 
 #include "ops/framework/registry.h"
 
+// One line per kernel file of the family: the function that file defines to register its ops.
+// A new kernel file adds its line here; register.cc calls them in this order.
+#define ONNXFLOW_CONTRIB_REGISTRARS(X)                \
+  X(RegisterFusedOps)  /* fused_ops.cc */             \
+  X(RegisterGeluOps)  /* gelu.cc */                   \
+  X(RegisterNormOps)  /* norms.cc */                  \
+  X(RegisterAttentionOps)  /* attention.cc */         \
+  X(RegisterRotaryEmbedding)  /* rotary.cc */         \
+  X(RegisterMiscOps)  /* misc.cc */                   \
+  X(RegisterFusedAttention)  /* fused_attention.cc */
+
 namespace onnxflow {
+namespace contrib {
+ONNXFLOW_CONTRIB_REGISTRARS(ONNXFLOW_DECLARE_REGISTRAR)
+}  // namespace contrib
 
 // Call after the other families: several of these wrap kernels registered there (Conv, Gemm,
 // LayerNormalization, Trilu, Range).

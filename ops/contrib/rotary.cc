@@ -4,7 +4,7 @@
 // position of the first token (the rest follow it).
 #include "ops/contrib/attention_core.h"
 #include "ops/contrib/common.h"
-#include "ops/contrib/kernels.h"
+#include "ops/contrib/register.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"

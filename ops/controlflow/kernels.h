@@ -11,10 +11,6 @@
 
 namespace onnxflow {
 
-Status RegisterIf(KernelRegistry& registry);
-Status RegisterLoop(KernelRegistry& registry);
-Status RegisterScan(KernelRegistry& registry);
-
 // Stacks per-iteration tensors along a new axis `axis` (Loop and Scan outputs); `reverse` stacks
 // them last-first. All parts must share dtype and shape.
 Result<Tensor> StackIterations(const std::vector<Tensor>& parts, int64_t axis, bool reverse, KernelContext& ctx,

@@ -113,6 +113,6 @@ class Loop : public OpKernel {
 
 }  // namespace
 
-Status RegisterLoop(KernelRegistry& registry) { return registry.Register("", "Loop", 1, kOpenEnded, Create<Loop>()); }
+Status RegisterLoop(KernelRegistry& registry) { return registry.Register(kOnnxDomain, "Loop", 1, kOpenEnded, Make<Loop>()); }
 
 }  // namespace onnxflow

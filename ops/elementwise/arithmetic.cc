@@ -111,9 +111,7 @@ class ArithmeticKernel : public OpKernel {
 };
 
 KernelFactory ArithmeticFactory(Arith op) {
-  return WithInputTypes<ONNXFLOW_NUMERIC_TYPES>(0, [op](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
-    return std::unique_ptr<OpKernel>(new ArithmeticKernel(info, op));
-  });
+  return WithInputTypes<ONNXFLOW_NUMERIC_TYPES>(0, Make<ArithmeticKernel>(op));
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ class BitCastKernel : public OpKernel {
 }  // namespace
 
 Status RegisterBitCastKernels(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "BitCast", 26, kOpenEnded, Create<BitCastKernel>());
+  return registry.Register(kOnnxDomain, "BitCast", 26, kOpenEnded, Make<BitCastKernel>());
 }
 
 }  // namespace onnxflow

@@ -102,16 +102,5 @@ KernelFactory WithInputTypes(int input, KernelFactory inner) {
 }
 
 // One registration function per kernel file.
-Status RegisterArithmeticKernels(KernelRegistry& registry);  // Add Sub Mul Div
-Status RegisterPowKernels(KernelRegistry& registry);         // Pow
-Status RegisterModKernels(KernelRegistry& registry);         // Mod
-Status RegisterVariadicKernels(KernelRegistry& registry);    // Max Min Sum Mean
-Status RegisterCompareKernels(KernelRegistry& registry);     // Equal Greater Less GreaterOrEqual LessOrEqual
-Status RegisterLogicalKernels(KernelRegistry& registry);     // And Or Xor Not
-Status RegisterBitwiseKernels(KernelRegistry& registry);     // BitShift BitwiseAnd/Or/Xor/Not
-Status RegisterWhereKernels(KernelRegistry& registry);       // Where
-Status RegisterUnaryMathKernels(KernelRegistry& registry);   // Abs Neg Sign Ceil ... Atanh
-Status RegisterFloatClassKernels(KernelRegistry& registry);  // IsNaN IsInf
-Status RegisterBitCastKernels(KernelRegistry& registry);     // BitCast
 
 }  // namespace onnxflow

@@ -59,9 +59,7 @@ class CompareKernel : public OpKernel {
 
 template <Cmp op>
 KernelFactory CompareFactory(const char* name) {
-  KernelFactory make = [name](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
-    return std::unique_ptr<OpKernel>(new CompareKernel<op>(info, name));
-  };
+  KernelFactory make = Make<CompareKernel<op>>(name);
   if constexpr (op == Cmp::kEqual) return WithInputTypes<ONNXFLOW_ALL_TYPES>(0, make);
   return WithInputTypes<ONNXFLOW_NUMERIC_TYPES>(0, make);
 }

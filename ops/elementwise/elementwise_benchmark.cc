@@ -36,7 +36,7 @@ class KernelBench {
     slots_.outputs.push_back(static_cast<int>(values_.size()));
     values_.emplace_back();
     KernelInfo info(node_, opset, types, std::vector<const Tensor*>(inputs.size(), nullptr), {});
-    auto kernel = registry_.Find("", op, opset)->factory(info);
+    auto kernel = registry_.Find(kOnnxDomain, op, opset)->factory(info);
     kernel_ = std::move(kernel).value();
   }
 

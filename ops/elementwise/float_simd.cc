@@ -24,10 +24,15 @@ void WithFloatBinaryOp(int op, const F& f) {
     case FloatBinaryOp::kDiv:
       return f([](auto, auto x, auto y) { return hn::Div(x, y); });
     case FloatBinaryOp::kMax:
-      // x86 max returns its second operand when either is NaN; patch NaN in x back in.
-      return f([](auto, auto x, auto y) { return hn::IfThenElse(hn::IsNaN(x), x, hn::Max(x, y)); });
+      // Highway leaves Max of a NaN unspecified: x86 returns the second operand, the portable
+      // target the number. ONNX wants the NaN of either operand.
+      return f([](auto, auto x, auto y) {
+        return hn::IfThenElse(hn::IsNaN(x), x, hn::IfThenElse(hn::IsNaN(y), y, hn::Max(x, y)));
+      });
     case FloatBinaryOp::kMin:
-      return f([](auto, auto x, auto y) { return hn::IfThenElse(hn::IsNaN(x), x, hn::Min(x, y)); });
+      return f([](auto, auto x, auto y) {
+        return hn::IfThenElse(hn::IsNaN(x), x, hn::IfThenElse(hn::IsNaN(y), y, hn::Min(x, y)));
+      });
   }
 }
 

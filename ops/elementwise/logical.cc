@@ -61,9 +61,7 @@ class NotKernel : public OpKernel {
 };
 
 KernelFactory LogicalFactory(Logic op, const char* name) {
-  return WithInputTypes<bool>(0, [op, name](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
-    return std::unique_ptr<OpKernel>(new LogicalKernel(info, op, name));
-  });
+  return WithInputTypes<bool>(0, Make<LogicalKernel>(op, name));
 }
 
 }  // namespace

@@ -65,12 +65,12 @@ TEST(Parallel, TsanVisibleFunctorsCallThrough) {
 TEST(Registry, RefusesOverlappingRanges) {
   KernelRegistry r;
   KernelFactory f = [](const KernelInfo&) -> Result<std::unique_ptr<OpKernel>> { return Internal("unused"); };
-  ASSERT_TRUE(r.Register("", "Relu", 6, 13, f).ok());
-  ASSERT_TRUE(r.Register("", "Relu", 14, kOpenEnded, f).ok());
+  ASSERT_TRUE(r.Register(kOnnxDomain, "Relu", 6, 13, f).ok());
+  ASSERT_TRUE(r.Register(kOnnxDomain, "Relu", 14, kOpenEnded, f).ok());
   EXPECT_TRUE(Refused(r.Register("ai.onnx", "Relu", 13, 20, f), StatusCode::kInternal, "kernel for Relu [13, 20] overlaps one registered for [6, 13]"));
-  EXPECT_EQ(r.Find("", "Relu", 5), nullptr);
+  EXPECT_EQ(r.Find(kOnnxDomain, "Relu", 5), nullptr);
   EXPECT_EQ(r.Find("ai.onnx", "Relu", 13)->since_version, 6);
-  EXPECT_EQ(r.Find("", "Relu", 28)->since_version, 14);
+  EXPECT_EQ(r.Find(kOnnxDomain, "Relu", 28)->since_version, 14);
 }
 
 TEST(Numeric, HalfRoundTripsAndRoundsToNearestEven) {

@@ -8,7 +8,7 @@ Result<std::unique_ptr<OpKernel>> KernelDef::Create(const KernelInfo& info) cons
   return kernel;
 }
 
-std::string NormalizeDomain(const std::string& domain) { return domain == "ai.onnx" ? "" : domain; }
+std::string NormalizeDomain(const std::string& domain) { return domain == "ai.onnx" ? kOnnxDomain : domain; }
 
 Status KernelRegistry::Register(const std::string& domain, const std::string& op_type, int since_version,
                                 int until_version, KernelFactory factory) {
@@ -35,6 +35,11 @@ const KernelDef* KernelRegistry::Find(const std::string& domain, const std::stri
 
 bool KernelRegistry::HasOp(const std::string& domain, const std::string& op_type) const {
   return kernels_.count({NormalizeDomain(domain), op_type}) > 0;
+}
+
+Status RegisterEach(KernelRegistry& registry, std::initializer_list<Registrar> registrars) {
+  for (Registrar registrar : registrars) ONNXFLOW_RETURN_IF_ERROR(registrar(registry));
+  return Status::Ok();
 }
 
 }  // namespace onnxflow

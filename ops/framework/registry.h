@@ -7,9 +7,11 @@
 
 #include <climits>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -54,22 +56,47 @@ class KernelRegistry {
   std::map<std::pair<std::string, std::string>, std::vector<KernelDef>> kernels_;
 };
 
+// Each op family lists its kernel files once, in ops/<family>/register.h, by the function each file
+// defines to register its ops: `#define ONNXFLOW_MATH_REGISTRARS(X) X(RegisterMatMulKernels) ...`.
+// The header declares them with ONNXFLOW_DECLARE_REGISTRAR and the family's register.cc calls them
+// in order with RegisterEach({... ONNXFLOW_REGISTRAR_POINTER}). Explicit calls, not static
+// initializers: a kernel file in a static library that nothing references would be dropped by the
+// linker together with its registration.
+using Registrar = Status (*)(KernelRegistry& registry);
+#define ONNXFLOW_DECLARE_REGISTRAR(f) Status f(KernelRegistry& registry);
+#define ONNXFLOW_REGISTRAR_POINTER(f) &f,
+
+// Calls each registrar in order; the first refusal stops and is returned.
+Status RegisterEach(KernelRegistry& registry, std::initializer_list<Registrar> registrars);
+
 // "ai.onnx" and "" name the same domain.
 std::string NormalizeDomain(const std::string& domain);
 
-// A factory for kernels whose constructor takes the KernelInfo, then `args` (the same for every
-// node: say, which of the ops that share the class this one is), and cannot fail.
+namespace registry_internal {
+
+// Whether K has a static Create(const KernelInfo&, const Args&...).
+template <typename Void, typename K, typename... Args>
+struct HasCreate : std::false_type {};
+template <typename K, typename... Args>
+struct HasCreate<std::void_t<decltype(K::Create(std::declval<const KernelInfo&>(), std::declval<const Args&>()...))>, K,
+                 Args...> : std::true_type {};
+
+}  // namespace registry_internal
+
+// The one spelling of a kernel factory: Make<K>(args...) builds a K for each node from its
+// KernelInfo and `args` (the same for every node: say, which of the ops that share the class this
+// one is). K parses its attributes once, either in a static
+// `Result<std::unique_ptr<OpKernel>> Create(const KernelInfo&, args...)`, which may refuse the node,
+// or, when it has none, in a constructor `K(const KernelInfo&, args...)` that cannot fail.
 template <typename K, typename... Args>
 KernelFactory Make(Args... args) {
   return [args...](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
-    return std::unique_ptr<OpKernel>(new K(info, args...));
+    if constexpr (registry_internal::HasCreate<void, K, Args...>::value) {
+      return K::Create(info, args...);
+    } else {
+      return std::unique_ptr<OpKernel>(new K(info, args...));
+    }
   };
-}
-
-// A factory for kernels with a static `Result<std::unique_ptr<OpKernel>> Create(const KernelInfo&)`.
-template <typename K>
-KernelFactory Create() {
-  return [](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> { return K::Create(info); };
 }
 
 }  // namespace onnxflow

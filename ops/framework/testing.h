@@ -18,7 +18,7 @@ namespace onnxflow {
 
 class OpTest {
  public:
-  OpTest(std::string op_type, int opset, std::string domain = "");
+  OpTest(std::string op_type, int opset, std::string domain = kOnnxDomain);
 
   OpTest& Input(Value value);
   OpTest& AbsentInput();            // an optional input given as ""

@@ -11,7 +11,7 @@
 #include "ops/framework/parallel.h"
 #include "ops/framework/registry.h"
 #include "ops/framework/shape.h"
-#include "ops/image/image_kernels.h"
+#include "ops/image/register.h"
 
 namespace onnxflow {
 namespace image {

@@ -22,7 +22,7 @@
 #include "ops/framework/parallel.h"
 #include "ops/framework/registry.h"
 #include "ops/framework/shape.h"
-#include "ops/image/image_kernels.h"
+#include "ops/image/register.h"
 
 namespace onnxflow {
 namespace image {
@@ -289,7 +289,7 @@ class GridSampleKernel final : public OpKernel {
 
 Status RegisterGridSample(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "GridSample", 16, kOpenEnded,
-                           [](const KernelInfo& info) { return GridSampleKernel::Create(info); });
+                           Make<GridSampleKernel>());
 }
 
 }  // namespace image

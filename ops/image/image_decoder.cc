@@ -10,7 +10,7 @@
 #include "ops/framework/kernel_info.h"
 #include "ops/framework/registry.h"
 #include "ops/image/image_codecs.h"
-#include "ops/image/image_kernels.h"
+#include "ops/image/register.h"
 
 namespace onnxflow {
 namespace image {
@@ -77,7 +77,7 @@ class ImageDecoderKernel final : public OpKernel {
 
 Status RegisterImageDecoder(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "ImageDecoder", 20, kOpenEnded,
-                           [](const KernelInfo& info) { return ImageDecoderKernel::Create(info); });
+                           Make<ImageDecoderKernel>());
 }
 
 }  // namespace image

@@ -15,7 +15,7 @@
 #include "ops/framework/parallel.h"
 #include "ops/framework/registry.h"
 #include "ops/framework/shape.h"
-#include "ops/image/image_kernels.h"
+#include "ops/image/register.h"
 
 namespace onnxflow {
 namespace image {
@@ -151,7 +151,7 @@ class NonMaxSuppressionKernel final : public OpKernel {
 
 Status RegisterNonMaxSuppression(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "NonMaxSuppression", 10, kOpenEnded,
-                           [](const KernelInfo& info) { return NonMaxSuppressionKernel::Create(info); });
+                           Make<NonMaxSuppressionKernel>());
 }
 
 }  // namespace image

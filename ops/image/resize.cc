@@ -25,7 +25,7 @@
 #include "ops/framework/parallel.h"
 #include "ops/framework/registry.h"
 #include "ops/framework/shape.h"
-#include "ops/image/image_kernels.h"
+#include "ops/image/register.h"
 #include "ops/image/resize_rows.h"
 #include "ops/image/resize_tables.h"
 

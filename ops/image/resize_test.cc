@@ -12,9 +12,13 @@
 #include "ops/image/register.h"
 #include "ops/image/resize_rows.h"
 #include "ops/image/resize_tables.h"
+#include "ops/framework/every_target.h"
 
 namespace onnxflow {
 namespace {
+
+class ResizeRows : public EveryTargetTest {};
+ONNXFLOW_INSTANTIATE_EVERY_TARGET(ResizeRows);
 
 Tensor F32(Shape shape, std::vector<float> v) { return Tensor::FromVector<float>(std::move(shape), v); }
 Tensor I64(Shape shape, std::vector<int64_t> v) { return Tensor::FromVector<int64_t>(std::move(shape), v); }
@@ -458,7 +462,7 @@ TEST(Resize, InvalidInputsReturnErrors) {
   }
 }
 
-TEST(ResizeRows, SimdMatchesScalarOverSizesAndOffsets) {
+TEST_P(ResizeRows, SimdMatchesScalarOverSizesAndOffsets) {
   const std::vector<float> pool = Random(4096, 11);
   for (int64_t taps : {1, 2, 3, 4, 7}) {
     for (int64_t n : {1, 3, 17, 1000, 1031}) {

@@ -19,7 +19,7 @@
 #include "ops/framework/parallel.h"
 #include "ops/framework/registry.h"
 #include "ops/framework/shape.h"
-#include "ops/image/image_kernels.h"
+#include "ops/image/register.h"
 
 namespace onnxflow {
 namespace image {
@@ -218,7 +218,7 @@ class RoiAlignKernel final : public OpKernel {
 
 Status RegisterRoiAlign(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "RoiAlign", 10, kOpenEnded,
-                           [](const KernelInfo& info) { return RoiAlignKernel::Create(info); });
+                           Make<RoiAlignKernel>());
 }
 
 }  // namespace image

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "ops/math/float_view.h"
-#include "ops/math/small_ops.h"
+#include "ops/math/register.h"
 
 namespace onnxflow {
 namespace {
@@ -76,7 +76,7 @@ class CausalConvKernel : public OpKernel {
 }  // namespace
 
 Status RegisterCausalConvKernels(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "CausalConvWithState", 27, kOpenEnded, Create<CausalConvKernel>());
+  return registry.Register(kOnnxDomain, "CausalConvWithState", 27, kOpenEnded, Make<CausalConvKernel>());
 }
 
 }  // namespace onnxflow

@@ -3,7 +3,7 @@
 #include "ops/framework/dispatch.h"
 #include "ops/math/conv_geometry.h"
 #include "ops/math/float_view.h"
-#include "ops/math/small_ops.h"
+#include "ops/math/register.h"
 
 namespace onnxflow {
 namespace {

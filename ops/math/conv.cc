@@ -11,7 +11,7 @@
 // transposed into Y (PixelGather; which convs: PixelGathering below).
 // float16/bfloat16 compute in float; double uses the direct loop.
 #include "ops/framework/internal_ops.h"
-#include "ops/math/conv.h"
+#include "ops/math/register.h"
 
 #include "ops/framework/dispatch.h"
 #include "ops/framework/shared_weights.h"
@@ -303,8 +303,7 @@ class ConvKernel : public OpKernel {
 }  // namespace
 
 Status RegisterConvKernels(KernelRegistry& registry) {
-  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Conv", 1, kOpenEnded,
-                                             [](const KernelInfo& info) { return ConvKernel::Create(info, {}); }));
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Conv", 1, kOpenEnded, Make<ConvKernel>(ActivationSpec{})));
   return registry.Register(kOnnxflowDomain, internal_ops::kFusedConv, internal_ops::kVersion, kOpenEnded,
                            [](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
                              ONNXFLOW_ASSIGN_OR_RETURN(ActivationSpec act, ParseFusedActivation(info));

@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "hwy/targets.h"
 
+#include "ops/framework/every_target.h"
 #include "ops/framework/numeric.h"
 #include "ops/framework/shape.h"
 #include "ops/framework/testing.h"
@@ -16,6 +16,9 @@
 
 namespace onnxflow {
 namespace {
+
+class ConvTarget : public EveryTargetTest {};
+ONNXFLOW_INSTANTIATE_EVERY_TARGET(ConvTarget);
 
 std::vector<float> Random(int64_t n, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -131,7 +134,7 @@ TEST(ConvTest, FusedActivations) {
 // masked taps, the others through a padded copy or the row loop): ShuffleNet's and MobileNet's
 // shapes, rows of one to several vectors, strides 1, 2 and 3, uneven pads, dilation, a channel
 // multiplier, and fused activations.
-TEST(ConvTest, DepthwiseOnEveryTarget) {
+TEST_P(ConvTarget, Depthwise) {
   const ConvCase cases[] = {
       {{1, 3, 56, 56}, {3, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, 3},
       {{1, 4, 28, 28}, {4, 1, 3, 3}, {}, {1, 1, 1, 1}, {}, 4},
@@ -141,15 +144,22 @@ TEST(ConvTest, DepthwiseOnEveryTarget) {
       {{1, 2, 13, 40}, {2, 1, 3, 3}, {3, 3}, {1, 1, 1, 1}, {}, 2},
       {{1, 2, 5, 3}, {2, 1, 3, 3}, {}, {2, 2, 2, 2}, {}, 2},  // pads wider than the row
   };
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    hwy::SetSupportedTargetsForTest(target);
-    SCOPED_TRACE(hwy::TargetName(target));
-    for (const ConvCase& cs : cases) {
-      RunCase(cs, true);
-      RunCase(cs, true, 1, "LeakyRelu");
-    }
+  for (const ConvCase& cs : cases) {
+    RunCase(cs, true);
+    RunCase(cs, true, 1, "LeakyRelu");
   }
-  hwy::SetSupportedTargetsForTest(0);
+}
+
+// A column stride of 2 splits the image into even and odd columns first (column_phases-inl.h):
+// rows shorter than a vector, one vector and a tail, and past two vectors.
+TEST_P(ConvTarget, ColumnPhases) {
+  const ConvCase cases[] = {
+      {{1, 3, 7, 69}, {4, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}},
+      {{1, 2, 6, 5}, {3, 2, 3, 3}, {2, 2}, {}},
+      {{1, 2, 9, 37}, {3, 2, 3, 3}, {1, 2}, {1, 0, 1, 2}},
+      {{1, 3, 13, 12}, {4, 3, 4, 4}, {3, 2}, {}, {}, 1, "SAME_LOWER"},
+  };
+  for (const ConvCase& cs : cases) RunCase(cs, true);
 }
 
 // FusedConv with a residual input Z: act(conv(X) + Z), Z of Y's shape (added in the GEMM epilogue

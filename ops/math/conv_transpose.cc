@@ -3,7 +3,7 @@
 // Per image and group, col [M/g * k, in] = W_g^T [M/g * k, C/g] x X_g [C/g, in] on the GEMM (W_g^T
 // packed once at load when W is constant), then col is scattered into Y (Col2ImAdd) and the bias
 // added. float16/bfloat16 compute in float; double on the plain loop.
-#include "ops/math/conv_transpose.h"
+#include "ops/math/register.h"
 
 #include "ops/framework/dispatch.h"
 #include "ops/math/conv_geometry.h"
@@ -183,7 +183,7 @@ class ConvTransposeKernel : public OpKernel {
 }  // namespace
 
 Status RegisterConvTransposeKernels(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "ConvTranspose", 1, kOpenEnded, Create<ConvTransposeKernel>());
+  return registry.Register(kOnnxDomain, "ConvTranspose", 1, kOpenEnded, Make<ConvTransposeKernel>());
 }
 
 }  // namespace onnxflow

@@ -8,7 +8,7 @@
 #include "ops/math/conv_geometry.h"
 #include "ops/math/float_view.h"
 #include "ops/math/gemm.h"
-#include "ops/math/small_ops.h"
+#include "ops/math/register.h"
 
 namespace onnxflow {
 namespace {
@@ -137,7 +137,7 @@ class DeformConvKernel : public OpKernel {
 }  // namespace
 
 Status RegisterDeformConvKernels(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "DeformConv", 19, kOpenEnded, Create<DeformConvKernel>());
+  return registry.Register(kOnnxDomain, "DeformConv", 19, kOpenEnded, Make<DeformConvKernel>());
 }
 
 }  // namespace onnxflow

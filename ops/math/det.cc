@@ -3,7 +3,7 @@
 
 #include "ops/framework/dispatch.h"
 #include "ops/framework/numeric.h"
-#include "ops/math/small_ops.h"
+#include "ops/math/register.h"
 
 namespace onnxflow {
 namespace {

@@ -8,7 +8,7 @@
 #include "ops/framework/dispatch.h"
 #include "ops/framework/numeric.h"
 #include "ops/framework/shape.h"
-#include "ops/math/small_ops.h"
+#include "ops/math/register.h"
 
 namespace onnxflow {
 namespace {
@@ -194,7 +194,7 @@ class EinsumKernel : public OpKernel {
 }  // namespace
 
 Status RegisterEinsumKernels(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "Einsum", 12, kOpenEnded, Create<EinsumKernel>());
+  return registry.Register(kOnnxDomain, "Einsum", 12, kOpenEnded, Make<EinsumKernel>());
 }
 
 }  // namespace onnxflow

@@ -127,10 +127,7 @@ class GemmKernel : public OpKernel {
 }  // namespace
 
 Status RegisterGemmKernels(KernelRegistry& registry) {
-  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Gemm", 1, kOpenEnded,
-                                             [](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
-                                               return std::unique_ptr<OpKernel>(new GemmKernel(info, {}));
-                                             }));
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Gemm", 1, kOpenEnded, Make<GemmKernel>(ActivationSpec{})));
   return registry.Register(kOnnxflowDomain, "FusedGemm", 1, kOpenEnded,
                            [](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
                              ONNXFLOW_ASSIGN_OR_RETURN(ActivationSpec act, ParseFusedActivation(info));

@@ -14,6 +14,4 @@ struct BiasShape {
 // C's shape as a BiasShape, or InvalidArgument naming `op` when it does not broadcast.
 Result<BiasShape> ResolveBias(const char* op, const Shape& c, int64_t m, int64_t n);
 
-Status RegisterGemmKernels(KernelRegistry& registry);
-
 }  // namespace onnxflow

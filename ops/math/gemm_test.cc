@@ -1,6 +1,7 @@
 // The SIMD GEMM against the plain triple loop, over odd sizes, transposes, packed and raw
 // operands, misaligned pointers, every epilogue and two threads.
 #include "ops/math/gemm.h"
+#include "ops/framework/every_target.h"
 #include "ops/framework/testing.h"
 
 #include <algorithm>
@@ -11,11 +12,14 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <hwy/targets.h>
 #include <oneapi/tbb/task_arena.h>
 
 namespace onnxflow {
 namespace {
+
+// The tests below that name this fixture run once per compiled CPU target, each with its own tile shape.
+class GemmTarget : public EveryTargetTest {};
+ONNXFLOW_INSTANTIATE_EVERY_TARGET(GemmTarget);
 
 std::vector<float> RandomFloats(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -154,26 +158,20 @@ TEST(GemmTest, NarrowProductsReadAInPlace) {
   }
 }
 
-// Every CPU target compiled in (AVX-512, AVX2, SSE4, portable), each with its own tile shape.
-TEST(GemmTest, EveryCompiledTarget) {
+TEST_P(GemmTarget, ProductsAndActivations) {
   std::vector<float> row_bias = RandomFloats(40, 7), col_bias = RandomFloats(70, 8);
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    hwy::SetSupportedTargetsForTest(target);
-    SCOPED_TRACE(hwy::TargetName(target));
-    GemmEpilogue ep;
-    ep.row_bias = row_bias.data();
-    ep.col_bias = col_bias.data();
-    ep.activation = {Activation::kTanh};
-    Check(Case{37, 67, 300, false, false, false, false, 1.0f, 1}, ep);
-    Check(Case{13, 29, 5, true, true, true, true, 0.5f, 1}, GemmEpilogue{});
-    Check(Case{3, 70, 17, false, false, false, false, 1.0f, 1}, GemmEpilogue{});
-    for (const Activation kind : {Activation::kSigmoid, Activation::kSwish}) {
-      std::vector<float> x = RandomFloats(37, 9), y = x;
-      ApplyActivation({kind}, y.data(), 37);
-      for (int i = 0; i < 37; ++i) ASSERT_NEAR(ActivationScalar({kind}, x[i]), y[i], 2e-6f);
-    }
+  GemmEpilogue ep;
+  ep.row_bias = row_bias.data();
+  ep.col_bias = col_bias.data();
+  ep.activation = {Activation::kTanh};
+  Check(Case{37, 67, 300, false, false, false, false, 1.0f, 1}, ep);
+  Check(Case{13, 29, 5, true, true, true, true, 0.5f, 1}, GemmEpilogue{});
+  Check(Case{3, 70, 17, false, false, false, false, 1.0f, 1}, GemmEpilogue{});
+  for (const Activation kind : {Activation::kSigmoid, Activation::kSwish}) {
+    std::vector<float> x = RandomFloats(37, 9), y = x;
+    ApplyActivation({kind}, y.data(), 37);
+    for (int i = 0; i < 37; ++i) ASSERT_NEAR(ActivationScalar({kind}, x[i]), y[i], 2e-6f);
   }
-  hwy::SetSupportedTargetsForTest(0);
 }
 
 TEST(GemmTest, EmptyDepthAppliesEpilogue) {
@@ -294,53 +292,48 @@ TEST(GemmTest, SourcesPackedAndInPlace) {
 // no two rows or k share a layout; on every target, one and two threads, with a packed B, the
 // column bias and activation of a convolution with output channels in the lanes, and block_done
 // called once for every element of C.
-TEST(GemmTest, GatheredA) {
+TEST_P(GemmTarget, GatheredA) {
   const int64_t sizes[][3] = {{1, 1, 1}, {9, 49, 33}, {19, 53, 300}, {200, 64, 70}, {17, 5, 600}};
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    hwy::SetSupportedTargetsForTest(target);
-    SCOPED_TRACE(hwy::TargetName(target));
-    for (const auto& s : sizes) {
-      const int64_t m = s[0], n = s[1], k = s[2];
-      std::vector<int64_t> rows(m), cols(k);
-      for (int64_t i = 0; i < m; ++i) rows[i] = (i * 7) % m * (k + 3);
-      for (int64_t kk = 0; kk < k; ++kk) cols[kk] = (kk * 5) % k;
-      const std::vector<float> base = RandomFloats(m * (k + 3), 1), b = RandomFloats(k * n, 2);
-      const std::vector<float> bias = RandomFloats(n, 3);
-      std::vector<float> a(m * k);
-      for (int64_t i = 0; i < m; ++i) {
-        for (int64_t kk = 0; kk < k; ++kk) a[i * k + kk] = base[rows[i] + cols[kk]];
-      }
-      GemmEpilogue ep;
-      ep.col_bias = bias.data();
-      ep.activation.kind = Activation::kRelu;
-      std::vector<float> want(m * n);
-      SgemmReference(m, n, k, a.data(), k, false, b.data(), n, false, 1.0f, want.data(), n, ep);
-      const PackedB packed = PackB(b.data(), n, false, k, n);
-      for (int threads : {1, 2}) {
-        GemmInputA ia;
-        ia.gather_base = base.data();
-        ia.gather_rows = rows.data();
-        ia.gather_cols = cols.data();
-        GemmInputB ib;
-        ib.packed = &packed;
-        std::vector<float> got(m * n, -7.0f);
-        std::vector<std::atomic<int>> done(m * n);
-        ep.block_done = [&](int64_t r0, int64_t nr, int64_t c0, int64_t nc) {
-          for (int64_t i = r0; i < r0 + nr; ++i) {
-            for (int64_t j = c0; j < c0 + nc; ++j) done[i * n + j]++;
-          }
-        };
-        tbb::task_arena arena(threads);
-        arena.execute([&] { Sgemm(m, n, k, ia, ib, got.data(), n, ep, threads); });
-        for (int64_t i = 0; i < m * n; ++i) {
-          ASSERT_NEAR(want[i], got[i], 1e-4f * (1.0f + std::fabs(want[i])))
-              << "m=" << m << " n=" << n << " k=" << k << " threads=" << threads << " at " << i;
-          ASSERT_EQ(done[i].load(), 1) << "block_done coverage at " << i;
+  for (const auto& s : sizes) {
+    const int64_t m = s[0], n = s[1], k = s[2];
+    std::vector<int64_t> rows(m), cols(k);
+    for (int64_t i = 0; i < m; ++i) rows[i] = (i * 7) % m * (k + 3);
+    for (int64_t kk = 0; kk < k; ++kk) cols[kk] = (kk * 5) % k;
+    const std::vector<float> base = RandomFloats(m * (k + 3), 1), b = RandomFloats(k * n, 2);
+    const std::vector<float> bias = RandomFloats(n, 3);
+    std::vector<float> a(m * k);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t kk = 0; kk < k; ++kk) a[i * k + kk] = base[rows[i] + cols[kk]];
+    }
+    GemmEpilogue ep;
+    ep.col_bias = bias.data();
+    ep.activation.kind = Activation::kRelu;
+    std::vector<float> want(m * n);
+    SgemmReference(m, n, k, a.data(), k, false, b.data(), n, false, 1.0f, want.data(), n, ep);
+    const PackedB packed = PackB(b.data(), n, false, k, n);
+    for (int threads : {1, 2}) {
+      GemmInputA ia;
+      ia.gather_base = base.data();
+      ia.gather_rows = rows.data();
+      ia.gather_cols = cols.data();
+      GemmInputB ib;
+      ib.packed = &packed;
+      std::vector<float> got(m * n, -7.0f);
+      std::vector<std::atomic<int>> done(m * n);
+      ep.block_done = [&](int64_t r0, int64_t nr, int64_t c0, int64_t nc) {
+        for (int64_t i = r0; i < r0 + nr; ++i) {
+          for (int64_t j = c0; j < c0 + nc; ++j) done[i * n + j]++;
         }
+      };
+      tbb::task_arena arena(threads);
+      arena.execute([&] { Sgemm(m, n, k, ia, ib, got.data(), n, ep, threads); });
+      for (int64_t i = 0; i < m * n; ++i) {
+        ASSERT_NEAR(want[i], got[i], 1e-4f * (1.0f + std::fabs(want[i])))
+            << "m=" << m << " n=" << n << " k=" << k << " threads=" << threads << " at " << i;
+        ASSERT_EQ(done[i].load(), 1) << "block_done coverage at " << i;
       }
     }
   }
-  hwy::SetSupportedTargetsForTest(0);
 }
 
 }  // namespace

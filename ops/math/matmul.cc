@@ -150,10 +150,8 @@ class MatMulKernel : public OpKernel {
 }  // namespace
 
 Status RegisterMatMulKernels(KernelRegistry& registry) {
-  auto plain = [](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
-    return std::unique_ptr<OpKernel>(new MatMulKernel(info, ActivationSpec{}));
-  };
-  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "MatMul", 1, kOpenEnded, plain));
+  ONNXFLOW_RETURN_IF_ERROR(
+      registry.Register(kOnnxDomain, "MatMul", 1, kOpenEnded, Make<MatMulKernel>(ActivationSpec{})));
   return registry.Register(kOnnxflowDomain, internal_ops::kFusedMatMul, internal_ops::kVersion, kOpenEnded,
                            [](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
                              ONNXFLOW_ASSIGN_OR_RETURN(ActivationSpec act, ParseFusedActivation(info));

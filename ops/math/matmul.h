@@ -24,6 +24,4 @@ struct MatMulBatch {
 };
 std::vector<MatMulBatch> MatMulBatches(const MatMulShapes& s);
 
-Status RegisterMatMulKernels(KernelRegistry& registry);
-
 }  // namespace onnxflow

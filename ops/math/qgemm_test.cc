@@ -6,10 +6,13 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include "hwy/targets.h"
+#include "ops/framework/every_target.h"
 
 namespace onnxflow {
 namespace {
+
+class QGemmTarget : public EveryTargetTest {};
+ONNXFLOW_INSTANTIATE_EVERY_TARGET(QGemmTarget);
 
 struct Case {
   int64_t m, n, k;
@@ -74,50 +77,42 @@ void RunCase(const Case& c, std::mt19937& rng, const std::string& what) {
   }
 }
 
-TEST(QGemmTest, MatchesReferenceOnEveryTargetAndTypePair) {
+TEST_P(QGemmTarget, MatchesReferenceOnEveryTypePair) {
   std::mt19937 rng(7);
   // n past a multiple of 48 by up to 16, 32 and 48 columns: the VNNI tile computes 1, 2 or 3 vectors.
   const int64_t shapes[][3] = {{1, 1, 1}, {3, 50, 7}, {9, 47, 13}, {17, 97, 64}, {25, 49, 130}, {8, 48, 4}, {40, 200, 300},
                                {5, 80, 33}};
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    hwy::SetSupportedTargetsForTest(target);
-    for (bool vnni_off : {false, true}) {
-      QGemmDisableVnniForTest(vnni_off);
-      int idx = 0;
-      for (const auto& s : shapes) {
-        for (int types = 0; types < 4; ++types) {
-          const QOutput kinds[] = {QOutput::kInt32, QOutput::kFloat, QOutput::kUint8, QOutput::kInt8};
-          Case c{s[0], s[1], s[2], (types & 1) != 0, (types & 2) != 0, idx % 3 == 1, idx % 2 == 0, idx % 5 == 2,
-                 kinds[idx % 4]};
-          ++idx;
-          RunCase(c, rng, Describe(c, target, QGemmUsesVnni()));
-          if (HasFatalFailure()) break;
-        }
+  for (bool vnni_off : {false, true}) {
+    QGemmDisableVnniForTest(vnni_off);
+    int idx = 0;
+    for (const auto& s : shapes) {
+      for (int types = 0; types < 4; ++types) {
+        const QOutput kinds[] = {QOutput::kInt32, QOutput::kFloat, QOutput::kUint8, QOutput::kInt8};
+        Case c{s[0], s[1], s[2], (types & 1) != 0, (types & 2) != 0, idx % 3 == 1, idx % 2 == 0, idx % 5 == 2,
+               kinds[idx % 4]};
+        ++idx;
+        RunCase(c, rng, Describe(c, GetParam(), QGemmUsesVnni()));
+        if (HasFatalFailure()) break;
       }
     }
   }
   QGemmDisableVnniForTest(false);
-  hwy::SetSupportedTargetsForTest(0);
 }
 
 // Extreme operands: uint8 255 against int8 -128 in every product, where vpmaddubsw would saturate.
-TEST(QGemmTest, ExtremeValuesDoNotSaturate) {
+TEST_P(QGemmTarget, ExtremeValuesDoNotSaturate) {
   const int64_t m = 5, n = 53, k = 1031;
   std::vector<uint8_t> a(m * k, 255);
   std::vector<int8_t> b(k * n, -128);
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    hwy::SetSupportedTargetsForTest(target);
-    for (bool vnni_off : {false, true}) {
-      QGemmDisableVnniForTest(vnni_off);
-      const QPackedA pa = QPackA(a.data(), false, k, m, k);
-      const QPackedB pb = QPackB(b.data(), true, n, false, k, n);
-      std::vector<int32_t> c(m * n);
-      QGemm(pa, pb, QZeroPoints{}, QEpilogue{}, c.data(), n, 1);
-      for (int32_t v : c) ASSERT_EQ(v, 255 * -128 * k) << hwy::TargetName(target);
-    }
+  for (bool vnni_off : {false, true}) {
+    QGemmDisableVnniForTest(vnni_off);
+    const QPackedA pa = QPackA(a.data(), false, k, m, k);
+    const QPackedB pb = QPackB(b.data(), true, n, false, k, n);
+    std::vector<int32_t> c(m * n);
+    QGemm(pa, pb, QZeroPoints{}, QEpilogue{}, c.data(), n, 1);
+    for (int32_t v : c) ASSERT_EQ(v, 255 * -128 * k) << "vnni_off=" << vnni_off;
   }
   QGemmDisableVnniForTest(false);
-  hwy::SetSupportedTargetsForTest(0);
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 // int8/uint8 operands, int32 accumulation of (x - zero_point) products on the integer GEMM
 // (qgemm.h), constant weights packed once at load; the QLinear ops requantize with
 // round-half-to-even and saturate to the output type.
-#include "ops/math/quantized.h"
+#include "ops/math/register.h"
 
 #include <algorithm>
 #include <cmath>
@@ -652,8 +652,8 @@ Status RegisterQuantizedMathKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "QGemm", 1, kOpenEnded, Make<QGemmKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "MatMulInteger", 10, kOpenEnded, Make<MatMulIntegerKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "QLinearMatMul", 10, kOpenEnded, Make<QLinearMatMulKernel>()));
-  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "ConvInteger", 10, kOpenEnded, Create<ConvIntegerKernel>()));
-  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "QLinearConv", 10, kOpenEnded, Create<QLinearConvKernel>()));
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "ConvInteger", 10, kOpenEnded, Make<ConvIntegerKernel>()));
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "QLinearConv", 10, kOpenEnded, Make<QLinearConvKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(
       registry.Register(kMsDomain, "MatMulIntegerToFloat", 1, kOpenEnded, Make<MatMulIntegerToFloatKernel>()));
   return registry.Register(kMsDomain, "DynamicQuantizeMatMul", 1, kOpenEnded, Make<DynamicQuantizeMatMulKernel>());

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "ops/framework/dispatch.h"
-#include "ops/ml/ml_ops.h"
+#include "ops/ml/register.h"
 
 namespace onnxflow {
 namespace {

@@ -6,7 +6,7 @@
 #include "ops/framework/dispatch.h"
 #include "ops/framework/parallel.h"
 #include "ops/ml/float_rows.h"
-#include "ops/ml/ml_ops.h"
+#include "ops/ml/register.h"
 
 namespace onnxflow {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/ml/ml_ops.h"
+#include "ops/ml/register.h"
 #include "ops/ml/numeric_rows.h"
 
 namespace onnxflow {
@@ -69,7 +69,7 @@ class FeatureVectorizer final : public OpKernel {
 }  // namespace
 
 Status RegisterFeatureVectorizer(KernelRegistry& registry) {
-  return registry.Register(kMlDomain, "FeatureVectorizer", 1, kOpenEnded, Create<FeatureVectorizer>());
+  return registry.Register(kMlDomain, "FeatureVectorizer", 1, kOpenEnded, Make<FeatureVectorizer>());
 }
 
 }  // namespace onnxflow

@@ -8,9 +8,14 @@
 
 #include "ops/ml/float_rows.h"
 
+#include "ops/framework/every_target.h"
+
 namespace onnxflow {
 namespace ml {
 namespace {
+
+class FloatRows : public EveryTargetTest {};
+ONNXFLOW_INSTANTIATE_EVERY_TARGET(FloatRows);
 
 std::vector<float> RandomFloats(size_t n, uint32_t seed) {
   std::mt19937 gen(seed);
@@ -20,7 +25,7 @@ std::vector<float> RandomFloats(size_t n, uint32_t seed) {
   return v;
 }
 
-TEST(FloatRows, MatchScalarOverSizesAndOffsets) {
+TEST_P(FloatRows, MatchScalarOverSizesAndOffsets) {
   for (int64_t n : {1, 3, 17, 64, 1000, 1031}) {
     for (int64_t misalign : {0, 1, 3}) {
       std::vector<float> x = RandomFloats(n + misalign, static_cast<uint32_t>(n * 7 + misalign));

@@ -7,7 +7,7 @@
 
 #include "ops/framework/dispatch.h"
 #include "ops/framework/parallel.h"
-#include "ops/ml/ml_ops.h"
+#include "ops/ml/register.h"
 
 namespace onnxflow {
 namespace {
@@ -72,7 +72,7 @@ class Imputer final : public OpKernel {
 }  // namespace
 
 Status RegisterImputer(KernelRegistry& registry) {
-  return registry.Register(kMlDomain, "Imputer", 1, kOpenEnded, Create<Imputer>());
+  return registry.Register(kMlDomain, "Imputer", 1, kOpenEnded, Make<Imputer>());
 }
 
 }  // namespace onnxflow

@@ -14,7 +14,7 @@
 
 #include "ops/framework/dispatch.h"
 #include "ops/framework/parallel.h"
-#include "ops/ml/ml_ops.h"
+#include "ops/ml/register.h"
 
 namespace onnxflow {
 namespace {
@@ -234,13 +234,13 @@ class CategoryMapper final : public OpKernel {
 }  // namespace
 
 Status RegisterCategoryMapper(KernelRegistry& registry) {
-  return registry.Register(kMlDomain, "CategoryMapper", 1, kOpenEnded, Create<CategoryMapper>());
+  return registry.Register(kMlDomain, "CategoryMapper", 1, kOpenEnded, Make<CategoryMapper>());
 }
 
 Status RegisterLabelEncoder(KernelRegistry& registry) {
-  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMlDomain, "LabelEncoder", 1, 1, Create<LabelEncoder>()));
-  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMlDomain, "LabelEncoder", 2, 3, Create<LabelEncoder>()));
-  return registry.Register(kMlDomain, "LabelEncoder", 4, kOpenEnded, Create<LabelEncoder>());
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMlDomain, "LabelEncoder", 1, 1, Make<LabelEncoder>()));
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMlDomain, "LabelEncoder", 2, 3, Make<LabelEncoder>()));
+  return registry.Register(kMlDomain, "LabelEncoder", 4, kOpenEnded, Make<LabelEncoder>());
 }
 
 }  // namespace onnxflow

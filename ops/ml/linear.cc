@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ops/framework/parallel.h"
-#include "ops/ml/ml_ops.h"
+#include "ops/ml/register.h"
 #include "ops/ml/numeric_rows.h"
 #include "ops/ml/post_transform.h"
 
@@ -178,8 +178,8 @@ class LinearClassifier final : public OpKernel {
 }  // namespace
 
 Status RegisterLinear(KernelRegistry& registry) {
-  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMlDomain, "LinearRegressor", 1, kOpenEnded, Create<LinearRegressor>()));
-  return registry.Register(kMlDomain, "LinearClassifier", 1, kOpenEnded, Create<LinearClassifier>());
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMlDomain, "LinearRegressor", 1, kOpenEnded, Make<LinearRegressor>()));
+  return registry.Register(kMlDomain, "LinearClassifier", 1, kOpenEnded, Make<LinearClassifier>());
 }
 
 }  // namespace onnxflow

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "ops/framework/parallel.h"
-#include "ops/ml/ml_ops.h"
+#include "ops/ml/register.h"
 #include "ops/ml/numeric_rows.h"
 
 namespace onnxflow {
@@ -63,7 +63,7 @@ class Normalizer final : public OpKernel {
 }  // namespace
 
 Status RegisterNormalizer(KernelRegistry& registry) {
-  return registry.Register(kMlDomain, "Normalizer", 1, kOpenEnded, Create<Normalizer>());
+  return registry.Register(kMlDomain, "Normalizer", 1, kOpenEnded, Make<Normalizer>());
 }
 
 }  // namespace onnxflow

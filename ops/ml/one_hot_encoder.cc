@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ops/framework/dispatch.h"
-#include "ops/ml/ml_ops.h"
+#include "ops/ml/register.h"
 
 namespace onnxflow {
 namespace {
@@ -78,7 +78,7 @@ class OneHotEncoder final : public OpKernel {
 }  // namespace
 
 Status RegisterOneHotEncoder(KernelRegistry& registry) {
-  return registry.Register(kMlDomain, "OneHotEncoder", 1, kOpenEnded, Create<OneHotEncoder>());
+  return registry.Register(kMlDomain, "OneHotEncoder", 1, kOpenEnded, Make<OneHotEncoder>());
 }
 
 }  // namespace onnxflow

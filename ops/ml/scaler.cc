@@ -7,7 +7,7 @@
 
 #include "ops/framework/parallel.h"
 #include "ops/ml/float_rows.h"
-#include "ops/ml/ml_ops.h"
+#include "ops/ml/register.h"
 #include "ops/ml/numeric_rows.h"
 
 namespace onnxflow {
@@ -78,7 +78,7 @@ class Scaler final : public OpKernel {
 }  // namespace
 
 Status RegisterScaler(KernelRegistry& registry) {
-  return registry.Register(kMlDomain, "Scaler", 1, kOpenEnded, Create<Scaler>());
+  return registry.Register(kMlDomain, "Scaler", 1, kOpenEnded, Make<Scaler>());
 }
 
 }  // namespace onnxflow

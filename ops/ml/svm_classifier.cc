@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "ops/framework/parallel.h"
-#include "ops/ml/ml_ops.h"
+#include "ops/ml/register.h"
 #include "ops/ml/numeric_rows.h"
 #include "ops/ml/post_transform.h"
 #include "ops/ml/svm_kernel.h"
@@ -256,7 +256,7 @@ class SVMClassifier final : public OpKernel {
 }  // namespace
 
 Status RegisterSVMClassifier(KernelRegistry& registry) {
-  return registry.Register(kMlDomain, "SVMClassifier", 1, kOpenEnded, Create<SVMClassifier>());
+  return registry.Register(kMlDomain, "SVMClassifier", 1, kOpenEnded, Make<SVMClassifier>());
 }
 
 }  // namespace onnxflow

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ops/framework/parallel.h"
-#include "ops/ml/ml_ops.h"
+#include "ops/ml/register.h"
 #include "ops/ml/numeric_rows.h"
 #include "ops/ml/post_transform.h"
 #include "ops/ml/svm_kernel.h"
@@ -90,7 +90,7 @@ class SVMRegressor final : public OpKernel {
 }  // namespace
 
 Status RegisterSVMRegressor(KernelRegistry& registry) {
-  return registry.Register(kMlDomain, "SVMRegressor", 1, kOpenEnded, Create<SVMRegressor>());
+  return registry.Register(kMlDomain, "SVMRegressor", 1, kOpenEnded, Make<SVMRegressor>());
 }
 
 }  // namespace onnxflow

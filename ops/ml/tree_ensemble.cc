@@ -11,7 +11,7 @@
 #include "ops/framework/dispatch.h"
 #include "ops/framework/numeric.h"
 #include "ops/framework/parallel.h"
-#include "ops/ml/ml_ops.h"
+#include "ops/ml/register.h"
 #include "ops/ml/tree_model.h"
 
 namespace onnxflow {
@@ -173,7 +173,7 @@ class TreeEnsemble final : public OpKernel {
 }  // namespace
 
 Status RegisterTreeEnsemble(KernelRegistry& registry) {
-  return registry.Register(kMlDomain, "TreeEnsemble", 5, kOpenEnded, Create<TreeEnsemble>());
+  return registry.Register(kMlDomain, "TreeEnsemble", 5, kOpenEnded, Make<TreeEnsemble>());
 }
 
 }  // namespace onnxflow

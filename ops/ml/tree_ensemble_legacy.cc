@@ -16,7 +16,7 @@
 #include "ops/framework/dispatch.h"
 #include "ops/framework/kernel_info.h"
 #include "ops/framework/parallel.h"
-#include "ops/ml/ml_ops.h"
+#include "ops/ml/register.h"
 #include "ops/ml/numeric_rows.h"
 #include "ops/ml/tree_model.h"
 
@@ -270,8 +270,8 @@ class TreeEnsembleClassifier final : public OpKernel {
 }  // namespace
 
 Status RegisterTreeEnsembleLegacy(KernelRegistry& registry) {
-  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMlDomain, "TreeEnsembleRegressor", 1, 4, Create<TreeEnsembleRegressor>()));
-  return registry.Register(kMlDomain, "TreeEnsembleClassifier", 1, 4, Create<TreeEnsembleClassifier>());
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMlDomain, "TreeEnsembleRegressor", 1, 4, Make<TreeEnsembleRegressor>()));
+  return registry.Register(kMlDomain, "TreeEnsembleClassifier", 1, 4, Make<TreeEnsembleClassifier>());
 }
 
 }  // namespace onnxflow

@@ -7,7 +7,7 @@
 // (and before 14 also the saved batch mean and variance). scale/bias/mean/var may have a float type
 // other than x's (version 15 allows it); they are read as x's compute type. Versions 7 and earlier
 // with spatial = 0 take parameters of shape [C, D1, ...], one per (channel, position) (inference only).
-#include "ops/nn/batch_norm.h"
+#include "ops/nn/register.h"
 
 #include <cmath>
 #include <string>

@@ -8,7 +8,7 @@
 // With the `seed` attribute the draws are reproducible and follow numpy's legacy RandomState(seed):
 // MT19937 seeded with the integer, each uniform built from two 32-bit draws with 53 random bits.
 // Without a seed every run draws fresh randomness.
-#include "ops/nn/dropout.h"
+#include "ops/nn/register.h"
 
 #include <algorithm>
 #include <random>

@@ -11,7 +11,7 @@
 #include "ops/framework/numeric.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
-#include "ops/nn/pool.h"
+#include "ops/nn/register.h"
 #include "ops/nn/row_kernels.h"
 
 namespace onnxflow {
@@ -86,9 +86,7 @@ Status RegisterGlobalPools(KernelRegistry& registry) {
   for (const Op& op : {Op{"GlobalAveragePool", GlobalKind::kAverage}, Op{"GlobalMaxPool", GlobalKind::kMax},
                        Op{"GlobalLpPool", GlobalKind::kLp}}) {
     const GlobalKind kind = op.kind;
-    ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, op.name, 1, kOpenEnded, [kind](const KernelInfo& info) {
-      return Result<std::unique_ptr<OpKernel>>(std::unique_ptr<OpKernel>(new GlobalPoolKernel(info, kind)));
-    }));
+    ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, op.name, 1, kOpenEnded, Make<GlobalPoolKernel>(kind)));
   }
   return Status::Ok();
 }

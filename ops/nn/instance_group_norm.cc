@@ -5,7 +5,7 @@
 // the population variance, computed in two passes (mean, then squared deviations). Then each
 // channel gets y = (x - mean) * inv_std * scale[c] + bias[c], one affine SIMD pass per plane.
 // GroupNormalization-18 had one scale/bias per group; version 21 has one per channel.
-#include "ops/nn/instance_group_norm.h"
+#include "ops/nn/register.h"
 
 #include <cmath>
 #include <string>

@@ -6,7 +6,7 @@
 //   RMSNormalization:   y = x / sqrt(mean(x^2) + epsilon) * scale.
 // scale and B are broadcast to the row shape x.shape[axis:]. Statistics are computed in float
 // (stash_type 1, the default) or double for double input; the rows run through the SIMD kernels.
-#include "ops/nn/layer_norm.h"
+#include "ops/nn/register.h"
 
 #include <cmath>
 #include <string>

@@ -7,7 +7,7 @@
 // SoftmaxCrossEntropyLoss first takes log_softmax over dim 1 (its optional second output) and then
 // applies the same rule. Arithmetic is in double; results take the input's type. A target outside
 // [0, C) that is not ignore_index is an OutOfRange error.
-#include "ops/nn/loss.h"
+#include "ops/nn/register.h"
 
 #include <cmath>
 #include <limits>
@@ -146,9 +146,9 @@ class LossKernel : public OpKernel {
 
 Status RegisterLosses(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "NegativeLogLikelihoodLoss", 12, kOpenEnded,
-                                             [](const KernelInfo& info) { return LossKernel::Create(info, false); }));
+                                             Make<LossKernel>(false)));
   return registry.Register(kOnnxDomain, "SoftmaxCrossEntropyLoss", 12, kOpenEnded,
-                           [](const KernelInfo& info) { return LossKernel::Create(info, true); });
+                           Make<LossKernel>(true));
 }
 
 }  // namespace onnxflow

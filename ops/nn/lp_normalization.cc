@@ -6,7 +6,7 @@
 
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
-#include "ops/nn/norm_ops.h"
+#include "ops/nn/register.h"
 #include "ops/nn/norm_util.h"
 
 namespace onnxflow {
@@ -58,7 +58,7 @@ class LpNormKernel : public OpKernel {
 }  // namespace
 
 Status RegisterLpNormalization(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "LpNormalization", 1, kOpenEnded, Create<LpNormKernel>());
+  return registry.Register(kOnnxDomain, "LpNormalization", 1, kOpenEnded, Make<LpNormKernel>());
 }
 
 }  // namespace onnxflow

@@ -10,7 +10,7 @@
 
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
-#include "ops/nn/norm_ops.h"
+#include "ops/nn/register.h"
 #include "ops/nn/norm_util.h"
 
 namespace onnxflow {
@@ -82,7 +82,7 @@ class LrnKernel : public OpKernel {
 }  // namespace
 
 Status RegisterLrn(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "LRN", 1, kOpenEnded, Create<LrnKernel>());
+  return registry.Register(kOnnxDomain, "LRN", 1, kOpenEnded, Make<LrnKernel>());
 }
 
 }  // namespace onnxflow

@@ -10,7 +10,7 @@
 #include "ops/framework/dispatch.h"
 #include "ops/framework/numeric.h"
 #include "ops/framework/shape.h"
-#include "ops/nn/pool.h"
+#include "ops/nn/register.h"
 
 namespace onnxflow {
 namespace {
@@ -87,7 +87,7 @@ class MaxRoiPoolKernel : public OpKernel {
 }  // namespace
 
 Status RegisterMaxRoiPool(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "MaxRoiPool", 1, kOpenEnded, Create<MaxRoiPoolKernel>());
+  return registry.Register(kOnnxDomain, "MaxRoiPool", 1, kOpenEnded, Make<MaxRoiPoolKernel>());
 }
 
 }  // namespace onnxflow

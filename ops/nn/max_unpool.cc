@@ -7,7 +7,7 @@
 
 #include "ops/framework/dispatch.h"
 #include "ops/framework/shape.h"
-#include "ops/nn/pool.h"
+#include "ops/nn/register.h"
 #include "ops/nn/pool_geometry.h"
 
 namespace onnxflow {
@@ -87,7 +87,7 @@ class MaxUnpoolKernel : public OpKernel {
 }  // namespace
 
 Status RegisterMaxUnpool(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "MaxUnpool", 9, kOpenEnded, Create<MaxUnpoolKernel>());
+  return registry.Register(kOnnxDomain, "MaxUnpool", 9, kOpenEnded, Make<MaxUnpoolKernel>());
 }
 
 }  // namespace onnxflow

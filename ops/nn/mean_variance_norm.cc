@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "ops/framework/shape.h"
-#include "ops/nn/norm_ops.h"
+#include "ops/nn/register.h"
 #include "ops/nn/norm_util.h"
 
 namespace onnxflow {

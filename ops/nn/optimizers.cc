@@ -154,9 +154,7 @@ Status RegisterOptimizers(KernelRegistry& registry) {
   struct Op { const char* name; Optimizer kind; };
   for (const Op& op : {Op{"Adagrad", Optimizer::kAdagrad}, Op{"Adam", Optimizer::kAdam}, Op{"Momentum", Optimizer::kMomentum}}) {
     const Optimizer kind = op.kind;
-    ONNXFLOW_RETURN_IF_ERROR(registry.Register(kTrainingDomain, op.name, 1, kOpenEnded, [kind](const KernelInfo& info) {
-      return OptimizerKernel::Create(info, kind);
-    }));
+    ONNXFLOW_RETURN_IF_ERROR(registry.Register(kTrainingDomain, op.name, 1, kOpenEnded, Make<OptimizerKernel>(kind)));
   }
   return Status::Ok();
 }

@@ -7,6 +7,4 @@ namespace onnxflow {
 
 inline const char kTrainingDomain[] = "ai.onnx.preview.training";
 
-Status RegisterOptimizers(KernelRegistry& registry);
-
 }  // namespace onnxflow

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "ops/framework/testing.h"
+#include "ops/nn/register.h"
 
 namespace onnxflow {
 namespace {

@@ -18,7 +18,7 @@
 #include "ops/framework/dispatch.h"
 #include "ops/framework/numeric.h"
 #include "ops/framework/parallel.h"
-#include "ops/nn/pool.h"
+#include "ops/nn/register.h"
 #include "ops/nn/pool_geometry.h"
 #include "ops/nn/pool_rows.h"
 
@@ -290,9 +290,7 @@ Status RegisterPools(KernelRegistry& registry) {
   struct Op { const char* name; PoolKind kind; };
   for (const Op& op : {Op{"MaxPool", PoolKind::kMax}, Op{"AveragePool", PoolKind::kAverage}, Op{"LpPool", PoolKind::kLp}}) {
     const PoolKind kind = op.kind;
-    ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, op.name, 1, kOpenEnded, [kind](const KernelInfo& info) {
-      return PoolKernel::Create(info, kind);
-    }));
+    ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, op.name, 1, kOpenEnded, Make<PoolKernel>(kind)));
   }
   return Status::Ok();
 }

@@ -76,7 +76,7 @@ int Main(int threads, const std::string& only) {
     ints("strides", c.strides);
     ints("pads", c.pads);
     KernelInfo info(node, 13, {DataType::kFloat}, {nullptr}, {});
-    auto kernel = registry.Find("", c.op, 13)->factory(info);
+    auto kernel = registry.Find(kOnnxDomain, c.op, 13)->factory(info);
     if (!kernel.ok()) return 1;
     // Enough copies of the input to cover 64 MB.
     const int64_t bytes = ElementCount(c.shape) * 4;

@@ -5,12 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include "ops/framework/every_target.h"
 #include "ops/framework/numeric.h"
 #include "ops/framework/testing.h"
 #include "ops/nn/register.h"
 
 namespace onnxflow {
 namespace {
+
+// The float fast path runs on the SIMD rows of pool_rows-inl.h: its tests run on every target.
+class PoolFastPath : public EveryTargetTest {};
+ONNXFLOW_INSTANTIATE_EVERY_TARGET(PoolFastPath);
 
 struct Pool2D {
   int64_t kh, kw, sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0, pb = 0, pr = 0;
@@ -116,7 +121,7 @@ TEST(Pool, FastPathMatchesGenericPath) {
 // The SIMD fast path (pool_rows.h) against the scalar reference over odd widths (the vector tail,
 // a single partial vector, whole vectors), pads, ceil_mode, strides 1, 2 and 3, dilations, tall
 // kernels (more rows than the SIMD pass combines at once) and both count_include_pad settings.
-TEST(Pool, FastPathSweepMatchesReference) {
+TEST_P(PoolFastPath, SweepMatchesReference) {
   const Pool2D cases[] = {
       {3, 3, 2, 2},                                      // SqueezeNet / Inception
       {3, 3, 2, 2, 1, 1, 0, 0, 0, 0, true},              // ceil_mode
@@ -158,7 +163,7 @@ TEST(Pool, FastPathSweepMatchesReference) {
 }
 
 // 1-D pools take the same fast path (one row per plane).
-TEST(Pool, FastPath1DMatchesReference) {
+TEST_P(PoolFastPath, OneDimensionalMatchesReference) {
   for (int64_t w : {1, 2, 3, 7, 17, 111, 112}) {
     std::vector<float> x(2 * w);
     for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(i * 1.7f) * 3;

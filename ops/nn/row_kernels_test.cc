@@ -8,8 +8,13 @@
 
 #include <gtest/gtest.h>
 
+#include "ops/framework/every_target.h"
+
 namespace onnxflow {
 namespace {
+
+class RowKernels : public EveryTargetTest {};
+ONNXFLOW_INSTANTIATE_EVERY_TARGET(RowKernels);
 
 const int64_t kSizes[] = {0, 1, 3, 15, 16, 17, 31, 1000, 1037};
 const int64_t kOffsets[] = {0, 1, 3};
@@ -22,7 +27,7 @@ std::vector<float> RandomData(int64_t n, uint32_t seed) {
   return v;
 }
 
-TEST(RowKernels, MaxAndSums) {
+TEST_P(RowKernels, MaxAndSums) {
   for (int64_t n : kSizes) {
     for (int64_t off : kOffsets) {
       std::vector<float> buf = RandomData(n + off, static_cast<uint32_t>(n * 7 + off));
@@ -41,7 +46,7 @@ TEST(RowKernels, MaxAndSums) {
   }
 }
 
-TEST(RowKernels, ExpShiftSumAffineNormalize) {
+TEST_P(RowKernels, ExpShiftSumAffineNormalize) {
   for (int64_t n : kSizes) {
     for (int64_t off : kOffsets) {
       std::vector<float> buf = RandomData(n + off, static_cast<uint32_t>(n * 13 + off));
@@ -74,7 +79,7 @@ TEST(RowKernels, ExpShiftSumAffineNormalize) {
   }
 }
 
-TEST(RowKernels, StridedSoftmaxSteps) {
+TEST_P(RowKernels, StridedSoftmaxSteps) {
   for (int64_t n : kSizes) {
     for (int64_t off : kOffsets) {
       std::vector<float> xb = RandomData(n + off, static_cast<uint32_t>(5 * n + off));
@@ -101,7 +106,7 @@ TEST(RowKernels, StridedSoftmaxSteps) {
   }
 }
 
-TEST(RowKernels, LrnHelpers) {
+TEST_P(RowKernels, LrnHelpers) {
   for (int64_t n : kSizes) {
     for (int64_t off : kOffsets) {
       std::vector<float> buf = RandomData(n + off, static_cast<uint32_t>(n + 3 * off));
@@ -120,13 +125,13 @@ TEST(RowKernels, LrnHelpers) {
   }
 }
 
-TEST(RowKernels, InPlace) {
+TEST_P(RowKernels, InPlace) {
   std::vector<float> x = RandomData(37, 9), ref = x;
   AffineRow(x.data(), 0.5f, 1.0f, x.data(), 37);
   for (int i = 0; i < 37; ++i) EXPECT_NEAR(x[i], ref[i] * 0.5f + 1.0f, 1e-6);
 }
 
-TEST(RowKernels, EmptyRowMaxIsMinusInfinity) {
+TEST_P(RowKernels, EmptyRowMaxIsMinusInfinity) {
   EXPECT_EQ(RowMax(nullptr, 0), -std::numeric_limits<float>::infinity());
   EXPECT_EQ(RowSum(nullptr, 0), 0.0);
 }

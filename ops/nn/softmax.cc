@@ -7,7 +7,7 @@
 // in double. Softmax subtracts the row max before exp, so large inputs do not overflow. float
 // Softmax/LogSoftmax along a strided axis run element-wise SIMD steps over whole rows of the
 // [n, inner] slab instead (max, exp and sum, scale), in strips of inner that fit the cache.
-#include "ops/nn/softmax.h"
+#include "ops/nn/register.h"
 
 #include <algorithm>
 #include <cmath>
@@ -171,9 +171,7 @@ Status RegisterSoftmaxOps(KernelRegistry& registry) {
   for (const Op& op : {Op{"Softmax", SoftmaxKind::kSoftmax}, Op{"LogSoftmax", SoftmaxKind::kLogSoftmax},
                        Op{"Hardmax", SoftmaxKind::kHardmax}}) {
     const SoftmaxKind kind = op.kind;
-    ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, op.name, 1, kOpenEnded, [kind](const KernelInfo& info) {
-      return Result<std::unique_ptr<OpKernel>>(std::unique_ptr<OpKernel>(new SoftmaxKernel(info, kind)));
-    }));
+    ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, op.name, 1, kOpenEnded, Make<SoftmaxKernel>(kind)));
   }
   return Status::Ok();
 }

@@ -1,4 +1,4 @@
-#include "ops/nn/softmax.h"
+#include "ops/nn/register.h"
 
 #include <cmath>
 #include <vector>

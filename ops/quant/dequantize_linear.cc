@@ -14,7 +14,7 @@
 #include "ops/framework/dispatch.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/parallel.h"
-#include "ops/quant/kernels.h"
+#include "ops/quant/register.h"
 #include "ops/quant/quant_params.h"
 #include "ops/quant/quant_simd.h"
 
@@ -109,9 +109,9 @@ class DequantizeLinearKernel : public OpKernel {
 
 Status RegisterDequantizeLinear(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(
-      registry.Register(kOnnxDomain, "DequantizeLinear", 10, kOpenEnded, Create<DequantizeLinearKernel>()));
+      registry.Register(kOnnxDomain, "DequantizeLinear", 10, kOpenEnded, Make<DequantizeLinearKernel>()));
   // com.microsoft DequantizeLinear (version 1), as ONNX Runtime's quantizer writes it.
-  return registry.Register(kMsDomain, "DequantizeLinear", 1, kOpenEnded, Create<DequantizeLinearKernel>());
+  return registry.Register(kMsDomain, "DequantizeLinear", 1, kOpenEnded, Make<DequantizeLinearKernel>());
 }
 
 }  // namespace quant_ops

@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "ops/framework/parallel.h"
-#include "ops/quant/kernels.h"
+#include "ops/quant/register.h"
 #include "ops/quant/quant_simd.h"
 
 namespace onnxflow {

@@ -6,8 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include "ops/framework/every_target.h"
+
 namespace onnxflow {
 namespace {
+
+class QuantSimd : public EveryTargetTest {};
+ONNXFLOW_INSTANTIATE_EVERY_TARGET(QuantSimd);
 
 template <typename Q>
 Q ScalarQuantize(float x, float scale, float zero_point) {
@@ -30,7 +35,7 @@ std::vector<float> Inputs(int64_t n) {
   return v;
 }
 
-TEST(QuantSimd, QuantizeMatchesScalarAtOddSizesAndOffsets) {
+TEST_P(QuantSimd, QuantizeMatchesScalarAtOddSizesAndOffsets) {
   const std::vector<float> x = Inputs(3000);
   for (int64_t offset : {0, 1, 3}) {
     for (int64_t n : {1, 3, 17, 1000, 2997}) {
@@ -50,7 +55,7 @@ TEST(QuantSimd, QuantizeMatchesScalarAtOddSizesAndOffsets) {
   }
 }
 
-TEST(QuantSimd, DequantizeMatchesScalar) {
+TEST_P(QuantSimd, DequantizeMatchesScalar) {
   std::vector<uint8_t> u(1100);
   std::vector<int8_t> s(1100);
   for (int i = 0; i < 1100; ++i) {

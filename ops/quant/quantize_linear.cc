@@ -22,7 +22,7 @@
 #include "ops/framework/domains.h"
 #include "ops/framework/numeric.h"
 #include "ops/framework/parallel.h"
-#include "ops/quant/kernels.h"
+#include "ops/quant/register.h"
 #include "ops/quant/quant_params.h"
 #include "ops/quant/quant_simd.h"
 
@@ -194,10 +194,10 @@ class QuantizeLinearKernel : public OpKernel {
 
 Status RegisterQuantizeLinear(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(
-      registry.Register(kOnnxDomain, "QuantizeLinear", 10, kOpenEnded, Create<QuantizeLinearKernel>()));
+      registry.Register(kOnnxDomain, "QuantizeLinear", 10, kOpenEnded, Make<QuantizeLinearKernel>()));
   // ONNX Runtime's quantizer also writes com.microsoft QuantizeLinear (version 1): the same
   // inputs and axis attribute, 8-, 16- and 4-bit outputs.
-  return registry.Register(kMsDomain, "QuantizeLinear", 1, kOpenEnded, Create<QuantizeLinearKernel>());
+  return registry.Register(kMsDomain, "QuantizeLinear", 1, kOpenEnded, Make<QuantizeLinearKernel>());
 }
 
 }  // namespace quant_ops

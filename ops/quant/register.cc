@@ -1,14 +1,10 @@
 #include "ops/quant/register.h"
 
-#include "ops/quant/kernels.h"
-
 namespace onnxflow {
 
 Status RegisterQuantKernels(KernelRegistry& registry) {
-  ONNXFLOW_RETURN_IF_ERROR(quant_ops::RegisterQuantizeLinear(registry));
-  ONNXFLOW_RETURN_IF_ERROR(quant_ops::RegisterDequantizeLinear(registry));
-  ONNXFLOW_RETURN_IF_ERROR(quant_ops::RegisterDynamicQuantizeLinear(registry));
-  return Status::Ok();
+  using namespace quant_ops;  // NOLINT: the per-file registration functions
+  return RegisterEach(registry, {ONNXFLOW_QUANT_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }
 
 }  // namespace onnxflow

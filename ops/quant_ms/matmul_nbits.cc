@@ -21,7 +21,7 @@
 #include "ops/framework/domains.h"
 #include "ops/framework/shape.h"
 #include "ops/math/gemm.h"
-#include "ops/quant_ms/kernels.h"
+#include "ops/quant_ms/register.h"
 #include "ops/quant_ms/matmul_nbits.h"
 
 namespace onnxflow {
@@ -244,7 +244,7 @@ class MatMulNBitsKernel : public OpKernel {
 }  // namespace
 
 Status RegisterMatMulNBits(KernelRegistry& registry) {
-  return registry.Register(kMsDomain, "MatMulNBits", 1, kOpenEnded, Create<MatMulNBitsKernel>());
+  return registry.Register(kMsDomain, "MatMulNBits", 1, kOpenEnded, Make<MatMulNBitsKernel>());
 }
 
 }  // namespace quant_ms

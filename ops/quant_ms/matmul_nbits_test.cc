@@ -8,11 +8,16 @@
 
 #include <gtest/gtest.h>
 
+#include "ops/framework/every_target.h"
 #include "ops/framework/testing.h"
 #include "ops/quant_ms/register.h"
 
 namespace onnxflow {
 namespace {
+
+// One row of A runs the SIMD row kernel (matmul_nbits_simd.cc), float or int8 (VNNI where the target has it).
+class MatMulNBitsRow : public EveryTargetTest {};
+ONNXFLOW_INSTANTIATE_EVERY_TARGET(MatMulNBitsRow);
 
 enum class Zp { kNone, kPacked, kFloat };
 
@@ -77,14 +82,14 @@ void Check(int64_t m, int64_t k, int64_t n, int64_t block, Zp zp, bool bias, int
     }
 }
 
-TEST(MatMulNBits, OneRowAllBlockSizes) {
+TEST_P(MatMulNBitsRow, AllBlockSizes) {
   for (int64_t block : {16, 32, 64, 128}) Check(1, 256, 37, block, Zp::kNone, false, 1);
   Check(1, 200, 9, 32, Zp::kPacked, true, 1);   // K not a multiple of the block
   Check(1, 48, 5, 16, Zp::kFloat, false, 1);    // an odd number of 16-blocks
   Check(1, 1024, 300, 64, Zp::kPacked, true, 2);
 }
 
-TEST(MatMulNBits, AccuracyLevel4QuantizesAToInt8) {
+TEST_P(MatMulNBitsRow, AccuracyLevel4QuantizesAToInt8) {
   // The VNNI kernel where the CPU has it (else the float one): quads of groups, a group count not a multiple of 4,
   // blocks of 32, 64 and 128, all zero-point kinds.
   Check(1, 4096 / 8, 64, 32, Zp::kPacked, true, 1, 4);

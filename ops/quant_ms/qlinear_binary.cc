@@ -7,7 +7,7 @@
 #include "ops/elementwise/broadcast.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/shape.h"
-#include "ops/quant_ms/kernels.h"
+#include "ops/quant_ms/register.h"
 #include "ops/quant_ms/qparams.h"
 
 namespace onnxflow {

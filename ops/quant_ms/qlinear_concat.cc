@@ -11,7 +11,7 @@
 #include "ops/framework/parallel.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/shape.h"
-#include "ops/quant_ms/kernels.h"
+#include "ops/quant_ms/register.h"
 #include "ops/quant_ms/qparams.h"
 
 namespace onnxflow {
@@ -87,7 +87,7 @@ class QLinearConcatKernel : public OpKernel {
 }  // namespace
 
 Status RegisterQLinearConcat(KernelRegistry& registry) {
-  return registry.Register(kMsDomain, "QLinearConcat", 1, kOpenEnded, Create<QLinearConcatKernel>());
+  return registry.Register(kMsDomain, "QLinearConcat", 1, kOpenEnded, Make<QLinearConcatKernel>());
 }
 
 }  // namespace quant_ms

@@ -13,7 +13,7 @@
 #include "ops/framework/domains.h"
 #include "ops/framework/shape.h"
 #include "ops/nn/pool_geometry.h"
-#include "ops/quant_ms/kernels.h"
+#include "ops/quant_ms/register.h"
 #include "ops/quant_ms/qparams.h"
 
 namespace onnxflow {
@@ -194,9 +194,9 @@ class QLinearPoolKernel : public OpKernel {
 
 Status RegisterQLinearPool(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "QLinearGlobalAveragePool", 1, kOpenEnded,
-                                             [](const KernelInfo& info) { return QLinearPoolKernel::Create(info, true); }));
+                                             Make<QLinearPoolKernel>(true)));
   return registry.Register(kMsDomain, "QLinearAveragePool", 1, kOpenEnded,
-                           [](const KernelInfo& info) { return QLinearPoolKernel::Create(info, false); });
+                           Make<QLinearPoolKernel>(false));
 }
 
 }  // namespace quant_ms

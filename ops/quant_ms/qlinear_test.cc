@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ops/framework/every_target.h"
 #include "ops/framework/testing.h"
 #include "ops/quant_ms/qlinear_simd.h"
 #include "ops/quant/register.h"
@@ -15,6 +16,10 @@
 
 namespace onnxflow {
 namespace {
+
+// QLinearAdd and QLinearMul run on the SIMD rows of qlinear_simd.cc.
+class QLinearBinary : public EveryTargetTest {};
+ONNXFLOW_INSTANTIATE_EVERY_TARGET(QLinearBinary);
 
 template <typename T>
 std::vector<T> RandomBytes(int64_t n, uint32_t seed) {
@@ -89,20 +94,20 @@ void CheckBinary(bool mul, const Shape& sa, const Shape& sb, const Shape& sc) {
   EXPECT_LE(off, static_cast<int>(got.size() / 100 + 1)) << "more than 1% off by one unit";
 }
 
-TEST(QLinearAdd, SameShapeAndBroadcastUint8) {
+TEST_P(QLinearBinary, AddSameShapeAndBroadcastUint8) {
   CheckBinary<uint8_t>(false, {3, 37}, {3, 37}, {3, 37});
   CheckBinary<uint8_t>(false, {2, 3, 5, 7}, {3, 1, 1}, {2, 3, 5, 7});
   CheckBinary<uint8_t>(false, {1}, {4, 33}, {4, 33});
 }
 
-TEST(QLinearAdd, Int8) { CheckBinary<int8_t>(false, {2, 3, 19}, {19}, {2, 3, 19}); }
+TEST_P(QLinearBinary, AddInt8) { CheckBinary<int8_t>(false, {2, 3, 19}, {19}, {2, 3, 19}); }
 
-TEST(QLinearMul, Uint8AndInt8) {
+TEST_P(QLinearBinary, MulUint8AndInt8) {
   CheckBinary<uint8_t>(true, {5, 41}, {5, 41}, {5, 41});
   CheckBinary<int8_t>(true, {2, 4, 3, 3}, {1, 4, 1, 1}, {2, 4, 3, 3});
 }
 
-TEST(QLinearAdd, RoundsHalfToEvenAndSaturates) {
+TEST_P(QLinearBinary, AddRoundsHalfToEvenAndSaturates) {
   // a = 1 * 0.5, b = 0: c = 0.5 / 1 + 10 -> 10 (half to even); 3 * 0.5 = 1.5 -> 12; 255 saturates.
   OpTest test("QLinearAdd", 1, "com.microsoft");
   test.Input(Tensor::FromVector<uint8_t>({4}, {1, 3, 5, 255})).Input(Tensor::Scalar<float>(0.5f)).AbsentInput();

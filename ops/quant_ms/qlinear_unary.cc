@@ -8,7 +8,7 @@
 
 #include "ops/framework/parallel.h"
 #include "ops/framework/domains.h"
-#include "ops/quant_ms/kernels.h"
+#include "ops/quant_ms/register.h"
 #include "ops/quant_ms/qparams.h"
 
 namespace onnxflow {

@@ -1,16 +1,10 @@
 #include "ops/quant_ms/register.h"
 
-#include "ops/quant_ms/kernels.h"
-
 namespace onnxflow {
 
 Status RegisterQuantMsKernels(KernelRegistry& registry) {
-  ONNXFLOW_RETURN_IF_ERROR(quant_ms::RegisterQLinearBinary(registry));
-  ONNXFLOW_RETURN_IF_ERROR(quant_ms::RegisterQLinearUnary(registry));
-  ONNXFLOW_RETURN_IF_ERROR(quant_ms::RegisterQLinearConcat(registry));
-  ONNXFLOW_RETURN_IF_ERROR(quant_ms::RegisterQLinearPool(registry));
-  ONNXFLOW_RETURN_IF_ERROR(quant_ms::RegisterMatMulNBits(registry));
-  return Status::Ok();
+  using namespace quant_ms;  // NOLINT: the per-file registration functions
+  return RegisterEach(registry, {ONNXFLOW_QUANT_MS_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }
 
 }  // namespace onnxflow

@@ -3,7 +3,19 @@
 
 #include "ops/framework/registry.h"
 
+// One line per kernel file of the family: the function that file defines to register its ops.
+// A new kernel file adds its line here; register.cc calls them in this order.
+#define ONNXFLOW_QUANT_MS_REGISTRARS(X)             \
+  X(RegisterQLinearBinary)  /* qlinear_binary.cc */ \
+  X(RegisterQLinearUnary)  /* qlinear_unary.cc */   \
+  X(RegisterQLinearConcat)  /* qlinear_concat.cc */ \
+  X(RegisterQLinearPool)  /* qlinear_pool.cc */     \
+  X(RegisterMatMulNBits)  /* matmul_nbits.cc */
+
 namespace onnxflow {
+namespace quant_ms {
+ONNXFLOW_QUANT_MS_REGISTRARS(ONNXFLOW_DECLARE_REGISTRAR)
+}  // namespace quant_ms
 
 Status RegisterQuantMsKernels(KernelRegistry& registry);
 

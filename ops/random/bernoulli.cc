@@ -10,7 +10,7 @@
 #include "ops/cast/convert.h"
 #include "ops/framework/dispatch.h"
 #include "ops/random/generator.h"
-#include "ops/random/kernels.h"
+#include "ops/random/register.h"
 
 namespace onnxflow {
 namespace random_ops {
@@ -68,7 +68,7 @@ class BernoulliKernel : public OpKernel {
 }  // namespace
 
 Status RegisterBernoulli(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "Bernoulli", 15, kOpenEnded, Create<BernoulliKernel>());
+  return registry.Register(kOnnxDomain, "Bernoulli", 15, kOpenEnded, Make<BernoulliKernel>());
 }
 
 }  // namespace random_ops

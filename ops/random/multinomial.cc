@@ -13,7 +13,7 @@
 #include "ops/framework/dispatch.h"
 #include "ops/framework/numeric.h"
 #include "ops/random/generator.h"
-#include "ops/random/kernels.h"
+#include "ops/random/register.h"
 
 namespace onnxflow {
 namespace random_ops {
@@ -85,7 +85,7 @@ class MultinomialKernel : public OpKernel {
 }  // namespace
 
 Status RegisterMultinomial(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "Multinomial", 7, kOpenEnded, Create<MultinomialKernel>());
+  return registry.Register(kOnnxDomain, "Multinomial", 7, kOpenEnded, Make<MultinomialKernel>());
 }
 
 }  // namespace random_ops

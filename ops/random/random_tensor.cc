@@ -13,7 +13,7 @@
 #include "ops/framework/numeric.h"
 #include "ops/framework/shape.h"
 #include "ops/random/generator.h"
-#include "ops/random/kernels.h"
+#include "ops/random/register.h"
 
 namespace onnxflow {
 namespace random_ops {
@@ -110,7 +110,7 @@ class RandomKernel : public OpKernel {
 };
 
 KernelFactory Factory(Distribution dist, bool like) {
-  return [dist, like](const KernelInfo& info) { return RandomKernel::Create(info, dist, like); };
+  return Make<RandomKernel>(dist, like);
 }
 
 }  // namespace

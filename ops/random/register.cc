@@ -1,14 +1,10 @@
 #include "ops/random/register.h"
 
-#include "ops/random/kernels.h"
-
 namespace onnxflow {
 
 Status RegisterRandomKernels(KernelRegistry& registry) {
-  ONNXFLOW_RETURN_IF_ERROR(random_ops::RegisterRandomTensorOps(registry));
-  ONNXFLOW_RETURN_IF_ERROR(random_ops::RegisterBernoulli(registry));
-  ONNXFLOW_RETURN_IF_ERROR(random_ops::RegisterMultinomial(registry));
-  return Status::Ok();
+  using namespace random_ops;  // NOLINT: the per-file registration functions
+  return RegisterEach(registry, {ONNXFLOW_RANDOM_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }
 
 }  // namespace onnxflow

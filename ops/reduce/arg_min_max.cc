@@ -100,12 +100,8 @@ Status ArgMinMaxKernel::Compute(KernelContext& ctx) const {
 }
 
 Status RegisterArgMinMax(KernelRegistry& registry) {
-  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "ArgMax", 1, kOpenEnded, [](const KernelInfo& info) {
-    return Result<std::unique_ptr<OpKernel>>(std::unique_ptr<OpKernel>(new ArgMinMaxKernel(info, true)));
-  }));
-  return registry.Register(kOnnxDomain, "ArgMin", 1, kOpenEnded, [](const KernelInfo& info) {
-    return Result<std::unique_ptr<OpKernel>>(std::unique_ptr<OpKernel>(new ArgMinMaxKernel(info, false)));
-  });
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "ArgMax", 1, kOpenEnded, Make<ArgMinMaxKernel>(true)));
+  return registry.Register(kOnnxDomain, "ArgMin", 1, kOpenEnded, Make<ArgMinMaxKernel>(false));
 }
 
 }  // namespace onnxflow

@@ -17,6 +17,4 @@ class ArgMinMaxKernel : public OpKernel {
   bool select_last_index_;
 };
 
-Status RegisterArgMinMax(KernelRegistry& registry);
-
 }  // namespace onnxflow

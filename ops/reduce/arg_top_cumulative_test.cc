@@ -6,9 +6,7 @@
 #include "ops/framework/numeric.h"
 #include "ops/framework/testing.h"
 #include "ops/reduce/arg_min_max.h"
-#include "ops/reduce/cumulative.h"
 #include "ops/reduce/register.h"
-#include "ops/reduce/top_k.h"
 
 namespace onnxflow {
 namespace {

@@ -2,7 +2,7 @@
 // scalar (or one-element) int32/int64 input. `exclusive` shifts by one (the first output is the
 // identity), `reverse` runs from the end. Floats accumulate in their compute type in order, like
 // numpy's cumsum; integers wrap around.
-#include "ops/reduce/cumulative.h"
+#include "ops/reduce/register.h"
 
 #include <string>
 #include <type_traits>
@@ -92,12 +92,8 @@ class CumulativeKernel : public OpKernel {
 }  // namespace
 
 Status RegisterCumulativeOps(KernelRegistry& registry) {
-  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "CumSum", 11, kOpenEnded, [](const KernelInfo& info) {
-    return Result<std::unique_ptr<OpKernel>>(std::unique_ptr<OpKernel>(new CumulativeKernel(info, false)));
-  }));
-  return registry.Register(kOnnxDomain, "CumProd", 26, kOpenEnded, [](const KernelInfo& info) {
-    return Result<std::unique_ptr<OpKernel>>(std::unique_ptr<OpKernel>(new CumulativeKernel(info, true)));
-  });
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "CumSum", 11, kOpenEnded, Make<CumulativeKernel>(false)));
+  return registry.Register(kOnnxDomain, "CumProd", 26, kOpenEnded, Make<CumulativeKernel>(true));
 }
 
 }  // namespace onnxflow

@@ -298,7 +298,7 @@ Status RegisterReduceOps(KernelRegistry& registry) {
     const int since = op.axes_input_since;
     ONNXFLOW_RETURN_IF_ERROR(registry.Register(
         kOnnxDomain, op.name, 1, kOpenEnded,
-        [kind, since](const KernelInfo& info) { return ReduceKernel::Create(info, kind, since); }));
+        Make<ReduceKernel>(kind, since)));
   }
   return Status::Ok();
 }

@@ -27,6 +27,4 @@ class ReduceKernel : public OpKernel {
   std::vector<int64_t> axes_attribute_;
 };
 
-Status RegisterReduceOps(KernelRegistry& registry);
-
 }  // namespace onnxflow

@@ -11,6 +11,7 @@
 #include "ops/framework/shape.h"
 #include "ops/framework/testing.h"
 #include "ops/reduce/reduction.h"
+#include "ops/reduce/register.h"
 
 namespace onnxflow {
 namespace {

@@ -2,7 +2,7 @@
 // and their int64 indices. k is an attribute in version 1 and a one-element int64 input since 10.
 // Equal values keep index order (the smaller index first), which the spec asks for; results are
 // always sorted, which `sorted = 0` allows. NaN counts as larger than every number.
-#include "ops/reduce/top_k.h"
+#include "ops/reduce/register.h"
 
 #include <algorithm>
 #include <cmath>

@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "ops/rnn/kernels.h"
+#include "ops/rnn/register.h"
 #include "ops/rnn/recurrent.h"
 #include "ops/vec/vec_ops.h"
 
@@ -114,7 +114,7 @@ Status GruKernel::Run(KernelContext& ctx, DataType dtype) const {
 }  // namespace
 
 Status RegisterGru(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "GRU", 1, kOpenEnded, Create<GruKernel>());
+  return registry.Register(kOnnxDomain, "GRU", 1, kOpenEnded, Make<GruKernel>());
 }
 
 }  // namespace rnn

@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "ops/rnn/kernels.h"
+#include "ops/rnn/register.h"
 #include "ops/rnn/recurrent.h"
 #include "ops/vec/vec_ops.h"
 
@@ -111,7 +111,7 @@ Status LstmKernel::Run(KernelContext& ctx, DataType dtype) const {
 }  // namespace
 
 Status RegisterLstm(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "LSTM", 1, kOpenEnded, Create<LstmKernel>());
+  return registry.Register(kOnnxDomain, "LSTM", 1, kOpenEnded, Make<LstmKernel>());
 }
 
 }  // namespace rnn

@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "ops/rnn/kernels.h"
+#include "ops/rnn/register.h"
 #include "ops/rnn/recurrent.h"
 #include "ops/vec/vec_ops.h"
 
@@ -76,7 +76,7 @@ Status RnnKernel::Run(KernelContext& ctx, DataType dtype) const {
 }  // namespace
 
 Status RegisterRnn(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "RNN", 1, kOpenEnded, Create<RnnKernel>());
+  return registry.Register(kOnnxDomain, "RNN", 1, kOpenEnded, Make<RnnKernel>());
 }
 
 }  // namespace rnn

@@ -62,7 +62,7 @@ class SequenceMap : public OpKernel {
 }  // namespace
 
 Status RegisterSequenceMap(KernelRegistry& r) {
-  return r.Register("", "SequenceMap", 17, kOpenEnded, Create<SequenceMap>());
+  return r.Register(kOnnxDomain, "SequenceMap", 17, kOpenEnded, Make<SequenceMap>());
 }
 
 }  // namespace onnxflow

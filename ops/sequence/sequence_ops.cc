@@ -107,12 +107,12 @@ class SequenceLength : public OpKernel {
 }  // namespace
 
 Status RegisterSequenceBasics(KernelRegistry& r) {
-  ONNXFLOW_RETURN_IF_ERROR(r.Register("", "SequenceEmpty", 11, kOpenEnded, Make<SequenceEmpty>()));
-  ONNXFLOW_RETURN_IF_ERROR(r.Register("", "SequenceConstruct", 11, kOpenEnded, Make<SequenceConstruct>()));
-  ONNXFLOW_RETURN_IF_ERROR(r.Register("", "SequenceInsert", 11, kOpenEnded, Make<SequenceInsert>()));
-  ONNXFLOW_RETURN_IF_ERROR(r.Register("", "SequenceAt", 11, kOpenEnded, Make<SequenceAt>()));
-  ONNXFLOW_RETURN_IF_ERROR(r.Register("", "SequenceErase", 11, kOpenEnded, Make<SequenceErase>()));
-  ONNXFLOW_RETURN_IF_ERROR(r.Register("", "SequenceLength", 11, kOpenEnded, Make<SequenceLength>()));
+  ONNXFLOW_RETURN_IF_ERROR(r.Register(kOnnxDomain, "SequenceEmpty", 11, kOpenEnded, Make<SequenceEmpty>()));
+  ONNXFLOW_RETURN_IF_ERROR(r.Register(kOnnxDomain, "SequenceConstruct", 11, kOpenEnded, Make<SequenceConstruct>()));
+  ONNXFLOW_RETURN_IF_ERROR(r.Register(kOnnxDomain, "SequenceInsert", 11, kOpenEnded, Make<SequenceInsert>()));
+  ONNXFLOW_RETURN_IF_ERROR(r.Register(kOnnxDomain, "SequenceAt", 11, kOpenEnded, Make<SequenceAt>()));
+  ONNXFLOW_RETURN_IF_ERROR(r.Register(kOnnxDomain, "SequenceErase", 11, kOpenEnded, Make<SequenceErase>()));
+  ONNXFLOW_RETURN_IF_ERROR(r.Register(kOnnxDomain, "SequenceLength", 11, kOpenEnded, Make<SequenceLength>()));
   return Status::Ok();
 }
 

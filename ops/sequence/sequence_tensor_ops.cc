@@ -101,8 +101,8 @@ class ConcatFromSequence : public OpKernel {
 }  // namespace
 
 Status RegisterSequenceTensorOps(KernelRegistry& r) {
-  ONNXFLOW_RETURN_IF_ERROR(r.Register("", "SplitToSequence", 11, kOpenEnded, Make<SplitToSequence>()));
-  ONNXFLOW_RETURN_IF_ERROR(r.Register("", "ConcatFromSequence", 11, kOpenEnded, Make<ConcatFromSequence>()));
+  ONNXFLOW_RETURN_IF_ERROR(r.Register(kOnnxDomain, "SplitToSequence", 11, kOpenEnded, Make<SplitToSequence>()));
+  ONNXFLOW_RETURN_IF_ERROR(r.Register(kOnnxDomain, "ConcatFromSequence", 11, kOpenEnded, Make<ConcatFromSequence>()));
   return Status::Ok();
 }
 

@@ -13,9 +13,4 @@ Result<const Sequence*> RequireSequence(const KernelContext& ctx, int i);
 // Valid positions are [-size, size) — or up to size inclusive with `allow_end` (insertion).
 Status ReadPosition(const KernelContext& ctx, int i, int64_t size, bool allow_end, int64_t* position);
 
-Status RegisterSequenceBasics(KernelRegistry& registry);
-Status RegisterSequenceTensorOps(KernelRegistry& registry);  // SplitToSequence, ConcatFromSequence
-Status RegisterSequenceMap(KernelRegistry& registry);
-Status RegisterOptionalOps(KernelRegistry& registry);
-
 }  // namespace onnxflow

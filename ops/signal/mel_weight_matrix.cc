@@ -105,7 +105,7 @@ class MelWeightMatrixKernel final : public OpKernel {
 
 Status RegisterMelWeightMatrix(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "MelWeightMatrix", 17, kOpenEnded,
-                           [](const KernelInfo& info) { return MelWeightMatrixKernel::Create(info); });
+                           Make<MelWeightMatrixKernel>());
 }
 
 }  // namespace signal

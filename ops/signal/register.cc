@@ -1,14 +1,10 @@
 #include "ops/signal/register.h"
 
-#include "ops/signal/signal_kernels.h"
-
 namespace onnxflow {
 
 Status RegisterSignalKernels(KernelRegistry& registry) {
-  ONNXFLOW_RETURN_IF_ERROR(signal::RegisterDft(registry));
-  ONNXFLOW_RETURN_IF_ERROR(signal::RegisterStft(registry));
-  ONNXFLOW_RETURN_IF_ERROR(signal::RegisterWindows(registry));
-  return signal::RegisterMelWeightMatrix(registry);
+  using namespace signal;  // NOLINT: the per-file registration functions
+  return RegisterEach(registry, {ONNXFLOW_SIGNAL_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }
 
 }  // namespace onnxflow

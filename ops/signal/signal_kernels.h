@@ -10,11 +10,6 @@
 namespace onnxflow {
 namespace signal {
 
-Status RegisterDft(KernelRegistry& registry);              // dft.cc
-Status RegisterStft(KernelRegistry& registry);             // stft.cc
-Status RegisterWindows(KernelRegistry& registry);          // windows.cc: Hann, Hamming, Blackman
-Status RegisterMelWeightMatrix(KernelRegistry& registry);  // mel_weight_matrix.cc
-
 // A scalar (or one-element) int32/int64 input as int64, or an error naming it.
 Result<int64_t> ReadIntScalar(const Tensor& t, const char* name);
 

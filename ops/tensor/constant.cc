@@ -10,7 +10,7 @@
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
 #include "ops/framework/tensor_proto.h"
-#include "ops/tensor/kernels.h"
+#include "ops/tensor/register.h"
 #include "ops/tensor/tensor_util.h"
 
 namespace onnxflow {
@@ -255,9 +255,9 @@ class RangeKernel : public OpKernel {
 }  // namespace
 
 Status RegisterConstantKernels(KernelRegistry& registry) {
-  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Constant", 1, kOpenEnded, Create<ConstantKernel>()));
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Constant", 1, kOpenEnded, Make<ConstantKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(
-      registry.Register(kOnnxDomain, "ConstantOfShape", 9, kOpenEnded, Create<ConstantOfShapeKernel>()));
+      registry.Register(kOnnxDomain, "ConstantOfShape", 9, kOpenEnded, Make<ConstantOfShapeKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "EyeLike", 9, kOpenEnded, Make<EyeLikeKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Range", 11, kOpenEnded, Make<RangeKernel>()));
   return Status::Ok();

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <string>
 
-#include "ops/tensor/kernels.h"
+#include "ops/tensor/register.h"
 #include "ops/tensor/tensor_util.h"
 
 namespace onnxflow {

@@ -7,7 +7,7 @@
 #include "ops/framework/numeric.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
-#include "ops/tensor/kernels.h"
+#include "ops/tensor/register.h"
 #include "ops/tensor/tensor_util.h"
 
 namespace onnxflow {
@@ -265,7 +265,7 @@ class CenterCropPadKernel : public OpKernel {
 }  // namespace
 
 Status RegisterPadKernels(KernelRegistry& registry) {
-  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Pad", 1, kOpenEnded, Create<PadKernel>()));
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Pad", 1, kOpenEnded, Make<PadKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "CenterCropPad", 18, kOpenEnded, Make<CenterCropPadKernel>()));
   return Status::Ok();
 }

@@ -10,7 +10,7 @@
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
 #include "ops/tensor/indices.h"
-#include "ops/tensor/kernels.h"
+#include "ops/tensor/register.h"
 #include "ops/tensor/tensor_util.h"
 
 namespace onnxflow {
@@ -268,12 +268,12 @@ class TensorScatterKernel : public OpKernel {
 }  // namespace
 
 Status RegisterScatterKernels(KernelRegistry& registry) {
-  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Scatter", 9, kOpenEnded, Create<ScatterElementsKernel>()));
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Scatter", 9, kOpenEnded, Make<ScatterElementsKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(
-      registry.Register(kOnnxDomain, "ScatterElements", 11, kOpenEnded, Create<ScatterElementsKernel>()));
-  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "ScatterND", 11, kOpenEnded, Create<ScatterNDKernel>()));
+      registry.Register(kOnnxDomain, "ScatterElements", 11, kOpenEnded, Make<ScatterElementsKernel>()));
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "ScatterND", 11, kOpenEnded, Make<ScatterNDKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(
-      registry.Register(kOnnxDomain, "TensorScatter", 24, kOpenEnded, Create<TensorScatterKernel>()));
+      registry.Register(kOnnxDomain, "TensorScatter", 24, kOpenEnded, Make<TensorScatterKernel>()));
   return Status::Ok();
 }
 

@@ -9,7 +9,7 @@
 #include "ops/framework/dispatch.h"
 #include "ops/framework/numeric.h"
 #include "ops/framework/shape.h"
-#include "ops/tensor/kernels.h"
+#include "ops/tensor/register.h"
 #include "ops/tensor/tensor_util.h"
 
 namespace onnxflow {

@@ -5,7 +5,7 @@
 
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
-#include "ops/tensor/kernels.h"
+#include "ops/tensor/register.h"
 #include "ops/tensor/tensor_util.h"
 
 namespace onnxflow {

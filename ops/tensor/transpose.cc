@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/tensor/kernels.h"
+#include "ops/tensor/register.h"
 #include "ops/tensor/permute.h"
 #include "ops/tensor/tensor_util.h"
 

@@ -61,7 +61,7 @@ class RegexFullMatch final : public OpKernel {
 }  // namespace
 
 Status RegisterRegexFullMatch(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "RegexFullMatch", 20, kOpenEnded, Create<RegexFullMatch>());
+  return registry.Register(kOnnxDomain, "RegexFullMatch", 20, kOpenEnded, Make<RegexFullMatch>());
 }
 
 }  // namespace onnxflow

@@ -77,7 +77,7 @@ class StringNormalizer final : public OpKernel {
 }  // namespace
 
 Status RegisterStringNormalizer(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "StringNormalizer", 10, kOpenEnded, Create<StringNormalizer>());
+  return registry.Register(kOnnxDomain, "StringNormalizer", 10, kOpenEnded, Make<StringNormalizer>());
 }
 
 }  // namespace onnxflow

@@ -8,12 +8,6 @@
 
 namespace onnxflow {
 
-Status RegisterStringConcat(KernelRegistry& registry);
-Status RegisterStringSplit(KernelRegistry& registry);
-Status RegisterStringNormalizer(KernelRegistry& registry);
-Status RegisterRegexFullMatch(KernelRegistry& registry);
-Status RegisterTfIdfVectorizer(KernelRegistry& registry);
-
 // Walks an output shape in row-major order and tracks, for each input broadcast to it, the
 // flat offset of the element that feeds the current output element.
 class BroadcastWalker {

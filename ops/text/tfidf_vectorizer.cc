@@ -208,7 +208,7 @@ class TfIdfVectorizer final : public OpKernel {
 }  // namespace
 
 Status RegisterTfIdfVectorizer(KernelRegistry& registry) {
-  return registry.Register(kOnnxDomain, "TfIdfVectorizer", 9, kOpenEnded, Create<TfIdfVectorizer>());
+  return registry.Register(kOnnxDomain, "TfIdfVectorizer", 9, kOpenEnded, Make<TfIdfVectorizer>());
 }
 
 }  // namespace onnxflow

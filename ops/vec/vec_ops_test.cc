@@ -6,9 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include "ops/framework/every_target.h"
+
 namespace onnxflow {
 namespace vec {
 namespace {
+
+class VecOps : public EveryTargetTest {};
+ONNXFLOW_INSTANTIATE_EVERY_TARGET(VecOps);
 
 std::vector<float> Random(size_t n, uint32_t seed) {
   std::mt19937 gen(seed);
@@ -19,7 +24,7 @@ std::vector<float> Random(size_t n, uint32_t seed) {
 }
 
 // The SIMD kernels against the plain loops, over odd lengths and unaligned starts.
-TEST(VecOps, DotRowsMatchesScalar) {
+TEST_P(VecOps, DotRowsMatchesScalar) {
   for (int64_t n : {1, 3, 17, 64, 1000, 1031}) {
     for (int64_t offset : {0, 1, 3}) {
       const int64_t rows = 5, stride = n + 2;
@@ -34,7 +39,7 @@ TEST(VecOps, DotRowsMatchesScalar) {
   }
 }
 
-TEST(VecOps, AccumulateRowsMatchesScalar) {
+TEST_P(VecOps, AccumulateRowsMatchesScalar) {
   for (int64_t n : {1, 3, 17, 64, 1000, 1031}) {
     for (int64_t offset : {0, 1, 3}) {
       const int64_t rows = 7, stride = n + 1;
@@ -49,7 +54,7 @@ TEST(VecOps, AccumulateRowsMatchesScalar) {
   }
 }
 
-TEST(VecOps, ExpShiftedMatchesScalar) {
+TEST_P(VecOps, ExpShiftedMatchesScalar) {
   for (int64_t n : {1, 3, 17, 64, 1000, 1031}) {
     for (int64_t offset : {0, 1, 3}) {
       std::vector<float> got = Random(n + offset, 6);
@@ -65,7 +70,7 @@ TEST(VecOps, ExpShiftedMatchesScalar) {
   }
 }
 
-TEST(VecOps, HandComputed) {
+TEST_P(VecOps, HandComputed) {
   const float x[3] = {1, 2, 3};
   const float m[6] = {1, 0, 0, 4, 5, 6};
   float out[2];
