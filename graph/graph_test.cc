@@ -53,11 +53,12 @@ const Node& GraphTest::Only(const std::string& op_type) {
   return found != nullptr ? *found : kNone;
 }
 
-void GraphTest::ExpectSameOutputs(const std::vector<NamedValue>& inputs, double rtol) {
+void ExpectSameWithAndWithoutPasses(const std::function<Result<Session>(const SessionOptions&)>& load,
+                                    const std::vector<NamedValue>& inputs, double rtol) {
   SessionOptions plain, optimized;
   plain.optimize = false;
-  auto a = Session::LoadFromBytes(model.Serialize(), plain);
-  auto b = Session::LoadFromBytes(model.Serialize(), optimized);
+  auto a = load(plain);
+  auto b = load(optimized);
   ASSERT_TRUE(a.ok() && b.ok()) << a.status().ToString() << " " << b.status().ToString();
   auto out_a = a->Run(inputs);
   auto out_b = b->Run(inputs);
@@ -67,6 +68,12 @@ void GraphTest::ExpectSameOutputs(const std::vector<NamedValue>& inputs, double 
     const Comparison c = CompareValues((*out_a)[i].value, (*out_b)[i].value, rtol, 1e-6);
     EXPECT_TRUE(c.match) << (*out_a)[i].name << ": " << c.mismatch;
   }
+}
+
+void GraphTest::ExpectSameOutputs(const std::vector<NamedValue>& inputs, double rtol) {
+  const std::string bytes = model.Serialize();
+  ExpectSameWithAndWithoutPasses([&](const SessionOptions& o) { return Session::LoadFromBytes(bytes, o); }, inputs,
+                                 rtol);
 }
 
 }  // namespace onnxflow::graph

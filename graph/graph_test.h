@@ -9,6 +9,7 @@
 //   }
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,9 +18,15 @@
 
 #include "graph/model.h"
 #include "graph/rewrite.h"
+#include "include/onnxflow/session.h"
 #include "tools/model_builder.h"
 
 namespace onnxflow::graph {
+
+// Loads a model twice through `load`, without and with the passes, runs both on `inputs` and
+// expects the same outputs.
+void ExpectSameWithAndWithoutPasses(const std::function<Result<Session>(const SessionOptions&)>& load,
+                                    const std::vector<NamedValue>& inputs, double rtol);
 
 class GraphTest : public ::testing::Test {
  protected:

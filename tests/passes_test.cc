@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "graph/graph_test.h"
 #include "include/onnxflow/io.h"
 #include "include/onnxflow/session.h"
 #include "tests/test_data.h"
@@ -13,22 +14,7 @@
 namespace onnxflow {
 namespace {
 
-void ExpectSameWithAndWithoutPasses(const std::function<Result<Session>(const SessionOptions&)>& load,
-                                    const std::vector<NamedValue>& inputs, double rtol) {
-  SessionOptions plain, optimized;
-  plain.optimize = false;
-  auto a = load(plain);
-  auto b = load(optimized);
-  ASSERT_TRUE(a.ok() && b.ok()) << a.status().ToString() << " " << b.status().ToString();
-  auto out_a = a->Run(inputs);
-  auto out_b = b->Run(inputs);
-  ASSERT_TRUE(out_a.ok() && out_b.ok()) << out_a.status().ToString() << " " << out_b.status().ToString();
-  ASSERT_EQ(out_a->size(), out_b->size());
-  for (size_t i = 0; i < out_a->size(); ++i) {
-    const Comparison c = CompareValues((*out_a)[i].value, (*out_b)[i].value, rtol, 1e-6);
-    EXPECT_TRUE(c.match) << (*out_a)[i].name << ": " << c.mismatch;
-  }
-}
+using graph::ExpectSameWithAndWithoutPasses;
 
 TEST(Passes, DemoConvBatchNormReluUnchanged) {
   auto input = FillTensor(DataType::kFloat, {1, 3, 32, 32});
