@@ -416,5 +416,19 @@ TEST(GemmPlanTest, PlannedAheadMatches) {
   EXPECT_EQ(c1, c2);
 }
 
+// The scratch free list keeps freed buffers for the next call, never more than its cap, and gives
+// everything back on ReleaseAlignedFloats.
+TEST(GemmScratchTest, BoundedAndReleased) {
+  ReleaseAlignedFloats();
+  for (int round = 0; round < 3; ++round) {
+    std::vector<AlignedFloats> held;
+    for (int64_t i = 0; i < 40; ++i) held.push_back(AlignedFloats::Make((int64_t{1} << 18) + i * 4096, false));
+  }
+  EXPECT_GT(RetainedScratchBytes(), 0u);
+  EXPECT_LE(RetainedScratchBytes(), kMaxRetainedScratchBytes);
+  ReleaseAlignedFloats();
+  EXPECT_EQ(RetainedScratchBytes(), 0u);
+}
+
 }  // namespace
 }  // namespace onnxflow
