@@ -37,11 +37,13 @@
 #include <memory>
 #include <vector>
 
+#include "ops/blocked/blocked_conv_plan.h"
 #include "ops/blocked/blocked_conv_tile.h"
 #include "ops/blocked/constant_bias.h"
 #include "ops/blocked/reorder.h"
 #include "ops/blocked/winograd.h"
 #include "ops/framework/internal_ops.h"
+#include "ops/framework/last_plan.h"
 #include "ops/framework/node_attributes.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/shared_weights.h"
@@ -71,14 +73,6 @@ int64_t ChunkWeightBytes() {
   }();
   return bytes;
 }
-// Tasks per core when a convolution splits over several: enough that the last one to finish
-// leaves the other cores idle for little of the node's time.
-constexpr int64_t kTasksPerCore = 8;
-// Tiles per task: the task's outputs (6 x 64 floats per tile) stay in L2 between chunks.
-constexpr int64_t kMaxTilesPerTask = 128;
-// And the image pixels a task reads stay in L2 while the next group's weights go through it.
-constexpr int64_t kRangeInputBytes = 256 * 1024;
-
 class BlockedConvKernel : public OpKernel {
  public:
   static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
@@ -113,17 +107,8 @@ class BlockedConvKernel : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
     if (x->dtype() != DataType::kFloat) return InvalidArgument("BlockedConv: input 'X' must be float");
-    Shape x_nchw;
-    if (stem_) {
-      if (x->rank() != 4) return InvalidArgument("BlockedConv: input 'X' must be [N, C, H, W], got " +
-                                                 ShapeToString(x->shape()));
-      x_nchw = x->shape();
-    } else {
-      ONNXFLOW_ASSIGN_OR_RETURN(
-          x_nchw, UnblockedShapeOfBlocks(x->shape(), "X", blocks_, "BlockedConv", "W " + ShapeToString(w_shape_)));
-      x_nchw[1] = channels_;
-    }
-    ONNXFLOW_ASSIGN_OR_RETURN(ConvGeometry g, ComputeConvGeometry(attrs_, x_nchw, w_shape_));
+    ONNXFLOW_ASSIGN_OR_RETURN(std::shared_ptr<const BlockedConvPlan> plan, PlanFor(x->shape(), ctx.threads()));
+    const ConvGeometry& g = plan->geometry;
     const Shape own_shape = {g.batch, out_width_ / kChannelBlock, g.out_spatial[0], g.out_spatial[1], kChannelBlock};
     const Tensor* z = ctx.input_tensor(3);
     if (z != nullptr && (z->dtype() != DataType::kFloat || z->shape() != own_shape)) {
@@ -133,110 +118,127 @@ class BlockedConvKernel : public OpKernel {
     Shape y_shape = own_shape;
     y_shape[1] = out_blocks_;
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor y_tensor, Output(ctx, y_shape, z));
-    Tensor* y = &y_tensor;
-    if (y->size() == 0) return Status::Ok();
-    const int64_t y_width = out_blocks_ * kChannelBlock, y_offset = block_offset_ * kChannelBlock;
-    if (winograd_ != nullptr) {
-      for (int64_t n = 0; n < g.batch; ++n) {
-        WinogradImage image;
-        image.x = x->data<float>() + n * in_width_ * g.in_size();
-        image.in_rows = g.in_spatial[0];
-        image.in_cols = g.in_spatial[1];
-        image.top = g.pads_begin[0];
-        image.left = g.pads_begin[1];
-        image.out_rows = g.out_spatial[0];
-        image.out_cols = g.out_spatial[1];
-        image.y = y->mutable_data<float>() + (n * y_width + y_offset) * g.out_size();
-        image.residual = z != nullptr ? z->data<float>() + n * out_width_ * g.out_size() : nullptr;
-        image.block_stride = g.out_size() * kChannelBlock;
-        image.bias = bias_.data();
-        image.activation = activation_;
-        winograd_->Run(ctx, image);
-      }
-      return Status::Ok();
+    if (y_tensor.size() == 0) return Status::Ok();
+    if (plan->path == BlockedConvPlan::Path::kWinograd) {
+      RunWinograd(ctx, g, *x, z, &y_tensor);
+    } else {
+      RunDirect(ctx, *plan, *x, z, &y_tensor);
     }
+    return Status::Ok();
+  }
 
-    // The stem reads its few channels pixel by pixel, [N, H, W, C], from a copy with the padding
-    // written out as zeros: the geometry then has no pads, and every tile on one output row reads
-    // the image at fixed steps (UniformTile) instead of gathering a 7x7 window's offsets.
-    // (Each element is written once: the pool's buffer is not zeroed first.)
-    Tensor interleaved;
-    const float* xd = x->data<float>();
-    if (stem_) {
-      const int64_t h_in = g.in_spatial[0], w_in = g.in_spatial[1], plane = h_in * w_in;
-      const int64_t top = g.pads_begin[0], left = g.pads_begin[1];
-      const int64_t h_pad = h_in + top + g.pads_end[0], w_pad = w_in + left + g.pads_end[1];
-      const int64_t row = w_pad * channels_, inside = w_in * channels_;
-      interleaved = Tensor::Uninitialized(DataType::kFloat, {g.batch * h_pad * row});
-      float* padded = interleaved.mutable_data<float>();
-      // Split over the cores like the convolution after it (serial, it cost the stem a third of
-      // its two-core speedup).
-      ParallelFor(ctx, g.batch * h_pad, row * 4, [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-          const int64_t n = r / h_pad, h = r % h_pad - top;
-          float* dst = padded + r * row;
-          if (h < 0 || h >= h_in) {  // a padding row
-            std::fill(dst, dst + row, 0.0f);
-            continue;
-          }
-          std::fill(dst, dst + left * channels_, 0.0f);
-          InterleaveChannels(xd + n * channels_ * plane + h * w_in, plane, channels_, w_in, channels_,
-                             dst + left * channels_);
-          std::fill(dst + left * channels_ + inside, dst + row, 0.0f);
-        }
-      });
-      xd = padded;
-      g.in_spatial = {h_pad, w_pad};
-      g.pads_begin = g.pads_end = {0, 0};
-    }
-    const int64_t in_pixels = g.in_size();
-    const int64_t pixel_stride = stem_ ? channels_ : kChannelBlock;
-    const int64_t x_block_stride = in_pixels * kChannelBlock;
-    const int64_t out_pixels = g.out_size();
-    const int64_t y_block_stride = out_pixels * kChannelBlock;
+ private:
+  // The plan for input shape `x` on `threads` cores: the last one made, when it is for the same
+  // shape, cores and SIMD target; else a new one (after checking the shape), kept for the next call.
+  Result<std::shared_ptr<const BlockedConvPlan>> PlanFor(const Shape& x, int threads) const {
     const int64_t tile_pixels = BlockedTilePixels(std::min(kGroupChannels, out_width_));
-    const int64_t tiles = (out_pixels + tile_pixels - 1) / tile_pixels;
-    const int64_t groups = (out_width_ + kGroupChannels - 1) / kGroupChannels;
-
-    // Split every (image, group) into ranges of tiles: a few per core, each at most kMaxTilesPerTask
-    // and reading at most kRangeInputBytes of the image.
-    const int threads = ctx.threads();
-    const int64_t input_per_tile = tile_pixels * g.strides[0] * g.strides[1] * in_width_ * sizeof(float);
-    int64_t per_task = std::min({kMaxTilesPerTask, tiles, std::max<int64_t>(8, kRangeInputBytes / input_per_tile)});
-    while (per_task > 8 && g.batch * groups * ((tiles + per_task - 1) / per_task) < kTasksPerCore * threads) {
-      per_task = (per_task + 1) / 2;
+    if (auto plan = last_plan_.Find([&](const BlockedConvPlan& p) { return p.For(x, threads, tile_pixels); })) {
+      return plan;
     }
-    const int64_t ranges = (tiles + per_task - 1) / per_task;
-    per_task = (tiles + ranges - 1) / ranges;  // ranges of equal length: 15 + 14 tiles, not 21 + 8
-    // Whichever of the image and the weights is bigger is walked once: one image range through
-    // every group's weights (the weights stay in L2), or one group through every range.
-    const bool groups_inner = in_width_ * in_pixels > packed_->size;
-    const int64_t tasks = g.batch * groups * ranges;
-    const int64_t flops_per_tile = tile_pixels * kGroupChannels * in_width_ * taps_;
+    Shape x_nchw;
+    if (stem_) {
+      if (x.size() != 4) return InvalidArgument("BlockedConv: input 'X' must be [N, C, H, W], got " + ShapeToString(x));
+      x_nchw = x;
+    } else {
+      ONNXFLOW_ASSIGN_OR_RETURN(
+          x_nchw, UnblockedShapeOfBlocks(x, "X", blocks_, "BlockedConv", "W " + ShapeToString(w_shape_)));
+      x_nchw[1] = channels_;
+    }
+    ONNXFLOW_ASSIGN_OR_RETURN(ConvGeometry g, ComputeConvGeometry(attrs_, x_nchw, w_shape_));
+    auto plan = std::make_shared<const BlockedConvPlan>(MakeBlockedConvPlan(layout_, x, g, threads, tile_pixels));
+    last_plan_.Store(plan);
+    return plan;
+  }
 
-    // Tiles of whole pixels on one output row with the window inside the image read the image
-    // at fixed steps (BlockedTile's second way); a kernel row of taps is then one run of memory
-    // when the columns are not dilated.
-    const bool merge_rows = g.dilations[1] == 1;
-    const bool pointwise = IsPointwise(g);
-    std::vector<int64_t> uniform_taps;
-    for (int64_t kh = 0; kh < g.kernel[0]; ++kh) {
-      for (int64_t kw = 0; kw < (merge_rows ? 1 : g.kernel[1]); ++kw) {
-        uniform_taps.push_back((kh * g.dilations[0] * g.in_spatial[1] + kw * g.dilations[1]) * pixel_stride);
+  BlockedConvLayout Layout() const {
+    BlockedConvLayout l;
+    l.in_width = in_width_;
+    l.out_width = out_width_;
+    l.taps = taps_;
+    l.block_channels = block_channels_;
+    l.blocks = blocks_;
+    l.chunk_blocks = chunk_blocks_;
+    l.packed_floats = packed_ != nullptr ? packed_->size : 0;
+    l.stem = stem_;
+    l.winograd = winograd_ != nullptr;
+    return l;
+  }
+
+  void RunWinograd(const KernelContext& ctx, const ConvGeometry& g, const Tensor& x, const Tensor* z, Tensor* y) const {
+    const int64_t y_width = out_blocks_ * kChannelBlock, y_offset = block_offset_ * kChannelBlock;
+    for (int64_t n = 0; n < g.batch; ++n) {
+      WinogradImage image;
+      image.x = x.data<float>() + n * in_width_ * g.in_size();
+      image.in_rows = g.in_spatial[0];
+      image.in_cols = g.in_spatial[1];
+      image.top = g.pads_begin[0];
+      image.left = g.pads_begin[1];
+      image.out_rows = g.out_spatial[0];
+      image.out_cols = g.out_spatial[1];
+      image.y = y->mutable_data<float>() + (n * y_width + y_offset) * g.out_size();
+      image.residual = z != nullptr ? z->data<float>() + n * out_width_ * g.out_size() : nullptr;
+      image.block_stride = g.out_size() * kChannelBlock;
+      image.bias = bias_.data();
+      image.activation = activation_;
+      winograd_->Run(ctx, image);
+    }
+  }
+
+  // The stem reads its few channels pixel by pixel, [N, H, W, C], from a copy with the padding
+  // written out as zeros: the geometry then has no pads, and every tile on one output row reads
+  // the image at fixed steps (UniformTile) instead of gathering a 7x7 window's offsets.
+  // (Each element is written once: the pool's buffer is not zeroed first.)
+  Tensor InterleaveStem(const KernelContext& ctx, const ConvGeometry& g, const float* xd) const {
+    const int64_t h_in = g.in_spatial[0], w_in = g.in_spatial[1], plane = h_in * w_in;
+    const int64_t top = g.pads_begin[0], left = g.pads_begin[1];
+    const int64_t h_pad = h_in + top + g.pads_end[0], w_pad = w_in + left + g.pads_end[1];
+    const int64_t row = w_pad * channels_, inside = w_in * channels_;
+    Tensor interleaved = Tensor::Uninitialized(DataType::kFloat, {g.batch * h_pad * row});
+    float* padded = interleaved.mutable_data<float>();
+    // Split over the cores like the convolution after it (serial, it cost the stem a third of
+    // its two-core speedup).
+    ParallelFor(ctx, g.batch * h_pad, row * 4, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t n = r / h_pad, h = r % h_pad - top;
+        float* dst = padded + r * row;
+        if (h < 0 || h >= h_in) {  // a padding row
+          std::fill(dst, dst + row, 0.0f);
+          continue;
+        }
+        std::fill(dst, dst + left * channels_, 0.0f);
+        InterleaveChannels(xd + n * channels_ * plane + h * w_in, plane, channels_, w_in, channels_,
+                           dst + left * channels_);
+        std::fill(dst + left * channels_ + inside, dst + row, 0.0f);
       }
-    }
-    const int64_t uniform_channels = merge_rows ? g.kernel[1] * block_channels_ : block_channels_;
+    });
+    return interleaved;
+  }
 
+  // The direct tiles: every task of the plan, over the cores.
+  void RunDirect(const KernelContext& ctx, const BlockedConvPlan& plan, const Tensor& x, const Tensor* z,
+                 Tensor* y) const {
+    const ConvGeometry& g = plan.tile_geometry;
+    Tensor interleaved;
+    const float* xd = x.data<float>();
+    if (stem_) {
+      interleaved = InterleaveStem(ctx, plan.geometry, xd);
+      xd = interleaved.data<float>();
+    }
+    const int64_t y_width = out_blocks_ * kChannelBlock, y_offset = block_offset_ * kChannelBlock;
+    const int64_t in_pixels = g.in_size(), out_pixels = g.out_size();
+    const int64_t x_block_stride = in_pixels * kChannelBlock, y_block_stride = out_pixels * kChannelBlock;
+    const int64_t tile_pixels = plan.tile_pixels, tiles = plan.tiles, groups = plan.groups, ranges = plan.ranges;
+    const float* packed_end = packed_->get() + packed_->size;
     auto run_task = [&](int64_t task) {
       const int64_t n = task / (ranges * groups), rest = task % (ranges * groups);
-      const int64_t range = groups_inner ? rest / groups : rest % ranges;
-      const int64_t group = groups_inner ? rest % groups : rest / ranges;
-      const int64_t tile0 = range * per_task, tile1 = std::min(tiles, tile0 + per_task);
+      const int64_t range = plan.groups_inner ? rest / groups : rest % ranges;
+      const int64_t group = plan.groups_inner ? rest % groups : rest / ranges;
+      const int64_t tile0 = range * plan.per_task, tile1 = std::min(tiles, tile0 + plan.per_task);
       const int64_t c0 = group * kGroupChannels, width = std::min(kGroupChannels, out_width_ - c0);
       std::vector<int64_t> offsets(static_cast<size_t>(taps_ * tile_pixels));
       BlockedTile t;
       t.x_block_stride = x_block_stride;
-      t.tap_offsets = uniform_taps.data();
+      t.tap_offsets = plan.uniform_taps.data();
       t.ldw = width;
       t.width = width;
       t.y_block_stride = y_block_stride;
@@ -245,7 +247,6 @@ class BlockedConvKernel : public OpKernel {
       t.tile_pixels = tile_pixels;
       const float* image = xd + n * in_width_ * in_pixels;
       const float* group_weights = packed_->get() + c0 * in_width_ * taps_;
-      const float* packed_end = packed_->get() + packed_->size;
       float* y_group = y->mutable_data<float>() + (n * y_width + y_offset + c0) * out_pixels;
       const float* z_group = z != nullptr ? z->data<float>() + (n * out_width_ + c0) * out_pixels : nullptr;
       for (int64_t b0 = 0; b0 < blocks_; b0 += chunk_blocks_) {
@@ -265,12 +266,12 @@ class BlockedConvKernel : public OpKernel {
           t.prefetch_floats = std::max<int64_t>(0, std::min(share, next_floats - done));
           const int64_t p0 = tile * tile_pixels;
           t.pixels = std::min(tile_pixels, out_pixels - p0);
-          if (UniformTile(g, pointwise, p0, t.pixels, tile_pixels, pixel_stride, &t.base, &t.pixel_step)) {
+          if (UniformTile(g, plan.pointwise, p0, t.pixels, tile_pixels, plan.pixel_stride, &t.base, &t.pixel_step)) {
             t.offsets = nullptr;
-            t.taps = static_cast<int64_t>(uniform_taps.size());
-            t.block_channels = uniform_channels;
+            t.taps = static_cast<int64_t>(plan.uniform_taps.size());
+            t.block_channels = plan.uniform_channels;
           } else {
-            FillOffsets(g, p0, t.pixels, tile_pixels, pixel_stride, offsets.data());
+            FillOffsets(g, p0, t.pixels, tile_pixels, plan.pixel_stride, offsets.data());
             t.offsets = offsets.data();
             t.taps = taps_;
             t.block_channels = block_channels_;
@@ -281,11 +282,9 @@ class BlockedConvKernel : public OpKernel {
         }
       }
     };
-    ParallelTasks(ctx, tasks, tasks * per_task * flops_per_tile, run_task);
-    return Status::Ok();
+    ParallelTasks(ctx, plan.tasks, plan.work, run_task);
   }
 
- private:
   // The output, in the first of these that applies:
   //  - INTO itself, when this node may write into it (ReusableInput: the previous convolution of
   //    a joined Concat), or else a copy of it;
@@ -338,6 +337,7 @@ class BlockedConvKernel : public OpKernel {
       winograd_ = SharedWeights::Get<WinogradConv>(WeightKey("BlockedConv.winograd").Add(w), [&] {
         return WinogradConv(w.data<float>(), out_channels_, channels_, in_width_, out_width_);
       });
+      layout_ = Layout();
       return;
     }
     const int64_t block_bytes = taps_ * block_channels_ * kGroupChannels * static_cast<int64_t>(sizeof(float));
@@ -348,6 +348,7 @@ class BlockedConvKernel : public OpKernel {
     chunk_blocks_ = (blocks_ + chunks - 1) / chunks;
     // The layout depends on W's shape only (which is in the key).
     packed_ = SharedWeights::Get<AlignedFloats>(WeightKey("BlockedConv.direct").Add(w), [&] { return PackDirect(w); });
+    layout_ = Layout();
   }
 
   // [group][block][tap][channel][group width]; only the last group may be narrower than 64. Pad
@@ -436,6 +437,8 @@ class BlockedConvKernel : public OpKernel {
   // Both shared by content across kernels and sessions (shared_weights.h).
   std::shared_ptr<const AlignedFloats> packed_;  // the direct tiles' weights (see the header), or
   std::shared_ptr<const WinogradConv> winograd_;  // a 3x3 stride-1 convolution's (winograd.h)
+  BlockedConvLayout layout_;  // what the plans read of the above
+  LastPlan<BlockedConvPlan> last_plan_;
 };
 
 }  // namespace

@@ -8,18 +8,40 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <hwy/targets.h>
 
+#include "ops/blocked/blocked_conv_plan.h"
+#include "ops/blocked/blocked_conv_tile.h"
 #include "ops/blocked/blocked_layout.h"
 #include "ops/blocked/register.h"
 #include "ops/blocked/winograd.h"
 #include "ops/framework/shape.h"
 #include "ops/framework/testing.h"
 #include "ops/math/conv_geometry.h"
+#include "ops/math/fused_activation.h"
 #include "ops/math/gemm.h"
 #include "ops/nn/register.h"
 
 namespace onnxflow {
 namespace {
+
+// Runs `body` once on each compiled Highway target (AVX-512, AVX2, SSE4 and the portable one, as
+// far as the CPU has them): every blocked kernel is SIMD code dispatched per target.
+void OnEveryTarget(void (*body)()) {
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(hwy::TargetName(target));
+    body();
+    if (::testing::Test::HasFatalFailure()) break;
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+// A test whose body runs on every compiled target.
+#define TARGETS_TEST(suite, name)                                    \
+  void suite##_##name##_Body();                                      \
+  TEST(suite, name) { OnEveryTarget(&suite##_##name##_Body); }       \
+  void suite##_##name##_Body()
 
 std::vector<float> Random(int64_t n, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -73,7 +95,7 @@ void RunConvCase(const ConvCase& cs) {
   attrs.dilations = cs.dilations;
   const ConvGeometry g = ComputeConvGeometry(attrs, cs.x, cs.w).value();
   const std::vector<float> z = Random(ElementCount(g.output_shape()), 4);
-  const ActivationSpec act = ParseActivation(cs.activation, false, 0, false, 0).value();
+  const ActivationSpec act = FusedActivationSpec::Named(cs.activation).value().activation;
 
   std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end()), bd(b.begin(), b.end());
   std::vector<double> yd(static_cast<size_t>(ElementCount(g.output_shape())));
@@ -118,14 +140,14 @@ void RunConvCase(const ConvCase& cs) {
   }
 }
 
-TEST(BlockedConvTest, Pointwise) {
+TARGETS_TEST(BlockedConvTest, Pointwise) {
   RunConvCase({{1, 16, 5, 7}, {16, 16, 1, 1}});
   RunConvCase({{2, 32, 3, 3}, {48, 32, 1, 1}, {}, {}, {}, false});
   RunConvCase({{1, 160, 4, 5}, {80, 160, 1, 1}, {}, {}, {}, true, false, "Relu"});
   RunConvCase({{1, 64, 8, 8}, {128, 64, 1, 1}, {2, 2}});
 }
 
-TEST(BlockedConvTest, Windows) {
+TARGETS_TEST(BlockedConvTest, Windows) {
   RunConvCase({{1, 16, 13, 13}, {64, 16, 3, 3}, {}, {1, 1, 1, 1}});
   RunConvCase({{1, 48, 9, 11}, {80, 48, 3, 3}, {}, {1, 1, 1, 1}, {}, true, false, "Relu"});
   // 640 channels of 3x3 taps are 1.4 MB of weights per group: several chunks of input blocks
@@ -137,14 +159,14 @@ TEST(BlockedConvTest, Windows) {
   RunConvCase({{1, 16, 7, 7}, {32, 16, 5, 5}, {1, 2}, {2, 1, 0, 2}});
 }
 
-TEST(BlockedConvTest, Stems) {
+TARGETS_TEST(BlockedConvTest, Stems) {
   RunConvCase({{1, 3, 23, 21}, {64, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {}, true, false, "Relu"});
   RunConvCase({{2, 3, 17, 17}, {96, 3, 3, 3}, {2, 2}});
   RunConvCase({{1, 3, 160, 150}, {16, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, true, false, "Relu", 2});  // rows split over cores
   RunConvCase({{1, 1, 6, 6}, {16, 1, 3, 3}, {}, {1, 1, 1, 1}});
 }
 
-TEST(BlockedConvTest, ResidualAndThreads) {
+TARGETS_TEST(BlockedConvTest, ResidualAndThreads) {
   RunConvCase({{1, 32, 9, 9}, {32, 32, 3, 3}, {}, {1, 1, 1, 1}, {}, true, true, "Relu"});
   RunConvCase({{1, 64, 14, 14}, {64, 64, 1, 1}, {}, {}, {}, false, true, "", 2});
   RunConvCase({{1, 64, 28, 28}, {128, 64, 3, 3}, {}, {1, 1, 1, 1}, {}, true, false, "Relu", 2});
@@ -154,7 +176,7 @@ TEST(BlockedConvTest, ResidualAndThreads) {
 // 3x3 stride-1 windows run as Winograd F(4x4, 3x3) up to 256x256 channels and directly past
 // them: maps that are not whole 4x4 tiles, asymmetric pads, two images, a group of 64 output
 // channels and one of 16, a residual, two threads; and one layer over the weight budget.
-TEST(BlockedConvTest, WinogradAndItsLimit) {
+TARGETS_TEST(BlockedConvTest, WinogradAndItsLimit) {
   const ConvCase winograd = {{2, 32, 11, 13}, {80, 32, 3, 3}, {}, {0, 2, 1, 0}, {}, true, true, "Relu", 2};
   ConvAttributes attrs;
   attrs.pads = winograd.pads;
@@ -169,7 +191,7 @@ TEST(BlockedConvTest, WinogradAndItsLimit) {
 }
 
 // The epilogue applies each fused activation (Relu has its own path), after the residual.
-TEST(BlockedConvTest, EveryActivation) {
+TARGETS_TEST(BlockedConvTest, EveryActivation) {
   for (const char* activation : {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "Swish"}) {
     SCOPED_TRACE(activation);
     RunConvCase({{1, 32, 7, 7}, {32, 32, 3, 3}, {}, {1, 1, 1, 1}, {}, true, true, activation});
@@ -178,7 +200,7 @@ TEST(BlockedConvTest, EveryActivation) {
 
 // Channel counts that are not whole blocks: the last block's pad lanes meet zero weights in, and
 // come out zero (no bias there, and Relu(0) = 0).
-TEST(BlockedConvTest, PartialBlocks) {
+TARGETS_TEST(BlockedConvTest, PartialBlocks) {
   RunConvCase({{1, 16, 9, 9}, {24, 16, 3, 3}, {}, {1, 1, 1, 1}});
   RunConvCase({{1, 24, 7, 6}, {40, 24, 1, 1}, {}, {}, {}, true, false, "Relu"});
   RunConvCase({{1, 40, 11, 11}, {72, 40, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, true, true, "Relu", 2});
@@ -189,7 +211,7 @@ TEST(BlockedConvTest, PartialBlocks) {
 // 17 to 32 output channels run in tiles of 12 pixels on AVX-512 (blocked_conv_tile.h): maps that
 // are not whole tiles, pointwise with a residual on two cores, a 32-channel stem (MobileNet's),
 // strided windows with pad lanes on two images.
-TEST(BlockedConvTest, NarrowTiles) {
+TARGETS_TEST(BlockedConvTest, NarrowTiles) {
   RunConvCase({{1, 64, 13, 11}, {32, 64, 1, 1}, {}, {}, {}, true, true, "Relu", 2});
   RunConvCase({{1, 3, 29, 31}, {32, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, true, false, "Clip"});
   RunConvCase({{2, 48, 9, 10}, {24, 48, 3, 3}, {2, 1}, {1, 0, 1, 1}});
@@ -197,7 +219,7 @@ TEST(BlockedConvTest, NarrowTiles) {
 
 // out_blocks / out_block_offset / INTO: the convolution fills its blocks of a wider tensor and
 // keeps INTO's other blocks: copied while INTO is the caller's, written in place once it may be.
-TEST(BlockedConvTest, WritesItsBlocksIntoAJoinedTensor) {
+TARGETS_TEST(BlockedConvTest, WritesItsBlocksIntoAJoinedTensor) {
   const Tensor x = ToBlockedRef(Tensor::FromVector<float>({1, 16, 5, 5}, Random(16 * 25, 1)));
   const Tensor w = Tensor::FromVector<float>({32, 16, 3, 3}, Random(32 * 16 * 9, 2));
   const Tensor into = Tensor::FromVector<float>({1, 4, 5, 5, 16}, Random(4 * 25 * 16, 3));
@@ -235,6 +257,67 @@ TEST(BlockedConvTest, WritesItsBlocksIntoAJoinedTensor) {
   EXPECT_NE(refused.status().ToString().find("INTO"), std::string::npos) << refused.status().ToString();
 }
 
+// The plan for a few shapes is what the rules in blocked_conv_plan.cc say (tiles of 6 pixels).
+TEST(BlockedConvPlanTest, FollowsTheRules) {
+  ConvAttributes attrs;
+  // ResNet-50's 1x1 64 -> 64 on 56x56, two cores: 523 tiles in 17 ranges of 31 (halved from 128
+  // until there are 8 tasks per core), one range through the weights (the image is bigger).
+  BlockedConvLayout pointwise;
+  pointwise.in_width = pointwise.out_width = 64;
+  pointwise.taps = 1;
+  pointwise.block_channels = kChannelBlock;
+  pointwise.blocks = pointwise.chunk_blocks = 4;
+  pointwise.packed_floats = 64 * 64;
+  const ConvGeometry g1 = ComputeConvGeometry(attrs, {1, 64, 56, 56}, {64, 64, 1, 1}).value();
+  const BlockedConvPlan p1 = MakeBlockedConvPlan(pointwise, {1, 4, 56, 56, 16}, g1, 2, 6);
+  EXPECT_EQ(p1.path, BlockedConvPlan::Path::kDirect);
+  EXPECT_EQ(p1.tiles, 523);
+  EXPECT_EQ(p1.groups, 1);
+  EXPECT_EQ(p1.ranges, 17);
+  EXPECT_EQ(p1.per_task, 31);
+  EXPECT_EQ(p1.tasks, 17);
+  EXPECT_TRUE(p1.groups_inner);
+  EXPECT_TRUE(p1.pointwise);
+  EXPECT_EQ(p1.uniform_taps, std::vector<int64_t>{0});
+  EXPECT_EQ(p1.uniform_channels, 16);
+  EXPECT_TRUE(p1.For({1, 4, 56, 56, 16}, 2, 6));
+  EXPECT_FALSE(p1.For({1, 4, 56, 56, 16}, 1, 6));
+  EXPECT_EQ(p1.ToString(),
+            "BlockedConvPlan X=[1,4,56,56,16] threads=2 direct tile=6px tiles=523 groups=1 ranges=17x31 tasks=17 "
+            "groups-inner pointwise uniform-taps=1x16ch");
+
+  // A 7x7 stride-2 stem of 3 channels on one core: the tiles read a padded copy (230 x 230, no
+  // pads), a kernel row of 7 pixels x 3 channels at a time.
+  BlockedConvLayout stem;
+  stem.in_width = stem.block_channels = 3;
+  stem.out_width = 64;
+  stem.taps = 49;
+  stem.blocks = stem.chunk_blocks = 1;
+  stem.packed_floats = 64 * 3 * 49;
+  stem.stem = true;
+  ConvAttributes stem_attrs;
+  stem_attrs.strides = {2, 2};
+  stem_attrs.pads = {3, 3, 3, 3};
+  const ConvGeometry g2 = ComputeConvGeometry(stem_attrs, {1, 3, 224, 224}, {64, 3, 7, 7}).value();
+  const BlockedConvPlan p2 = MakeBlockedConvPlan(stem, {1, 3, 224, 224}, g2, 1, 6);
+  EXPECT_EQ(p2.tile_geometry.in_spatial, (std::vector<int64_t>{230, 230}));
+  EXPECT_EQ(p2.tile_geometry.pads_begin, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(p2.geometry.pads_begin, (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(p2.pixel_stride, 3);
+  EXPECT_EQ(p2.tiles, 2091);
+  EXPECT_EQ(p2.ranges, 17);
+  EXPECT_EQ(p2.per_task, 123);
+  EXPECT_EQ(p2.uniform_taps.size(), 7u);
+  EXPECT_EQ(p2.uniform_taps[1], 230 * 3);
+  EXPECT_EQ(p2.uniform_channels, 21);
+
+  // A 3x3 stride-1 convolution the kernel runs on Winograd's path.
+  BlockedConvLayout winograd = pointwise;
+  winograd.winograd = true;
+  const ConvGeometry g3 = ComputeConvGeometry(ConvAttributes{}, {1, 64, 14, 14}, {64, 64, 3, 3}).value();
+  EXPECT_EQ(MakeBlockedConvPlan(winograd, {1, 4, 14, 14, 16}, g3, 2, 6).path, BlockedConvPlan::Path::kWinograd);
+}
+
 TEST(BlockedConvTest, RefusesWhatItCannotRun) {
   OpTest grouped("BlockedConv", 1, "com.onnxflow");
   grouped.Input(Tensor(DataType::kFloat, {1, 2, 4, 4, 16}))
@@ -270,7 +353,7 @@ TEST(BlockedConvTest, RefusesWhatItCannotRun) {
   EXPECT_NE(y.status().ToString().find("channel-blocked"), std::string::npos) << y.status().ToString();
 }
 
-TEST(BlockedReorderTest, RoundTrip) {
+TARGETS_TEST(BlockedReorderTest, RoundTrip) {
   for (const Shape& shape : {Shape{1, 16, 1, 1}, Shape{2, 32, 5, 7}, Shape{1, 48, 17, 3}, Shape{2, 24, 3, 5},
                              Shape{1, 40, 9, 2}}) {
     const Tensor x = Tensor::FromVector<float>(shape, Random(ElementCount(shape), 5));
@@ -315,7 +398,7 @@ void RunDepthwiseCase(const DepthwiseCase& cs) {
   attrs.dilations = cs.dilations;
   attrs.group = channels;
   const ConvGeometry g = ComputeConvGeometry(attrs, cs.x, w_shape).value();
-  const ActivationSpec act = ParseActivation(cs.activation, false, 0, false, 0).value();
+  const ActivationSpec act = FusedActivationSpec::Named(cs.activation).value().activation;
   std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end()), bd(b.begin(), b.end());
   std::vector<double> yd(static_cast<size_t>(ElementCount(g.output_shape())));
   DirectConv<double, double, double>(g, xd.data(), wd.data(), cs.bias ? bd.data() : nullptr, 0.0, nullptr, yd.data());
@@ -337,7 +420,7 @@ void RunDepthwiseCase(const DepthwiseCase& cs) {
   EXPECT_TRUE(TensorsNear(ToBlockedRef(Tensor::FromVector<float>(g.output_shape(), expected)), *y, 1e-5, 1e-5));
 }
 
-TEST(BlockedDepthwiseTest, MatchesDirectConv) {
+TARGETS_TEST(BlockedDepthwiseTest, MatchesDirectConv) {
   // MobileNet's: 3x3, stride 1 and 2 with pads, Clip (ReLU6); maps narrower than the 4 pixels
   // computed side by side, and wide enough for interior runs.
   RunDepthwiseCase({{1, 32, 12, 13}, {3, 3}, {}, {1, 1, 1, 1}, {}, true, "Clip"});
@@ -381,7 +464,7 @@ TEST(BlockedDepthwiseTest, RefusesWhatItIsNot) {
 
 // BlockedBatchNormalization with a fused LeakyRelu against BatchNormalization then LeakyRelu, with
 // pad lanes (40 channels) and on two cores; and its refusal of parameters that are not per channel.
-TEST(BlockedBatchNormTest, MatchesBatchNormalization) {
+TARGETS_TEST(BlockedBatchNormTest, MatchesBatchNormalization) {
   for (const auto& [x_shape, threads] : std::vector<std::pair<Shape, int>>{{{2, 40, 5, 7}, 1}, {{1, 32, 64, 64}, 2}}) {
     SCOPED_TRACE(ShapeToString(x_shape));
     const int64_t c = x_shape[1];
@@ -460,7 +543,7 @@ void RunPoolCase(const PoolCase& cs) {
   EXPECT_TRUE(TensorsNear(ToBlockedRef(*expected), *actual, 1e-5, 1e-6));
 }
 
-TEST(BlockedPoolTest, MatchesPlainPools) {
+TARGETS_TEST(BlockedPoolTest, MatchesPlainPools) {
   RunPoolCase({"MaxPool", {1, 16, 13, 13}, {3, 3}, {2, 2}});
   RunPoolCase({"MaxPool", {2, 32, 14, 15}, {3, 3}, {2, 2}, {1, 1, 1, 1}});
   RunPoolCase({"MaxPool", {1, 16, 13, 13}, {3, 3}, {2, 2}, {}, 1});

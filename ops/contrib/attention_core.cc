@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/framework/parallel.h"
 #include "ops/math/gemm.h"
 #include "ops/nn/row_kernels.h"
 
@@ -56,7 +57,7 @@ void RunAttention(const AttentionProblem& p, int threads) {
   const int64_t group = p.heads / std::max<int64_t>(p.kv_heads, 1);
   const int64_t cost = block * p.kv_len * (p.head_size + p.v_head_size);
   const float neg_inf = -std::numeric_limits<float>::infinity();
-  ParallelRange(threads, tasks, cost, [&](int64_t t0, int64_t t1) {
+  ParallelFor(threads, tasks, MacCost(cost), [&](int64_t t0, int64_t t1) {
     std::vector<float> scores, row_max, row_sum;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t blk = t % blocks, bh = t / blocks, h = bh % p.heads, b = bh / p.heads;

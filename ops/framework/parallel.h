@@ -18,6 +18,15 @@ namespace onnxflow {
 
 inline constexpr int64_t kMinParallelWork = 1 << 16;
 
+// A multiply-add of a vectorized product (GEMM blocks, convolutions, attention, packing for them)
+// counts as a quarter of an operation: lanes and FMA ports do several per cycle. So a product stays
+// on the calling thread below about 2^19 multiply-adds (measured on the GEMM, where splitting less
+// lost to waking the worker), and callers pass MacCost(multiply-adds per item) as cost_per_item.
+inline constexpr int64_t kMacsPerOperation = 4;
+inline constexpr int64_t MacCost(int64_t macs_per_item) {
+  return macs_per_item / kMacsPerOperation > 0 ? macs_per_item / kMacsPerOperation : 1;
+}
+
 // A copied element counts as this many operations. Copies are bound by memory, and the tensor they
 // read was often just written by a kernel split over both cores, so half of it sits in the other
 // core's cache: split too, the two cores fetch those lines side by side (ShuffleNet's channel
@@ -57,7 +66,7 @@ template <typename F>
 void ParallelFor(int threads, int64_t n, int64_t cost_per_item, F&& body) {
   if (n <= 0) return;
   const int64_t work = n * std::max<int64_t>(cost_per_item, 1);
-  if (threads <= 1 || work < 2 * kMinParallelWork) {
+  if (threads <= 1 || n == 1 || work < 2 * kMinParallelWork) {
     body(int64_t{0}, n);
     return;
   }

@@ -11,6 +11,7 @@
 // transposed into Y (PixelGather; which convs: PixelGathering below).
 // float16/bfloat16 compute in float; double uses the direct loop.
 #include "ops/framework/internal_ops.h"
+#include "ops/framework/parallel.h"
 #include "ops/math/register.h"
 
 #include "ops/framework/dispatch.h"
@@ -282,7 +283,7 @@ class ConvKernel : public OpKernel {
     };
 
     if (split_units) {
-      ParallelRange(threads, units, mg * k * out, [&](int64_t u0, int64_t u1) {
+      ParallelFor(threads, units, MacCost(mg * k * out), [&](int64_t u0, int64_t u1) {
         for (int64_t u = u0; u < u1; ++u) run_unit(u);
       });
     } else {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ops/framework/parallel.h"
+
 namespace onnxflow {
 namespace {
 // Floats readable past the last grid column when the GEMM reads the image in place (a 64-lane
@@ -24,7 +26,7 @@ void CopyPadded(const ConvGeometry& g, const float* image, int64_t channels, flo
   const int64_t top = g.pads_begin[0], left = g.pads_begin[1];
   const auto [padded_h, padded_w] = Padded(g);
   const int64_t plane = padded_h * padded_w;
-  ParallelRange(threads, channels, plane, [&](int64_t c0, int64_t c1) {
+  ParallelFor(threads, channels, MacCost(plane), [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
       float* out = dst + c * plane;
       const float* src = image + c * h * w;

@@ -11,6 +11,7 @@
 #include "ops/framework/shape.h"
 #include "ops/framework/testing.h"
 #include "ops/math/conv_geometry.h"
+#include "ops/math/fused_activation.h"
 #include "ops/math/gemm.h"
 #include "ops/math/register.h"
 
@@ -56,7 +57,7 @@ Tensor Reference(const ConvCase& cs, const std::vector<float>& x, const std::vec
 void RunCase(const ConvCase& cs, bool constant_w, int threads = 1, const std::string& activation = "") {
   const std::vector<float> x = Random(ElementCount(cs.x), 1), w = Random(ElementCount(cs.w), 2),
                            b = Random(cs.w[0], 3);
-  ActivationSpec act = ParseActivation(activation, false, 0, false, 0).value();
+  ActivationSpec act = FusedActivationSpec::Named(activation).value().activation;
   OpTest test(activation.empty() ? "Conv" : "FusedConv", activation.empty() ? 22 : 1,
               activation.empty() ? "" : "com.onnxflow");
   test.Input(Tensor::FromVector<float>(cs.x, x)).Input(Tensor::FromVector<float>(cs.w, w));

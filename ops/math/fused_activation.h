@@ -11,24 +11,22 @@
 #include "ops/framework/kernel_info.h"
 #include "ops/framework/node_attributes.h"
 #include "ops/framework/registry.h"  // kOnnxflowDomain
-#include "ops/math/gemm.h"
+#include "ops/math/gemm_activation.h"
 
 namespace onnxflow {
 
 struct FusedActivationSpec {
-  ActivationSpec activation;  // gemm.h's epilogue; kNone: none
+  ActivationSpec activation;  // gemm_activation.h's epilogue; kNone: none
 
   // The epilogue computing ActOp `op` with parameters `p` (the vocabulary's meaning of alpha and
   // beta), when an epilogue can: Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, Swish of
   // alpha 1 (x * sigmoid(x)), and Gelu (the erf form).
   static bool From(ActOp op, const ActParams& p, FusedActivationSpec* spec) {
-    static constexpr std::pair<ActOp, Activation> kEpilogues[] = {
-        {ActOp::kRelu, Activation::kRelu},       {ActOp::kLeakyRelu, Activation::kLeakyRelu},
-        {ActOp::kClip, Activation::kClip},       {ActOp::kSigmoid, Activation::kSigmoid},
-        {ActOp::kTanh, Activation::kTanh},       {ActOp::kHardSigmoid, Activation::kHardSigmoid},
-        {ActOp::kSwish, Activation::kSwish},     {ActOp::kGelu, Activation::kGelu}};
-    for (const auto& [act, kind] : kEpilogues) {
-      if (act != op || (op == ActOp::kSwish && p.alpha != 1.0f)) continue;
+    static constexpr Activation kEpilogues[] = {Activation::kRelu,    Activation::kLeakyRelu,   Activation::kClip,
+                                                Activation::kSigmoid, Activation::kTanh,        Activation::kHardSigmoid,
+                                                Activation::kSwish,   Activation::kGelu};
+    for (const Activation kind : kEpilogues) {
+      if (ToActOp(kind) != op || (op == ActOp::kSwish && p.alpha != 1.0f)) continue;
       spec->activation = {kind, TakesAlpha(kind) ? p.alpha : 0.0f, TakesBeta(kind) ? p.beta : 0.0f};
       return true;
     }
@@ -48,13 +46,20 @@ struct FusedActivationSpec {
 
   // A missing alpha or beta is the ONNX default of the named op.
   static Result<FusedActivationSpec> Parse(const KernelInfo& info) {
+    return Named(info.GetString("activation", ""), [&](const char* field, float fallback) {
+      return info.GetFloat(field, fallback);
+    });
+  }
+
+  // The epilogue of the ONNX activation op `name` ("" or "None": none), its parameters read through
+  // get("activation_alpha" | "activation_beta", ONNX default) -> float.
+  template <class GetFloat>
+  static Result<FusedActivationSpec> Named(const std::string& name, const GetFloat& get) {
     FusedActivationSpec spec;
-    const std::string name = info.GetString("activation", "");
     if (name.empty() || name == "None" || name == "none") return spec;
     const ActivationOpDef* def = FindActivationOp(name);
     const ActParams p = def == nullptr ? ActParams{} : ReadActParams(*def, [&](const char* attribute, float fallback) {
-      const std::string field = attribute == def->alpha.attribute ? "activation_alpha" : "activation_beta";
-      return info.GetFloat(field, fallback);
+      return get(attribute == def->alpha.attribute ? "activation_alpha" : "activation_beta", fallback);
     });
     // Swish's epilogue has no alpha: x * sigmoid(x) whatever one says.
     if (def == nullptr || !From(def->op, def->op == ActOp::kSwish ? ActParams{1.0f} : p, &spec)) {
@@ -62,24 +67,15 @@ struct FusedActivationSpec {
     }
     return spec;
   }
+  // With the ONNX defaults (tests, and code that names an epilogue).
+  static Result<FusedActivationSpec> Named(const std::string& name) {
+    return Named(name, [](const char*, float fallback) { return fallback; });
+  }
 
   static bool TakesAlpha(Activation kind) {
     return kind == Activation::kLeakyRelu || kind == Activation::kClip || kind == Activation::kHardSigmoid;
   }
   static bool TakesBeta(Activation kind) { return kind == Activation::kClip || kind == Activation::kHardSigmoid; }
-
-  static ActOp ToActOp(Activation kind) {
-    switch (kind) {
-      case Activation::kLeakyRelu: return ActOp::kLeakyRelu;
-      case Activation::kClip: return ActOp::kClip;
-      case Activation::kSigmoid: return ActOp::kSigmoid;
-      case Activation::kTanh: return ActOp::kTanh;
-      case Activation::kHardSigmoid: return ActOp::kHardSigmoid;
-      case Activation::kSwish: return ActOp::kSwish;
-      case Activation::kGelu: return ActOp::kGelu;
-      default: return ActOp::kRelu;
-    }
-  }
 };
 
 inline Result<ActivationSpec> ParseFusedActivation(const KernelInfo& info) {

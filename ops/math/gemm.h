@@ -25,58 +25,14 @@
 #include <string>
 
 #include "include/onnxflow/status.h"
+#include "ops/math/gemm_activation.h"  // the epilogue's activations
+#include "ops/math/gemm_plan.h"        // how a shape is blocked and split over cores
+#include "ops/math/gemm_scratch.h"     // AlignedFloats, the scratch memory's one owner
 
 namespace onnxflow {
 
-// kSwish: x * sigmoid(x) (SiLU), two ONNX nodes (Sigmoid and a Mul by the input) that
-// graph/fusion.cc folds into one epilogue.
-// kGelu is the erf form, 0.5 x (1 + erf(x / sqrt 2)), with the vectorized erf of the plain export's
-// written-out GELU (graph/fusion.cc FuseGelu); ONNX's Gelu op keeps its own kernel.
-enum class Activation : int { kNone = 0, kRelu, kLeakyRelu, kClip, kSigmoid, kTanh, kHardSigmoid, kSwish, kGelu };
-
-struct ActivationSpec {
-  Activation kind = Activation::kNone;
-  float alpha = 0.0f;  // LeakyRelu slope; Clip min; HardSigmoid alpha
-  float beta = 0.0f;   // Clip max; HardSigmoid beta
-};
-
-// Parses the fused-op attribute ("" | "Relu" | "LeakyRelu" | "Clip" | "Sigmoid" | "Tanh" |
-// "HardSigmoid" | "Swish" | "Gelu"). Missing alpha/beta fall back to the ONNX defaults of the named op.
-Result<ActivationSpec> ParseActivation(const std::string& name, bool has_alpha, float alpha, bool has_beta,
-                                       float beta);
-
-// Applies `spec` to n floats in place (SIMD).
-void ApplyActivation(const ActivationSpec& spec, float* data, int64_t n);
-// data = act(data + addend) over n floats, for epilogues that run after the GEMM (a residual
-// addend; null adds nothing).
-void AddThenActivate(const ActivationSpec& spec, const float* addend, float* data, int64_t n);
-// The same on one value (scalar reference, for tests and odd paths).
-float ActivationScalar(const ActivationSpec& spec, float x);
-
 // The micro-tile of the kernel selected for this CPU.
-struct GemmTileShape {
-  int64_t mr;
-  int64_t nr;
-};
 GemmTileShape GemmTile();
-
-// Owning, 64-byte aligned float storage (2 MiB aligned on huge pages from 2 MiB up). Buffers are
-// recycled through a process-wide free list: GEMM scratch is taken on every call, and a fresh
-// mapping would fault in (and zero) its pages each time.
-struct AlignedFloatsFree {
-  size_t bytes = 0;  // the allocation's size, which the free list is keyed by
-  void operator()(float* p) const;
-};
-// Frees every buffer the free list keeps (sessions call it after an idle second, so the process
-// returns to its memory floor after a burst of large shapes).
-void ReleaseAlignedFloats();
-struct AlignedFloats {
-  using Free = AlignedFloatsFree;
-  std::unique_ptr<float[], Free> ptr;
-  int64_t size = 0;
-  static AlignedFloats Make(int64_t n, bool zero = true);
-  float* get() const { return ptr.get(); }
-};
 
 // A packed in MR-row strips (zero-padded past M). Element (i, k) of strip s = i / mr sits at
 // data[s * strip_size() + k * mr + i % mr].
@@ -157,15 +113,18 @@ struct GemmEpilogue {
 
 // C = act(op(A) * op(B) [+ C] + row_bias + col_bias). `threads` is the number of cores the call may
 // use (tbb::parallel_for inside the caller's arena); small problems stay on the calling thread.
+// Plans the shape (MakeGemmPlan) and runs the plan.
 void Sgemm(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInputB& b, float* c, int64_t ldc,
            const GemmEpilogue& epilogue, int threads);
+// The same with the plan made ahead (for a kernel whose shape is known at load): `plan` must have
+// been made for these operands' GemmShapeOf(m, n, k, a, b, threads).
+void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float* c, int64_t ldc,
+           const GemmEpilogue& epilogue);
+// What MakeGemmPlan needs to know of the operands.
+GemmShape GemmShapeOf(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInputB& b, int threads);
 
 // Plain triple loop with the same semantics, for tests.
 void SgemmReference(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool trans_a, const float* b,
                     int64_t ldb, bool trans_b, float alpha, float* c, int64_t ldc, const GemmEpilogue& epilogue);
-
-// Runs body(begin, end) over [0, n) on up to `threads` cores when n * cost_per_item is worth it.
-// The GEMM and conv kernels use it where no KernelContext is at hand.
-void ParallelRange(int threads, int64_t n, int64_t cost_per_item, const std::function<void(int64_t, int64_t)>& body);
 
 }  // namespace onnxflow

@@ -3,6 +3,7 @@
 #include "ops/math/gemm.h"
 #include "ops/framework/every_target.h"
 #include "ops/framework/testing.h"
+#include "ops/math/fused_activation.h"
 
 #include <algorithm>
 #include <atomic>
@@ -221,11 +222,14 @@ TEST(GemmTest, SwishEstimateAcrossTheRange) {
   }
 }
 
-TEST(GemmTest, ParseActivation) {
-  EXPECT_EQ(ParseActivation("", false, 0, false, 0)->kind, Activation::kNone);
-  EXPECT_EQ(ParseActivation("LeakyRelu", false, 0, false, 0)->alpha, 0.01f);
-  EXPECT_EQ(ParseActivation("Gelu", false, 0, false, 0)->kind, Activation::kGelu);
-  EXPECT_TRUE(Refused(ParseActivation("Mish", false, 0, false, 0), StatusCode::kInvalidArgument, "unknown fused activation 'Mish'"));
+// The epilogue's activations are named, and defaulted, by the one vocabulary (activation.h).
+TEST(GemmTest, EpilogueActivationByName) {
+  EXPECT_EQ(FusedActivationSpec::Named("")->activation.kind, Activation::kNone);
+  EXPECT_EQ(FusedActivationSpec::Named("LeakyRelu")->activation.alpha, 0.01f);
+  EXPECT_EQ(FusedActivationSpec::Named("HardSigmoid")->activation.beta, 0.5f);
+  EXPECT_EQ(FusedActivationSpec::Named("Gelu")->activation.kind, Activation::kGelu);
+  EXPECT_EQ(ToActOp(Activation::kClip), ActOp::kClip);
+  EXPECT_TRUE(Refused(FusedActivationSpec::Named("Mish"), StatusCode::kInvalidArgument, "unknown fused activation 'Mish'"));
 }
 
 // B handed over by a source: rows stored out of order with gaps (row k at offsets[k]), either
@@ -334,6 +338,89 @@ TEST_P(GemmTarget, GatheredA) {
       }
     }
   }
+}
+
+// The plan for a few shapes is what the rules in gemm_plan.cc say (an 8 x 48 tile, AVX-512's).
+GemmShape PlanShape(int64_t m, int64_t n, int64_t k, int threads, GemmShape::A a, GemmShape::B b) {
+  GemmShape s;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.threads = threads;
+  s.a = a;
+  s.b = b;
+  s.tile = {8, 48};
+  return s;
+}
+
+TEST(GemmPlanTest, FollowsTheRules) {
+  using A = GemmShape::A;
+  using B = GemmShape::B;
+  // A big square product on two cores: K in 4 blocks of 256; the 22 strips of N in 4 blocks (two
+  // tasks per core, N split first); A packed here (tall A: packing pays).
+  GemmPlan big = MakeGemmPlan(PlanShape(1024, 1024, 1024, 2, A::kMatrix, B::kPacked));
+  EXPECT_EQ(big.threads, 2);
+  EXPECT_EQ(big.a, GemmPlan::APath::kPackHere);
+  EXPECT_EQ(big.b, GemmPlan::BPath::kPacked);
+  EXPECT_EQ(big.k_blocks, 4);
+  EXPECT_EQ(big.kc, 256);
+  EXPECT_EQ(big.n_strips, 22);
+  EXPECT_EQ(big.n_blocks, 4);
+  EXPECT_EQ(big.m_blocks, 1);
+  EXPECT_EQ(big.mc_strips, 128);
+  EXPECT_EQ(big.tasks(), 4);
+  // One row: B read in place with its partial last strip packed (4096 = 85 x 48 + 16).
+  GemmPlan row = MakeGemmPlan(PlanShape(1, 4096, 4096, 2, A::kMatrix, B::kMatrix));
+  EXPECT_EQ(row.b, GemmPlan::BPath::kRaw);
+  EXPECT_TRUE(row.b_tail);
+  EXPECT_EQ(row.a, GemmPlan::APath::kPackHere);  // fewer rows than a strip
+  // Too small to wake a second core; A's rows read in place.
+  GemmPlan small = MakeGemmPlan(PlanShape(16, 16, 16, 2, A::kMatrix, B::kMatrix));
+  EXPECT_EQ(small.threads, 1);
+  EXPECT_EQ(small.a, GemmPlan::APath::kInPlace);
+  EXPECT_EQ(small.tasks(), 1);
+  EXPECT_EQ(small.kc, 16);
+  // A convolution's unfolded image too narrow to split (7x7 output): M split in 4 blocks, so B is
+  // unfolded once and shared by the tasks.
+  GemmPlan conv = MakeGemmPlan(PlanShape(512, 49, 4608, 2, A::kPacked, B::kSource));
+  EXPECT_EQ(conv.b, GemmPlan::BPath::kPackShared);
+  EXPECT_EQ(conv.m_blocks, 4);
+  EXPECT_EQ(conv.n_blocks, 1);
+  EXPECT_EQ(conv.k_blocks, 18);
+  // Nothing to multiply.
+  EXPECT_TRUE(MakeGemmPlan(PlanShape(4, 4, 0, 1, A::kMatrix, B::kMatrix)).no_products);
+  EXPECT_EQ(big.ToString(),
+            "GemmPlan M=1024 N=1024 K=1024 tile=8x48 threads=2/2 A=pack-here B=packed K=4x256 M=128 strips in 1 "
+            "blocks of 128 N=22 strips in 4 blocks, 4 tasks");
+}
+
+// A plan made ahead runs the same product as Sgemm planning it.
+TEST(GemmPlanTest, PlannedAheadMatches) {
+  const int64_t m = 37, n = 67, k = 300;
+  std::vector<float> a = RandomFloats(m * k, 1), b = RandomFloats(k * n, 2), c1(m * n), c2(m * n);
+  const GemmInputA ia{nullptr, a.data(), k};
+  const GemmInputB ib{nullptr, b.data(), n};
+  tbb::task_arena arena(2);
+  arena.execute([&] {
+    Sgemm(m, n, k, ia, ib, c1.data(), n, GemmEpilogue{}, 2);
+    const GemmPlan plan = MakeGemmPlan(GemmShapeOf(m, n, k, ia, ib, 2));
+    Sgemm(plan, ia, ib, c2.data(), n, GemmEpilogue{});
+  });
+  EXPECT_EQ(c1, c2);
+}
+
+// The scratch free list keeps freed buffers for the next call, never more than its cap, and gives
+// everything back on ReleaseAlignedFloats.
+TEST(GemmScratchTest, BoundedAndReleased) {
+  ReleaseAlignedFloats();
+  for (int round = 0; round < 3; ++round) {
+    std::vector<AlignedFloats> held;
+    for (int64_t i = 0; i < 40; ++i) held.push_back(AlignedFloats::Make((int64_t{1} << 18) + i * 4096, false));
+  }
+  EXPECT_GT(RetainedScratchBytes(), 0u);
+  EXPECT_LE(RetainedScratchBytes(), kMaxRetainedScratchBytes);
+  ReleaseAlignedFloats();
+  EXPECT_EQ(RetainedScratchBytes(), 0u);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <new>
 
+#include "ops/framework/parallel.h"
 #include "ops/math/gemm.h"
 #include "ops/math/qgemm.h"
 
@@ -76,7 +77,7 @@ QPackedA QPackA(const void* a, bool a_signed, int64_t lda, int64_t m, int64_t k,
   p.data = MakeAlignedBytes(m * p.kp);
   p.row_sums.assign(static_cast<size_t>(m), 0);
   const auto pack = HWY_DYNAMIC_DISPATCH(QPackARowsImpl);
-  ParallelRange(threads, m, k * 4, [&](int64_t i0, int64_t i1) {
+  ParallelFor(threads, m, MacCost(k * 4), [&](int64_t i0, int64_t i1) {
     pack(static_cast<const uint8_t*>(a), a_signed ? 0x80 : 0, lda, k, p.kp, i0, i1, p.data.get(), p.row_sums.data());
   });
   return p;
@@ -106,7 +107,7 @@ QPackedB QPackB(const void* b, bool b_signed, int64_t ldb, bool trans, int64_t k
   p.data = MakeAlignedBytes(p.strips() * p.strip_bytes());
   p.col_sums.assign(static_cast<size_t>(p.strips() * kQNr), 0);
   const auto pack = HWY_DYNAMIC_DISPATCH(QPackBImpl);
-  ParallelRange(threads, p.strips(), p.strip_bytes(), [&](int64_t t0, int64_t t1) {
+  ParallelFor(threads, p.strips(), MacCost(p.strip_bytes()), [&](int64_t t0, int64_t t1) {
     pack(static_cast<const uint8_t*>(b), !b_signed, ldb, trans, k, n, p.kp, t0, t1,
          reinterpret_cast<int8_t*>(p.data.get()), p.col_sums.data());
   });
@@ -183,7 +184,7 @@ void QGemm(const QPackedA& a, const QPackedB& b, const QZeroPoints& zero, const 
   const size_t out_size = ep.kind == QOutput::kInt32 || ep.kind == QOutput::kFloat ? 4 : 1;
   const auto run = HWY_DYNAMIC_DISPATCH(RunQBlockImpl);
   const int64_t tasks = m_blocks * n_blocks;
-  ParallelRange(parallel_threads, tasks, macs / tasks, [&](int64_t t0, int64_t t1) {
+  ParallelFor(parallel_threads, tasks, MacCost(macs / tasks), [&](int64_t t0, int64_t t1) {
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t mb = task / n_blocks, nb = task % n_blocks;
       const int64_t s0 = nb * strips / n_blocks, s1 = (nb + 1) * strips / n_blocks;

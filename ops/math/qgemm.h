@@ -17,7 +17,7 @@
 //    vpdpbusd per 3 loads + 8 broadcasts). AVX-512BW and AVX2 have no vpdpbusd: they split bytes
 //    into 16-bit even and odd halves and use vpmaddwd, which is exact (vpmaddubsw would saturate
 //    255 * 127 * 2 in int16). The portable target is a plain loop, the tests' reference.
-//  * Work is split over cores in tiles of C through ParallelRange (gemm.h).
+//  * Work is split over cores in tiles of C through ParallelFor (ops/framework/parallel.h).
 #pragma once
 
 #include <cstddef>

@@ -13,6 +13,7 @@
 #include "ops/framework/dispatch.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/numeric.h"
+#include "ops/framework/parallel.h"
 #include "ops/framework/shared_weights.h"
 #include "ops/math/conv_geometry.h"
 #include "ops/math/gemm.h"
@@ -281,7 +282,7 @@ class DynamicQuantizeMatMulKernel : public OpKernel {
     Tensor qa(DataType::kUint8, a->shape());
     uint8_t* qd = qa.mutable_data<uint8_t>();
     const float* ad = a->data<float>();
-    ParallelRange(ctx.threads(), n, 4, [&](int64_t begin, int64_t end) {
+    ParallelFor(ctx.threads(), n, MacCost(4), [&](int64_t begin, int64_t end) {
       QuantizeFloatToUint8(ad + begin, end - begin, scale, zero_point, qd + begin);
     });
     Tensor az(DataType::kUint8, Shape{});
@@ -434,7 +435,7 @@ Status QuantConv(KernelContext& ctx, const ConvGeometry& g, const Tensor& x, con
     }
   };
   if (jobs_parallel) {
-    ParallelRange(threads, jobs, mg * k * chunk, body);
+    ParallelFor(threads, jobs, MacCost(mg * k * chunk), body);
   } else {
     body(0, jobs);
   }

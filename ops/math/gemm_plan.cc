@@ -1,0 +1,156 @@
+// The GEMM's blocking rules, each with the measurement that set it.
+#include "ops/math/gemm_plan.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace onnxflow {
+namespace {
+
+// K block: an 8 x 256 A micro-panel is 8 KiB (L1 holds it next to the B rows streaming by).
+constexpr int64_t kKc = 256;
+// Budget for one B block (kKc x NC floats) in the 2 MiB L2, leaving room for C and A.
+constexpr int64_t kL2BlockFloats = (1 << 20) / sizeof(float);
+// Up to this many rows of C, B is read in place rather than packed.
+constexpr int64_t kRawBMaxRows = 16;
+// Up to this many columns of C, A is read in place rather than packed: a few strips of B columns
+// use each element of A too few times to repay packing it (M 1024, N 64, K 4096 on one core: 69 ->
+// 88 GFLOP/s). On several cores, packing also leaves half of the packed A in the other core's cache
+// for it to fetch, which costs more than packing saves up to 1024 columns when A has at most 512
+// rows (M 128, N 768, K 768 on two: 183 -> 209; M 256, N 1024, K 1024: 144 -> 180); one core
+// does not pay it (there, K 3072 with 768 columns is 5% faster packed), nor do taller A's
+// (1024^3 is 5% faster packed).
+constexpr int64_t kInPlaceAMaxCols = 288;
+constexpr int64_t kInPlaceAMaxColsParallel = 1024;
+constexpr int64_t kInPlaceAMaxRowsParallel = 512;
+// Below this many multiply-adds a GEMM stays on the calling thread.
+constexpr int64_t kMinParallelMacs = 1 << 18;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+const char* Name(GemmPlan::APath a) {
+  switch (a) {
+    case GemmPlan::APath::kPacked: return "packed";
+    case GemmPlan::APath::kPackHere: return "pack-here";
+    case GemmPlan::APath::kGathered: return "gathered";
+    case GemmPlan::APath::kInPlace: return "in-place";
+  }
+  return "?";
+}
+
+const char* Name(GemmPlan::BPath b) {
+  switch (b) {
+    case GemmPlan::BPath::kPacked: return "packed";
+    case GemmPlan::BPath::kRaw: return "raw";
+    case GemmPlan::BPath::kSourceInPlace: return "source-in-place";
+    case GemmPlan::BPath::kPackShared: return "pack-shared";
+    case GemmPlan::BPath::kPackEachBlock: return "pack-each-block";
+  }
+  return "?";
+}
+
+}  // namespace
+
+GemmPlan MakeGemmPlan(const GemmShape& s) {
+  GemmPlan p;
+  p.shape = s;
+  p.mr = s.tile.mr;
+  p.nr = s.tile.nr;
+  const int64_t m = s.m, n = s.n, k = s.k, mr = p.mr, nr = p.nr;
+  if (m <= 0 || n <= 0 || k <= 0) {
+    p.no_products = true;
+    return p;
+  }
+  p.threads = m * n * k >= kMinParallelMacs ? std::max(s.threads, 1) : 1;
+  const int threads = p.threads;
+
+  using A = GemmShape::A;
+  using B = GemmShape::B;
+  const bool b_matrix = s.b == B::kPacked || s.b == B::kMatrix;  // the in-place A kernel needs one
+  const bool few_uses_of_a =
+      n <= kInPlaceAMaxCols || (threads > 1 && n <= kInPlaceAMaxColsParallel && m <= kInPlaceAMaxRowsParallel);
+  switch (s.a) {
+    case A::kPacked: p.a = GemmPlan::APath::kPacked; break;
+    case A::kGathered: p.a = GemmPlan::APath::kGathered; break;
+    case A::kMatrix:
+      // The kernel reads A's rows in place, the way it reads an image's pixels.
+      p.a = b_matrix && !s.a_trans && !s.a_scaled && few_uses_of_a && m >= mr ? GemmPlan::APath::kInPlace
+                                                                               : GemmPlan::APath::kPackHere;
+      break;
+  }
+  // B: packed if given packed; read in place when row-major, untransposed and M is small (packing
+  // would cost as much as the product; only the partial last strip is copied); otherwise packed
+  // here, because strided rows of a wide B thrash L1 sets and TLB (~25% slower in place).
+  // A source whose rows are contiguous runs (a stride-1 convolution's padded image) is read in
+  // place, each k row at its own offset: no packing copy (3x3 convolutions on 56x56 maps 20%
+  // faster). A matrix is still packed: read in place, its long rows were slower (L1 sets, TLB).
+  if (s.b == B::kPacked) {
+    p.b = GemmPlan::BPath::kPacked;
+  } else if (s.b == B::kMatrix && !s.b_trans && m <= kRawBMaxRows) {
+    p.b = GemmPlan::BPath::kRaw;
+    p.b_tail = n % nr != 0;
+  } else if (s.b == B::kSourceInPlace) {
+    p.b = GemmPlan::BPath::kSourceInPlace;
+  } else {
+    p.b = GemmPlan::BPath::kPackEachBlock;  // or kPackShared, below
+  }
+
+  // Blocking: K in near-equal blocks of at most kKc; N in blocks whose B block fits L2; then
+  // enough tiles of C for the cores.
+  p.k_blocks = CeilDiv(k, kKc);
+  p.kc = CeilDiv(k, p.k_blocks);
+  p.m_strips = CeilDiv(m, mr);
+  const int64_t n_strips = p.n_strips = CeilDiv(n, nr);
+  int64_t nc_strips = std::max<int64_t>(1, std::min(n_strips, kL2BlockFloats / (p.kc * nr)));
+  int64_t n_blocks = CeilDiv(n_strips, nc_strips);
+  // Blocks of equal width, and as many per core: 64 strips under a 21-strip bound were 21, 21, 21
+  // and 1, so one core of two did 42 strips while the other did 22 (a 128 x 3072 x 768 MatMul,
+  // BERT's FFN, ran at 68% of two cores).
+  if (threads > 1 && n_blocks % threads != 0 && n_strips >= 2 * threads) n_blocks += threads - n_blocks % threads;
+  nc_strips = CeilDiv(n_strips, n_blocks);
+  n_blocks = CeilDiv(n_strips, nc_strips);
+  // Two tasks per core: enough to even out unequal edge blocks, few enough that a B block packed by
+  // each task is packed only a few times. (Packing a matrix B once for all tasks and sharing it made
+  // every core read blocks packed in the other core's cache: 5-25% slower per conv.)
+  const int64_t want = threads > 1 ? int64_t{threads} * 2 : 1;
+  if (n_blocks < want && n_strips >= 4) {
+    // Split N first (blocks of at least 2 strips): a task then packs only its own B columns,
+    // where splitting M would pack the same B block once per task.
+    n_blocks = std::min(want, n_strips / 2);
+    nc_strips = CeilDiv(n_strips, n_blocks);
+    n_blocks = CeilDiv(n_strips, nc_strips);
+  }
+  int64_t m_blocks = std::min(p.m_strips, CeilDiv(want, n_blocks));
+  if (m_blocks * n_blocks < want) {
+    n_blocks = std::min(n_strips, CeilDiv(want, m_blocks));
+    nc_strips = CeilDiv(n_strips, n_blocks);
+    n_blocks = CeilDiv(n_strips, nc_strips);
+  }
+  p.mc_strips = CeilDiv(p.m_strips, m_blocks);
+  p.m_blocks = CeilDiv(p.m_strips, p.mc_strips);
+  p.n_blocks = n_blocks;
+
+  // Several tasks over the same columns of an unfolded image (a strided convolution on a small map,
+  // N too narrow to split) would each unfold the same B blocks: unfold B once instead, split over
+  // the cores, and let every task read it. (Unfolding costs more than reading a block packed on the
+  // other core: 3x3 stride 2 on 14x14, 512 channels, 2 threads 1.81 -> 1.37 ms. A matrix B packs
+  // with plain copies and stays per task.)
+  if (p.b == GemmPlan::BPath::kPackEachBlock && p.m_blocks > 1 && s.b == B::kSource) p.b = GemmPlan::BPath::kPackShared;
+  return p;
+}
+
+std::string GemmPlan::ToString() const {
+  std::ostringstream o;
+  o << "GemmPlan M=" << shape.m << " N=" << shape.n << " K=" << shape.k << " tile=" << mr << "x" << nr;
+  if (no_products) {
+    o << " no products";
+    return o.str();
+  }
+  o << " threads=" << threads << "/" << shape.threads << " A=" << Name(a) << " B=" << Name(b)
+    << (b_tail ? "+tail" : "") << " K=" << k_blocks << "x" << kc << " M=" << m_strips << " strips in " << m_blocks
+    << " blocks of " << mc_strips << " N=" << n_strips << " strips in " << n_blocks << " blocks, " << tasks()
+    << " tasks";
+  return o.str();
+}
+
+}  // namespace onnxflow

@@ -1,0 +1,109 @@
+#include "ops/math/gemm_scratch.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <vector>
+
+namespace onnxflow {
+namespace {
+
+constexpr size_t kHugePage = size_t{2} << 20;
+
+// Freed AlignedFloats of at least kMinKept bytes kept for reuse, up to kMaxRetainedScratchBytes (a
+// few dozen buffers: a linear search is enough). A request takes the smallest kept buffer that fits
+// it without wasting more than half (a GEMM's block sizes repeat run after run). Small buffers are
+// left to malloc, which recycles them without new mappings.
+class FloatsFreeList {
+ public:
+  static constexpr size_t kMinKept = size_t{64} << 10;
+
+  static FloatsFreeList& Global() {
+    static FloatsFreeList* list = new FloatsFreeList();  // never destroyed: kernels may outlive main()
+    return *list;
+  }
+
+  void* Take(size_t bytes) {
+    if (bytes < kMinKept) return nullptr;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto best = kept_.end();
+    for (auto it = kept_.begin(); it != kept_.end(); ++it) {
+      if (it->bytes >= bytes && it->bytes <= 2 * bytes && (best == kept_.end() || it->bytes < best->bytes)) best = it;
+    }
+    if (best == kept_.end()) return nullptr;
+    void* p = best->ptr;
+    retained_ -= best->bytes;
+    kept_.erase(best);
+    return p;
+  }
+
+  void Release() {
+    std::vector<Kept> kept;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      kept.swap(kept_);
+      retained_ = 0;
+    }
+    for (const Kept& k : kept) std::free(k.ptr);
+  }
+
+  // Keeps the buffer, or returns false when the list is full (the caller frees it).
+  bool Give(void* p, size_t bytes) {
+    if (bytes < kMinKept) return false;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (retained_ + bytes > kMaxRetainedScratchBytes) return false;
+    retained_ += bytes;
+    kept_.push_back({p, bytes});
+    return true;
+  }
+
+  size_t retained() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return retained_;
+  }
+
+ private:
+  struct Kept {
+    void* ptr;
+    size_t bytes;
+  };
+  std::mutex mutex_;
+  std::vector<Kept> kept_;
+  size_t retained_ = 0;
+};
+
+}  // namespace
+
+void ReleaseAlignedFloats() { FloatsFreeList::Global().Release(); }
+
+size_t RetainedScratchBytes() { return FloatsFreeList::Global().retained(); }
+
+void AlignedFloatsFree::operator()(float* p) const {
+  if (!FloatsFreeList::Global().Give(p, bytes)) std::free(p);
+}
+
+AlignedFloats AlignedFloats::Make(int64_t n, bool zero) {
+  AlignedFloats out;
+  size_t bytes = static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(float);
+  // Packed weights and big blocks are streamed once per use: on 4 KiB pages the hardware
+  // prefetcher restarts at every page and the TLB misses; 2 MiB pages avoid both.
+  const bool huge = bytes >= kHugePage;
+  const size_t align = huge ? kHugePage : 64;
+  bytes = (bytes + align - 1) / align * align;
+  void* p = FloatsFreeList::Global().Take(bytes);
+  if (p == nullptr) {
+    p = std::aligned_alloc(align, bytes);
+    if (p == nullptr) throw std::bad_alloc();
+    if (huge) madvise(p, bytes, MADV_HUGEPAGE);
+  }
+  out.ptr = std::unique_ptr<float[], Free>(static_cast<float*>(p), Free{bytes});
+  if (zero) std::memset(out.ptr.get(), 0, bytes);
+  out.size = n;
+  return out;
+}
+
+}  // namespace onnxflow
