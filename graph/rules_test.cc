@@ -347,6 +347,25 @@ TEST_F(RulesTest, BlockedLayoutAndItsRules) {
   ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-4);
 }
 
+// A BatchNormalization of a blocked value followed by a per-channel Mul (both blocked
+// normalizations after the layout) is one normalization.
+TEST_F(RulesTest, MergeNormalizationsAfterTheLayout) {
+  ConvFromX();
+  model.Node("Relu", {"c"}, {"r"});  // keeps the normalization out of the convolution's weights
+  for (const char* p : {"scale", "bias", "mean"}) model.Initializer(p, Floats({16}, 5));
+  Tensor var = Floats({16}, 6);
+  for (int64_t i = 0; i < 16; ++i) var.mutable_data<float>()[i] += 1.5f;
+  model.Initializer("var", var);
+  model.Initializer("s", Floats({1, 16, 1, 1}, 7));
+  model.Node("BatchNormalization", {"r", "scale", "bias", "mean", "var"}, {"n"});
+  model.Node("Mul", {"n", "s"}, {"y"});
+  model.Output("y", DataType::kFloat, {1, 16, 6, 6});
+  ASSERT_TRUE(UseBlockedLayout(&graph()).ok());
+  const std::string d = std::string(kOnnxflowDomain) + ".";
+  EXPECT_EQ(Ops(), (Names{d + "BlockedConv", "Relu", d + "BlockedBatchNormalization", d + "FromBlocked"}));
+  ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-4);
+}
+
 TEST_F(RulesTest, FoldConstantsReplacesANodeByItsValue) {
   model.Input("x", DataType::kFloat, {3});
   model.Initializer("a", Tensor::FromVector<float>({3}, {1, 2, 3}));
