@@ -258,9 +258,10 @@ class LayoutPass {
         converted.domain = kOnnxflowDomain;
         converted.opset = internal_ops::kVersion;
       }
-      Add(std::move(converted), id);
+      patch_.AddAt(std::move(converted), id);
       if (read_plain.count(out) != 0) {
-        Add(ReorderNode(Reorder(internal_ops::kFromBlocked, BlockedName(out), out, blocked.at(out))), id);
+        patch_.AddAt(ReorderNode(Reorder(internal_ops::kFromBlocked, BlockedName(out), out, blocked.at(out))),
+                     id);
       }
     }
     if (patch_.replaced.empty()) return Status::Ok();
@@ -319,7 +320,7 @@ class LayoutPass {
     auto it = to_blocked_.find(v);
     if (it != to_blocked_.end()) return it->second;
     const std::string name = Fresh(v + "/blocked");
-    Add(ReorderNode(Reorder(internal_ops::kToBlocked, v, name)), at);
+    patch_.AddAt(ReorderNode(Reorder(internal_ops::kToBlocked, v, name)), at);
     to_blocked_[v] = name;
     return name;
   }
@@ -343,11 +344,6 @@ class LayoutPass {
     n.domain = kOnnxflowDomain;
     n.opset = internal_ops::kVersion;
     return n;
-  }
-
-  void Add(Node node, Id at) {
-    patch_.added.push_back(std::move(node));
-    patch_.at.push_back(at);
   }
 
   Graph* g_;
@@ -399,8 +395,7 @@ std::optional<Patch> JoinConcatsIntoConvs(Rewriter& r, Id ci) {
     }
     if (k + 1 == producers.size()) conv->set_output(0, c.output(0));
     patch.replaced.push_back(producers[k]);
-    patch.added.push_back(WithProto(r[producers[k]], std::move(conv)));
-    patch.at.push_back(producers[k]);
+    patch.AddAt(WithProto(r[producers[k]], std::move(conv)), producers[k]);
   }
   patch.replaced.push_back(ci);
   return patch;

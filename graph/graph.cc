@@ -16,6 +16,13 @@ std::string Node::Describe() const {
   return name.empty() ? op_type() + " node" : "node '" + name + "' (" + op_type() + ")";
 }
 
+bool IsGraphInput(const Graph& g, const std::string& name) {
+  for (const ValueInfo& in : g.inputs) {
+    if (in.name == name) return true;
+  }
+  return false;
+}
+
 ValueInfo ToValueInfo(const onnx::ValueInfoProto& info) {
   ValueInfo v;
   v.name = info.name();

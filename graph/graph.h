@@ -35,6 +35,9 @@ struct Graph {
   std::map<std::string, DataType> known_types;  // element types known at load, by value name
 };
 
+// Whether `name` is one of `g`'s inputs (with or without an initializer).
+bool IsGraphInput(const Graph& g, const std::string& name);
+
 // Declared type of a ValueInfoProto.
 ValueInfo ToValueInfo(const onnx::ValueInfoProto& info);
 

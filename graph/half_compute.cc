@@ -75,7 +75,7 @@ class HalfRegion {
       const Id from = g_->nodes.Producer(value);
       if (from != kNone && in_float.count(from)) {
         // Computed in float: rounded to 16 bits only for those who read it so.
-        if (read_in_half.count(value)) Add(MakeCast(name, value, KnownType(*g_, value)), from);
+        if (read_in_half.count(value)) patch_.AddAt(MakeCast(name, value, KnownType(*g_, value)), from);
       } else if (auto c = g_->constants.find(value); c != g_->constants.end()) {
         auto widened = CastTensor(c->second, DataType::kFloat);
         if (!read_in_half.count(value)) released.push_back(value);
@@ -83,7 +83,7 @@ class HalfRegion {
       } else {
         // A graph input, or a 16-bit value of a node outside the region: widened once, after
         // its producer.
-        Add(MakeCast(value, name, DataType::kFloat), from);
+        patch_.AddAt(MakeCast(value, name, DataType::kFloat), from);
       }
       return twins_.emplace(value, name).first->second;
     };
@@ -98,7 +98,7 @@ class HalfRegion {
       }
       // Its place comes before the Casts of its outputs, which twin() puts at its id.
       const size_t slot = patch_.added.size();
-      Add(Node{}, id);
+      patch_.AddAt(Node{}, id);
       for (auto& out : *proto->mutable_output()) {
         if (!out.empty() && IsHalf(KnownType(*g_, out))) out = twin(out);
       }
@@ -171,11 +171,6 @@ class HalfRegion {
     node.proto = std::move(proto);
     node.opset = opset_;
     return node;
-  }
-
-  void Add(Node node, Id at) {
-    patch_.added.push_back(std::move(node));
-    patch_.at.push_back(at);
   }
 
   Graph* g_;

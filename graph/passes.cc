@@ -131,9 +131,8 @@ void RemoveDeadNodes(Graph* g) {
   }
   g->nodes.Compact();
   for (auto it = g->constants.begin(); it != g->constants.end();) {
-    bool is_input = false;
-    for (const auto& in : g->inputs) is_input |= in.name == it->first;
-    it = g->nodes.ReadCount(it->first) > 0 || is_input ? std::next(it) : g->constants.erase(it);
+    const bool kept = g->nodes.ReadCount(it->first) > 0 || IsGraphInput(*g, it->first);
+    it = kept ? std::next(it) : g->constants.erase(it);
   }
   for (const Node& node : g->nodes) {
     for (const auto& [name, sub] : node.subgraphs) RemoveDeadNodes(sub.get());

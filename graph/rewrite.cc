@@ -12,13 +12,6 @@ std::string Rewriter::FreshName(const std::string& base) {
 
 namespace {
 
-bool IsGraphInput(const Graph& g, const std::string& name) {
-  for (const ValueInfo& in : g.inputs) {
-    if (in.name == name) return true;
-  }
-  return false;
-}
-
 Status Check(const Graph& g, const Patch& patch, const char* rule) {
   const NodeGraph& nodes = g.nodes;
   auto bug = [&](const std::string& what) { return Internal(std::string("load pass '") + rule + "': " + what); };

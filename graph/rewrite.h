@@ -32,6 +32,13 @@ struct Patch {
   // whose place added[k] takes, or next to which it goes (NodeGraph's order keeps the file's order
   // where the edges allow it).
   std::vector<NodeGraph::Id> at;
+
+  // Adds `node` at the place of `where` (None(): the first replaced node's).
+  void AddAt(Node node, NodeGraph::Id where) {
+    at.resize(added.size(), NodeGraph::None());
+    added.push_back(std::move(node));
+    at.push_back(where);
+  }
 };
 
 // What a rule sees: the graph, read only, and fresh names for the values it adds.
