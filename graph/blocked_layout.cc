@@ -265,7 +265,8 @@ class LayoutPass {
       }
     }
     if (patch_.replaced.empty()) return Status::Ok();
-    return ApplyPatch(g_, std::move(patch_), "UseBlockedLayout");
+    ONNXFLOW_RETURN_IF_ERROR(ApplyPatch(g_, std::move(patch_), "UseBlockedLayout"));
+    return CheckAcyclic(*g_, "UseBlockedLayout");
   }
 
  private:

@@ -110,6 +110,7 @@ class HalfRegion {
       patch_.added[slot] = WithProto(n, std::move(proto));
     }
     ONNXFLOW_RETURN_IF_ERROR(ApplyPatch(g_, std::move(patch_), "ComputeHalfInFloat"));
+    ONNXFLOW_RETURN_IF_ERROR(CheckAcyclic(*g_, "ComputeHalfInFloat"));
     // A 16-bit original goes now when nothing else reads it: the load's peak is here.
     for (const std::string& name : released) g_->constants[name] = Tensor();
     return Status::Ok();

@@ -104,8 +104,12 @@ Status RunRule(Graph* g, const char* name, const Rule& rule) {
     if (std::optional<Patch> patch = rule(rewriter, id)) ONNXFLOW_RETURN_IF_ERROR(ApplyPatch(g, std::move(*patch), name));
   }
   g->nodes.Compact();
-  if (const auto cycle = g->nodes.Cycle(1); !cycle.empty()) {
-    return Internal(std::string("load pass '") + name + "' closed a cycle through " + g->nodes[cycle[0]].Describe());
+  return CheckAcyclic(*g, name);
+}
+
+Status CheckAcyclic(const Graph& g, const char* rule) {
+  if (const auto cycle = g.nodes.Cycle(1); !cycle.empty()) {
+    return Internal(std::string("load pass '") + rule + "' closed a cycle through " + g.nodes[cycle[0]].Describe());
   }
   return Status::Ok();
 }

@@ -58,8 +58,12 @@ class Rewriter {
 
 using Rule = std::function<std::optional<Patch>(Rewriter& r, NodeGraph::Id id)>;
 
-// Applies `patch` after checking it (above). `rule` names it in the error.
+// Applies `patch` after checking it (above; the cycle check is CheckAcyclic's, once a walk is over).
+// `rule` names it in the error.
 Status ApplyPatch(Graph* g, Patch patch, const char* rule);
+
+// An Internal status naming `rule` when `g`'s nodes hold a cycle (a patch closed it).
+Status CheckAcyclic(const Graph& g, const char* rule);
 
 // Runs `rule` at every node of `g` (not its subgraphs) in order, applying each patch at once, so
 // the next match sees it. The walk covers the nodes present when it starts; nodes a patch adds
