@@ -20,8 +20,13 @@ struct Outcome {
   bool died = false;
 };
 
-// Runs job(0) ... job(count - 1), `jobs` children at a time, each within `seconds`.
+// Runs job(0) ... job(count - 1), `jobs` children at a time, each job within `seconds` of the end
+// of the one before it in its child. A child runs up to `per_child` consecutive jobs and reports
+// each as it ends; under ASan the leak check runs once per child, after its last job. Batching
+// changes no outcome: when a child dies, the job it was running gets the death and the jobs after
+// it run again in a new child; when a batch of several leaks (or its process fails after the
+// last result), each of its jobs runs again alone, so the leak is named by its job.
 std::vector<Outcome> RunIsolated(size_t count, const std::function<CaseResult(size_t)>& job, unsigned jobs,
-                                 int seconds);
+                                 int seconds, size_t per_child = 1);
 
 }  // namespace onnxflow::testing

@@ -1,5 +1,6 @@
 // The isolation the conformance suite relies on: every way a job can end is told apart, and under
-// AddressSanitizer a job that leaks is caught even though its process ends with _exit.
+// AddressSanitizer a job that leaks is caught even though its process ends with _exit; running
+// several jobs per child changes none of it.
 #include "tests/conformance/isolated.h"
 
 #include <csignal>
@@ -28,8 +29,7 @@ CaseResult Job(size_t i) {
   }
 }
 
-TEST(Isolated, TellsEveryEndingApart) {
-  const std::vector<Outcome> o = RunIsolated(5, Job, 2, 2);
+void ExpectEveryEndingToldApart(const std::vector<Outcome>& o) {
   ASSERT_EQ(5u, o.size());
   EXPECT_TRUE(o[0].result.passed);
   EXPECT_FALSE(o[0].died);
@@ -52,6 +52,33 @@ TEST(Isolated, TellsEveryEndingApart) {
 #else
   EXPECT_TRUE(o[4].result.passed);  // no leak checker in this build: the job's own result
   EXPECT_FALSE(o[4].died);
+#endif
+}
+
+TEST(Isolated, TellsEveryEndingApart) { ExpectEveryEndingToldApart(RunIsolated(5, Job, 2, 2)); }
+
+// Batches [0, 1, 2] and [3, 4]: the crash ends job 2 only, the timeout job 3 only, and job 4 runs
+// again in a child of its own.
+TEST(Isolated, BatchesTellEveryEndingApartToo) { ExpectEveryEndingToldApart(RunIsolated(5, Job, 2, 2, 3)); }
+
+// A leak found after a batch whose every job reported is traced to its job by running each again.
+// Jobs: a pass, a leak, a plain failure.
+CaseResult LeakInTheMiddle(size_t i) { return Job(i == 1 ? 4 : i == 2 ? 1 : 0); }
+
+TEST(Isolated, ALeakInABatchIsNamedByItsJob) {
+  const std::vector<Outcome> o = RunIsolated(3, LeakInTheMiddle, 1, 5, 3);
+  ASSERT_EQ(3u, o.size());
+  EXPECT_TRUE(o[0].result.passed);
+  EXPECT_FALSE(o[0].died);
+  EXPECT_FALSE(o[2].result.passed);
+  EXPECT_EQ("wrong output 0", o[2].result.reason);
+  EXPECT_FALSE(o[2].died);
+#if defined(__SANITIZE_ADDRESS__)
+  EXPECT_TRUE(o[1].died);
+  EXPECT_EQ("LeakSanitizer found leaks after the job (report on stderr)", o[1].result.reason);
+#else
+  EXPECT_TRUE(o[1].result.passed);
+  EXPECT_FALSE(o[1].died);
 #endif
 }
 
