@@ -11,9 +11,16 @@
 
 namespace onnxflow::graph {
 
-std::string Node::Describe() const {
+std::string Node::Label() const {
   const std::string& name = proto->name();
   return name.empty() ? op_type() + " node" : "node '" + name + "' (" + op_type() + ")";
+}
+
+std::string Node::Describe() const {
+  std::string s = Label();
+  for (size_t i = 0; i < fused_from.size(); ++i) s += (i == 0 ? ", fused from " : ", ") + fused_from[i];
+  if (fused_count > fused_from.size()) s += " and " + std::to_string(fused_count - fused_from.size()) + " more";
+  return s;
 }
 
 bool IsGraphInput(const Graph& g, const std::string& name) {

@@ -76,9 +76,35 @@ Status Check(const Graph& g, const Patch& patch, const char* rule) {
 
 }  // namespace
 
+// The nodes of the file a one-node patch replaced, in their order, for the new node's messages
+// (a patch of several nodes does not say which replaced which). Nodes that were fusions already
+// pass on what they were fused from; a node a rule built from one of them (WithProto) starts over.
+void RecordFusion(const NodeGraph& nodes, const std::vector<NodeGraph::Id>& replaced, Node* fused) {
+  constexpr size_t kNamed = 4;  // a 100,000-node chain is named by its first few
+  if (replaced.empty()) return;
+  if (replaced.size() == 1 && nodes[replaced[0]].fused_count == 0 && nodes[replaced[0]].Label() == fused->Label()) {
+    return;  // the node rewritten in place, not a fusion
+  }
+  std::vector<NodeGraph::Id> ordered = replaced;
+  std::sort(ordered.begin(), ordered.end(),
+            [&](NodeGraph::Id a, NodeGraph::Id b) { return nodes.KeyOf(a) < nodes.KeyOf(b); });
+  fused->fused_from.clear();
+  fused->fused_count = 0;
+  for (NodeGraph::Id id : ordered) {
+    const Node& n = nodes[id];
+    const std::vector<std::string> own{n.Label()};
+    const std::vector<std::string>& origins = n.fused_count > 0 ? n.fused_from : own;
+    fused->fused_count += n.fused_count > 0 ? n.fused_count : 1;
+    for (const std::string& origin : origins) {
+      if (fused->fused_from.size() < kNamed) fused->fused_from.push_back(origin);
+    }
+  }
+}
+
 Status ApplyPatch(Graph* g, Patch patch, const char* rule) {
   ONNXFLOW_RETURN_IF_ERROR(Check(*g, patch, rule));
   NodeGraph& nodes = g->nodes;
+  if (patch.added.size() == 1) RecordFusion(nodes, patch.replaced, &patch.added[0]);
   NodeGraph::Key first = nodes.AppendKey();
   for (NodeGraph::Id id : patch.replaced) first = std::min(first, nodes.KeyOf(id));
   std::vector<NodeGraph::Key> keys;

@@ -218,7 +218,34 @@ TEST_F(RulesTest, FuseElementwiseChainTakesTheWholeChainAtOnce) {
   EXPECT_EQ(Ops(), (Names{std::string(kOnnxflowDomain) + ".ElementwiseChain"}));
   // The chain reads x once: the IR counts its reads, not the pass.
   EXPECT_EQ(graph().nodes.ReadCount("x"), 1);
+  // Its messages name the nodes of the file it replaced.
+  const std::string described = graph().nodes[graph().nodes.Order()[0]].Describe();
+  EXPECT_NE(described.find("(ElementwiseChain), fused from node 'a' (Relu), node 'b' (Mul), node 'c' (Sub), node 'y' (Tanh)"), std::string::npos)
+      << described;
   ExpectSameOutputs({Input("x", {5})});
+}
+
+// A node fused again passes on what it was fused from; past the first few, a count.
+TEST_F(RulesTest, FusedNodesNameTheirOriginsThroughLaterFusions) {
+  model.Input("x", DataType::kFloat, {1, 4, 6, 6});
+  model.Initializer("w", Floats({16, 4, 3, 3}, 2));
+  model.Node("Conv", {"x", "w"}, {"c"}, "conv");
+  model.Node("Relu", {"c"}, {"r"}, "relu");
+  model.Output("r", DataType::kFloat, {1, 16, 6, 6});
+  EXPECT_EQ(Run("FuseActivation", FuseActivation), 1);
+  const std::string fused = Only(internal_ops::kFusedConv).Describe();
+  EXPECT_NE(fused.find(", fused from node 'conv' (Conv), node 'relu' (Relu)"), std::string::npos) << fused;
+
+  Node chain;
+  chain.fused_from = {"node 'a' (Relu)", "node 'b' (Neg)", "node 'c' (Abs)", "node 'd' (Exp)"};
+  chain.fused_count = 10;
+  auto proto = std::make_shared<onnx::NodeProto>();
+  proto->set_op_type("ElementwiseChain");
+  proto->set_name("v1");
+  chain.proto = proto;
+  EXPECT_EQ(chain.Describe(),
+            "node 'v1' (ElementwiseChain), fused from node 'a' (Relu), node 'b' (Neg), node 'c' (Abs), node 'd' (Exp) "
+            "and 6 more");
 }
 
 TEST_F(RulesTest, FuseElementwiseChainStopsAtAValueReadTwice) {
