@@ -77,9 +77,49 @@ void MarkReusableInputs(std::vector<PlanNode>& nodes, const std::vector<std::set
   }
 }
 
+// Constants a kernel copies at load (packed weights: OpKernel::ReadsAtRun is false) go as soon as
+// the last node reading them has its kernel, not after the whole plan: otherwise every weight is
+// held twice at the load's peak, as read and as packed. A constant read through a subgraph, at
+// run time, or as a graph output stays.
+class ConstantRelease {
+ public:
+  ConstantRelease(const graph::Graph& g, const std::vector<graph::NodeGraph::Id>& order) {
+    for (size_t i = 0; i < order.size(); ++i) {
+      const graph::Node& node = g.nodes[order[i]];
+      for (const std::string& name : node.proto->input()) {
+        if (g.constants.count(name)) last_reader_[name] = i;
+      }
+      for (const std::string& name : node.implicit_inputs) kept_.insert(name);
+    }
+    for (const auto& out : g.outputs) kept_.insert(out.name);
+  }
+
+  // The constants node i (order[i], whose kernel is `kernel`) was the last to need.
+  std::vector<std::string> AfterKernel(size_t i, const graph::Node& node, const OpKernel& kernel) {
+    std::vector<std::string> done;
+    for (int k = 0; k < node.proto->input_size(); ++k) {
+      const std::string& name = node.proto->input(k);
+      auto it = last_reader_.find(name);
+      if (it == last_reader_.end()) continue;
+      if (kernel.ReadsAtRun(k)) kept_.insert(name);
+      if (it->second == i && !kept_.count(name)) done.push_back(name);
+    }
+    std::sort(done.begin(), done.end());
+    done.erase(std::unique(done.begin(), done.end()), done.end());
+    // A name read twice by this node, once at run: the second position may have kept it.
+    done.erase(std::remove_if(done.begin(), done.end(), [&](const std::string& n) { return kept_.count(n) > 0; }),
+               done.end());
+    return done;
+  }
+
+ private:
+  std::unordered_map<std::string, size_t> last_reader_;
+  std::unordered_set<std::string> kept_;
+};
+
 }  // namespace
 
-Result<std::unique_ptr<Plan>> Plan::Build(const graph::Graph& g, const std::vector<std::string>& outer_scope,
+Result<std::unique_ptr<Plan>> Plan::Build(graph::Graph& g, const std::vector<std::string>& outer_scope,
                                           const KernelRegistry& registry, const SessionOptions& options, int depth) {
   auto plan = std::unique_ptr<Plan>(new Plan());
   Plan& p = *plan;
@@ -92,7 +132,11 @@ Result<std::unique_ptr<Plan>> Plan::Build(const graph::Graph& g, const std::vect
 
   for (size_t j = 0; j < outer_scope.size(); ++j) p.outer_slots_.emplace_back(slot(outer_scope[j]), static_cast<int>(j));
   for (const auto& in : g.inputs) p.input_slots_.push_back(slot(in.name));
-  for (const auto& [name, tensor] : g.constants) p.constants_.emplace_back(slot(name), Value(tensor));
+  std::unordered_map<std::string, size_t> constant_at;  // name -> index in p.constants_
+  for (const auto& [name, tensor] : g.constants) {
+    constant_at[name] = p.constants_.size();
+    p.constants_.emplace_back(slot(name), Value(tensor));
+  }
   p.inputs_ = g.inputs;
   p.outputs_ = g.outputs;
 
@@ -104,6 +148,9 @@ Result<std::unique_ptr<Plan>> Plan::Build(const graph::Graph& g, const std::vect
   std::unordered_map<graph::NodeGraph::Id, int> index_of;
   for (size_t i = 0; i < order.size(); ++i) index_of[order[i]] = static_cast<int>(i);
   p.nodes_.resize(order.size());
+  ConstantRelease release(g, order);
+  constexpr size_t kReleaseEvery = size_t{1} << 20;
+  size_t released_bytes = 0;
   for (size_t i = 0; i < order.size(); ++i) {
     const graph::Node& node = g.nodes[order[i]];
     PlanNode& pn = p.nodes_[i];
@@ -156,6 +203,17 @@ Result<std::unique_ptr<Plan>> Plan::Build(const graph::Graph& g, const std::vect
       continue;
     }
     pn.kernel = std::move(kernel).value();
+    for (const std::string& name : release.AfterKernel(i, node, *pn.kernel)) {
+      released_bytes += g.constants[name].nbytes();
+      g.constants[name] = Tensor();
+      p.constants_[constant_at.at(name)].second = Value();
+    }
+    // A released tensor's buffer goes back to the pool (include/onnxflow/tensor.cc), where the
+    // packed weights, allocated apart, cannot reuse it: hand it to malloc now and then.
+    if (released_bytes >= kReleaseEvery) {
+      ReleasePooledStorage();
+      released_bytes = 0;
+    }
   }
   if (!unsupported.empty()) {
     std::string message = std::to_string(unsupported.size()) + " unsupported node" + (unsupported.size() > 1 ? "s" : "") + ": ";

@@ -40,8 +40,10 @@ struct PlanTask {
 class Plan {
  public:
   // `outer_scope` maps names read from enclosing scopes to the index of the parent node's implicit
-  // input that carries them (empty for the main graph). `depth` is the nesting level.
-  static Result<std::unique_ptr<Plan>> Build(const graph::Graph& graph, const std::vector<std::string>& outer_scope,
+  // input that carries them (empty for the main graph). `depth` is the nesting level. The graph's
+  // constants that kernels copied at load are emptied as the kernels take them (ConstantRelease in
+  // plan.cc): the graph is not planned twice.
+  static Result<std::unique_ptr<Plan>> Build(graph::Graph& graph, const std::vector<std::string>& outer_scope,
                                              const KernelRegistry& registry, const SessionOptions& options,
                                              int depth);
 

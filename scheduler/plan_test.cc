@@ -2,6 +2,7 @@
 // other node can read it alongside or after it, and never into values the run does not own.
 #include "scheduler/plan.h"
 
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -97,6 +98,56 @@ TEST(Plan, ReleasesConstantsNoKernelReadsAtRun) {
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   std::set<std::string> released((*plan)->released_constants().begin(), (*plan)->released_constants().end());
   EXPECT_EQ(released, (std::set<std::string>{"b", "w"}));
+  ASSERT_EQ((*plan)->constants().size(), 1u);
+  EXPECT_EQ((*plan)->slot_name((*plan)->constants()[0].first), "k");
+}
+
+// A kernel that copies its constant input at load (ReadsAtRun false), and notes at its creation
+// whether the constant `watched` names has been let go already.
+std::weak_ptr<void> watched;
+std::vector<bool> released_at_creation;
+
+class CopyAtLoad : public OpKernel {
+ public:
+  explicit CopyAtLoad(const KernelInfo&) { released_at_creation.push_back(watched.expired()); }
+  Status Compute(KernelContext&) const override { return Status::Ok(); }
+  bool ReadsAtRun(int input) const override { return input != 1; }
+};
+
+// Each weight goes as soon as the last node reading it has its kernel, not after the whole plan:
+// at the load's peak a weight is not held both as read and as packed. One read at run, through a
+// subgraph or as a graph output stays.
+TEST(Plan, ReleasesEachConstantAsItsLastReaderTakesIt) {
+  KernelRegistry registry;
+  ASSERT_TRUE(RegisterAllKernels(registry).ok());
+  ASSERT_TRUE(registry.Register("test.plan", "CopyAtLoad", 1, kOpenEnded, Make<CopyAtLoad>()).ok());
+  ModelBuilder m(17);
+  auto* opset = m.proto().add_opset_import();
+  opset->set_domain("test.plan");
+  opset->set_version(1);
+  m.Input("x", DataType::kFloat, {4});
+  m.Initializer("w1", Tensor::FromVector<float>({4}, {1, 2, 3, 4}));
+  m.Initializer("w2", Tensor::FromVector<float>({4}, {5, 6, 7, 8}));
+  m.Initializer("k", Tensor::FromVector<float>({4}, {9, 9, 9, 9}));
+  m.Node("CopyAtLoad", {"x", "w1"}, {"a"}, "first").set_domain("test.plan");
+  m.Node("CopyAtLoad", {"a", "w1"}, {"b"}, "second").set_domain("test.plan");
+  m.Node("CopyAtLoad", {"b", "w2"}, {"c"}, "third").set_domain("test.plan");
+  m.Node("CopyAtLoad", {"c", "x", "k"}, {"d"}, "fourth").set_domain("test.plan");  // k at input 2: read at run
+  m.Output("d", DataType::kFloat, {4});
+  SessionOptions options;
+  options.optimize = false;
+  auto model = graph::LoadModelBytes(m.Serialize(), "", options, registry);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  graph::Graph& g = *(*model)->graph;
+  watched = g.constants.at("w1").storage();
+  std::weak_ptr<void> w2 = g.constants.at("w2").storage();
+  released_at_creation.clear();
+  auto plan = Plan::Build(g, {}, registry, options, 0);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  // w1 was still needed by "second", and gone before "third" was made.
+  EXPECT_EQ(released_at_creation, (std::vector<bool>{false, false, true, true}));
+  EXPECT_TRUE(w2.expired());
+  EXPECT_EQ(g.constants.at("k").size(), 4);  // the "fourth" kernel reads it at run
   ASSERT_EQ((*plan)->constants().size(), 1u);
   EXPECT_EQ((*plan)->slot_name((*plan)->constants()[0].first), "k");
 }

@@ -52,7 +52,7 @@ class Frame : public SubgraphFrame {
 
 }  // namespace
 
-Result<std::unique_ptr<PlannedSubgraph>> PlannedSubgraph::Build(const graph::Graph& graph,
+Result<std::unique_ptr<PlannedSubgraph>> PlannedSubgraph::Build(graph::Graph& graph,
                                                                 const std::vector<std::string>& outer_scope,
                                                                 const std::vector<int>& carried,
                                                                 const KernelRegistry& registry,

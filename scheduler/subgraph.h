@@ -22,7 +22,7 @@ class PlannedSubgraph : public Subgraph {
   static constexpr int kInlineNodes = 4;
 
   // `outer_scope[j]` is read from the calling node's implicit input `carried[j]`.
-  static Result<std::unique_ptr<PlannedSubgraph>> Build(const graph::Graph& graph,
+  static Result<std::unique_ptr<PlannedSubgraph>> Build(graph::Graph& graph,
                                                         const std::vector<std::string>& outer_scope,
                                                         const std::vector<int>& carried,
                                                         const KernelRegistry& registry,

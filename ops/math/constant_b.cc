@@ -58,6 +58,7 @@ ConstantB::ConstantB(const Tensor* b, bool trans) {
   }
   dtype_ = b->dtype();
   shape_ = b->shape();
+  described_ = Tensor(dtype_, shape_, /*storage=*/nullptr, /*data=*/nullptr);
 }
 
 bool ConstantB::Use(const Tensor& b, GemmInputB* in) const {

@@ -36,6 +36,11 @@ class ConstantB {
   // Points `in` at the packed form when `b` is the tensor packed here; false (and `in` unchanged)
   // otherwise.
   bool Use(const Tensor& b, GemmInputB* in) const;
+  // Whether B was packed here. The kernel then does not read its B at run (OpKernel::ReadsAtRun),
+  // so the session lets the unpacked weights go (a BERT-base held its 340 MB of weights twice).
+  bool held() const { return packed_ != nullptr || half_ != nullptr; }
+  // What a kernel checks of B in its place when held(): B's type and shape, without data.
+  const Tensor& described() const { return described_; }
 
  private:
   // Shared by content with every MatMul and Gemm (of any session) packing the same B the same way
@@ -44,6 +49,7 @@ class ConstantB {
   std::shared_ptr<const HalfPackedB> half_;
   DataType dtype_ = DataType::kUndefined;
   Shape shape_;
+  Tensor described_;
 };
 
 }  // namespace onnxflow

@@ -35,9 +35,16 @@ class GemmKernel : public OpKernel {
         beta_(info.GetFloat("beta", 1.0f)),
         constant_b_(info.constant_input(1), trans_b_) {}
 
+  // B packed at load goes with the graph (Plan::Build lets it go once every reader packed it).
+  bool ReadsAtRun(int input) const override { return input != 1 || !constant_b_.held(); }
+
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* a, ctx.RequireTensor(0));
-    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* b, ctx.RequireTensor(1));
+    // A B packed at load is not read at run (ReadsAtRun): its type and shape stand in for it.
+    const Tensor* b = &constant_b_.described();
+    if (!constant_b_.held()) {
+      ONNXFLOW_ASSIGN_OR_RETURN(b, ctx.RequireTensor(1));
+    }
     const Tensor* c = ctx.input_tensor(2);
     if (a->rank() != 2 || b->rank() != 2) {
       return InvalidArgument("Gemm: A " + ShapeToString(a->shape()) + " and B " + ShapeToString(b->shape()) +

@@ -68,9 +68,16 @@ class MatMulKernel : public OpKernel {
   MatMulKernel(const KernelInfo& info, ActivationSpec activation)
       : activation_(activation), constant_b_(info.constant_input(1), /*trans=*/false) {}
 
+  // B packed at load goes with the graph (Plan::Build lets it go once every reader packed it).
+  bool ReadsAtRun(int input) const override { return input != 1 || !constant_b_.held(); }
+
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* a, ctx.RequireTensor(0));
-    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* b, ctx.RequireTensor(1));
+    // A B packed at load is not read at run (ReadsAtRun): its type and shape stand in for it.
+    const Tensor* b = &constant_b_.described();
+    if (!constant_b_.held()) {
+      ONNXFLOW_ASSIGN_OR_RETURN(b, ctx.RequireTensor(1));
+    }
     // A float A with a 16-bit B: a half model's MatMul after graph/half_compute, weights kept half.
     const bool widened_a = a->dtype() == DataType::kFloat && IsFloatLike(b->dtype());
     if (a->dtype() != b->dtype() && !widened_a) {
