@@ -81,6 +81,9 @@ struct PackedWeightB {
   QPackedB packed;
   DataType dtype = DataType::kUndefined;
   Shape shape;
+  // B's type and shape without data: what the kernel checks in B's place, for a B packed at load
+  // is not read at run (ReadsAtRun), and the session lets the int8 weights go.
+  Tensor described;
 };
 // Shared by content with every kernel (of any session) packing the same B (shared_weights.h).
 std::shared_ptr<const PackedWeightB> PackConstantB(const Tensor* b) {
@@ -90,11 +93,17 @@ std::shared_ptr<const PackedWeightB> PackConstantB(const Tensor* b) {
     p.packed = QPackB(b->raw_data(), IsSigned8(*b), b->dim(1), false, b->dim(0), b->dim(1));
     p.dtype = b->dtype();
     p.shape = b->shape();
+    p.described = Tensor(p.dtype, p.shape, /*storage=*/nullptr, /*data=*/nullptr);
     return p;
   });
 }
 const QPackedB* Usable(const std::shared_ptr<const PackedWeightB>& p, const Tensor& b) {
   return p != nullptr && p->dtype == b.dtype() && p->shape == b.shape() ? &p->packed : nullptr;
+}
+// Input `index`, B: the packed B's description when B was packed at load, else the input itself.
+Result<const Tensor*> WeightB(KernelContext& ctx, int index, const std::shared_ptr<const PackedWeightB>& p) {
+  if (p != nullptr) return &p->described;
+  return ctx.RequireTensor(index);
 }
 
 // Y = epilogue((A - a_zero) * (B - b_zero)) for a numpy-style matmul of 8-bit A and B. scale_row,
@@ -149,9 +158,10 @@ Status QuantMatMul(KernelContext& ctx, const Tensor& a, const Tensor* a_zero, co
 class MatMulIntegerKernel : public OpKernel {
  public:
   explicit MatMulIntegerKernel(const KernelInfo& info) : packed_b_(PackConstantB(info.constant_input(1))) {}
+  bool ReadsAtRun(int input) const override { return input != 1 || packed_b_ == nullptr; }
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* a, ctx.RequireTensor(0));
-    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* b, ctx.RequireTensor(1));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* b, WeightB(ctx, 1, packed_b_));
     const Tensor* az = ctx.input_tensor(2);
     const Tensor* bz = ctx.input_tensor(3);
     if (!IsQuant8(a->dtype()) || !IsQuant8(b->dtype())) return InvalidArgument("MatMulInteger: A and B must be int8 or uint8");
@@ -170,10 +180,11 @@ class MatMulIntegerKernel : public OpKernel {
 class QLinearMatMulKernel : public OpKernel {
  public:
   explicit QLinearMatMulKernel(const KernelInfo& info) : packed_b_(PackConstantB(info.constant_input(3))) {}
+  bool ReadsAtRun(int input) const override { return input != 3 || packed_b_ == nullptr; }
   Status Compute(KernelContext& ctx) const override {
     const Tensor* in[8];
     for (int i = 0; i < 8; ++i) {
-      ONNXFLOW_ASSIGN_OR_RETURN(in[i], ctx.RequireTensor(i));
+      ONNXFLOW_ASSIGN_OR_RETURN(in[i], i == 3 ? WeightB(ctx, 3, packed_b_) : ctx.RequireTensor(i));
     }
     const Tensor &a = *in[0], &as = *in[1], &b = *in[3], &bs = *in[4], &ys = *in[6], &yz = *in[7];
     if (!IsQuant8(a.dtype()) || !IsQuant8(b.dtype()) || !IsQuant8(yz.dtype())) {
@@ -212,9 +223,10 @@ class QLinearMatMulKernel : public OpKernel {
 class MatMulIntegerToFloatKernel : public OpKernel {
  public:
   explicit MatMulIntegerToFloatKernel(const KernelInfo& info) : packed_b_(PackConstantB(info.constant_input(1))) {}
+  bool ReadsAtRun(int input) const override { return input != 1 || packed_b_ == nullptr; }
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* a, ctx.RequireTensor(0));
-    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* b, ctx.RequireTensor(1));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* b, WeightB(ctx, 1, packed_b_));
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* as, ctx.RequireTensor(2));
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* bs, ctx.RequireTensor(3));
     if (!IsQuant8(a->dtype()) || !IsQuant8(b->dtype())) {
@@ -259,9 +271,10 @@ class MatMulIntegerToFloatKernel : public OpKernel {
 class DynamicQuantizeMatMulKernel : public OpKernel {
  public:
   explicit DynamicQuantizeMatMulKernel(const KernelInfo& info) : packed_b_(PackConstantB(info.constant_input(1))) {}
+  bool ReadsAtRun(int input) const override { return input != 1 || packed_b_ == nullptr; }
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* a, ctx.RequireTensor(0));
-    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* b, ctx.RequireTensor(1));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* b, WeightB(ctx, 1, packed_b_));
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* bs, ctx.RequireTensor(2));
     if (a->dtype() != DataType::kFloat) return InvalidArgument("DynamicQuantizeMatMul: A must be float");
     if (!IsQuant8(b->dtype())) return InvalidArgument("DynamicQuantizeMatMul: B must be int8 or uint8");
