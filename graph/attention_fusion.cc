@@ -73,20 +73,53 @@ bool HeadsOf(const Graph& g, const std::string& value,
   return true;
 }
 
-// `value` is K^T (B, N, D, S): Transpose(k, [0, 2, 3, 1]), or Transpose(Transpose(k, [0, 2, 1, 3]),
-// [0, 1, 3, 2]) (PyTorch's k.transpose(-1, -2) after the split into heads).
+int64_t IntAttr(const onnx::NodeProto& n, const char* name, int64_t fallback) {
+  const auto* a = Attr(n, name);
+  return a != nullptr ? a->i() : fallback;
+}
+
+// `value` is a decoder's key-value cache for this step, (B, N, S, D): Concat(past, new, axis 2 or
+// -2) with the past a graph input declared 4-D (the step's present output). The kernel reads it in
+// place in that layout; the Concat stays, as it writes the present output the caller keeps.
+bool IsCache(const Graph& g, const std::string& value) {
+  const Id c = g.nodes.Producer(value);
+  if (c == kNone) return false;
+  const auto& n = *g.nodes[c].proto;
+  if (!IsOp(g.nodes[c], "Concat") || n.input_size() < 2 || n.output_size() != 1) return false;
+  const int64_t axis = IntAttr(n, "axis", 0);
+  if (axis != 2 && axis != -2) return false;
+  for (const std::string& in : n.input()) {
+    for (const ValueInfo& info : g.inputs) {
+      if (info.name == in && info.has_shape && info.shape.size() == 4) return true;
+    }
+  }
+  return false;
+}
+
+// K or V as the kernel reads it: `*x` (B, S, N, D) behind the pattern's Transpose into heads, or a
+// cache (IsCache) read as it is, in (B, N, S, D) (`*bnsd`).
+bool KeysOrValuesOf(const Graph& g, const std::string& value, std::string* x, bool* bnsd,
+                    std::vector<Id>* nodes) {
+  *bnsd = IsCache(g, value);
+  if (*bnsd) *x = value;
+  return *bnsd || HeadsOf(g, value, x, nodes);
+}
+
+// `value` is K^T (B, N, D, S): Transpose(k, [0, 2, 3, 1]), or Transpose(keys, [0, 1, 3, 2])
+// (PyTorch's k.transpose(-1, -2)) of the heads (Transpose(k, [0, 2, 1, 3])) or of a cache.
 bool TransposedKeysOf(const Graph& g, const std::string& value,
-                      std::string* k, std::vector<Id>* nodes) {
+                      std::string* k, bool* bnsd, std::vector<Id>* nodes) {
   const Id t = Inner(g, value);
   if (t == kNone) return false;
   if (IsTranspose(g.nodes[t], {0, 2, 3, 1})) {
     *k = g.nodes[t].proto->input(0);
+    *bnsd = false;
     nodes->push_back(t);
     return true;
   }
   if (!IsTranspose(g.nodes[t], {0, 1, 3, 2})) return false;
   nodes->push_back(t);
-  return HeadsOf(g, g.nodes[t].proto->input(0), k, nodes);
+  return KeysOrValuesOf(g, g.nodes[t].proto->input(0), k, bnsd, nodes);
 }
 
 // Whether `name` holds float, float16 or bfloat16: a known type, or the type kept by the ops
@@ -123,11 +156,6 @@ bool LastAxisSoftmax(const Node& n) {
   return axis == -1 || axis == 3;
 }
 
-int64_t IntAttr(const onnx::NodeProto& n, const char* name, int64_t fallback) {
-  const auto* a = Attr(n, name);
-  return a != nullptr ? a->i() : fallback;
-}
-
 }  // namespace
 
 std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
@@ -137,7 +165,8 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
   std::vector<Id> nodes;  // every node of the pattern
   nodes.push_back(index);
   std::string v;
-  if (!HeadsOf(g, pv.proto->input(1), &v, &nodes)) return std::nullopt;
+  bool v_bnsd = false;
+  if (!KeysOrValuesOf(g, pv.proto->input(1), &v, &v_bnsd, &nodes)) return std::nullopt;
   const Id softmax = Inner(g, pv.proto->input(0));
   if (softmax == kNone || !LastAxisSoftmax(r[softmax])) return std::nullopt;
   nodes.push_back(softmax);
@@ -189,15 +218,18 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
   PeelScales(g, &q_heads, &scale, &nodes);
   PeelScales(g, &kt, &scale, &nodes);
   if (!HeadsOf(g, q_heads, &q, &nodes)) return std::nullopt;
-  if (k_transposed ? !HeadsOf(g, kt, &k, &nodes) : !TransposedKeysOf(g, kt, &k, &nodes)) {
+  bool k_bnsd = false;
+  if (k_transposed ? !KeysOrValuesOf(g, kt, &k, &k_bnsd, &nodes) : !TransposedKeysOf(g, kt, &k, &k_bnsd, &nodes)) {
     return std::nullopt;
   }
+  if (k_bnsd != v_bnsd) return std::nullopt;  // one layout for both
   // The kernel computes in float: the pattern must hold float, float16 or bfloat16.
   if (!IsFloatLikeValue(g, q) && !IsFloatLikeValue(g, k) && !IsFloatLikeValue(g, v)) return std::nullopt;
 
   // After the product with V: the Transpose back to (B, S, N, Dv), when the pattern's is its one reader.
   FusedAttentionSpec spec;
   spec.scale = scale;
+  spec.kv_bnsd = k_bnsd;
   std::string output = pv.proto->output(0);
   Id last = index;
   const Id back = SoleReader(g, output);

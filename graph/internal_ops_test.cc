@@ -129,9 +129,11 @@ TEST(InternalOpsTest, FusedAttentionRoundTrips) {
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   EXPECT_EQ(parsed->scale, 0.125f);
   EXPECT_FALSE(parsed->output_bsnd);
-  FusedAttentionSpec{2.0f, true}.WriteTo(node);  // rewritten in place, not added
-  EXPECT_EQ(node.attribute_size(), 2);
+  EXPECT_FALSE(parsed->kv_bnsd);
+  FusedAttentionSpec{2.0f, true, true}.WriteTo(node);  // rewritten in place, not added
+  EXPECT_EQ(node.attribute_size(), 3);
   EXPECT_TRUE(FusedAttentionSpec::Parse(InfoOf(node))->output_bsnd);
+  EXPECT_TRUE(FusedAttentionSpec::Parse(InfoOf(node))->kv_bnsd);
   SetAttribute(node, "output_layout", std::string("NSBD"));
   EXPECT_EQ(FusedAttentionSpec::Parse(InfoOf(node)).status().message(),
             "FusedAttention: output_layout must be BSND or BNSD, got 'NSBD'");

@@ -294,6 +294,54 @@ TEST_F(RulesTest, FuseAttentionOneNode) {
   ExpectSameOutputs({Input("q", {1, 4, 2, 8}, 1), Input("k", {1, 4, 2, 8}, 2), Input("v", {1, 4, 2, 8}, 3)}, 1e-4);
 }
 
+// A decoder step: K and V are the cache Concat(past, new heads) in (B, N, S, D), also the step's
+// present outputs; the attention reads them in place (kv_layout BNSD) and the Concats stay.
+TEST_F(RulesTest, FuseAttentionReadsTheKeyValueCache) {
+  model.Input("q", DataType::kFloat, {1, 1, 2, 8});
+  for (const char* name : {"k", "v"}) model.Input(name, DataType::kFloat, {1, 1, 2, 8});
+  for (const char* name : {"past_k", "past_v"}) model.Input(name, DataType::kFloat, {1, 2, 3, 8});
+  model.Input("mask", DataType::kFloat, {1, 1, 1, 4});
+  model.Initializer("root", Tensor::Scalar<float>(std::sqrt(8.0f)));
+  for (const char* x : {"q", "k", "v"}) {
+    SetAttr(model.Node("Transpose", {x}, {std::string(x) + "h"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  }
+  SetAttr(model.Node("Concat", {"past_k", "kh"}, {"present_k"}), "axis", int64_t{-2});
+  SetAttr(model.Node("Concat", {"past_v", "vh"}, {"present_v"}), "axis", int64_t{2});
+  SetAttr(model.Node("Transpose", {"present_k"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+  model.Node("MatMul", {"qh", "kt"}, {"scores"});
+  model.Node("Div", {"scores", "root"}, {"scaled"});
+  model.Node("Add", {"scaled", "mask"}, {"masked"});
+  SetAttr(model.Node("Softmax", {"masked"}, {"probs"}), "axis", int64_t{-1});
+  model.Node("MatMul", {"probs", "present_v"}, {"ctx"});
+  SetAttr(model.Node("Transpose", {"ctx"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  model.Output("y", DataType::kFloat, {1, 1, 2, 8});
+  model.Output("present_k", DataType::kFloat, {1, 2, 4, 8});
+  model.Output("present_v", DataType::kFloat, {1, 2, 4, 8});
+  EXPECT_EQ(Run("FuseAttention", FuseAttention), 1);
+  EXPECT_EQ(Ops(), (Names{"Transpose", "Transpose", "Concat", "Concat", std::string(kOnnxflowDomain) + ".FusedAttention"}));
+  Tensor mask(DataType::kFloat, {1, 1, 1, 4});
+  for (int i = 0; i < 4; ++i) mask.mutable_data<float>()[i] = i == 1 ? -1e9f : 0.0f;
+  ExpectSameOutputs({Input("q", {1, 1, 2, 8}, 1), Input("k", {1, 1, 2, 8}, 2), Input("v", {1, 1, 2, 8}, 3),
+                     Input("past_k", {1, 2, 3, 8}, 4), Input("past_v", {1, 2, 3, 8}, 5), {"mask", mask}},
+                    1e-4);
+}
+
+// The same Concat of two computed values is no cache (nothing says it is 4-D): no fusion.
+TEST_F(RulesTest, FuseAttentionNeedsTheCacheDeclared) {
+  for (const char* name : {"q", "k", "v", "k2", "v2"}) model.Input(name, DataType::kFloat, {1, 1, 2, 8});
+  for (const char* x : {"q", "k", "v", "k2", "v2"}) {
+    SetAttr(model.Node("Transpose", {x}, {std::string(x) + "h"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  }
+  SetAttr(model.Node("Concat", {"k2h", "kh"}, {"keys"}), "axis", int64_t{2});
+  SetAttr(model.Node("Concat", {"v2h", "vh"}, {"values"}), "axis", int64_t{2});
+  SetAttr(model.Node("Transpose", {"keys"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+  model.Node("MatMul", {"qh", "kt"}, {"scores"});
+  SetAttr(model.Node("Softmax", {"scores"}, {"probs"}), "axis", int64_t{-1});
+  model.Node("MatMul", {"probs", "values"}, {"y"});
+  model.Output("y", DataType::kFloat, {1, 2, 1, 8});
+  EXPECT_EQ(Run("FuseAttention", FuseAttention), 0);
+}
+
 // DQ(x) and DQ(w) -> Conv -> Q: one QLinearConv, and the weights' DequantizeLinear goes.
 TEST_F(RulesTest, FuseAtQuantizeMakesQLinearConv) {
   model.Input("x", DataType::kUint8, {1, 4, 5, 5});

@@ -47,14 +47,19 @@ class FusedAttentionKernel : public OpKernel {
                                DataTypeName(t->dtype()));
       }
     }
-    if (q->rank() != 4 || k->rank() != 4 || v->rank() != 4 || k->dim(3) != q->dim(3) || v->dim(1) != k->dim(1)) {
-      return InvalidArgument(std::string(op) + ": q, k, v must be (B, Sq, N, D), (B, Sk, N, D), (B, Sk, N, Dv); got " +
+    // The sequence and head axes of k and v: (B, S, N, D), or (B, N, S, D) for a cache.
+    const int kv_seq = spec_.kv_bnsd ? 2 : 1, kv_head = spec_.kv_bnsd ? 1 : 2;
+    if (q->rank() != 4 || k->rank() != 4 || v->rank() != 4 || k->dim(3) != q->dim(3) ||
+        v->dim(kv_seq) != k->dim(kv_seq)) {
+      const char* kv = spec_.kv_bnsd ? "(B, N, Sk, D), (B, N, Sk, Dv)" : "(B, Sk, N, D), (B, Sk, N, Dv)";
+      return InvalidArgument(std::string(op) + ": q, k, v must be (B, Sq, N, D), " + kv + "; got " +
                              ShapeToString(q->shape()) + ", " + ShapeToString(k->shape()) + ", " +
                              ShapeToString(v->shape()));
     }
-    const int64_t sq = q->dim(1), sk = k->dim(1), d = q->dim(3), dv = v->dim(3);
+    const int64_t sq = q->dim(1), sk = k->dim(kv_seq), d = q->dim(3), dv = v->dim(3);
     int64_t batch = q->dim(0), heads = q->dim(2);
-    bool fits = Join(k->dim(0), &batch) && Join(v->dim(0), &batch) && Join(k->dim(2), &heads) && Join(v->dim(2), &heads);
+    bool fits = Join(k->dim(0), &batch) && Join(v->dim(0), &batch) && Join(k->dim(kv_head), &heads) &&
+                Join(v->dim(kv_head), &heads);
     // The mask, right-aligned to (B, N, Sq, Sk). It may broadcast B and N like the operands; a mask
     // that would stretch the rows or keys of the scores makes them larger than attention's.
     Shape m4;
@@ -89,9 +94,14 @@ class FusedAttentionKernel : public OpKernel {
       const int64_t row = t.dim(2) * t.dim(3);
       return HeadView{data, t.dim(0) == 1 ? 0 : t.dim(1) * row, t.dim(2) == 1 ? 0 : t.dim(3), row};
     };
+    // (B, N, S, D) as it is: row stride D, head stride S * D.
+    auto bnsd = [&](const float* data, const Tensor& t) {
+      const int64_t head = t.dim(2) * t.dim(3);
+      return HeadView{data, t.dim(0) == 1 ? 0 : t.dim(1) * head, t.dim(1) == 1 ? 0 : head, t.dim(3)};
+    };
     p.q = view(qi.data, *q);
-    p.k = view(ki.data, *k);
-    p.v = view(vi.data, *v);
+    p.k = spec_.kv_bnsd ? bnsd(ki.data, *k) : view(ki.data, *k);
+    p.v = spec_.kv_bnsd ? bnsd(vi.data, *v) : view(vi.data, *v);
 
     std::optional<FloatIn> mi;
     std::vector<float> widened;
