@@ -326,6 +326,39 @@ TEST_F(RulesTest, FuseAttentionReadsTheKeyValueCache) {
                     1e-4);
 }
 
+// LLaMA's step: Q already in heads (rotated after the split), the caches repeated for grouped-query
+// attention by Unsqueeze/Expand/Reshape: the kernel reads each KV head for its group of query heads.
+TEST_F(RulesTest, FuseAttentionReadsARepeatedCacheForGroupedQueries) {
+  model.Input("q", DataType::kFloat, {1, 4, 2, 8});  // (B, N, S, D), 4 query heads
+  for (const char* name : {"k", "v"}) model.Input(name, DataType::kFloat, {1, 2, 2, 8});  // 2 KV heads
+  for (const char* name : {"past_k", "past_v"}) model.Input(name, DataType::kFloat, {1, 2, 3, 8});
+  model.Initializer("scale", Tensor::Scalar<float>(1.0f / std::sqrt(8.0f)));
+  model.Initializer("axis2", Tensor::FromVector<int64_t>({1}, {2}));
+  model.Initializer("groups", Tensor::FromVector<int64_t>({5}, {1, 1, 2, 1, 1}));
+  model.Initializer("heads", Tensor::FromVector<int64_t>({4}, {0, 4, -1, 8}));
+  for (const char* x : {"k", "v"}) {
+    const std::string s(x);
+    SetAttr(model.Node("Concat", {"past_" + s, s}, {"present_" + s}), "axis", int64_t{2});
+    model.Node("Unsqueeze", {"present_" + s, "axis2"}, {s + "_u"});
+    model.Node("Expand", {s + "_u", "groups"}, {s + "_e"});
+    model.Node("Reshape", {s + "_e", "heads"}, {s + "_rep"});
+  }
+  SetAttr(model.Node("Transpose", {"k_rep"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+  model.Node("MatMul", {"q", "kt"}, {"scores"});
+  model.Node("Mul", {"scores", "scale"}, {"scaled"});
+  SetAttr(model.Node("Softmax", {"scaled"}, {"probs"}), "axis", int64_t{-1});
+  model.Node("MatMul", {"probs", "v_rep"}, {"ctx"});
+  SetAttr(model.Node("Transpose", {"ctx"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  model.Output("y", DataType::kFloat, {1, 2, 4, 8});
+  model.Output("present_k", DataType::kFloat, {1, 2, 5, 8});
+  model.Output("present_v", DataType::kFloat, {1, 2, 5, 8});
+  EXPECT_EQ(Run("FuseAttention", FuseAttention), 1);
+  EXPECT_EQ(Ops(), (Names{"Concat", "Concat", std::string(kOnnxflowDomain) + ".FusedAttention"}));
+  ExpectSameOutputs({Input("q", {1, 4, 2, 8}, 1), Input("k", {1, 2, 2, 8}, 2), Input("v", {1, 2, 2, 8}, 3),
+                     Input("past_k", {1, 2, 3, 8}, 4), Input("past_v", {1, 2, 3, 8}, 5)},
+                    1e-4);
+}
+
 // The same Concat of two computed values is no cache (nothing says it is 4-D): no fusion.
 TEST_F(RulesTest, FuseAttentionNeedsTheCacheDeclared) {
   for (const char* name : {"q", "k", "v", "k2", "v2"}) model.Input(name, DataType::kFloat, {1, 1, 2, 8});
