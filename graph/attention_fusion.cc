@@ -1,5 +1,6 @@
 #include "graph/attention_fusion.h"
 
+#include <cmath>
 #include <memory>
 #include <string>
 
@@ -225,7 +226,9 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
 
   // Softmax's input: [Add(scores, mask)], the scores [scaled], the product Q K^T.
   std::string logits = r[softmax].proto->input(0), mask;
+  Id mask_add = kNone;
   if (const Id add = Inner(g, logits); add != kNone && IsOp(r[add], "Add")) {
+    mask_add = add;
     const auto& a = *r[add].proto;
     if (r[add].opset < 7 || a.input_size() != 2 || a.output_size() != 1 || a.input(0) == a.input(1)) {
       return std::nullopt;
@@ -236,7 +239,8 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
       const Id p = Inner(g, a.input(s));
       if (p == kNone) continue;
       const Node& n = r[p];
-      if (IsOp(n, "MatMul") || IsOp(n, "Div") || IsOp(n, "Mul") || (n.domain == kMsDomain && n.op_type() == "FusedMatMul")) {
+      if (IsOp(n, "MatMul") || IsOp(n, "Div") || IsOp(n, "Mul") || IsOp(n, "Where") ||
+          (n.domain == kMsDomain && n.op_type() == "FusedMatMul")) {
         side = s;
       }
     }
@@ -246,6 +250,19 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
     if (auto c = g.constants.find(mask); c != g.constants.end() && c->second.rank() > 4) return std::nullopt;
     logits = a.input(side);
     nodes.push_back(add);
+  }
+  // GPT-2's causal mask as transformers writes it, on the scaled scores before the padding mask:
+  // Where(causal, scores, lowest). It becomes the additive Where(causal, 0, lowest) the kernel adds:
+  // scores + lowest rounds to lowest in float for any score below 1e30, so both give the same
+  // probabilities (a -inf would make a row of nothing visible NaN instead of the kernel's 0).
+  Id where = kNone;
+  float lowest = 0.0f;
+  if (const Id w = Inner(g, logits); w != kNone && IsOp(r[w], "Where") && r[w].proto->input_size() == 3 &&
+                                     ScalarConstant(g, *r[w].proto, 2, &lowest) && std::isfinite(lowest) &&
+                                     lowest <= -1e30f) {
+    where = w;
+    logits = r[w].proto->input(1);
+    nodes.push_back(w);
   }
   float scale = 1.0f;
   PeelScales(g, &logits, &scale, &nodes);
@@ -297,13 +314,41 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
     nodes.push_back(back);
   }
 
+  Patch patch{nodes, {}, {}};
+  if (where != kNone) {
+    const auto& w = *r[where].proto;
+    const std::string zero = r.FreshName(w.output(0) + "_zero"), additive = r.FreshName(w.output(0) + "_additive");
+    patch.constants.push_back({zero, Tensor::Scalar<float>(0.0f)});
+    auto causal = std::make_shared<onnx::NodeProto>();
+    causal->set_op_type("Where");
+    causal->set_name(w.name());
+    for (const std::string& in : {w.input(0), zero, w.input(2)}) causal->add_input(in);
+    causal->add_output(additive);
+    patch.added.push_back(WithProto(r[where], std::move(causal)));
+    patch.types.push_back({additive, DataType::kFloat});
+    if (mask.empty()) {
+      mask = additive;
+    } else {  // both masks: their sum, (1, 1, S, T) or so, once per layer
+      const std::string both = r.FreshName(w.output(0) + "_masks");
+      auto sum = std::make_shared<onnx::NodeProto>();
+      sum->set_op_type("Add");
+      sum->set_name(r[mask_add].proto->name());
+      sum->add_input(additive);
+      sum->add_input(mask);
+      sum->add_output(both);
+      patch.added.push_back(WithProto(r[mask_add], std::move(sum)));
+      patch.types.push_back({both, DataType::kFloat});
+      mask = both;
+    }
+  }
   auto fused = std::make_shared<onnx::NodeProto>();
   fused->set_name(r[last].proto->name());
   for (const std::string* in : {&q, &k.x, &v.x}) fused->add_input(*in);
   if (!mask.empty()) fused->add_input(mask);
   fused->add_output(output);
   spec.WriteTo(*fused);
-  return Patch{nodes, {InternalNode(r[last], std::move(fused), internal_ops::kFusedAttention)}, {}};
+  patch.added.push_back(InternalNode(r[last], std::move(fused), internal_ops::kFusedAttention));
+  return patch;
 }
 
 }  // namespace onnxflow::graph

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -356,6 +357,47 @@ TEST_F(RulesTest, FuseAttentionReadsARepeatedCacheForGroupedQueries) {
   EXPECT_EQ(Ops(), (Names{"Concat", "Concat", std::string(kOnnxflowDomain) + ".FusedAttention"}));
   ExpectSameOutputs({Input("q", {1, 4, 2, 8}, 1), Input("k", {1, 2, 2, 8}, 2), Input("v", {1, 2, 2, 8}, 3),
                      Input("past_k", {1, 2, 3, 8}, 4), Input("past_v", {1, 2, 3, 8}, 5)},
+                    1e-4);
+}
+
+// GPT-2 as transformers writes it: Where(causal, scaled scores, lowest), then the padding mask added.
+// The Where becomes an additive mask summed with the padding one; the probabilities are the same.
+TEST_F(RulesTest, FuseAttentionTakesTheCausalWhere) {
+  model.Input("q", DataType::kFloat, {1, 3, 2, 8});
+  for (const char* name : {"k", "v"}) model.Input(name, DataType::kFloat, {1, 3, 2, 8});
+  for (const char* name : {"past_k", "past_v"}) model.Input(name, DataType::kFloat, {1, 2, 2, 8});
+  model.Input("causal", DataType::kBool, {1, 1, 3, 5});
+  model.Input("padding", DataType::kFloat, {1, 1, 1, 5});
+  model.Initializer("root", Tensor::Scalar<float>(std::sqrt(8.0f)));
+  model.Initializer("lowest", Tensor::Scalar<float>(std::numeric_limits<float>::lowest()));
+  for (const char* x : {"q", "k", "v"}) {
+    SetAttr(model.Node("Transpose", {x}, {std::string(x) + "h"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  }
+  SetAttr(model.Node("Concat", {"past_k", "kh"}, {"present_k"}), "axis", int64_t{-2});
+  SetAttr(model.Node("Concat", {"past_v", "vh"}, {"present_v"}), "axis", int64_t{-2});
+  SetAttr(model.Node("Transpose", {"present_k"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+  model.Node("MatMul", {"qh", "kt"}, {"scores"});
+  model.Node("Div", {"scores", "root"}, {"scaled"});
+  model.Node("Where", {"causal", "scaled", "lowest"}, {"causal_scores"});
+  model.Node("Add", {"causal_scores", "padding"}, {"masked"});
+  SetAttr(model.Node("Softmax", {"masked"}, {"probs"}), "axis", int64_t{-1});
+  model.Node("MatMul", {"probs", "present_v"}, {"ctx"});
+  SetAttr(model.Node("Transpose", {"ctx"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  model.Output("y", DataType::kFloat, {1, 3, 2, 8});
+  model.Output("present_k", DataType::kFloat, {1, 2, 5, 8});
+  model.Output("present_v", DataType::kFloat, {1, 2, 5, 8});
+  EXPECT_EQ(Run("FuseAttention", FuseAttention), 1);
+  EXPECT_EQ(Ops(), (Names{"Where", "Add", "Transpose", "Transpose", "Concat", "Concat",
+                          std::string(kOnnxflowDomain) + ".FusedAttention"}));
+  // Query i (at position 2 + i) sees keys 0 .. 2 + i; the padding hides key 1 from every query.
+  Tensor causal(DataType::kBool, {1, 1, 3, 5}), padding(DataType::kFloat, {1, 1, 1, 5});
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 5; ++j) causal.mutable_data<bool>()[i * 5 + j] = j <= 2 + i;
+  }
+  for (int j = 0; j < 5; ++j) padding.mutable_data<float>()[j] = j == 1 ? std::numeric_limits<float>::lowest() : 0.0f;
+  ExpectSameOutputs({Input("q", {1, 3, 2, 8}, 1), Input("k", {1, 3, 2, 8}, 2), Input("v", {1, 3, 2, 8}, 3),
+                     Input("past_k", {1, 2, 2, 8}, 4), Input("past_v", {1, 2, 2, 8}, 5), {"causal", causal},
+                     {"padding", padding}},
                     1e-4);
 }
 
