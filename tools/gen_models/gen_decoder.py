@@ -27,7 +27,9 @@ test_data_set_0 the prefill (no cached tokens, 8 new ones), test_data_set_1..3 o
                 GroupQueryAttention (past_key, past_value, seqlens_k, total_sequence_length) with
                 RotaryEmbedding nodes before it in even layers and do_rotary=1 (cos/sin caches as
                 GQA inputs) in odd ones.
-Expected outputs come from ONNX Runtime (tools/gen_models/README.md). --tiny writes a 2-layer,
+--causal-where writes gpt2_where: the causal mask as transformers' GPT-2 applies it,
+Where(causal, scaled scores, float32 min), then the padding mask added. Expected outputs come from
+ONNX Runtime (tools/gen_models/README.md). --tiny writes a 2-layer,
 hidden-64 GPT-2 (4 heads) for the unit test's shape. The weights are random but seeded: a rerun
 rebuilds the same bytes, so nothing here is committed.
 
@@ -69,10 +71,12 @@ def shape_dim(b, x, axis):
     return b.op("Gather", [b.op("Shape", [x]), ints(b, axis)], axis=0)
 
 
-def additive_mask(b, past_key, seq_input):
+def additive_mask(b, past_key, seq_input, causal_where=False):
     """The (1, 1, S, P+S) additive mask an export builds from the shapes: 0 where key j is visible
     to query i (j <= P + i and attention_mask[j] = 1), float32 min elsewhere. P is the cache length
-    read from past_key's shape, S from the new tokens'."""
+    read from past_key's shape, S from the new tokens'. With causal_where, (causal, padding): the
+    (S, P+S) boolean causal mask transformers' GPT-2 applies with Where(causal, scores, min), and the
+    (1, 1, 1, P+S) additive padding mask (1 - attention_mask) * min added after it."""
     p = shape_dim(b, past_key, 2)
     s = shape_dim(b, seq_input, 1)
     t = b.op("Add", [p, s])
@@ -80,8 +84,11 @@ def additive_mask(b, past_key, seq_input):
     q_pos = b.op("Unsqueeze", [b.op("Range", [sq(p), sq(t), scalar(b, 1, np.int64)]), ints(b, 1)])  # (S, 1)
     k_pos = b.op("Range", [scalar(b, 0, np.int64), sq(t), scalar(b, 1, np.int64)])  # (T)
     causal = b.op("LessOrEqual", [k_pos, q_pos])  # (S, T)
-    keep = b.op("Cast", [b.op("Unsqueeze", ["attention_mask", ints(b, 1, 2)])], to=TensorProto.BOOL)  # (1, 1, 1, T)
-    visible = b.op("And", [causal, keep])  # (1, 1, S, T)
+    mask4 = b.op("Unsqueeze", ["attention_mask", ints(b, 1, 2)])  # (1, 1, 1, T)
+    if causal_where:
+        inv = b.op("Sub", [scalar(b, 1.0), b.op("Cast", [mask4], to=TensorProto.FLOAT)])
+        return causal, b.op("Mul", [inv, scalar(b, F32_MIN)])
+    visible = b.op("And", [causal, b.op("Cast", [mask4], to=TensorProto.BOOL)])  # (1, 1, S, T)
     return b.op("Where", [visible, scalar(b, 0.0), scalar(b, F32_MIN)])
 
 
@@ -106,7 +113,7 @@ def finish(b, name, inputs, outputs, ms=False):
     return model
 
 
-def gpt2(rng, layers=12, hidden=768, heads=12, vocab=8192, positions=1024 + PREFILL):
+def gpt2(rng, layers=12, hidden=768, heads=12, vocab=8192, positions=1024 + PREFILL, causal_where=False):
     b = Builder(rng)
     head, ffn = hidden // heads, 4 * hidden
 
@@ -132,7 +139,7 @@ def gpt2(rng, layers=12, hidden=768, heads=12, vocab=8192, positions=1024 + PREF
     sq = lambda v: b.op("Squeeze", [v, ints(b, 0)])  # noqa: E731
     pos = b.op("Unsqueeze", [b.op("Range", [sq(p), sq(t), scalar(b, 1, np.int64)]), ints(b, 0)])
     x = b.op("Add", [b.op("Gather", [b.const(wte, "wte"), "input_ids"]), b.op("Gather", [b.const(wpe, "wpe"), pos])])
-    mask = additive_mask(b, past0, "input_ids")
+    mask = additive_mask(b, past0, "input_ids", causal_where)
     heads_shape, merge_shape = ints(b, 0, 0, heads, head), ints(b, 0, 0, hidden)
     split = ints(b, hidden, hidden, hidden)
     for i in range(layers):
@@ -142,7 +149,11 @@ def gpt2(rng, layers=12, hidden=768, heads=12, vocab=8192, positions=1024 + PREF
         pk = named(b, "Concat", [f"past_key_values.{i}.key", k], [f"present.{i}.key"], axis=-2)
         pv = named(b, "Concat", [f"past_key_values.{i}.value", v], [f"present.{i}.value"], axis=-2)
         scores = b.op("MatMul", [q, b.op("Transpose", [pk], perm=[0, 1, 3, 2])])
-        scores = b.op("Add", [b.op("Div", [scores, scalar(b, np.sqrt(head))]), mask])
+        scores = b.op("Div", [scores, scalar(b, np.sqrt(head))])
+        if causal_where:
+            scores = b.op("Add", [b.op("Where", [mask[0], scores, scalar(b, F32_MIN)]), mask[1]])
+        else:
+            scores = b.op("Add", [scores, mask])
         ctx = b.op("MatMul", [b.op("Softmax", [scores], axis=-1), pv])
         ctx = b.op("Reshape", [b.op("Transpose", [ctx], perm=[0, 2, 1, 3]), merge_shape])
         x = b.op("Add", [x, linear(ctx, hidden, hidden)])
@@ -322,12 +333,15 @@ def main():
     ap.add_argument("--only", default="gpt2,llama,llama_ms")
     ap.add_argument("--llama-layers", type=int, default=4)
     ap.add_argument("--tiny", action="store_true", help="2 layers, hidden 64, 4 heads, vocab 64 (gpt2 only)")
+    ap.add_argument("--causal-where", action="store_true",
+                    help="gpt2 with transformers' Where(causal, scores, min) then the padding mask (gpt2_where)")
     a = ap.parse_args()
     only = a.only.split(",")
     if "gpt2" in only:
         kw = dict(layers=2, hidden=64, heads=4, vocab=64) if a.tiny else {}
-        model, meta = gpt2(np.random.default_rng(SEED), **kw)
-        write_cases(a.out, "gpt2_tiny" if a.tiny else "gpt2", model, meta, np.random.default_rng(SEED + 1))
+        model, meta = gpt2(np.random.default_rng(SEED), causal_where=a.causal_where, **kw)
+        name = "gpt2" + ("_where" if a.causal_where else "") + ("_tiny" if a.tiny else "")
+        write_cases(a.out, name, model, meta, np.random.default_rng(SEED + 1))
     if "llama" in only or "llama_ms" in only:
         wt = LlamaWeights(np.random.default_rng(SEED + 2), a.llama_layers, 2048, 32, 8, 2816, 4096, 1024 + PREFILL)
         meta = dict(layers=wt.layers, kv_heads=wt.kv_heads, head=wt.head, vocab=wt.vocab, position_ids=True)
