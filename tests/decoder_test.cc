@@ -39,8 +39,12 @@ Tensor Ints(const std::vector<int64_t>& v) { return Tensor::FromVector<int64_t>(
 std::string PastName(int layer, const char* kind) { return "past_key_values." + std::to_string(layer) + "." + kind; }
 std::string PresentName(int layer, const char* kind) { return "present." + std::to_string(layer) + "." + kind; }
 
+// causal_where: the mask as transformers' GPT-2 applies it, Where(causal, scaled scores, lowest) and
+// then the padding mask added; else one additive mask, causal and padding joined.
 class Gpt2Builder {
  public:
+  explicit Gpt2Builder(bool causal_where = false) : causal_where_(causal_where) {}
+
   std::string Build() {
     for (const char* n : {"input_ids", "attention_mask"}) m_.Input(n, DataType::kInt64, {1, -1});
     for (int l = 0; l < kLayers; ++l) {
@@ -58,8 +62,10 @@ class Gpt2Builder {
                                                   Op("Unsqueeze", {positions, Const(Ints({1}))})});
     auto& keep = m_.Node("Cast", {Op("Unsqueeze", {"attention_mask", Const(Ints({1, 2}))})}, {Name("keep")});
     SetAttr(keep, "to", int64_t{static_cast<int64_t>(onnx::TensorProto::BOOL)});
-    const std::string mask = Op("Where", {Op("And", {causal, keep.output(0)}), Const(Tensor::Scalar<float>(0.0f)),
-                                          Const(Tensor::Scalar<float>(std::numeric_limits<float>::lowest()))});
+    const std::string lowest = Const(Tensor::Scalar<float>(std::numeric_limits<float>::lowest()));
+    const std::string mask =
+        causal_where_ ? Op("Where", {keep.output(0), Const(Tensor::Scalar<float>(0.0f)), lowest})
+                      : Op("Where", {Op("And", {causal, keep.output(0)}), Const(Tensor::Scalar<float>(0.0f)), lowest});
     const std::string heads = Const(Ints({0, 0, kHeads, kHead})), merge = Const(Ints({0, 0, kHidden}));
     for (int l = 0; l < kLayers; ++l) {
       const std::string qkv = Linear(Norm(x), kHidden, 3 * kHidden);
@@ -70,7 +76,9 @@ class Gpt2Builder {
       SetAttr(m_.Node("Concat", {PastName(l, "key"), parts[1]}, {pk}), "axis", int64_t{-2});
       SetAttr(m_.Node("Concat", {PastName(l, "value"), parts[2]}, {pv}), "axis", int64_t{-2});
       std::string s = Op("MatMul", {parts[0], Transpose(pk, {0, 1, 3, 2})});
-      s = Op("Add", {Op("Div", {s, Const(Tensor::Scalar<float>(std::sqrt(static_cast<float>(kHead))))}), mask});
+      s = Op("Div", {s, Const(Tensor::Scalar<float>(std::sqrt(static_cast<float>(kHead))))});
+      if (causal_where_) s = Op("Where", {causal, s, lowest});
+      s = Op("Add", {s, mask});
       auto& softmax = m_.Node("Softmax", {s}, {Name("probs")});
       SetAttr(softmax, "axis", int64_t{-1});
       const std::string ctx = Op("Reshape", {Transpose(Op("MatMul", {softmax.output(0), pv}), {0, 2, 1, 3}), merge});
@@ -114,6 +122,7 @@ class Gpt2Builder {
     return n.output(0);
   }
 
+  bool causal_where_;
   tools::ModelBuilder m_{17};
   int count_ = 0;
 };
@@ -155,8 +164,10 @@ void ExpectNear(const Tensor& expected, const Tensor& actual, const std::string&
   EXPECT_TRUE(c.match) << what << ": " << c.mismatch;
 }
 
-TEST(DecoderTest, CachedStepsMatchThePrefill) {
-  auto session = Session::LoadFromBytes(Gpt2Builder().Build());
+class DecoderTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(DecoderTest, CachedStepsMatchThePrefill) {
+  auto session = Session::LoadFromBytes(Gpt2Builder(GetParam()).Build());
   ASSERT_TRUE(session.ok()) << session.status().ToString();
   const std::vector<int64_t> tokens = {3, 14, 1, 5, 9, 2, 6};
   const Step whole = Decode(*session, tokens, {});
@@ -172,8 +183,8 @@ TEST(DecoderTest, CachedStepsMatchThePrefill) {
   for (size_t i = 0; i < whole.cache.size(); ++i) ExpectNear(whole.cache[i], step.cache[i], "cache " + std::to_string(i));
 }
 
-TEST(DecoderTest, StepRunsFusedAttentionOnTheCache) {
-  const std::string bytes = Gpt2Builder().Build();
+TEST_P(DecoderTest, StepRunsFusedAttentionOnTheCache) {
+  const std::string bytes = Gpt2Builder(GetParam()).Build();
   SessionOptions plain;
   plain.optimize = false;
   auto fused = Session::LoadFromBytes(bytes);
@@ -195,6 +206,9 @@ TEST(DecoderTest, StepRunsFusedAttentionOnTheCache) {
   EXPECT_EQ(attention, kLayers);
   EXPECT_EQ(softmax, 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(MaskForms, DecoderTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "CausalWhere" : "OneAdditiveMask"; });
 
 }  // namespace
 }  // namespace onnxflow
