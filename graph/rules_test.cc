@@ -42,6 +42,32 @@ NamedValue Input(const std::string& name, const std::vector<int64_t>& shape, int
 
 class RulesTest : public GraphTest {
  protected:
+  // A decoder step's heads: q, k, v (B, S, N, D) into heads, k and v after past_k and past_v as
+  // present_k and present_v (the key-value caches, axis 2 or -2).
+  void HeadsAfterCaches(int64_t k_axis, int64_t v_axis) {
+    for (const char* x : {"q", "k", "v"}) {
+      SetAttr(model.Node("Transpose", {x}, {std::string(x) + "h"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+    }
+    SetAttr(model.Node("Concat", {"past_k", "kh"}, {"present_k"}), "axis", k_axis);
+    SetAttr(model.Node("Concat", {"past_v", "vh"}, {"present_v"}), "axis", v_axis);
+  }
+  // "scaled" = `scale_op`(q K^T, "scale") with K^T the transposed `keys`.
+  void ScaledScores(const std::string& q, const std::string& keys, const char* scale_op) {
+    SetAttr(model.Node("Transpose", {keys}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+    model.Node("MatMul", {q, "kt"}, {"scores"});
+    model.Node(scale_op, {"scores", "scale"}, {"scaled"});
+  }
+  // y = Transpose(Softmax(logits) values) back to (B, S, N, D), and the caches as outputs.
+  void ProbabilitiesTimes(const std::string& logits, const std::string& values, const std::vector<int64_t>& y,
+                          const std::vector<int64_t>& present) {
+    SetAttr(model.Node("Softmax", {logits}, {"probs"}), "axis", int64_t{-1});
+    model.Node("MatMul", {"probs", values}, {"ctx"});
+    SetAttr(model.Node("Transpose", {"ctx"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+    model.Output("y", DataType::kFloat, y);
+    model.Output("present_k", DataType::kFloat, present);
+    model.Output("present_v", DataType::kFloat, present);
+  }
+
   // x [1, 4, 6, 6] -> Conv (w [16, 4, 3, 3], pads 1) -> "c".
   void ConvFromX(int channels = 16) {
     model.Input("x", DataType::kFloat, {1, 4, 6, 6});
@@ -302,22 +328,11 @@ TEST_F(RulesTest, FuseAttentionReadsTheKeyValueCache) {
   for (const char* name : {"k", "v"}) model.Input(name, DataType::kFloat, {1, 1, 2, 8});
   for (const char* name : {"past_k", "past_v"}) model.Input(name, DataType::kFloat, {1, 2, 3, 8});
   model.Input("mask", DataType::kFloat, {1, 1, 1, 4});
-  model.Initializer("root", Tensor::Scalar<float>(std::sqrt(8.0f)));
-  for (const char* x : {"q", "k", "v"}) {
-    SetAttr(model.Node("Transpose", {x}, {std::string(x) + "h"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
-  }
-  SetAttr(model.Node("Concat", {"past_k", "kh"}, {"present_k"}), "axis", int64_t{-2});
-  SetAttr(model.Node("Concat", {"past_v", "vh"}, {"present_v"}), "axis", int64_t{2});
-  SetAttr(model.Node("Transpose", {"present_k"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
-  model.Node("MatMul", {"qh", "kt"}, {"scores"});
-  model.Node("Div", {"scores", "root"}, {"scaled"});
+  model.Initializer("scale", Tensor::Scalar<float>(std::sqrt(8.0f)));
+  HeadsAfterCaches(-2, 2);
+  ScaledScores("qh", "present_k", "Div");
   model.Node("Add", {"scaled", "mask"}, {"masked"});
-  SetAttr(model.Node("Softmax", {"masked"}, {"probs"}), "axis", int64_t{-1});
-  model.Node("MatMul", {"probs", "present_v"}, {"ctx"});
-  SetAttr(model.Node("Transpose", {"ctx"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
-  model.Output("y", DataType::kFloat, {1, 1, 2, 8});
-  model.Output("present_k", DataType::kFloat, {1, 2, 4, 8});
-  model.Output("present_v", DataType::kFloat, {1, 2, 4, 8});
+  ProbabilitiesTimes("masked", "present_v", {1, 1, 2, 8}, {1, 2, 4, 8});
   EXPECT_EQ(Run("FuseAttention", FuseAttention), 1);
   EXPECT_EQ(Ops(), (Names{"Transpose", "Transpose", "Concat", "Concat", std::string(kOnnxflowDomain) + ".FusedAttention"}));
   Tensor mask(DataType::kFloat, {1, 1, 1, 4});
@@ -344,15 +359,8 @@ TEST_F(RulesTest, FuseAttentionReadsARepeatedCacheForGroupedQueries) {
     model.Node("Expand", {s + "_u", "groups"}, {s + "_e"});
     model.Node("Reshape", {s + "_e", "heads"}, {s + "_rep"});
   }
-  SetAttr(model.Node("Transpose", {"k_rep"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
-  model.Node("MatMul", {"q", "kt"}, {"scores"});
-  model.Node("Mul", {"scores", "scale"}, {"scaled"});
-  SetAttr(model.Node("Softmax", {"scaled"}, {"probs"}), "axis", int64_t{-1});
-  model.Node("MatMul", {"probs", "v_rep"}, {"ctx"});
-  SetAttr(model.Node("Transpose", {"ctx"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
-  model.Output("y", DataType::kFloat, {1, 2, 4, 8});
-  model.Output("present_k", DataType::kFloat, {1, 2, 5, 8});
-  model.Output("present_v", DataType::kFloat, {1, 2, 5, 8});
+  ScaledScores("q", "k_rep", "Mul");
+  ProbabilitiesTimes("scaled", "v_rep", {1, 2, 4, 8}, {1, 2, 5, 8});
   EXPECT_EQ(Run("FuseAttention", FuseAttention), 1);
   EXPECT_EQ(Ops(), (Names{"Concat", "Concat", std::string(kOnnxflowDomain) + ".FusedAttention"}));
   ExpectSameOutputs({Input("q", {1, 4, 2, 8}, 1), Input("k", {1, 2, 2, 8}, 2), Input("v", {1, 2, 2, 8}, 3),
@@ -368,24 +376,13 @@ TEST_F(RulesTest, FuseAttentionTakesTheCausalWhere) {
   for (const char* name : {"past_k", "past_v"}) model.Input(name, DataType::kFloat, {1, 2, 2, 8});
   model.Input("causal", DataType::kBool, {1, 1, 3, 5});
   model.Input("padding", DataType::kFloat, {1, 1, 1, 5});
-  model.Initializer("root", Tensor::Scalar<float>(std::sqrt(8.0f)));
+  model.Initializer("scale", Tensor::Scalar<float>(std::sqrt(8.0f)));
   model.Initializer("lowest", Tensor::Scalar<float>(std::numeric_limits<float>::lowest()));
-  for (const char* x : {"q", "k", "v"}) {
-    SetAttr(model.Node("Transpose", {x}, {std::string(x) + "h"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
-  }
-  SetAttr(model.Node("Concat", {"past_k", "kh"}, {"present_k"}), "axis", int64_t{-2});
-  SetAttr(model.Node("Concat", {"past_v", "vh"}, {"present_v"}), "axis", int64_t{-2});
-  SetAttr(model.Node("Transpose", {"present_k"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
-  model.Node("MatMul", {"qh", "kt"}, {"scores"});
-  model.Node("Div", {"scores", "root"}, {"scaled"});
+  HeadsAfterCaches(-2, -2);
+  ScaledScores("qh", "present_k", "Div");
   model.Node("Where", {"causal", "scaled", "lowest"}, {"causal_scores"});
   model.Node("Add", {"causal_scores", "padding"}, {"masked"});
-  SetAttr(model.Node("Softmax", {"masked"}, {"probs"}), "axis", int64_t{-1});
-  model.Node("MatMul", {"probs", "present_v"}, {"ctx"});
-  SetAttr(model.Node("Transpose", {"ctx"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
-  model.Output("y", DataType::kFloat, {1, 3, 2, 8});
-  model.Output("present_k", DataType::kFloat, {1, 2, 5, 8});
-  model.Output("present_v", DataType::kFloat, {1, 2, 5, 8});
+  ProbabilitiesTimes("masked", "present_v", {1, 3, 2, 8}, {1, 2, 5, 8});
   EXPECT_EQ(Run("FuseAttention", FuseAttention), 1);
   EXPECT_EQ(Ops(), (Names{"Where", "Add", "Transpose", "Transpose", "Concat", "Concat",
                           std::string(kOnnxflowDomain) + ".FusedAttention"}));
@@ -404,16 +401,12 @@ TEST_F(RulesTest, FuseAttentionTakesTheCausalWhere) {
 // The same Concat of two computed values is no cache (nothing says it is 4-D): no fusion.
 TEST_F(RulesTest, FuseAttentionNeedsTheCacheDeclared) {
   for (const char* name : {"q", "k", "v", "k2", "v2"}) model.Input(name, DataType::kFloat, {1, 1, 2, 8});
-  for (const char* x : {"q", "k", "v", "k2", "v2"}) {
-    SetAttr(model.Node("Transpose", {x}, {std::string(x) + "h"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
-  }
-  SetAttr(model.Node("Concat", {"k2h", "kh"}, {"keys"}), "axis", int64_t{2});
-  SetAttr(model.Node("Concat", {"v2h", "vh"}, {"values"}), "axis", int64_t{2});
-  SetAttr(model.Node("Transpose", {"keys"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
-  model.Node("MatMul", {"qh", "kt"}, {"scores"});
-  SetAttr(model.Node("Softmax", {"scores"}, {"probs"}), "axis", int64_t{-1});
-  model.Node("MatMul", {"probs", "values"}, {"y"});
-  model.Output("y", DataType::kFloat, {1, 2, 1, 8});
+  model.Initializer("scale", Tensor::Scalar<float>(std::sqrt(8.0f)));
+  SetAttr(model.Node("Transpose", {"k2"}, {"past_k"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  SetAttr(model.Node("Transpose", {"v2"}, {"past_v"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  HeadsAfterCaches(2, 2);
+  ScaledScores("qh", "present_k", "Div");
+  ProbabilitiesTimes("scaled", "present_v", {1, 1, 2, 8}, {1, 2, 2, 8});
   EXPECT_EQ(Run("FuseAttention", FuseAttention), 0);
 }
 
