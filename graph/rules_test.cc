@@ -410,6 +410,41 @@ TEST_F(RulesTest, FuseAttentionNeedsTheCacheDeclared) {
   EXPECT_EQ(Run("FuseAttention", FuseAttention), 0);
 }
 
+// GPT-2's gelu_new after a product: 0.5 h (1 + tanh(sqrt(2/pi) (h + 0.044715 h^3))), torch's order.
+class GeluTanhTest : public RulesTest {
+ protected:
+  void Build(float cubic) {
+    model.Input("x", DataType::kFloat, {2, 8});
+    model.Initializer("w", Floats({8, 8}, 2));
+    for (const auto& [name, value] : std::vector<std::pair<const char*, float>>{
+             {"three", 3.0f}, {"cubic", cubic}, {"root", 0.7978845608f}, {"one", 1.0f}, {"half", 0.5f}}) {
+      model.Initializer(name, Tensor::Scalar<float>(value));
+    }
+    model.Node("MatMul", {"x", "w"}, {"h"});
+    model.Node("Pow", {"h", "three"}, {"h3"});
+    model.Node("Mul", {"h3", "cubic"}, {"c"});
+    model.Node("Add", {"h", "c"}, {"inner"});
+    model.Node("Mul", {"inner", "root"}, {"scaled"});
+    model.Node("Tanh", {"scaled"}, {"t"});
+    model.Node("Add", {"t", "one"}, {"t1"});
+    model.Node("Mul", {"h", "half"}, {"hh"});
+    model.Node("Mul", {"hh", "t1"}, {"y"});
+    model.Output("y", DataType::kFloat, {2, 8});
+  }
+};
+
+TEST_F(GeluTanhTest, BecomesFastGelu) {
+  Build(0.044715f);
+  EXPECT_EQ(Run("FuseGeluTanh", FuseGeluTanh), 1);
+  EXPECT_EQ(Ops(), (Names{"MatMul", std::string(kMsDomain) + ".FastGelu"}));
+  ExpectSameOutputs({Input("x", {2, 8})}, 1e-5);
+}
+
+TEST_F(GeluTanhTest, OtherCubicTermStays) {
+  Build(0.05f);
+  EXPECT_EQ(Run("FuseGeluTanh", FuseGeluTanh), 0);
+}
+
 // DQ(x) and DQ(w) -> Conv -> Q: one QLinearConv, and the weights' DequantizeLinear goes.
 TEST_F(RulesTest, FuseAtQuantizeMakesQLinearConv) {
   model.Input("x", DataType::kUint8, {1, 4, 5, 5});
