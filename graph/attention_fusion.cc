@@ -1,5 +1,6 @@
 #include "graph/attention_fusion.h"
 
+#include <cmath>
 #include <memory>
 #include <string>
 
@@ -73,20 +74,106 @@ bool HeadsOf(const Graph& g, const std::string& value,
   return true;
 }
 
-// `value` is K^T (B, N, D, S): Transpose(k, [0, 2, 3, 1]), or Transpose(Transpose(k, [0, 2, 1, 3]),
-// [0, 1, 3, 2]) (PyTorch's k.transpose(-1, -2) after the split into heads).
-bool TransposedKeysOf(const Graph& g, const std::string& value,
-                      std::string* k, std::vector<Id>* nodes) {
+int64_t IntAttr(const onnx::NodeProto& n, const char* name, int64_t fallback) {
+  const auto* a = Attr(n, name);
+  return a != nullptr ? a->i() : fallback;
+}
+
+// The values of an int64 constant; empty when `name` is none.
+std::vector<int64_t> Int64s(const Graph& g, const std::string& name) {
+  auto c = g.constants.find(name);
+  if (c == g.constants.end() || c->second.dtype() != DataType::kInt64) return {};
+  const int64_t* d = c->second.data<int64_t>();
+  return std::vector<int64_t>(d, d + c->second.size());
+}
+
+// When `value` is a decoder's key-value cache for this step, (B, N, S, D): Concat(past, new, axis 2
+// or -2) with the past a graph input declared 4-D (the step's present output), the past's declared
+// shape (-1 where dynamic); else nullptr. The kernel reads the cache in place in that layout; the
+// Concat stays, as it writes the present output the caller keeps.
+const std::vector<int64_t>* CacheShape(const Graph& g, const std::string& value) {
+  const Id c = g.nodes.Producer(value);
+  if (c == kNone) return nullptr;
+  const auto& n = *g.nodes[c].proto;
+  if (!IsOp(g.nodes[c], "Concat") || n.input_size() < 2 || n.output_size() != 1) return nullptr;
+  const int64_t axis = IntAttr(n, "axis", 0);
+  if (axis != 2 && axis != -2) return nullptr;
+  for (const std::string& in : n.input()) {
+    for (const ValueInfo& info : g.inputs) {
+      if (info.name == in && info.has_shape && info.shape.size() == 4) return &info.shape;
+    }
+  }
+  return nullptr;
+}
+
+// K or V as the kernel reads it: `x` (B, S, N, D) behind the pattern's Transpose into heads, or a
+// cache read as it is, (B, N, S, D) (`bnsd`), its KV heads each serving `repeat` query heads.
+struct KeysOrValues {
+  std::string x;
+  bool bnsd = false;
+  int64_t repeat = 1;
+};
+
+// `value` is a cache repeated for grouped-query attention, (B, Nkv * G, S, D) from (B, Nkv, S, D):
+// Reshape(Expand(Unsqueeze(cache, 2), [1, 1, G, 1, 1]), [0, Nkv * G, -1, D]) (LLaMA's repeat_kv with
+// constant shapes; Nkv and D as the past declares them). Query head h reads KV head h / G, the
+// kernel's grouping, so the repeated copy is never made.
+bool RepeatedCacheOf(const Graph& g, const std::string& value, KeysOrValues* kv, std::vector<Id>* nodes) {
+  const Id reshape = Inner(g, value);
+  if (reshape == kNone || !IsOp(g.nodes[reshape], "Reshape") || g.nodes[reshape].proto->input_size() != 2 ||
+      IntAttr(*g.nodes[reshape].proto, "allowzero", 0) != 0) {
+    return false;
+  }
+  const Id expand = Inner(g, g.nodes[reshape].proto->input(0));
+  if (expand == kNone || !IsOp(g.nodes[expand], "Expand") || g.nodes[expand].proto->input_size() != 2) return false;
+  const Id unsqueeze = Inner(g, g.nodes[expand].proto->input(0));
+  if (unsqueeze == kNone || !IsOp(g.nodes[unsqueeze], "Unsqueeze")) return false;
+  const auto& u = *g.nodes[unsqueeze].proto;
+  std::vector<int64_t> axes;
+  if (u.input_size() == 2) {
+    axes = Int64s(g, u.input(1));
+  } else if (const auto* a = Attr(u, "axes"); a != nullptr) {
+    axes.assign(a->ints().begin(), a->ints().end());
+  }
+  const std::vector<int64_t>* past = CacheShape(g, u.input(0));
+  if (axes != std::vector<int64_t>{2} || past == nullptr) return false;
+  const int64_t b = (*past)[0], nkv = (*past)[1], d = (*past)[3];
+  const std::vector<int64_t> e = Int64s(g, g.nodes[expand].proto->input(1));
+  const std::vector<int64_t> shape = Int64s(g, g.nodes[reshape].proto->input(1));
+  if (nkv <= 0 || d <= 0 || e.size() != 5 || shape.size() != 4) return false;
+  auto one_or = [](int64_t x, int64_t dim) { return x == 1 || (dim > 0 && x == dim); };
+  const int64_t group = e[2];
+  if (group < 1 || !one_or(e[0], b) || !one_or(e[1], nkv) || e[3] != 1 || !one_or(e[4], d)) return false;
+  if (!(shape[0] == 0 || (b > 0 && shape[0] == b)) || shape[1] != nkv * group || shape[2] != -1 || shape[3] != d) {
+    return false;
+  }
+  *kv = {u.input(0), true, group};
+  nodes->insert(nodes->end(), {reshape, expand, unsqueeze});
+  return true;
+}
+
+bool KeysOrValuesOf(const Graph& g, const std::string& value, KeysOrValues* kv, std::vector<Id>* nodes) {
+  if (CacheShape(g, value) != nullptr) {
+    *kv = {value, true, 1};
+    return true;
+  }
+  *kv = {};
+  return HeadsOf(g, value, &kv->x, nodes) || RepeatedCacheOf(g, value, kv, nodes);
+}
+
+// `value` is K^T (B, N, D, S): Transpose(k, [0, 2, 3, 1]), or Transpose(keys, [0, 1, 3, 2])
+// (PyTorch's k.transpose(-1, -2)) of the heads (Transpose(k, [0, 2, 1, 3])) or of a cache.
+bool TransposedKeysOf(const Graph& g, const std::string& value, KeysOrValues* k, std::vector<Id>* nodes) {
   const Id t = Inner(g, value);
   if (t == kNone) return false;
   if (IsTranspose(g.nodes[t], {0, 2, 3, 1})) {
-    *k = g.nodes[t].proto->input(0);
+    *k = {g.nodes[t].proto->input(0), false, 1};
     nodes->push_back(t);
     return true;
   }
   if (!IsTranspose(g.nodes[t], {0, 1, 3, 2})) return false;
   nodes->push_back(t);
-  return HeadsOf(g, g.nodes[t].proto->input(0), k, nodes);
+  return KeysOrValuesOf(g, g.nodes[t].proto->input(0), k, nodes);
 }
 
 // Whether `name` holds float, float16 or bfloat16: a known type, or the type kept by the ops
@@ -123,11 +210,6 @@ bool LastAxisSoftmax(const Node& n) {
   return axis == -1 || axis == 3;
 }
 
-int64_t IntAttr(const onnx::NodeProto& n, const char* name, int64_t fallback) {
-  const auto* a = Attr(n, name);
-  return a != nullptr ? a->i() : fallback;
-}
-
 }  // namespace
 
 std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
@@ -136,15 +218,17 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
   if (!IsOp(pv, "MatMul") || pv.proto->input_size() != 2 || pv.proto->output_size() != 1) return std::nullopt;
   std::vector<Id> nodes;  // every node of the pattern
   nodes.push_back(index);
-  std::string v;
-  if (!HeadsOf(g, pv.proto->input(1), &v, &nodes)) return std::nullopt;
+  KeysOrValues v;
+  if (!KeysOrValuesOf(g, pv.proto->input(1), &v, &nodes)) return std::nullopt;
   const Id softmax = Inner(g, pv.proto->input(0));
   if (softmax == kNone || !LastAxisSoftmax(r[softmax])) return std::nullopt;
   nodes.push_back(softmax);
 
   // Softmax's input: [Add(scores, mask)], the scores [scaled], the product Q K^T.
   std::string logits = r[softmax].proto->input(0), mask;
+  Id mask_add = kNone;
   if (const Id add = Inner(g, logits); add != kNone && IsOp(r[add], "Add")) {
+    mask_add = add;
     const auto& a = *r[add].proto;
     if (r[add].opset < 7 || a.input_size() != 2 || a.output_size() != 1 || a.input(0) == a.input(1)) {
       return std::nullopt;
@@ -155,7 +239,8 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
       const Id p = Inner(g, a.input(s));
       if (p == kNone) continue;
       const Node& n = r[p];
-      if (IsOp(n, "MatMul") || IsOp(n, "Div") || IsOp(n, "Mul") || (n.domain == kMsDomain && n.op_type() == "FusedMatMul")) {
+      if (IsOp(n, "MatMul") || IsOp(n, "Div") || IsOp(n, "Mul") || IsOp(n, "Where") ||
+          (n.domain == kMsDomain && n.op_type() == "FusedMatMul")) {
         side = s;
       }
     }
@@ -165,6 +250,19 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
     if (auto c = g.constants.find(mask); c != g.constants.end() && c->second.rank() > 4) return std::nullopt;
     logits = a.input(side);
     nodes.push_back(add);
+  }
+  // GPT-2's causal mask as transformers writes it, on the scaled scores before the padding mask:
+  // Where(causal, scores, lowest). It becomes the additive Where(causal, 0, lowest) the kernel adds:
+  // scores + lowest rounds to lowest in float for any score below 1e30, so both give the same
+  // probabilities (a -inf would make a row of nothing visible NaN instead of the kernel's 0).
+  Id where = kNone;
+  float lowest = 0.0f;
+  if (const Id w = Inner(g, logits); w != kNone && IsOp(r[w], "Where") && r[w].proto->input_size() == 3 &&
+                                     ScalarConstant(g, *r[w].proto, 2, &lowest) && std::isfinite(lowest) &&
+                                     lowest <= -1e30f) {
+    where = w;
+    logits = r[w].proto->input(1);
+    nodes.push_back(w);
   }
   float scale = 1.0f;
   PeelScales(g, &logits, &scale, &nodes);
@@ -185,19 +283,27 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
     return std::nullopt;
   }
   nodes.push_back(qk);
-  std::string q_heads = pq.input(0), kt = pq.input(1), q, k;
+  std::string q_heads = pq.input(0), kt = pq.input(1), q;
   PeelScales(g, &q_heads, &scale, &nodes);
   PeelScales(g, &kt, &scale, &nodes);
-  if (!HeadsOf(g, q_heads, &q, &nodes)) return std::nullopt;
-  if (k_transposed ? !HeadsOf(g, kt, &k, &nodes) : !TransposedKeysOf(g, kt, &k, &nodes)) {
-    return std::nullopt;
-  }
+  KeysOrValues k;
+  if (k_transposed ? !KeysOrValuesOf(g, kt, &k, &nodes) : !TransposedKeysOf(g, kt, &k, &nodes)) return std::nullopt;
+  if (k.bnsd != v.bnsd || k.repeat != v.repeat) return std::nullopt;  // one layout for both
+  // Q split into heads by the pattern's Transpose; with a cache, also Q already in heads (LLaMA
+  // rotates it after the split): the cache's rank 4 makes the scores 4-D whatever Q's rank, and the
+  // kernel reads a lower-rank Q as broadcast over the leading dimensions, as MatMul does.
+  const bool q_bnsd = !HeadsOf(g, q_heads, &q, &nodes);
+  if (q_bnsd && !k.bnsd) return std::nullopt;
+  if (q_bnsd) q = q_heads;
   // The kernel computes in float: the pattern must hold float, float16 or bfloat16.
-  if (!IsFloatLikeValue(g, q) && !IsFloatLikeValue(g, k) && !IsFloatLikeValue(g, v)) return std::nullopt;
+  if (!IsFloatLikeValue(g, q) && !IsFloatLikeValue(g, k.x) && !IsFloatLikeValue(g, v.x)) return std::nullopt;
 
   // After the product with V: the Transpose back to (B, S, N, Dv), when the pattern's is its one reader.
   FusedAttentionSpec spec;
   spec.scale = scale;
+  spec.kv_bnsd = k.bnsd;
+  spec.q_bnsd = q_bnsd;
+  spec.kv_repeat = k.repeat;
   std::string output = pv.proto->output(0);
   Id last = index;
   const Id back = SoleReader(g, output);
@@ -208,13 +314,41 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
     nodes.push_back(back);
   }
 
+  Patch patch{nodes, {}, {}};
+  if (where != kNone) {
+    const auto& w = *r[where].proto;
+    const std::string zero = r.FreshName(w.output(0) + "_zero"), additive = r.FreshName(w.output(0) + "_additive");
+    patch.constants.push_back({zero, Tensor::Scalar<float>(0.0f)});
+    auto causal = std::make_shared<onnx::NodeProto>();
+    causal->set_op_type("Where");
+    causal->set_name(w.name());
+    for (const std::string& in : {w.input(0), zero, w.input(2)}) causal->add_input(in);
+    causal->add_output(additive);
+    patch.added.push_back(WithProto(r[where], std::move(causal)));
+    patch.types.push_back({additive, DataType::kFloat});
+    if (mask.empty()) {
+      mask = additive;
+    } else {  // both masks: their sum, (1, 1, S, T) or so, once per layer
+      const std::string both = r.FreshName(w.output(0) + "_masks");
+      auto sum = std::make_shared<onnx::NodeProto>();
+      sum->set_op_type("Add");
+      sum->set_name(r[mask_add].proto->name());
+      sum->add_input(additive);
+      sum->add_input(mask);
+      sum->add_output(both);
+      patch.added.push_back(WithProto(r[mask_add], std::move(sum)));
+      patch.types.push_back({both, DataType::kFloat});
+      mask = both;
+    }
+  }
   auto fused = std::make_shared<onnx::NodeProto>();
   fused->set_name(r[last].proto->name());
-  for (const std::string* in : {&q, &k, &v}) fused->add_input(*in);
+  for (const std::string* in : {&q, &k.x, &v.x}) fused->add_input(*in);
   if (!mask.empty()) fused->add_input(mask);
   fused->add_output(output);
   spec.WriteTo(*fused);
-  return Patch{nodes, {InternalNode(r[last], std::move(fused), internal_ops::kFusedAttention)}, {}};
+  patch.added.push_back(InternalNode(r[last], std::move(fused), internal_ops::kFusedAttention));
+  return patch;
 }
 
 }  // namespace onnxflow::graph

@@ -12,6 +12,7 @@
 #include "graph/rewrite.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/internal_ops.h"
+#include "ops/math/float_view.h"
 
 namespace onnxflow::graph {
 
@@ -320,6 +321,79 @@ std::optional<Patch> FuseGelu(Rewriter& r, Id mul_id) {
   return std::nullopt;
 }
 
+// GELU's tanh form written out, as GPT-2's gelu_new exports (constants on either side):
+//   Mul(Mul(x, 0.5), Add(Tanh(Mul(Add(x, Mul(Pow(x, 3), 0.044715)), sqrt(2/pi))), 1))
+//   or Mul(Mul(x, Add(Tanh(...), 1)), 0.5)
+// becomes com.microsoft FastGelu(x), one vectorized pass instead of eight (Pow by a scalar powf
+// each): the epilogues have no tanh-form GELU. Every node but x's producer is the pattern's alone.
+std::optional<Patch> FuseGeluTanh(Rewriter& r, Id mul_id) {
+  const Graph& g = r.graph();
+  const Node& last = r[mul_id];
+  const auto& m = *last.proto;
+  if (!IsOp(last, "Mul") || last.opset < 7 || m.input_size() != 2 || m.output_size() != 1) return std::nullopt;
+  std::vector<Id> nodes = {mul_id};
+  // The producer of `value` when the pattern alone reads it, collected.
+  auto inner = [&](const std::string& value) {
+    const Id p = SoleReaderProducer(g, value);
+    if (p != kNone) nodes.push_back(p);
+    return p;
+  };
+  // x when `value` is Add(Tanh(Mul(Add(x, Mul(Pow(x, 3), 0.044715)), sqrt(2/pi))), 1).
+  auto one_plus_tanh = [&](const std::string& value) -> std::string {
+    const Id add = inner(value);
+    const std::string t = add == kNone ? "" : OtherThanConstant(g, r[add], "Add", 1.0f, true);
+    const Id tanh = t.empty() ? kNone : inner(t);
+    if (tanh == kNone || !IsOp(r[tanh], "Tanh") || r[tanh].proto->input_size() != 1) return "";
+    const Id scaled = inner(r[tanh].proto->input(0));
+    const std::string sum = scaled == kNone ? "" : OtherThanConstant(g, r[scaled], "Mul", 0.7978845608f, true);
+    const Id add_x = sum.empty() ? kNone : inner(sum);
+    if (add_x == kNone || !IsOp(r[add_x], "Add") || r[add_x].opset < 7 || r[add_x].proto->input_size() != 2) return "";
+    for (int side = 0; side < 2; ++side) {
+      const std::string& x = r[add_x].proto->input(side);
+      const Id cubic = SoleReaderProducer(g, r[add_x].proto->input(1 - side));
+      const std::string cube = cubic == kNone ? "" : OtherThanConstant(g, r[cubic], "Mul", 0.044715f, true);
+      const Id pow = cube.empty() ? kNone : SoleReaderProducer(g, cube);
+      if (pow == kNone || !IsOp(r[pow], "Pow") || r[pow].proto->input_size() != 2 || r[pow].proto->input(0) != x ||
+          !ConstantNear(g, *r[pow].proto, 1, 3.0f)) {
+        continue;
+      }
+      nodes.insert(nodes.end(), {cubic, pow});
+      return x;
+    }
+    return "";
+  };
+  std::string x;
+  for (int side = 0; side < 2 && x.empty(); ++side) {
+    nodes.resize(1);
+    const Id other = inner(m.input(side));
+    if (other == kNone || !IsOp(r[other], "Mul") || r[other].opset < 7 || r[other].proto->input_size() != 2) continue;
+    const auto& o = *r[other].proto;
+    if (ConstantNear(g, m, 1 - side, 0.5f)) {  // Mul(Mul(x, 1 + tanh), 0.5)
+      for (int k = 0; k < 2 && x.empty(); ++k) {
+        const size_t keep = nodes.size();
+        const std::string t = one_plus_tanh(o.input(1 - k));
+        if (!t.empty() && t == o.input(k)) x = t;
+        if (x.empty()) nodes.resize(keep);
+      }
+    } else {  // Mul(Mul(x, 0.5), 1 + tanh)
+      const std::string half = OtherThanConstant(g, r[other], "Mul", 0.5f, true);
+      const std::string t = half.empty() ? "" : one_plus_tanh(m.input(1 - side));
+      if (!t.empty() && t == half) x = t;
+    }
+  }
+  if (x.empty() || !IsFloatLike(KnownType(g, x))) return std::nullopt;  // FastGelu's types
+  auto node = std::make_shared<onnx::NodeProto>();
+  node->set_name(m.name());
+  node->set_op_type("FastGelu");
+  node->set_domain(kMsDomain);
+  node->add_input(x);
+  node->add_output(m.output(0));
+  Node fused = WithProto(last, std::move(node));
+  fused.domain = kMsDomain;
+  fused.opset = 1;
+  return Patch{nodes, {std::move(fused)}, {}};
+}
+
 // com.microsoft BiasGelu(MatMul(x, W), b), as ONNX Runtime saves a transformer's FFN: one
 // FusedMatMul with the bias and the Gelu (erf form, as BiasGelu computes it) in its epilogue. W a
 // float constant matrix and b a float constant vector of its columns, as FuseMatMulBias asks.
@@ -390,6 +464,7 @@ Status FuseForInference(Graph* g) {
       {"FuseResidual", FuseResidual},
       {"FuseSwish", FuseSwish},
       {"FuseGelu", FuseGelu},
+      {"FuseGeluTanh", FuseGeluTanh},
       {"FuseBiasGelu", FuseBiasGelu},
       {"FuseActivation", FuseActivation},
       {"FuseElementwiseChain", FuseElementwiseChain},  // chain_fusion.h

@@ -29,6 +29,7 @@ std::optional<Patch> FuseMatMulBias(Rewriter& r, NodeGraph::Id id);
 std::optional<Patch> FuseResidual(Rewriter& r, NodeGraph::Id id);
 std::optional<Patch> FuseSwish(Rewriter& r, NodeGraph::Id id);
 std::optional<Patch> FuseGelu(Rewriter& r, NodeGraph::Id id);
+std::optional<Patch> FuseGeluTanh(Rewriter& r, NodeGraph::Id id);
 std::optional<Patch> FuseBiasGelu(Rewriter& r, NodeGraph::Id id);
 std::optional<Patch> FuseActivation(Rewriter& r, NodeGraph::Id id);
 

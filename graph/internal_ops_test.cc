@@ -129,9 +129,15 @@ TEST(InternalOpsTest, FusedAttentionRoundTrips) {
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   EXPECT_EQ(parsed->scale, 0.125f);
   EXPECT_FALSE(parsed->output_bsnd);
-  FusedAttentionSpec{2.0f, true}.WriteTo(node);  // rewritten in place, not added
-  EXPECT_EQ(node.attribute_size(), 2);
-  EXPECT_TRUE(FusedAttentionSpec::Parse(InfoOf(node))->output_bsnd);
+  EXPECT_FALSE(parsed->kv_bnsd);
+  FusedAttentionSpec{2.0f, true, true, true, 4}.WriteTo(node);  // rewritten in place, not added
+  EXPECT_EQ(node.attribute_size(), 5);
+  parsed = FusedAttentionSpec::Parse(InfoOf(node));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_TRUE(parsed->output_bsnd);
+  EXPECT_TRUE(parsed->kv_bnsd);
+  EXPECT_TRUE(parsed->q_bnsd);
+  EXPECT_EQ(parsed->kv_repeat, 4);
   SetAttribute(node, "output_layout", std::string("NSBD"));
   EXPECT_EQ(FusedAttentionSpec::Parse(InfoOf(node)).status().message(),
             "FusedAttention: output_layout must be BSND or BNSD, got 'NSBD'");

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,32 @@ NamedValue Input(const std::string& name, const std::vector<int64_t>& shape, int
 
 class RulesTest : public GraphTest {
  protected:
+  // A decoder step's heads: q, k, v (B, S, N, D) into heads, k and v after past_k and past_v as
+  // present_k and present_v (the key-value caches, axis 2 or -2).
+  void HeadsAfterCaches(int64_t k_axis, int64_t v_axis) {
+    for (const char* x : {"q", "k", "v"}) {
+      SetAttr(model.Node("Transpose", {x}, {std::string(x) + "h"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+    }
+    SetAttr(model.Node("Concat", {"past_k", "kh"}, {"present_k"}), "axis", k_axis);
+    SetAttr(model.Node("Concat", {"past_v", "vh"}, {"present_v"}), "axis", v_axis);
+  }
+  // "scaled" = `scale_op`(q K^T, "scale") with K^T the transposed `keys`.
+  void ScaledScores(const std::string& q, const std::string& keys, const char* scale_op) {
+    SetAttr(model.Node("Transpose", {keys}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+    model.Node("MatMul", {q, "kt"}, {"scores"});
+    model.Node(scale_op, {"scores", "scale"}, {"scaled"});
+  }
+  // y = Transpose(Softmax(logits) values) back to (B, S, N, D), and the caches as outputs.
+  void ProbabilitiesTimes(const std::string& logits, const std::string& values, const std::vector<int64_t>& y,
+                          const std::vector<int64_t>& present) {
+    SetAttr(model.Node("Softmax", {logits}, {"probs"}), "axis", int64_t{-1});
+    model.Node("MatMul", {"probs", values}, {"ctx"});
+    SetAttr(model.Node("Transpose", {"ctx"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+    model.Output("y", DataType::kFloat, y);
+    model.Output("present_k", DataType::kFloat, present);
+    model.Output("present_v", DataType::kFloat, present);
+  }
+
   // x [1, 4, 6, 6] -> Conv (w [16, 4, 3, 3], pads 1) -> "c".
   void ConvFromX(int channels = 16) {
     model.Input("x", DataType::kFloat, {1, 4, 6, 6});
@@ -319,6 +346,130 @@ TEST_F(RulesTest, FuseAttentionOneNode) {
   EXPECT_EQ(Run("FuseAttention", FuseAttention), 1);
   EXPECT_EQ(Ops(), (Names{std::string(kOnnxflowDomain) + ".FusedAttention"}));
   ExpectSameOutputs({Input("q", {1, 4, 2, 8}, 1), Input("k", {1, 4, 2, 8}, 2), Input("v", {1, 4, 2, 8}, 3)}, 1e-4);
+}
+
+// A decoder step: K and V are the cache Concat(past, new heads) in (B, N, S, D), also the step's
+// present outputs; the attention reads them in place (kv_layout BNSD) and the Concats stay.
+TEST_F(RulesTest, FuseAttentionReadsTheKeyValueCache) {
+  model.Input("q", DataType::kFloat, {1, 1, 2, 8});
+  for (const char* name : {"k", "v"}) model.Input(name, DataType::kFloat, {1, 1, 2, 8});
+  for (const char* name : {"past_k", "past_v"}) model.Input(name, DataType::kFloat, {1, 2, 3, 8});
+  model.Input("mask", DataType::kFloat, {1, 1, 1, 4});
+  model.Initializer("scale", Tensor::Scalar<float>(std::sqrt(8.0f)));
+  HeadsAfterCaches(-2, 2);
+  ScaledScores("qh", "present_k", "Div");
+  model.Node("Add", {"scaled", "mask"}, {"masked"});
+  ProbabilitiesTimes("masked", "present_v", {1, 1, 2, 8}, {1, 2, 4, 8});
+  EXPECT_EQ(Run("FuseAttention", FuseAttention), 1);
+  EXPECT_EQ(Ops(), (Names{"Transpose", "Transpose", "Concat", "Concat", std::string(kOnnxflowDomain) + ".FusedAttention"}));
+  Tensor mask(DataType::kFloat, {1, 1, 1, 4});
+  for (int i = 0; i < 4; ++i) mask.mutable_data<float>()[i] = i == 1 ? -1e9f : 0.0f;
+  ExpectSameOutputs({Input("q", {1, 1, 2, 8}, 1), Input("k", {1, 1, 2, 8}, 2), Input("v", {1, 1, 2, 8}, 3),
+                     Input("past_k", {1, 2, 3, 8}, 4), Input("past_v", {1, 2, 3, 8}, 5), {"mask", mask}},
+                    1e-4);
+}
+
+// LLaMA's step: Q already in heads (rotated after the split), the caches repeated for grouped-query
+// attention by Unsqueeze/Expand/Reshape: the kernel reads each KV head for its group of query heads.
+TEST_F(RulesTest, FuseAttentionReadsARepeatedCacheForGroupedQueries) {
+  model.Input("q", DataType::kFloat, {1, 4, 2, 8});  // (B, N, S, D), 4 query heads
+  for (const char* name : {"k", "v"}) model.Input(name, DataType::kFloat, {1, 2, 2, 8});  // 2 KV heads
+  for (const char* name : {"past_k", "past_v"}) model.Input(name, DataType::kFloat, {1, 2, 3, 8});
+  model.Initializer("scale", Tensor::Scalar<float>(1.0f / std::sqrt(8.0f)));
+  model.Initializer("axis2", Tensor::FromVector<int64_t>({1}, {2}));
+  model.Initializer("groups", Tensor::FromVector<int64_t>({5}, {1, 1, 2, 1, 1}));
+  model.Initializer("heads", Tensor::FromVector<int64_t>({4}, {0, 4, -1, 8}));
+  for (const char* x : {"k", "v"}) {
+    const std::string s(x);
+    SetAttr(model.Node("Concat", {"past_" + s, s}, {"present_" + s}), "axis", int64_t{2});
+    model.Node("Unsqueeze", {"present_" + s, "axis2"}, {s + "_u"});
+    model.Node("Expand", {s + "_u", "groups"}, {s + "_e"});
+    model.Node("Reshape", {s + "_e", "heads"}, {s + "_rep"});
+  }
+  ScaledScores("q", "k_rep", "Mul");
+  ProbabilitiesTimes("scaled", "v_rep", {1, 2, 4, 8}, {1, 2, 5, 8});
+  EXPECT_EQ(Run("FuseAttention", FuseAttention), 1);
+  EXPECT_EQ(Ops(), (Names{"Concat", "Concat", std::string(kOnnxflowDomain) + ".FusedAttention"}));
+  ExpectSameOutputs({Input("q", {1, 4, 2, 8}, 1), Input("k", {1, 2, 2, 8}, 2), Input("v", {1, 2, 2, 8}, 3),
+                     Input("past_k", {1, 2, 3, 8}, 4), Input("past_v", {1, 2, 3, 8}, 5)},
+                    1e-4);
+}
+
+// GPT-2 as transformers writes it: Where(causal, scaled scores, lowest), then the padding mask added.
+// The Where becomes an additive mask summed with the padding one; the probabilities are the same.
+TEST_F(RulesTest, FuseAttentionTakesTheCausalWhere) {
+  model.Input("q", DataType::kFloat, {1, 3, 2, 8});
+  for (const char* name : {"k", "v"}) model.Input(name, DataType::kFloat, {1, 3, 2, 8});
+  for (const char* name : {"past_k", "past_v"}) model.Input(name, DataType::kFloat, {1, 2, 2, 8});
+  model.Input("causal", DataType::kBool, {1, 1, 3, 5});
+  model.Input("padding", DataType::kFloat, {1, 1, 1, 5});
+  model.Initializer("scale", Tensor::Scalar<float>(std::sqrt(8.0f)));
+  model.Initializer("lowest", Tensor::Scalar<float>(std::numeric_limits<float>::lowest()));
+  HeadsAfterCaches(-2, -2);
+  ScaledScores("qh", "present_k", "Div");
+  model.Node("Where", {"causal", "scaled", "lowest"}, {"causal_scores"});
+  model.Node("Add", {"causal_scores", "padding"}, {"masked"});
+  ProbabilitiesTimes("masked", "present_v", {1, 3, 2, 8}, {1, 2, 5, 8});
+  EXPECT_EQ(Run("FuseAttention", FuseAttention), 1);
+  EXPECT_EQ(Ops(), (Names{"Where", "Add", "Transpose", "Transpose", "Concat", "Concat",
+                          std::string(kOnnxflowDomain) + ".FusedAttention"}));
+  // Query i (at position 2 + i) sees keys 0 .. 2 + i; the padding hides key 1 from every query.
+  Tensor causal(DataType::kBool, {1, 1, 3, 5}), padding(DataType::kFloat, {1, 1, 1, 5});
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 5; ++j) causal.mutable_data<bool>()[i * 5 + j] = j <= 2 + i;
+  }
+  for (int j = 0; j < 5; ++j) padding.mutable_data<float>()[j] = j == 1 ? std::numeric_limits<float>::lowest() : 0.0f;
+  ExpectSameOutputs({Input("q", {1, 3, 2, 8}, 1), Input("k", {1, 3, 2, 8}, 2), Input("v", {1, 3, 2, 8}, 3),
+                     Input("past_k", {1, 2, 2, 8}, 4), Input("past_v", {1, 2, 2, 8}, 5), {"causal", causal},
+                     {"padding", padding}},
+                    1e-4);
+}
+
+// The same Concat of two computed values is no cache (nothing says it is 4-D): no fusion.
+TEST_F(RulesTest, FuseAttentionNeedsTheCacheDeclared) {
+  for (const char* name : {"q", "k", "v", "k2", "v2"}) model.Input(name, DataType::kFloat, {1, 1, 2, 8});
+  model.Initializer("scale", Tensor::Scalar<float>(std::sqrt(8.0f)));
+  SetAttr(model.Node("Transpose", {"k2"}, {"past_k"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  SetAttr(model.Node("Transpose", {"v2"}, {"past_v"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  HeadsAfterCaches(2, 2);
+  ScaledScores("qh", "present_k", "Div");
+  ProbabilitiesTimes("scaled", "present_v", {1, 1, 2, 8}, {1, 2, 2, 8});
+  EXPECT_EQ(Run("FuseAttention", FuseAttention), 0);
+}
+
+// GPT-2's gelu_new after a product: 0.5 h (1 + tanh(sqrt(2/pi) (h + 0.044715 h^3))), torch's order.
+class GeluTanhTest : public RulesTest {
+ protected:
+  void Build(float cubic) {
+    model.Input("x", DataType::kFloat, {2, 8});
+    model.Initializer("w", Floats({8, 8}, 2));
+    for (const auto& [name, value] : std::vector<std::pair<const char*, float>>{
+             {"three", 3.0f}, {"cubic", cubic}, {"root", 0.7978845608f}, {"one", 1.0f}, {"half", 0.5f}}) {
+      model.Initializer(name, Tensor::Scalar<float>(value));
+    }
+    model.Node("MatMul", {"x", "w"}, {"h"});
+    model.Node("Pow", {"h", "three"}, {"h3"});
+    model.Node("Mul", {"h3", "cubic"}, {"c"});
+    model.Node("Add", {"h", "c"}, {"inner"});
+    model.Node("Mul", {"inner", "root"}, {"scaled"});
+    model.Node("Tanh", {"scaled"}, {"t"});
+    model.Node("Add", {"t", "one"}, {"t1"});
+    model.Node("Mul", {"h", "half"}, {"hh"});
+    model.Node("Mul", {"hh", "t1"}, {"y"});
+    model.Output("y", DataType::kFloat, {2, 8});
+  }
+};
+
+TEST_F(GeluTanhTest, BecomesFastGelu) {
+  Build(0.044715f);
+  EXPECT_EQ(Run("FuseGeluTanh", FuseGeluTanh), 1);
+  EXPECT_EQ(Ops(), (Names{"MatMul", std::string(kMsDomain) + ".FastGelu"}));
+  ExpectSameOutputs({Input("x", {2, 8})}, 1e-5);
+}
+
+TEST_F(GeluTanhTest, OtherCubicTermStays) {
+  Build(0.05f);
+  EXPECT_EQ(Run("FuseGeluTanh", FuseGeluTanh), 0);
 }
 
 // DQ(x) and DQ(w) -> Conv -> Q: one QLinearConv, and the weights' DequantizeLinear goes.

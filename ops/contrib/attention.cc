@@ -618,7 +618,9 @@ class GroupQueryAttentionKernel : public OpKernel {
         causal_(info.GetInt("causal", 1) != 0),
         do_rotary_(info.GetInt("do_rotary", 0) != 0),
         interleaved_(info.GetInt("rotary_interleaved", 0) != 0),
-        smooth_softmax_(info.GetInt("smooth_softmax", 0) != 0) {}
+        // ONNX Runtime turns the smooth softmax on for 1 alone, and its optimizer writes -1 (unset)
+        // into every GroupQueryAttention it saves.
+        smooth_softmax_(info.GetInt("smooth_softmax", 0) == 1) {}
 
   int64_t heads_ = 0, kv_heads_ = 0;
   float scale_, softcap_;

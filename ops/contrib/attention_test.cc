@@ -182,6 +182,23 @@ TEST(GroupQueryAttention, TokenStepTwoQueryHeadsPerKvHead) {
   EXPECT_TRUE(TensorsNear(F({B, Nkv, T, H}, kk), (*out)[1].tensor()));
 }
 
+// ONNX Runtime's optimizer saves every GroupQueryAttention with smooth_softmax = -1 ("unset"): the
+// plain softmax, as 0 is (only 1 adds the sink of 0 to the denominator).
+TEST(GroupQueryAttention, SmoothSoftmaxMinusOneIsThePlainSoftmax) {
+  const int64_t S = 2, H = 2;
+  const auto q = Random(S * H, 40), k = Random(S * H, 41), v = Random(S * H, 42);
+  const auto expected = Reference(q, k, v, 1, 1, 1, S, S, H, 1.0f / std::sqrt(2.0f), -INFINITY,
+                                  [](int64_t, int64_t i, int64_t j) { return j <= i; });
+  OpTest test("GroupQueryAttention", 1, kMsDomain);
+  test.Input(F({1, S, H}, q)).Input(F({1, S, H}, k)).Input(F({1, S, H}, v)).AbsentInput().AbsentInput();
+  test.Input(Tensor::FromVector<int32_t>({1}, {static_cast<int32_t>(S - 1)}))
+      .Input(Tensor::FromVector<int32_t>({}, {static_cast<int32_t>(S)}));
+  test.Attr("num_heads", int64_t{1}).Attr("kv_num_heads", int64_t{1}).Attr("smooth_softmax", int64_t{-1}).Outputs(3);
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({1, S, H}, expected), (*out)[0].tensor(), 1e-4, 1e-5));
+}
+
 TEST(GroupQueryAttention, PromptIsCausalAndRotaryRotatesQAndK) {
   // One head of size 2, rotary over both values: position p rotates by angle p * 0.5.
   const int64_t S = 3, H = 2;

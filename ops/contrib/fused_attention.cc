@@ -47,14 +47,25 @@ class FusedAttentionKernel : public OpKernel {
                                DataTypeName(t->dtype()));
       }
     }
-    if (q->rank() != 4 || k->rank() != 4 || v->rank() != 4 || k->dim(3) != q->dim(3) || v->dim(1) != k->dim(1)) {
-      return InvalidArgument(std::string(op) + ": q, k, v must be (B, Sq, N, D), (B, Sk, N, D), (B, Sk, N, Dv); got " +
+    // The sequence and head axes of q, k and v: (B, S, N, D), or (B, N, S, D) for a cache (and a
+    // q in heads, broadcast over missing leading dimensions).
+    Shape qd = q->shape();
+    if (spec_.q_bnsd && qd.size() < 4) qd.insert(qd.begin(), 4 - qd.size(), 1);
+    const int q_seq = spec_.q_bnsd ? 2 : 1, q_head = spec_.q_bnsd ? 1 : 2;
+    const int kv_seq = spec_.kv_bnsd ? 2 : 1, kv_head = spec_.kv_bnsd ? 1 : 2;
+    if (qd.size() != 4 || k->rank() != 4 || v->rank() != 4 || k->dim(3) != qd[3] || v->dim(kv_seq) != k->dim(kv_seq)) {
+      const char* qs = spec_.q_bnsd ? "(B, N, Sq, D)" : "(B, Sq, N, D)";
+      const char* kv = spec_.kv_bnsd ? "(B, N, Sk, D), (B, N, Sk, Dv)" : "(B, Sk, N, D), (B, Sk, N, Dv)";
+      return InvalidArgument(std::string(op) + ": q, k, v must be " + qs + ", " + kv + "; got " +
                              ShapeToString(q->shape()) + ", " + ShapeToString(k->shape()) + ", " +
                              ShapeToString(v->shape()));
     }
-    const int64_t sq = q->dim(1), sk = k->dim(1), d = q->dim(3), dv = v->dim(3);
-    int64_t batch = q->dim(0), heads = q->dim(2);
-    bool fits = Join(k->dim(0), &batch) && Join(v->dim(0), &batch) && Join(k->dim(2), &heads) && Join(v->dim(2), &heads);
+    const int64_t sq = qd[q_seq], sk = k->dim(kv_seq), d = qd[3], dv = v->dim(3);
+    int64_t batch = qd[0], heads = qd[q_head];
+    // Each head of k and v serves kv_repeat query heads (one head serves them all).
+    auto kv_heads = [&](const Tensor& t) { return t.dim(kv_head) == 1 ? 1 : t.dim(kv_head) * spec_.kv_repeat; };
+    bool fits = Join(k->dim(0), &batch) && Join(v->dim(0), &batch) && Join(kv_heads(*k), &heads) &&
+                Join(kv_heads(*v), &heads);
     // The mask, right-aligned to (B, N, Sq, Sk). It may broadcast B and N like the operands; a mask
     // that would stretch the rows or keys of the scores makes them larger than attention's.
     Shape m4;
@@ -78,20 +89,23 @@ class FusedAttentionKernel : public OpKernel {
     FloatIn qi(*q), ki(*k), vi(*v);
     AttentionProblem p;
     p.batch = batch;
-    p.heads = p.kv_heads = heads;  // a broadcast K or V has head stride 0 instead
+    p.heads = heads;  // a broadcast K or V has head stride 0
     p.q_len = sq;
     p.kv_len = sk;
     p.head_size = d;
     p.v_head_size = dv;
     p.scale = spec_.scale;
-    // (B, S, N, D) read as (B, N, S, D): row stride N * D, head stride D; 0 where broadcast.
-    auto view = [&](const float* data, const Tensor& t) {
-      const int64_t row = t.dim(2) * t.dim(3);
-      return HeadView{data, t.dim(0) == 1 ? 0 : t.dim(1) * row, t.dim(2) == 1 ? 0 : t.dim(3), row};
+    // (B, S, N, D) read as (B, N, S, D): row stride N * D, head stride D; (B, N, S, D) as it is: row
+    // stride D, head stride S * D; 0 where broadcast.
+    auto view = [](const float* data, const Shape& t, bool bnsd) {
+      if (bnsd) return HeadView{data, t[0] == 1 ? 0 : t[1] * t[2] * t[3], t[1] == 1 ? 0 : t[2] * t[3], t[3]};
+      const int64_t row = t[2] * t[3];
+      return HeadView{data, t[0] == 1 ? 0 : t[1] * row, t[2] == 1 ? 0 : t[3], row};
     };
-    p.q = view(qi.data, *q);
-    p.k = view(ki.data, *k);
-    p.v = view(vi.data, *v);
+    p.kv_heads = heads % spec_.kv_repeat == 0 ? heads / spec_.kv_repeat : heads;
+    p.q = view(qi.data, qd, spec_.q_bnsd);
+    p.k = view(ki.data, k->shape(), spec_.kv_bnsd);
+    p.v = view(vi.data, v->shape(), spec_.kv_bnsd);
 
     std::optional<FloatIn> mi;
     std::vector<float> widened;

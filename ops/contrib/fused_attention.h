@@ -5,7 +5,11 @@
 //
 // Inputs: q (B, Sq, N, D), k (B, Sk, N, D), v (B, Sk, N, Dv), each the 4-D tensor the export
 // reshaped its projection into (before its Transpose into heads, which the kernel reads through
-// strides instead); B and N of each may be 1 (broadcast). mask? is added to the scores, broadcast
+// strides instead); B and N of each may be 1 (broadcast). With kv_layout "BNSD", k and v are
+// (B, N, Sk, D) and (B, N, Sk, Dv): a decoder's key-value cache (past and new tokens), read in place;
+// their N heads may each serve kv_repeat query heads (grouped-query attention: query head h reads
+// head h / kv_repeat). With q_layout "BNSD", q is (B, N, Sq, D), or of lower rank broadcast over the
+// leading dimensions as MatMul would. mask? is added to the scores, broadcast
 // to (B, N, Sq, Sk) as numpy would (rank <= 4, each dimension 1 or the scores').
 // Output: (B, Sq, N, Dv) when output_layout is "BSND" (the export's Transpose back was absorbed),
 // else (B, N, Sq, Dv), the product of the probabilities and V itself.
@@ -21,10 +25,16 @@ namespace onnxflow {
 struct FusedAttentionSpec {
   float scale = 1.0f;       // multiplies Q K^T before the mask is added
   bool output_bsnd = true;  // the output in (B, Sq, N, Dv), else (B, N, Sq, Dv)
+  bool kv_bnsd = false;     // k and v in (B, N, Sk, D), else (B, Sk, N, D)
+  bool q_bnsd = false;      // q in (B, N, Sq, D), else (B, Sq, N, D)
+  int64_t kv_repeat = 1;    // query heads per head of k and v
 
   void WriteTo(onnx::NodeProto& node) const {
     SetAttribute(node, "scale", scale);
     SetAttribute(node, "output_layout", std::string(output_bsnd ? "BSND" : "BNSD"));
+    SetAttribute(node, "kv_layout", std::string(kv_bnsd ? "BNSD" : "BSND"));
+    SetAttribute(node, "q_layout", std::string(q_bnsd ? "BNSD" : "BSND"));
+    SetAttribute(node, "kv_repeat", kv_repeat);
   }
 
   static Result<FusedAttentionSpec> Parse(const KernelInfo& info) {
@@ -35,6 +45,14 @@ struct FusedAttentionSpec {
       return InvalidArgument("FusedAttention: output_layout must be BSND or BNSD, got '" + layout + "'");
     }
     spec.output_bsnd = layout == "BSND";
+    const std::string kv = info.GetString("kv_layout", "BSND");
+    if (kv != "BSND" && kv != "BNSD") return InvalidArgument("FusedAttention: kv_layout must be BSND or BNSD, got '" + kv + "'");
+    spec.kv_bnsd = kv == "BNSD";
+    const std::string q = info.GetString("q_layout", "BSND");
+    if (q != "BSND" && q != "BNSD") return InvalidArgument("FusedAttention: q_layout must be BSND or BNSD, got '" + q + "'");
+    spec.q_bnsd = q == "BNSD";
+    spec.kv_repeat = info.GetInt("kv_repeat", 1);
+    if (spec.kv_repeat < 1) return InvalidArgument("FusedAttention: kv_repeat must be >= 1");
     return spec;
   }
 };
