@@ -52,7 +52,11 @@ struct FusedAttentionSpec {
     if (q != "BSND" && q != "BNSD") return InvalidArgument("FusedAttention: q_layout must be BSND or BNSD, got '" + q + "'");
     spec.q_bnsd = q == "BNSD";
     spec.kv_repeat = info.GetInt("kv_repeat", 1);
-    if (spec.kv_repeat < 1) return InvalidArgument("FusedAttention: kv_repeat must be >= 1");
+    // At most 2^16 query heads per key-value head: no model has more, and the head count it is
+    // multiplied into stays far from overflow.
+    if (spec.kv_repeat < 1 || spec.kv_repeat > (int64_t{1} << 16)) {
+      return InvalidArgument("FusedAttention: kv_repeat must be in [1, 65536], got " + std::to_string(spec.kv_repeat));
+    }
     return spec;
   }
 };
