@@ -96,6 +96,12 @@ TEST_P(MatMulNBitsRow, AccuracyLevel4QuantizesAToInt8) {
   Check(1, 96, 7, 32, Zp::kNone, false, 1, 4);
   Check(1, 200, 13, 64, Zp::kFloat, false, 2, 4);
   Check(2, 384, 33, 128, Zp::kPacked, false, 1, 4);
+  // Every row count runs the int8 kernel (rows in pairs and one alone), over panels of 64 columns
+  // and a last one of 1 to 3 vectors; block 16; one zero point for all of B (none given: 8).
+  Check(7, 300, 70, 32, Zp::kPacked, true, 1, 4);
+  Check(5, 512, 200, 16, Zp::kNone, true, 2, 4);
+  Check(4, 256, 130, 64, Zp::kFloat, true, 2, 4);
+  Check(3, 2048, 48, 256, Zp::kPacked, false, 1, 4);
 }
 
 TEST(MatMulNBits, SeveralRowsThroughTheGemm) {
