@@ -115,6 +115,39 @@ void Row(const PackedNBits& b, const float* a, const float* block_sums, int64_t 
   for (; j < j1; ++j) Columns<1>(b, a, block_sums, j, y + j - j0);
 }
 
+// Values [e0, e1) of column j (float layout) dequantized into out[0, e1 - e0): 16 at a time from
+// a group's half (a block holds whole halves: block sizes are powers of two from 16), one at a
+// time at unaligned ends. For the GEMM's panels of several rows of A.
+void DecodeColumnImpl(const PackedNBits& b, int64_t j, int64_t e0, int64_t e1, float* out) {
+  const DF df;
+  const hn::RebindToSigned<DF> di;
+  const hn::Rebind<uint8_t, DF> du8;
+  constexpr int64_t kLanes = static_cast<int64_t>(hn::MaxLanes(DF()));
+  const uint8_t* col = b.column(j);
+  const float* s = b.scales.data() + j * b.blocks;
+  const float* sz = b.scaled_zero.data() + j * b.blocks;
+  const auto one = [&](int64_t e) {
+    const uint8_t byte = col[(e / 32) * 16 + (e % 16)];
+    const int q = (e & 16) ? byte >> 4 : byte & 15;
+    const int64_t blk = e / b.block_size;
+    return static_cast<float>(q) * s[blk] - sz[blk];
+  };
+  const auto mask = hn::Set(di, 15);
+  int64_t e = e0;
+  for (; e < e1 && e % 16 != 0; ++e) out[e - e0] = one(e);
+  for (; e + 16 <= e1; e += 16) {
+    const int64_t blk = e / b.block_size;
+    const auto vs = hn::Set(df, s[blk]), vz = hn::Set(df, sz[blk]);
+    const uint8_t* src = col + (e / 32) * 16;
+    for (int64_t l = 0; l < 16; l += kLanes) {
+      const auto v = hn::PromoteTo(di, hn::LoadU(du8, src + l));
+      const auto q = (e & 16) ? hn::ShiftRight<4>(v) : hn::And(v, mask);
+      hn::StoreU(hn::MulSub(hn::ConvertTo(df, q), vs, vz), df, out + (e - e0) + l);
+    }
+  }
+  for (; e < e1; ++e) out[e - e0] = one(e);
+}
+
 #if HWY_TARGET == HWY_AVX3
 #define ONNXFLOW_NBITS_VNNI_ATTR                                                                      \
   __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vnni,avx2,fma,bmi,bmi2,f16c,popcnt," \

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "ops/quant_ms/matmul_nbits.h"
 
@@ -21,6 +22,7 @@ HWY_EXPORT(Row);
 HWY_EXPORT(Int8KernelImpl);
 HWY_EXPORT(QuantizeRowsImpl);
 HWY_EXPORT(Int8Impl);
+HWY_EXPORT(DecodeColumnImpl);
 
 bool NBitsInt8Available() { return HWY_DYNAMIC_DISPATCH(Int8KernelImpl)(); }
 
@@ -37,26 +39,26 @@ void MatMulNBitsInt8(const PackedNBits& b, const NBitsQuantA& qa, int64_t m, int
   HWY_DYNAMIC_DISPATCH(Int8Impl)(b, qa, m, p0, p1, bias, y);
 }
 
+// Each column's kc values are decoded with SIMD into a column-major scratch, then transposed into
+// the strips (the GEMM's layout is row-major by strip). Element by element from the packed column,
+// the dequantizing was 55% of an M = 128, K = N = 4096 MatMul.
 void DequantizeNBitsPanel(const PackedNBits& b, int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr,
                           float* dst) {
+  const auto decode = HWY_DYNAMIC_DISPATCH(DecodeColumnImpl);
+  std::vector<float> tmp(nr * kc);
   const int64_t strips = (cols + nr - 1) / nr;
   for (int64_t t = 0; t < strips; ++t) {
     float* strip = dst + t * kc * nr;
     for (int64_t jj = 0; jj < nr; ++jj) {
       const int64_t j = t * nr + jj;
-      if (j >= cols) {
-        for (int64_t kk = 0; kk < kc; ++kk) strip[kk * nr + jj] = 0.f;
-        continue;
+      if (j < cols) {
+        decode(b, j0 + j, k0, k0 + kc, tmp.data() + jj * kc);
+      } else {
+        std::fill(tmp.begin() + jj * kc, tmp.begin() + (jj + 1) * kc, 0.f);
       }
-      const uint8_t* col = b.column(j0 + j);
-      const float* s = b.scales.data() + (j0 + j) * b.blocks;
-      const float* sz = b.scaled_zero.data() + (j0 + j) * b.blocks;
-      for (int64_t kk = 0; kk < kc; ++kk) {
-        const int64_t e = k0 + kk, blk = e / b.block_size;
-        const uint8_t byte = col[(e / 32) * 16 + (e % 16)];
-        const int q = (e & 16) ? byte >> 4 : byte & 15;
-        strip[kk * nr + jj] = static_cast<float>(q) * s[blk] - sz[blk];
-      }
+    }
+    for (int64_t kk = 0; kk < kc; ++kk) {
+      for (int64_t jj = 0; jj < nr; ++jj) strip[kk * nr + jj] = tmp[jj * kc + kk];
     }
   }
 }
