@@ -210,6 +210,12 @@ inline int32_t Load4(const int8_t* p) {
   return v;
 }
 
+// Software prefetch, 4 KiB ahead in B and 4 blocks ahead in its scales (separate streams). With B
+// from memory, as a decoder's weights are (8 layers of K = N = 4096, 85 MB > L3, M = 1), the
+// hardware prefetcher alone took 6.2-8.8 ms against 3.1-5.2 with these (alternated rounds, loaded
+// machine); from L3 about 6% faster; 8 KiB ahead was no better.
+constexpr int64_t kPrefetchBytes = 4096, kPrefetchBlocks = 4;
+
 // kRows rows of A by one panel of kVecs vectors of 16 columns. Per 8 values of K and vector: one
 // 64-byte load, two ANDs (the high nibbles stay in place, 16 times their value: their sum is
 // shifted down once per block, which is exact), two vpdpbusd per row with 4 values of A broadcast.
@@ -267,7 +273,9 @@ ONNXFLOW_NBITS_VNNI_ATTR HWY_NOINLINE void PanelInt8(const PackedNBits& b, const
       }
 #pragma GCC unroll 4
       for (int v = 0; v < kVecs; ++v) {
-        const __m512i raw = _mm512_loadu_si512(bb + (t * kVecs + v) * 64);
+        const uint8_t* line = bb + (t * kVecs + v) * 64;
+        _mm_prefetch(reinterpret_cast<const char*>(line + kPrefetchBytes), _MM_HINT_T0);
+        const __m512i raw = _mm512_loadu_si512(line);
         const __m512i l = _mm512_and_si512(raw, lo_mask), h = _mm512_and_si512(raw, hi_mask);
 #pragma GCC unroll 2
         for (int r = 0; r < kRows; ++r) {
@@ -278,6 +286,7 @@ ONNXFLOW_NBITS_VNNI_ATTR HWY_NOINLINE void PanelInt8(const PackedNBits& b, const
     }
 #pragma GCC unroll 4
     for (int v = 0; v < kVecs; ++v) {
+      _mm_prefetch(reinterpret_cast<const char*>(sc + (blk + kPrefetchBlocks) * kCols + 16 * v), _MM_HINT_T0);
       const __m512 s = _mm512_loadu_ps(sc + blk * kCols + 16 * v);
 #pragma GCC unroll 2
       for (int r = 0; r < kRows; ++r) {
