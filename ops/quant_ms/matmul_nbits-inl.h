@@ -1,5 +1,5 @@
 // SIMD part of MatMulNBits (matmul_nbits.h): the float kernel (Highway) and, in the AVX-512
-// target, the int8 kernel. Compiled once per CPU target through hwy/foreach_target.h (see
+// targets (AVX3, and AVX3_DL should a build enable it), the int8 kernel. Compiled once per CPU target through hwy/foreach_target.h (see
 // matmul_nbits_simd.cc). Highway 1.0.3 has no 8-bit dot product, so the int8 kernel is
 // intrinsics inside the AVX-512 target's code (vpdpbusd needs VNNI, which Highway's AVX3 target
 // does not imply and its AVX3_DL target, which does, is not built here: the kernel carries its
@@ -18,7 +18,7 @@
 #include "hwy/highway.h"
 #include "ops/quant_ms/matmul_nbits.h"
 
-#if HWY_TARGET == HWY_AVX3
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 #include <immintrin.h>
 #endif
 
@@ -148,7 +148,7 @@ void DecodeColumnImpl(const PackedNBits& b, int64_t j, int64_t e0, int64_t e1, f
   for (; e < e1; ++e) out[e - e0] = one(e);
 }
 
-#if HWY_TARGET == HWY_AVX3
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 #define ONNXFLOW_NBITS_VNNI_ATTR                                                                      \
   __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vnni,avx2,fma,bmi,bmi2,f16c,popcnt," \
                         "lzcnt,sse4.2")))
@@ -342,7 +342,7 @@ void Int8Impl(const PackedNBits& b, const NBitsQuantA& qa, int64_t m, int64_t p0
 bool Int8KernelImpl() { return false; }
 void QuantizeRowsImpl(const PackedNBits&, const float*, int64_t, NBitsQuantA*) {}
 void Int8Impl(const PackedNBits&, const NBitsQuantA&, int64_t, int64_t, int64_t, const float*, float*) {}
-#endif  // HWY_TARGET == HWY_AVX3
+#endif  // HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 
 }  // namespace HWY_NAMESPACE
 }  // namespace quant_ms
