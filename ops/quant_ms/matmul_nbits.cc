@@ -2,15 +2,17 @@
 // block_size / 2]; scales float [N * blocks]; zero_points (optional) uint8 packed two per byte
 // [N * ceil(blocks / 2)] or float [N * blocks]; g_idx (optional, int32 [K]) only when it is the
 // plain k / block_size; bias (optional) float [N]. Attributes K, N, bits, block_size,
-// accuracy_level (4 permits quantizing A to int8, which one row of A does on CPUs with AVX-512
-// VNNI, as ONNX Runtime does; other levels compute in float).
+// accuracy_level (4 permits quantizing A to int8, which onnxflow does on CPUs with AVX-512 VNNI,
+// as ONNX Runtime does; other levels and CPUs compute in float).
 //
-// One row of A (a decoder step, M = 1) runs the SIMD kernel of matmul_nbits_simd.cc over the
-// columns, split over cores. More rows (a prompt) go through the float GEMM with B as a
-// BPanelSource: each K x NC block of B is dequantized into the GEMM's packed strip layout in L2
-// right before use, so the weights stay 4-bit in memory (8x smaller than float) and the float
-// micro-kernel runs unchanged; unpacking once at load would cost 8x the weight memory, which is the
-// point of 4-bit weights. The dequantizing is O(K * N) per call against the GEMM's O(M * K * N).
+// accuracy_level 4 with VNNI: every row count runs the int8 kernel (matmul_nbits-inl.h), split
+// over cores by panels of 64 columns. Otherwise one row of A (a decoder step, M = 1) runs the
+// float kernel over the columns, split over cores, and more rows (a prompt) go through the float
+// GEMM with B as a BPanelSource: each K x NC block of B is dequantized into the GEMM's packed
+// strip layout in L2 right before use, so the weights stay 4-bit in memory (8x smaller than float)
+// and the float micro-kernel runs unchanged; unpacking once at load would cost 8x the weight
+// memory, which is the point of 4-bit weights. The dequantizing is O(K * N) per call against the
+// GEMM's O(M * K * N).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -42,15 +44,15 @@ class NBitsPanels : public BPanelSource {
   const PackedNBits& b_;
 };
 
-Status Pack(const KernelInfo* info_or_null, int64_t k, int64_t n, int64_t block_size, const Tensor& b,
-            const Tensor& scales, const Tensor* zero_points, PackedNBits* out) {
+Status Pack(int64_t k, int64_t n, int64_t block_size, bool int8, const Tensor& b, const Tensor& scales,
+            const Tensor* zero_points, PackedNBits* out) {
   PackedNBits& p = *out;
   p.k = k;
   p.n = n;
   p.block_size = block_size;
   p.blocks = (k + block_size - 1) / block_size;
   p.k_padded = p.blocks * block_size;
-  p.column_bytes = (p.k_padded + 127) / 128 * 64;  // whole quads of groups (the int8 kernel's step)
+  p.int8 = int8;
   const int64_t blob = block_size / 2;
   if (b.dtype() != DataType::kUint8 || b.size() != n * p.blocks * blob) {
     return InvalidArgument("input 'B' must be uint8 with N * ceil(K / block_size) * block_size / 2 = " +
@@ -72,46 +74,68 @@ Status Pack(const KernelInfo* info_or_null, int64_t k, int64_t n, int64_t block_
                              ShapeToString(zero_points->shape()));
     }
   }
-  p.q.assign(n * p.column_bytes, 0);
-  p.scales.assign(scales.data<float>(), scales.data<float>() + n * p.blocks);
-  p.scaled_zero.resize(n * p.blocks);
-  // Integer zero points, 4 spare bytes a column for the int8 kernel's 4-block loads.
-  p.zero_bytes.assign(n * (p.blocks + 4), 0);
-  bool integer_zeros = true;
+  // The zero points as floats [n, blocks], and whether they are whole bytes, or one value.
+  std::vector<float> zf(n * p.blocks, 8.f);
+  if (zero_points != nullptr && zero_points->dtype() == DataType::kUint8) {
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t blk = 0; blk < p.blocks; ++blk) {
+        const uint8_t byte = zero_points->data<uint8_t>()[j * zp_bytes + blk / 2];
+        zf[j * p.blocks + blk] = static_cast<float>((blk & 1) ? byte >> 4 : byte & 15);
+      }
+    }
+  } else if (zero_points != nullptr) {
+    std::copy(zero_points->data<float>(), zero_points->data<float>() + n * p.blocks, zf.begin());
+  }
+  bool integer_zeros = true, uniform = true;
+  for (const float z : zf) {  // tested as a whole byte before any cast (a huge float's cast is undefined)
+    integer_zeros = integer_zeros && z >= 0.f && z <= 255.f && z == std::floor(z);
+    uniform = uniform && z == zf[0];
+  }
   const uint8_t* src = b.data<uint8_t>();
+  const float* sc = scales.data<float>();
+  if (!int8) {
+    p.q.assign(n * p.column_bytes(), 0);
+    for (int64_t j = 0; j < n; ++j) {
+      uint8_t* col = p.q.data() + j * p.column_bytes();
+      const uint8_t* bj = src + j * p.blocks * blob;
+      for (int64_t e = 0; e < k; ++e) {  // value e sits in byte e / 2 of the column, low nibble first
+        const int q = (e & 1) ? bj[e / 2] >> 4 : bj[e / 2] & 15;
+        col[(e / 32) * 16 + (e % 16)] |= static_cast<uint8_t>((e & 16) ? q << 4 : q);
+      }
+    }
+    p.scales.assign(sc, sc + n * p.blocks);
+    p.scaled_zero.resize(n * p.blocks);
+    for (int64_t i = 0; i < n * p.blocks; ++i) p.scaled_zero[i] = p.scales[i] * zf[i];
+    return Status::Ok();
+  }
+  // The int8 layout (matmul_nbits.h); columns past n stay zero (scale 0).
+  const int64_t per_block = p.vecs() * 16 * p.blocks;
+  p.q.assign(p.vecs() * 64 * (p.k_padded / 8), 0);
+  p.scales.assign(per_block, 0.f);
+  if (integer_zeros && uniform && n * p.blocks > 0) {
+    p.uniform_zero = static_cast<int>(zf[0]);
+  } else if (integer_zeros) {
+    p.zero_bytes.assign(per_block, 0);
+  } else {
+    p.scaled_zero.assign(per_block, 0.f);
+  }
   for (int64_t j = 0; j < n; ++j) {
-    uint8_t* col = p.q.data() + j * p.column_bytes;
+    const int64_t panel = j / (PackedNBits::kPanelVecs * 16), vecs = p.panel_vecs(panel);
+    const int64_t v = (j / 16) % PackedNBits::kPanelVecs, lane = j % 16;
+    uint8_t* dst = p.q.data() + p.panel_q(panel) + v * 64 + lane * 4;
     const uint8_t* bj = src + j * p.blocks * blob;
-    for (int64_t e = 0; e < k; ++e) {  // value e sits in byte e / 2 of the column, low nibble first
+    for (int64_t e = 0; e < k; ++e) {  // value e: step e / 8 of the panel, byte e % 4, high nibble for e % 8 >= 4
       const int q = (e & 1) ? bj[e / 2] >> 4 : bj[e / 2] & 15;
-      uint8_t& dst = col[(e / 32) * 16 + (e % 16)];
-      dst |= static_cast<uint8_t>((e & 16) ? q << 4 : q);
+      dst[(e / 8) * vecs * 64 + (e % 4)] |= static_cast<uint8_t>((e & 4) ? q << 4 : q);
     }
     for (int64_t blk = 0; blk < p.blocks; ++blk) {
-      float z = 8.f;
-      if (zero_points != nullptr && zero_points->dtype() == DataType::kUint8) {
-        const uint8_t byte = zero_points->data<uint8_t>()[j * zp_bytes + blk / 2];
-        z = static_cast<float>((blk & 1) ? byte >> 4 : byte & 15);
-      } else if (zero_points != nullptr) {
-        z = zero_points->data<float>()[j * p.blocks + blk];
-      }
-      p.scaled_zero[j * p.blocks + blk] = p.scales[j * p.blocks + blk] * z;
-      const bool byte = z >= 0.f && z <= 255.f && z == std::floor(z);
-      integer_zeros = integer_zeros && byte;
-      if (byte) p.zero_bytes[j * (p.blocks + 4) + blk] = static_cast<uint8_t>(z);
+      const int64_t at = p.panel_blocks(panel) + blk * vecs * 16 + v * 16 + lane;
+      const float s = sc[j * p.blocks + blk], z = zf[j * p.blocks + blk];
+      p.scales[at] = s;
+      if (!p.zero_bytes.empty()) p.zero_bytes[at] = static_cast<uint8_t>(z);
+      if (!p.scaled_zero.empty()) p.scaled_zero[at] = s * z;
     }
   }
-  if (!integer_zeros) {
-    std::vector<uint8_t>().swap(p.zero_bytes);
-  } else if (n > 0 && p.blocks > 0) {
-    p.uniform_zero = p.zero_bytes[0];
-    for (int64_t j = 0; j < n && p.uniform_zero >= 0; ++j) {
-      for (int64_t blk = 0; blk < p.blocks; ++blk) {
-        if (p.zero_bytes[j * (p.blocks + 4) + blk] != p.uniform_zero) p.uniform_zero = -1;
-      }
-    }
-  }
-  (void)info_or_null;
   return Status::Ok();
 }
 
@@ -123,7 +147,8 @@ class MatMulNBitsKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(k->n_, info.RequireInt("N"));
     ONNXFLOW_ASSIGN_OR_RETURN(k->block_size_, info.RequireInt("block_size"));
     const int64_t bits = info.GetInt("bits", 4);
-    k->int8_allowed_ = info.GetInt("accuracy_level", 0) == 4;
+    // accuracy_level 4 permits quantizing A to int8: done where the int8 kernel runs.
+    k->int8_ = info.GetInt("accuracy_level", 0) == 4 && NBitsInt8Available();
     if (bits != 4) return Unimplemented("MatMulNBits with bits = " + std::to_string(bits) + " (only 4)");
     if (k->k_ <= 0 || k->n_ <= 0) return InvalidArgument("attributes K and N must be positive");
     if (k->block_size_ < 16 || (k->block_size_ & (k->block_size_ - 1)) != 0) {
@@ -151,7 +176,7 @@ class MatMulNBitsKernel : public OpKernel {
     if (b != nullptr && s != nullptr && zp_const) {
       k->packed_ = std::make_shared<PackedNBits>();
       ONNXFLOW_RETURN_IF_ERROR(
-          Pack(&info, k->k_, k->n_, k->block_size_, *b, *s, info.constant_input(3), k->packed_.get()));
+          Pack(k->k_, k->n_, k->block_size_, k->int8_, *b, *s, info.constant_input(3), k->packed_.get()));
     }
     return std::unique_ptr<OpKernel>(std::move(k));
   }
@@ -171,7 +196,7 @@ class MatMulNBitsKernel : public OpKernel {
     if (packed == nullptr) {
       ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* b, ctx.RequireTensor(1));
       ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* s, ctx.RequireTensor(2));
-      ONNXFLOW_RETURN_IF_ERROR(Pack(nullptr, k_, n_, block_size_, *b, *s, ctx.input_tensor(3), &run_packed));
+      ONNXFLOW_RETURN_IF_ERROR(Pack(k_, n_, block_size_, int8_, *b, *s, ctx.input_tensor(3), &run_packed));
       packed = &run_packed;
     }
     const Tensor* bias = ctx.input_tensor(5);
@@ -185,6 +210,18 @@ class MatMulNBitsKernel : public OpKernel {
     const int64_t m = a->size() / k_;
     const float* pa = a->data<float>();
     float* py = y->mutable_data<float>();
+    if (packed->int8) {
+      // The int8 kernel, every row count: split over cores by panels of 64 columns, each a
+      // single pass over its part of B for all rows.
+      if (!NBitsInt8Available()) return Internal("MatMulNBits: B packed for the int8 kernel, which does not run here");
+      NBitsQuantA qa;
+      QuantizeRowsForNBits(*packed, pa, m, &qa);
+      const float* pbias = bias != nullptr ? bias->data<float>() : nullptr;
+      ParallelFor(ctx, packed->panels(), MacCost(m * 64 * k_), [&](int64_t p0, int64_t p1) {
+        MatMulNBitsInt8(*packed, qa, m, p0, p1, pbias, py);
+      });
+      return Status::Ok();
+    }
     if (m >= kGemmRows) {
       NBitsPanels panels(*packed);
       GemmInputA ga;
@@ -199,24 +236,11 @@ class MatMulNBitsKernel : public OpKernel {
     }
     const PackedNBits& p = *packed;
     std::vector<float> row(p.k_padded, 0.f), sums(p.blocks);
-    const bool int8 = int8_allowed_ && NBitsInt8Available(p);
-    Int8Row qrow;
     for (int64_t i = 0; i < m; ++i) {
       // Chunks of 16 columns keep the 4-column kernel whole; each reads 16 * K / 2 bytes of B.
       constexpr int64_t kChunk = 16;
       const int64_t chunks = (n_ + kChunk - 1) / kChunk;
       float* yi = py + i * n_;
-      if (int8) {
-        QuantizeRowForNBits(p, pa + i * k_, &qrow);
-        ParallelFor(ctx, chunks, kChunk * k_, [&](int64_t c0, int64_t c1) {
-          const int64_t j0 = c0 * kChunk, j1 = std::min(n_, c1 * kChunk);
-          MatMulNBitsRowInt8(p, qrow, j0, j1, yi + j0);
-        });
-        if (bias != nullptr) {
-          for (int64_t j = 0; j < n_; ++j) yi[j] += bias->data<float>()[j];
-        }
-        continue;
-      }
       std::copy(pa + i * k_, pa + (i + 1) * k_, row.begin());
       for (int64_t blk = 0; blk < p.blocks; ++blk) {
         float s = 0;
@@ -237,7 +261,7 @@ class MatMulNBitsKernel : public OpKernel {
  private:
   MatMulNBitsKernel() = default;
   int64_t k_ = 0, n_ = 0, block_size_ = 0;
-  bool int8_allowed_ = false;  // accuracy_level 4
+  bool int8_ = false;  // accuracy_level 4 where the int8 kernel runs: B in its layout
   std::shared_ptr<PackedNBits> packed_;  // null when B, scales or zero points are not constants
 };
 

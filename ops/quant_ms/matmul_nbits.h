@@ -1,15 +1,25 @@
 // com.microsoft MatMulNBits with bits = 4: Y = A * dequantize(B)^T (+ bias), B given as N rows of
 // K 4-bit values in blocks of block_size with one scale (and zero point, default 8) per block.
 //
-// The 4-bit weights stay 4-bit in memory. At load they are repacked once per column in groups of
-// 32 values: byte j of a group holds value j in its low nibble and value j + 16 in its high one,
-// so one 16-byte load widened to 32-bit lanes gives 16 consecutive values with an AND and the next
-// 16 with a shift (ONNX's order, value 2i low and 2i + 1 high, would need an interleave).
+// The 4-bit weights stay 4-bit in memory, repacked once at load into the layout of the kernel
+// that will read them (one of two, so B is held once):
 //
-// Dequantization is folded out of the inner loop: with w = (q - z) * s = q * s - s * z,
-//   y[n] = sum_b s[n,b] * dot(a_b, q_b) - sum_b (s * z)[n,b] * sum(a_b)
-// so the loop is one FMA per value into a per-block accumulator, scaled once per block, and the
-// zero points cost one dot product over blocks per column (block sums of A are taken once per row).
+// - Float (accuracy_level 0-3, or a CPU without AVX-512 VNNI): per column in groups of 32 values,
+//   byte j of a group holds value j in its low nibble and value j + 16 in its high one, so one
+//   16-byte load widened to 32-bit lanes gives 16 consecutive values with an AND and the next 16
+//   with a shift. Dequantization is folded out of the inner loop: with w = q * s - s * z,
+//     y[n] = sum_b s[n,b] * dot(a_b, q_b) - sum_b (s * z)[n,b] * sum(a_b).
+//
+// - Int8 (accuracy_level 4 on AVX-512 VNNI): A is quantized to int8 per block as ONNX Runtime's
+//   CompInt8 does, and one 32-bit lane is one column: per 8 values of K, a 64-byte vector holds
+//   16 columns, byte i of a lane value i in its low nibble and value 4 + i in its high one. Then
+//   one vpdpbusd multiplies 16 columns by 4 values of A broadcast to every lane, and the block's
+//   scales and zero points are one vector load each (16 columns), applied once per block in
+//   registers. Columns come in panels of 4 such vectors (64 columns) interleaved per 8 values,
+//   so a panel is one sequential stream; the last panel may hold fewer vectors (N rounded to 16).
+//   (The former layout spread each column's quad of groups over the lanes: per 128 products it
+//   spent a masked load and a permute on the scales and another pair on the zero points, and ran
+//   at 1.5x ONNX Runtime's time at M = 1.)
 #pragma once
 
 #include <cstdint>
@@ -20,36 +30,51 @@ namespace quant_ms {
 
 struct PackedNBits {
   int64_t k = 0, n = 0, block_size = 0, blocks = 0;
-  int64_t k_padded = 0;            // blocks * block_size, a multiple of 16
-  int64_t column_bytes = 0;        // k_padded rounded up to whole quads of groups (128 values), halved
-  std::vector<uint8_t> q;          // n columns of column_bytes, in groups of 32 values
-  std::vector<float> scales;       // [n, blocks]
-  std::vector<float> scaled_zero;  // [n, blocks]: scale * zero point
-  int uniform_zero = -1;           // the zero point of every block (8 when none are given), or -1
-  std::vector<uint8_t> zero_bytes; // [n, blocks + 4]: integer zero points (empty when any is not)
-  const uint8_t* column(int64_t j) const { return q.data() + j * column_bytes; }
+  int64_t k_padded = 0;          // blocks * block_size
+  bool int8 = false;             // the int8 layout (else the float one)
+  std::vector<uint8_t> q;        // the weights in the layout above
+  std::vector<float> scales;     // float: [n, blocks]; int8: per panel [blocks, panel columns]
+  std::vector<float> scaled_zero;  // scale * zero point, laid out as `scales` (int8: only for non-integer ones)
+  // Int8 layout: the zero point of every block (8 when none are given), or -1; else, when all are
+  // whole bytes, per panel [blocks, panel columns] bytes; else neither (scaled_zero).
+  int uniform_zero = -1;
+  std::vector<uint8_t> zero_bytes;
+
+  // Float layout: the bytes of a column (whole groups of 32 values).
+  int64_t column_bytes() const { return (k_padded + 31) / 32 * 16; }
+  const uint8_t* column(int64_t j) const { return q.data() + j * column_bytes(); }
+  // Int8 layout.
+  static constexpr int64_t kPanelVecs = 4;
+  int64_t vecs() const { return (n + 15) / 16; }
+  int64_t panels() const { return (vecs() + kPanelVecs - 1) / kPanelVecs; }
+  int64_t panel_vecs(int64_t p) const { return vecs() - p * kPanelVecs < kPanelVecs ? vecs() - p * kPanelVecs : kPanelVecs; }
+  // Offsets of panel p in q (bytes) and in the per-block arrays (elements).
+  int64_t panel_q(int64_t p) const { return p * kPanelVecs * 64 * (k_padded / 8); }
+  int64_t panel_blocks(int64_t p) const { return p * kPanelVecs * 16 * blocks; }
 };
+
+// Whether the int8 kernel runs here (the dispatched target is AVX-512 and the CPU has VNNI).
+bool NBitsInt8Available();
 
 // y[j] for columns [j0, j1) of one row of A (a holds k_padded floats, zero past k; block_sums holds
-// the sum of each block of a): the SIMD kernel.
+// the sum of each block of a): the float kernel.
 void MatMulNBitsRow(const PackedNBits& b, const float* a, const float* block_sums, int64_t j0, int64_t j1, float* y);
 
-// accuracy_level 4 (A may be quantized to int8) on CPUs with AVX-512 VNNI: A is quantized per
-// block (scale max|a| / 127, as ONNX Runtime's CompInt8 does) and each half of a quad of groups
-// of B is one vpdpbusd of unsigned nibbles by signed bytes, 64 products per instruction.
-struct Int8Row {
-  std::vector<int8_t> q;             // k rounded to quads of groups, in the lane order of the kernel
-  std::vector<float> lane_scales;    // 16 per quad: the A scale of the block each lane sums
-  std::vector<int32_t> lane_sums;    // 16 per quad: the sum of the 8 A values each lane multiplies
-  std::vector<float> block_corr;     // per block: a_scale * sum(q), for the zero points
-  std::vector<float> block_scale;    // per block: a_scale
+// A quantized for the int8 kernel: per row k_padded int8 values (zero past k) and per block the
+// scale (max|a| / 127), the sum of the int8 values and scale * sum (for float zero points).
+struct NBitsQuantA {
+  std::vector<int8_t> q;
+  std::vector<float> scale, corr;
+  std::vector<int32_t> sum;
 };
-bool NBitsInt8Available(const PackedNBits& b);
-void QuantizeRowForNBits(const PackedNBits& b, const float* a, Int8Row* row);
-void MatMulNBitsRowInt8(const PackedNBits& b, const Int8Row& a, int64_t j0, int64_t j1, float* y);
+void QuantizeRowsForNBits(const PackedNBits& b, const float* a, int64_t m, NBitsQuantA* qa);
+// Rows [0, m) of Y (ldy n) for the columns of panels [p0, p1), bias (may be null) added.
+void MatMulNBitsInt8(const PackedNBits& b, const NBitsQuantA& qa, int64_t m, int64_t p0, int64_t p1,
+                     const float* bias, float* y);
 
 // Writes columns [j0, j0 + cols) of rows [k0, k0 + kc) of dequantize(B)^T (a K x N matrix) as
 // GEMM strips of nr columns (ops/math/gemm.h's BPanelSource layout), zeros past column `cols`.
+// The float layout only.
 void DequantizeNBitsPanel(const PackedNBits& b, int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr,
                           float* dst);
 

@@ -1,6 +1,7 @@
-// MatMulNBits against dequantize-then-multiply in double, over the paths: one row (the SIMD
-// kernel), several rows (the GEMM over dequantized panels), block sizes 16 to 128, K not a
-// multiple of the block, packed and float zero points, none (8), bias, 2 threads.
+// MatMulNBits against dequantize-then-multiply in double, over the paths: one row (the float
+// kernel), several rows (the GEMM over dequantized panels), accuracy_level 4 (the int8 kernel on
+// AVX-512 VNNI, any row count), block sizes 16 to 256, K not a multiple of the block, packed and
+// float zero points, none (8), bias, 2 threads.
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -15,9 +16,10 @@
 namespace onnxflow {
 namespace {
 
-// One row of A runs the SIMD row kernel (matmul_nbits_simd.cc), float or int8 (VNNI where the target has it).
-class MatMulNBitsRow : public EveryTargetTest {};
-ONNXFLOW_INSTANTIATE_EVERY_TARGET(MatMulNBitsRow);
+// Every path is SIMD (matmul_nbits-inl.h): the float row kernel, the GEMM panels' decoding, the
+// int8 kernel (the AVX-512 target on a CPU with VNNI; float elsewhere).
+class MatMulNBitsSimd : public EveryTargetTest {};
+ONNXFLOW_INSTANTIATE_EVERY_TARGET(MatMulNBitsSimd);
 
 enum class Zp { kNone, kPacked, kFloat };
 
@@ -82,25 +84,31 @@ void Check(int64_t m, int64_t k, int64_t n, int64_t block, Zp zp, bool bias, int
     }
 }
 
-TEST_P(MatMulNBitsRow, AllBlockSizes) {
+TEST_P(MatMulNBitsSimd, AllBlockSizes) {
   for (int64_t block : {16, 32, 64, 128}) Check(1, 256, 37, block, Zp::kNone, false, 1);
   Check(1, 200, 9, 32, Zp::kPacked, true, 1);   // K not a multiple of the block
   Check(1, 48, 5, 16, Zp::kFloat, false, 1);    // an odd number of 16-blocks
   Check(1, 1024, 300, 64, Zp::kPacked, true, 2);
 }
 
-TEST_P(MatMulNBitsRow, AccuracyLevel4QuantizesAToInt8) {
+TEST_P(MatMulNBitsSimd, AccuracyLevel4QuantizesAToInt8) {
   // The VNNI kernel where the CPU has it (else the float one): quads of groups, a group count not a multiple of 4,
   // blocks of 32, 64 and 128, all zero-point kinds.
   Check(1, 4096 / 8, 64, 32, Zp::kPacked, true, 1, 4);
   Check(1, 96, 7, 32, Zp::kNone, false, 1, 4);
   Check(1, 200, 13, 64, Zp::kFloat, false, 2, 4);
   Check(2, 384, 33, 128, Zp::kPacked, false, 1, 4);
+  // Every row count runs the int8 kernel (rows in pairs and one alone), over panels of 64 columns
+  // and a last one of 1 to 3 vectors; block 16; one zero point for all of B (none given: 8).
+  Check(7, 300, 70, 32, Zp::kPacked, true, 1, 4);
+  Check(5, 512, 200, 16, Zp::kNone, true, 2, 4);
+  Check(4, 256, 130, 64, Zp::kFloat, true, 2, 4);
+  Check(3, 2048, 48, 256, Zp::kPacked, false, 1, 4);
 }
 
-TEST(MatMulNBits, SeveralRowsThroughTheGemm) {
+TEST_P(MatMulNBitsSimd, SeveralRowsThroughTheGemm) {
   Check(2, 96, 13, 32, Zp::kPacked, false, 1);  // below the GEMM threshold: row kernel per row
-  Check(7, 300, 70, 32, Zp::kPacked, true, 1);
+  Check(7, 300, 70, 32, Zp::kPacked, true, 1);  // the GEMM's K blocks of 150 start inside a group
   Check(33, 128, 65, 16, Zp::kFloat, false, 2);
   Check(5, 512, 40, 128, Zp::kNone, true, 2);
 }

@@ -1,0 +1,352 @@
+// SIMD part of MatMulNBits (matmul_nbits.h): the float kernel (Highway) and, in the AVX-512
+// targets (AVX3, and AVX3_DL should a build enable it), the int8 kernel. Compiled once per CPU target through hwy/foreach_target.h (see
+// matmul_nbits_simd.cc). Highway 1.0.3 has no 8-bit dot product, so the int8 kernel is
+// intrinsics inside the AVX-512 target's code (vpdpbusd needs VNNI, which Highway's AVX3 target
+// does not imply and its AVX3_DL target, which does, is not built here: the kernel carries its
+// own attribute and runs only where the CPU has VNNI).
+
+#if defined(ONNXFLOW_OPS_QUANT_MS_MATMUL_NBITS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ONNXFLOW_OPS_QUANT_MS_MATMUL_NBITS_INL_H_
+#undef ONNXFLOW_OPS_QUANT_MS_MATMUL_NBITS_INL_H_
+#else
+#define ONNXFLOW_OPS_QUANT_MS_MATMUL_NBITS_INL_H_
+#endif
+
+#include <algorithm>
+#include <cstring>
+
+#include "hwy/highway.h"
+#include "ops/quant_ms/matmul_nbits.h"
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#include <immintrin.h>
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace onnxflow {
+namespace quant_ms {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// At most 16 float lanes: a group's 16 bytes fill one AVX-512 vector of 32-bit lanes.
+using DF = hn::CappedTag<float, 16>;
+
+// sum_i x[i] * y[i]: the zero-point correction of one column (a dot product over its blocks,
+// vectorized: as a scalar chain of FMAs it was a third of an M = 1, K = N = 4096 MatMul's time).
+float Dot(const float* x, const float* y, int64_t n) {
+  const DF df;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  auto acc = hn::Zero(df);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) acc = hn::MulAdd(hn::LoadU(df, x + i), hn::LoadU(df, y + i), acc);
+  float sum = hn::GetLane(hn::SumOfLanes(df, acc));
+  for (; i < n; ++i) sum += x[i] * y[i];
+  return sum;
+}
+
+// Four columns at a time share each load of A and give the FMA units four independent chains
+// (two per column: low and high halves of a group). The loops over columns and lanes have
+// compile-time trip counts and are unrolled, so the accumulators stay in registers (with a
+// run-time lane count the compiler kept them on the stack).
+template <int kCols>
+void Columns(const PackedNBits& b, const float* a, const float* block_sums, int64_t j, float* y) {
+  const DF df;
+  const hn::RebindToSigned<DF> di;
+  const hn::Rebind<uint8_t, DF> du8;
+  constexpr int64_t kLanes = static_cast<int64_t>(hn::MaxLanes(DF()));
+  static_assert(16 % kLanes == 0, "a group's 16 bytes are whole vectors");
+  const auto mask = hn::Set(di, 15);
+  const uint8_t* col[kCols];
+  const float* sc[kCols];
+  HWY_UNROLL(4)
+  for (int c = 0; c < kCols; ++c) {
+    col[c] = b.column(j + c);
+    sc[c] = b.scales.data() + (j + c) * b.blocks;
+  }
+  hn::Vec<DF> total[kCols];
+  HWY_UNROLL(4)
+  for (int c = 0; c < kCols; ++c) total[c] = hn::Zero(df);
+  const int64_t bs = b.block_size;
+  for (int64_t blk = 0; blk < b.blocks; ++blk) {
+    hn::Vec<DF> lo[kCols], hi[kCols];
+    HWY_UNROLL(4)
+    for (int c = 0; c < kCols; ++c) lo[c] = hi[c] = hn::Zero(df);
+    const int64_t e_begin = blk * bs, e_end = e_begin + bs;
+    if (bs >= 32) {
+      for (int64_t e = e_begin; e < e_end; e += 32) {
+        const int64_t byte0 = e / 2;
+        HWY_UNROLL(16)
+        for (int64_t l = 0; l < 16; l += kLanes) {
+          const auto a_lo = hn::LoadU(df, a + e + l), a_hi = hn::LoadU(df, a + e + 16 + l);
+          HWY_UNROLL(4)
+          for (int c = 0; c < kCols; ++c) {
+            const auto v = hn::PromoteTo(di, hn::LoadU(du8, col[c] + byte0 + l));
+            lo[c] = hn::MulAdd(a_lo, hn::ConvertTo(df, hn::And(v, mask)), lo[c]);
+            hi[c] = hn::MulAdd(a_hi, hn::ConvertTo(df, hn::ShiftRight<4>(v)), hi[c]);
+          }
+        }
+      }
+    } else {  // a block of 16 is one half of a group
+      const int64_t byte0 = (e_begin / 32) * 16;
+      const bool high = (e_begin / 16) & 1;
+      HWY_UNROLL(16)
+      for (int64_t l = 0; l < 16; l += kLanes) {
+        const auto va = hn::LoadU(df, a + e_begin + l);
+        HWY_UNROLL(4)
+        for (int c = 0; c < kCols; ++c) {
+          const auto v = hn::PromoteTo(di, hn::LoadU(du8, col[c] + byte0 + l));
+          const auto q = high ? hn::ShiftRight<4>(v) : hn::And(v, mask);
+          lo[c] = hn::MulAdd(va, hn::ConvertTo(df, q), lo[c]);
+        }
+      }
+    }
+    HWY_UNROLL(4)
+    for (int c = 0; c < kCols; ++c) total[c] = hn::MulAdd(hn::Add(lo[c], hi[c]), hn::Set(df, sc[c][blk]), total[c]);
+  }
+  for (int c = 0; c < kCols; ++c) {
+    const float corr = Dot(b.scaled_zero.data() + (j + c) * b.blocks, block_sums, b.blocks);
+    y[c] = hn::GetLane(hn::SumOfLanes(df, total[c])) - corr;
+  }
+}
+
+void Row(const PackedNBits& b, const float* a, const float* block_sums, int64_t j0, int64_t j1, float* y) {
+  int64_t j = j0;
+  for (; j + 4 <= j1; j += 4) Columns<4>(b, a, block_sums, j, y + j - j0);
+  for (; j < j1; ++j) Columns<1>(b, a, block_sums, j, y + j - j0);
+}
+
+// Values [e0, e1) of column j (float layout) dequantized into out[0, e1 - e0): 16 at a time from
+// a group's half (a block holds whole halves: block sizes are powers of two from 16), one at a
+// time at unaligned ends. For the GEMM's panels of several rows of A.
+void DecodeColumnImpl(const PackedNBits& b, int64_t j, int64_t e0, int64_t e1, float* out) {
+  const DF df;
+  const hn::RebindToSigned<DF> di;
+  const hn::Rebind<uint8_t, DF> du8;
+  constexpr int64_t kLanes = static_cast<int64_t>(hn::MaxLanes(DF()));
+  const uint8_t* col = b.column(j);
+  const float* s = b.scales.data() + j * b.blocks;
+  const float* sz = b.scaled_zero.data() + j * b.blocks;
+  const auto one = [&](int64_t e) {
+    const uint8_t byte = col[(e / 32) * 16 + (e % 16)];
+    const int q = (e & 16) ? byte >> 4 : byte & 15;
+    const int64_t blk = e / b.block_size;
+    return static_cast<float>(q) * s[blk] - sz[blk];
+  };
+  const auto mask = hn::Set(di, 15);
+  int64_t e = e0;
+  for (; e < e1 && e % 16 != 0; ++e) out[e - e0] = one(e);
+  for (; e + 16 <= e1; e += 16) {
+    const int64_t blk = e / b.block_size;
+    const auto vs = hn::Set(df, s[blk]), vz = hn::Set(df, sz[blk]);
+    const uint8_t* src = col + (e / 32) * 16;
+    for (int64_t l = 0; l < 16; l += kLanes) {
+      const auto v = hn::PromoteTo(di, hn::LoadU(du8, src + l));
+      const auto q = (e & 16) ? hn::ShiftRight<4>(v) : hn::And(v, mask);
+      hn::StoreU(hn::MulSub(hn::ConvertTo(df, q), vs, vz), df, out + (e - e0) + l);
+    }
+  }
+  for (; e < e1; ++e) out[e - e0] = one(e);
+}
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#define ONNXFLOW_NBITS_VNNI_ATTR                                                                      \
+  __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vnni,avx2,fma,bmi,bmi2,f16c,popcnt," \
+                        "lzcnt,sse4.2")))
+
+bool Int8KernelImpl() {
+  static const bool vnni = __builtin_cpu_supports("avx512vnni");
+  return vnni;
+}
+
+// Per row and block of A: max|a| / 127, the values times 127 / max|a| (that inverse, not 1 / scale:
+// the two differ in the last bit and flip roundings) rounded half to even, as ONNX Runtime's
+// QuantizeARow_CompInt8 does, so that both runtimes multiply the same int8 values.
+ONNXFLOW_NBITS_VNNI_ATTR void QuantizeRowsImpl(const PackedNBits& b, const float* a, int64_t m, NBitsQuantA* qa) {
+  const int64_t kp = b.k_padded, bs = b.block_size;
+  qa->q.resize(m * kp);
+  qa->scale.resize(m * b.blocks);
+  qa->corr.resize(m * b.blocks);
+  qa->sum.resize(m * b.blocks);
+  const __m512 abs_mask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
+  for (int64_t i = 0; i < m; ++i) {
+    const float* row = a + i * b.k;
+    for (int64_t blk = 0; blk < b.blocks; ++blk) {
+      const int64_t e0 = blk * bs;
+      __m512 amax = _mm512_setzero_ps();
+      for (int64_t e = e0; e < e0 + bs; e += 16) {
+        const int64_t left = std::min<int64_t>(16, std::max<int64_t>(0, b.k - e));
+        const __mmask16 valid = static_cast<__mmask16>((1u << left) - 1);
+        amax = _mm512_max_ps(amax, _mm512_and_ps(_mm512_maskz_loadu_ps(valid, row + std::min(e, b.k)), abs_mask));
+      }
+      const float mx = _mm512_reduce_max_ps(amax);
+      const float scale = mx / 127.f, inv = mx != 0.f ? 127.f / mx : 0.f;
+      const __m512 vinv = _mm512_set1_ps(inv);
+      __m512i sum = _mm512_setzero_si512();
+      int8_t* dst = qa->q.data() + i * kp;
+      for (int64_t e = e0; e < e0 + bs; e += 16) {
+        const int64_t left = std::min<int64_t>(16, std::max<int64_t>(0, b.k - e));
+        const __mmask16 valid = static_cast<__mmask16>((1u << left) - 1);
+        const __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(valid, row + std::min(e, b.k)), vinv);
+        const __m512i q = _mm512_cvtps_epi32(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        sum = _mm512_add_epi32(sum, q);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + e), _mm512_cvtepi32_epi8(q));
+      }
+      const int32_t s = _mm512_reduce_add_epi32(sum);
+      qa->scale[i * b.blocks + blk] = scale;
+      qa->sum[i * b.blocks + blk] = s;
+      qa->corr[i * b.blocks + blk] = scale * static_cast<float>(s);
+    }
+  }
+}
+
+// How a panel's zero points come off: one integer for all of B (z times the block's sum of A, a
+// broadcast), integer bytes per column (a widening load and a multiply per block), or float
+// (scale * z times scale_a * sum(a), an FMA per block).
+enum ZeroKind { kUniformZero, kByteZeros, kFloatZeros };
+
+inline int32_t Load4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Software prefetch, 4 KiB ahead in B and 4 blocks ahead in its scales (separate streams). With B
+// from memory, as a decoder's weights are (8 layers of K = N = 4096, 85 MB > L3, M = 1), the
+// hardware prefetcher alone took 6.2-8.8 ms against 3.1-5.2 with these (alternated rounds, loaded
+// machine); from L3 about 6% faster; 8 KiB ahead was no better.
+constexpr int64_t kPrefetchBytes = 4096, kPrefetchBlocks = 4;
+
+// kRows rows of A by one panel of kVecs vectors of 16 columns. Per 8 values of K and vector: one
+// 64-byte load, two ANDs (the high nibbles stay in place, 16 times their value: their sum is
+// shifted down once per block, which is exact), two vpdpbusd per row with 4 values of A broadcast.
+// Low and high nibbles have accumulators of their own: 2 * kVecs independent chains per row.
+template <int kVecs, int kRows, int kZero>
+ONNXFLOW_NBITS_VNNI_ATTR HWY_NOINLINE void PanelInt8(const PackedNBits& b, const NBitsQuantA& qa, int64_t i0,
+                                                     int64_t p, const float* bias, float* y) {
+  constexpr int64_t kCols = kVecs * 16;
+  const int64_t steps = b.block_size / 8, kp = b.k_padded, n = b.n;
+  const uint8_t* bq = b.q.data() + b.panel_q(p);
+  const float* sc = b.scales.data() + b.panel_blocks(p);
+  const uint8_t* zb = kZero == kByteZeros ? b.zero_bytes.data() + b.panel_blocks(p) : nullptr;
+  const float* sz = kZero == kFloatZeros ? b.scaled_zero.data() + b.panel_blocks(p) : nullptr;
+  const __m512i lo_mask = _mm512_set1_epi8(0x0F), hi_mask = _mm512_set1_epi8(static_cast<char>(0xF0));
+  const int64_t j0 = p * PackedNBits::kPanelVecs * 16;
+  __mmask16 store_mask[kVecs];
+  __m512 total[kRows][kVecs];
+#pragma GCC unroll 4
+  for (int v = 0; v < kVecs; ++v) {
+    const int64_t left = std::min<int64_t>(16, n - (j0 + 16 * v));
+    store_mask[v] = static_cast<__mmask16>((1u << left) - 1);
+    const __m512 bv = bias != nullptr ? _mm512_maskz_loadu_ps(store_mask[v], bias + j0 + 16 * v) : _mm512_setzero_ps();
+#pragma GCC unroll 2
+    for (int r = 0; r < kRows; ++r) total[r][v] = bv;
+  }
+  const int8_t* arow[kRows];
+#pragma GCC unroll 2
+  for (int r = 0; r < kRows; ++r) arow[r] = qa.q.data() + (i0 + r) * kp;
+  for (int64_t blk = 0; blk < b.blocks; ++blk) {
+    __m512i lo[kRows][kVecs], hi[kRows][kVecs];
+#pragma GCC unroll 2
+    for (int r = 0; r < kRows; ++r) {
+      const int32_t asum = qa.sum[(i0 + r) * b.blocks + blk];
+#pragma GCC unroll 4
+      for (int v = 0; v < kVecs; ++v) {
+        hi[r][v] = _mm512_setzero_si512();
+        if (kZero == kUniformZero) {
+          lo[r][v] = _mm512_set1_epi32(-b.uniform_zero * asum);
+        } else if (kZero == kByteZeros) {
+          const __m512i z = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(zb + blk * kCols + 16 * v)));
+          lo[r][v] = _mm512_mullo_epi32(z, _mm512_set1_epi32(-asum));
+        } else {
+          lo[r][v] = _mm512_setzero_si512();
+        }
+      }
+    }
+    const uint8_t* bb = bq + blk * steps * kCols * 4;
+    for (int64_t t = 0; t < steps; ++t) {
+      __m512i a_lo[kRows], a_hi[kRows];
+#pragma GCC unroll 2
+      for (int r = 0; r < kRows; ++r) {
+        const int8_t* ap = arow[r] + blk * b.block_size + 8 * t;
+        a_lo[r] = _mm512_set1_epi32(Load4(ap));
+        a_hi[r] = _mm512_set1_epi32(Load4(ap + 4));
+      }
+#pragma GCC unroll 4
+      for (int v = 0; v < kVecs; ++v) {
+        const uint8_t* line = bb + (t * kVecs + v) * 64;
+        _mm_prefetch(reinterpret_cast<const char*>(line + kPrefetchBytes), _MM_HINT_T0);
+        const __m512i raw = _mm512_loadu_si512(line);
+        const __m512i l = _mm512_and_si512(raw, lo_mask), h = _mm512_and_si512(raw, hi_mask);
+#pragma GCC unroll 2
+        for (int r = 0; r < kRows; ++r) {
+          lo[r][v] = _mm512_dpbusd_epi32(lo[r][v], l, a_lo[r]);
+          hi[r][v] = _mm512_dpbusd_epi32(hi[r][v], h, a_hi[r]);
+        }
+      }
+    }
+#pragma GCC unroll 4
+    for (int v = 0; v < kVecs; ++v) {
+      _mm_prefetch(reinterpret_cast<const char*>(sc + (blk + kPrefetchBlocks) * kCols + 16 * v), _MM_HINT_T0);
+      const __m512 s = _mm512_loadu_ps(sc + blk * kCols + 16 * v);
+#pragma GCC unroll 2
+      for (int r = 0; r < kRows; ++r) {
+        const __m512i dot = _mm512_add_epi32(lo[r][v], _mm512_srai_epi32(hi[r][v], 4));
+        const __m512 sa = _mm512_set1_ps(qa.scale[(i0 + r) * b.blocks + blk]);
+        total[r][v] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(s, sa), total[r][v]);
+        if (kZero == kFloatZeros) {
+          total[r][v] = _mm512_fnmadd_ps(_mm512_loadu_ps(sz + blk * kCols + 16 * v),
+                                         _mm512_set1_ps(qa.corr[(i0 + r) * b.blocks + blk]), total[r][v]);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 2
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < kVecs; ++v) _mm512_mask_storeu_ps(y + (i0 + r) * n + j0 + 16 * v, store_mask[v], total[r][v]);
+  }
+}
+
+template <int kRows, int kZero>
+void PanelInt8Vecs(int64_t vecs, const PackedNBits& b, const NBitsQuantA& qa, int64_t i0, int64_t p,
+                   const float* bias, float* y) {
+  switch (vecs) {
+    case 4: return PanelInt8<4, kRows, kZero>(b, qa, i0, p, bias, y);
+    case 3: return PanelInt8<3, kRows, kZero>(b, qa, i0, p, bias, y);
+    case 2: return PanelInt8<2, kRows, kZero>(b, qa, i0, p, bias, y);
+    default: return PanelInt8<1, kRows, kZero>(b, qa, i0, p, bias, y);
+  }
+}
+
+template <int kZero>
+void Int8Panels(const PackedNBits& b, const NBitsQuantA& qa, int64_t m, int64_t p0, int64_t p1, const float* bias,
+                float* y) {
+  // Panels outside, rows inside: a panel (64 columns, 32 KiB at K = 1024) stays in L2 for every
+  // pair of rows.
+  for (int64_t p = p0; p < p1; ++p) {
+    const int64_t vecs = b.panel_vecs(p);
+    int64_t i = 0;
+    for (; i + 2 <= m; i += 2) PanelInt8Vecs<2, kZero>(vecs, b, qa, i, p, bias, y);
+    if (i < m) PanelInt8Vecs<1, kZero>(vecs, b, qa, i, p, bias, y);
+  }
+}
+
+void Int8Impl(const PackedNBits& b, const NBitsQuantA& qa, int64_t m, int64_t p0, int64_t p1, const float* bias,
+              float* y) {
+  if (b.uniform_zero >= 0) return Int8Panels<kUniformZero>(b, qa, m, p0, p1, bias, y);
+  if (!b.zero_bytes.empty()) return Int8Panels<kByteZeros>(b, qa, m, p0, p1, bias, y);
+  Int8Panels<kFloatZeros>(b, qa, m, p0, p1, bias, y);
+}
+#else
+// Other targets compute accuracy_level 4 in float: these are never called (Int8KernelImpl is false).
+bool Int8KernelImpl() { return false; }
+void QuantizeRowsImpl(const PackedNBits&, const float*, int64_t, NBitsQuantA*) {}
+void Int8Impl(const PackedNBits&, const NBitsQuantA&, int64_t, int64_t, int64_t, const float*, float*) {}
+#endif  // HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+
+}  // namespace HWY_NAMESPACE
+}  // namespace quant_ms
+}  // namespace onnxflow
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard
