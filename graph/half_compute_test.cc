@@ -183,7 +183,7 @@ TEST(HalfComputeTest, FloatModelsAreLeftAlone) {
   options.optimize = false;
   auto model = LoadModelBytes(m.Serialize(), "", options, GlobalKernelRegistry());
   ASSERT_TRUE(model.ok());
-  ComputeHalfInFloat((*model)->graph.get(), 17);
+  ASSERT_TRUE(ComputeHalfInFloat((*model)->graph.get(), 17).ok());
   EXPECT_EQ(Ops(*(*model)->graph), std::vector<std::string>{"Relu"});
 }
 
