@@ -74,8 +74,6 @@ Status Check(const Graph& g, const Patch& patch, const char* rule) {
   return Status::Ok();
 }
 
-}  // namespace
-
 // The nodes of the file a one-node patch replaced, in their order, for the new node's messages
 // (a patch of several nodes does not say which replaced which). Nodes that were fusions already
 // pass on what they were fused from; a node a rule built from one of them (WithProto) starts over.
@@ -100,6 +98,8 @@ void RecordFusion(const NodeGraph& nodes, const std::vector<NodeGraph::Id>& repl
     }
   }
 }
+
+}  // namespace
 
 Status ApplyPatch(Graph* g, Patch patch, const char* rule) {
   ONNXFLOW_RETURN_IF_ERROR(Check(*g, patch, rule));

@@ -96,19 +96,16 @@ class ConstantRelease {
 
   // The constants node i (order[i], whose kernel is `kernel`) was the last to need.
   std::vector<std::string> AfterKernel(size_t i, const graph::Node& node, const OpKernel& kernel) {
-    std::vector<std::string> done;
-    for (int k = 0; k < node.proto->input_size(); ++k) {
-      const std::string& name = node.proto->input(k);
-      auto it = last_reader_.find(name);
-      if (it == last_reader_.end()) continue;
-      if (kernel.ReadsAtRun(k)) kept_.insert(name);
-      if (it->second == i && !kept_.count(name)) done.push_back(name);
+    const auto& inputs = node.proto->input();
+    for (int k = 0; k < inputs.size(); ++k) {
+      if (kernel.ReadsAtRun(k) && last_reader_.count(inputs[k])) kept_.insert(inputs[k]);
     }
-    std::sort(done.begin(), done.end());
-    done.erase(std::unique(done.begin(), done.end()), done.end());
-    // A name read twice by this node, once at run: the second position may have kept it.
-    done.erase(std::remove_if(done.begin(), done.end(), [&](const std::string& n) { return kept_.count(n) > 0; }),
-               done.end());
+    std::vector<std::string> done;
+    for (const std::string& name : inputs) {
+      auto it = last_reader_.find(name);
+      if (it == last_reader_.end() || it->second != i || kept_.count(name)) continue;
+      if (std::find(done.begin(), done.end(), name) == done.end()) done.push_back(name);
+    }
     return done;
   }
 
