@@ -3,7 +3,9 @@
 // A call works out the output shape and one sampling table per resized axis (resize_tables.h),
 // then:
 //   - nearest: one gather pass over output rows, any element type (strings and bools too);
-//   - linear / cubic: separable passes, one per resized axis, in a float (double for double and
+//   - linear on a float image (2-D, or NCHW resized in H and W): one pass in ONNX Runtime's
+//     bilinear arithmetic, for the same bits (resize_bilinear.h);
+//   - other linear / cubic: separable passes, one per resized axis, in a float (double for double and
 //     integer inputs) working buffer. A pass along an outer axis makes each output row a weighted
 //     sum of a few contiguous input rows (Highway, resize_rows.h); the pass along the last axis is
 //     a small gather-dot per output element. Output rows are split over cores with ParallelFor.
@@ -26,6 +28,7 @@
 #include "ops/framework/registry.h"
 #include "ops/framework/shape.h"
 #include "ops/image/register.h"
+#include "ops/image/resize_bilinear.h"
 #include "ops/image/resize_rows.h"
 #include "ops/image/resize_tables.h"
 
@@ -55,6 +58,10 @@ struct ResizePlan {
   Shape out_shape;
   std::vector<int64_t> resized;  // axes that change, ascending
   std::vector<AxisTable> tables;  // one per resized axis
+  // Each axis's factor as ONNX Runtime holds it (float: the scales input, or float(out) /
+  // float(in) from sizes); empty when a keep_aspect_ratio_policy chose it (resize_bilinear.h).
+  std::vector<float> float_scale;
+  bool from_sizes = false;  // the output lengths were given, not worked out from scales
 };
 
 Result<std::vector<double>> ReadFloats(const Tensor& t, const char* name) {
@@ -220,6 +227,7 @@ Result<ResizePlan> ResizeKernel::MakePlan(const KernelContext& ctx, const Tensor
       scale[axes[i]] = s;
       p.out_shape[axes[i]] = static_cast<int64_t>(out);
     }
+    p.float_scale.assign(scale.begin(), scale.end());
   } else {
     if (sizes_in.size() != naxes) {
       return InvalidArgument("'sizes' has " + std::to_string(sizes_in.size()) + " values, expected " +
@@ -237,6 +245,12 @@ Result<ResizePlan> ResizeKernel::MakePlan(const KernelContext& ctx, const Tensor
         const int64_t in = p.in_shape[axes[i]];
         p.out_shape[axes[i]] = sizes_in[i];
         scale[axes[i]] = in == 0 ? 1.0 : static_cast<double>(sizes_in[i]) / static_cast<double>(in);
+      }
+      p.from_sizes = true;
+      p.float_scale.assign(static_cast<size_t>(rank), 1.0f);
+      for (size_t i = 0; i < naxes; ++i) {
+        const int64_t in = p.in_shape[axes[i]];
+        if (in != 0) p.float_scale[axes[i]] = static_cast<float>(sizes_in[i]) / static_cast<float>(in);
       }
     } else {
       double s = c_.policy == AspectPolicy::kNotLarger ? std::numeric_limits<double>::max()
@@ -372,6 +386,50 @@ void NearestGather(const KernelContext& ctx, const Tensor& x, const ResizePlan& 
   });
 }
 
+// ---- linear on float images: ONNX Runtime's bilinear arithmetic (resize_bilinear.h) ----
+
+// A 2-D or NCHW float input resized in its last two axes only, by a mode with a bilinear form.
+bool BilinearApplies(const AxisSampling& s, const Tensor& x, const ResizePlan& p) {
+  const int64_t rank = x.rank();
+  if (s.mode != ResizeMode::kLinear || s.antialias || !BilinearCoordinateSupported(s.coordinate) ||
+      x.dtype() != DataType::kFloat || p.float_scale.empty() || (rank != 2 && rank != 4)) {
+    return false;
+  }
+  for (int64_t d : p.resized) {
+    if (d < rank - 2) return false;
+    // ONNX Runtime's align_corners divides by the output length, the spec by the fractional one
+    // (scale * input length): they agree when sizes were given or that is a whole number.
+    if (s.coordinate == CoordinateMode::kAlignCorners && !p.from_sizes &&
+        static_cast<double>(p.float_scale[d]) * static_cast<double>(p.in_shape[d]) !=
+            static_cast<double>(p.out_shape[d])) {
+      return false;
+    }
+  }
+  constexpr int64_t kIndexLimit = int64_t{1} << 31;  // the row gathers index with int32
+  return p.in_shape[rank - 1] < kIndexLimit && p.in_shape[rank - 2] < kIndexLimit;
+}
+
+void ResizeBilinear(const KernelContext& ctx, const AxisSampling& s, const Tensor& x, const ResizePlan& p,
+                    Tensor* y) {
+  const int64_t rank = x.rank();
+  const int64_t ih = p.in_shape[rank - 2], iw = p.in_shape[rank - 1];
+  const int64_t oh = p.out_shape[rank - 2], ow = p.out_shape[rank - 1];
+  const int64_t planes = rank == 4 ? p.in_shape[0] * p.in_shape[1] : 1;
+  const BilinearAxis rows = BuildBilinearAxis(s.coordinate, ih, oh, p.float_scale[rank - 2]);
+  const BilinearAxis cols = BuildBilinearAxis(s.coordinate, iw, ow, p.float_scale[rank - 1]);
+  const float* src = x.data<float>();
+  float* dst = y->mutable_data<float>();
+  // About 8 operations per output, four of them gathers.
+  ParallelFor(ctx, planes * oh, ow * 8, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t r = item % oh;
+      const float* plane = src + item / oh * ih * iw;
+      BilinearRowF32(plane + rows.lo[r] * iw, plane + rows.hi[r] * iw, rows.w_lo[r], rows.w_hi[r], cols,
+                     dst + item * ow);
+    }
+  });
+}
+
 // ---- linear / cubic: separable passes in a working type ----
 
 // One pass along an axis: [outer, in_d, inner] -> [outer, out_d, inner].
@@ -483,7 +541,8 @@ Status ResizeKernel::Compute(KernelContext& ctx) const {
     ctx.SetOutput(0, *x);  // nothing to resize: share the input
     return Status::Ok();
   }
-  ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, x->dtype(), plan.out_shape));
+  // Every path below writes each output element (strings come zeroed all the same).
+  ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, x->dtype(), plan.out_shape));
   if (y->size() == 0) return Status::Ok();
   if (c_.sampling.mode == ResizeMode::kNearest) {
     return DispatchType<ONNXFLOW_ALL_TYPES, std::complex<float>, std::complex<double>>(x->dtype(), [&](auto tag) {
@@ -491,6 +550,10 @@ Status ResizeKernel::Compute(KernelContext& ctx) const {
       NearestGather<T>(ctx, *x, plan, ExtrapolationAs<T>(c_.extrapolation_value), y);
       return Status::Ok();
     });
+  }
+  if (BilinearApplies(c_.sampling, *x, plan)) {
+    ResizeBilinear(ctx, c_.sampling, *x, plan, y);
+    return Status::Ok();
   }
   return DispatchType<ONNXFLOW_NUMERIC_TYPES>(x->dtype(), [&](auto tag) {
     using T = decltype(tag);

@@ -10,6 +10,7 @@
 #include "ops/framework/numeric.h"
 #include "ops/framework/testing.h"
 #include "ops/image/register.h"
+#include "ops/image/resize_bilinear.h"
 #include "ops/image/resize_rows.h"
 #include "ops/image/resize_tables.h"
 #include "ops/framework/every_target.h"
@@ -364,7 +365,9 @@ TEST(Resize, ThreadedLargeBilinearMatchesSingleThread) {
   EXPECT_TRUE(TensorsEqual(results[0], results[1]));
   RefOptions o;
   std::vector<double> scales = {1, 1, 131.0 / 67, 257.0 / 129};
-  EXPECT_TRUE(TensorsNear(F32(out, ReferenceResize(data, in, out, scales, o)), results[0], 1e-4, 1e-5));
+  // Float bilinear works out coordinates in float, as ONNX Runtime does (resize_bilinear.h): at
+  // coordinate ~130 that is ~4e-6 of a pixel, times gradients of up to 4 per pixel in this data.
+  EXPECT_TRUE(TensorsNear(F32(out, ReferenceResize(data, in, out, scales, o)), results[0], 1e-4, 3e-5));
 }
 
 TEST(Resize, EveryNumericTypeLinear) {
@@ -459,6 +462,84 @@ TEST(Resize, InvalidInputsReturnErrors) {
     t.Attr("mode", std::string("area"));
     t.Input(x).AbsentInput().Input(F32({4}, {1, 1, 2, 2}));
     EXPECT_TRUE(Refused(t.Run(RegisterImageKernels), StatusCode::kInvalidArgument, "unknown mode 'area' (expected nearest, linear or cubic)"));
+  }
+}
+
+// ---- float bilinear in ONNX Runtime's arithmetic (resize_bilinear.h) ----
+
+// ONNX Runtime's formula written out with every product and sum stored to a volatile float, so
+// the compiler cannot fuse a multiply and an add into one rounding.
+float RoundedBilinear(const std::vector<float>& x, int64_t iw, const image::BilinearAxis& rows,
+                      const image::BilinearAxis& cols, int64_t r, int64_t c) {
+  volatile float wa = cols.w_lo[c] * rows.w_lo[r], wb = cols.w_hi[c] * rows.w_lo[r];
+  volatile float wc = cols.w_lo[c] * rows.w_hi[r], wd = cols.w_hi[c] * rows.w_hi[r];
+  volatile float a = wa * x[rows.lo[r] * iw + cols.lo[c]], b = wb * x[rows.lo[r] * iw + cols.hi[c]];
+  volatile float cc = wc * x[rows.hi[r] * iw + cols.lo[c]], d = wd * x[rows.hi[r] * iw + cols.hi[c]];
+  volatile float s = a + b;
+  s = s + cc;
+  s = s + d;
+  return s;
+}
+
+TEST(Resize, BilinearAxisFollowsOnnxRuntimesCoordinates) {
+  // 2x up, half_pixel: -0.25 clamps to 0 (all weight on pixel 0), then 0.25, 0.75, ...; the last
+  // output's coordinate clamps to the last pixel, where lo == hi and both weigh 0.5.
+  const image::BilinearAxis a = image::BuildBilinearAxis(image::CoordinateMode::kHalfPixel, 3, 6, 2.0f);
+  EXPECT_EQ(a.lo, (std::vector<int32_t>{0, 0, 0, 1, 1, 2}));
+  EXPECT_EQ(a.hi, (std::vector<int32_t>{1, 1, 1, 2, 2, 2}));
+  EXPECT_EQ(a.w_lo, (std::vector<float>{1.0f, 0.75f, 0.25f, 0.75f, 0.25f, 0.5f}));
+  EXPECT_EQ(a.w_hi, (std::vector<float>{0.0f, 0.25f, 0.75f, 0.25f, 0.75f, 0.5f}));
+  // An unresized axis keeps its coordinates; its last row goes through the 0.5/0.5 rule too.
+  const image::BilinearAxis same = image::BuildBilinearAxis(image::CoordinateMode::kHalfPixel, 2, 2, 1.0f);
+  EXPECT_EQ(same.w_lo, (std::vector<float>{1.0f, 0.5f}));
+  // align_corners 4 -> 3: x * 3 / 2.
+  const image::BilinearAxis ac = image::BuildBilinearAxis(image::CoordinateMode::kAlignCorners, 4, 3, 0.75f);
+  EXPECT_EQ(ac.lo, (std::vector<int32_t>{0, 1, 3}));
+  EXPECT_EQ(ac.w_hi, (std::vector<float>{0.0f, 0.5f, 0.5f}));
+}
+
+TEST(Resize, FloatBilinearRoundsAsOnnxRuntimeDoes) {
+  const Shape in{1, 2, 5, 7};
+  const std::vector<float> data = Random(70, 5);
+  struct Case {
+    const char* mode;
+    image::CoordinateMode coordinate;
+    int64_t oh, ow;
+  };
+  for (const Case& c : {Case{"half_pixel", image::CoordinateMode::kHalfPixel, 9, 12},
+                        Case{"pytorch_half_pixel", image::CoordinateMode::kPytorchHalfPixel, 10, 3},
+                        Case{"asymmetric", image::CoordinateMode::kAsymmetric, 5, 19},
+                        Case{"align_corners", image::CoordinateMode::kAlignCorners, 8, 7}}) {
+    OpTest t("Resize", 13);
+    t.Attr("mode", std::string("linear")).Attr("coordinate_transformation_mode", std::string(c.mode));
+    t.Input(F32(in, data)).AbsentInput().AbsentInput().Input(I64({4}, {1, 2, c.oh, c.ow}));
+    auto y = RunOne(t);
+    ASSERT_TRUE(y.ok()) << y.status().ToString();
+    const auto rows = image::BuildBilinearAxis(c.coordinate, 5, c.oh, static_cast<float>(c.oh) / 5.0f);
+    const auto cols = image::BuildBilinearAxis(c.coordinate, 7, c.ow, static_cast<float>(c.ow) / 7.0f);
+    for (int64_t p = 0; p < 2; ++p) {
+      const std::vector<float> plane(data.begin() + p * 35, data.begin() + (p + 1) * 35);
+      for (int64_t r = 0; r < c.oh; ++r) {
+        for (int64_t col = 0; col < c.ow; ++col) {
+          const float got = y->data<float>()[(p * c.oh + r) * c.ow + col];
+          ASSERT_EQ(got, RoundedBilinear(plane, 7, rows, cols, r, col)) << c.mode << " " << p << " " << r << " " << col;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(ResizeRows, BilinearRowHasTheScalarBitsOnEveryTarget) {
+  const std::vector<float> pool = Random(2 * 1031, 13);
+  for (int64_t in : {1, 2, 7, 1031}) {
+    for (int64_t out : {1, 5, 16, 33, 2062}) {
+      const auto x = image::BuildBilinearAxis(image::CoordinateMode::kHalfPixel, in, out,
+                                              static_cast<float>(out) / static_cast<float>(in));
+      std::vector<float> a(static_cast<size_t>(out)), b(static_cast<size_t>(out));
+      image::BilinearRowF32(pool.data(), pool.data() + 1031, 0.375f, 0.625f, x, a.data());
+      image::BilinearRowScalar(pool.data(), pool.data() + 1031, 0.375f, 0.625f, x, b.data());
+      for (int64_t i = 0; i < out; ++i) ASSERT_EQ(a[i], b[i]) << in << " -> " << out << " at " << i;
+    }
   }
 }
 
