@@ -3,6 +3,8 @@
 #include <memory>
 #include <string>
 
+#include "ops/framework/internal_ops.h"
+
 namespace onnxflow::graph {
 namespace {
 
@@ -121,6 +123,46 @@ std::optional<Patch> FuseLayerNormalization(Rewriter& r, Id index) {
   Patch patch{{mean, sub, square, var, add_eps, sqrt, index, scale_mul}, {std::move(node)}, {}};
   if (last != scale_mul) patch.replaced.push_back(last);
   return patch;
+}
+
+std::optional<Patch> FuseSkipLayerNormalization(Rewriter& r, Id index) {
+  const Graph& g = r.graph();
+  const Node& ln = r[index];
+  const auto& n = *ln.proto;
+  if (!IsOp(ln, "LayerNormalization") || ln.opset < 17 || n.input_size() < 2 || n.output_size() < 1) {
+    return std::nullopt;
+  }
+  for (int i = 1; i < n.output_size(); ++i) {
+    if (!n.output(i).empty() && g.nodes.ReadCount(n.output(i)) != 0) return std::nullopt;
+  }
+  const auto* axis = Attr(n, "axis");
+  if (axis != nullptr && axis->i() != -1) return std::nullopt;
+  // stash_type 1 (the default) computes the moments in float, as the fused kernel does.
+  if (const auto* stash = Attr(n, "stash_type"); stash != nullptr && stash->i() != 1) return std::nullopt;
+  const Id add = g.nodes.Producer(n.input(0));
+  if (add == kNone || !IsOp(r[add], "Add") || r[add].opset < 7) return std::nullopt;
+  const auto& a = *r[add].proto;
+  if (a.input_size() != 2 || a.output_size() != 1 || KnownType(g, a.output(0)) != DataType::kFloat) return std::nullopt;
+  for (int i = 1; i < n.input_size(); ++i) {
+    if (!n.input(i).empty() && KnownType(g, n.input(i)) != DataType::kFloat) return std::nullopt;
+  }
+
+  auto fused = std::make_shared<onnx::NodeProto>();
+  fused->set_name(n.name());
+  fused->add_input(a.input(0));
+  fused->add_input(a.input(1));
+  fused->add_input(n.input(1));
+  if (n.input_size() > 2 && !n.input(2).empty()) fused->add_input(n.input(2));
+  fused->add_output(n.output(0));
+  // The sum is kept when anything besides this LayerNormalization reads it.
+  if (g.nodes.ReadCount(a.output(0)) > 1) {
+    fused->add_output("");
+    fused->add_output("");
+    fused->add_output(a.output(0));
+  }
+  const auto* epsilon = Attr(n, "epsilon");
+  SetFloatAttr(fused.get(), "epsilon", epsilon != nullptr ? epsilon->f() : 1e-5f);
+  return Patch{{add, index}, {InternalNode(ln, std::move(fused), internal_ops::kAddLayerNormalization)}, {}};
 }
 
 }  // namespace onnxflow::graph

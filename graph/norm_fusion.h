@@ -16,4 +16,11 @@ namespace onnxflow::graph {
 // A fusion rule (fusion_util.h) that looks for the pattern's Div at `index`.
 std::optional<Patch> FuseLayerNormalization(Rewriter& r, NodeGraph::Id id);
 
+// The residual connection of a transformer layer, LayerNormalization(Add(a, b)) over the last axis
+// in float (ONNX Runtime's SkipLayerNormalization), becomes one com.onnxflow AddLayerNormalization
+// that sums each row as it normalizes it: the sum is written only when something else reads it (a
+// pre-norm model's residual stream), as the node's output 3. Looks for the LayerNormalization at
+// `index`; its Mean and InvStdDev outputs must be unused.
+std::optional<Patch> FuseSkipLayerNormalization(Rewriter& r, NodeGraph::Id id);
+
 }  // namespace onnxflow::graph

@@ -296,6 +296,77 @@ std::string GeluModel(GeluForm form, bool swapped, bool extra_reader, float half
   return m.Serialize();
 }
 
+// ---- the residual connection: LayerNormalization(Add(a, b)) -> AddLayerNormalization ----
+
+struct ResidualCase {
+  Shape a = {2, 3, 8}, b = {2, 3, 8};
+  bool sum_read = false;     // a pre-norm model's residual stream reads the sum too
+  bool with_bias = true;
+  int64_t axis = -1;
+  bool mean_output = false;  // the LayerNormalization's Mean output is a graph output
+};
+
+std::string ResidualModel(const ResidualCase& c, std::vector<NamedValue>* inputs) {
+  tools::ModelBuilder m(17);
+  m.Input("a", DataType::kFloat, c.a);
+  m.Input("b", DataType::kFloat, c.b);
+  m.Initializer("gamma", Random({8}, 21, 0.5f, 1.5f));
+  m.Initializer("beta", Random({8}, 22));
+  m.Node("Add", {"a", "b"}, {"s"});
+  std::vector<std::string> ln_in = {"s", "gamma"};
+  if (c.with_bias) ln_in.push_back("beta");
+  std::vector<std::string> ln_out = {"y"};
+  if (c.mean_output) ln_out.push_back("mean");
+  auto& ln = m.Node("LayerNormalization", ln_in, ln_out);
+  SetAttr(ln, "axis", c.axis);
+  SetAttr(ln, "epsilon", 1e-3f);
+  m.Output("y", DataType::kFloat, {}, /*rank_known=*/false);
+  if (c.mean_output) m.Output("mean", DataType::kFloat, {}, /*rank_known=*/false);
+  if (c.sum_read) {
+    m.Node("Relu", {"s"}, {"r"});
+    m.Output("r", DataType::kFloat, {}, /*rank_known=*/false);
+  }
+  inputs->push_back({"a", Random(c.a, 23, -3.0f, 3.0f)});
+  inputs->push_back({"b", Random(c.b, 24, -3.0f, 3.0f)});
+  return m.Serialize();
+}
+
+// Equal shapes, either operand broadcast (the kernel's general path), with and without beta, and
+// the sum also read elsewhere: one AddLayerNormalization computing what the two ops did.
+TEST(ResidualNormFusion, AddThenLayerNormIsOneNode) {
+  for (const auto& [a, b] : std::vector<std::pair<Shape, Shape>>{
+           {{2, 3, 8}, {2, 3, 8}}, {{2, 3, 8}, {3, 8}}, {{1, 3, 8}, {2, 3, 8}}, {{2, 3, 1}, {8}}}) {
+    for (bool sum_read : {false, true}) {
+      for (bool with_bias : {false, true}) {
+        SCOPED_TRACE(std::to_string(a.size()) + "-d + " + std::to_string(b.size()) + "-d" +
+                     (sum_read ? " sum read" : "") + (with_bias ? " beta" : ""));
+        ResidualCase c;
+        c.a = a;
+        c.b = b;
+        c.sum_read = sum_read;
+        c.with_bias = with_bias;
+        std::vector<NamedValue> inputs;
+        std::vector<std::string> expected = {"AddLayerNormalization"};
+        if (sum_read) expected.push_back("Relu");
+        EXPECT_EQ(OpsWithSameOutputs(ResidualModel(c, &inputs), inputs), expected);
+      }
+    }
+  }
+}
+
+// Another axis, or the Mean output in use: the two ops stay.
+TEST(ResidualNormFusion, NearMissesStay) {
+  for (int variant = 0; variant < 2; ++variant) {
+    ResidualCase c;
+    if (variant == 0) c.axis = 1;
+    if (variant == 1) c.mean_output = true;
+    std::vector<NamedValue> inputs;
+    EXPECT_EQ(OpsWithSameOutputs(ResidualModel(c, &inputs), inputs),
+              (std::vector<std::string>{"Add", "LayerNormalization"}))
+        << variant;
+  }
+}
+
 // The written-out GELU after a linear layer is the layer's epilogue: one FusedMatMul.
 TEST(GeluFusion, WrittenOutGeluJoinsTheProduct) {
   for (GeluForm form : {GeluForm::kHalfLast, GeluForm::kHalfFirst, GeluForm::kMulBySqrtHalf}) {

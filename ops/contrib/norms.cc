@@ -11,7 +11,9 @@
 
 #include "ops/contrib/common.h"
 #include "ops/contrib/register.h"
+#include "ops/elementwise/broadcast.h"
 #include "ops/framework/domains.h"
+#include "ops/framework/internal_ops.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
 #include "ops/nn/row_kernels.h"
@@ -47,14 +49,19 @@ Result<const Tensor*> RequireVector(const KernelContext& ctx, int i, int64_t n, 
 
 class SkipNormKernel : public OpKernel {
  public:
-  SkipNormKernel(const KernelInfo& info, bool rms)
-      : rms_(rms), op_(rms ? "SkipSimplifiedLayerNormalization" : "SkipLayerNormalization"),
+  // `any_broadcast`: the internal AddLayerNormalization (graph/norm_fusion.cc), whose operands are
+  // those of an Add and may broadcast in any way Add allows; the common case, equal shapes, runs
+  // as SkipLayerNormalization does.
+  SkipNormKernel(const KernelInfo& info, bool rms, bool any_broadcast = false)
+      : rms_(rms), any_broadcast_(any_broadcast),
+        op_(any_broadcast ? "AddLayerNormalization" : rms ? "SkipSimplifiedLayerNormalization" : "SkipLayerNormalization"),
         epsilon_(info.GetFloat("epsilon", 1e-12f)) {}
 
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* skip, ctx.RequireTensor(1));
     ONNXFLOW_RETURN_IF_ERROR(RequireFloatLike(*x, op_, "input"));
+    if (any_broadcast_ && x->shape() != skip->shape()) return BroadcastSum(ctx, *x, *skip);
     if (x->rank() < 2) return InvalidArgument(std::string(op_) + ": input must have rank 2 or 3, got " + ShapeToString(x->shape()));
     const int64_t n = x->dim(x->rank() - 1), rows = x->size() / std::max<int64_t>(n, 1);
     // skip: the shape of input, or (1, S, H) / (S, H) repeated over the batch.
@@ -108,7 +115,44 @@ class SkipNormKernel : public OpKernel {
   }
 
  private:
+  // a + b broadcast as Add does (into output 3 when it is read, else a scratch tensor), then each
+  // last-axis row normalized. float only: the fusion makes this op for float values alone.
+  Status BroadcastSum(KernelContext& ctx, const Tensor& a, const Tensor& b) const {
+    if (a.dtype() != DataType::kFloat || b.dtype() != DataType::kFloat) {
+      return InvalidArgument(std::string(op_) + ": operands must be float, got " + DataTypeName(a.dtype()) + " and " +
+                             DataTypeName(b.dtype()));
+    }
+    ONNXFLOW_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(a.shape(), b.shape()));
+    if (shape.empty()) return InvalidArgument(std::string(op_) + ": the sum must have rank 1 or more");
+    const int64_t n = shape.back(), rows = ElementCount(shape) / std::max<int64_t>(n, 1);
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* gamma, RequireVector(ctx, 2, n, DataType::kFloat, op_, "gamma", false));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* beta, RequireVector(ctx, 3, n, DataType::kFloat, op_, "beta", true));
+    Tensor scratch;
+    Tensor* sum = nullptr;
+    if (ctx.has_output(3)) {
+      ONNXFLOW_ASSIGN_OR_RETURN(sum, ctx.AllocateUninitialized(3, DataType::kFloat, shape));
+    } else {
+      scratch = Tensor::Uninitialized(DataType::kFloat, shape);
+      sum = &scratch;
+    }
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, shape));
+    if (y->size() == 0) return Status::Ok();
+    ONNXFLOW_RETURN_IF_ERROR((RunBinary<float, float, float>(
+        ctx, a, b, sum, 1, [](const float* p, bool p_one, const float* q, bool q_one, float* o, int64_t m) {
+          for (int64_t i = 0; i < m; ++i) o[i] = p[p_one ? 0 : i] + q[q_one ? 0 : i];
+        })));
+    const float* s = sum->data<float>();
+    const float* g = gamma->data<float>();
+    const float* be = beta != nullptr ? beta->data<float>() : nullptr;
+    float* out = y->mutable_data<float>();
+    ParallelFor(ctx, rows, n * 6, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) NormalizeOne(s + r * n, n, rms_, epsilon_, g, be, out + r * n);
+    });
+    return Status::Ok();
+  }
+
   bool rms_;
+  bool any_broadcast_;
   const char* op_;
   float epsilon_;
 };
@@ -267,6 +311,9 @@ Status RegisterNormOps(KernelRegistry& registry) {
       registry.Register(kOnnxDomain, "SimplifiedLayerNormalization", 1, kOpenEnded, Make<SimplifiedNormKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(
       registry.Register(kMsDomain, "SimplifiedLayerNormalization", 1, kOpenEnded, Make<SimplifiedNormKernel>()));
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxflowDomain, internal_ops::kAddLayerNormalization,
+                                             internal_ops::kVersion, kOpenEnded,
+                                             Make<SkipNormKernel>(/*rms=*/false, /*any_broadcast=*/true)));
   ONNXFLOW_ASSIGN_OR_RETURN(KernelFactory ln, Adapt(registry, kOnnxDomain, "LayerNormalization", 17, nullptr));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "LayerNormalization", 1, 16, ln));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "LayerNormalization", 1, kOpenEnded, ln));

@@ -16,6 +16,7 @@
 //   ToBlocked                   none                                        graph/blocked_layout.cc
 //   FromBlocked                 FromBlockedSpec (ops/blocked/blocked_layout.h)  graph/blocked_layout.cc
 //   FusedAttention              FusedAttentionSpec (ops/contrib/fused_attention.h)  graph/attention_fusion.cc
+//   AddLayerNormalization       epsilon (SkipLayerNormalization's)          graph/norm_fusion.cc
 //
 // All are version 1 of kOnnxflowDomain; a model may not use them (they are not a public format).
 #pragma once
@@ -40,12 +41,16 @@ inline constexpr char kBlockedGlobalAveragePool[] = "BlockedGlobalAveragePool";
 inline constexpr char kToBlocked[] = "ToBlocked";
 inline constexpr char kFromBlocked[] = "FromBlocked";
 inline constexpr char kFusedAttention[] = "FusedAttention";
+// LayerNormalization(Add(a, b)) over the last axis: com.microsoft SkipLayerNormalization's kernel
+// (inputs a, b, gamma, beta?; outputs y and, as output 3, the sum when something else reads it),
+// which also takes operands that broadcast as Add's do.
+inline constexpr char kAddLayerNormalization[] = "AddLayerNormalization";
 
 inline constexpr const char* kAll[] = {
     kFusedConv,         kFusedGemm,          kFusedMatMul,         kElementwiseChain,
     kBlockedConv,       kBlockedDepthwiseConv, kBlockedBatchNormalization, kBlockedMaxPool,
     kBlockedAveragePool, kBlockedGlobalMaxPool, kBlockedGlobalAveragePool, kToBlocked,
-    kFromBlocked,       kFusedAttention,
+    kFromBlocked,       kFusedAttention,       kAddLayerNormalization,
 };
 
 }  // namespace onnxflow::internal_ops
