@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "ops/framework/domains.h"
 #include "ops/framework/internal_ops.h"
 
 namespace onnxflow::graph {
@@ -52,7 +53,89 @@ bool IsConstantTwo(const Graph& g, const std::string& name) {
   }
 }
 
+// x's root mean square behind `rs`: Sqrt(Add(ReduceMean(Pow(x, 2) or Mul(x, x), last axis), epsilon)),
+// each value read only inside the pattern; the nodes go to `nodes`.
+bool RootMeanSquareOf(const Graph& g, const std::string& rs, const std::string& x, std::vector<Id>* nodes,
+                      float* epsilon) {
+  const Id sqrt = ProducerOf(g, rs, "Sqrt", 1);
+  if (sqrt == kNone) return false;
+  const Id add = ProducerOf(g, g.nodes[sqrt].proto->input(0), "Add", 1);
+  if (add == kNone || g.nodes[add].opset < 7 || g.nodes[add].proto->input_size() != 2) return false;
+  const auto& ae = *g.nodes[add].proto;
+  const int var_at = FloatConstant(g, ae, 1) != nullptr ? 0 : 1;
+  const Tensor* eps = FloatConstant(g, ae, 1 - var_at);
+  if (eps == nullptr || eps->size() != 1) return false;
+  const Id var = ProducerOf(g, ae.input(var_at), "ReduceMean", 1);
+  if (var == kNone || !MeanOverLastAxis(g, g.nodes[var])) return false;
+  const std::string& squares = g.nodes[var].proto->input(0);
+  Id square = ProducerOf(g, squares, "Pow", 1);
+  if (square != kNone) {
+    if (g.nodes[square].proto->input(0) != x || !IsConstantTwo(g, g.nodes[square].proto->input(1))) return false;
+  } else {
+    square = ProducerOf(g, squares, "Mul", 1);
+    if (square == kNone || g.nodes[square].proto->input_size() != 2 || g.nodes[square].proto->input(0) != x ||
+        g.nodes[square].proto->input(1) != x) {
+      return false;
+    }
+  }
+  *epsilon = eps->data<float>()[0];
+  nodes->insert(nodes->end(), {square, var, add, sqrt});
+  return true;
+}
+
 }  // namespace
+
+std::optional<Patch> FuseRmsNormalization(Rewriter& r, Id index) {
+  const Graph& g = r.graph();
+  const Node& scale_mul = r[index];
+  const auto& sm = *scale_mul.proto;
+  if (!IsOp(scale_mul, "Mul") || sm.input_size() != 2) return std::nullopt;
+  std::string normalized;
+  const Tensor* weight = nullptr;
+  for (int i = 0; i < 2 && weight == nullptr; ++i) {
+    weight = VectorOperand(g, scale_mul, "Mul", sm.input(i));
+    if (weight != nullptr) normalized = sm.input(i);
+  }
+  if (weight == nullptr || weight->size() < 2) return std::nullopt;  // a scalar would broadcast
+  // normalized = Div(x, rs), or Mul(x, Reciprocal(rs)) in either order.
+  std::vector<Id> nodes;
+  std::string x, rs;
+  if (const Id div = ProducerOf(g, normalized, "Div", 1); div != kNone) {
+    if (r[div].opset < 7 || r[div].proto->input_size() != 2) return std::nullopt;
+    x = r[div].proto->input(0);
+    rs = r[div].proto->input(1);
+    nodes.push_back(div);
+  } else if (const Id mul = ProducerOf(g, normalized, "Mul", 1); mul != kNone) {
+    const auto& m = *r[mul].proto;
+    if (r[mul].opset < 7 || m.input_size() != 2) return std::nullopt;
+    for (int i = 0; i < 2 && rs.empty(); ++i) {
+      if (const Id rec = ProducerOf(g, m.input(i), "Reciprocal", 1); rec != kNone) {
+        rs = r[rec].proto->input(0);
+        x = m.input(1 - i);
+        nodes.push_back(rec);
+      }
+    }
+    if (rs.empty()) return std::nullopt;
+    nodes.push_back(mul);
+  } else {
+    return std::nullopt;
+  }
+  float epsilon = 0.0f;
+  if (!RootMeanSquareOf(g, rs, x, &nodes, &epsilon) || KnownType(g, x) != DataType::kFloat) return std::nullopt;
+  nodes.push_back(index);
+
+  auto fused = std::make_shared<onnx::NodeProto>();
+  fused->set_op_type("SimplifiedLayerNormalization");
+  fused->set_name(sm.name());
+  fused->add_input(x);
+  fused->add_input(sm.input(0) == normalized ? sm.input(1) : sm.input(0));
+  fused->add_output(sm.output(0));
+  SetIntAttr(fused.get(), "axis", -1);
+  SetFloatAttr(fused.get(), "epsilon", epsilon);
+  Node node = WithProto(scale_mul, std::move(fused));
+  node.domain.clear();
+  return Patch{nodes, {std::move(node)}, {}};
+}
 
 std::optional<Patch> FuseLayerNormalization(Rewriter& r, Id index) {
   const Graph& g = r.graph();
@@ -129,7 +212,9 @@ std::optional<Patch> FuseSkipLayerNormalization(Rewriter& r, Id index) {
   const Graph& g = r.graph();
   const Node& ln = r[index];
   const auto& n = *ln.proto;
-  if (!IsOp(ln, "LayerNormalization") || ln.opset < 17 || n.input_size() < 2 || n.output_size() < 1) {
+  const bool rms = IsOp(ln, "SimplifiedLayerNormalization") ||
+                   (ln.domain == kMsDomain && ln.op_type() == "SimplifiedLayerNormalization");
+  if (!(rms || (IsOp(ln, "LayerNormalization") && ln.opset >= 17)) || n.input_size() < 2 || n.output_size() < 1) {
     return std::nullopt;
   }
   for (int i = 1; i < n.output_size(); ++i) {
@@ -152,7 +237,7 @@ std::optional<Patch> FuseSkipLayerNormalization(Rewriter& r, Id index) {
   fused->add_input(a.input(0));
   fused->add_input(a.input(1));
   fused->add_input(n.input(1));
-  if (n.input_size() > 2 && !n.input(2).empty()) fused->add_input(n.input(2));
+  if (!rms && n.input_size() > 2 && !n.input(2).empty()) fused->add_input(n.input(2));
   fused->add_output(n.output(0));
   // The sum is kept when anything besides this LayerNormalization reads it.
   if (g.nodes.ReadCount(a.output(0)) > 1) {
@@ -162,6 +247,7 @@ std::optional<Patch> FuseSkipLayerNormalization(Rewriter& r, Id index) {
   }
   const auto* epsilon = Attr(n, "epsilon");
   SetFloatAttr(fused.get(), "epsilon", epsilon != nullptr ? epsilon->f() : 1e-5f);
+  if (rms) SetIntAttr(fused.get(), "rms", 1);
   return Patch{{add, index}, {InternalNode(ln, std::move(fused), internal_ops::kAddLayerNormalization)}, {}};
 }
 

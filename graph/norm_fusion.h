@@ -16,8 +16,15 @@ namespace onnxflow::graph {
 // A fusion rule (fusion_util.h) that looks for the pattern's Div at `index`.
 std::optional<Patch> FuseLayerNormalization(Rewriter& r, NodeGraph::Id id);
 
+// RMS normalization written out (LLaMA's RMSNorm, T5's LayerNorm): x / Sqrt(ReduceMean(x^2, last
+// axis) + epsilon) * weight, the division also as Mul(x, Reciprocal(...)), becomes ONNX Runtime's
+// SimplifiedLayerNormalization over the last axis (one pass for the moment, one to scale) where x
+// is float and weight a float constant vector; x may have other readers (the residual stream).
+std::optional<Patch> FuseRmsNormalization(Rewriter& r, NodeGraph::Id id);
+
 // The residual connection of a transformer layer, LayerNormalization(Add(a, b)) over the last axis
-// in float (ONNX Runtime's SkipLayerNormalization), becomes one com.onnxflow AddLayerNormalization
+// in float (ONNX Runtime's SkipLayerNormalization; with SimplifiedLayerNormalization, its RMS form
+// SkipSimplifiedLayerNormalization), becomes one com.onnxflow AddLayerNormalization
 // that sums each row as it normalizes it: the sum is written only when something else reads it (a
 // pre-norm model's residual stream), as the node's output 3. Looks for the LayerNormalization at
 // `index`; its Mean and InvStdDev outputs must be unused.

@@ -367,6 +367,89 @@ TEST(ResidualNormFusion, NearMissesStay) {
   }
 }
 
+// ---- RMS normalization written out (LLaMA's RMSNorm) -> SimplifiedLayerNormalization ----
+
+enum class RmsForm { kDivPow, kReciprocalMulSquare, kReciprocalFirst };
+
+struct RmsCase {
+  RmsForm form = RmsForm::kDivPow;
+  bool residual = false;    // the normalized value is Add(a, b), the residual stream
+  bool x_read = false;      // x also read elsewhere
+  int64_t mean_axis = -1;
+  int64_t weight_size = 8;  // 1: a scalar weight, which broadcasts, stays
+};
+
+std::string RmsModel(const RmsCase& c, std::vector<NamedValue>* inputs) {
+  tools::ModelBuilder m(17);
+  m.Input("a", DataType::kFloat, {2, 3, 8});
+  m.Input("b", DataType::kFloat, {2, 3, 8});
+  m.Initializer("weight", Random({c.weight_size}, 31, 0.5f, 1.5f));
+  m.Initializer("two", Tensor::Scalar<float>(2.0f));
+  m.Initializer("eps", Tensor::Scalar<float>(1e-5f));
+  std::string x = "a";
+  if (c.residual) {
+    m.Node("Add", {"a", "b"}, {"x"});
+    x = "x";
+  }
+  if (c.form == RmsForm::kDivPow) {
+    m.Node("Pow", {x, "two"}, {"sq"});
+  } else {
+    m.Node("Mul", {x, x}, {"sq"});
+  }
+  SetAttr(m.Node("ReduceMean", {"sq"}, {"ms"}), "axes", std::vector<int64_t>{c.mean_axis});
+  m.Node("Add", {"ms", "eps"}, {"ve"});
+  m.Node("Sqrt", {"ve"}, {"rs"});
+  if (c.form == RmsForm::kDivPow) {
+    m.Node("Div", {x, "rs"}, {"n"});
+  } else {
+    m.Node("Reciprocal", {"rs"}, {"inv"});
+    m.Node("Mul", c.form == RmsForm::kReciprocalFirst ? std::vector<std::string>{"inv", x} : std::vector<std::string>{x, "inv"}, {"n"});
+  }
+  m.Node("Mul", {"weight", "n"}, {"y"});
+  m.Output("y", DataType::kFloat, {}, /*rank_known=*/false);
+  if (c.x_read) {
+    m.Node("Relu", {x}, {"r"});
+    m.Output("r", DataType::kFloat, {}, /*rank_known=*/false);
+  }
+  inputs->push_back({"a", Random({2, 3, 8}, 33, -3.0f, 3.0f)});
+  inputs->push_back({"b", Random({2, 3, 8}, 34, -3.0f, 3.0f)});
+  return m.Serialize();
+}
+
+// Each written-out form is one SimplifiedLayerNormalization; after a residual Add, one
+// AddLayerNormalization (the RMS form of SkipLayerNormalization), the stream still readable.
+TEST(RmsNormFusion, WrittenOutRmsNormIsOneNode) {
+  for (RmsForm form : {RmsForm::kDivPow, RmsForm::kReciprocalMulSquare, RmsForm::kReciprocalFirst}) {
+    for (bool residual : {false, true}) {
+      for (bool x_read : {false, true}) {
+        SCOPED_TRACE(std::to_string(static_cast<int>(form)) + (residual ? " residual" : "") + (x_read ? " x read" : ""));
+        RmsCase c;
+        c.form = form;
+        c.residual = residual;
+        c.x_read = x_read;
+        std::vector<NamedValue> inputs;
+        std::vector<std::string> expected = {residual ? "AddLayerNormalization" : "SimplifiedLayerNormalization"};
+        if (x_read) expected.push_back("Relu");
+        std::sort(expected.begin(), expected.end());
+        EXPECT_EQ(OpsWithSameOutputs(RmsModel(c, &inputs), inputs), expected);
+      }
+    }
+  }
+}
+
+// The mean over another axis, or a scalar weight: no SimplifiedLayerNormalization.
+TEST(RmsNormFusion, NearMissesStay) {
+  for (int variant = 0; variant < 2; ++variant) {
+    RmsCase c;
+    if (variant == 0) c.mean_axis = 1;
+    if (variant == 1) c.weight_size = 1;
+    std::vector<NamedValue> inputs;
+    const auto ops = OpsWithSameOutputs(RmsModel(c, &inputs), inputs);
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "SimplifiedLayerNormalization"), 0) << variant;
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "ReduceMean"), 1) << variant;
+  }
+}
+
 // The written-out GELU after a linear layer is the layer's epilogue: one FusedMatMul.
 TEST(GeluFusion, WrittenOutGeluJoinsTheProduct) {
   for (GeluForm form : {GeluForm::kHalfLast, GeluForm::kHalfFirst, GeluForm::kMulBySqrtHalf}) {

@@ -53,7 +53,7 @@ class SkipNormKernel : public OpKernel {
   // those of an Add and may broadcast in any way Add allows; the common case, equal shapes, runs
   // as SkipLayerNormalization does.
   SkipNormKernel(const KernelInfo& info, bool rms, bool any_broadcast = false)
-      : rms_(rms), any_broadcast_(any_broadcast),
+      : rms_(any_broadcast ? info.GetInt("rms", 0) != 0 : rms), any_broadcast_(any_broadcast),
         op_(any_broadcast ? "AddLayerNormalization" : rms ? "SkipSimplifiedLayerNormalization" : "SkipLayerNormalization"),
         epsilon_(info.GetFloat("epsilon", 1e-12f)) {}
 

@@ -16,7 +16,7 @@
 //   ToBlocked                   none                                        graph/blocked_layout.cc
 //   FromBlocked                 FromBlockedSpec (ops/blocked/blocked_layout.h)  graph/blocked_layout.cc
 //   FusedAttention              FusedAttentionSpec (ops/contrib/fused_attention.h)  graph/attention_fusion.cc
-//   AddLayerNormalization       epsilon (SkipLayerNormalization's)          graph/norm_fusion.cc
+//   AddLayerNormalization       epsilon, rms (SkipLayerNormalization's)     graph/norm_fusion.cc
 //
 // All are version 1 of kOnnxflowDomain; a model may not use them (they are not a public format).
 #pragma once
@@ -43,7 +43,7 @@ inline constexpr char kFromBlocked[] = "FromBlocked";
 inline constexpr char kFusedAttention[] = "FusedAttention";
 // LayerNormalization(Add(a, b)) over the last axis: com.microsoft SkipLayerNormalization's kernel
 // (inputs a, b, gamma, beta?; outputs y and, as output 3, the sum when something else reads it),
-// which also takes operands that broadcast as Add's do.
+// which also takes operands that broadcast as Add's do; rms = 1: SkipSimplifiedLayerNormalization's.
 inline constexpr char kAddLayerNormalization[] = "AddLayerNormalization";
 
 inline constexpr const char* kAll[] = {
