@@ -1,6 +1,7 @@
 #include "graph/attention_fusion.h"
 
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -87,6 +88,52 @@ std::vector<int64_t> Int64s(const Graph& g, const std::string& name) {
   return std::vector<int64_t>(d, d + c->second.size());
 }
 
+// A shape vector entry read off a tensor's shape at run time (a batch or sequence length).
+constexpr int64_t kFromShape = std::numeric_limits<int64_t>::min();
+
+// One dimension of some tensor's shape: Gather(Shape(t), i) with a one-element constant index, or
+// that Unsqueezed to one element, or Slice(Shape(t), i, i + 1).
+bool IsShapeDim(const Graph& g, const std::string& value, int depth = 0) {
+  const Id p = g.nodes.Producer(value);
+  if (p == kNone || depth > 1) return false;
+  const Node& n = g.nodes[p];
+  const auto& pr = *n.proto;
+  auto of_shape = [&](const std::string& v) {
+    const Id s = g.nodes.Producer(v);
+    return s != kNone && IsOp(g.nodes[s], "Shape");
+  };
+  if (IsOp(n, "Gather") && pr.input_size() == 2) {
+    return of_shape(pr.input(0)) && Int64s(g, pr.input(1)).size() == 1;
+  }
+  if (IsOp(n, "Unsqueeze") && pr.input_size() >= 1) return IsShapeDim(g, pr.input(0), depth + 1);
+  if (IsOp(n, "Slice") && pr.input_size() >= 3 && of_shape(pr.input(0))) {
+    const std::vector<int64_t> b = Int64s(g, pr.input(1)), e = Int64s(g, pr.input(2));
+    return b.size() == 1 && e.size() == 1 && b[0] >= 0 && e[0] == b[0] + 1;
+  }
+  return false;
+}
+
+// The entries of a shape operand (Expand's, Reshape's): an int64 constant, or, as exporters write
+// shapes that depend on the batch and sequence, Concat(axis 0) of one-element constants and
+// dimensions read off shapes at run time (those entries kFromShape). Empty when neither.
+std::vector<int64_t> ShapeEntries(const Graph& g, const std::string& name) {
+  std::vector<int64_t> v = Int64s(g, name);
+  if (!v.empty()) return v;
+  const Id c = g.nodes.Producer(name);
+  if (c == kNone || !IsOp(g.nodes[c], "Concat") || IntAttr(*g.nodes[c].proto, "axis", -1) != 0) return {};
+  for (const std::string& piece : g.nodes[c].proto->input()) {
+    const std::vector<int64_t> p = Int64s(g, piece);
+    if (p.size() == 1) {
+      v.push_back(p[0]);
+    } else if (p.empty() && IsShapeDim(g, piece)) {
+      v.push_back(kFromShape);
+    } else {
+      return {};
+    }
+  }
+  return v;
+}
+
 // When `value` is a decoder's key-value cache for this step, (B, N, S, D): Concat(past, new, axis 2
 // or -2) with the past a graph input declared 4-D (the step's present output), the past's declared
 // shape (-1 where dynamic); else nullptr. The kernel reads the cache in place in that layout; the
@@ -138,13 +185,18 @@ bool RepeatedCacheOf(const Graph& g, const std::string& value, KeysOrValues* kv,
   const std::vector<int64_t>* past = CacheShape(g, u.input(0));
   if (axes != std::vector<int64_t>{2} || past == nullptr) return false;
   const int64_t b = (*past)[0], nkv = (*past)[1], d = (*past)[3];
-  const std::vector<int64_t> e = Int64s(g, g.nodes[expand].proto->input(1));
-  const std::vector<int64_t> shape = Int64s(g, g.nodes[reshape].proto->input(1));
+  // The shapes may be constant, or (transformers' export) the batch and sequence read off shapes.
+  const std::vector<int64_t> e = ShapeEntries(g, g.nodes[expand].proto->input(1));
+  const std::vector<int64_t> shape = ShapeEntries(g, g.nodes[reshape].proto->input(1));
   if (nkv <= 0 || d <= 0 || e.size() != 5 || shape.size() != 4) return false;
   auto one_or = [](int64_t x, int64_t dim) { return x == 1 || (dim > 0 && x == dim); };
   const int64_t group = e[2];
-  if (group < 1 || !one_or(e[0], b) || !one_or(e[1], nkv) || e[3] != 1 || !one_or(e[4], d)) return false;
-  if (!(shape[0] == 0 || (b > 0 && shape[0] == b)) || shape[1] != nkv * group || shape[2] != -1 || shape[3] != d) {
+  if (group < 1 || !(one_or(e[0], b) || e[0] == kFromShape) || !one_or(e[1], nkv) ||
+      !(e[3] == 1 || e[3] == kFromShape) || !one_or(e[4], d)) {
+    return false;
+  }
+  if (!(shape[0] == 0 || shape[0] == kFromShape || (b > 0 && shape[0] == b)) || shape[1] != nkv * group ||
+      !(shape[2] == -1 || shape[2] == kFromShape) || shape[3] != d) {
     return false;
   }
   *kv = {u.input(0), true, group};

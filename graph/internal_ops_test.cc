@@ -141,6 +141,12 @@ TEST(InternalOpsTest, FusedAttentionRoundTrips) {
   SetAttribute(node, "output_layout", std::string("NSBD"));
   EXPECT_EQ(FusedAttentionSpec::Parse(InfoOf(node)).status().message(),
             "FusedAttention: output_layout must be BSND or BNSD, got 'NSBD'");
+  // A hostile kv_repeat would overflow the head count it multiplies: refused at load.
+  for (int64_t repeat : {int64_t{0}, int64_t{65537}, int64_t{1} << 62}) {
+    FusedAttentionSpec{1.0f, false, true, true, repeat}.WriteTo(node);
+    EXPECT_EQ(FusedAttentionSpec::Parse(InfoOf(node)).status().message(),
+              "FusedAttention: kv_repeat must be in [1, 65536], got " + std::to_string(repeat));
+  }
 }
 
 TEST(ActivationVocabularyTest, OnnxDefaultsWrittenOnce) {

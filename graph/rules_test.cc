@@ -395,6 +395,46 @@ TEST_F(RulesTest, FuseAttentionReadsARepeatedCacheForGroupedQueries) {
                     1e-4);
 }
 
+// The same as transformers' export writes it: the Expand and Reshape shapes built at run time from
+// the cache's batch and length (Gather, Slice and Unsqueeze of Shape, Concat with the constants).
+TEST_F(RulesTest, FuseAttentionReadsARepeatedCacheWhoseShapesAreComputed) {
+  model.Input("q", DataType::kFloat, {1, 4, 2, 8});
+  for (const char* name : {"k", "v"}) model.Input(name, DataType::kFloat, {1, 2, 2, 8});
+  for (const char* name : {"past_k", "past_v"}) model.Input(name, DataType::kFloat, {-1, 2, -1, 8});
+  model.Initializer("scale", Tensor::Scalar<float>(1.0f / std::sqrt(8.0f)));
+  model.Initializer("axis0", Tensor::FromVector<int64_t>({1}, {0}));
+  model.Initializer("axis2", Tensor::FromVector<int64_t>({1}, {2}));
+  model.Initializer("zero", Tensor::Scalar<int64_t>(0));
+  model.Initializer("two", Tensor::FromVector<int64_t>({1}, {2}));
+  model.Initializer("three", Tensor::FromVector<int64_t>({1}, {3}));
+  for (const auto& [name, value] : std::vector<std::pair<std::string, int64_t>>{{"kv_heads", 2}, {"groups", 2}, {"heads", 4}, {"dim", 8}}) {
+    model.Initializer(name, Tensor::FromVector<int64_t>({1}, {value}));
+  }
+  for (const char* x : {"k", "v"}) {
+    const std::string s(x);
+    SetAttr(model.Node("Concat", {"past_" + s, s}, {"present_" + s}), "axis", int64_t{2});
+    model.Node("Shape", {"present_" + s}, {s + "_shape"});
+    model.Node("Gather", {s + "_shape", "zero"}, {s + "_b0"});
+    model.Node("Unsqueeze", {s + "_b0", "axis0"}, {s + "_batch"});
+    model.Node("Slice", {s + "_shape", "two", "three"}, {s + "_len"});
+    SetAttr(model.Node("Concat", {s + "_batch", "kv_heads", "groups", s + "_len", "dim"}, {s + "_eshape"}), "axis",
+            int64_t{0});
+    SetAttr(model.Node("Concat", {s + "_batch", "heads", s + "_len", "dim"}, {s + "_rshape"}), "axis", int64_t{0});
+    model.Node("Unsqueeze", {"present_" + s, "axis2"}, {s + "_u"});
+    model.Node("Expand", {s + "_u", s + "_eshape"}, {s + "_e"});
+    model.Node("Reshape", {s + "_e", s + "_rshape"}, {s + "_rep"});
+  }
+  ScaledScores("q", "k_rep", "Mul");
+  ProbabilitiesTimes("scaled", "v_rep", {1, 2, 4, 8}, {1, 2, 5, 8});
+  EXPECT_EQ(Run("FuseAttention", FuseAttention), 1);
+  const Names ops = Ops();
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), std::string(kOnnxflowDomain) + ".FusedAttention"), 1);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "Expand"), 0);
+  ExpectSameOutputs({Input("q", {1, 4, 2, 8}, 1), Input("k", {1, 2, 2, 8}, 2), Input("v", {1, 2, 2, 8}, 3),
+                     Input("past_k", {1, 2, 3, 8}, 4), Input("past_v", {1, 2, 3, 8}, 5)},
+                    1e-4);
+}
+
 // GPT-2 as transformers writes it: Where(causal, scaled scores, lowest), then the padding mask added.
 // The Where becomes an additive mask summed with the padding one; the probabilities are the same.
 TEST_F(RulesTest, FuseAttentionTakesTheCausalWhere) {
