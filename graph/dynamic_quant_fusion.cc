@@ -3,7 +3,9 @@
 #include <memory>
 #include <string>
 
+#include "graph/fusion_util.h"
 #include "ops/framework/domains.h"
+#include "ops/framework/internal_ops.h"
 #include "ops/framework/registry.h"
 
 namespace onnxflow::graph {
@@ -102,6 +104,85 @@ std::optional<Patch> FuseDynamicQuantMatMul(Rewriter& r, Id index) {
   if (g.nodes.ReadCount(d.output(0)) == 1 && g.nodes.ReadCount(d.output(1)) == 1 && g.nodes.ReadCount(d.output(2)) == 1) {
     patch.replaced.push_back(dql_index);
   }
+  return patch;
+}
+
+namespace {
+
+// `value` holds one float at every run: a float constant of one element, or the product of
+// DynamicQuantizeLinear's scale (a scalar) and such a constant.
+bool OneFloat(const Graph& g, const std::string& value) {
+  if (const Tensor* c = ConstantTensor(g, value); c != nullptr) return c->dtype() == DataType::kFloat && c->size() == 1;
+  const Id p = g.nodes.Producer(value);
+  if (p == kNone || !IsOp(g.nodes[p], "Mul") || g.nodes[p].proto->input_size() != 2) return false;
+  const auto& m = *g.nodes[p].proto;
+  for (int i = 0; i < 2; ++i) {
+    const Id q = g.nodes.Producer(m.input(i));
+    const Tensor* c = ConstantTensor(g, m.input(1 - i));
+    if (q != kNone && IsOp(g.nodes[q], "DynamicQuantizeLinear") && g.nodes[q].proto->output_size() > 1 &&
+        g.nodes[q].proto->output(1) == m.input(i) && c != nullptr && c->dtype() == DataType::kFloat && c->size() == 1) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<Patch> FuseConvIntegerTail(Rewriter& r, Id index) {
+  const Graph& g = r.graph();
+  const Node& cast = r[index];
+  const auto* to = Attr(*cast.proto, "to");
+  if (!IsOp(cast, "Cast") || to == nullptr || to->i() != static_cast<int64_t>(onnx::TensorProto::FLOAT)) {
+    return std::nullopt;
+  }
+  const Id conv = SoleReaderProducer(g, cast.proto->input(0));
+  if (conv == kNone || !IsOp(r[conv], "ConvInteger") || r[conv].proto->input_size() < 2) return std::nullopt;
+  const Tensor* w = ConstantTensor(g, r[conv].proto->input(1));
+  if (w == nullptr || w->rank() < 3) return std::nullopt;
+  const int64_t rank = w->rank(), channels = w->dim(0);
+  // Cast -> Mul(one float).
+  const Id mul = SoleReader(g, cast.proto->output(0));
+  if (mul == kNone || !IsOp(r[mul], "Mul") || r[mul].opset < 7 || r[mul].proto->input_size() != 2) return std::nullopt;
+  const auto& m = *r[mul].proto;
+  const std::string& scale = m.input(0) == cast.proto->output(0) ? m.input(1) : m.input(0);
+  if (m.input(0) == m.input(1) || !OneFloat(g, scale)) return std::nullopt;
+  std::vector<Id> nodes = {index, mul};
+  std::string output = m.output(0);
+  // [-> Add(a per-channel float constant)]
+  std::vector<float> bias;
+  if (const Id add = SoleReader(g, output); add != kNone && IsOp(r[add], "Add") && r[add].opset >= 7 &&
+                                            r[add].proto->input_size() == 2) {
+    const auto& a = *r[add].proto;
+    const Tensor* b = ConstantTensor(g, a.input(0) == output ? a.input(1) : a.input(0));
+    if (b != nullptr) bias = PerChannelValues(*b, rank, channels);
+    if (!bias.empty()) {
+      nodes.push_back(add);
+      output = a.output(0);
+    }
+  }
+  // [-> Relu]
+  bool relu = false;
+  if (const Id act = SoleReader(g, output); act != kNone && IsOp(r[act], "Relu")) {
+    relu = true;
+    nodes.push_back(act);
+    output = r[act].proto->output(0);
+  }
+
+  Patch patch;
+  patch.replaced = nodes;
+  auto node = std::make_shared<onnx::NodeProto>();
+  node->set_name(r[nodes.back()].proto->name());
+  node->add_input(cast.proto->input(0));
+  node->add_input(scale);
+  if (!bias.empty()) {
+    const std::string name = r.FreshName(output + "_bias");
+    patch.constants.push_back({name, Tensor::FromVector<float>({channels}, bias)});
+    node->add_input(name);
+  }
+  node->add_output(output);
+  if (relu) SetIntAttr(node.get(), "relu", 1);
+  patch.added.push_back(InternalNode(cast, std::move(node), internal_ops::kDequantizeAccumulator));
   return patch;
 }
 

@@ -14,4 +14,10 @@ namespace onnxflow::graph {
 // A FusionRule (fusion_util.h) anchored at the MatMulInteger.
 std::optional<Patch> FuseDynamicQuantMatMul(Rewriter& r, NodeGraph::Id id);
 
+// The same model form's convolutions keep their ConvInteger; what follows it,
+//   Cast(to float) -> Mul(by x_scale * w_scale, one value) [-> Add(bias per channel)] [-> Relu]
+// becomes one com.onnxflow DequantizeAccumulator (ops/quant/dequantize_accumulator.h): one pass
+// and one float tensor instead of four, with the four ops' values bit for bit. Anchored at the Cast.
+std::optional<Patch> FuseConvIntegerTail(Rewriter& r, NodeGraph::Id id);
+
 }  // namespace onnxflow::graph

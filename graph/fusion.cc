@@ -458,6 +458,7 @@ Status FuseForInference(Graph* g) {
       {"RemovePassThrough", RemovePassThrough},
       {"FuseAttention", FuseAttention},                  // attention_fusion.h
       {"FuseDynamicQuantMatMul", FuseDynamicQuantMatMul},  // dynamic_quant_fusion.h
+      {"FuseConvIntegerTail", FuseConvIntegerTail},        // dynamic_quant_fusion.h
       {"FuseLayerNormalization", FuseLayerNormalization},  // norm_fusion.h
       {"FuseRmsNormalization", FuseRmsNormalization},  // norm_fusion.h
       {"FuseSkipLayerNormalization", FuseSkipLayerNormalization},  // norm_fusion.h

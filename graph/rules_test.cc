@@ -311,6 +311,48 @@ TEST_F(RulesTest, FuseLayerNormalizationWrittenOut) {
   ExpectSameOutputs({Input("x", {2, 3, 8})}, 1e-4);
 }
 
+// A dynamically quantized convolution's tail, Cast -> Mul(x_scale * w_scale) -> Add(bias per
+// channel) -> Relu, is one DequantizeAccumulator with the four ops' values bit for bit (the next
+// DynamicQuantizeLinear would amplify any ulp); a per-channel scale (not one value) stays.
+TEST_F(RulesTest, FuseConvIntegerTailKeepsTheBits) {
+  for (bool one_scale : {true, false}) {
+    SCOPED_TRACE(one_scale ? "one scale" : "per-channel scale");
+    model = tools::ModelBuilder(17);
+    model.Input("x", DataType::kFloat, {1, 3, 6, 6});
+    Tensor w(DataType::kUint8, {4, 3, 3, 3});
+    for (int64_t i = 0; i < w.size(); ++i) w.mutable_data<uint8_t>()[i] = static_cast<uint8_t>((i * 37) % 256);
+    model.Initializer("w", w);
+    model.Initializer("wz", Tensor::Scalar<uint8_t>(uint8_t{131}));
+    model.Initializer("w_scale", one_scale ? Tensor::Scalar<float>(0.0173f) : Floats({4, 1, 1}, 9));
+    model.Initializer("bias", Floats({1, 4, 1, 1}, 3));
+    model.Node("DynamicQuantizeLinear", {"x"}, {"xq", "xs", "xz"});
+    model.Node("Mul", {"xs", "w_scale"}, {"scale"});
+    SetAttr(model.Node("ConvInteger", {"xq", "w", "xz", "wz"}, {"acc"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+    SetAttr(model.Node("Cast", {"acc"}, {"accf"}), "to", static_cast<int64_t>(onnx::TensorProto::FLOAT));
+    model.Node("Mul", {"accf", "scale"}, {"p"});
+    model.Node("Add", {"bias", "p"}, {"b"});
+    model.Node("Relu", {"b"}, {"y"});
+    model.Output("y", DataType::kFloat, {1, 4, 6, 6});
+    EXPECT_EQ(Run("FuseConvIntegerTail", FuseConvIntegerTail), one_scale ? 1 : 0);
+    if (one_scale) {
+      EXPECT_EQ(Ops(), (Names{"DynamicQuantizeLinear", "Mul", "ConvInteger",
+                              std::string(kOnnxflowDomain) + ".DequantizeAccumulator"}));
+    }
+    SessionOptions plain;
+    plain.optimize = false;
+    auto a = Session::LoadFromBytes(model.Serialize(), plain);
+    auto b = Session::LoadFromBytes(model.Serialize());
+    ASSERT_TRUE(a.ok() && b.ok());
+    const std::vector<NamedValue> inputs = {Input("x", {1, 3, 6, 6}, 4)};
+    auto ya = a->Run(inputs), yb = b->Run(inputs);
+    ASSERT_TRUE(ya.ok() && yb.ok()) << ya.status().ToString() << " " << yb.status().ToString();
+    const Tensor& ta = (*ya)[0].value.tensor();
+    const Tensor& tb = (*yb)[0].value.tensor();
+    ASSERT_EQ(ta.size(), tb.size());
+    for (int64_t i = 0; i < ta.size(); ++i) ASSERT_EQ(ta.data<float>()[i], tb.data<float>()[i]) << i;
+  }
+}
+
 TEST_F(RulesTest, FuseDynamicQuantMatMulWithBias) {
   model.Input("x", DataType::kFloat, {3, 8});
   Tensor w(DataType::kInt8, {8, 4});

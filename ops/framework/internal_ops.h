@@ -17,6 +17,7 @@
 //   FromBlocked                 FromBlockedSpec (ops/blocked/blocked_layout.h)  graph/blocked_layout.cc
 //   FusedAttention              FusedAttentionSpec (ops/contrib/fused_attention.h)  graph/attention_fusion.cc
 //   AddLayerNormalization       epsilon, rms (SkipLayerNormalization's)     graph/norm_fusion.cc
+//   DequantizeAccumulator       relu                                        graph/dynamic_quant_fusion.cc
 //
 // All are version 1 of kOnnxflowDomain; a model may not use them (they are not a public format).
 #pragma once
@@ -45,12 +46,15 @@ inline constexpr char kFusedAttention[] = "FusedAttention";
 // (inputs a, b, gamma, beta?; outputs y and, as output 3, the sum when something else reads it),
 // which also takes operands that broadcast as Add's do; rms = 1: SkipSimplifiedLayerNormalization's.
 inline constexpr char kAddLayerNormalization[] = "AddLayerNormalization";
+// Cast(int32 -> float) -> Mul(scale) -> Add(bias per channel)? -> Relu? after a ConvInteger
+// (ops/quant/dequantize_accumulator.h).
+inline constexpr char kDequantizeAccumulator[] = "DequantizeAccumulator";
 
 inline constexpr const char* kAll[] = {
     kFusedConv,         kFusedGemm,          kFusedMatMul,         kElementwiseChain,
     kBlockedConv,       kBlockedDepthwiseConv, kBlockedBatchNormalization, kBlockedMaxPool,
     kBlockedAveragePool, kBlockedGlobalMaxPool, kBlockedGlobalAveragePool, kToBlocked,
-    kFromBlocked,       kFusedAttention,       kAddLayerNormalization,
+    kFromBlocked,       kFusedAttention,       kAddLayerNormalization, kDequantizeAccumulator,
 };
 
 }  // namespace onnxflow::internal_ops

@@ -7,7 +7,8 @@
 #define ONNXFLOW_QUANT_REGISTRARS(X)                                 \
   X(RegisterQuantizeLinear)  /* quantize_linear.cc */                \
   X(RegisterDequantizeLinear)  /* dequantize_linear.cc */            \
-  X(RegisterDynamicQuantizeLinear)  /* dynamic_quantize_linear.cc */
+  X(RegisterDynamicQuantizeLinear)  /* dynamic_quantize_linear.cc */ \
+  X(RegisterDequantizeAccumulator)  /* dequantize_accumulator.cc */
 
 namespace onnxflow {
 namespace quant_ops {
