@@ -16,6 +16,7 @@
 //   ToBlocked                   none                                        graph/blocked_layout.cc
 //   FromBlocked                 FromBlockedSpec (ops/blocked/blocked_layout.h)  graph/blocked_layout.cc
 //   FusedAttention              FusedAttentionSpec (ops/contrib/fused_attention.h)  graph/attention_fusion.cc
+//   QLinearConvNhwc             QLinearConv's own attributes (ops/math/quant_conv.cc)  graph/quant_layout.cc
 //
 // All are version 1 of kOnnxflowDomain; a model may not use them (they are not a public format).
 #pragma once
@@ -40,12 +41,13 @@ inline constexpr char kBlockedGlobalAveragePool[] = "BlockedGlobalAveragePool";
 inline constexpr char kToBlocked[] = "ToBlocked";
 inline constexpr char kFromBlocked[] = "FromBlocked";
 inline constexpr char kFusedAttention[] = "FusedAttention";
+inline constexpr char kQLinearConvNhwc[] = "QLinearConvNhwc";
 
 inline constexpr const char* kAll[] = {
     kFusedConv,         kFusedGemm,          kFusedMatMul,         kElementwiseChain,
     kBlockedConv,       kBlockedDepthwiseConv, kBlockedBatchNormalization, kBlockedMaxPool,
     kBlockedAveragePool, kBlockedGlobalMaxPool, kBlockedGlobalAveragePool, kToBlocked,
-    kFromBlocked,       kFusedAttention,
+    kFromBlocked,       kFusedAttention,      kQLinearConvNhwc,
 };
 
 }  // namespace onnxflow::internal_ops

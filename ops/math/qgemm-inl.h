@@ -296,7 +296,8 @@ inline void Epilogue(const qgemm_internal::QBlock& blk, int64_t row0, int64_t co
         case QOutput::kInt8: {
           VF s = sr;
           if (sc != nullptr) s = hn::Mul(s, hn::LoadU(df, sc + j));
-          s = hn::Div(s, hn::Set(df, blk.out_scale));
+          // A multiplier already divided by the output scale comes with out_scale 1 (x / 1 is x).
+          if (blk.out_scale != 1.0f) s = hn::Div(s, hn::Set(df, blk.out_scale));
           const VI q = hn::Add(hn::NearestInt(hn::Mul(hn::ConvertTo(df, v), s)), hn::Set(di, blk.out_zero));
           uint8_t* dst = static_cast<uint8_t*>(blk.c) + i * blk.ldc + col0 + j;
           if (blk.kind == QOutput::kUint8) {
@@ -317,6 +318,7 @@ inline void Epilogue(const qgemm_internal::QBlock& blk, int64_t row0, int64_t co
 void RunQBlockImpl(const qgemm_internal::QBlock& blk) {
   using namespace qgemm_detail;  // NOLINT
   const int64_t quads = blk.kp / 4;
+  const int64_t lda = blk.lda != 0 ? blk.lda : blk.kp;
   const int64_t mr = RowsPerTile(blk.vnni);
   HWY_ALIGN int32_t tile[kMaxRows * kQNr];
   for (int64_t j0 = 0; j0 < blk.n; j0 += kQNr) {
@@ -324,7 +326,7 @@ void RunQBlockImpl(const qgemm_internal::QBlock& blk) {
     const int64_t cols = std::min(kQNr, blk.n - j0);
     for (int64_t i0 = 0; i0 < blk.m; i0 += mr) {
       const int64_t rows = std::min(mr, blk.m - i0);
-      Tile(blk.vnni, blk.a + i0 * blk.kp, blk.kp, b, quads, rows, cols, tile);
+      Tile(blk.vnni, blk.a + i0 * lda, lda, b, quads, rows, cols, tile);
       Epilogue(blk, i0, j0, rows, cols, tile);
     }
   }
@@ -368,6 +370,31 @@ void QPackARowsImpl(const uint8_t* HWY_RESTRICT a, uint8_t x, int64_t lda, int64
     }
     for (; kk < kp; ++kk) d[kk] = 0;
     row_sums[i] = static_cast<int32_t>(sum);
+  }
+#endif
+}
+
+// Sums of bytes [0, k) of rows [0, rows) (row i at a + i * lda), as uint8: A's row sums for the
+// zero point of B when A is read in place or gathered.
+void QRowSumsImpl(const uint8_t* HWY_RESTRICT a, int64_t lda, int64_t rows, int64_t k, int32_t* HWY_RESTRICT sums) {
+#if HWY_TARGET == HWY_SCALAR
+  for (int64_t i = 0; i < rows; ++i) {
+    int32_t sum = 0;
+    for (int64_t kk = 0; kk < k; ++kk) sum += a[i * lda + kk];
+    sums[i] = sum;
+  }
+#else
+  const hn::ScalableTag<uint8_t> d8;
+  const hn::Repartition<uint64_t, decltype(d8)> d64;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d8));
+  for (int64_t i = 0; i < rows; ++i) {
+    const uint8_t* s = a + i * lda;
+    auto acc = hn::Zero(d64);
+    int64_t kk = 0;
+    for (; kk + lanes <= k; kk += lanes) acc = hn::Add(acc, hn::SumsOf8(hn::LoadU(d8, s + kk)));
+    uint64_t sum = hn::GetLane(hn::SumOfLanes(d64, acc));
+    for (; kk < k; ++kk) sum += s[kk];
+    sums[i] = static_cast<int32_t>(sum);
   }
 #endif
 }
