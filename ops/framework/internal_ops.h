@@ -17,6 +17,7 @@
 //   FromBlocked                 FromBlockedSpec (ops/blocked/blocked_layout.h)  graph/blocked_layout.cc
 //   FusedAttention              FusedAttentionSpec (ops/contrib/fused_attention.h)  graph/attention_fusion.cc
 //   QLinearConvNhwc             QLinearConv's own attributes (ops/math/quant_conv.cc)  graph/quant_layout.cc
+//   ByteLookup                  none (ops/quant_ms/qlinear_lookup.cc)       graph/qdq_fusion.cc
 //
 // All are version 1 of kOnnxflowDomain; a model may not use them (they are not a public format).
 #pragma once
@@ -42,12 +43,13 @@ inline constexpr char kToBlocked[] = "ToBlocked";
 inline constexpr char kFromBlocked[] = "FromBlocked";
 inline constexpr char kFusedAttention[] = "FusedAttention";
 inline constexpr char kQLinearConvNhwc[] = "QLinearConvNhwc";
+inline constexpr char kByteLookup[] = "ByteLookup";
 
 inline constexpr const char* kAll[] = {
     kFusedConv,         kFusedGemm,          kFusedMatMul,         kElementwiseChain,
     kBlockedConv,       kBlockedDepthwiseConv, kBlockedBatchNormalization, kBlockedMaxPool,
     kBlockedAveragePool, kBlockedGlobalMaxPool, kBlockedGlobalAveragePool, kToBlocked,
-    kFromBlocked,       kFusedAttention,      kQLinearConvNhwc,
+    kFromBlocked,       kFusedAttention,      kQLinearConvNhwc, kByteLookup,
 };
 
 }  // namespace onnxflow::internal_ops

@@ -77,6 +77,78 @@ ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnni(const uint8_t* HWY_RESTRICT 
   }
 }
 
+// The tile of TileVnni with the requantizing epilogue applied in registers and 8-bit results
+// stored straight to C: for small K (a 1x1 convolution over 64 channels is 16 quads) a round trip
+// through an int32 tile costs as much as the products. Same float operations as Epilogue (and
+// the reference): float(v) * (scale_row * scale_col [/ out_scale]), rounded half to even (the
+// MXCSR default of vcvtps2dq), plus the zero point, saturated.
+template <int kRows, int kVecs>
+ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniRequant(const uint8_t* HWY_RESTRICT a, int64_t lda,
+                                                           const int8_t* HWY_RESTRICT b, int64_t quads,
+                                                           const qgemm_internal::QBlock& blk, int64_t row0,
+                                                           int64_t col0, int64_t cols) {
+  // The products in TileVnni's registers, through an int32 tile in L1: with the epilogue's
+  // constants live in the same function the compiler spills accumulators inside the K loop.
+  HWY_ALIGN int32_t tile[kMaxRows * kQNr];
+  TileVnni<kRows, kVecs>(a, lda, b, quads, tile);
+  const bool u8 = blk.kind == QOutput::kUint8;
+  const __m512 limit = _mm512_set1_ps(65536.0f);  // past any 8-bit result; keeps vcvtps2dq in range
+  const __m512i zero_point = _mm512_set1_epi32(blk.out_zero);
+  const int64_t c0 = col0;
+  for (int r = 0; r < kRows; ++r) {
+    const int64_t i = row0 + r;
+    const float sr = blk.scale_row != nullptr ? blk.scale_row[i] : 1.0f;
+    uint8_t* dst = static_cast<uint8_t*>(blk.c) + i * blk.ldc + c0;
+#pragma GCC unroll 3
+    for (int v = 0; v < kVecs; ++v) {
+      const int64_t j = c0 + 16 * v;
+      __m512i x = _mm512_load_si512(tile + r * kQNr + 16 * v);
+      const __m512i bt = _mm512_loadu_si512(blk.b_term + j);
+      if (blk.unit_za) {
+        x = _mm512_add_epi32(x, bt);
+      } else {
+        x = _mm512_add_epi32(x, _mm512_mullo_epi32(_mm512_set1_epi32(blk.neg_za[i]), bt));
+        if (blk.bias_row != nullptr) x = _mm512_add_epi32(x, _mm512_set1_epi32(blk.bias_row[i]));
+        if (blk.bias_col != nullptr) x = _mm512_add_epi32(x, _mm512_loadu_si512(blk.bias_col + j));
+      }
+      if (!blk.zb_zero) {
+        x = _mm512_add_epi32(x, _mm512_mullo_epi32(_mm512_set1_epi32(blk.neg_row_sum[i]),
+                                                   _mm512_loadu_si512(blk.zb + j)));
+      }
+      __m512 s = _mm512_set1_ps(sr);
+      if (blk.scale_col != nullptr) s = _mm512_mul_ps(s, _mm512_loadu_ps(blk.scale_col + j));
+      if (blk.out_scale != 1.0f) s = _mm512_div_ps(s, _mm512_set1_ps(blk.out_scale));
+      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(x), s);
+      f = _mm512_min_ps(_mm512_max_ps(f, _mm512_sub_ps(_mm512_setzero_ps(), limit)), limit);
+      const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), zero_point);
+      const __m128i bytes = u8 ? _mm512_cvtusepi32_epi8(_mm512_max_epi32(q, _mm512_setzero_si512()))
+                               : _mm512_cvtsepi32_epi8(q);
+      const int64_t left = cols - 16 * v;
+      if (left >= 16) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 16 * v), bytes);
+      } else if (left > 0) {
+        _mm_mask_storeu_epi8(dst + 16 * v, static_cast<__mmask16>((1u << left) - 1), bytes);
+      }
+    }
+  }
+}
+
+template <int kVecs>
+ONNXFLOW_QGEMM_VNNI_ATTR void TileVnniRequantRows(const uint8_t* a, int64_t lda, const int8_t* b, int64_t quads,
+                                                  int64_t rows, const qgemm_internal::QBlock& blk, int64_t row0,
+                                                  int64_t col0, int64_t cols) {
+  switch (rows) {
+    case 1: return TileVnniRequant<1, kVecs>(a, lda, b, quads, blk, row0, col0, cols);
+    case 2: return TileVnniRequant<2, kVecs>(a, lda, b, quads, blk, row0, col0, cols);
+    case 3: return TileVnniRequant<3, kVecs>(a, lda, b, quads, blk, row0, col0, cols);
+    case 4: return TileVnniRequant<4, kVecs>(a, lda, b, quads, blk, row0, col0, cols);
+    case 5: return TileVnniRequant<5, kVecs>(a, lda, b, quads, blk, row0, col0, cols);
+    case 6: return TileVnniRequant<6, kVecs>(a, lda, b, quads, blk, row0, col0, cols);
+    case 7: return TileVnniRequant<7, kVecs>(a, lda, b, quads, blk, row0, col0, cols);
+    default: return TileVnniRequant<8, kVecs>(a, lda, b, quads, blk, row0, col0, cols);
+  }
+}
+
 template <int kVecs>
 ONNXFLOW_QGEMM_VNNI_ATTR void TileVnniRows(const uint8_t* a, int64_t lda, const int8_t* b, int64_t quads,
                                            int64_t rows, int32_t* out) {
@@ -326,6 +398,19 @@ void RunQBlockImpl(const qgemm_internal::QBlock& blk) {
     const int64_t cols = std::min(kQNr, blk.n - j0);
     for (int64_t i0 = 0; i0 < blk.m; i0 += mr) {
       const int64_t rows = std::min(mr, blk.m - i0);
+#if HWY_TARGET == HWY_AVX3
+      if (blk.vnni && (blk.kind == QOutput::kUint8 || blk.kind == QOutput::kInt8)) {
+        const uint8_t* a = blk.a + i0 * lda;
+        if (cols <= 16) {
+          TileVnniRequantRows<1>(a, lda, b, quads, rows, blk, i0, j0, cols);
+        } else if (cols <= 32) {
+          TileVnniRequantRows<2>(a, lda, b, quads, rows, blk, i0, j0, cols);
+        } else {
+          TileVnniRequantRows<3>(a, lda, b, quads, rows, blk, i0, j0, cols);
+        }
+        continue;
+      }
+#endif
       Tile(blk.vnni, blk.a + i0 * lda, lda, b, quads, rows, cols, tile);
       Epilogue(blk, i0, j0, rows, cols, tile);
     }

@@ -200,6 +200,7 @@ void QGemm(const QPackedA& a, const QPackedB& b, const QZeroPoints& zero, const 
   const ColumnTerms cols(b, zero.b, zero.b_count, ep);
   qgemm_internal::QBlock base = cols.Block(ep, c, ldc, vnni);
   base.kp = a.kp;
+  base.zb_zero = cols.zb_zero;
   base.neg_row_sum = neg_row_sum.data();
   base.neg_za = neg_za.data();
   base.bias_row = ep.bias_row;
@@ -249,7 +250,17 @@ void QGemmRows(const QRowsA& a, const QPackedB& b, const int32_t* b_zero, int64_
   base.kp = kp;
   base.bias_row = nullptr;
   base.scale_row = nullptr;
-  const int32_t neg_za = -(a.zero + a.offset);
+  base.zb_zero = cols.zb_zero;
+  // One zero point for every row: -za' * b_term + bias_col is one column vector, added whole.
+  const int32_t neg_za = 1;
+  std::vector<int32_t> column_add(cols.b_term.size());
+  for (size_t j = 0; j < column_add.size(); ++j) {
+    column_add[j] = static_cast<int32_t>(static_cast<uint32_t>(-(a.zero + a.offset)) * static_cast<uint32_t>(cols.b_term[j]) +
+                                         static_cast<uint32_t>(cols.bias_col.empty() ? 0 : cols.bias_col[j]));
+  }
+  base.b_term = column_add.data();
+  base.bias_col = nullptr;
+  base.unit_za = true;
 
   // Tasks: blocks of rows (each made once, by one thread) first; B's strips split only when there
   // are too few rows to go round (a 7x7 map's 49 pixels). A block's rows stay in L2 while every

@@ -164,6 +164,10 @@ struct QBlock {
   void* c = nullptr;
   int64_t ldc = 0;
   bool vnni = false;
+  // Shortcuts the fused VNNI epilogue takes: zb' is 0 in every column (no row-sum term), and
+  // every row's -za' is 1 with no row bias (b_term then holds -za' * b_term + bias_col whole).
+  bool zb_zero = false;
+  bool unit_za = false;
 };
 
 }  // namespace qgemm_internal
