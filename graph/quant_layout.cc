@@ -16,7 +16,7 @@ namespace {
 enum class Role {
   kPlain,       // stays as it is, reading plain values
   kConv,        // QLinearConv -> QLinearConvNhwc
-  kMaxPool,     // 8-bit MaxPool -> com.microsoft NhwcMaxPool
+  kMaxPool,     // 8-bit MaxPool -> MaxPoolNhwc
   kPool,        // QLinear(Global)AveragePool -> the same with channels_last = 1
   kConcat,      // QLinearConcat over channels -> axis 3
   kLayoutFree,  // elementwise: the same op on channels-last values
@@ -163,10 +163,10 @@ class QuantLayoutPass {
         node->opset = internal_ops::kVersion;
         break;
       case Role::kMaxPool:
-        proto->set_op_type("NhwcMaxPool");
-        proto->set_domain(kMsDomain);
-        node->domain = kMsDomain;
-        node->opset = 1;
+        proto->set_op_type(internal_ops::kMaxPoolNhwc);
+        proto->set_domain(kOnnxflowDomain);
+        node->domain = kOnnxflowDomain;
+        node->opset = internal_ops::kVersion;
         break;
       case Role::kPool: SetIntAttr(proto, "channels_last", 1); break;
       case Role::kConcat: SetIntAttr(proto, "axis", 3); break;

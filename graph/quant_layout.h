@@ -5,7 +5,7 @@
 //  - com.microsoft QLinearAdd / QLinearMul of two channels-last operands, Max of one and a scalar
 //    (an 8-bit Relu), com.onnxflow ByteLookup, per-tensor DequantizeLinear / QuantizeLinear:
 //    elementwise, the same op;
-//  - MaxPool on 8-bit values -> com.microsoft NhwcMaxPool;
+//  - MaxPool on 8-bit values -> com.onnxflow MaxPoolNhwc (ops/quant_ms/qlinear_maxpool_nhwc.cc);
 //  - com.microsoft QLinearGlobalAveragePool / QLinearAveragePool -> the same with channels_last;
 //  - com.microsoft QLinearConcat over channels of channels-last inputs -> axis 3.
 // A Transpose to channels-last goes before the region's first convolution reading a plain value,

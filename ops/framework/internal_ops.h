@@ -18,6 +18,7 @@
 //   FusedAttention              FusedAttentionSpec (ops/contrib/fused_attention.h)  graph/attention_fusion.cc
 //   QLinearConvNhwc             QLinearConv's own attributes (ops/math/quant_conv.cc)  graph/quant_layout.cc
 //   ByteLookup                  none (ops/quant_ms/qlinear_lookup.cc)       graph/qdq_fusion.cc
+//   MaxPoolNhwc                 MaxPool's own attributes (ops/quant_ms/qlinear_maxpool_nhwc.cc)  graph/quant_layout.cc
 //
 // All are version 1 of kOnnxflowDomain; a model may not use them (they are not a public format).
 #pragma once
@@ -44,12 +45,13 @@ inline constexpr char kFromBlocked[] = "FromBlocked";
 inline constexpr char kFusedAttention[] = "FusedAttention";
 inline constexpr char kQLinearConvNhwc[] = "QLinearConvNhwc";
 inline constexpr char kByteLookup[] = "ByteLookup";
+inline constexpr char kMaxPoolNhwc[] = "MaxPoolNhwc";
 
 inline constexpr const char* kAll[] = {
     kFusedConv,         kFusedGemm,          kFusedMatMul,         kElementwiseChain,
     kBlockedConv,       kBlockedDepthwiseConv, kBlockedBatchNormalization, kBlockedMaxPool,
     kBlockedAveragePool, kBlockedGlobalMaxPool, kBlockedGlobalAveragePool, kToBlocked,
-    kFromBlocked,       kFusedAttention,      kQLinearConvNhwc, kByteLookup,
+    kFromBlocked,       kFusedAttention,      kQLinearConvNhwc, kByteLookup, kMaxPoolNhwc,
 };
 
 }  // namespace onnxflow::internal_ops

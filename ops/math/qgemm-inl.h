@@ -77,8 +77,8 @@ ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnni(const uint8_t* HWY_RESTRICT 
   }
 }
 
-// The tile of TileVnni with the requantizing epilogue applied in registers and 8-bit results
-// stored straight to C: for small K (a 1x1 convolution over 64 channels is 16 quads) a round trip
+// The tile of TileVnni with the requantizing epilogue in AVX-512 and 8-bit results stored
+// straight to C: for small K (a 1x1 convolution over 64 channels is 16 quads) a round trip
 // through an int32 tile costs as much as the products. Same float operations as Epilogue (and
 // the reference): float(v) * (scale_row * scale_col [/ out_scale]), rounded half to even (the
 // MXCSR default of vcvtps2dq), plus the zero point, saturated.
@@ -95,10 +95,44 @@ ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniRequant(const uint8_t* HWY_RE
   const __m512 limit = _mm512_set1_ps(65536.0f);  // past any 8-bit result; keeps vcvtps2dq in range
   const __m512i zero_point = _mm512_set1_epi32(blk.out_zero);
   const int64_t c0 = col0;
+  const __m512 neg_limit = _mm512_sub_ps(_mm512_setzero_ps(), limit);
+  uint8_t* const c = static_cast<uint8_t*>(blk.c);
+  const int64_t ldc = blk.ldc;
+  if (blk.unit_za && blk.zb_zero && blk.scale_row == nullptr) {
+    // One zero point for A, none for B, scales per column (a convolution): the column terms and
+    // multipliers load once per tile, not once per row.
+    __m512i add[kVecs];
+    __m512 scale[kVecs];
+#pragma GCC unroll 3
+    for (int v = 0; v < kVecs; ++v) {
+      add[v] = _mm512_loadu_si512(blk.b_term + c0 + 16 * v);
+      scale[v] = blk.scale_col != nullptr ? _mm512_loadu_ps(blk.scale_col + c0 + 16 * v) : _mm512_set1_ps(1.0f);
+      if (blk.out_scale != 1.0f) scale[v] = _mm512_div_ps(scale[v], _mm512_set1_ps(blk.out_scale));
+    }
+    for (int r = 0; r < kRows; ++r) {
+      uint8_t* dst = c + (row0 + r) * ldc + c0;
+#pragma GCC unroll 3
+      for (int v = 0; v < kVecs; ++v) {
+        const __m512i x = _mm512_add_epi32(_mm512_load_si512(tile + r * kQNr + 16 * v), add[v]);
+        __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(x), scale[v]);
+        f = _mm512_min_ps(_mm512_max_ps(f, neg_limit), limit);
+        const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), zero_point);
+        const __m128i bytes = u8 ? _mm512_cvtusepi32_epi8(_mm512_max_epi32(q, _mm512_setzero_si512()))
+                                 : _mm512_cvtsepi32_epi8(q);
+        const int64_t left = cols - 16 * v;
+        if (left >= 16) {
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 16 * v), bytes);
+        } else if (left > 0) {
+          _mm_mask_storeu_epi8(dst + 16 * v, static_cast<__mmask16>((1u << left) - 1), bytes);
+        }
+      }
+    }
+    return;
+  }
   for (int r = 0; r < kRows; ++r) {
     const int64_t i = row0 + r;
     const float sr = blk.scale_row != nullptr ? blk.scale_row[i] : 1.0f;
-    uint8_t* dst = static_cast<uint8_t*>(blk.c) + i * blk.ldc + c0;
+    uint8_t* dst = c + i * ldc + c0;
 #pragma GCC unroll 3
     for (int v = 0; v < kVecs; ++v) {
       const int64_t j = c0 + 16 * v;
@@ -119,7 +153,7 @@ ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniRequant(const uint8_t* HWY_RE
       if (blk.scale_col != nullptr) s = _mm512_mul_ps(s, _mm512_loadu_ps(blk.scale_col + j));
       if (blk.out_scale != 1.0f) s = _mm512_div_ps(s, _mm512_set1_ps(blk.out_scale));
       __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(x), s);
-      f = _mm512_min_ps(_mm512_max_ps(f, _mm512_sub_ps(_mm512_setzero_ps(), limit)), limit);
+      f = _mm512_min_ps(_mm512_max_ps(f, neg_limit), limit);
       const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), zero_point);
       const __m128i bytes = u8 ? _mm512_cvtusepi32_epi8(_mm512_max_epi32(q, _mm512_setzero_si512()))
                                : _mm512_cvtsepi32_epi8(q);

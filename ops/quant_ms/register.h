@@ -11,7 +11,8 @@
   X(RegisterQLinearConcat)  /* qlinear_concat.cc */ \
   X(RegisterQLinearPool)  /* qlinear_pool.cc */     \
   X(RegisterMatMulNBits)  /* matmul_nbits.cc */     \
-  X(RegisterByteLookup)  /* qlinear_lookup.cc */
+  X(RegisterByteLookup)  /* qlinear_lookup.cc */   \
+  X(RegisterMaxPoolNhwc)  /* qlinear_maxpool_nhwc.cc */
 
 namespace onnxflow {
 namespace quant_ms {
