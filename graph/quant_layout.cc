@@ -32,6 +32,26 @@ bool IsScalarConstant(const Graph& g, const onnx::NodeProto& n, int i) {
   return c != g.constants.end() && c->second.size() == 1;
 }
 
+// The element type of `value`: as the load inferred it, or (com.microsoft ops are not inferred)
+// the type of the output zero point of the QLinear op that writes it.
+DataType TypeOf(const Graph& g, const std::string& value) {
+  const DataType known = KnownType(g, value);
+  if (known != DataType::kUndefined) return known;
+  const Id p = g.nodes.Producer(value);
+  if (p == kNone) return known;
+  const Node& node = g.nodes[p];
+  if (node.domain != kMsDomain) return known;
+  const std::string& t = node.op_type();
+  const int zero = t == "QLinearAdd" || t == "QLinearMul"                                  ? 7
+                   : t == "QLinearConcat"                                                  ? 1
+                   : t == "QLinearGlobalAveragePool" || t == "QLinearAveragePool" ||
+                           t == "QLinearSigmoid" || t == "QLinearLeakyRelu"                ? 4
+                                                                                           : -1;
+  if (zero < 0 || !HasInput(*node.proto, zero)) return known;
+  auto c = g.constants.find(node.proto->input(zero));
+  return c == g.constants.end() ? known : c->second.dtype();
+}
+
 // A 2-D QLinearConv (rank-4 constant 8-bit weights) of one output: what the channels-last kernel
 // runs. Any other (1-D, 3-D, weights computed at run) keeps the plain kernel.
 bool ConvertsConv(const Graph& g, const Node& node) {
@@ -41,7 +61,7 @@ bool ConvertsConv(const Graph& g, const Node& node) {
   auto w = g.constants.find(n.input(3));
   if (w == g.constants.end() || w->second.rank() != 4 || !Is8Bit(w->second.dtype())) return false;
   if (const auto* k = Attr(n, "kernel_shape"); k != nullptr && k->ints_size() != 2) return false;
-  return Is8Bit(KnownType(g, n.input(0)));
+  return Is8Bit(TypeOf(g, n.input(0)));
 }
 
 using Values = std::set<std::string>;  // values produced channels-last
@@ -62,7 +82,7 @@ Role RoleOf(const Graph& g, const Node& node, const Values& nhwc) {
       (!HasInput(n, 2) || IsScalarConstant(g, n, 2))) {
     return Role::kLayoutFree;
   }
-  if (IsOp(node, "MaxPool") && node.opset >= 12 && Is8Bit(KnownType(g, n.input(0)))) {
+  if (IsOp(node, "MaxPool") && node.opset >= 12 && Is8Bit(TypeOf(g, n.input(0)))) {
     const auto* k = Attr(n, "kernel_shape");
     const auto* order = Attr(n, "storage_order");
     return k != nullptr && k->ints_size() == 2 && (order == nullptr || order->i() == 0) ? Role::kMaxPool
@@ -192,7 +212,7 @@ class QuantLayoutPass {
 
   std::string Fresh(const std::string& base, const std::string& like, Patch* patch) {
     const std::string name = names_.Fresh(base);
-    const DataType t = KnownType(*g_, like);
+    const DataType t = TypeOf(*g_, like);
     if (t != DataType::kUndefined) patch->types.emplace_back(name, t);
     return name;
   }
