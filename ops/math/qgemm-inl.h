@@ -77,20 +77,57 @@ ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnni(const uint8_t* HWY_RESTRICT 
   }
 }
 
-// The tile of TileVnni with the requantizing epilogue in AVX-512 and 8-bit results stored
-// straight to C: for small K (a 1x1 convolution over 64 channels is 16 quads) a round trip
-// through an int32 tile costs as much as the products. Same float operations as Epilogue (and
-// the reference): float(v) * (scale_row * scale_col [/ out_scale]), rounded half to even (the
-// MXCSR default of vcvtps2dq), plus the zero point, saturated.
+// The products of TileVnni for kVecs vectors of 16 columns, each at its own place in B (a run of
+// 64 columns crosses from one 48-column strip into the next: 64 = 48 + 16), into an int32 tile
+// of row stride 64. Four vectors by 6 rows use 24 accumulators with 4 loads of B and 6
+// broadcasts per k-quad; a layer of 64 output channels then runs whole 64-column tiles instead of
+// a 48-column strip and a 16-column one that loads A once per vector.
+constexpr int64_t kWideCols = 64;
+template <int kRows, int kVecs>
+ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniCols(const uint8_t* HWY_RESTRICT a, int64_t lda,
+                                                        const int8_t* const* bp, int64_t quads,
+                                                        int32_t* HWY_RESTRICT out) {
+  __m512i acc[kRows][kVecs];
+  const int8_t* b[kVecs];
+#pragma GCC unroll 4
+  for (int v = 0; v < kVecs; ++v) b[v] = bp[v];
+#pragma GCC unroll 8
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < kVecs; ++v) acc[r][v] = _mm512_setzero_si512();
+  }
+  for (int64_t q = 0; q < quads; ++q) {
+    __m512i bv[kVecs];
+#pragma GCC unroll 4
+    for (int v = 0; v < kVecs; ++v) bv[v] = _mm512_load_si512(b[v] + q * (kQNr * 4));
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+      const __m512i av = _mm512_set1_epi32(Load4(a + r * lda + q * 4));
+#pragma GCC unroll 4
+      for (int v = 0; v < kVecs; ++v) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], av, bv[v]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < kVecs; ++v) _mm512_store_si512(out + r * kWideCols + 16 * v, acc[r][v]);
+  }
+}
+
+// TileVnniCols with the requantizing epilogue in AVX-512 and 8-bit results stored straight to C:
+// for small K (a 1x1 convolution over 64 channels is 16 quads) the generic Epilogue costs as much
+// as the products. Same float operations as Epilogue (and the reference): float(v) * (scale_row *
+// scale_col [/ out_scale]), rounded half to even (the MXCSR default of vcvtps2dq), plus the zero
+// point, saturated.
 template <int kRows, int kVecs>
 ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniRequant(const uint8_t* HWY_RESTRICT a, int64_t lda,
-                                                           const int8_t* HWY_RESTRICT b, int64_t quads,
+                                                           const int8_t* const* bp, int64_t quads,
                                                            const qgemm_internal::QBlock& blk, int64_t row0,
                                                            int64_t col0, int64_t cols) {
-  // The products in TileVnni's registers, through an int32 tile in L1: with the epilogue's
-  // constants live in the same function the compiler spills accumulators inside the K loop.
-  HWY_ALIGN int32_t tile[kMaxRows * kQNr];
-  TileVnni<kRows, kVecs>(a, lda, b, quads, tile);
+  // The products in their own function's registers, through an int32 tile in L1: with the
+  // epilogue's constants live in the same function the compiler spills accumulators in the K loop.
+  HWY_ALIGN int32_t tile[kMaxRows * kWideCols];
+  TileVnniCols<kRows, kVecs>(a, lda, bp, quads, tile);
   const bool u8 = blk.kind == QOutput::kUint8;
   const __m512 limit = _mm512_set1_ps(65536.0f);  // past any 8-bit result; keeps vcvtps2dq in range
   const __m512i zero_point = _mm512_set1_epi32(blk.out_zero);
@@ -103,7 +140,7 @@ ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniRequant(const uint8_t* HWY_RE
     // multipliers load once per tile, not once per row.
     __m512i add[kVecs];
     __m512 scale[kVecs];
-#pragma GCC unroll 3
+#pragma GCC unroll 4
     for (int v = 0; v < kVecs; ++v) {
       add[v] = _mm512_loadu_si512(blk.b_term + c0 + 16 * v);
       scale[v] = blk.scale_col != nullptr ? _mm512_loadu_ps(blk.scale_col + c0 + 16 * v) : _mm512_set1_ps(1.0f);
@@ -113,7 +150,7 @@ ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniRequant(const uint8_t* HWY_RE
       uint8_t* dst = c + (row0 + r) * ldc + c0;
 #pragma GCC unroll 3
       for (int v = 0; v < kVecs; ++v) {
-        const __m512i x = _mm512_add_epi32(_mm512_load_si512(tile + r * kQNr + 16 * v), add[v]);
+        const __m512i x = _mm512_add_epi32(_mm512_load_si512(tile + r * kWideCols + 16 * v), add[v]);
         __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(x), scale[v]);
         f = _mm512_min_ps(_mm512_max_ps(f, neg_limit), limit);
         const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), zero_point);
@@ -136,7 +173,7 @@ ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniRequant(const uint8_t* HWY_RE
 #pragma GCC unroll 3
     for (int v = 0; v < kVecs; ++v) {
       const int64_t j = c0 + 16 * v;
-      __m512i x = _mm512_load_si512(tile + r * kQNr + 16 * v);
+      __m512i x = _mm512_load_si512(tile + r * kWideCols + 16 * v);
       const __m512i bt = _mm512_loadu_si512(blk.b_term + j);
       if (blk.unit_za) {
         x = _mm512_add_epi32(x, bt);
@@ -168,18 +205,43 @@ ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniRequant(const uint8_t* HWY_RE
 }
 
 template <int kVecs>
-ONNXFLOW_QGEMM_VNNI_ATTR void TileVnniRequantRows(const uint8_t* a, int64_t lda, const int8_t* b, int64_t quads,
-                                                  int64_t rows, const qgemm_internal::QBlock& blk, int64_t row0,
-                                                  int64_t col0, int64_t cols) {
+ONNXFLOW_QGEMM_VNNI_ATTR void TileVnniRequantRows(const uint8_t* a, int64_t lda, const int8_t* const* bp,
+                                                  int64_t quads, int64_t rows, const qgemm_internal::QBlock& blk,
+                                                  int64_t row0, int64_t col0, int64_t cols) {
   switch (rows) {
-    case 1: return TileVnniRequant<1, kVecs>(a, lda, b, quads, blk, row0, col0, cols);
-    case 2: return TileVnniRequant<2, kVecs>(a, lda, b, quads, blk, row0, col0, cols);
-    case 3: return TileVnniRequant<3, kVecs>(a, lda, b, quads, blk, row0, col0, cols);
-    case 4: return TileVnniRequant<4, kVecs>(a, lda, b, quads, blk, row0, col0, cols);
-    case 5: return TileVnniRequant<5, kVecs>(a, lda, b, quads, blk, row0, col0, cols);
-    case 6: return TileVnniRequant<6, kVecs>(a, lda, b, quads, blk, row0, col0, cols);
-    case 7: return TileVnniRequant<7, kVecs>(a, lda, b, quads, blk, row0, col0, cols);
-    default: return TileVnniRequant<8, kVecs>(a, lda, b, quads, blk, row0, col0, cols);
+    case 1: return TileVnniRequant<1, kVecs>(a, lda, bp, quads, blk, row0, col0, cols);
+    case 2: return TileVnniRequant<2, kVecs>(a, lda, bp, quads, blk, row0, col0, cols);
+    case 3: return TileVnniRequant<3, kVecs>(a, lda, bp, quads, blk, row0, col0, cols);
+    case 4: return TileVnniRequant<4, kVecs>(a, lda, bp, quads, blk, row0, col0, cols);
+    case 5: return TileVnniRequant<5, kVecs>(a, lda, bp, quads, blk, row0, col0, cols);
+    case 6: return TileVnniRequant<6, kVecs>(a, lda, bp, quads, blk, row0, col0, cols);
+    case 7: return TileVnniRequant<7, kVecs>(a, lda, bp, quads, blk, row0, col0, cols);
+    default: return TileVnniRequant<8, kVecs>(a, lda, bp, quads, blk, row0, col0, cols);
+  }
+}
+
+// The requantizing VNNI path of a block: runs of 64 columns (4 vectors, 6 rows per tile; the last
+// run may have fewer vectors, 8 rows per tile), each vector read from its strip of B.
+ONNXFLOW_QGEMM_VNNI_ATTR inline void RunRequantVnni(const qgemm_internal::QBlock& blk, int64_t lda, int64_t quads) {
+  for (int64_t j0 = 0; j0 < blk.n; j0 += kWideCols) {
+    const int64_t cols = std::min(kWideCols, blk.n - j0);
+    const int64_t vecs = (cols + 15) / 16;
+    const int8_t* bp[4];
+    for (int64_t v = 0; v < vecs; ++v) {
+      const int64_t col = j0 + 16 * v;
+      bp[v] = blk.b + (col / kQNr) * blk.strip_bytes + (col % kQNr) / 16 * 64;
+    }
+    const int64_t mr = vecs == 4 ? 6 : 8;
+    for (int64_t i0 = 0; i0 < blk.m; i0 += mr) {
+      const int64_t rows = std::min(mr, blk.m - i0);
+      const uint8_t* a = blk.a + i0 * lda;
+      switch (vecs) {
+        case 1: TileVnniRequantRows<1>(a, lda, bp, quads, rows, blk, i0, j0, cols); break;
+        case 2: TileVnniRequantRows<2>(a, lda, bp, quads, rows, blk, i0, j0, cols); break;
+        case 3: TileVnniRequantRows<3>(a, lda, bp, quads, rows, blk, i0, j0, cols); break;
+        default: TileVnniRequantRows<4>(a, lda, bp, quads, rows, blk, i0, j0, cols); break;
+      }
+    }
   }
 }
 
@@ -426,25 +488,15 @@ void RunQBlockImpl(const qgemm_internal::QBlock& blk) {
   const int64_t quads = blk.kp / 4;
   const int64_t lda = blk.lda != 0 ? blk.lda : blk.kp;
   const int64_t mr = RowsPerTile(blk.vnni);
+#if HWY_TARGET == HWY_AVX3
+  if (blk.vnni && (blk.kind == QOutput::kUint8 || blk.kind == QOutput::kInt8)) return RunRequantVnni(blk, lda, quads);
+#endif
   HWY_ALIGN int32_t tile[kMaxRows * kQNr];
   for (int64_t j0 = 0; j0 < blk.n; j0 += kQNr) {
     const int8_t* b = blk.b + (j0 / kQNr) * blk.strip_bytes;
     const int64_t cols = std::min(kQNr, blk.n - j0);
     for (int64_t i0 = 0; i0 < blk.m; i0 += mr) {
       const int64_t rows = std::min(mr, blk.m - i0);
-#if HWY_TARGET == HWY_AVX3
-      if (blk.vnni && (blk.kind == QOutput::kUint8 || blk.kind == QOutput::kInt8)) {
-        const uint8_t* a = blk.a + i0 * lda;
-        if (cols <= 16) {
-          TileVnniRequantRows<1>(a, lda, b, quads, rows, blk, i0, j0, cols);
-        } else if (cols <= 32) {
-          TileVnniRequantRows<2>(a, lda, b, quads, rows, blk, i0, j0, cols);
-        } else {
-          TileVnniRequantRows<3>(a, lda, b, quads, rows, blk, i0, j0, cols);
-        }
-        continue;
-      }
-#endif
       Tile(blk.vnni, blk.a + i0 * lda, lda, b, quads, rows, cols, tile);
       Epilogue(blk, i0, j0, rows, cols, tile);
     }
