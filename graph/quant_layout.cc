@@ -74,14 +74,17 @@ Role RoleOf(const Graph& g, const Node& node, const Values& nhwc) {
   if (IsMs(node, "QLinearAdd") || IsMs(node, "QLinearMul")) {
     return n.input_size() >= 8 && in(0) && in(3) ? Role::kLayoutFree : Role::kPlain;
   }
+  if (IsMs(node, "QLinearConcat")) {  // its data are inputs 2, 5, 8, ...
+    const auto* axis = Attr(n, "axis");
+    if (axis == nullptr || (axis->i() != 1 && axis->i() != -3) || n.input_size() < 5) return Role::kPlain;
+    for (int i = 2; i < n.input_size(); i += 3) {
+      if (!in(i)) return Role::kPlain;
+    }
+    return Role::kConcat;
+  }
   if (!in(0)) return Role::kPlain;
   if (IsOp(node, "Max") && n.input_size() == 2 && IsScalarConstant(g, n, 1)) return Role::kLayoutFree;
   if (node.domain == kOnnxflowDomain && node.op_type() == internal_ops::kByteLookup) return Role::kLayoutFree;
-  // Per-tensor (de)quantization is elementwise.
-  if ((IsOp(node, "DequantizeLinear") || IsOp(node, "QuantizeLinear")) && IsScalarConstant(g, n, 1) &&
-      (!HasInput(n, 2) || IsScalarConstant(g, n, 2))) {
-    return Role::kLayoutFree;
-  }
   if (IsOp(node, "MaxPool") && node.opset >= 12 && Is8Bit(TypeOf(g, n.input(0)))) {
     const auto* k = Attr(n, "kernel_shape");
     const auto* order = Attr(n, "storage_order");
@@ -96,14 +99,6 @@ Role RoleOf(const Graph& g, const Node& node, const Values& nhwc) {
       if (k == nullptr || k->ints_size() != 2) return Role::kPlain;
     }
     return Role::kPool;
-  }
-  if (IsMs(node, "QLinearConcat")) {
-    const auto* axis = Attr(n, "axis");
-    if (axis == nullptr || (axis->i() != 1 && axis->i() != -3) || n.input_size() < 5) return Role::kPlain;
-    for (int i = 2; i < n.input_size(); i += 3) {
-      if (!in(i)) return Role::kPlain;
-    }
-    return Role::kConcat;
   }
   return Role::kPlain;
 }

@@ -3,8 +3,8 @@
 // nodes with constant weights become com.onnxflow QLinearConvNhwc (ops/math/quant_conv.cc), and
 // the 8-bit ops between them run on the channels-last values too:
 //  - com.microsoft QLinearAdd / QLinearMul of two channels-last operands, Max of one and a scalar
-//    (an 8-bit Relu), com.onnxflow ByteLookup, per-tensor DequantizeLinear / QuantizeLinear:
-//    elementwise, the same op;
+//    (an 8-bit Relu), com.onnxflow ByteLookup: elementwise, the same op (a DequantizeLinear stays
+//    plain: the Transpose before it then moves bytes, not floats);
 //  - MaxPool on 8-bit values -> com.onnxflow MaxPoolNhwc (ops/quant_ms/qlinear_maxpool_nhwc.cc);
 //  - com.microsoft QLinearGlobalAveragePool / QLinearAveragePool -> the same with channels_last;
 //  - com.microsoft QLinearConcat over channels of channels-last inputs -> axis 3.

@@ -534,8 +534,8 @@ TEST_F(RulesTest, FuseRequantizeLeavesASharedDequantize) {
   EXPECT_EQ(Run("FuseRequantize", FuseRequantize), 0);
 }
 
-// QOperator convolutions, a residual QLinearAdd, an 8-bit MaxPool and a QLinearGlobalAveragePool
-// run channels-last: one Transpose in, one out per plain reader, the same bytes out.
+// QOperator convolutions, a residual QLinearAdd, an 8-bit MaxPool, a QLinearGlobalAveragePool and
+// a channel QLinearConcat run channels-last: one Transpose in, one out per plain reader, the same bytes out.
 TEST_F(RulesTest, ChannelsLastQuantRegion) {
   auto* ms_opset = model.proto().add_opset_import();
   ms_opset->set_domain(kMsDomain);
@@ -561,12 +561,17 @@ TEST_F(RulesTest, ChannelsLastQuantRegion) {
   SetAttr(pool, "kernel_shape", std::vector<int64_t>{3, 3});
   SetAttr(pool, "strides", std::vector<int64_t>{2, 2});
   model.Node("QLinearGlobalAveragePool", {"m", "s", "z", "s", "z"}, {"g"}).set_domain(kMsDomain);
+  auto& cat = model.Node("QLinearConcat", {"s", "z", "c1", "s", "z", "c2", "s", "z"}, {"cat"});
+  cat.set_domain(kMsDomain);
+  SetAttr(cat, "axis", int64_t{1});
   model.Output("m", DataType::kUint8, {1, 8, 3, 3});
   model.Output("g", DataType::kUint8, {1, 8, 1, 1});
+  model.Output("cat", DataType::kUint8, {1, 16, 7, 7});
   ASSERT_TRUE(UseChannelsLastQuant(&graph()).ok());
   const std::string d = std::string(kOnnxflowDomain) + ".", ms = std::string(kMsDomain) + ".";
   EXPECT_EQ(Ops(), (Names{"Transpose", d + "QLinearConvNhwc", d + "QLinearConvNhwc", ms + "QLinearAdd",
-                          d + "MaxPoolNhwc", "Transpose", ms + "QLinearGlobalAveragePool", "Transpose"}));
+                          d + "MaxPoolNhwc", "Transpose", ms + "QLinearGlobalAveragePool", "Transpose",
+                          ms + "QLinearConcat", "Transpose"}));
   Tensor x(DataType::kUint8, {1, 6, 7, 7});
   for (int64_t i = 0; i < x.size(); ++i) x.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(i * 29 + 3);
   ExpectSameOutputs({{"x", x}}, 0.0);
