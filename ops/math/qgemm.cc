@@ -285,7 +285,8 @@ void QGemmRows(const QRowsA& a, const QPackedB& b, const int32_t* b_zero, int64_
       const int64_t mb = task / n_blocks, nb = task % n_blocks;
       const int64_t s0 = nb * strips / n_blocks, s1 = (nb + 1) * strips / n_blocks;
       const int64_t i0 = mb * rows_per_block, rows = std::min(m, i0 + rows_per_block) - i0;
-      if (scratch.size() < static_cast<size_t>(rows * kp)) scratch.resize(rows * kp);
+      // 4 bytes past the last row: a source may store a row's last 4-byte group whole.
+      if (scratch.size() < static_cast<size_t>(rows * kp + 4)) scratch.resize(rows * kp + 4);
       int64_t lda = kp;
       const uint8_t* rows_a = a.source->Rows(i0, rows, scratch.data(), &lda);
       neg_row_sum.assign(rows, 0);

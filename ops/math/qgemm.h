@@ -104,7 +104,7 @@ void QGemm(const QPackedA& a, const QPackedB& b, const QZeroPoints& zero, const 
 // gathered tap by tap into the scratch otherwise. Rows(i0, rows, scratch) returns the first of
 // rows [i0, i0 + rows) as stored values (source + offset), 4-byte groups past k multiplying B's
 // zero padding (so they may hold anything readable), and sets *lda to the row stride; `scratch`
-// has room for rows * kp bytes. Called from several threads at once (distinct rows each).
+// has room for rows * kp + 4 bytes. Called from several threads at once (distinct rows each).
 class QRowSource {
  public:
   virtual ~QRowSource() = default;
