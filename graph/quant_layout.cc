@@ -170,22 +170,15 @@ class QuantLayoutPass {
  private:
   // The op a converted node becomes.
   static void Convert(Role role, onnx::NodeProto* proto, Node* node) {
-    switch (role) {
-      case Role::kConv:
-        proto->set_op_type(internal_ops::kQLinearConvNhwc);
-        proto->set_domain(kOnnxflowDomain);
-        node->domain = kOnnxflowDomain;
-        node->opset = internal_ops::kVersion;
-        break;
-      case Role::kMaxPool:
-        proto->set_op_type(internal_ops::kMaxPoolNhwc);
-        proto->set_domain(kOnnxflowDomain);
-        node->domain = kOnnxflowDomain;
-        node->opset = internal_ops::kVersion;
-        break;
-      case Role::kPool: SetIntAttr(proto, "channels_last", 1); break;
-      case Role::kConcat: SetIntAttr(proto, "axis", 3); break;
-      default: break;
+    if (role == Role::kConv || role == Role::kMaxPool) {
+      proto->set_op_type(role == Role::kConv ? internal_ops::kQLinearConvNhwc : internal_ops::kMaxPoolNhwc);
+      proto->set_domain(kOnnxflowDomain);
+      node->domain = kOnnxflowDomain;
+      node->opset = internal_ops::kVersion;
+    } else if (role == Role::kPool) {
+      SetIntAttr(proto, "channels_last", 1);
+    } else if (role == Role::kConcat) {
+      SetIntAttr(proto, "axis", 3);
     }
   }
 

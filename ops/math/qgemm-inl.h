@@ -45,48 +45,16 @@ inline int32_t Load4(const uint8_t* p) {
   __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vnni,avx2,fma,bmi,bmi2,f16c,popcnt," \
                         "lzcnt,sse4.2")))
 
-// kVecs of the strip's 3 vectors of 16 columns: a last strip of a few columns (a 7x7 map's 49
-// output pixels are 48 + 1) computes only the vectors it has. (3 for the 1-column strip made the
-// 7x7 layers of a QDQ ResNet-50 do half their work for nothing.)
-template <int kRows, int kVecs>
-ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnni(const uint8_t* HWY_RESTRICT a, int64_t lda,
-                                                    const int8_t* HWY_RESTRICT b, int64_t quads,
-                                                    int32_t* HWY_RESTRICT out) {
-  __m512i acc[kRows][kVecs];
-#pragma GCC unroll 8
-  for (int r = 0; r < kRows; ++r) {
-#pragma GCC unroll 3
-    for (int v = 0; v < kVecs; ++v) acc[r][v] = _mm512_setzero_si512();
-  }
-  for (int64_t q = 0; q < quads; ++q) {
-    const int8_t* bq = b + q * (kQNr * 4);
-    __m512i bv[kVecs];
-#pragma GCC unroll 3
-    for (int v = 0; v < kVecs; ++v) bv[v] = _mm512_load_si512(bq + 64 * v);
-#pragma GCC unroll 8
-    for (int r = 0; r < kRows; ++r) {
-      const __m512i av = _mm512_set1_epi32(Load4(a + r * lda + q * 4));
-#pragma GCC unroll 3
-      for (int v = 0; v < kVecs; ++v) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], av, bv[v]);
-    }
-  }
-#pragma GCC unroll 8
-  for (int r = 0; r < kRows; ++r) {
-#pragma GCC unroll 3
-    for (int v = 0; v < kVecs; ++v) _mm512_store_si512(out + r * kQNr + 16 * v, acc[r][v]);
-  }
-}
-
-// The products of TileVnni for kVecs vectors of 16 columns, each at its own place in B (a run of
-// 64 columns crosses from one 48-column strip into the next: 64 = 48 + 16), into an int32 tile
-// of row stride 64. Four vectors by 6 rows use 24 accumulators with 4 loads of B and 6
-// broadcasts per k-quad; a layer of 64 output channels then runs whole 64-column tiles instead of
-// a 48-column strip and a 16-column one that loads A once per vector.
+// The VNNI micro-kernel: kRows rows of A times kVecs vectors of 16 columns, each vector at its
+// own place in B (a run of 64 columns crosses from one 48-column strip into the next: 64 = 48 +
+// 16), into an int32 tile of row stride ldo. Four vectors by 6 rows use 24 accumulators with 4
+// loads of B and 6 broadcasts per k-quad; a layer of 64 output channels then runs whole
+// 64-column tiles instead of a 48-column strip and a 16-column one that loads A once per vector.
 constexpr int64_t kWideCols = 64;
 template <int kRows, int kVecs>
 ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniCols(const uint8_t* HWY_RESTRICT a, int64_t lda,
                                                         const int8_t* const* bp, int64_t quads,
-                                                        int32_t* HWY_RESTRICT out) {
+                                                        int32_t* HWY_RESTRICT out, int64_t ldo) {
   __m512i acc[kRows][kVecs];
   const int8_t* b[kVecs];
 #pragma GCC unroll 4
@@ -110,7 +78,33 @@ ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniCols(const uint8_t* HWY_RESTR
 #pragma GCC unroll 8
   for (int r = 0; r < kRows; ++r) {
 #pragma GCC unroll 4
-    for (int v = 0; v < kVecs; ++v) _mm512_store_si512(out + r * kWideCols + 16 * v, acc[r][v]);
+    for (int v = 0; v < kVecs; ++v) _mm512_store_si512(out + r * ldo + 16 * v, acc[r][v]);
+  }
+}
+
+// kVecs of the strip's 3 vectors of 16 columns: a last strip of a few columns (a 7x7 map's 49
+// output pixels are 48 + 1) computes only the vectors it has. (3 for the 1-column strip made the
+// 7x7 layers of a QDQ ResNet-50 do half their work for nothing.)
+template <int kRows, int kVecs>
+ONNXFLOW_QGEMM_VNNI_ATTR void TileVnni(const uint8_t* a, int64_t lda, const int8_t* b, int64_t quads, int32_t* out) {
+  const int8_t* bp[3] = {b, b + 64, b + 128};
+  TileVnniCols<kRows, kVecs>(a, lda, bp, quads, out, kQNr);
+}
+
+// Stores the first `left` (up to 16) of saturate(round_half_even(float(x) * scale) + zero) as
+// 8-bit values. The product is clamped to +-65536 first, past any 8-bit result, so that
+// vcvtps2dq stays in range.
+ONNXFLOW_QGEMM_VNNI_ATTR inline void StoreRequantized(__m512i x, __m512 scale, __m512i zero, bool u8, uint8_t* dst,
+                                                      int64_t left) {
+  const __m512 limit = _mm512_set1_ps(65536.0f);
+  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(x), scale);
+  f = _mm512_min_ps(_mm512_max_ps(f, _mm512_sub_ps(_mm512_setzero_ps(), limit)), limit);
+  const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), zero);
+  const __m128i bytes = u8 ? _mm512_cvtusepi32_epi8(_mm512_max_epi32(q, _mm512_setzero_si512())) : _mm512_cvtsepi32_epi8(q);
+  if (left >= 16) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), bytes);
+  } else if (left > 0) {
+    _mm_mask_storeu_epi8(dst, static_cast<__mmask16>((1u << left) - 1), bytes);
   }
 }
 
@@ -127,12 +121,10 @@ ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniRequant(const uint8_t* HWY_RE
   // The products in their own function's registers, through an int32 tile in L1: with the
   // epilogue's constants live in the same function the compiler spills accumulators in the K loop.
   HWY_ALIGN int32_t tile[kMaxRows * kWideCols];
-  TileVnniCols<kRows, kVecs>(a, lda, bp, quads, tile);
+  TileVnniCols<kRows, kVecs>(a, lda, bp, quads, tile, kWideCols);
   const bool u8 = blk.kind == QOutput::kUint8;
-  const __m512 limit = _mm512_set1_ps(65536.0f);  // past any 8-bit result; keeps vcvtps2dq in range
   const __m512i zero_point = _mm512_set1_epi32(blk.out_zero);
   const int64_t c0 = col0;
-  const __m512 neg_limit = _mm512_sub_ps(_mm512_setzero_ps(), limit);
   uint8_t* const c = static_cast<uint8_t*>(blk.c);
   const int64_t ldc = blk.ldc;
   if (blk.unit_za && blk.zb_zero && blk.scale_row == nullptr) {
@@ -148,20 +140,10 @@ ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniRequant(const uint8_t* HWY_RE
     }
     for (int r = 0; r < kRows; ++r) {
       uint8_t* dst = c + (row0 + r) * ldc + c0;
-#pragma GCC unroll 3
+#pragma GCC unroll 4
       for (int v = 0; v < kVecs; ++v) {
         const __m512i x = _mm512_add_epi32(_mm512_load_si512(tile + r * kWideCols + 16 * v), add[v]);
-        __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(x), scale[v]);
-        f = _mm512_min_ps(_mm512_max_ps(f, neg_limit), limit);
-        const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), zero_point);
-        const __m128i bytes = u8 ? _mm512_cvtusepi32_epi8(_mm512_max_epi32(q, _mm512_setzero_si512()))
-                                 : _mm512_cvtsepi32_epi8(q);
-        const int64_t left = cols - 16 * v;
-        if (left >= 16) {
-          _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 16 * v), bytes);
-        } else if (left > 0) {
-          _mm_mask_storeu_epi8(dst + 16 * v, static_cast<__mmask16>((1u << left) - 1), bytes);
-        }
+        StoreRequantized(x, scale[v], zero_point, u8, dst + 16 * v, cols - 16 * v);
       }
     }
     return;
@@ -170,7 +152,7 @@ ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniRequant(const uint8_t* HWY_RE
     const int64_t i = row0 + r;
     const float sr = blk.scale_row != nullptr ? blk.scale_row[i] : 1.0f;
     uint8_t* dst = c + i * ldc + c0;
-#pragma GCC unroll 3
+#pragma GCC unroll 4
     for (int v = 0; v < kVecs; ++v) {
       const int64_t j = c0 + 16 * v;
       __m512i x = _mm512_load_si512(tile + r * kWideCols + 16 * v);
@@ -189,17 +171,7 @@ ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniRequant(const uint8_t* HWY_RE
       __m512 s = _mm512_set1_ps(sr);
       if (blk.scale_col != nullptr) s = _mm512_mul_ps(s, _mm512_loadu_ps(blk.scale_col + j));
       if (blk.out_scale != 1.0f) s = _mm512_div_ps(s, _mm512_set1_ps(blk.out_scale));
-      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(x), s);
-      f = _mm512_min_ps(_mm512_max_ps(f, neg_limit), limit);
-      const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), zero_point);
-      const __m128i bytes = u8 ? _mm512_cvtusepi32_epi8(_mm512_max_epi32(q, _mm512_setzero_si512()))
-                               : _mm512_cvtsepi32_epi8(q);
-      const int64_t left = cols - 16 * v;
-      if (left >= 16) {
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 16 * v), bytes);
-      } else if (left > 0) {
-        _mm_mask_storeu_epi8(dst + 16 * v, static_cast<__mmask16>((1u << left) - 1), bytes);
-      }
+      StoreRequantized(x, s, zero_point, u8, dst + 16 * v, cols - 16 * v);
     }
   }
 }

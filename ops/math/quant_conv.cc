@@ -207,19 +207,6 @@ class NhwcRows : public QRowSource {
   std::vector<int64_t> taps_;
 };
 
-// [N, D..., C] <-> [N, C, D...]
-Shape ChannelsFirst(const Shape& s) {
-  Shape r = {s[0], s.back()};
-  r.insert(r.end(), s.begin() + 1, s.end() - 1);
-  return r;
-}
-Shape ChannelsLast(const Shape& s) {
-  Shape r = {s[0]};
-  r.insert(r.end(), s.begin() + 2, s.end());
-  r.push_back(s[1]);
-  return r;
-}
-
 class QLinearConvNhwcKernel : public OpKernel {
  public:
   static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
