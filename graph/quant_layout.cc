@@ -1,6 +1,7 @@
 #include "graph/quant_layout.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -61,6 +62,12 @@ bool ConvertsConv(const Graph& g, const Node& node) {
   auto w = g.constants.find(n.input(3));
   if (w == g.constants.end() || w->second.rank() != 4 || !Is8Bit(w->second.dtype())) return false;
   if (const auto* k = Attr(n, "kernel_shape"); k != nullptr && k->ints_size() != 2) return false;
+  // A grouped convolution runs one GEMM per group, with the group's output channels as columns:
+  // depthwise and other narrow groups (1 column of 16 lanes) stay on the plain kernel.
+  if (const auto* group = Attr(n, "group"); group != nullptr && group->i() != 1) {
+    if (group->i() < 1 || w->second.dim(0) % group->i() != 0) return false;
+    if (w->second.dim(1) < 16 || w->second.dim(0) / group->i() < 16) return false;
+  }
   return Is8Bit(TypeOf(g, n.input(0)));
 }
 
@@ -117,9 +124,15 @@ bool IsDataInput(const Node& node, Role role, int i) {
 
 class QuantLayoutPass {
  public:
-  explicit QuantLayoutPass(Graph* g) : g_(g), names_(*g) {}
+  explicit QuantLayoutPass(Graph* g) : g_(g) {}
 
   Status Run() {
+    // Most graphs (and every subgraph level of a deeply nested one) hold no quantized
+    // convolution: one pass over the nodes, before any order or name set is built.
+    bool any = false;
+    for (const Node& node : g_->nodes) any = any || ConvertsConv(*g_, node);
+    if (!any) return Status::Ok();
+    names_.emplace(*g_);
     const std::vector<Id> order = g_->nodes.Order();
     std::vector<Role> roles;
     Values nhwc;
@@ -199,7 +212,7 @@ class QuantLayoutPass {
   }
 
   std::string Fresh(const std::string& base, const std::string& like, Patch* patch) {
-    const std::string name = names_.Fresh(base);
+    const std::string name = names_->Fresh(base);
     const DataType t = TypeOf(*g_, like);
     if (t != DataType::kUndefined) patch->types.emplace_back(name, t);
     return name;
@@ -222,7 +235,7 @@ class QuantLayoutPass {
   }
 
   Graph* g_;
-  NameSet names_;
+  std::optional<NameSet> names_;  // made when there is something to convert
   std::map<std::string, std::string> to_nhwc_, nhwc_names_;
 };
 

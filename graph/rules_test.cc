@@ -592,6 +592,21 @@ TEST_F(RulesTest, ChannelsLastQuantLeavesA1DConv) {
   EXPECT_EQ(Ops(), (Names{"QLinearConv"}));
 }
 
+// A depthwise QLinearConv (one output channel per group) keeps the plain kernel too.
+TEST_F(RulesTest, ChannelsLastQuantLeavesADepthwiseConv) {
+  model.Input("x", DataType::kUint8, {1, 8, 5, 5});
+  Tensor w(DataType::kInt8, {8, 1, 3, 3});
+  for (int64_t i = 0; i < w.size(); ++i) w.mutable_data<int8_t>()[i] = static_cast<int8_t>(i % 7 - 3);
+  model.Initializer("w", w);
+  model.Initializer("s", Tensor::Scalar<float>(0.05f));
+  model.Initializer("z", Tensor::Scalar<uint8_t>(100));
+  model.Initializer("wz", Tensor::Scalar<int8_t>(0));
+  SetAttr(model.Node("QLinearConv", {"x", "s", "z", "w", "s", "wz", "s", "z"}, {"y"}), "group", int64_t{8});
+  model.Output("y", DataType::kUint8, {1, 8, 3, 3});
+  ASSERT_TRUE(UseChannelsLastQuant(&graph()).ok());
+  EXPECT_EQ(Ops(), (Names{"QLinearConv"}));
+}
+
 // The blocked layout, then its rules: two 16-channel convolutions joined by a channel Concat write
 // into one tensor; a normalization takes the Relu after it.
 TEST_F(RulesTest, BlockedLayoutAndItsRules) {

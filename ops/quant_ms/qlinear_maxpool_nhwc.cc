@@ -84,9 +84,13 @@ class MaxPoolNhwcKernel : public OpKernel {
       return InvalidArgument("MaxPoolNhwc: strides, dilations and pads must match kernel_shape's rank");
     }
     for (int d = 0; d < 2; ++d) {
+      // Bounded so that no window arithmetic overflows on a hostile node.
+      constexpr int64_t kMax = int64_t{1} << 31;
       if (k->kernel_[d] < 1 || k->strides_[d] < 1 || k->dilations_[d] < 1 || k->pads_[d] < 0 || k->pads_[d + 2] < 0 ||
-          k->kernel_[d] > 1024) {
-        return InvalidArgument("MaxPoolNhwc: kernel, strides and dilations must be positive, pads non-negative");
+          k->kernel_[d] > 1024 || k->strides_[d] > kMax || k->dilations_[d] > kMax || k->pads_[d] > kMax ||
+          k->pads_[d + 2] > kMax) {
+        return InvalidArgument("MaxPoolNhwc: kernel, strides and dilations must be positive, pads non-negative, "
+                               "all below 2^31 (kernel 1024)");
       }
     }
     return std::unique_ptr<OpKernel>(std::move(k));
