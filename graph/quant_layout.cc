@@ -34,13 +34,20 @@ bool IsScalarConstant(const Graph& g, const onnx::NodeProto& n, int i) {
 }
 
 // The element type of `value`: as the load inferred it, or (com.microsoft ops are not inferred)
-// the type of the output zero point of the QLinear op that writes it.
-DataType TypeOf(const Graph& g, const std::string& value) {
+// the type of the output zero point of the QLinear op that writes it, seen through ops that keep
+// their input's type.
+DataType TypeOf(const Graph& g, const std::string& value, int depth = 0) {
   const DataType known = KnownType(g, value);
   if (known != DataType::kUndefined) return known;
   const Id p = g.nodes.Producer(value);
   if (p == kNone) return known;
   const Node& node = g.nodes[p];
+  // Ops whose output has their first input's type (a MaxPool after a QLinearConcat).
+  if ((IsOp(node, "MaxPool") || IsOp(node, "Max") || IsOp(node, "Relu") || IsOp(node, "Reshape") ||
+       IsOp(node, "Transpose")) &&
+      node.proto->input_size() > 0 && depth < 8) {
+    return TypeOf(g, node.proto->input(0), depth + 1);
+  }
   if (node.domain != kMsDomain) return known;
   const std::string& t = node.op_type();
   const int zero = t == "QLinearAdd" || t == "QLinearMul"                                  ? 7
