@@ -16,6 +16,7 @@
 #include "graph/half_compute.h"
 #include "graph/passes.h"
 #include "graph/qdq_fusion.h"
+#include "graph/quant_layout.h"
 #include "graph/type_inference.h"
 
 namespace onnxflow::graph {
@@ -113,6 +114,7 @@ Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionO
     ONNXFLOW_RETURN_IF_ERROR(FoldConstants(model->graph.get(), registry, options.limits));
     ONNXFLOW_RETURN_IF_ERROR(FuseForInference(model->graph.get()));
     ONNXFLOW_RETURN_IF_ERROR(UseBlockedLayout(model->graph.get()));
+    ONNXFLOW_RETURN_IF_ERROR(UseChannelsLastQuant(model->graph.get()));
     RemoveDeadNodes(model->graph.get());
     // Initializers the passes replaced (a Conv's weights before BatchNormalization was folded
     // into them) are read by nothing now; their storage goes before the kernels pack theirs, and

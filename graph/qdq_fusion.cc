@@ -1,5 +1,6 @@
 #include "graph/qdq_fusion.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -8,6 +9,7 @@
 
 #include "graph/rewrite.h"
 #include "ops/framework/domains.h"
+#include "ops/framework/internal_ops.h"
 #include "ops/framework/registry.h"
 
 namespace onnxflow::graph {
@@ -348,8 +350,57 @@ std::optional<Patch> DropUnreadDequantize(Rewriter& r, Id id) {
   return Patch{{id}, {}, {}};
 }
 
+// DequantizeLinear -> QuantizeLinear, the DQ's only reader the Q, both per tensor on 8-bit values
+// (what ResNet's QLinearAdd -> Relu -> Q leaves once the Relu went): com.onnxflow ByteLookup with
+// the pair's result for each of the 256 inputs, computed with the float operations of the
+// DequantizeLinear and QuantizeLinear kernels ((x - z) * s, then round_half_even(v / s') + z',
+// saturated), so the values are the pair's exactly.
+std::optional<Patch> FuseRequantize(Rewriter& r, Id q_id) {
+  const Graph& g = r.graph();
+  const Node& q = r[q_id];
+  if (!IsQdqOp(q, "QuantizeLinear") || q.proto->output_size() != 1 || q.proto->input_size() < 2) return std::nullopt;
+  const Id dq_id = SoleReaderProducer(g, q.proto->input(0));
+  if (dq_id == kNone) return std::nullopt;
+  const Node& dq = r[dq_id];
+  if (!IsQdqOp(dq, "DequantizeLinear") || dq.proto->input_size() < 2 || dq.proto->output_size() != 1) {
+    return std::nullopt;
+  }
+  Patch patch;
+  QSide in, out;
+  if (!PerTensorParams(g, &patch, dq, dq.proto->input(0), &in) ||
+      !PerTensorParams(g, &patch, q, q.proto->output(0), &out)) {
+    return std::nullopt;
+  }
+  const float lo = out.type == DataType::kInt8 ? -128.f : 0.f, hi = out.type == DataType::kInt8 ? 127.f : 255.f;
+  std::vector<uint8_t> table(256);
+  for (int b = 0; b < 256; ++b) {
+    const float x = in.type == DataType::kInt8 ? static_cast<float>(static_cast<int8_t>(b)) : static_cast<float>(b);
+    const float v = (x - in.zero_value) * in.scale_value;
+    const float y = std::min(hi, std::max(lo, std::nearbyint(v / out.scale_value) + out.zero_value));
+    table[b] = out.type == DataType::kInt8 ? static_cast<uint8_t>(static_cast<int8_t>(y)) : static_cast<uint8_t>(y);
+  }
+  Tensor t(out.type, {256});
+  std::memcpy(t.mutable_raw_data(), table.data(), 256);
+  const std::string name = r.FreshName(q.proto->output(0) + "_onnxflow_lookup");
+  patch.constants.emplace_back(name, std::move(t));
+  auto proto = std::make_shared<onnx::NodeProto>();
+  proto->set_name(q.proto->name());
+  proto->set_op_type(internal_ops::kByteLookup);
+  proto->set_domain(kOnnxflowDomain);
+  proto->add_input(in.value);
+  proto->add_input(name);
+  proto->add_output(q.proto->output(0));
+  Node node = WithProto(q, std::move(proto));
+  node.domain = kOnnxflowDomain;
+  node.opset = internal_ops::kVersion;
+  patch.replaced = {dq_id, q_id};
+  patch.added.push_back(std::move(node));
+  return patch;
+}
+
 Status FuseQdq(Graph* g) {
   ONNXFLOW_RETURN_IF_ERROR(RunRuleEverywhere(g, "FuseAtQuantize", FuseAtQuantize));
+  ONNXFLOW_RETURN_IF_ERROR(RunRuleEverywhere(g, "FuseRequantize", FuseRequantize));
   return RunRuleEverywhere(g, "DropUnreadDequantize", DropUnreadDequantize);
 }
 

@@ -12,6 +12,8 @@
 //    sides runs on the 8-bit values themselves (Relu as Max with the zero point): exact.
 //  - Relu -> Q whose zero point is its type's least value: the Relu goes (Q clamps at zero
 //    already), and Q fuses with the Relu's producer (Conv -> Relu -> Q is one QLinearConv).
+//  - DQ -> Q left behind (ResNet's QLinearAdd -> Relu -> Q): com.onnxflow ByteLookup, the pair's
+//    256 results as a table.
 // Anything else keeps its DQ and Q nodes, and constant folding turns a constant DQ into a float
 // weight as before. DQ nodes that no fused node reads any more are dropped here, before folding.
 #pragma once
@@ -25,6 +27,8 @@ namespace onnxflow::graph {
 // nodes before that); then the DequantizeLinear nodes nothing reads go.
 std::optional<Patch> FuseAtQuantize(Rewriter& r, NodeGraph::Id id);
 std::optional<Patch> DropUnreadDequantize(Rewriter& r, NodeGraph::Id id);
+// DQ -> Q (per tensor, 8-bit, the DQ's only reader the Q): a 256-entry ByteLookup of the pair.
+std::optional<Patch> FuseRequantize(Rewriter& r, NodeGraph::Id id);
 
 Status FuseQdq(Graph* graph);
 

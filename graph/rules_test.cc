@@ -17,6 +17,7 @@
 #include "graph/norm_fusion.h"
 #include "graph/passes.h"
 #include "graph/qdq_fusion.h"
+#include "graph/quant_layout.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/internal_ops.h"
 #include "ops/register_all.h"
@@ -584,6 +585,108 @@ TEST_F(RulesTest, FuseAtQuantizeLeavesAFloatOp) {
   model.Output("y", DataType::kUint8, {4});
   EXPECT_EQ(Run("FuseAtQuantize", FuseAtQuantize), 0);
   EXPECT_EQ(Ops(), (Names{"Exp", "QuantizeLinear"}));
+}
+
+// DQ -> Q with other parameters (ResNet's Add -> Relu -> Q once the Relu went): one ByteLookup
+// whose table is the pair's arithmetic, so the outputs are the same bytes.
+TEST_F(RulesTest, FuseRequantizeMakesAByteLookup) {
+  model.Input("x", DataType::kUint8, {2, 300});
+  model.Initializer("xs", Tensor::Scalar<float>(0.07f));
+  model.Initializer("xz", Tensor::Scalar<uint8_t>(131));
+  model.Initializer("ys", Tensor::Scalar<float>(0.05f));
+  model.Initializer("yz", Tensor::Scalar<int8_t>(-3));
+  model.Node("DequantizeLinear", {"x", "xs", "xz"}, {"f"});
+  model.Node("QuantizeLinear", {"f", "ys", "yz"}, {"y"});
+  model.Output("y", DataType::kInt8, {2, 300});
+  EXPECT_EQ(Run("FuseRequantize", FuseRequantize), 1);
+  EXPECT_EQ(Ops(), (Names{std::string(kOnnxflowDomain) + ".ByteLookup"}));
+  Tensor x(DataType::kUint8, {2, 300});
+  for (int64_t i = 0; i < x.size(); ++i) x.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(i * 7);
+  ExpectSameOutputs({{"x", x}}, 0.0);
+}
+
+// A DQ whose value another node reads too stays: the pair is not the only use.
+TEST_F(RulesTest, FuseRequantizeLeavesASharedDequantize) {
+  model.Input("x", DataType::kUint8, {4});
+  model.Initializer("s", Tensor::Scalar<float>(0.1f));
+  model.Node("DequantizeLinear", {"x", "s"}, {"f"});
+  model.Node("QuantizeLinear", {"f", "s"}, {"y"});
+  model.Output("y", DataType::kUint8, {4});
+  model.Output("f", DataType::kFloat, {4});
+  EXPECT_EQ(Run("FuseRequantize", FuseRequantize), 0);
+}
+
+// QOperator convolutions, a residual QLinearAdd, an 8-bit MaxPool, a QLinearGlobalAveragePool and
+// a channel QLinearConcat run channels-last: one Transpose in, one out per plain reader, the same bytes out.
+TEST_F(RulesTest, ChannelsLastQuantRegion) {
+  auto* ms_opset = model.proto().add_opset_import();
+  ms_opset->set_domain(kMsDomain);
+  ms_opset->set_version(1);
+  model.Input("x", DataType::kUint8, {1, 6, 7, 7});
+  auto weights = [&](const char* name, std::vector<int64_t> shape, int seed) {
+    Tensor w(DataType::kInt8, shape);
+    for (int64_t i = 0; i < w.size(); ++i) w.mutable_data<int8_t>()[i] = static_cast<int8_t>((i * 13 + seed) % 61 - 30);
+    model.Initializer(name, w);
+  };
+  weights("w1", {8, 6, 3, 3}, 1);
+  weights("w2", {8, 8, 1, 1}, 2);
+  model.Initializer("s", Tensor::Scalar<float>(0.05f));
+  model.Initializer("z", Tensor::Scalar<uint8_t>(100));
+  model.Initializer("ws", Tensor::FromVector<float>({8}, {0.01f, 0.02f, 0.015f, 0.01f, 0.03f, 0.005f, 0.01f, 0.02f}));
+  model.Initializer("wz", Tensor::Scalar<int8_t>(0));
+  model.Initializer("b", Tensor::FromVector<int32_t>({8}, {10, -20, 30, -40, 50, -60, 70, -80}));
+  SetAttr(model.Node("QLinearConv", {"x", "s", "z", "w1", "ws", "wz", "s", "z", "b"}, {"c1"}), "pads",
+          std::vector<int64_t>{1, 1, 1, 1});
+  model.Node("QLinearConv", {"c1", "s", "z", "w2", "ws", "wz", "s", "z"}, {"c2"});
+  model.Node("QLinearAdd", {"c1", "s", "z", "c2", "s", "z", "s", "z"}, {"a"}).set_domain(kMsDomain);
+  auto& pool = model.Node("MaxPool", {"a"}, {"m"});
+  SetAttr(pool, "kernel_shape", std::vector<int64_t>{3, 3});
+  SetAttr(pool, "strides", std::vector<int64_t>{2, 2});
+  model.Node("QLinearGlobalAveragePool", {"m", "s", "z", "s", "z"}, {"g"}).set_domain(kMsDomain);
+  auto& cat = model.Node("QLinearConcat", {"s", "z", "c1", "s", "z", "c2", "s", "z"}, {"cat"});
+  cat.set_domain(kMsDomain);
+  SetAttr(cat, "axis", int64_t{1});
+  model.Output("m", DataType::kUint8, {1, 8, 3, 3});
+  model.Output("g", DataType::kUint8, {1, 8, 1, 1});
+  model.Output("cat", DataType::kUint8, {1, 16, 7, 7});
+  ASSERT_TRUE(UseChannelsLastQuant(&graph()).ok());
+  const std::string d = std::string(kOnnxflowDomain) + ".", ms = std::string(kMsDomain) + ".";
+  EXPECT_EQ(Ops(), (Names{"Transpose", d + "QLinearConvNhwc", d + "QLinearConvNhwc", ms + "QLinearAdd",
+                          d + "MaxPoolNhwc", "Transpose", ms + "QLinearGlobalAveragePool", "Transpose",
+                          ms + "QLinearConcat", "Transpose"}));
+  Tensor x(DataType::kUint8, {1, 6, 7, 7});
+  for (int64_t i = 0; i < x.size(); ++i) x.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(i * 29 + 3);
+  ExpectSameOutputs({{"x", x}}, 0.0);
+}
+
+// A 1-D QLinearConv keeps the plain kernel: nothing changes.
+TEST_F(RulesTest, ChannelsLastQuantLeavesA1DConv) {
+  model.Input("x", DataType::kUint8, {1, 4, 9});
+  Tensor w(DataType::kInt8, {4, 4, 3});
+  for (int64_t i = 0; i < w.size(); ++i) w.mutable_data<int8_t>()[i] = static_cast<int8_t>(i % 7 - 3);
+  model.Initializer("w", w);
+  model.Initializer("s", Tensor::Scalar<float>(0.05f));
+  model.Initializer("z", Tensor::Scalar<uint8_t>(100));
+  model.Initializer("wz", Tensor::Scalar<int8_t>(0));
+  model.Node("QLinearConv", {"x", "s", "z", "w", "s", "wz", "s", "z"}, {"y"});
+  model.Output("y", DataType::kUint8, {1, 4, 7});
+  ASSERT_TRUE(UseChannelsLastQuant(&graph()).ok());
+  EXPECT_EQ(Ops(), (Names{"QLinearConv"}));
+}
+
+// A depthwise QLinearConv (one output channel per group) keeps the plain kernel too.
+TEST_F(RulesTest, ChannelsLastQuantLeavesADepthwiseConv) {
+  model.Input("x", DataType::kUint8, {1, 8, 5, 5});
+  Tensor w(DataType::kInt8, {8, 1, 3, 3});
+  for (int64_t i = 0; i < w.size(); ++i) w.mutable_data<int8_t>()[i] = static_cast<int8_t>(i % 7 - 3);
+  model.Initializer("w", w);
+  model.Initializer("s", Tensor::Scalar<float>(0.05f));
+  model.Initializer("z", Tensor::Scalar<uint8_t>(100));
+  model.Initializer("wz", Tensor::Scalar<int8_t>(0));
+  SetAttr(model.Node("QLinearConv", {"x", "s", "z", "w", "s", "wz", "s", "z"}, {"y"}), "group", int64_t{8});
+  model.Output("y", DataType::kUint8, {1, 8, 3, 3});
+  ASSERT_TRUE(UseChannelsLastQuant(&graph()).ok());
+  EXPECT_EQ(Ops(), (Names{"QLinearConv"}));
 }
 
 // The blocked layout, then its rules: two 16-channel convolutions joined by a channel Concat write

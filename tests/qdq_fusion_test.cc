@@ -94,7 +94,8 @@ TEST(QdqFusion, ConvWithPerChannelInt8WeightsAndBias) {
         tools::SetAttr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
         Q(m, "c", "y", 0.03f, 120);
       },
-      DataType::kUint8, {1, 3, 6, 6}, {"QLinearConv"});
+      // The convolution runs channels-last (graph/quant_layout.cc), a Transpose either side.
+      DataType::kUint8, {1, 3, 6, 6}, {"QLinearConvNhwc", "Transpose", "Transpose"});
 }
 
 // Conv -> Relu -> Q with zero point 0 (uint8) or -128 (int8): the quantization clamps at zero,
@@ -116,7 +117,7 @@ TEST(QdqFusion, ConvReluWhereQuantizationClampsAtZero) {
             Q(m, "r", "y", 0.01f, zero, type);
           },
           type, {1, 3, 6, 6},
-          clamps ? std::vector<std::string>{"QLinearConv"}
+          clamps ? std::vector<std::string>{"QLinearConvNhwc", "Transpose", "Transpose"}
                  : std::vector<std::string>{"DequantizeLinear", "FusedConv", "QuantizeLinear"});
     }
   }

@@ -18,6 +18,9 @@
 //   FusedAttention              FusedAttentionSpec (ops/contrib/fused_attention.h)  graph/attention_fusion.cc
 //   AddLayerNormalization       epsilon, rms (SkipLayerNormalization's)     graph/norm_fusion.cc
 //   DequantizeAccumulator       relu                                        graph/dynamic_quant_fusion.cc
+//   QLinearConvNhwc             QLinearConv's own attributes (ops/math/quant_conv.cc)  graph/quant_layout.cc
+//   ByteLookup                  none (ops/quant_ms/qlinear_lookup.cc)       graph/qdq_fusion.cc
+//   MaxPoolNhwc                 MaxPool's own attributes (ops/quant_ms/qlinear_maxpool_nhwc.cc)  graph/quant_layout.cc
 //
 // All are version 1 of kOnnxflowDomain; a model may not use them (they are not a public format).
 #pragma once
@@ -49,12 +52,16 @@ inline constexpr char kAddLayerNormalization[] = "AddLayerNormalization";
 // Cast(int32 -> float) -> Mul(scale) -> Add(bias per channel)? -> Relu? after a ConvInteger
 // (ops/quant/dequantize_accumulator.h).
 inline constexpr char kDequantizeAccumulator[] = "DequantizeAccumulator";
+inline constexpr char kQLinearConvNhwc[] = "QLinearConvNhwc";
+inline constexpr char kByteLookup[] = "ByteLookup";
+inline constexpr char kMaxPoolNhwc[] = "MaxPoolNhwc";
 
 inline constexpr const char* kAll[] = {
     kFusedConv,         kFusedGemm,          kFusedMatMul,         kElementwiseChain,
     kBlockedConv,       kBlockedDepthwiseConv, kBlockedBatchNormalization, kBlockedMaxPool,
     kBlockedAveragePool, kBlockedGlobalMaxPool, kBlockedGlobalAveragePool, kToBlocked,
-    kFromBlocked,       kFusedAttention,       kAddLayerNormalization, kDequantizeAccumulator,
+    kFromBlocked,       kFusedAttention,     kAddLayerNormalization, kDequantizeAccumulator,
+    kQLinearConvNhwc,   kByteLookup,         kMaxPoolNhwc,
 };
 
 }  // namespace onnxflow::internal_ops

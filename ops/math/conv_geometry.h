@@ -45,6 +45,19 @@ struct ConvGeometry {
 // X is [N, C, D1..Dn], W is [M, C/group, k1..kn]. Errors name the mismatch.
 Result<ConvGeometry> ComputeConvGeometry(const ConvAttributes& attrs, const Shape& x, const Shape& w);
 
+// [N, D1..Dn, C] -> [N, C, D1..Dn] (the shape the geometry reads of a channels-last tensor), and back.
+inline Shape ChannelsFirst(const Shape& s) {
+  Shape r = {s[0], s.back()};
+  r.insert(r.end(), s.begin() + 1, s.end() - 1);
+  return r;
+}
+inline Shape ChannelsLast(const Shape& s) {
+  Shape r = {s[0]};
+  r.insert(r.end(), s.begin() + 2, s.end());
+  r.push_back(s[1]);
+  return r;
+}
+
 // A 1x1 window, stride 1 and no pads: output pixel p reads input pixel p alone.
 bool IsPointwise(const ConvGeometry& g);
 

@@ -45,35 +45,175 @@ inline int32_t Load4(const uint8_t* p) {
   __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vnni,avx2,fma,bmi,bmi2,f16c,popcnt," \
                         "lzcnt,sse4.2")))
 
-// kVecs of the strip's 3 vectors of 16 columns: a last strip of a few columns (a 7x7 map's 49
-// output pixels are 48 + 1) computes only the vectors it has. (3 for the 1-column strip made the
-// 7x7 layers of a QDQ ResNet-50 do half their work for nothing.)
+// The VNNI micro-kernel: kRows rows of A times kVecs vectors of 16 columns, each vector at its
+// own place in B (a run of 64 columns crosses from one 48-column strip into the next: 64 = 48 +
+// 16), into an int32 tile of row stride ldo. Four vectors by 6 rows use 24 accumulators with 4
+// loads of B and 6 broadcasts per k-quad; a layer of 64 output channels then runs whole
+// 64-column tiles instead of a 48-column strip and a 16-column one that loads A once per vector.
+constexpr int64_t kWideCols = 64;
 template <int kRows, int kVecs>
-ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnni(const uint8_t* HWY_RESTRICT a, int64_t lda,
-                                                    const int8_t* HWY_RESTRICT b, int64_t quads,
-                                                    int32_t* HWY_RESTRICT out) {
+ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniCols(const uint8_t* HWY_RESTRICT a, int64_t lda,
+                                                        const int8_t* const* bp, int64_t quads,
+                                                        int32_t* HWY_RESTRICT out, int64_t ldo) {
   __m512i acc[kRows][kVecs];
+  const int8_t* b[kVecs];
+#pragma GCC unroll 4
+  for (int v = 0; v < kVecs; ++v) b[v] = bp[v];
 #pragma GCC unroll 8
   for (int r = 0; r < kRows; ++r) {
-#pragma GCC unroll 3
+#pragma GCC unroll 4
     for (int v = 0; v < kVecs; ++v) acc[r][v] = _mm512_setzero_si512();
   }
   for (int64_t q = 0; q < quads; ++q) {
-    const int8_t* bq = b + q * (kQNr * 4);
     __m512i bv[kVecs];
-#pragma GCC unroll 3
-    for (int v = 0; v < kVecs; ++v) bv[v] = _mm512_load_si512(bq + 64 * v);
+#pragma GCC unroll 4
+    for (int v = 0; v < kVecs; ++v) bv[v] = _mm512_load_si512(b[v] + q * (kQNr * 4));
 #pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r) {
       const __m512i av = _mm512_set1_epi32(Load4(a + r * lda + q * 4));
-#pragma GCC unroll 3
+#pragma GCC unroll 4
       for (int v = 0; v < kVecs; ++v) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], av, bv[v]);
     }
   }
 #pragma GCC unroll 8
   for (int r = 0; r < kRows; ++r) {
-#pragma GCC unroll 3
-    for (int v = 0; v < kVecs; ++v) _mm512_store_si512(out + r * kQNr + 16 * v, acc[r][v]);
+#pragma GCC unroll 4
+    for (int v = 0; v < kVecs; ++v) _mm512_store_si512(out + r * ldo + 16 * v, acc[r][v]);
+  }
+}
+
+// kVecs of the strip's 3 vectors of 16 columns: a last strip of a few columns (a 7x7 map's 49
+// output pixels are 48 + 1) computes only the vectors it has. (3 for the 1-column strip made the
+// 7x7 layers of a QDQ ResNet-50 do half their work for nothing.)
+template <int kRows, int kVecs>
+ONNXFLOW_QGEMM_VNNI_ATTR void TileVnni(const uint8_t* a, int64_t lda, const int8_t* b, int64_t quads, int32_t* out) {
+  const int8_t* bp[3] = {b, b + 64, b + 128};
+  TileVnniCols<kRows, kVecs>(a, lda, bp, quads, out, kQNr);
+}
+
+// Stores the first `left` (up to 16) of saturate(round_half_even(float(x) * scale) + zero) as
+// 8-bit values. The product is clamped to +-65536 first, past any 8-bit result, so that
+// vcvtps2dq stays in range.
+ONNXFLOW_QGEMM_VNNI_ATTR inline void StoreRequantized(__m512i x, __m512 scale, __m512i zero, bool u8, uint8_t* dst,
+                                                      int64_t left) {
+  const __m512 limit = _mm512_set1_ps(65536.0f);
+  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(x), scale);
+  f = _mm512_min_ps(_mm512_max_ps(f, _mm512_sub_ps(_mm512_setzero_ps(), limit)), limit);
+  const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), zero);
+  const __m128i bytes = u8 ? _mm512_cvtusepi32_epi8(_mm512_max_epi32(q, _mm512_setzero_si512())) : _mm512_cvtsepi32_epi8(q);
+  if (left >= 16) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), bytes);
+  } else if (left > 0) {
+    _mm_mask_storeu_epi8(dst, static_cast<__mmask16>((1u << left) - 1), bytes);
+  }
+}
+
+// TileVnniCols with the requantizing epilogue in AVX-512 and 8-bit results stored straight to C:
+// for small K (a 1x1 convolution over 64 channels is 16 quads) the generic Epilogue costs as much
+// as the products. Same float operations as Epilogue (and the reference): float(v) * (scale_row *
+// scale_col [/ out_scale]), rounded half to even (the MXCSR default of vcvtps2dq), plus the zero
+// point, saturated.
+template <int kRows, int kVecs>
+ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniRequant(const uint8_t* HWY_RESTRICT a, int64_t lda,
+                                                           const int8_t* const* bp, int64_t quads,
+                                                           const qgemm_internal::QBlock& blk, int64_t row0,
+                                                           int64_t col0, int64_t cols) {
+  // The products in their own function's registers, through an int32 tile in L1: with the
+  // epilogue's constants live in the same function the compiler spills accumulators in the K loop.
+  HWY_ALIGN int32_t tile[kMaxRows * kWideCols];
+  TileVnniCols<kRows, kVecs>(a, lda, bp, quads, tile, kWideCols);
+  const bool u8 = blk.kind == QOutput::kUint8;
+  const __m512i zero_point = _mm512_set1_epi32(blk.out_zero);
+  const int64_t c0 = col0;
+  uint8_t* const c = static_cast<uint8_t*>(blk.c);
+  const int64_t ldc = blk.ldc;
+  if (blk.unit_za && blk.zb_zero && blk.scale_row == nullptr) {
+    // One zero point for A, none for B, scales per column (a convolution): the column terms and
+    // multipliers load once per tile, not once per row.
+    __m512i add[kVecs];
+    __m512 scale[kVecs];
+#pragma GCC unroll 4
+    for (int v = 0; v < kVecs; ++v) {
+      add[v] = _mm512_loadu_si512(blk.b_term + c0 + 16 * v);
+      scale[v] = blk.scale_col != nullptr ? _mm512_loadu_ps(blk.scale_col + c0 + 16 * v) : _mm512_set1_ps(1.0f);
+      if (blk.out_scale != 1.0f) scale[v] = _mm512_div_ps(scale[v], _mm512_set1_ps(blk.out_scale));
+    }
+    for (int r = 0; r < kRows; ++r) {
+      uint8_t* dst = c + (row0 + r) * ldc + c0;
+#pragma GCC unroll 4
+      for (int v = 0; v < kVecs; ++v) {
+        const __m512i x = _mm512_add_epi32(_mm512_load_si512(tile + r * kWideCols + 16 * v), add[v]);
+        StoreRequantized(x, scale[v], zero_point, u8, dst + 16 * v, cols - 16 * v);
+      }
+    }
+    return;
+  }
+  for (int r = 0; r < kRows; ++r) {
+    const int64_t i = row0 + r;
+    const float sr = blk.scale_row != nullptr ? blk.scale_row[i] : 1.0f;
+    uint8_t* dst = c + i * ldc + c0;
+#pragma GCC unroll 4
+    for (int v = 0; v < kVecs; ++v) {
+      const int64_t j = c0 + 16 * v;
+      __m512i x = _mm512_load_si512(tile + r * kWideCols + 16 * v);
+      const __m512i bt = _mm512_loadu_si512(blk.b_term + j);
+      if (blk.unit_za) {
+        x = _mm512_add_epi32(x, bt);
+      } else {
+        x = _mm512_add_epi32(x, _mm512_mullo_epi32(_mm512_set1_epi32(blk.neg_za[i]), bt));
+        if (blk.bias_row != nullptr) x = _mm512_add_epi32(x, _mm512_set1_epi32(blk.bias_row[i]));
+        if (blk.bias_col != nullptr) x = _mm512_add_epi32(x, _mm512_loadu_si512(blk.bias_col + j));
+      }
+      if (!blk.zb_zero) {
+        x = _mm512_add_epi32(x, _mm512_mullo_epi32(_mm512_set1_epi32(blk.neg_row_sum[i]),
+                                                   _mm512_loadu_si512(blk.zb + j)));
+      }
+      __m512 s = _mm512_set1_ps(sr);
+      if (blk.scale_col != nullptr) s = _mm512_mul_ps(s, _mm512_loadu_ps(blk.scale_col + j));
+      if (blk.out_scale != 1.0f) s = _mm512_div_ps(s, _mm512_set1_ps(blk.out_scale));
+      StoreRequantized(x, s, zero_point, u8, dst + 16 * v, cols - 16 * v);
+    }
+  }
+}
+
+template <int kVecs>
+ONNXFLOW_QGEMM_VNNI_ATTR void TileVnniRequantRows(const uint8_t* a, int64_t lda, const int8_t* const* bp,
+                                                  int64_t quads, int64_t rows, const qgemm_internal::QBlock& blk,
+                                                  int64_t row0, int64_t col0, int64_t cols) {
+  switch (rows) {
+    case 1: return TileVnniRequant<1, kVecs>(a, lda, bp, quads, blk, row0, col0, cols);
+    case 2: return TileVnniRequant<2, kVecs>(a, lda, bp, quads, blk, row0, col0, cols);
+    case 3: return TileVnniRequant<3, kVecs>(a, lda, bp, quads, blk, row0, col0, cols);
+    case 4: return TileVnniRequant<4, kVecs>(a, lda, bp, quads, blk, row0, col0, cols);
+    case 5: return TileVnniRequant<5, kVecs>(a, lda, bp, quads, blk, row0, col0, cols);
+    case 6: return TileVnniRequant<6, kVecs>(a, lda, bp, quads, blk, row0, col0, cols);
+    case 7: return TileVnniRequant<7, kVecs>(a, lda, bp, quads, blk, row0, col0, cols);
+    default: return TileVnniRequant<8, kVecs>(a, lda, bp, quads, blk, row0, col0, cols);
+  }
+}
+
+// The requantizing VNNI path of a block: runs of 64 columns (4 vectors, 6 rows per tile; the last
+// run may have fewer vectors, 8 rows per tile), each vector read from its strip of B.
+ONNXFLOW_QGEMM_VNNI_ATTR inline void RunRequantVnni(const qgemm_internal::QBlock& blk, int64_t lda, int64_t quads) {
+  for (int64_t j0 = 0; j0 < blk.n; j0 += kWideCols) {
+    const int64_t cols = std::min(kWideCols, blk.n - j0);
+    const int64_t vecs = (cols + 15) / 16;
+    const int8_t* bp[4];
+    for (int64_t v = 0; v < vecs; ++v) {
+      const int64_t col = j0 + 16 * v;
+      bp[v] = blk.b + (col / kQNr) * blk.strip_bytes + (col % kQNr) / 16 * 64;
+    }
+    const int64_t mr = vecs == 4 ? 6 : 8;
+    for (int64_t i0 = 0; i0 < blk.m; i0 += mr) {
+      const int64_t rows = std::min(mr, blk.m - i0);
+      const uint8_t* a = blk.a + i0 * lda;
+      switch (vecs) {
+        case 1: TileVnniRequantRows<1>(a, lda, bp, quads, rows, blk, i0, j0, cols); break;
+        case 2: TileVnniRequantRows<2>(a, lda, bp, quads, rows, blk, i0, j0, cols); break;
+        case 3: TileVnniRequantRows<3>(a, lda, bp, quads, rows, blk, i0, j0, cols); break;
+        default: TileVnniRequantRows<4>(a, lda, bp, quads, rows, blk, i0, j0, cols); break;
+      }
+    }
   }
 }
 
@@ -296,7 +436,8 @@ inline void Epilogue(const qgemm_internal::QBlock& blk, int64_t row0, int64_t co
         case QOutput::kInt8: {
           VF s = sr;
           if (sc != nullptr) s = hn::Mul(s, hn::LoadU(df, sc + j));
-          s = hn::Div(s, hn::Set(df, blk.out_scale));
+          // A multiplier already divided by the output scale comes with out_scale 1 (x / 1 is x).
+          if (blk.out_scale != 1.0f) s = hn::Div(s, hn::Set(df, blk.out_scale));
           const VI q = hn::Add(hn::NearestInt(hn::Mul(hn::ConvertTo(df, v), s)), hn::Set(di, blk.out_zero));
           uint8_t* dst = static_cast<uint8_t*>(blk.c) + i * blk.ldc + col0 + j;
           if (blk.kind == QOutput::kUint8) {
@@ -317,14 +458,18 @@ inline void Epilogue(const qgemm_internal::QBlock& blk, int64_t row0, int64_t co
 void RunQBlockImpl(const qgemm_internal::QBlock& blk) {
   using namespace qgemm_detail;  // NOLINT
   const int64_t quads = blk.kp / 4;
+  const int64_t lda = blk.lda != 0 ? blk.lda : blk.kp;
   const int64_t mr = RowsPerTile(blk.vnni);
+#if HWY_TARGET == HWY_AVX3
+  if (blk.vnni && (blk.kind == QOutput::kUint8 || blk.kind == QOutput::kInt8)) return RunRequantVnni(blk, lda, quads);
+#endif
   HWY_ALIGN int32_t tile[kMaxRows * kQNr];
   for (int64_t j0 = 0; j0 < blk.n; j0 += kQNr) {
     const int8_t* b = blk.b + (j0 / kQNr) * blk.strip_bytes;
     const int64_t cols = std::min(kQNr, blk.n - j0);
     for (int64_t i0 = 0; i0 < blk.m; i0 += mr) {
       const int64_t rows = std::min(mr, blk.m - i0);
-      Tile(blk.vnni, blk.a + i0 * blk.kp, blk.kp, b, quads, rows, cols, tile);
+      Tile(blk.vnni, blk.a + i0 * lda, lda, b, quads, rows, cols, tile);
       Epilogue(blk, i0, j0, rows, cols, tile);
     }
   }
@@ -368,6 +513,31 @@ void QPackARowsImpl(const uint8_t* HWY_RESTRICT a, uint8_t x, int64_t lda, int64
     }
     for (; kk < kp; ++kk) d[kk] = 0;
     row_sums[i] = static_cast<int32_t>(sum);
+  }
+#endif
+}
+
+// Sums of bytes [0, k) of rows [0, rows) (row i at a + i * lda), as uint8: A's row sums for the
+// zero point of B when A is read in place or gathered.
+void QRowSumsImpl(const uint8_t* HWY_RESTRICT a, int64_t lda, int64_t rows, int64_t k, int32_t* HWY_RESTRICT sums) {
+#if HWY_TARGET == HWY_SCALAR
+  for (int64_t i = 0; i < rows; ++i) {
+    int32_t sum = 0;
+    for (int64_t kk = 0; kk < k; ++kk) sum += a[i * lda + kk];
+    sums[i] = sum;
+  }
+#else
+  const hn::ScalableTag<uint8_t> d8;
+  const hn::Repartition<uint64_t, decltype(d8)> d64;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d8));
+  for (int64_t i = 0; i < rows; ++i) {
+    const uint8_t* s = a + i * lda;
+    auto acc = hn::Zero(d64);
+    int64_t kk = 0;
+    for (; kk + lanes <= k; kk += lanes) acc = hn::Add(acc, hn::SumsOf8(hn::LoadU(d8, s + kk)));
+    uint64_t sum = hn::GetLane(hn::SumOfLanes(d64, acc));
+    for (; kk < k; ++kk) sum += s[kk];
+    sums[i] = static_cast<int32_t>(sum);
   }
 #endif
 }

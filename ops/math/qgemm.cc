@@ -28,6 +28,7 @@ HWY_EXPORT(QRowsPerTileImpl);
 HWY_EXPORT(QTargetHasVnniKernelImpl);
 HWY_EXPORT(QPackBImpl);
 HWY_EXPORT(QPackARowsImpl);
+HWY_EXPORT(QRowSumsImpl);
 
 namespace {
 
@@ -51,6 +52,74 @@ bool CpuHasVnni() {
 }
 
 int64_t RoundUp4(int64_t k) { return (k + 3) / 4 * 4; }
+
+// B's per-column terms of the epilogue, padded to whole strips (the epilogue reads a strip's
+// columns at once): zb' (the zero point in the stored domain), colsum(B) - K * zb', and copies of
+// the epilogue's column arrays.
+struct ColumnTerms {
+  std::vector<int32_t> zb, b_term, bias_col;
+  std::vector<float> scale_col, fbias_col;
+  bool zb_zero = true;  // zb' is 0 in every column: A's row sums are not needed
+
+  ColumnTerms(const QPackedB& b, const int32_t* b_zero, int64_t b_zero_count, const QEpilogue& ep) {
+    const int64_t n = b.n, n_pad = b.strips() * kQNr;
+    zb.assign(n_pad, 0);
+    b_term.assign(n_pad, 0);
+    for (int64_t j = 0; j < n; ++j) {
+      const int32_t z = (b_zero == nullptr ? 0 : b_zero[b_zero_count == 1 ? 0 : j]) + b.offset;
+      zb[j] = z;
+      zb_zero = zb_zero && z == 0;
+      b_term[j] = b.col_sums[j] - static_cast<int32_t>(b.k) * z;
+    }
+    if (ep.bias_col != nullptr) Pad(ep.bias_col, n, n_pad, &bias_col);
+    if (ep.scale_col != nullptr) Pad(ep.scale_col, n, n_pad, &scale_col);
+    if (ep.fbias_col != nullptr) Pad(ep.fbias_col, n, n_pad, &fbias_col);
+  }
+
+  template <typename T>
+  static void Pad(const T* src, int64_t n, int64_t n_pad, std::vector<T>* dst) {
+    dst->assign(n_pad, T(0));
+    std::copy(src, src + n, dst->begin());
+  }
+  template <typename T>
+  static const T* DataOrNull(const std::vector<T>& v) {
+    return v.empty() ? nullptr : v.data();
+  }
+
+  // The block every task starts from: B's side, the epilogue and C.
+  qgemm_internal::QBlock Block(const QEpilogue& ep, void* c, int64_t ldc, bool vnni) const {
+    qgemm_internal::QBlock base;
+    base.zb = zb.data();
+    base.b_term = b_term.data();
+    base.bias_col = DataOrNull(bias_col);
+    base.scale_col = DataOrNull(scale_col);
+    base.fbias_col = DataOrNull(fbias_col);
+    base.kind = ep.kind;
+    base.out_scale = ep.out_scale;
+    base.out_zero = ep.out_zero;
+    base.c = c;
+    base.ldc = ldc;
+    base.vnni = vnni;
+    return base;
+  }
+};
+
+// Points blk's column arrays, B and C at column j0 (the first of strip s0) and row i0.
+void AtColumn(qgemm_internal::QBlock* blk, const qgemm_internal::QBlock& base, const QPackedB& b, int64_t s0,
+              int64_t s1, int64_t i0, size_t out_size) {
+  const int64_t j0 = s0 * kQNr;
+  blk->b = reinterpret_cast<const int8_t*>(b.data.get()) + s0 * b.strip_bytes();
+  blk->strip_bytes = b.strip_bytes();
+  blk->n = std::min(b.n, s1 * kQNr) - j0;
+  blk->zb = base.zb + j0;
+  blk->b_term = base.b_term + j0;
+  blk->bias_col = base.bias_col != nullptr ? base.bias_col + j0 : nullptr;
+  blk->scale_col = base.scale_col != nullptr ? base.scale_col + j0 : nullptr;
+  blk->fbias_col = base.fbias_col != nullptr ? base.fbias_col + j0 : nullptr;
+  blk->c = static_cast<uint8_t*>(base.c) + (i0 * base.ldc + j0) * out_size;
+}
+
+size_t OutSize(QOutput kind) { return kind == QOutput::kInt32 || kind == QOutput::kFloat ? 4 : 1; }
 
 }  // namespace
 
@@ -120,7 +189,6 @@ void QGemm(const QPackedA& a, const QPackedB& b, const QZeroPoints& zero, const 
   if (m <= 0 || n <= 0) return;
   const bool vnni = QGemmUsesVnni();
   const int64_t strips = b.strips();
-  const int64_t n_pad = strips * kQNr;
 
   // Zero points in the stored domain and the per-row / per-column terms of the epilogue.
   std::vector<int32_t> neg_row_sum(m), neg_za(m);
@@ -129,46 +197,14 @@ void QGemm(const QPackedA& a, const QPackedB& b, const QZeroPoints& zero, const 
     neg_za[i] = -(za + a.offset);
     neg_row_sum[i] = -a.row_sums[i];
   }
-  std::vector<int32_t> zb(n_pad, 0), b_term(n_pad, 0);
-  for (int64_t j = 0; j < n; ++j) {
-    const int32_t z = (zero.b == nullptr ? 0 : zero.b[zero.b_count == 1 ? 0 : j]) + b.offset;
-    zb[j] = z;
-    b_term[j] = b.col_sums[j] - static_cast<int32_t>(k) * z;
-  }
-  // Column arrays the epilogue reads a whole strip of: padded copies.
-  std::vector<int32_t> bias_col;
-  std::vector<float> scale_col, fbias_col;
-  auto pad_i = [&](const int32_t* src, std::vector<int32_t>* dst) -> const int32_t* {
-    if (src == nullptr) return nullptr;
-    dst->assign(n_pad, 0);
-    std::copy(src, src + n, dst->begin());
-    return dst->data();
-  };
-  auto pad_f = [&](const float* src, std::vector<float>* dst) -> const float* {
-    if (src == nullptr) return nullptr;
-    dst->assign(n_pad, 0.0f);
-    std::copy(src, src + n, dst->begin());
-    return dst->data();
-  };
-
-  qgemm_internal::QBlock base;
+  const ColumnTerms cols(b, zero.b, zero.b_count, ep);
+  qgemm_internal::QBlock base = cols.Block(ep, c, ldc, vnni);
   base.kp = a.kp;
-  base.strip_bytes = b.strip_bytes();
+  base.zb_zero = cols.zb_zero;
   base.neg_row_sum = neg_row_sum.data();
   base.neg_za = neg_za.data();
   base.bias_row = ep.bias_row;
   base.scale_row = ep.scale_row;
-  base.zb = zb.data();
-  base.b_term = b_term.data();
-  base.bias_col = pad_i(ep.bias_col, &bias_col);
-  base.scale_col = pad_f(ep.scale_col, &scale_col);
-  base.fbias_col = pad_f(ep.fbias_col, &fbias_col);
-  base.kind = ep.kind;
-  base.out_scale = ep.out_scale;
-  base.out_zero = ep.out_zero;
-  base.c = c;
-  base.ldc = ldc;
-  base.vnni = vnni;
 
   // Tasks: blocks of B strips by blocks of rows. Two per core when parallel, N split first (each
   // task then reads only its own strips of the weights).
@@ -181,7 +217,7 @@ void QGemm(const QPackedA& a, const QPackedB& b, const QZeroPoints& zero, const 
   const int64_t rows_per_block = (row_units + m_blocks - 1) / m_blocks * kRowQuantum;
   const int64_t a_rows_in_l2 = std::max<int64_t>(kRowQuantum, kABlockBytes / std::max<int64_t>(a.kp, 1) /
                                                                   kRowQuantum * kRowQuantum);
-  const size_t out_size = ep.kind == QOutput::kInt32 || ep.kind == QOutput::kFloat ? 4 : 1;
+  const size_t out_size = OutSize(ep.kind);
   const auto run = HWY_DYNAMIC_DISPATCH(RunQBlockImpl);
   const int64_t tasks = m_blocks * n_blocks;
   ParallelFor(parallel_threads, tasks, MacCost(macs / tasks), [&](int64_t t0, int64_t t1) {
@@ -197,17 +233,76 @@ void QGemm(const QPackedA& a, const QPackedB& b, const QZeroPoints& zero, const 
         blk.neg_za = base.neg_za + i0;
         blk.bias_row = base.bias_row != nullptr ? base.bias_row + i0 : nullptr;
         blk.scale_row = base.scale_row != nullptr ? base.scale_row + i0 : nullptr;
-        const int64_t j0 = s0 * kQNr;
-        blk.b = reinterpret_cast<const int8_t*>(b.data.get()) + s0 * b.strip_bytes();
-        blk.n = std::min(n, s1 * kQNr) - j0;
-        blk.zb = base.zb + j0;
-        blk.b_term = base.b_term + j0;
-        blk.bias_col = base.bias_col != nullptr ? base.bias_col + j0 : nullptr;
-        blk.scale_col = base.scale_col != nullptr ? base.scale_col + j0 : nullptr;
-        blk.fbias_col = base.fbias_col != nullptr ? base.fbias_col + j0 : nullptr;
-        blk.c = static_cast<uint8_t*>(c) + (i0 * ldc + j0) * out_size;
+        AtColumn(&blk, base, b, s0, s1, i0, out_size);
         run(blk);
       }
+    }
+  });
+}
+
+void QGemmRows(const QRowsA& a, const QPackedB& b, const int32_t* b_zero, int64_t b_zero_count, const QEpilogue& ep,
+               void* c, int64_t ldc, int threads) {
+  const int64_t m = a.m, n = b.n, k = a.k, kp = a.kp();
+  if (m <= 0 || n <= 0) return;
+  const int64_t strips = b.strips();
+  const ColumnTerms cols(b, b_zero, b_zero_count, ep);
+  qgemm_internal::QBlock base = cols.Block(ep, c, ldc, QGemmUsesVnni());
+  base.kp = kp;
+  base.bias_row = nullptr;
+  base.scale_row = nullptr;
+  base.zb_zero = cols.zb_zero;
+  // One zero point for every row: -za' * b_term + bias_col is one column vector, added whole.
+  const int32_t neg_za = 1;
+  std::vector<int32_t> column_add(cols.b_term.size());
+  for (size_t j = 0; j < column_add.size(); ++j) {
+    column_add[j] = static_cast<int32_t>(static_cast<uint32_t>(-(a.zero + a.offset)) * static_cast<uint32_t>(cols.b_term[j]) +
+                                         static_cast<uint32_t>(cols.bias_col.empty() ? 0 : cols.bias_col[j]));
+  }
+  base.b_term = column_add.data();
+  base.bias_col = nullptr;
+  base.unit_za = true;
+
+  // Tasks: blocks of rows (each made once, by one thread) first; B's strips split only when there
+  // are too few rows to go round (a 7x7 map's 49 pixels). A block's rows stay in L2 while every
+  // strip of the task passes them.
+  const int64_t macs = m * n * std::max<int64_t>(k, 1);
+  const int parallel_threads = macs >= kMinParallelMacs ? threads : 1;
+  const int64_t want = parallel_threads > 1 ? int64_t{parallel_threads} * 4 : 1;
+  const int64_t row_units = (m + kRowQuantum - 1) / kRowQuantum;
+  const int64_t rows_in_l2 = std::max<int64_t>(1, (kABlockBytes / 2) / std::max<int64_t>(kp, 1) / kRowQuantum);
+  const int64_t units_per_block = std::max<int64_t>(1, std::min(rows_in_l2, (row_units + want - 1) / want));
+  const int64_t m_blocks = (row_units + units_per_block - 1) / units_per_block;
+  const int64_t n_blocks = std::min(strips, (want + m_blocks - 1) / m_blocks);
+  const int64_t rows_per_block = units_per_block * kRowQuantum;
+  const size_t out_size = OutSize(ep.kind);
+  const auto run = HWY_DYNAMIC_DISPATCH(RunQBlockImpl);
+  const auto row_sums = HWY_DYNAMIC_DISPATCH(QRowSumsImpl);
+  const int64_t tasks = m_blocks * n_blocks;
+  ParallelFor(parallel_threads, tasks, MacCost(macs / tasks), [&](int64_t t0, int64_t t1) {
+    thread_local std::vector<uint8_t> scratch;
+    thread_local std::vector<int32_t> neg_row_sum, neg_za_rows;
+    for (int64_t task = t0; task < t1; ++task) {
+      const int64_t mb = task / n_blocks, nb = task % n_blocks;
+      const int64_t s0 = nb * strips / n_blocks, s1 = (nb + 1) * strips / n_blocks;
+      const int64_t i0 = mb * rows_per_block, rows = std::min(m, i0 + rows_per_block) - i0;
+      // 4 bytes past the last row: a source may store a row's last 4-byte group whole.
+      if (scratch.size() < static_cast<size_t>(rows * kp + 4)) scratch.resize(rows * kp + 4);
+      int64_t lda = kp;
+      const uint8_t* rows_a = a.source->Rows(i0, rows, scratch.data(), &lda);
+      neg_row_sum.assign(rows, 0);
+      neg_za_rows.assign(rows, neg_za);
+      if (!cols.zb_zero) {
+        row_sums(rows_a, lda, rows, k, neg_row_sum.data());
+        for (int64_t i = 0; i < rows; ++i) neg_row_sum[i] = -neg_row_sum[i];
+      }
+      qgemm_internal::QBlock blk = base;
+      blk.m = rows;
+      blk.a = rows_a;
+      blk.lda = lda;
+      blk.neg_row_sum = neg_row_sum.data();
+      blk.neg_za = neg_za_rows.data();
+      AtColumn(&blk, base, b, s0, s1, i0, out_size);
+      run(blk);
     }
   });
 }

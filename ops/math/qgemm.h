@@ -99,6 +99,30 @@ struct QZeroPoints {
 void QGemm(const QPackedA& a, const QPackedB& b, const QZeroPoints& zero, const QEpilogue& epilogue, void* c,
            int64_t ldc, int threads);
 
+// A whose rows the caller makes as the GEMM walks them, block by block: a channels-last
+// convolution's pixels, read in place when the window is one pixel (ops/math/quant_conv.h),
+// gathered tap by tap into the scratch otherwise. Rows(i0, rows, scratch) returns the first of
+// rows [i0, i0 + rows) as stored values (source + offset), 4-byte groups past k multiplying B's
+// zero padding (so they may hold anything readable), and sets *lda to the row stride; `scratch`
+// has room for rows * kp + 4 bytes. Called from several threads at once (distinct rows each).
+class QRowSource {
+ public:
+  virtual ~QRowSource() = default;
+  virtual const uint8_t* Rows(int64_t i0, int64_t rows, uint8_t* scratch, int64_t* lda) const = 0;
+};
+struct QRowsA {
+  int64_t m = 0, k = 0;
+  int32_t offset = 0;  // 0 for uint8 rows, 128 for int8 rows flipped to uint8
+  int32_t zero = 0;    // A's zero point in its own type (one for every row)
+  const QRowSource* source = nullptr;
+  int64_t kp() const { return (k + 3) / 4 * 4; }
+};
+// C = epilogue(A * B) as QGemm, A produced by a.source. Rows are split into blocks (each thread
+// makes its own rows once and runs them against all its strips of B); A's row sums are computed
+// only when B's zero point (in the stored domain) is not zero everywhere.
+void QGemmRows(const QRowsA& a, const QPackedB& b, const int32_t* b_zero, int64_t b_zero_count,
+               const QEpilogue& epilogue, void* c, int64_t ldc, int threads);
+
 // Plain loops with the same semantics on unpacked operands, for tests.
 void QGemmReference(int64_t m, int64_t n, int64_t k, const void* a, bool a_signed, int64_t lda, const void* b,
                     bool b_signed, int64_t ldb, bool trans_b, const QZeroPoints& zero, const QEpilogue& epilogue,
@@ -115,7 +139,8 @@ namespace qgemm_internal {
 // row) times strips of B, with the epilogue, written to C at the block's first row and column.
 struct QBlock {
   const uint8_t* a = nullptr;  // first row
-  int64_t kp = 0;              // bytes per A row
+  int64_t kp = 0;              // bytes of K per A row (a multiple of 4)
+  int64_t lda = 0;             // A's row stride in bytes; 0: kp
   int64_t m = 0;               // rows in the block
   const int8_t* b = nullptr;   // first strip
   int64_t strip_bytes = 0;
@@ -139,6 +164,10 @@ struct QBlock {
   void* c = nullptr;
   int64_t ldc = 0;
   bool vnni = false;
+  // Shortcuts the fused VNNI epilogue takes: zb' is 0 in every column (no row-sum term), and
+  // every row's -za' is 1 with no row bias (b_term then holds -za' * b_term + bias_col whole).
+  bool zb_zero = false;
+  bool unit_za = false;
 };
 
 }  // namespace qgemm_internal

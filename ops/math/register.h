@@ -10,6 +10,7 @@
   X(RegisterConvKernels)            \
   X(RegisterConvTransposeKernels)   \
   X(RegisterQuantizedMathKernels)   \
+  X(RegisterQuantConvKernels)       \
   X(RegisterDetKernels)             \
   X(RegisterCol2ImKernels)          \
   X(RegisterCausalConvKernels)      \

@@ -12,6 +12,7 @@
 #include "ops/framework/parallel.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/shape.h"
+#include "ops/math/conv_geometry.h"
 #include "ops/nn/pool_geometry.h"
 #include "ops/quant_ms/register.h"
 #include "ops/quant_ms/qparams.h"
@@ -52,20 +53,6 @@ void GlobalAverage(const KernelContext& ctx, const T* x, T* y, int64_t n, int64_
       }
     }
   });
-}
-
-// [N, D..., C] -> [N, C, D...] for the geometry helpers, which read channels at axis 1.
-Shape ChannelsFirst(const Shape& s) {
-  Shape r = {s[0], s.back()};
-  r.insert(r.end(), s.begin() + 1, s.end() - 1);
-  return r;
-}
-
-Shape ChannelsLast(const Shape& s) {
-  Shape r = {s[0]};
-  r.insert(r.end(), s.begin() + 2, s.end());
-  r.push_back(s[1]);
-  return r;
 }
 
 class QLinearPoolKernel : public OpKernel {

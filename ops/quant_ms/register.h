@@ -10,7 +10,9 @@
   X(RegisterQLinearUnary)  /* qlinear_unary.cc */   \
   X(RegisterQLinearConcat)  /* qlinear_concat.cc */ \
   X(RegisterQLinearPool)  /* qlinear_pool.cc */     \
-  X(RegisterMatMulNBits)  /* matmul_nbits.cc */
+  X(RegisterMatMulNBits)  /* matmul_nbits.cc */     \
+  X(RegisterByteLookup)  /* qlinear_lookup.cc */   \
+  X(RegisterMaxPoolNhwc)  /* qlinear_maxpool_nhwc.cc */
 
 namespace onnxflow {
 namespace quant_ms {

@@ -1,0 +1,259 @@
+#include "graph/quant_layout.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "graph/rewrite.h"
+#include "ops/framework/domains.h"
+#include "ops/framework/internal_ops.h"
+#include "ops/framework/registry.h"
+
+namespace onnxflow::graph {
+namespace {
+
+enum class Role {
+  kPlain,       // stays as it is, reading plain values
+  kConv,        // QLinearConv -> QLinearConvNhwc
+  kMaxPool,     // 8-bit MaxPool -> MaxPoolNhwc
+  kPool,        // QLinear(Global)AveragePool -> the same with channels_last = 1
+  kConcat,      // QLinearConcat over channels -> axis 3
+  kLayoutFree,  // elementwise: the same op on channels-last values
+};
+
+bool Is8Bit(DataType t) { return t == DataType::kUint8 || t == DataType::kInt8; }
+bool IsMs(const Node& n, const char* op) { return n.domain == kMsDomain && n.op_type() == op; }
+bool HasInput(const onnx::NodeProto& n, int i) { return i < n.input_size() && !n.input(i).empty(); }
+
+bool IsScalarConstant(const Graph& g, const onnx::NodeProto& n, int i) {
+  if (!HasInput(n, i)) return false;
+  auto c = g.constants.find(n.input(i));
+  return c != g.constants.end() && c->second.size() == 1;
+}
+
+// The element type of `value`: as the load inferred it, or (com.microsoft ops are not inferred)
+// the type of the output zero point of the QLinear op that writes it, seen through ops that keep
+// their input's type.
+DataType TypeOf(const Graph& g, const std::string& value, int depth = 0) {
+  const DataType known = KnownType(g, value);
+  if (known != DataType::kUndefined) return known;
+  const Id p = g.nodes.Producer(value);
+  if (p == kNone) return known;
+  const Node& node = g.nodes[p];
+  // Ops whose output has their first input's type (a MaxPool after a QLinearConcat).
+  if ((IsOp(node, "MaxPool") || IsOp(node, "Max") || IsOp(node, "Relu") || IsOp(node, "Reshape") ||
+       IsOp(node, "Transpose")) &&
+      node.proto->input_size() > 0 && depth < 8) {
+    return TypeOf(g, node.proto->input(0), depth + 1);
+  }
+  if (node.domain != kMsDomain) return known;
+  const std::string& t = node.op_type();
+  const int zero = t == "QLinearAdd" || t == "QLinearMul"                                  ? 7
+                   : t == "QLinearConcat"                                                  ? 1
+                   : t == "QLinearGlobalAveragePool" || t == "QLinearAveragePool" ||
+                           t == "QLinearSigmoid" || t == "QLinearLeakyRelu"                ? 4
+                                                                                           : -1;
+  if (zero < 0 || !HasInput(*node.proto, zero)) return known;
+  auto c = g.constants.find(node.proto->input(zero));
+  return c == g.constants.end() ? known : c->second.dtype();
+}
+
+// A 2-D QLinearConv (rank-4 constant 8-bit weights) of one output: what the channels-last kernel
+// runs. Any other (1-D, 3-D, weights computed at run) keeps the plain kernel.
+bool ConvertsConv(const Graph& g, const Node& node) {
+  if (!IsOp(node, "QLinearConv")) return false;
+  const auto& n = *node.proto;
+  if (n.output_size() != 1 || n.input_size() < 8) return false;
+  auto w = g.constants.find(n.input(3));
+  if (w == g.constants.end() || w->second.rank() != 4 || !Is8Bit(w->second.dtype())) return false;
+  if (const auto* k = Attr(n, "kernel_shape"); k != nullptr && k->ints_size() != 2) return false;
+  // A grouped convolution runs one GEMM per group, with the group's output channels as columns:
+  // depthwise and other narrow groups (1 column of 16 lanes) stay on the plain kernel.
+  if (const auto* group = Attr(n, "group"); group != nullptr && group->i() != 1) {
+    if (group->i() < 1 || w->second.dim(0) % group->i() != 0) return false;
+    if (w->second.dim(1) < 16 || w->second.dim(0) / group->i() < 16) return false;
+  }
+  return Is8Bit(TypeOf(g, n.input(0)));
+}
+
+using Values = std::set<std::string>;  // values produced channels-last
+
+Role RoleOf(const Graph& g, const Node& node, const Values& nhwc) {
+  if (ConvertsConv(g, node)) return Role::kConv;
+  const auto& n = *node.proto;
+  if (n.input_size() == 0 || n.output_size() != 1 || !node.subgraphs.empty()) return Role::kPlain;
+  auto in = [&](int i) { return HasInput(n, i) && nhwc.count(n.input(i)) != 0; };
+  if (IsMs(node, "QLinearAdd") || IsMs(node, "QLinearMul")) {
+    return n.input_size() >= 8 && in(0) && in(3) ? Role::kLayoutFree : Role::kPlain;
+  }
+  if (IsMs(node, "QLinearConcat")) {  // its data are inputs 2, 5, 8, ...
+    const auto* axis = Attr(n, "axis");
+    if (axis == nullptr || (axis->i() != 1 && axis->i() != -3) || n.input_size() < 5) return Role::kPlain;
+    for (int i = 2; i < n.input_size(); i += 3) {
+      if (!in(i)) return Role::kPlain;
+    }
+    return Role::kConcat;
+  }
+  if (!in(0)) return Role::kPlain;
+  if (IsOp(node, "Max") && n.input_size() == 2 && IsScalarConstant(g, n, 1)) return Role::kLayoutFree;
+  if (node.domain == kOnnxflowDomain && node.op_type() == internal_ops::kByteLookup) return Role::kLayoutFree;
+  if (IsOp(node, "MaxPool") && node.opset >= 12 && Is8Bit(TypeOf(g, n.input(0)))) {
+    const auto* k = Attr(n, "kernel_shape");
+    const auto* order = Attr(n, "storage_order");
+    return k != nullptr && k->ints_size() == 2 && (order == nullptr || order->i() == 0) ? Role::kMaxPool
+                                                                                       : Role::kPlain;
+  }
+  if (IsMs(node, "QLinearGlobalAveragePool") || IsMs(node, "QLinearAveragePool")) {
+    const auto* last = Attr(n, "channels_last");
+    if (last != nullptr && last->i() != 0) return Role::kPlain;
+    if (IsMs(node, "QLinearAveragePool")) {
+      const auto* k = Attr(n, "kernel_shape");
+      if (k == nullptr || k->ints_size() != 2) return Role::kPlain;
+    }
+    return Role::kPool;
+  }
+  return Role::kPlain;
+}
+
+// The inputs of a converted node that are data (read channels-last); the others are parameters.
+bool IsDataInput(const Node& node, Role role, int i) {
+  switch (role) {
+    case Role::kConv: return i == 0;
+    case Role::kConcat: return i >= 2 && (i - 2) % 3 == 0;
+    case Role::kLayoutFree:
+      if (IsMs(node, "QLinearAdd") || IsMs(node, "QLinearMul")) return i == 0 || i == 3;
+      return i == 0;
+    default: return i == 0;
+  }
+}
+
+class QuantLayoutPass {
+ public:
+  explicit QuantLayoutPass(Graph* g) : g_(g) {}
+
+  Status Run() {
+    // Most graphs (and every subgraph level of a deeply nested one) hold no quantized
+    // convolution: one pass over the nodes, before any order or name set is built.
+    bool any = false;
+    for (const Node& node : g_->nodes) any = any || ConvertsConv(*g_, node);
+    if (!any) return Status::Ok();
+    names_.emplace(*g_);
+    const std::vector<Id> order = g_->nodes.Order();
+    std::vector<Role> roles;
+    Values nhwc;
+    bool any_conv = false;
+    for (Id id : order) {
+      const Node& node = g_->nodes[id];
+      roles.push_back(RoleOf(*g_, node, nhwc));
+      any_conv = any_conv || roles.back() == Role::kConv;
+      if (roles.back() != Role::kPlain) nhwc.insert(node.proto->output(0));
+    }
+    if (!any_conv) return Status::Ok();
+    // Region values plain readers (nodes, subgraphs, graph outputs) still need in their layout.
+    std::set<std::string> read_plain;
+    for (size_t i = 0; i < order.size(); ++i) {
+      const Node& node = g_->nodes[order[i]];
+      for (int k = 0; k < node.proto->input_size(); ++k) {
+        if (roles[i] == Role::kPlain || !IsDataInput(node, roles[i], k)) read_plain.insert(node.proto->input(k));
+      }
+      for (const auto& v : node.implicit_inputs) read_plain.insert(v);
+    }
+    for (const auto& out : g_->outputs) read_plain.insert(out.name);
+
+    Patch patch;
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (roles[i] == Role::kPlain) continue;
+      const Id id = order[i];
+      const Node& node = g_->nodes[id];
+      auto proto = std::make_shared<onnx::NodeProto>(*node.proto);
+      for (int k = 0; k < proto->input_size(); ++k) {
+        if (proto->input(k).empty() || !IsDataInput(node, roles[i], k)) continue;
+        const std::string& v = proto->input(k);
+        proto->set_input(k, nhwc.count(v) != 0 ? NhwcName(v, &patch) : ToNhwc(v, id, &patch));
+      }
+      const std::string out = node.proto->output(0);
+      proto->set_output(0, NhwcName(out, &patch));
+      Node converted = WithProto(node, proto);
+      Convert(roles[i], proto.get(), &converted);
+      patch.replaced.push_back(id);
+      patch.AddAt(std::move(converted), id);
+      if (read_plain.count(out) != 0) {
+        patch.AddAt(TransposeNode(NhwcName(out, &patch), out, {0, 3, 1, 2}), id);
+      }
+    }
+    ONNXFLOW_RETURN_IF_ERROR(ApplyPatch(g_, std::move(patch), "UseChannelsLastQuant"));
+    return CheckAcyclic(*g_, "UseChannelsLastQuant");
+  }
+
+ private:
+  // The op a converted node becomes.
+  static void Convert(Role role, onnx::NodeProto* proto, Node* node) {
+    if (role == Role::kConv || role == Role::kMaxPool) {
+      proto->set_op_type(role == Role::kConv ? internal_ops::kQLinearConvNhwc : internal_ops::kMaxPoolNhwc);
+      proto->set_domain(kOnnxflowDomain);
+      node->domain = kOnnxflowDomain;
+      node->opset = internal_ops::kVersion;
+    } else if (role == Role::kPool) {
+      SetIntAttr(proto, "channels_last", 1);
+    } else if (role == Role::kConcat) {
+      SetIntAttr(proto, "axis", 3);
+    }
+  }
+
+  // The channels-last name of region value `v` (of v's type).
+  std::string NhwcName(const std::string& v, Patch* patch) {
+    auto it = nhwc_names_.find(v);
+    if (it != nhwc_names_.end()) return it->second;
+    return nhwc_names_[v] = Fresh(v + "/nhwc", v, patch);
+  }
+
+  // The channels-last copy of plain value `v`, made once before its first region reader `at`.
+  std::string ToNhwc(const std::string& v, Id at, Patch* patch) {
+    auto it = to_nhwc_.find(v);
+    if (it != to_nhwc_.end()) return it->second;
+    const std::string name = Fresh(v + "/to_nhwc", v, patch);
+    patch->AddAt(TransposeNode(v, name, {0, 2, 3, 1}), at);
+    return to_nhwc_[v] = name;
+  }
+
+  std::string Fresh(const std::string& base, const std::string& like, Patch* patch) {
+    const std::string name = names_->Fresh(base);
+    const DataType t = TypeOf(*g_, like);
+    if (t != DataType::kUndefined) patch->types.emplace_back(name, t);
+    return name;
+  }
+
+  static Node TransposeNode(const std::string& from, const std::string& to, const std::vector<int64_t>& perm) {
+    auto proto = std::make_shared<onnx::NodeProto>();
+    proto->set_op_type("Transpose");
+    proto->set_name("Transpose(" + from + ")");
+    proto->add_input(from);
+    proto->add_output(to);
+    auto* attr = proto->add_attribute();
+    attr->set_name("perm");
+    attr->set_type(onnx::AttributeProto::INTS);
+    for (int64_t p : perm) attr->add_ints(p);
+    Node n;
+    n.proto = std::move(proto);
+    n.opset = 13;
+    return n;
+  }
+
+  Graph* g_;
+  std::optional<NameSet> names_;  // made when there is something to convert
+  std::map<std::string, std::string> to_nhwc_, nhwc_names_;
+};
+
+}  // namespace
+
+Status UseChannelsLastQuant(Graph* g) {
+  ONNXFLOW_RETURN_IF_ERROR(QuantLayoutPass(g).Run());
+  for (const Node& node : g->nodes) {
+    for (const auto& [name, sub] : node.subgraphs) ONNXFLOW_RETURN_IF_ERROR(UseChannelsLastQuant(sub.get()));
+  }
+  return Status::Ok();
+}
+
+}  // namespace onnxflow::graph
