@@ -137,19 +137,22 @@ class HalfRegion {
     return half;
   }
 
-  // The 16-bit constant matrices that float nodes read only as the weights of MatMul or Gemm
-  // (their B): those kernels keep them in 16 bits and widen them block by block as the product
-  // runs (ops/math/constant_b.h), so the model's weight bytes stay halved.
+  // The 16-bit constants that float nodes read only as the weights of MatMul or Gemm (their B) or
+  // of Conv (its W): those kernels keep them in 16 bits and widen them as the product runs
+  // (ops/math/constant_b.h, ops/blocked/blocked_conv.cc), so the model's weight bytes stay halved,
+  // and the load never holds a float copy of them all (a CNN's weights are nearly all Conv's).
+  // The fusions that fold a scale into Conv's weights keep them 16-bit (graph/fusion.cc).
   std::unordered_set<std::string> HalfWeights(const std::vector<Id>& order, const std::unordered_set<Id>& in_float) const {
     std::unordered_map<std::string, bool> weight_only;
     for (Id id : order) {
       if (!in_float.count(id)) continue;
       const Node& n = g_->nodes[id];
       const bool product = n.domain.empty() && (n.op_type() == "MatMul" || n.op_type() == "Gemm");
+      const bool conv = n.domain.empty() && n.op_type() == "Conv";
       for (int k = 0; k < n.proto->input_size(); ++k) {
         auto c = g_->constants.find(n.proto->input(k));
         if (c == g_->constants.end() || !IsHalf(c->second.dtype())) continue;
-        const bool weight = product && k == 1 && c->second.rank() == 2;
+        const bool weight = k == 1 && ((product && c->second.rank() == 2) || (conv && c->second.rank() >= 3));
         auto [it, fresh] = weight_only.emplace(c->first, weight);
         if (!fresh) it->second = it->second && weight;
       }

@@ -23,6 +23,7 @@
 
 #include "hwy/highway.h"
 #include "ops/blocked/blocked_conv_tile.h"
+#include "ops/framework/numeric.h"
 #include "ops/math/activate-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -54,10 +55,32 @@ int64_t TilePixelsImpl(int64_t width) {
   return width > lanes && width <= static_cast<int64_t>(kMaxVecs / 2) * lanes ? kNarrowTilePixels : kTilePixels;
 }
 
+// One vector of weights, widened to float in registers when stored in 16 bits (blocked_conv_tile.h).
+HWY_INLINE hn::Vec<BlockD> LoadWeights(BlockD d, const float* HWY_RESTRICT w) { return hn::LoadU(d, w); }
+
+HWY_INLINE hn::Vec<BlockD> LoadWeights(BlockD d, const hwy::float16_t* HWY_RESTRICT w) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  // Highway's AVX2 and AVX-512 targets imply F16C: one vcvtph2ps.
+  return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::float16_t, BlockD>(), w));
+#else
+  // Elsewhere Highway emulates the conversion, and 1.0.3's emulation maps infinities and NaNs to
+  // finite numbers: the exact scalar conversion instead (these targets are fallbacks).
+  HWY_ALIGN float wide[kChannelBlock];
+  const uint16_t* bits = reinterpret_cast<const uint16_t*>(w);
+  for (size_t i = 0; i < hn::Lanes(d); ++i) wide[i] = HalfToFloat(bits[i]);
+  return hn::Load(d, wide);
+#endif
+}
+
+HWY_INLINE hn::Vec<BlockD> LoadWeights(BlockD d, const hwy::bfloat16_t* HWY_RESTRICT w) {
+  // A bfloat16 is a float's upper half: exact on every target.
+  return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::bfloat16_t, BlockD>(), w));
+}
+
 // kChannels > 0: t.block_channels, known when compiling (a pointwise tile's 16): the channel loop
 // then has a fixed count (7% of a pointwise layer, whether of 16 or 1024 input channels).
-// kP: the tile's pixels (t.tile_pixels).
-template <size_t kVecs, bool kUniform, int64_t kChannels, size_t kP>
+// kP: the tile's pixels (t.tile_pixels). TW: how the weights are stored (t.weights).
+template <class TW, size_t kVecs, bool kUniform, int64_t kChannels, size_t kP>
 HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
   const BlockD d;
   using V = hn::Vec<BlockD>;
@@ -72,7 +95,7 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
     const int64_t c = channel0 + static_cast<int64_t>(v) * lanes;
     out_at[v] = (c / kChannelBlock) * t.y_block_stride + c % kChannelBlock;
   }
-  const float* HWY_RESTRICT w = t.w + channel0;
+  const TW* HWY_RESTRICT w = static_cast<const TW*>(t.w) + channel0;
 
   // The sums start from the output (a later chunk), or from the bias plus the residual. The
   // branches stay outside the 24 accumulators: inside, they cost a short tile (a stem's 27
@@ -114,17 +137,17 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
   const int64_t tap_weights = block_channels * t.ldw;
   // The prefetches go to L2 (the line fill buffers that an L1 prefetch holds are what the tile's
   // own misses need), spread evenly over the inner iterations: `per_burst` lines every `every`.
-  constexpr int64_t kLine = 64 / sizeof(float);
-  const float* prefetch = t.prefetch;
-  const float* prefetch_end = t.prefetch + t.prefetch_floats;
+  constexpr int64_t kLine = 64;
+  const char* prefetch = static_cast<const char*>(t.prefetch);
+  const char* prefetch_end = prefetch + t.prefetch_bytes;
   const int64_t iterations = std::max<int64_t>(1, t.blocks * t.taps * block_channels);
-  const int64_t lines = std::max<int64_t>(1, t.prefetch_floats / kLine);
+  const int64_t lines = std::max<int64_t>(1, t.prefetch_bytes / kLine);
   const int64_t every = std::max<int64_t>(1, iterations / lines);
   const int64_t per_burst = (lines + iterations - 1) / iterations;
   int64_t countdown = every;
   for (int64_t b = 0; b < t.blocks; ++b) {
     const float* HWY_RESTRICT xb = t.x + b * t.x_block_stride;
-    const float* HWY_RESTRICT wb = w + b * t.taps * tap_weights;
+    const TW* HWY_RESTRICT wb = w + b * t.taps * tap_weights;
     for (int64_t tap = 0; tap < t.taps; ++tap) {
       const float* src[kP];
       if (kUniform) {
@@ -142,7 +165,7 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
           src[p] = reinterpret_cast<const float*>((inside & ~padding) | (zeros & padding));
         }
       }
-      const float* HWY_RESTRICT wt = wb + tap * tap_weights;
+      const TW* HWY_RESTRICT wt = wb + tap * tap_weights;
       // Four at a time: unrolled all 16 times, the pointwise tile runs out of registers and
       // spills its accumulators (a 16-channel layer 25% slower); not at all, 3x3 layers lose 2%.
       HWY_UNROLL(4)
@@ -155,7 +178,7 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
         }
         V wv[kVecs];
         HWY_UNROLL(4)
-        for (size_t v = 0; v < kVecs; ++v) wv[v] = hn::LoadU(d, wt + c * t.ldw + v * lanes);
+        for (size_t v = 0; v < kVecs; ++v) wv[v] = LoadWeights(d, wt + c * t.ldw + v * lanes);
         HWY_UNROLL(12)
         for (size_t p = 0; p < kP; ++p) {
           const V xv = hn::Set(d, src[p][c]);
@@ -191,17 +214,19 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
 }
 
 using ConvTileFn = void (*)(const BlockedTile&, int64_t);
-template <bool kUniform, int64_t kChannels, size_t kP, size_t... kVecs>
+template <class TW, bool kUniform, int64_t kChannels, size_t kP, size_t... kVecs>
 constexpr std::array<ConvTileFn, sizeof...(kVecs)> ConvTileTable(std::index_sequence<kVecs...>) {
-  return {&ConvTile<kVecs + 1, kUniform, kChannels, kP>...};
+  return {&ConvTile<TW, kVecs + 1, kUniform, kChannels, kP>...};
 }
 
-// Tiles of kP pixels and up to kVecCount vectors: gathered offsets, uniform, pointwise.
-template <size_t kP, size_t kVecCount>
+// Tiles of kP pixels, up to kVecCount vectors and weights of type TW: gathered offsets, uniform,
+// pointwise.
+template <class TW, size_t kP, size_t kVecCount>
 struct ConvTileTables {
-  static constexpr auto kGathered = ConvTileTable<false, 0, kP>(std::make_index_sequence<kVecCount>());
-  static constexpr auto kUniform = ConvTileTable<true, 0, kP>(std::make_index_sequence<kVecCount>());
-  static constexpr auto kPointwise = ConvTileTable<true, kChannelBlock, kP>(std::make_index_sequence<kVecCount>());
+  static constexpr auto kGathered = ConvTileTable<TW, false, 0, kP>(std::make_index_sequence<kVecCount>());
+  static constexpr auto kUniform = ConvTileTable<TW, true, 0, kP>(std::make_index_sequence<kVecCount>());
+  static constexpr auto kPointwise =
+      ConvTileTable<TW, true, kChannelBlock, kP>(std::make_index_sequence<kVecCount>());
 
   static void Run(const BlockedTile& t) {
     const auto& table = t.offsets != nullptr ? kGathered : t.block_channels == kChannelBlock ? kPointwise : kUniform;
@@ -216,11 +241,23 @@ struct ConvTileTables {
 
 // All of a tile's output channels (`t.width`, a multiple of 16), kMaxVecs vectors at a time, or a
 // narrow tile's (TilePixelsImpl) in one go.
-void RunBlockedTileImpl(const BlockedTile& t) {
+template <class TW>
+void RunTiles(const BlockedTile& t) {
   if constexpr (kNarrowTilePixels != kTilePixels) {
-    if (t.tile_pixels == kNarrowTilePixels) return ConvTileTables<kNarrowTilePixels, kMaxVecs / 2>::Run(t);
+    if (t.tile_pixels == kNarrowTilePixels) return ConvTileTables<TW, kNarrowTilePixels, kMaxVecs / 2>::Run(t);
   }
-  ConvTileTables<kTilePixels, kMaxVecs>::Run(t);
+  ConvTileTables<TW, kTilePixels, kMaxVecs>::Run(t);
+}
+
+void RunBlockedTileImpl(const BlockedTile& t) {
+  switch (t.weights) {
+    case WeightType::kFloat16:
+      return RunTiles<hwy::float16_t>(t);
+    case WeightType::kBFloat16:
+      return RunTiles<hwy::bfloat16_t>(t);
+    default:
+      return RunTiles<float>(t);
+  }
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -18,10 +18,12 @@
 #if HWY_ONCE
 
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 #include "ops/blocked/blocked_conv_tile.h"
 #include "ops/blocked/winograd_tiles.h"
+#include "ops/framework/numeric.h"
 #include "ops/framework/parallel.h"
 
 namespace onnxflow {
@@ -70,16 +72,48 @@ bool WinogradConv::Applies(const ConvAttributes& attrs, const Shape& w) {
   return in_width * out_width * kWinogradPoints * static_cast<int64_t>(sizeof(float)) <= kMaxWeightBytes;
 }
 
-WinogradConv::WinogradConv(const float* w, int64_t out_channels, int64_t channels, int64_t in_width,
+// U = G g G^T of a 16-bit model's weights is stored in 16 bits like the weights it comes from:
+// in float it would be 4x their bytes (2x the float model's weights), which put inception_v1's
+// fp16 peak at 0.xx of its float model's. The rounding that adds (relative 2^-11 per U element,
+// like the rounding of the model's own weights) moved inception_v1's outputs from ONNX Runtime's
+// fp16 outputs by XXX max abs, at the same speed.
+WinogradConv::WinogradConv(const void* w, WeightType type, int64_t out_channels, int64_t channels, int64_t in_width,
                            int64_t out_width)
-    : in_width_(in_width), out_width_(out_width), packed_(AlignedFloats::Make(kWinogradPoints * in_width * out_width)) {
-  // U = G g G^T in double, then rounded once.
-  float* u = packed_.get();
+    : in_width_(in_width), out_width_(out_width), packed_(getenv("HALF16_FLOAT_U") ? WeightType::kFloat : type, kWinogradPoints * in_width * out_width) {
+  const WeightType stored = packed_.type();  // TEMP
+  // Zero first: the pad channels' weights.
+  std::fill_n(packed_.mutable_data<char>(), packed_.size() * WeightBytes(stored), 0);
+  // U = G g G^T in double, then rounded once to float (and from there to 16 bits: a float16 or
+  // bfloat16 number is a float, so rounding through float loses only ties of ties).
+  auto weight = [&](int64_t i) -> double {
+    switch (type) {
+      case WeightType::kFloat16:
+        return HalfToFloat(static_cast<const uint16_t*>(w)[i]);
+      case WeightType::kBFloat16:
+        return BFloat16ToFloat(static_cast<const uint16_t*>(w)[i]);
+      default:
+        return static_cast<const float*>(w)[i];
+    }
+  };
+  auto store = [&](int64_t i, double value) {
+    const float f = static_cast<float>(value);
+    switch (stored) {
+      case WeightType::kFloat16:
+        packed_.mutable_data<uint16_t>()[i] = FloatToHalf(f);
+        break;
+      case WeightType::kBFloat16:
+        packed_.mutable_data<uint16_t>()[i] = FloatToBFloat16(f);
+        break;
+      default:
+        packed_.mutable_data<float>()[i] = f;
+    }
+  };
   for (int64_t o = 0; o < out_channels; ++o) {
     const int64_t c0 = o / kGroupChannels * kGroupChannels, width = std::min(kGroupChannels, out_width - c0);
-    float* group = u + c0 * kWinogradPoints * in_width;
+    const int64_t group = c0 * kWinogradPoints * in_width;
     for (int64_t c = 0; c < channels; ++c) {
-      const float* g = w + (o * channels + c) * 9;
+      double g[9];
+      for (int k = 0; k < 9; ++k) g[k] = weight((o * channels + c) * 9 + k);
       double gg[kWinogradPatch][3];  // G g
       for (int i = 0; i < kWinogradPatch; ++i) {
         for (int b = 0; b < 3; ++b) {
@@ -89,7 +123,7 @@ WinogradConv::WinogradConv(const float* w, int64_t out_channels, int64_t channel
       for (int i = 0; i < kWinogradPatch; ++i) {
         for (int j = 0; j < kWinogradPatch; ++j) {
           const double value = gg[i][0] * kG[j][0] + gg[i][1] * kG[j][1] + gg[i][2] * kG[j][2];
-          group[((i * kWinogradPatch + j) * in_width + c) * width + (o - c0)] = static_cast<float>(value);
+          store(group + ((i * kWinogradPatch + j) * in_width + c) * width + (o - c0), value);
         }
       }
     }
@@ -155,10 +189,11 @@ void WinogradConv::Run(const KernelContext& ctx, const WinogradImage& image) con
     t.width = width;
     t.y_block_stride = count * kChannelBlock;
     t.last = true;
-    const float* group_weights = packed_.get() + c0 * kWinogradPoints * in_width_;
+    const int64_t group_weights = c0 * kWinogradPoints * in_width_;
+    t.weights = packed_.type();
     for (int64_t xi = 0; xi < kWinogradPoints; ++xi) {
       t.x = v.get() + xi * xi_stride;
-      t.w = group_weights + xi * in_width_ * width;
+      t.w = packed_.at(group_weights + xi * in_width_ * width);
       float* m_xi = m.get() + xi * out_blocks * count * kChannelBlock;
       for (int64_t p = 0; p < count; p += kTilePixels) {
         t.base = (tile0 + p) * kChannelBlock;

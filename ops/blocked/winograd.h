@@ -8,6 +8,7 @@
 #include "include/onnxflow/tensor.h"
 #include "ops/framework/kernel.h"
 #include "ops/math/conv_geometry.h"
+#include "ops/blocked/blocked_conv_tile.h"
 #include "ops/math/gemm.h"
 
 namespace onnxflow {
@@ -31,9 +32,11 @@ class WinogradConv {
   // stay within kMaxWeightBytes once transformed.
   static bool Applies(const ConvAttributes& attrs, const Shape& w);
 
-  // Transforms W [out_channels, channels, 3, 3] for channels padded to in_width and out_width
-  // (multiples of 16; the pad channels get zero weights).
-  WinogradConv(const float* w, int64_t out_channels, int64_t channels, int64_t in_width, int64_t out_width);
+  // Transforms W [out_channels, channels, 3, 3] of `type` for channels padded to in_width and
+  // out_width (multiples of 16; the pad channels get zero weights). The transformed weights are
+  // kept in W's type (winograd.cc says why 16-bit ones stay 16-bit).
+  WinogradConv(const void* w, WeightType type, int64_t out_channels, int64_t channels, int64_t in_width,
+               int64_t out_width);
 
   // One image: its input tiles' transform, then per task (a range of tiles, a group of 64
   // output channels) the 36 products as pointwise blocked tiles and the output transform.
@@ -42,7 +45,7 @@ class WinogradConv {
  private:
   int64_t in_width_, out_width_;
   // U by groups of 64 output channels: [group][xi][in channel][group width].
-  AlignedFloats packed_;
+  PackedWeights packed_;
 };
 
 }  // namespace onnxflow
