@@ -23,7 +23,7 @@
 
 #include "hwy/highway.h"
 #include "ops/blocked/blocked_conv_tile.h"
-#include "ops/framework/numeric.h"
+#include "ops/blocked/load_weights-inl.h"
 #include "ops/math/activate-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -53,28 +53,6 @@ constexpr int64_t kNarrowTilePixels = kTilePixels;
 int64_t TilePixelsImpl(int64_t width) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(BlockD()));
   return width > lanes && width <= static_cast<int64_t>(kMaxVecs / 2) * lanes ? kNarrowTilePixels : kTilePixels;
-}
-
-// One vector of weights, widened to float in registers when stored in 16 bits (blocked_conv_tile.h).
-HWY_INLINE hn::Vec<BlockD> LoadWeights(BlockD d, const float* HWY_RESTRICT w) { return hn::LoadU(d, w); }
-
-HWY_INLINE hn::Vec<BlockD> LoadWeights(BlockD d, const hwy::float16_t* HWY_RESTRICT w) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  // Highway's AVX2 and AVX-512 targets imply F16C: one vcvtph2ps.
-  return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::float16_t, BlockD>(), w));
-#else
-  // Elsewhere Highway emulates the conversion, and 1.0.3's emulation maps infinities and NaNs to
-  // finite numbers: the exact scalar conversion instead (these targets are fallbacks).
-  HWY_ALIGN float wide[kChannelBlock];
-  const uint16_t* bits = reinterpret_cast<const uint16_t*>(w);
-  for (size_t i = 0; i < hn::Lanes(d); ++i) wide[i] = HalfToFloat(bits[i]);
-  return hn::Load(d, wide);
-#endif
-}
-
-HWY_INLINE hn::Vec<BlockD> LoadWeights(BlockD d, const hwy::bfloat16_t* HWY_RESTRICT w) {
-  // A bfloat16 is a float's upper half: exact on every target.
-  return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::bfloat16_t, BlockD>(), w));
 }
 
 // kChannels > 0: t.block_channels, known when compiling (a pointwise tile's 16): the channel loop

@@ -4,7 +4,7 @@
 // hwy/foreach_target.h; the driver never touches vectors.
 //
 // With d a 6x6 input patch and g a 3x3 filter,
-//   V = B^T d B,   U = G g G^T (at load),   M = sum over input channels of U . V,   Y = A^T M A
+//   V = B^T d B,   U = G g G^T (at load; for 16-bit weights by each task), M = sum over input channels of U . V,   Y = A^T M A
 // gives the 4x4 outputs of the cross-correlation (ONNX's Conv) of the patch with g. The matrices
 // are Lavin & Gray's (2015), Toom-Cook's for the points 0, +-1, +-2 and infinity. In float the
 // result is within about 1e-4 of the outputs' scale (rms) where the direct sum is within 1e-6;
@@ -22,6 +22,7 @@
 
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
+#include "ops/blocked/load_weights-inl.h"
 #include "ops/blocked/winograd_tiles.h"
 #include "ops/math/activate-inl.h"
 
@@ -178,6 +179,45 @@ void WinogradOutputBlocks(const WinogradOutput& out) {
 
 void WinogradOutputImpl(const WinogradOutput& out) {
   WithEpilogueKind(out.activation, [&](auto tag) { WinogradOutputBlocks<decltype(tag)::value>(out); });
+}
+
+// U at one point (WinogradWeightPoint): 4, 6 or 9 multiply-adds per vector of output channels,
+// over the taps whose coefficient is not zero.
+template <class TW>
+void WeightPoint(const WinogradWeightPoint& p) {
+  const WinoD d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t i = p.xi / kWinogradPatch, j = p.xi % kWinogradPatch;
+  WinoV coef[9];
+  int64_t taps[9];
+  int64_t terms = 0;
+  for (int64_t k = 0; k < 9; ++k) {
+    const double c = kWinogradG[i][k / 3] * kWinogradG[j][k % 3];
+    if (c == 0.0) continue;
+    coef[terms] = hn::Set(d, static_cast<float>(c));
+    taps[terms++] = k;
+  }
+  const TW* HWY_RESTRICT g = static_cast<const TW*>(p.g);
+  for (int64_t c = 0; c < p.in_width; ++c) {
+    const TW* HWY_RESTRICT gc = g + c * 9 * p.ldg;
+    float* HWY_RESTRICT u = p.u + c * p.width;
+    for (int64_t o = 0; o < p.width; o += lanes) {
+      WinoV acc = hn::Mul(coef[0], LoadWeights(d, gc + taps[0] * p.ldg + o));
+      for (int64_t t = 1; t < terms; ++t) acc = hn::MulAdd(coef[t], LoadWeights(d, gc + taps[t] * p.ldg + o), acc);
+      hn::StoreU(acc, d, u + o);
+    }
+  }
+}
+
+void WinogradWeightPointImpl(const WinogradWeightPoint& p) {
+  switch (p.type) {
+    case WeightType::kFloat16:
+      return WeightPoint<hwy::float16_t>(p);
+    case WeightType::kBFloat16:
+      return WeightPoint<hwy::bfloat16_t>(p);
+    default:
+      return WeightPoint<float>(p);
+  }
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -18,23 +18,25 @@
 #if HWY_ONCE
 
 #include <algorithm>
-#include <cstdlib>
 #include <vector>
 
 #include "ops/blocked/blocked_conv_tile.h"
 #include "ops/blocked/winograd_tiles.h"
-#include "ops/framework/numeric.h"
 #include "ops/framework/parallel.h"
 
 namespace onnxflow {
 
 HWY_EXPORT(WinogradInputImpl);
 HWY_EXPORT(WinogradOutputImpl);
+HWY_EXPORT(WinogradWeightPointImpl);
 
 void RunWinogradInput(const WinogradInput& in, int64_t tile0, int64_t tile1) {
   HWY_DYNAMIC_DISPATCH(WinogradInputImpl)(in, tile0, tile1);
 }
 void RunWinogradOutput(const WinogradOutput& out) { HWY_DYNAMIC_DISPATCH(WinogradOutputImpl)(out); }
+void RunWinogradWeightPoint(const WinogradWeightPoint& point) {
+  HWY_DYNAMIC_DISPATCH(WinogradWeightPointImpl)(point);
+}
 
 namespace {
 
@@ -46,16 +48,6 @@ constexpr int64_t kMaxWeightBytes = int64_t{256} * 256 * kWinogradPoints * sizeo
 constexpr int64_t kMaxTilesPerTask = 30;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// G (6x3) of F(4x4, 3x3) (winograd-inl.h). The sign of rows 1 and 2 is B^T's flipped.
-constexpr double kG[kWinogradPatch][3] = {
-    {1.0 / 4, 0, 0},
-    {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-    {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-    {1.0 / 24, 1.0 / 12, 1.0 / 6},
-    {1.0 / 24, -1.0 / 12, 1.0 / 6},
-    {0, 0, 1},
-};
 
 bool AllOnes(const std::vector<int64_t>& v) {
   return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 1; });
@@ -72,62 +64,51 @@ bool WinogradConv::Applies(const ConvAttributes& attrs, const Shape& w) {
   return in_width * out_width * kWinogradPoints * static_cast<int64_t>(sizeof(float)) <= kMaxWeightBytes;
 }
 
-// U = G g G^T of a 16-bit model's weights is stored in 16 bits like the weights it comes from:
-// in float it would be 4x their bytes (2x the float model's weights), which put inception_v1's
-// fp16 peak at 0.xx of its float model's. The rounding that adds (relative 2^-11 per U element,
-// like the rounding of the model's own weights) moved inception_v1's outputs from ONNX Runtime's
-// fp16 outputs by XXX max abs, at the same speed.
+// A 16-bit model's weights (graph/half_compute.cc keeps them 16-bit) are not transformed at load:
+// U, 36 numbers per 9 weights, in float would be 8x their bytes, and was 45 of real_inception_v1
+// fp16's 77 MB peak; rounded to 16 bits it moved the outputs from ONNX Runtime's fp16 ones by 3x
+// (squeezenet 5.0e-6 -> 1.7e-5 max abs, past rtol 1e-3). Each task computes its group's U one
+// point at a time into a scratch that stays in L2 (WinogradWeightPoint: 4 to 9 multiply-adds per
+// 16 products of the point's in_width x 64, which the task's tiles then reuse): the same U as the
+// float path's, bit for bit, for the 16-bit weights' own bytes. FIGURES
 WinogradConv::WinogradConv(const void* w, WeightType type, int64_t out_channels, int64_t channels, int64_t in_width,
                            int64_t out_width)
-    : in_width_(in_width), out_width_(out_width), packed_(getenv("HALF16_FLOAT_U") ? WeightType::kFloat : type, kWinogradPoints * in_width * out_width) {
-  const WeightType stored = packed_.type();  // TEMP
-  // Zero first: the pad channels' weights.
-  std::fill_n(packed_.mutable_data<char>(), packed_.size() * WeightBytes(stored), 0);
-  // U = G g G^T in double, then rounded once to float (and from there to 16 bits: a float16 or
-  // bfloat16 number is a float, so rounding through float loses only ties of ties).
-  auto weight = [&](int64_t i) -> double {
-    switch (type) {
-      case WeightType::kFloat16:
-        return HalfToFloat(static_cast<const uint16_t*>(w)[i]);
-      case WeightType::kBFloat16:
-        return BFloat16ToFloat(static_cast<const uint16_t*>(w)[i]);
-      default:
-        return static_cast<const float*>(w)[i];
-    }
-  };
-  auto store = [&](int64_t i, double value) {
-    const float f = static_cast<float>(value);
-    switch (stored) {
-      case WeightType::kFloat16:
-        packed_.mutable_data<uint16_t>()[i] = FloatToHalf(f);
-        break;
-      case WeightType::kBFloat16:
-        packed_.mutable_data<uint16_t>()[i] = FloatToBFloat16(f);
-        break;
-      default:
-        packed_.mutable_data<float>()[i] = f;
-    }
-  };
+    : in_width_(in_width), out_width_(out_width) {
+  // W as [in channel][tap][out channel], pad channels zero (the bits of +0 in every type).
+  PackedWeights g(type, in_width * 9 * out_width);
+  std::fill_n(g.mutable_data<char>(), g.size() * WeightBytes(type), 0);
+  const int64_t bytes = WeightBytes(type);
+  const char* wd = static_cast<const char*>(w);
+  char* gd = g.mutable_data<char>();
   for (int64_t o = 0; o < out_channels; ++o) {
-    const int64_t c0 = o / kGroupChannels * kGroupChannels, width = std::min(kGroupChannels, out_width - c0);
-    const int64_t group = c0 * kWinogradPoints * in_width;
     for (int64_t c = 0; c < channels; ++c) {
-      double g[9];
-      for (int k = 0; k < 9; ++k) g[k] = weight((o * channels + c) * 9 + k);
-      double gg[kWinogradPatch][3];  // G g
-      for (int i = 0; i < kWinogradPatch; ++i) {
-        for (int b = 0; b < 3; ++b) {
-          gg[i][b] = kG[i][0] * g[b] + kG[i][1] * g[3 + b] + kG[i][2] * g[6 + b];
-        }
-      }
-      for (int i = 0; i < kWinogradPatch; ++i) {
-        for (int j = 0; j < kWinogradPatch; ++j) {
-          const double value = gg[i][0] * kG[j][0] + gg[i][1] * kG[j][1] + gg[i][2] * kG[j][2];
-          store(group + ((i * kWinogradPatch + j) * in_width + c) * width + (o - c0), value);
-        }
+      for (int64_t k = 0; k < 9; ++k) {
+        std::copy_n(wd + ((o * channels + c) * 9 + k) * bytes, bytes, gd + ((c * 9 + k) * out_width + o) * bytes);
       }
     }
   }
+  if (type != WeightType::kFloat) {
+    g_ = std::move(g);
+    return;
+  }
+  u_ = PackedWeights(WeightType::kFloat, kWinogradPoints * in_width * out_width);
+  for (int64_t c0 = 0; c0 < out_width; c0 += kGroupChannels) {
+    WinogradWeightPoint point = GroupPoint(g, c0);
+    for (point.xi = 0; point.xi < kWinogradPoints; ++point.xi) {
+      point.u = u_.mutable_data<float>() + c0 * kWinogradPoints * in_width + point.xi * in_width * point.width;
+      RunWinogradWeightPoint(point);
+    }
+  }
+}
+
+WinogradWeightPoint WinogradConv::GroupPoint(const PackedWeights& g, int64_t c0) const {
+  WinogradWeightPoint point;
+  point.g = g.at(c0);
+  point.type = g.type();
+  point.ldg = out_width_;
+  point.in_width = in_width_;
+  point.width = std::min(kGroupChannels, out_width_ - c0);
+  return point;
 }
 
 void WinogradConv::Run(const KernelContext& ctx, const WinogradImage& image) const {
@@ -189,11 +170,23 @@ void WinogradConv::Run(const KernelContext& ctx, const WinogradImage& image) con
     t.width = width;
     t.y_block_stride = count * kChannelBlock;
     t.last = true;
-    const int64_t group_weights = c0 * kWinogradPoints * in_width_;
-    t.weights = packed_.type();
+    // 16-bit weights: this task's U, a point at a time (see the constructor).
+    WinogradWeightPoint point;
+    AlignedFloats u;
+    if (u_.size() == 0) {
+      point = GroupPoint(g_, c0);
+      u = AlignedFloats::Make(in_width_ * width, /*zero=*/false);
+      point.u = u.get();
+    }
     for (int64_t xi = 0; xi < kWinogradPoints; ++xi) {
       t.x = v.get() + xi * xi_stride;
-      t.w = packed_.at(group_weights + xi * in_width_ * width);
+      if (u_.size() == 0) {
+        point.xi = xi;
+        RunWinogradWeightPoint(point);
+        t.w = u.get();
+      } else {
+        t.w = u_.mutable_data<float>() + c0 * kWinogradPoints * in_width_ + xi * in_width_ * width;
+      }
       float* m_xi = m.get() + xi * out_blocks * count * kChannelBlock;
       for (int64_t p = 0; p < count; p += kTilePixels) {
         t.base = (tile0 + p) * kChannelBlock;

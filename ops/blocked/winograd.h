@@ -1,6 +1,6 @@
 // Winograd F(4x4, 3x3) for BlockedConv's 3x3 convolutions of stride 1 (winograd.cc): a 4x4 tile
 // of outputs costs 36 products per (input, output) channel pair instead of 144, for 4x the
-// weights' memory.
+// weights' memory (float weights; 16-bit ones are transformed as the convolution runs).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include "ops/framework/kernel.h"
 #include "ops/math/conv_geometry.h"
 #include "ops/blocked/blocked_conv_tile.h"
+#include "ops/blocked/winograd_tiles.h"
 #include "ops/math/gemm.h"
 
 namespace onnxflow {
@@ -32,9 +33,9 @@ class WinogradConv {
   // stay within kMaxWeightBytes once transformed.
   static bool Applies(const ConvAttributes& attrs, const Shape& w);
 
-  // Transforms W [out_channels, channels, 3, 3] of `type` for channels padded to in_width and
-  // out_width (multiples of 16; the pad channels get zero weights). The transformed weights are
-  // kept in W's type (winograd.cc says why 16-bit ones stay 16-bit).
+  // W [out_channels, channels, 3, 3] of `type`, for channels padded to in_width and out_width
+  // (multiples of 16; the pad channels get zero weights): float W is transformed here, 16-bit W
+  // is kept 16-bit and transformed by each task as it runs (winograd.cc says why).
   WinogradConv(const void* w, WeightType type, int64_t out_channels, int64_t channels, int64_t in_width,
                int64_t out_width);
 
@@ -43,9 +44,14 @@ class WinogradConv {
   void Run(const KernelContext& ctx, const WinogradImage& image) const;
 
  private:
+  // The WinogradWeightPoint of the group from output channel c0 of `g` (W by input channel).
+  WinogradWeightPoint GroupPoint(const PackedWeights& g, int64_t c0) const;
+
   int64_t in_width_, out_width_;
-  // U by groups of 64 output channels: [group][xi][in channel][group width].
-  PackedWeights packed_;
+  // Float W: U by groups of 64 output channels, [group][xi][in channel][group width], or
+  PackedWeights u_;
+  // 16-bit W: W itself as [in channel][tap][out channel] (WinogradWeightPoint's layout).
+  PackedWeights g_;
 };
 
 }  // namespace onnxflow

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "ops/blocked/blocked_conv_tile.h"
 #include "ops/blocked/blocked_layout.h"
 #include "ops/math/gemm.h"  // ActivationSpec
 
@@ -13,6 +14,30 @@ namespace onnxflow {
 inline constexpr int64_t kWinogradTile = 4;
 inline constexpr int64_t kWinogradPatch = 6;
 inline constexpr int64_t kWinogradPoints = kWinogradPatch * kWinogradPatch;
+
+// G (6x3) of F(4x4, 3x3): U = G g G^T. The sign of rows 1 and 2 is B^T's flipped (winograd-inl.h).
+inline constexpr double kWinogradG[kWinogradPatch][3] = {
+    {1.0 / 4, 0, 0},
+    {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+    {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+    {1.0 / 24, 1.0 / 12, 1.0 / 6},
+    {1.0 / 24, -1.0 / 12, 1.0 / 6},
+    {0, 0, 1},
+};
+
+// Point xi = (i, j) of the transformed weights of one group of output channels, for every input
+// channel: U[xi][c][o] = sum over taps (a, b) of G[i][a] G[j][b] g[c][a * 3 + b][o], the
+// coefficients rounded to float and the terms added in tap order (the same sums for float and
+// 16-bit weights: the 16-bit ones are widened exactly).
+struct WinogradWeightPoint {
+  // The group's first output channel of W as [in_width][9][ldg] (ldg: all output channels).
+  const void* g = nullptr;
+  WeightType type = WeightType::kFloat;
+  int64_t ldg = 0, in_width = 0;
+  int64_t width = 0;  // the group's output channels, a multiple of 16
+  int64_t xi = 0;
+  float* u = nullptr;  // [in_width][width]
+};
 
 // One input block's transform: tiles are numbered row by row, tiles_w to a row of the output;
 // tile t's patch starts at input pixel (t / tiles_w * 4 - top, t % tiles_w * 4 - left).
@@ -41,5 +66,6 @@ struct WinogradOutput {
 // On the best SIMD target of this CPU.
 void RunWinogradInput(const WinogradInput& in, int64_t tile0, int64_t tile1);
 void RunWinogradOutput(const WinogradOutput& out);
+void RunWinogradWeightPoint(const WinogradWeightPoint& point);
 
 }  // namespace onnxflow
