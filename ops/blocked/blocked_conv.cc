@@ -36,7 +36,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <memory>
 #include <vector>
 
@@ -340,7 +339,7 @@ class BlockedConvKernel : public OpKernel {
         bias_(static_cast<size_t>(out_width_), 0.0f) {
     if (b != nullptr) std::copy(b->data<float>(), b->data<float>() + out_channels_, bias_.begin());
     const WeightType type = *WeightTypeOf(w.dtype());
-    if (WinogradConv::Applies(attrs_, w_shape_) && !(type != WeightType::kFloat && getenv("HALF16_NO_WINO"))) {
+    if (WinogradConv::Applies(attrs_, w_shape_)) {
       // Shared with every other kernel (of any session) whose weights have the same bytes and shape.
       winograd_ = SharedWeights::Get<WinogradConv>(WeightKey("BlockedConv.winograd").Add(w), [&] {
         return WinogradConv(w.raw_data(), type, out_channels_, channels_, in_width_, out_width_);

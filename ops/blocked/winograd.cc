@@ -18,6 +18,7 @@
 #if HWY_ONCE
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "ops/blocked/blocked_conv_tile.h"
@@ -64,13 +65,15 @@ bool WinogradConv::Applies(const ConvAttributes& attrs, const Shape& w) {
   return in_width * out_width * kWinogradPoints * static_cast<int64_t>(sizeof(float)) <= kMaxWeightBytes;
 }
 
-// A 16-bit model's weights (graph/half_compute.cc keeps them 16-bit) are not transformed at load:
-// U, 36 numbers per 9 weights, in float would be 8x their bytes, and was 45 of real_inception_v1
-// fp16's 77 MB peak; rounded to 16 bits it moved the outputs from ONNX Runtime's fp16 ones by 3x
-// (squeezenet 5.0e-6 -> 1.7e-5 max abs, past rtol 1e-3). Each task computes its group's U one
-// point at a time into a scratch that stays in L2 (WinogradWeightPoint: 4 to 9 multiply-adds per
-// 16 products of the point's in_width x 64, which the task's tiles then reuse): the same U as the
-// float path's, bit for bit, for the 16-bit weights' own bytes. FIGURES
+// A 16-bit model's weights (graph/half_compute.cc keeps them 16-bit) stay 16-bit here, and each
+// task transforms its group's U as it runs (WinogradWeightPoint, into memory freed after the task):
+// the same U as the float path's, bit for bit. Measured on real_inception_v1 fp16 (float model:
+// 109 MB peak RSS, 13.9 ms on one core, max abs 5.4e-7 from ONNX Runtime's fp16 outputs):
+//  - U kept in float, 36 numbers per 9 weights (8x their bytes): 99 MB;
+//  - U rounded to 16 bits: 77 MB, and the added rounding tripled the error (1.3e-6; squeezenet
+//    5.0e-6 -> 1.7e-5, past rtol 1e-3 on one class);
+//  - no Winograd for 16-bit weights (the direct tiles): 50 MB but 17.6 ms, 1.27x the float model;
+//  - transformed per task: 58 MB, the float model's error, SPEED.
 WinogradConv::WinogradConv(const void* w, WeightType type, int64_t out_channels, int64_t channels, int64_t in_width,
                            int64_t out_width)
     : in_width_(in_width), out_width_(out_width) {
@@ -142,22 +145,41 @@ void WinogradConv::Run(const KernelContext& ctx, const WinogradImage& image) con
 
   // 2. Tasks of (tile range, output group): enough for every core, an equal number per core.
   // Ranges are cut at whole tile calls (kTilePixels tiles): a call of 2 tiles costs nearly what
-  // one of 6 does, so 16 tiles in two ranges are 6 + 10, not 8 + 8.
+  // one of 6 does, so 16 tiles in two ranges are 6 + 10, not 8 + 8. A task runs its range in
+  // parts of at most kMaxTilesPerTask tiles (its M stays in L2). Float weights: a range per part.
+  // 16-bit weights: as few ranges as the cores need, each task transforming its group's U once
+  // (a range of 30 tiles per task cost squeezenet's 3x3 layers a fifth more than float).
   const int threads = ctx.threads();
   const int64_t groups = CeilDiv(out_width_, kGroupChannels);
   const int64_t calls = CeilDiv(tiles, kTilePixels);
-  int64_t ranges = CeilDiv(tiles, kMaxTilesPerTask);
+  const bool transform = u_.size() == 0;
+  int64_t ranges = transform ? 1 : CeilDiv(tiles, kMaxTilesPerTask);
   while (groups * ranges < 2 * threads && ranges < calls) ++ranges;
   while ((groups * ranges) % threads != 0 && ranges < calls) ++ranges;
   ranges = std::min(ranges, calls);
 
   auto run_task = [&](int64_t task) {
     const int64_t group = task / ranges, range = task % ranges;
-    const int64_t tile0 = range * calls / ranges * kTilePixels;
-    const int64_t count = std::min(tiles, (range + 1) * calls / ranges * kTilePixels) - tile0;
+    const int64_t range0 = range * calls / ranges * kTilePixels;
+    const int64_t range_tiles = std::min(tiles, (range + 1) * calls / ranges * kTilePixels) - range0;
     const int64_t c0 = group * kGroupChannels, width = std::min(kGroupChannels, out_width_ - c0);
     const int64_t out_blocks = width / kChannelBlock;
-    AlignedFloats m = AlignedFloats::Make(kWinogradPoints * out_blocks * count * kChannelBlock, /*zero=*/false);
+    const int64_t part_tiles = std::min(range_tiles, kMaxTilesPerTask);
+    AlignedFloats m = AlignedFloats::Make(kWinogradPoints * out_blocks * part_tiles * kChannelBlock, /*zero=*/false);
+    // U of the group: the constructor's, or (16-bit weights) this task's, in memory that goes
+    // back to malloc, not to the scratch free list, which would keep one such buffer per size
+    // (up to 2.4 MB each) for good.
+    std::unique_ptr<float[]> transformed;
+    const float* u = u_.size() != 0 ? u_.mutable_data<float>() + c0 * kWinogradPoints * in_width_ : nullptr;
+    if (transform) {
+      transformed.reset(new float[static_cast<size_t>(kWinogradPoints * in_width_ * width)]);
+      WinogradWeightPoint point = GroupPoint(g_, c0);
+      for (point.xi = 0; point.xi < kWinogradPoints; ++point.xi) {
+        point.u = transformed.get() + point.xi * in_width_ * width;
+        RunWinogradWeightPoint(point);
+      }
+      u = transformed.get();
+    }
     static const int64_t kNoTapOffset[1] = {0};
     BlockedTile t;
     t.x_block_stride = tiles * kChannelBlock;
@@ -168,47 +190,36 @@ void WinogradConv::Run(const KernelContext& ctx, const WinogradImage& image) con
     t.pixel_step = kChannelBlock;
     t.ldw = width;
     t.width = width;
-    t.y_block_stride = count * kChannelBlock;
     t.last = true;
-    // 16-bit weights: this task's U, a point at a time (see the constructor).
-    WinogradWeightPoint point;
-    AlignedFloats u;
-    if (u_.size() == 0) {
-      point = GroupPoint(g_, c0);
-      u = AlignedFloats::Make(in_width_ * width, /*zero=*/false);
-      point.u = u.get();
-    }
-    for (int64_t xi = 0; xi < kWinogradPoints; ++xi) {
-      t.x = v.get() + xi * xi_stride;
-      if (u_.size() == 0) {
-        point.xi = xi;
-        RunWinogradWeightPoint(point);
-        t.w = u.get();
-      } else {
-        t.w = u_.mutable_data<float>() + c0 * kWinogradPoints * in_width_ + xi * in_width_ * width;
+    for (int64_t tile0 = range0; tile0 < range0 + range_tiles; tile0 += part_tiles) {
+      const int64_t count = std::min(part_tiles, range0 + range_tiles - tile0);
+      t.y_block_stride = count * kChannelBlock;
+      for (int64_t xi = 0; xi < kWinogradPoints; ++xi) {
+        t.x = v.get() + xi * xi_stride;
+        t.w = u + xi * in_width_ * width;
+        float* m_xi = m.get() + xi * out_blocks * count * kChannelBlock;
+        for (int64_t p = 0; p < count; p += kTilePixels) {
+          t.base = (tile0 + p) * kChannelBlock;
+          t.pixels = std::min(kTilePixels, count - p);
+          t.y = m_xi + p * kChannelBlock;
+          RunBlockedTile(t);
+        }
       }
-      float* m_xi = m.get() + xi * out_blocks * count * kChannelBlock;
-      for (int64_t p = 0; p < count; p += kTilePixels) {
-        t.base = (tile0 + p) * kChannelBlock;
-        t.pixels = std::min(kTilePixels, count - p);
-        t.y = m_xi + p * kChannelBlock;
-        RunBlockedTile(t);
-      }
+      WinogradOutput out;
+      out.m = m.get();
+      out.blocks = out_blocks;
+      out.tiles = count;
+      out.tile0 = tile0;
+      out.tiles_w = tiles_w;
+      out.height = image.out_rows;
+      out.width = image.out_cols;
+      out.y = image.y + (c0 / kChannelBlock) * image.block_stride;
+      out.residual = image.residual != nullptr ? image.residual + (c0 / kChannelBlock) * image.block_stride : nullptr;
+      out.y_block_stride = image.block_stride;
+      out.bias = image.bias != nullptr ? image.bias + c0 : nullptr;
+      out.activation = image.activation;
+      RunWinogradOutput(out);
     }
-    WinogradOutput out;
-    out.m = m.get();
-    out.blocks = out_blocks;
-    out.tiles = count;
-    out.tile0 = tile0;
-    out.tiles_w = tiles_w;
-    out.height = image.out_rows;
-    out.width = image.out_cols;
-    out.y = image.y + (c0 / kChannelBlock) * image.block_stride;
-    out.residual = image.residual != nullptr ? image.residual + (c0 / kChannelBlock) * image.block_stride : nullptr;
-    out.y_block_stride = image.block_stride;
-    out.bias = image.bias != nullptr ? image.bias + c0 : nullptr;
-    out.activation = image.activation;
-    RunWinogradOutput(out);
   };
   const int64_t tasks = groups * ranges;
   ParallelTasks(ctx, tasks, 2 * kWinogradPoints * tiles * in_width_ * out_width_, run_task);
