@@ -228,14 +228,7 @@ void RunTiles(const BlockedTile& t) {
 }
 
 void RunBlockedTileImpl(const BlockedTile& t) {
-  switch (t.weights) {
-    case WeightType::kFloat16:
-      return RunTiles<hwy::float16_t>(t);
-    case WeightType::kBFloat16:
-      return RunTiles<hwy::bfloat16_t>(t);
-    default:
-      return RunTiles<float>(t);
-  }
+  WithWeightType(t.weights, [&](auto weight) { RunTiles<decltype(weight)>(t); });
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "hwy/highway.h"
+#include "ops/blocked/blocked_conv_tile.h"
 #include "ops/blocked/blocked_layout.h"
 #include "ops/framework/numeric.h"
 
@@ -46,6 +47,19 @@ template <class D>
 HWY_INLINE hn::Vec<D> LoadWeights(D d, const hwy::bfloat16_t* HWY_RESTRICT w) {
   // A bfloat16 is a float's upper half: exact on every target.
   return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::bfloat16_t, D>(), w));
+}
+
+// f(TW()) with TW the type the weights are stored in: float, hwy::float16_t or hwy::bfloat16_t.
+template <class F>
+HWY_INLINE void WithWeightType(WeightType type, const F& f) {
+  switch (type) {
+    case WeightType::kFloat16:
+      return f(hwy::float16_t());
+    case WeightType::kBFloat16:
+      return f(hwy::bfloat16_t());
+    default:
+      return f(float());
+  }
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -181,43 +181,59 @@ void WinogradOutputImpl(const WinogradOutput& out) {
   WithEpilogueKind(out.activation, [&](auto tag) { WinogradOutputBlocks<decltype(tag)::value>(out); });
 }
 
-// U at one point (WinogradWeightPoint): 4, 6 or 9 multiply-adds per vector of output channels,
-// over the taps whose coefficient is not zero.
+// The three taps a row of G weighs in Winograd's weight transform: r = G s (s: one column or row of
+// the 3x3 filter). Zero coefficients are left out, so the sums are the same wherever they run.
+HWY_INLINE void WeightRows(WinoD d, const WinoV* s, WinoV* r) {
+  HWY_UNROLL(6)
+  for (size_t i = 0; i < kWinogradPatch; ++i) {
+    WinoV sum = hn::Zero(d);
+    bool first = true;
+    HWY_UNROLL(3)
+    for (size_t a = 0; a < 3; ++a) {
+      const double c = kWinogradG[i][a];
+      if (c == 0.0) continue;
+      sum = first ? hn::Mul(hn::Set(d, static_cast<float>(c)), s[a]) : hn::MulAdd(hn::Set(d, static_cast<float>(c)), s[a], sum);
+      first = false;
+    }
+    r[i] = sum;
+  }
+}
+
+// U of a group (WinogradWeights), a vector of output channels at a time.
 template <class TW>
-void WeightPoint(const WinogradWeightPoint& p) {
+void GroupWeights(const WinogradWeights& p) {
   const WinoD d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const int64_t i = p.xi / kWinogradPatch, j = p.xi % kWinogradPatch;
-  WinoV coef[9];
-  int64_t taps[9];
-  int64_t terms = 0;
-  for (int64_t k = 0; k < 9; ++k) {
-    const double c = kWinogradG[i][k / 3] * kWinogradG[j][k % 3];
-    if (c == 0.0) continue;
-    coef[terms] = hn::Set(d, static_cast<float>(c));
-    taps[terms++] = k;
-  }
+  const int64_t point_stride = p.in_width * p.width;
   const TW* HWY_RESTRICT g = static_cast<const TW*>(p.g);
   for (int64_t c = 0; c < p.in_width; ++c) {
-    const TW* HWY_RESTRICT gc = g + c * 9 * p.ldg;
-    float* HWY_RESTRICT u = p.u + c * p.width;
     for (int64_t o = 0; o < p.width; o += lanes) {
-      WinoV acc = hn::Mul(coef[0], LoadWeights(d, gc + taps[0] * p.ldg + o));
-      for (int64_t t = 1; t < terms; ++t) acc = hn::MulAdd(coef[t], LoadWeights(d, gc + taps[t] * p.ldg + o), acc);
-      hn::StoreU(acc, d, u + o);
+      // t[i][b] = sum_a G[i][a] g[a][b]: G on each column of the filter.
+      WinoV t[kWinogradPatch][3];
+      HWY_UNROLL(3)
+      for (size_t b = 0; b < 3; ++b) {
+        WinoV col[3], rows[kWinogradPatch];
+        HWY_UNROLL(3)
+        for (size_t a = 0; a < 3; ++a) col[a] = LoadWeights(d, g + (c * 9 + static_cast<int64_t>(a * 3 + b)) * p.ldg + o);
+        WeightRows(d, col, rows);
+        HWY_UNROLL(6)
+        for (size_t i = 0; i < kWinogradPatch; ++i) t[i][b] = rows[i];
+      }
+      // U[i][j] = sum_b t[i][b] G[j][b]: G on each row of t.
+      float* HWY_RESTRICT u = p.u + c * p.width + o;
+      HWY_UNROLL(6)
+      for (size_t i = 0; i < kWinogradPatch; ++i) {
+        WinoV row[kWinogradPatch];
+        WeightRows(d, t[i], row);
+        HWY_UNROLL(6)
+        for (size_t j = 0; j < kWinogradPatch; ++j) hn::StoreU(row[j], d, u + (i * kWinogradPatch + j) * point_stride);
+      }
     }
   }
 }
 
-void WinogradWeightPointImpl(const WinogradWeightPoint& p) {
-  switch (p.type) {
-    case WeightType::kFloat16:
-      return WeightPoint<hwy::float16_t>(p);
-    case WeightType::kBFloat16:
-      return WeightPoint<hwy::bfloat16_t>(p);
-    default:
-      return WeightPoint<float>(p);
-  }
+void WinogradWeightsImpl(const WinogradWeights& p) {
+  WithWeightType(p.type, [&](auto weight) { GroupWeights<decltype(weight)>(p); });
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -29,15 +29,13 @@ namespace onnxflow {
 
 HWY_EXPORT(WinogradInputImpl);
 HWY_EXPORT(WinogradOutputImpl);
-HWY_EXPORT(WinogradWeightPointImpl);
+HWY_EXPORT(WinogradWeightsImpl);
 
 void RunWinogradInput(const WinogradInput& in, int64_t tile0, int64_t tile1) {
   HWY_DYNAMIC_DISPATCH(WinogradInputImpl)(in, tile0, tile1);
 }
 void RunWinogradOutput(const WinogradOutput& out) { HWY_DYNAMIC_DISPATCH(WinogradOutputImpl)(out); }
-void RunWinogradWeightPoint(const WinogradWeightPoint& point) {
-  HWY_DYNAMIC_DISPATCH(WinogradWeightPointImpl)(point);
-}
+void RunWinogradWeights(const WinogradWeights& weights) { HWY_DYNAMIC_DISPATCH(WinogradWeightsImpl)(weights); }
 
 namespace {
 
@@ -66,7 +64,7 @@ bool WinogradConv::Applies(const ConvAttributes& attrs, const Shape& w) {
 }
 
 // A 16-bit model's weights (graph/half_compute.cc keeps them 16-bit) stay 16-bit here, and each
-// task transforms its group's U as it runs (WinogradWeightPoint, into memory freed after the task):
+// task transforms its group's U as it runs (WinogradWeights, into memory freed after the task):
 // the same U as the float path's, bit for bit. Measured on real_inception_v1 fp16 (float model:
 // 109 MB peak RSS, 13.9 ms on one core, max abs 5.4e-7 from ONNX Runtime's fp16 outputs):
 //  - U kept in float, 36 numbers per 9 weights (8x their bytes): 99 MB;
@@ -96,22 +94,19 @@ WinogradConv::WinogradConv(const void* w, WeightType type, int64_t out_channels,
   }
   u_ = PackedWeights(WeightType::kFloat, kWinogradPoints * in_width * out_width);
   for (int64_t c0 = 0; c0 < out_width; c0 += kGroupChannels) {
-    WinogradWeightPoint point = GroupPoint(g, c0);
-    for (point.xi = 0; point.xi < kWinogradPoints; ++point.xi) {
-      point.u = u_.mutable_data<float>() + c0 * kWinogradPoints * in_width + point.xi * in_width * point.width;
-      RunWinogradWeightPoint(point);
-    }
+    TransformGroup(g, c0, u_.mutable_data<float>() + c0 * kWinogradPoints * in_width);
   }
 }
 
-WinogradWeightPoint WinogradConv::GroupPoint(const PackedWeights& g, int64_t c0) const {
-  WinogradWeightPoint point;
-  point.g = g.at(c0);
-  point.type = g.type();
-  point.ldg = out_width_;
-  point.in_width = in_width_;
-  point.width = std::min(kGroupChannels, out_width_ - c0);
-  return point;
+void WinogradConv::TransformGroup(const PackedWeights& g, int64_t c0, float* u) const {
+  WinogradWeights group;
+  group.g = g.at(c0);
+  group.type = g.type();
+  group.ldg = out_width_;
+  group.in_width = in_width_;
+  group.width = std::min(kGroupChannels, out_width_ - c0);
+  group.u = u;
+  RunWinogradWeights(group);
 }
 
 void WinogradConv::Run(const KernelContext& ctx, const WinogradImage& image) const {
@@ -173,11 +168,7 @@ void WinogradConv::Run(const KernelContext& ctx, const WinogradImage& image) con
     const float* u = u_.size() != 0 ? u_.mutable_data<float>() + c0 * kWinogradPoints * in_width_ : nullptr;
     if (transform) {
       transformed.reset(new float[static_cast<size_t>(kWinogradPoints * in_width_ * width)]);
-      WinogradWeightPoint point = GroupPoint(g_, c0);
-      for (point.xi = 0; point.xi < kWinogradPoints; ++point.xi) {
-        point.u = transformed.get() + point.xi * in_width_ * width;
-        RunWinogradWeightPoint(point);
-      }
+      TransformGroup(g_, c0, transformed.get());
       u = transformed.get();
     }
     static const int64_t kNoTapOffset[1] = {0};

@@ -44,13 +44,14 @@ class WinogradConv {
   void Run(const KernelContext& ctx, const WinogradImage& image) const;
 
  private:
-  // The WinogradWeightPoint of the group from output channel c0 of `g` (W by input channel).
-  WinogradWeightPoint GroupPoint(const PackedWeights& g, int64_t c0) const;
+  // Writes U of the group from output channel c0 of `g` (W by input channel) into `u`
+  // ([36][in_width][group width]).
+  void TransformGroup(const PackedWeights& g, int64_t c0, float* u) const;
 
   int64_t in_width_, out_width_;
   // Float W: U by groups of 64 output channels, [group][xi][in channel][group width], or
   PackedWeights u_;
-  // 16-bit W: W itself as [in channel][tap][out channel] (WinogradWeightPoint's layout).
+  // 16-bit W: W itself as [in channel][tap][out channel] (WinogradWeights' layout).
   PackedWeights g_;
 };
 

@@ -25,18 +25,17 @@ inline constexpr double kWinogradG[kWinogradPatch][3] = {
     {0, 0, 1},
 };
 
-// Point xi = (i, j) of the transformed weights of one group of output channels, for every input
-// channel: U[xi][c][o] = sum over taps (a, b) of G[i][a] G[j][b] g[c][a * 3 + b][o], the
-// coefficients rounded to float and the terms added in tap order (the same sums for float and
-// 16-bit weights: the 16-bit ones are widened exactly).
-struct WinogradWeightPoint {
+// The transformed weights U = G g G^T of one group of output channels, for every input channel
+// and point: with the coefficients of G rounded to float, first t = G g (per tap column), then
+// U = t G^T, each sum in the order of G's columns. The same float operations for float and 16-bit
+// weights (those are widened exactly), so the same U, bit for bit.
+struct WinogradWeights {
   // The group's first output channel of W as [in_width][9][ldg] (ldg: all output channels).
   const void* g = nullptr;
   WeightType type = WeightType::kFloat;
   int64_t ldg = 0, in_width = 0;
   int64_t width = 0;  // the group's output channels, a multiple of 16
-  int64_t xi = 0;
-  float* u = nullptr;  // [in_width][width]
+  float* u = nullptr;  // [36][in_width][width]
 };
 
 // One input block's transform: tiles are numbered row by row, tiles_w to a row of the output;
@@ -66,6 +65,6 @@ struct WinogradOutput {
 // On the best SIMD target of this CPU.
 void RunWinogradInput(const WinogradInput& in, int64_t tile0, int64_t tile1);
 void RunWinogradOutput(const WinogradOutput& out);
-void RunWinogradWeightPoint(const WinogradWeightPoint& point);
+void RunWinogradWeights(const WinogradWeights& weights);
 
 }  // namespace onnxflow
