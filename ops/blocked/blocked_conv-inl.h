@@ -23,7 +23,6 @@
 
 #include "hwy/highway.h"
 #include "ops/blocked/blocked_conv_tile.h"
-#include "ops/blocked/load_weights-inl.h"
 #include "ops/math/activate-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -57,8 +56,8 @@ int64_t TilePixelsImpl(int64_t width) {
 
 // kChannels > 0: t.block_channels, known when compiling (a pointwise tile's 16): the channel loop
 // then has a fixed count (7% of a pointwise layer, whether of 16 or 1024 input channels).
-// kP: the tile's pixels (t.tile_pixels). TW: how the weights are stored (t.weights).
-template <class TW, size_t kVecs, bool kUniform, int64_t kChannels, size_t kP>
+// kP: the tile's pixels (t.tile_pixels).
+template <size_t kVecs, bool kUniform, int64_t kChannels, size_t kP>
 HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
   const BlockD d;
   using V = hn::Vec<BlockD>;
@@ -73,7 +72,7 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
     const int64_t c = channel0 + static_cast<int64_t>(v) * lanes;
     out_at[v] = (c / kChannelBlock) * t.y_block_stride + c % kChannelBlock;
   }
-  const TW* HWY_RESTRICT w = static_cast<const TW*>(t.w) + channel0;
+  const float* HWY_RESTRICT w = t.w + channel0;
 
   // The sums start from the output (a later chunk), or from the bias plus the residual. The
   // branches stay outside the 24 accumulators: inside, they cost a short tile (a stem's 27
@@ -125,7 +124,7 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
   int64_t countdown = every;
   for (int64_t b = 0; b < t.blocks; ++b) {
     const float* HWY_RESTRICT xb = t.x + b * t.x_block_stride;
-    const TW* HWY_RESTRICT wb = w + b * t.taps * tap_weights;
+    const float* HWY_RESTRICT wb = w + b * t.taps * tap_weights;
     for (int64_t tap = 0; tap < t.taps; ++tap) {
       const float* src[kP];
       if (kUniform) {
@@ -143,7 +142,7 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
           src[p] = reinterpret_cast<const float*>((inside & ~padding) | (zeros & padding));
         }
       }
-      const TW* HWY_RESTRICT wt = wb + tap * tap_weights;
+      const float* HWY_RESTRICT wt = wb + tap * tap_weights;
       // Four at a time: unrolled all 16 times, the pointwise tile runs out of registers and
       // spills its accumulators (a 16-channel layer 25% slower); not at all, 3x3 layers lose 2%.
       HWY_UNROLL(4)
@@ -156,7 +155,7 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
         }
         V wv[kVecs];
         HWY_UNROLL(4)
-        for (size_t v = 0; v < kVecs; ++v) wv[v] = LoadWeights(d, wt + c * t.ldw + v * lanes);
+        for (size_t v = 0; v < kVecs; ++v) wv[v] = hn::LoadU(d, wt + c * t.ldw + v * lanes);
         HWY_UNROLL(12)
         for (size_t p = 0; p < kP; ++p) {
           const V xv = hn::Set(d, src[p][c]);
@@ -192,19 +191,17 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
 }
 
 using ConvTileFn = void (*)(const BlockedTile&, int64_t);
-template <class TW, bool kUniform, int64_t kChannels, size_t kP, size_t... kVecs>
+template <bool kUniform, int64_t kChannels, size_t kP, size_t... kVecs>
 constexpr std::array<ConvTileFn, sizeof...(kVecs)> ConvTileTable(std::index_sequence<kVecs...>) {
-  return {&ConvTile<TW, kVecs + 1, kUniform, kChannels, kP>...};
+  return {&ConvTile<kVecs + 1, kUniform, kChannels, kP>...};
 }
 
-// Tiles of kP pixels, up to kVecCount vectors and weights of type TW: gathered offsets, uniform,
-// pointwise.
-template <class TW, size_t kP, size_t kVecCount>
+// Tiles of kP pixels and up to kVecCount vectors: gathered offsets, uniform, pointwise.
+template <size_t kP, size_t kVecCount>
 struct ConvTileTables {
-  static constexpr auto kGathered = ConvTileTable<TW, false, 0, kP>(std::make_index_sequence<kVecCount>());
-  static constexpr auto kUniform = ConvTileTable<TW, true, 0, kP>(std::make_index_sequence<kVecCount>());
-  static constexpr auto kPointwise =
-      ConvTileTable<TW, true, kChannelBlock, kP>(std::make_index_sequence<kVecCount>());
+  static constexpr auto kGathered = ConvTileTable<false, 0, kP>(std::make_index_sequence<kVecCount>());
+  static constexpr auto kUniform = ConvTileTable<true, 0, kP>(std::make_index_sequence<kVecCount>());
+  static constexpr auto kPointwise = ConvTileTable<true, kChannelBlock, kP>(std::make_index_sequence<kVecCount>());
 
   static void Run(const BlockedTile& t) {
     const auto& table = t.offsets != nullptr ? kGathered : t.block_channels == kChannelBlock ? kPointwise : kUniform;
@@ -219,16 +216,11 @@ struct ConvTileTables {
 
 // All of a tile's output channels (`t.width`, a multiple of 16), kMaxVecs vectors at a time, or a
 // narrow tile's (TilePixelsImpl) in one go.
-template <class TW>
-void RunTiles(const BlockedTile& t) {
-  if constexpr (kNarrowTilePixels != kTilePixels) {
-    if (t.tile_pixels == kNarrowTilePixels) return ConvTileTables<TW, kNarrowTilePixels, kMaxVecs / 2>::Run(t);
-  }
-  ConvTileTables<TW, kTilePixels, kMaxVecs>::Run(t);
-}
-
 void RunBlockedTileImpl(const BlockedTile& t) {
-  WithWeightType(t.weights, [&](auto weight) { RunTiles<decltype(weight)>(t); });
+  if constexpr (kNarrowTilePixels != kTilePixels) {
+    if (t.tile_pixels == kNarrowTilePixels) return ConvTileTables<kNarrowTilePixels, kMaxVecs / 2>::Run(t);
+  }
+  ConvTileTables<kTilePixels, kMaxVecs>::Run(t);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -20,10 +20,10 @@ inline constexpr int64_t kTilePixels = 6;
 // (BlockedConv, Winograd): the 4 AVX-512 vectors one tile accumulates.
 inline constexpr int64_t kGroupChannels = 64;
 
-// How the packed weights a tile reads are stored. A float16 (or bfloat16) model's weights stay
-// 16-bit in memory, half the bytes of float; the tile widens each weight vector in registers
-// (F16C's vcvtph2ps on x86), once per input channel for the tile's 6 or 12 pixels, and
-// accumulates in float: the sums are the float tile's on the widened weights, bit for bit.
+// How packed convolution weights are stored. A float16 (or bfloat16) model's weights stay 16-bit
+// in memory, half the bytes of float; the convolutions widen them to float as they run (the
+// direct path a chunk at a time, blocked_conv.cc; Winograd's transform, winograd.cc), so the
+// tiles compute what they compute for a float model on the widened weights, bit for bit.
 enum class WeightType : uint8_t { kFloat, kFloat16, kBFloat16 };
 
 inline int64_t WeightBytes(WeightType t) { return t == WeightType::kFloat ? 4 : 2; }
@@ -82,10 +82,8 @@ struct BlockedTile {
   const int64_t* offsets = nullptr;
   const int64_t* tap_offsets = nullptr;
   int64_t base = 0, pixel_step = 0;
-  // Weights of the chunk: [block][tap][channel][ldw], ldw = the tile's output channels, of type
-  // `weights`.
-  const void* w = nullptr;
-  WeightType weights = WeightType::kFloat;
+  // Weights of the chunk: [block][tap][channel][ldw], ldw = the tile's output channels.
+  const float* w = nullptr;
   int64_t ldw = 0;
   int64_t width = 0;  // output channels, a multiple of 16
   // Output: the tile's first pixel in its first output block (blocked layout, blocks
@@ -107,6 +105,9 @@ struct BlockedTile {
   bool last = false;        // the last chunk: apply the activation
   ActivationSpec activation;
 };
+
+// Widens `n` packed weights of `type` into `out` (exact).
+void WidenWeights(const void* weights, WeightType type, int64_t n, float* out);
 
 // Runs one tile on the best SIMD target of this CPU.
 void RunBlockedTile(const BlockedTile& tile);

@@ -1,7 +1,7 @@
-// One vector of packed convolution weights as floats, for the blocked tiles (blocked_conv-inl.h)
-// and Winograd's weight transform (winograd-inl.h): a float16 or bfloat16 model's weights stay
-// 16-bit in memory (blocked_conv_tile.h) and are widened here, in registers. Widening is exact,
-// so the sums are those of the float kernels on the widened weights, bit for bit.
+// One vector of packed convolution weights as floats, for Winograd's weight transform
+// (winograd-inl.h), which reads a float16 or bfloat16 model's weights in their 16 bits
+// (blocked_conv_tile.h) and widens them here, in registers. Widening is exact, so the transform
+// computes the float path's U on the widened weights, bit for bit.
 
 #if defined(ONNXFLOW_OPS_BLOCKED_LOAD_WEIGHTS_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ONNXFLOW_OPS_BLOCKED_LOAD_WEIGHTS_INL_H_
