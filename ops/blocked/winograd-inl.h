@@ -181,31 +181,33 @@ void WinogradOutputImpl(const WinogradOutput& out) {
   WithEpilogueKind(out.activation, [&](auto tag) { WinogradOutputBlocks<decltype(tag)::value>(out); });
 }
 
-// The three taps a row of G weighs in Winograd's weight transform: r = G s (s: one column or row of
-// the 3x3 filter). Zero coefficients are left out, so the sums are the same wherever they run.
+// r = G s on one column (or row) of three filter taps s; G (6x3) of F(4x4, 3x3) is
+//   1/4 0 0;  -1/6 -1/6 -1/6;  -1/6 1/6 -1/6;  1/24 1/12 1/6;  1/24 -1/12 1/6;  0 0 1
+// (the sign of rows 1 and 2 is B^T's flipped), its coefficients rounded to float.
 HWY_INLINE void WeightRows(WinoD d, const WinoV* s, WinoV* r) {
-  HWY_UNROLL(6)
-  for (size_t i = 0; i < kWinogradPatch; ++i) {
-    WinoV sum = hn::Zero(d);
-    bool first = true;
-    HWY_UNROLL(3)
-    for (size_t a = 0; a < 3; ++a) {
-      const double c = kWinogradG[i][a];
-      if (c == 0.0) continue;
-      sum = first ? hn::Mul(hn::Set(d, static_cast<float>(c)), s[a]) : hn::MulAdd(hn::Set(d, static_cast<float>(c)), s[a], sum);
-      first = false;
-    }
-    r[i] = sum;
-  }
+  const WinoV quarter = hn::Set(d, 1.0f / 4), sixth = hn::Set(d, 1.0f / 6);
+  const WinoV twelfth = hn::Set(d, 1.0f / 12), twenty_fourth = hn::Set(d, 1.0f / 24);
+  const WinoV s02 = hn::Add(s[0], s[2]);
+  const WinoV outer = hn::MulAdd(twenty_fourth, s[0], hn::Mul(sixth, s[2]));  // s0 / 24 + s2 / 6
+  r[0] = hn::Mul(quarter, s[0]);
+  r[1] = hn::Neg(hn::Mul(sixth, hn::Add(s02, s[1])));  // -(s0 + s1 + s2) / 6
+  r[2] = hn::Neg(hn::Mul(sixth, hn::Sub(s02, s[1])));  // -(s0 - s1 + s2) / 6
+  r[3] = hn::MulAdd(twelfth, s[1], outer);
+  r[4] = hn::NegMulAdd(twelfth, s[1], outer);
+  r[5] = s[2];
 }
 
-// U of a group (WinogradWeights), a vector of output channels at a time.
+// U of a group (WinogradWeights), an input channel at a time: its 36 points for every output
+// channel go to a scratch first, then to U point by point, whole rows of `width` at once (the 36
+// points are 36 far-apart rows of U; stored a vector at a time they contend for the same cache
+// sets, and the transform took 10x its arithmetic).
 template <class TW>
 void GroupWeights(const WinogradWeights& p) {
   const WinoD d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const int64_t point_stride = p.in_width * p.width;
   const TW* HWY_RESTRICT g = static_cast<const TW*>(p.g);
+  HWY_ALIGN float points[kWinogradPoints * kGroupChannels];
   for (int64_t c = 0; c < p.in_width; ++c) {
     for (int64_t o = 0; o < p.width; o += lanes) {
       // t[i][b] = sum_a G[i][a] g[a][b]: G on each column of the filter.
@@ -220,14 +222,16 @@ void GroupWeights(const WinogradWeights& p) {
         for (size_t i = 0; i < kWinogradPatch; ++i) t[i][b] = rows[i];
       }
       // U[i][j] = sum_b t[i][b] G[j][b]: G on each row of t.
-      float* HWY_RESTRICT u = p.u + c * p.width + o;
       HWY_UNROLL(6)
       for (size_t i = 0; i < kWinogradPatch; ++i) {
         WinoV row[kWinogradPatch];
         WeightRows(d, t[i], row);
         HWY_UNROLL(6)
-        for (size_t j = 0; j < kWinogradPatch; ++j) hn::StoreU(row[j], d, u + (i * kWinogradPatch + j) * point_stride);
+        for (size_t j = 0; j < kWinogradPatch; ++j) hn::Store(row[j], d, points + (i * kWinogradPatch + j) * kGroupChannels + o);
       }
+    }
+    for (int64_t xi = 0; xi < kWinogradPoints; ++xi) {
+      std::copy_n(points + xi * kGroupChannels, p.width, p.u + xi * point_stride + c * p.width);
     }
   }
 }

@@ -15,20 +15,10 @@ inline constexpr int64_t kWinogradTile = 4;
 inline constexpr int64_t kWinogradPatch = 6;
 inline constexpr int64_t kWinogradPoints = kWinogradPatch * kWinogradPatch;
 
-// G (6x3) of F(4x4, 3x3): U = G g G^T. The sign of rows 1 and 2 is B^T's flipped (winograd-inl.h).
-inline constexpr double kWinogradG[kWinogradPatch][3] = {
-    {1.0 / 4, 0, 0},
-    {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-    {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-    {1.0 / 24, 1.0 / 12, 1.0 / 6},
-    {1.0 / 24, -1.0 / 12, 1.0 / 6},
-    {0, 0, 1},
-};
-
 // The transformed weights U = G g G^T of one group of output channels, for every input channel
-// and point: with the coefficients of G rounded to float, first t = G g (per tap column), then
-// U = t G^T, each sum in the order of G's columns. The same float operations for float and 16-bit
-// weights (those are widened exactly), so the same U, bit for bit.
+// and point (G: winograd-inl.h's WeightRows, in float): first t = G g per tap column, then
+// U = t G^T. The same float operations for float and 16-bit weights (those are widened exactly),
+// so the same U, bit for bit.
 struct WinogradWeights {
   // The group's first output channel of W as [in_width][9][ldg] (ldg: all output channels).
   const void* g = nullptr;
