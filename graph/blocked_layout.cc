@@ -36,7 +36,7 @@ const Tensor* ConstantConvWeights(const Graph& g, const Node& node) {
   if (!IsOp(node, "Conv") && !IsFused(node, internal_ops::kFusedConv)) return nullptr;
   const auto& n = *node.proto;
   if (n.output_size() != 1 || !IsFloatProduct(g, node)) return nullptr;
-  const Tensor* w = FloatConstant(g, n, 1);
+  const Tensor* w = WeightConstant(g, n, 1);
   if (w == nullptr || w->rank() != 4) return nullptr;
   if (HasInput(n, 2) && FloatConstant(g, n, 2) == nullptr) return nullptr;
   return w;
@@ -182,7 +182,7 @@ Role RoleOf(const Graph& g, const Node& node, const BlockedValues& blocked) {
 
 // The channels of a converted node's output.
 int64_t OutputChannels(const Graph& g, const Node& node, Role role, const BlockedValues& blocked) {
-  if (role == Role::kConv || role == Role::kDepthwise) return FloatConstant(g, *node.proto, 1)->dim(0);
+  if (role == Role::kConv || role == Role::kDepthwise) return WeightConstant(g, *node.proto, 1)->dim(0);
   if (IsOp(node, "Concat")) {
     int64_t sum = 0;
     for (const auto& in : node.proto->input()) sum += blocked.at(in);
@@ -270,7 +270,7 @@ class LayoutPass {
   }
 
  private:
-  bool IsStem(const Node& node) const { return FloatConstant(*g_, *node.proto, 1)->dim(1) < kChannelBlock; }
+  bool IsStem(const Node& node) const { return WeightConstant(*g_, *node.proto, 1)->dim(1) < kChannelBlock; }
 
   // The op a converted node becomes, with the attributes its blocked kernel reads.
   void Convert(const Node& node, onnx::NodeProto* proto, Role role, const BlockedValues& blocked) {
@@ -373,7 +373,7 @@ std::optional<Patch> JoinConcatsIntoConvs(Rewriter& r, Id ci) {
     const Id p = SoleReaderProducer(g, in);
     if (p == kNone) return std::nullopt;
     const Node& conv = r[p];
-    const Tensor* w = FloatConstant(g, *conv.proto, 1);
+    const Tensor* w = WeightConstant(g, *conv.proto, 1);
     if (!IsFused(conv, internal_ops::kBlockedConv) || conv.proto->input_size() > 4 ||
         BlockedConvSpec::Parse(KernelInfo(*conv.proto, conv.opset, {}, {}, {})).joined() || w == nullptr ||
         w->dim(0) % kChannelBlock != 0) {

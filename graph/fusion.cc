@@ -17,6 +17,33 @@
 
 namespace onnxflow::graph {
 
+namespace {
+
+// W' = W * s[c] for output channel c (W's axis 0). 16-bit weights (a half model's, which
+// graph/half_compute.cc keeps for the convolution kernels to widen) stay 16-bit: each product is
+// computed in float and rounded once, as ONNX Runtime folds a float16 model's BatchNormalization
+// into its half weights (its ConvBNFusion scales the half initializer).
+Tensor ScaledWeights(const Tensor& w, const std::vector<float>& s) {
+  Tensor scaled = w.Clone();
+  const int64_t channels = static_cast<int64_t>(s.size()), per_channel = w.size() / std::max<int64_t>(channels, 1);
+  for (int64_t c = 0; c < channels; ++c) {
+    const int64_t at = c * per_channel;
+    if (w.dtype() == DataType::kFloat) {
+      float* row = scaled.mutable_data<float>() + at;
+      for (int64_t k = 0; k < per_channel; ++k) row[k] *= s[c];
+    } else if (w.dtype() == DataType::kFloat16) {
+      Float16* row = scaled.mutable_data<Float16>() + at;
+      for (int64_t k = 0; k < per_channel; ++k) row[k].bits = FloatToHalf(HalfToFloat(row[k].bits) * s[c]);
+    } else {
+      BFloat16* row = scaled.mutable_data<BFloat16>() + at;
+      for (int64_t k = 0; k < per_channel; ++k) row[k].bits = FloatToBFloat16(BFloat16ToFloat(row[k].bits) * s[c]);
+    }
+  }
+  return scaled;
+}
+
+}  // namespace
+
 // Conv -> BatchNormalization: W' = W * s, B' = (B - mean) * s + bias, s = scale / sqrt(var + eps).
 std::optional<Patch> FoldBatchNorm(Rewriter& r, Id bn_id) {
   const Graph& g = r.graph();
@@ -30,7 +57,7 @@ std::optional<Patch> FoldBatchNorm(Rewriter& r, Id bn_id) {
   const Id p = SoleProducer(g, bn);
   if (p == kNone || !IsOp(r[p], "Conv")) return std::nullopt;
   const auto& conv = *r[p].proto;
-  const Tensor* w = FloatConstant(g, conv, 1);
+  const Tensor* w = WeightConstant(g, conv, 1);
   const Tensor* scale = FloatConstant(g, b, 1);
   const Tensor* bias = FloatConstant(g, b, 2);
   const Tensor* mean = FloatConstant(g, b, 3);
@@ -45,16 +72,14 @@ std::optional<Patch> FoldBatchNorm(Rewriter& r, Id bn_id) {
   if (conv_b && conv_b->size() != channels) return std::nullopt;
   const float eps = Attr(b, "epsilon") ? Attr(b, "epsilon")->f() : 1e-5f;
 
-  Tensor new_w = w->Clone();
+  std::vector<float> s(static_cast<size_t>(channels));
   Tensor new_b(DataType::kFloat, {channels});
-  const int64_t per_channel = w->size() / std::max<int64_t>(channels, 1);
   for (int64_t c = 0; c < channels; ++c) {
-    const float s = scale->data<float>()[c] / std::sqrt(var->data<float>()[c] + eps);
-    float* row = new_w.mutable_data<float>() + c * per_channel;
-    for (int64_t k = 0; k < per_channel; ++k) row[k] *= s;
+    s[c] = scale->data<float>()[c] / std::sqrt(var->data<float>()[c] + eps);
     const float b0 = conv_b ? conv_b->data<float>()[c] : 0.0f;
-    new_b.mutable_data<float>()[c] = (b0 - mean->data<float>()[c]) * s + bias->data<float>()[c];
+    new_b.mutable_data<float>()[c] = (b0 - mean->data<float>()[c]) * s[c] + bias->data<float>()[c];
   }
+  Tensor new_w = ScaledWeights(*w, s);
   const std::string base = b.output(0);
   const std::string weight = r.FreshName(base + "/folded_weight"), bias_name = r.FreshName(base + "/folded_bias");
   auto folded = std::make_shared<onnx::NodeProto>(conv);
@@ -83,7 +108,7 @@ std::optional<Patch> FoldChannelAffine(Rewriter& r, Id id) {
     const Id p = SoleReaderProducer(g, n.input(i));
     if (constant == nullptr || p == kNone || !IsOp(r[p], "Conv")) continue;
     const auto& conv = *r[p].proto;
-    const Tensor* w = FloatConstant(g, conv, 1);
+    const Tensor* w = WeightConstant(g, conv, 1);
     const bool has_b = conv.input_size() > 2 && !conv.input(2).empty();
     const Tensor* conv_b = has_b ? FloatConstant(g, conv, 2) : nullptr;
     if (w == nullptr || w->rank() < 3 || conv.output_size() != 1 || (has_b && conv_b == nullptr)) continue;
@@ -95,12 +120,7 @@ std::optional<Patch> FoldChannelAffine(Rewriter& r, Id id) {
     auto folded = std::make_shared<onnx::NodeProto>(conv);
     Patch patch{{p, id}, {}, {}};
     if (mul) {
-      Tensor new_w = w->Clone();
-      const int64_t per_channel = w->size() / channels;
-      for (int64_t c = 0; c < channels; ++c) {
-        float* row = new_w.mutable_data<float>() + c * per_channel;
-        for (int64_t k = 0; k < per_channel; ++k) row[k] *= values[c];
-      }
+      Tensor new_w = ScaledWeights(*w, values);
       const std::string weight = r.FreshName(base + "/folded_weight");
       patch.constants.emplace_back(weight, std::move(new_w));
       folded->set_input(1, weight);

@@ -21,6 +21,14 @@ const Tensor* FloatConstant(const Graph& g, const onnx::NodeProto& n, int input)
   return it != g.constants.end() && it->second.dtype() == DataType::kFloat ? &it->second : nullptr;
 }
 
+const Tensor* WeightConstant(const Graph& g, const onnx::NodeProto& n, int input) {
+  if (input >= n.input_size() || n.input(input).empty()) return nullptr;
+  auto it = g.constants.find(n.input(input));
+  if (it == g.constants.end()) return nullptr;
+  const DataType t = it->second.dtype();
+  return t == DataType::kFloat || t == DataType::kFloat16 || t == DataType::kBFloat16 ? &it->second : nullptr;
+}
+
 DataType KnownType(const Graph& g, const std::string& name) {
   if (auto c = g.constants.find(name); c != g.constants.end()) return c->second.dtype();
   auto t = g.known_types.find(name);

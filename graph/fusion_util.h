@@ -20,6 +20,10 @@ const onnx::AttributeProto* Attr(const onnx::NodeProto& n, const std::string& na
 // Input `input` of `n` when it is a float constant; null otherwise.
 const Tensor* FloatConstant(const Graph& g, const onnx::NodeProto& n, int input);
 
+// Input `input` of `n` when it is a float, float16 or bfloat16 constant: a product's weights,
+// which graph/half_compute.cc leaves in 16 bits for the kernels to widen; null otherwise.
+const Tensor* WeightConstant(const Graph& g, const onnx::NodeProto& n, int input);
+
 // The element type of a value when the load knows it (graph inputs, value_info, constants).
 DataType KnownType(const Graph& g, const std::string& name);
 

@@ -120,7 +120,7 @@ class HalfRegion {
   // Whether `n` runs in float: its op does, every value it touches has a known type, and one of
   // them is 16-bit.
   bool Converts(const Node& n) const {
-    if (!RunsInFloat(n)) return false;
+    if (!RunsInFloat(n) || FoldsIntoHalfWeight(n)) return false;
     bool half = false;
     for (const auto* list : {&n.proto->input(), &n.proto->output()}) {
       for (const auto& name : *list) {
@@ -137,19 +137,52 @@ class HalfRegion {
     return half;
   }
 
-  // The 16-bit constant matrices that float nodes read only as the weights of MatMul or Gemm
-  // (their B): those kernels keep them in 16 bits and widen them block by block as the product
-  // runs (ops/math/constant_b.h), so the model's weight bytes stay halved.
+  // A layout op of constants whose 16-bit result only Gemm's B or Conv's W reads: it stays 16-bit,
+  // so FoldConstants makes it a 16-bit weight that HalfWeights keeps (real_inception_v1's
+  // classifier weights, Reshape [1, 1, 1000, 1024] -> [1000, 1024], were otherwise widened and
+  // packed in float: 4 MB of its 59 MB fp16 peak).
+  bool FoldsIntoHalfWeight(const Node& n) const {
+    static const std::unordered_set<std::string> kLayout = {"Reshape", "Flatten", "Squeeze", "Unsqueeze"};
+    if (!n.domain.empty() || kLayout.count(n.op_type()) == 0 || n.proto->output_size() != 1) return false;
+    for (const auto& in : n.proto->input()) {
+      if (!in.empty() && g_->constants.count(in) == 0) return false;
+    }
+    return IsHalf(KnownType(*g_, n.proto->output(0))) && ReadOnlyAsWeight(n.proto->output(0));
+  }
+
+  // Whether every read of `value` is as input 1 of Gemm or Conv (not a graph output).
+  bool ReadOnlyAsWeight(const std::string& value) const {
+    std::unordered_set<Id> seen;  // Readers lists a node once per read
+    int reads = 0;
+    for (Id r : g_->nodes.Readers(value)) {
+      if (!seen.insert(r).second) continue;
+      const Node& reader = g_->nodes[r];
+      const bool product = reader.domain.empty() && (reader.op_type() == "Gemm" || reader.op_type() == "Conv");
+      for (int k = 0; k < reader.proto->input_size(); ++k) {
+        if (reader.proto->input(k) != value) continue;
+        if (!product || k != 1) return false;
+        ++reads;
+      }
+    }
+    return reads > 0 && reads == g_->nodes.ReadCount(value);
+  }
+
+  // The 16-bit constants that float nodes read only as the weights of MatMul or Gemm (their B) or
+  // of Conv (its W): those kernels keep them in 16 bits and widen them as the product runs
+  // (ops/math/constant_b.h, ops/blocked/blocked_conv.cc), so the model's weight bytes stay halved,
+  // and the load never holds a float copy of them all (a CNN's weights are nearly all Conv's).
+  // The fusions that fold a scale into Conv's weights keep them 16-bit (graph/fusion.cc).
   std::unordered_set<std::string> HalfWeights(const std::vector<Id>& order, const std::unordered_set<Id>& in_float) const {
     std::unordered_map<std::string, bool> weight_only;
     for (Id id : order) {
       if (!in_float.count(id)) continue;
       const Node& n = g_->nodes[id];
       const bool product = n.domain.empty() && (n.op_type() == "MatMul" || n.op_type() == "Gemm");
+      const bool conv = n.domain.empty() && n.op_type() == "Conv";
       for (int k = 0; k < n.proto->input_size(); ++k) {
         auto c = g_->constants.find(n.proto->input(k));
         if (c == g_->constants.end() || !IsHalf(c->second.dtype())) continue;
-        const bool weight = product && k == 1 && c->second.rank() == 2;
+        const bool weight = k == 1 && ((product && c->second.rank() == 2) || (conv && c->second.rank() >= 3));
         auto [it, fresh] = weight_only.emplace(c->first, weight);
         if (!fresh) it->second = it->second && weight;
       }
@@ -157,6 +190,10 @@ class HalfRegion {
     std::unordered_set<std::string> kept;
     for (const auto& [name, only] : weight_only) {
       if (only) kept.insert(name);
+    }
+    for (Id id : order) {  // and the weights FoldConstants will make of 16-bit layout ops
+      const Node& n = g_->nodes[id];
+      if (!in_float.count(id) && RunsInFloat(n) && FoldsIntoHalfWeight(n)) kept.insert(n.proto->output(0));
     }
     return kept;
   }

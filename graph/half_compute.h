@@ -6,7 +6,8 @@
 // float ops of a half graph run on float values: each 16-bit value they read or write gets a float
 // twin, a Cast is added only where a value crosses into or out of that region (graph inputs and
 // outputs, ops that stay 16-bit), and 16-bit constants they read are widened once, here (the
-// weights of MatMul and Gemm excepted: those stay in 16 bits, ops/math/constant_b.h). The
+// weights of MatMul, Gemm and Conv excepted: those stay in 16 bits, ops/math/constant_b.h,
+// ops/blocked/blocked_conv.cc). The
 // model's outputs keep their declared types; intermediate values are rounded to 16 bits only where
 // the graph leaves float, so results are at least as accurate as computing in half.
 #pragma once

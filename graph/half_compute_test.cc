@@ -75,12 +75,14 @@ TEST(HalfComputeTest, FloatOpsMoveToFloatWithCastsAtTheBorders) {
   // output y16, and the final Cast (now float to float).
   EXPECT_EQ(Ops(g), (std::vector<std::string>{"Cast", "Conv", "Relu", "Cast", "Hardmax", "Cast", "Add", "Mul",
                                               "Cast", "Cast"}));
-  // The half constants that only float nodes read are widened and their originals released; the
-  // graph's outputs keep their names and declared types.
-  EXPECT_EQ(g.constants.at("w/float").dtype(), DataType::kFloat);
-  EXPECT_EQ(g.constants.at("w").dtype(), DataType::kUndefined);
+  // The half constants that only float nodes read are widened and their originals released, but
+  // for Conv's weights, which stay 16-bit; the graph's outputs keep their names and declared types.
+  EXPECT_EQ(g.constants.at("w").dtype(), DataType::kFloat16);
+  EXPECT_EQ(g.constants.count("w/float"), 0u);
+  EXPECT_EQ(g.constants.at("b/float").dtype(), DataType::kFloat);
+  EXPECT_EQ(g.constants.at("b").dtype(), DataType::kUndefined);
   EXPECT_EQ(g.constants.at("k/float").dtype(), DataType::kFloat);
-  EXPECT_EQ(g.nodes.At(1).proto->input(1), "w/float");
+  EXPECT_EQ(g.nodes.At(1).proto->input(1), "w");
   EXPECT_EQ(g.nodes.At(8).proto->output(0), "y16");
   EXPECT_EQ(g.nodes.At(8).proto->input(0), "y16/float");
   EXPECT_EQ(g.nodes.At(3).proto->output(0), "r");
@@ -171,6 +173,71 @@ TEST(HalfComputeTest, ProductWeightsStayHalf) {
       }
       EXPECT_EQ(HalfToFloat(y.data<Float16>()[i * 3 + j].bits), HalfToFloat(FloatToHalf(sum))) << i << "," << j;
     }
+  }
+}
+
+// A half CNN's convolution weights stay 16-bit through the load: BatchNormalization folds into
+// them in 16 bits (as ONNX Runtime folds it), a Reshape of constants into a classifier's weights
+// folds in 16 bits, and the blocked convolutions and Gemm keep them so (their kernels widen them
+// in registers). The results are the half model's computed op by op, to half's precision.
+TEST(HalfComputeTest, ConvWeightsStayHalfThroughTheFolds) {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {1, 16, 6, 6});
+  m.Initializer("w1", Half({32, 16, 3, 3}, Ramp(32 * 16 * 9, 0.02f)));
+  m.Initializer("scale", Half({32}, Ramp(32, 0.1f)));
+  m.Initializer("shift", Half({32}, Ramp(32, 0.05f)));
+  m.Initializer("mean", Half({32}, Ramp(32, 0.01f)));
+  m.Initializer("var", Half({32}, std::vector<float>(32, 2.0f)));
+  m.Initializer("w2", Half({32, 32, 1, 1}, Ramp(32 * 32, 0.03f)));
+  m.Initializer("fc", Half({1, 1, 10, 32}, Ramp(320, 0.04f)));
+  m.Initializer("fc_shape", Tensor::FromVector<int64_t>({2}, {10, 32}));
+  auto& to_half = m.Node("Cast", {"x"}, {"xh"});
+  SetAttr(to_half, "to", static_cast<int64_t>(onnx::TensorProto::FLOAT16));
+  auto& conv = m.Node("Conv", {"xh", "w1"}, {"c1"});
+  SetAttr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  m.Node("BatchNormalization", {"c1", "scale", "shift", "mean", "var"}, {"n1"});
+  m.Node("Relu", {"n1"}, {"r1"});
+  m.Node("Conv", {"r1", "w2"}, {"c2"});
+  m.Node("GlobalAveragePool", {"c2"}, {"p"});
+  m.Node("Flatten", {"p"}, {"f"});
+  m.Node("Reshape", {"fc", "fc_shape"}, {"fc2"});
+  auto& gemm = m.Node("Gemm", {"f", "fc2"}, {"yh"});
+  SetAttr(gemm, "transB", int64_t{1});
+  auto& to_float = m.Node("Cast", {"yh"}, {"y"});
+  SetAttr(to_float, "to", static_cast<int64_t>(onnx::TensorProto::FLOAT));
+  m.Output("y", DataType::kFloat, {1, 10});
+
+  auto model = LoadModelBytes(m.Serialize(), "", SessionOptions(), GlobalKernelRegistry());
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const Graph& g = *(*model)->graph;
+  int half_weights = 0;
+  for (const Node& n : g.nodes) {
+    const bool product = n.op_type() == "BlockedConv" || n.op_type() == "Gemm";
+    if (!product) continue;
+    auto w = g.constants.find(n.proto->input(1));
+    ASSERT_NE(w, g.constants.end()) << n.op_type();
+    EXPECT_EQ(w->second.dtype(), DataType::kFloat16) << n.op_type() << " " << n.proto->input(1);
+    ++half_weights;
+  }
+  EXPECT_EQ(half_weights, 3);
+
+  std::vector<float> x = Ramp(16 * 36, 0.2f);
+  auto run = [&](bool optimize) {
+    SessionOptions options;
+    options.optimize = optimize;
+    auto session = Session::LoadFromBytes(m.Serialize(), options);
+    EXPECT_TRUE(session.ok()) << session.status().ToString();
+    auto out = session->Run({{"x", Value(Tensor::FromVector<float>({1, 16, 6, 6}, x))}});
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    return std::move(out).value();
+  };
+  const auto op_by_op = run(false), optimized = run(true);
+  const Tensor& y0 = op_by_op[0].value.tensor();
+  const Tensor& y1 = optimized[0].value.tensor();
+  ASSERT_EQ(y1.size(), 10);
+  for (int64_t i = 0; i < y1.size(); ++i) {
+    const float a = y0.data<float>()[i], b = y1.data<float>()[i];
+    EXPECT_LE(std::fabs(a - b), std::fabs(a) * 0x1p-7f + 1e-3f) << i;
   }
 }
 

@@ -114,11 +114,11 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
   const int64_t tap_weights = block_channels * t.ldw;
   // The prefetches go to L2 (the line fill buffers that an L1 prefetch holds are what the tile's
   // own misses need), spread evenly over the inner iterations: `per_burst` lines every `every`.
-  constexpr int64_t kLine = 64 / sizeof(float);
-  const float* prefetch = t.prefetch;
-  const float* prefetch_end = t.prefetch + t.prefetch_floats;
+  constexpr int64_t kLine = 64;
+  const char* prefetch = static_cast<const char*>(t.prefetch);
+  const char* prefetch_end = prefetch + t.prefetch_bytes;
   const int64_t iterations = std::max<int64_t>(1, t.blocks * t.taps * block_channels);
-  const int64_t lines = std::max<int64_t>(1, t.prefetch_floats / kLine);
+  const int64_t lines = std::max<int64_t>(1, t.prefetch_bytes / kLine);
   const int64_t every = std::max<int64_t>(1, iterations / lines);
   const int64_t per_burst = (lines + iterations - 1) / iterations;
   int64_t countdown = every;

@@ -17,8 +17,11 @@
 //   attributes: Conv's, and activation / activation_alpha / activation_beta
 //
 // The weights are packed once, at load, into groups of 64 output channels: [group][input block]
-// [tap][channel][64]. One task computes a range of output pixels of one image for one group, in
-// tiles of 6 pixels (blocked_conv-inl.h); it walks the input channel blocks in chunks whose
+// [tap][channel][64]. A float16 or bfloat16 W (a half model's, graph/half_compute.cc) is packed
+// in its own 16 bits, straight from the file's values: half the weight memory of the float
+// model, and no float copy of the weights at load; each task widens a chunk at a time (below).
+// One task computes a range of output pixels of one image for one group, in tiles of 6 pixels
+// (blocked_conv-inl.h); it walks the input channel blocks in chunks whose
 // weights stay in L2, adding each chunk into the tiles it already wrote while those are in L2.
 #include "ops/blocked/blocked_conv.h"
 
@@ -42,6 +45,8 @@
 #include "ops/blocked/constant_bias.h"
 #include "ops/blocked/reorder.h"
 #include "ops/blocked/winograd.h"
+#include "ops/cast/half_simd.h"
+#include "ops/framework/numeric.h"
 #include "ops/framework/internal_ops.h"
 #include "ops/framework/last_plan.h"
 #include "ops/framework/node_attributes.h"
@@ -56,6 +61,17 @@ HWY_EXPORT(RunBlockedTileImpl);
 HWY_EXPORT(TilePixelsImpl);
 
 void RunBlockedTile(const BlockedTile& tile) { HWY_DYNAMIC_DISPATCH(RunBlockedTileImpl)(tile); }
+
+void WidenWeights(const void* weights, WeightType type, int64_t n, float* out) {
+  const uint16_t* bits = static_cast<const uint16_t*>(weights);
+  if (type == WeightType::kFloat16) {
+    HalfToFloatArray(bits, out, n);  // F16C where the CPU has it
+  } else if (type == WeightType::kBFloat16) {
+    for (int64_t i = 0; i < n; ++i) out[i] = BFloat16ToFloat(bits[i]);
+  } else {
+    std::copy_n(static_cast<const float*>(weights), n, out);
+  }
+}
 
 int64_t BlockedTilePixels(int64_t width) { return HWY_DYNAMIC_DISPATCH(TilePixelsImpl)(width); }
 
@@ -79,8 +95,8 @@ class BlockedConvKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(ConvAttributes attrs, ParseConvAttributes(info));
     ONNXFLOW_ASSIGN_OR_RETURN(ActivationSpec activation, ParseFusedActivation(info));
     const Tensor* w = info.constant_input(1);
-    if (w == nullptr || w->dtype() != DataType::kFloat || w->rank() != 4) {
-      return InvalidArgument("BlockedConv: W must be a constant float [M, C, kh, kw]");
+    if (w == nullptr || !WeightTypeOf(w->dtype()) || w->rank() != 4) {
+      return InvalidArgument("BlockedConv: W must be a constant float, float16 or bfloat16 [M, C, kh, kw]");
     }
     const int64_t m = w->dim(0), c = w->dim(1);
     if (attrs.group != 1 || m == 0 || c == 0) {
@@ -158,7 +174,7 @@ class BlockedConvKernel : public OpKernel {
     l.block_channels = block_channels_;
     l.blocks = blocks_;
     l.chunk_blocks = chunk_blocks_;
-    l.packed_floats = packed_ != nullptr ? packed_->size : 0;
+    l.packed_floats = packed_ != nullptr ? packed_->size() : 0;
     l.stem = stem_;
     l.winograd = winograd_ != nullptr;
     return l;
@@ -228,7 +244,9 @@ class BlockedConvKernel : public OpKernel {
     const int64_t in_pixels = g.in_size(), out_pixels = g.out_size();
     const int64_t x_block_stride = in_pixels * kChannelBlock, y_block_stride = out_pixels * kChannelBlock;
     const int64_t tile_pixels = plan.tile_pixels, tiles = plan.tiles, groups = plan.groups, ranges = plan.ranges;
-    const float* packed_end = packed_->get() + packed_->size;
+    const WeightType type = packed_->type();
+    const int64_t weight_bytes = WeightBytes(type);
+    const char* packed_end = static_cast<const char*>(packed_->at(packed_->size()));
     auto run_task = [&](int64_t task) {
       const int64_t n = task / (ranges * groups), rest = task % (ranges * groups);
       const int64_t range = plan.groups_inner ? rest / groups : rest % ranges;
@@ -246,24 +264,40 @@ class BlockedConvKernel : public OpKernel {
       t.activation = activation_;
       t.tile_pixels = tile_pixels;
       const float* image = xd + n * in_width_ * in_pixels;
-      const float* group_weights = packed_->get() + c0 * in_width_ * taps_;
+      const int64_t group_weights = c0 * in_width_ * taps_;
       float* y_group = y->mutable_data<float>() + (n * y_width + y_offset + c0) * out_pixels;
       const float* z_group = z != nullptr ? z->data<float>() + (n * out_width_ + c0) * out_pixels : nullptr;
+      // 16-bit weights: each chunk widened once per task into float that stays in L2 for the
+      // task's tiles. (Widened in the tiles, once per input channel of 6 pixels, the conversions
+      // took the FMA units' cycles: real_inception_v1 fp16 ran 1.2x its float model's time.)
+      // (Of one size for nearly every layer, so the scratch free list keeps one buffer per core.)
+      AlignedFloats widened;
+      if (type != WeightType::kFloat) {
+        const int64_t chunk_floats = chunk_blocks_ * taps_ * block_channels_ * width;
+        widened = AlignedFloats::Make(std::max<int64_t>(ChunkWeightBytes() / sizeof(float), chunk_floats), false);
+      }
       for (int64_t b0 = 0; b0 < blocks_; b0 += chunk_blocks_) {
         t.blocks = std::min(chunk_blocks_, blocks_ - b0);
         t.x = image + b0 * x_block_stride;
-        t.w = group_weights + b0 * taps_ * block_channels_ * width;
+        const int64_t chunk_at = group_weights + b0 * taps_ * block_channels_ * width;
+        if (type == WeightType::kFloat) {
+          t.w = static_cast<const float*>(packed_->at(chunk_at));
+        } else {
+          WidenWeights(packed_->at(chunk_at), type, t.blocks * taps_ * block_channels_ * width, widened.get());
+          t.w = widened.get();
+        }
         t.accumulate = b0 > 0;
         t.last = b0 + t.blocks == blocks_;
-        // The weights after this chunk's (the next chunk, or the next group's first), a share per tile.
-        const int64_t chunk_floats = t.blocks * taps_ * block_channels_ * width;
-        const float* next = t.w + chunk_floats;
-        const int64_t next_floats = std::min(chunk_floats, packed_end - next);
-        const int64_t share = ((next_floats + tile1 - tile0 - 1) / (tile1 - tile0) + 15) / 16 * 16;
+        // The weights after this chunk's (the next chunk, or the next group's first), a share per
+        // tile, in whole cache lines.
+        const int64_t chunk_bytes = t.blocks * taps_ * block_channels_ * width * weight_bytes;
+        const char* next = static_cast<const char*>(packed_->at(chunk_at)) + chunk_bytes;
+        const int64_t next_bytes = std::min<int64_t>(chunk_bytes, packed_end - next);
+        const int64_t share = ((next_bytes + tile1 - tile0 - 1) / (tile1 - tile0) + 63) / 64 * 64;
         for (int64_t tile = tile0; tile < tile1; ++tile) {
           const int64_t done = (tile - tile0) * share;
-          t.prefetch = next + std::min(done, next_floats);
-          t.prefetch_floats = std::max<int64_t>(0, std::min(share, next_floats - done));
+          t.prefetch = next + std::min(done, next_bytes);
+          t.prefetch_bytes = std::max<int64_t>(0, std::min(share, next_bytes - done));
           const int64_t p0 = tile * tile_pixels;
           t.pixels = std::min(tile_pixels, out_pixels - p0);
           if (UniformTile(g, plan.pointwise, p0, t.pixels, tile_pixels, plan.pixel_stride, &t.base, &t.pixel_step)) {
@@ -332,32 +366,39 @@ class BlockedConvKernel : public OpKernel {
         out_width_((out_channels_ + kChannelBlock - 1) / kChannelBlock * kChannelBlock),
         bias_(static_cast<size_t>(out_width_), 0.0f) {
     if (b != nullptr) std::copy(b->data<float>(), b->data<float>() + out_channels_, bias_.begin());
+    const WeightType type = *WeightTypeOf(w.dtype());
     if (WinogradConv::Applies(attrs_, w_shape_)) {
       // Shared with every other kernel (of any session) whose weights have the same bytes and shape.
       winograd_ = SharedWeights::Get<WinogradConv>(WeightKey("BlockedConv.winograd").Add(w), [&] {
-        return WinogradConv(w.data<float>(), out_channels_, channels_, in_width_, out_width_);
+        return WinogradConv(w.raw_data(), type, out_channels_, channels_, in_width_, out_width_);
       });
       layout_ = Layout();
       return;
     }
+    // (In float bytes for 16-bit weights too: a chunk of them is widened before the tiles read it.)
     const int64_t block_bytes = taps_ * block_channels_ * kGroupChannels * static_cast<int64_t>(sizeof(float));
     // As many chunks as the budget needs, of equal size: 8 blocks under a budget of 7 are two
     // passes of 4, not a pass of 7 and one of 1 that reloads every accumulator for 1/8 of the work.
     const int64_t most = std::max<int64_t>(1, ChunkWeightBytes() / block_bytes);
     const int64_t chunks = (blocks_ + most - 1) / most;
     chunk_blocks_ = (blocks_ + chunks - 1) / chunks;
-    // The layout depends on W's shape only (which is in the key).
-    packed_ = SharedWeights::Get<AlignedFloats>(WeightKey("BlockedConv.direct").Add(w), [&] { return PackDirect(w); });
+    // The layout depends on W's shape and type only (which are in the key).
+    packed_ = SharedWeights::Get<PackedWeights>(WeightKey("BlockedConv.direct").Add(w), [&] {
+      PackedWeights packed(type, out_width_ * in_width_ * taps_);
+      if (type == WeightType::kFloat) {
+        PackDirect(w.data<float>(), packed.mutable_data<float>());
+      } else {  // float16 and bfloat16 alike: their bits are moved, not converted (+0 is 0 in both)
+        PackDirect(static_cast<const uint16_t*>(w.raw_data()), packed.mutable_data<uint16_t>());
+      }
+      return packed;
+    });
     layout_ = Layout();
   }
 
   // [group][block][tap][channel][group width]; only the last group may be narrower than 64. Pad
-  // channels, in and out, get zero weights. (64-byte aligned: a row of 64 weights is four whole
-  // cache lines.)
-  AlignedFloats PackDirect(const Tensor& w) const {
-    AlignedFloats packed = AlignedFloats::Make(out_width_ * in_width_ * taps_, /*zero=*/false);
-    const float* wd = w.data<float>();
-    float* dst = packed.get();
+  // channels, in and out, get zero weights.
+  template <class T>
+  void PackDirect(const T* wd, T* dst) const {
     for (int64_t c0 = 0; c0 < out_width_; c0 += kGroupChannels) {
       const int64_t width = std::min(kGroupChannels, out_width_ - c0);
       for (int64_t block = 0; block < blocks_; ++block) {
@@ -366,13 +407,12 @@ class BlockedConvKernel : public OpKernel {
             const int64_t c = block * block_channels_ + ci;
             for (int64_t col = 0; col < width; ++col) {
               const bool real = c0 + col < out_channels_ && c < channels_;
-              *dst++ = real ? wd[((c0 + col) * channels_ + c) * taps_ + tap] : 0.0f;
+              *dst++ = real ? wd[((c0 + col) * channels_ + c) * taps_ + tap] : T{0};
             }
           }
         }
       }
     }
-    return packed;
   }
 
   // Whether the full tile starting at output pixel p0 lies on one output row with every tap inside
@@ -435,7 +475,7 @@ class BlockedConvKernel : public OpKernel {
   int64_t out_blocks_ = 0, block_offset_ = 0;  // the output's channel blocks, and where ours start
   std::vector<float> bias_;
   // Both shared by content across kernels and sessions (shared_weights.h).
-  std::shared_ptr<const AlignedFloats> packed_;  // the direct tiles' weights (see the header), or
+  std::shared_ptr<const PackedWeights> packed_;  // the direct tiles' weights (see the header), or
   std::shared_ptr<const WinogradConv> winograd_;  // a 3x3 stride-1 convolution's (winograd.h)
   BlockedConvLayout layout_;  // what the plans read of the above
   LastPlan<BlockedConvPlan> last_plan_;

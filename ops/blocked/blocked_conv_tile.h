@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+
+#include "include/onnxflow/tensor.h"
 
 #include "ops/blocked/blocked_layout.h"
-#include "ops/math/gemm.h"  // ActivationSpec
+#include "ops/math/gemm.h"  // ActivationSpec, AlignedFloats
 
 namespace onnxflow {
 
@@ -16,6 +19,51 @@ inline constexpr int64_t kTilePixels = 6;
 // Output channels per packed weight group and per task of the convolutions that call the tile
 // (BlockedConv, Winograd): the 4 AVX-512 vectors one tile accumulates.
 inline constexpr int64_t kGroupChannels = 64;
+
+// How packed convolution weights are stored. A float16 (or bfloat16) model's weights stay 16-bit
+// in memory, half the bytes of float; the convolutions widen them to float as they run (the
+// direct path a chunk at a time, blocked_conv.cc; Winograd's transform, winograd.cc), so the
+// tiles compute what they compute for a float model on the widened weights, bit for bit.
+enum class WeightType : uint8_t { kFloat, kFloat16, kBFloat16 };
+
+inline int64_t WeightBytes(WeightType t) { return t == WeightType::kFloat ? 4 : 2; }
+
+// The WeightType of a tensor of `t`, or nothing for the types no tile reads.
+inline std::optional<WeightType> WeightTypeOf(DataType t) {
+  switch (t) {
+    case DataType::kFloat:
+      return WeightType::kFloat;
+    case DataType::kFloat16:
+      return WeightType::kFloat16;
+    case DataType::kBFloat16:
+      return WeightType::kBFloat16;
+    default:
+      return std::nullopt;
+  }
+}
+
+// Packed weights of one of those types, 64-byte aligned: a row of 64 float weights is four whole
+// cache lines, of 64 half ones two.
+class PackedWeights {
+ public:
+  PackedWeights() = default;
+  PackedWeights(WeightType type, int64_t size)
+      : type_(type), size_(size), storage_(AlignedFloats::Make((size * WeightBytes(type) + 3) / 4, /*zero=*/false)) {}
+
+  WeightType type() const { return type_; }
+  int64_t size() const { return size_; }  // in weights
+  // Weight `i` on.
+  const void* at(int64_t i) const { return reinterpret_cast<const char*>(storage_.get()) + i * WeightBytes(type_); }
+  template <class T>
+  T* mutable_data() const {
+    return reinterpret_cast<T*>(storage_.get());
+  }
+
+ private:
+  WeightType type_ = WeightType::kFloat;
+  int64_t size_ = 0;
+  AlignedFloats storage_;
+};
 
 struct BlockedTile {
   // Input: the chunk's first channel block of one image. A pixel's channels of a block are
@@ -51,12 +99,15 @@ struct BlockedTile {
   // Weights to request into the cache while this tile runs (the next chunk's share of this
   // tile), or null: in a network a convolution's weights arrive cold from memory, and the
   // hardware prefetcher stops at every 4 KB page.
-  const float* prefetch = nullptr;
-  int64_t prefetch_floats = 0;
+  const void* prefetch = nullptr;
+  int64_t prefetch_bytes = 0;
   bool accumulate = false;  // add to y (a later chunk of input channels)
   bool last = false;        // the last chunk: apply the activation
   ActivationSpec activation;
 };
+
+// Widens `n` packed weights of `type` into `out` (exact).
+void WidenWeights(const void* weights, WeightType type, int64_t n, float* out);
 
 // Runs one tile on the best SIMD target of this CPU.
 void RunBlockedTile(const BlockedTile& tile);

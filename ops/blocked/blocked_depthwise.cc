@@ -30,6 +30,7 @@
 #include "ops/framework/parallel.h"
 #include "ops/math/conv_geometry.h"
 #include "ops/math/fused_activation.h"
+#include "ops/math/float_view.h"
 
 namespace onnxflow {
 
@@ -45,8 +46,8 @@ class BlockedDepthwiseKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(ConvAttributes attrs, ParseConvAttributes(info));
     ONNXFLOW_ASSIGN_OR_RETURN(ActivationSpec activation, ParseFusedActivation(info));
     const Tensor* w = info.constant_input(1);
-    if (w == nullptr || w->dtype() != DataType::kFloat || w->rank() != 4 || w->dim(1) != 1 || w->dim(0) == 0) {
-      return InvalidArgument("BlockedDepthwiseConv: W must be a constant float [C, 1, kh, kw]");
+    if (w == nullptr || !IsFloatLike(w->dtype()) || w->rank() != 4 || w->dim(1) != 1 || w->dim(0) == 0) {
+      return InvalidArgument("BlockedDepthwiseConv: W must be a constant float, float16 or bfloat16 [C, 1, kh, kw]");
     }
     const int64_t channels = w->dim(0);
     if (attrs.group != channels) {
@@ -110,10 +111,14 @@ class BlockedDepthwiseKernel : public OpKernel {
     blocks_ = (channels + kChannelBlock - 1) / kChannelBlock;
     weights_.assign(static_cast<size_t>(blocks_ * taps * kChannelBlock), 0.0f);
     bias_.assign(static_cast<size_t>(blocks_ * kChannelBlock), 0.0f);
+    // A half model's weights are widened here: a depthwise layer's are 1/C of a full
+    // convolution's, too few to keep in 16 bits.
+    std::vector<float> widened;
+    const float* wd = FloatData(w, widened);
     for (int64_t c = 0; c < channels; ++c) {
       const int64_t block = c / kChannelBlock, lane = c % kChannelBlock;
       for (int64_t t = 0; t < taps; ++t) {
-        weights_[static_cast<size_t>((block * taps + t) * kChannelBlock + lane)] = w.data<float>()[c * taps + t];
+        weights_[static_cast<size_t>((block * taps + t) * kChannelBlock + lane)] = wd[c * taps + t];
       }
       if (b != nullptr) bias_[static_cast<size_t>(c)] = b->data<float>()[c];
     }

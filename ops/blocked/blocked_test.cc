@@ -15,6 +15,7 @@
 #include "ops/blocked/blocked_layout.h"
 #include "ops/blocked/register.h"
 #include "ops/blocked/winograd.h"
+#include "ops/framework/numeric.h"
 #include "ops/framework/shape.h"
 #include "ops/framework/testing.h"
 #include "ops/math/conv_geometry.h"
@@ -85,6 +86,29 @@ struct ConvCase {
   int threads = 1;
 };
 
+// BlockedConv of case `cs` with weights `w`, on the case's X, B and Z (Random, seeds 1, 3, 4).
+void SetUpConv(const ConvCase& cs, const Tensor& w, OpTest* test) {
+  ConvAttributes attrs;
+  attrs.strides = cs.strides;
+  attrs.pads = cs.pads;
+  attrs.dilations = cs.dilations;
+  const Shape y_shape = ComputeConvGeometry(attrs, cs.x, cs.w).value().output_shape();
+  const Tensor x_nchw = Tensor::FromVector<float>(cs.x, Random(ElementCount(cs.x), 1));
+  const bool stem = cs.x[1] < kChannelBlock;
+  test->Input(stem ? x_nchw : ToBlockedRef(x_nchw)).Input(w).ConstantInput(1);
+  if (cs.bias) {
+    test->Input(Tensor::FromVector<float>({cs.w[0]}, Random(cs.w[0], 3))).ConstantInput(2);
+  } else if (cs.residual) {
+    test->AbsentInput();
+  }
+  if (cs.residual) test->Input(ToBlockedRef(Tensor::FromVector<float>(y_shape, Random(ElementCount(y_shape), 4))));
+  if (!cs.strides.empty()) test->Attr("strides", cs.strides);
+  if (!cs.pads.empty()) test->Attr("pads", cs.pads);
+  if (!cs.dilations.empty()) test->Attr("dilations", cs.dilations);
+  if (!cs.activation.empty()) test->Attr("activation", cs.activation);
+  test->Threads(cs.threads);
+}
+
 void RunConvCase(const ConvCase& cs) {
   SCOPED_TRACE("X " + ShapeToString(cs.x) + " W " + ShapeToString(cs.w));
   const std::vector<float> x = Random(ElementCount(cs.x), 1), w = Random(ElementCount(cs.w), 2),
@@ -105,21 +129,8 @@ void RunConvCase(const ConvCase& cs) {
     expected[i] = ActivationScalar(act, static_cast<float>(yd[i] + (cs.residual ? z[i] : 0.0)));
   }
 
-  const Tensor x_nchw = Tensor::FromVector<float>(cs.x, x);
-  const bool stem = cs.x[1] < kChannelBlock;
   OpTest test("BlockedConv", 1, "com.onnxflow");
-  test.Input(stem ? x_nchw : ToBlockedRef(x_nchw)).Input(Tensor::FromVector<float>(cs.w, w)).ConstantInput(1);
-  if (cs.bias) {
-    test.Input(Tensor::FromVector<float>({cs.w[0]}, b)).ConstantInput(2);
-  } else if (cs.residual) {
-    test.AbsentInput();
-  }
-  if (cs.residual) test.Input(ToBlockedRef(Tensor::FromVector<float>(g.output_shape(), z)));
-  if (!cs.strides.empty()) test.Attr("strides", cs.strides);
-  if (!cs.pads.empty()) test.Attr("pads", cs.pads);
-  if (!cs.dilations.empty()) test.Attr("dilations", cs.dilations);
-  if (!cs.activation.empty()) test.Attr("activation", cs.activation);
-  test.Threads(cs.threads);
+  SetUpConv(cs, Tensor::FromVector<float>(cs.w, w), &test);
   const Tensor want = ToBlockedRef(Tensor::FromVector<float>(g.output_shape(), expected));
   Result<Tensor> y = RunOne(test);
   ASSERT_TRUE(y.ok()) << y.status().ToString();
@@ -188,6 +199,46 @@ TARGETS_TEST(BlockedConvTest, WinogradAndItsLimit) {
   RunConvCase(direct);
   attrs.strides = {2, 2};
   EXPECT_FALSE(WinogradConv::Applies(attrs, winograd.w));
+}
+
+// A float16 or bfloat16 model's weights stay 16-bit in the kernel (blocked_conv_tile.h) and are
+// widened in registers, Winograd's transformed as each task runs (winograd.cc): the outputs equal
+// the float kernel's on the widened weights, bit for bit, on the direct tiles (pointwise, windows,
+// stems, narrow tiles, chunks of input blocks, strides) and on Winograd's; with subnormal weights.
+void RunHalfWeightsCase(const ConvCase& cs) {
+  std::vector<float> w = Random(ElementCount(cs.w), 2);
+  for (size_t i = 0; i < w.size(); i += 7) w[i] *= 1e-6f;  // float16 subnormals
+  for (DataType type : {DataType::kFloat16, DataType::kBFloat16}) {
+    SCOPED_TRACE(std::string(DataTypeName(type)) + " X " + ShapeToString(cs.x) + " W " + ShapeToString(cs.w));
+    std::vector<float> widened(w.size());
+    std::vector<Float16> half(w.size());
+    std::vector<BFloat16> bf16(w.size());
+    for (size_t i = 0; i < w.size(); ++i) {
+      half[i].bits = FloatToHalf(w[i]);
+      bf16[i].bits = FloatToBFloat16(w[i]);
+      widened[i] = type == DataType::kFloat16 ? HalfToFloat(half[i].bits) : BFloat16ToFloat(bf16[i].bits);
+    }
+    OpTest in_float("BlockedConv", 1, "com.onnxflow"), in_16_bits("BlockedConv", 1, "com.onnxflow");
+    SetUpConv(cs, Tensor::FromVector<float>(cs.w, widened), &in_float);
+    SetUpConv(cs, type == DataType::kFloat16 ? Tensor::FromVector<Float16>(cs.w, half)
+                                             : Tensor::FromVector<BFloat16>(cs.w, bf16),
+              &in_16_bits);
+    Result<Tensor> want = RunOne(in_float), y = RunOne(in_16_bits);
+    ASSERT_TRUE(want.ok()) << want.status().ToString();
+    ASSERT_TRUE(y.ok()) << y.status().ToString();
+    EXPECT_TRUE(TensorsEqual(*want, *y));
+  }
+}
+
+TARGETS_TEST(BlockedConvTest, HalfWeightsEqualTheFloatKernelOnWidenedWeights) {
+  RunHalfWeightsCase({{1, 160, 4, 5}, {80, 160, 1, 1}, {}, {}, {}, true, false, "Relu"});
+  RunHalfWeightsCase({{1, 64, 13, 11}, {32, 64, 1, 1}, {}, {}, {}, true, true, "Relu", 2});
+  RunHalfWeightsCase({{1, 640, 4, 5}, {80, 640, 3, 3}, {}, {1, 1, 1, 1}, {}, true, false, "Relu"});
+  RunHalfWeightsCase({{1, 272, 3, 4}, {272, 272, 3, 3}, {}, {1, 1, 1, 1}});
+  RunHalfWeightsCase({{1, 40, 11, 11}, {72, 40, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, true, true, "Relu", 2});
+  RunHalfWeightsCase({{1, 3, 23, 21}, {64, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {}, true, false, "Relu"});
+  RunHalfWeightsCase({{2, 32, 11, 13}, {80, 32, 3, 3}, {}, {0, 2, 1, 0}, {}, true, true, "Relu", 2});  // Winograd
+  RunHalfWeightsCase({{1, 64, 28, 28}, {128, 64, 3, 3}, {}, {1, 1, 1, 1}, {}, true, false, "Relu", 2});
 }
 
 // The epilogue applies each fused activation (Relu has its own path), after the residual.
@@ -443,7 +494,7 @@ TEST(BlockedDepthwiseTest, RefusesWhatItIsNot) {
     return y.ok() ? std::string() : y.status().ToString();
   };
   const std::string two_per_group = refusal({1, 1, 4, 4, 16}, {16, 2, 3, 3}, 8);
-  EXPECT_NE(two_per_group.find("W must be a constant float [C, 1, kh, kw]"), std::string::npos) << two_per_group;
+  EXPECT_NE(two_per_group.find("W must be a constant float, float16 or bfloat16 [C, 1, kh, kw]"), std::string::npos) << two_per_group;
   const std::string grouped = refusal({1, 1, 4, 4, 16}, {16, 1, 3, 3}, 8);
   EXPECT_NE(grouped.find("group 8 must equal W's 16 channels"), std::string::npos) << grouped;
   const std::string blocks = refusal({1, 2, 4, 4, 16}, {16, 1, 3, 3}, 16);
@@ -454,7 +505,7 @@ TEST(BlockedDepthwiseTest, RefusesWhatItIsNot) {
   // Hostile geometry is refused, not run: a zero stride, a 3-D weight.
   for (const auto& [w_shape, strides, reason] : std::vector<std::tuple<Shape, std::vector<int64_t>, std::string>>{
            {{16, 1, 3, 3}, {0, 1}, "strides must be positive"},
-           {{16, 1, 3}, {1}, "W must be a constant float [C, 1, kh, kw]"}}) {
+           {{16, 1, 3}, {1}, "W must be a constant float, float16 or bfloat16 [C, 1, kh, kw]"}}) {
     OpTest hostile("BlockedDepthwiseConv", 1, "com.onnxflow");
     hostile.Input(Tensor(DataType::kFloat, {1, 1, 4, 4, 16})).Input(Tensor(DataType::kFloat, w_shape)).ConstantInput(1);
     hostile.Attr("group", int64_t{16}).Attr("strides", strides);

@@ -4,7 +4,7 @@
 // hwy/foreach_target.h; the driver never touches vectors.
 //
 // With d a 6x6 input patch and g a 3x3 filter,
-//   V = B^T d B,   U = G g G^T (at load),   M = sum over input channels of U . V,   Y = A^T M A
+//   V = B^T d B,   U = G g G^T (at load; for 16-bit weights by each task), M = sum over input channels of U . V,   Y = A^T M A
 // gives the 4x4 outputs of the cross-correlation (ONNX's Conv) of the patch with g. The matrices
 // are Lavin & Gray's (2015), Toom-Cook's for the points 0, +-1, +-2 and infinity. In float the
 // result is within about 1e-4 of the outputs' scale (rms) where the direct sum is within 1e-6;
@@ -22,6 +22,7 @@
 
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
+#include "ops/blocked/load_weights-inl.h"
 #include "ops/blocked/winograd_tiles.h"
 #include "ops/math/activate-inl.h"
 
@@ -178,6 +179,65 @@ void WinogradOutputBlocks(const WinogradOutput& out) {
 
 void WinogradOutputImpl(const WinogradOutput& out) {
   WithEpilogueKind(out.activation, [&](auto tag) { WinogradOutputBlocks<decltype(tag)::value>(out); });
+}
+
+// r = G s on one column (or row) of three filter taps s; G (6x3) of F(4x4, 3x3) is
+//   1/4 0 0;  -1/6 -1/6 -1/6;  -1/6 1/6 -1/6;  1/24 1/12 1/6;  1/24 -1/12 1/6;  0 0 1
+// (the sign of rows 1 and 2 is B^T's flipped), its coefficients rounded to float.
+HWY_INLINE void WeightRows(WinoD d, const WinoV* s, WinoV* r) {
+  const WinoV quarter = hn::Set(d, 1.0f / 4), sixth = hn::Set(d, 1.0f / 6);
+  const WinoV twelfth = hn::Set(d, 1.0f / 12), twenty_fourth = hn::Set(d, 1.0f / 24);
+  const WinoV s02 = hn::Add(s[0], s[2]);
+  const WinoV outer = hn::MulAdd(twenty_fourth, s[0], hn::Mul(sixth, s[2]));  // s0 / 24 + s2 / 6
+  r[0] = hn::Mul(quarter, s[0]);
+  r[1] = hn::Neg(hn::Mul(sixth, hn::Add(s02, s[1])));  // -(s0 + s1 + s2) / 6
+  r[2] = hn::Neg(hn::Mul(sixth, hn::Sub(s02, s[1])));  // -(s0 - s1 + s2) / 6
+  r[3] = hn::MulAdd(twelfth, s[1], outer);
+  r[4] = hn::NegMulAdd(twelfth, s[1], outer);
+  r[5] = s[2];
+}
+
+// U of a group (WinogradWeights), an input channel at a time: its 36 points for every output
+// channel go to a scratch first, then to U point by point, whole rows of `width` at once (the 36
+// points are 36 far-apart rows of U; stored a vector at a time they contend for the same cache
+// sets, and the transform took 10x its arithmetic).
+template <class TW>
+void GroupWeights(const WinogradWeights& p) {
+  const WinoD d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t point_stride = p.in_width * p.width;
+  const TW* HWY_RESTRICT g = static_cast<const TW*>(p.g);
+  HWY_ALIGN float points[kWinogradPoints * kGroupChannels];
+  for (int64_t c = 0; c < p.in_width; ++c) {
+    for (int64_t o = 0; o < p.width; o += lanes) {
+      // t[i][b] = sum_a G[i][a] g[a][b]: G on each column of the filter.
+      WinoV t[kWinogradPatch][3];
+      HWY_UNROLL(3)
+      for (size_t b = 0; b < 3; ++b) {
+        WinoV col[3], rows[kWinogradPatch];
+        HWY_UNROLL(3)
+        for (size_t a = 0; a < 3; ++a) col[a] = LoadWeights(d, g + (c * 9 + static_cast<int64_t>(a * 3 + b)) * p.ldg + o);
+        WeightRows(d, col, rows);
+        HWY_UNROLL(6)
+        for (size_t i = 0; i < kWinogradPatch; ++i) t[i][b] = rows[i];
+      }
+      // U[i][j] = sum_b t[i][b] G[j][b]: G on each row of t.
+      HWY_UNROLL(6)
+      for (size_t i = 0; i < kWinogradPatch; ++i) {
+        WinoV row[kWinogradPatch];
+        WeightRows(d, t[i], row);
+        HWY_UNROLL(6)
+        for (size_t j = 0; j < kWinogradPatch; ++j) hn::Store(row[j], d, points + (i * kWinogradPatch + j) * kGroupChannels + o);
+      }
+    }
+    for (int64_t xi = 0; xi < kWinogradPoints; ++xi) {
+      std::copy_n(points + xi * kGroupChannels, p.width, p.u + xi * point_stride + c * p.width);
+    }
+  }
+}
+
+void WinogradWeightsImpl(const WinogradWeights& p) {
+  WithWeightType(p.type, [&](auto weight) { GroupWeights<decltype(weight)>(p); });
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -18,6 +18,7 @@
 #if HWY_ONCE
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "ops/blocked/blocked_conv_tile.h"
@@ -28,11 +29,13 @@ namespace onnxflow {
 
 HWY_EXPORT(WinogradInputImpl);
 HWY_EXPORT(WinogradOutputImpl);
+HWY_EXPORT(WinogradWeightsImpl);
 
 void RunWinogradInput(const WinogradInput& in, int64_t tile0, int64_t tile1) {
   HWY_DYNAMIC_DISPATCH(WinogradInputImpl)(in, tile0, tile1);
 }
 void RunWinogradOutput(const WinogradOutput& out) { HWY_DYNAMIC_DISPATCH(WinogradOutputImpl)(out); }
+void RunWinogradWeights(const WinogradWeights& weights) { HWY_DYNAMIC_DISPATCH(WinogradWeightsImpl)(weights); }
 
 namespace {
 
@@ -44,16 +47,6 @@ constexpr int64_t kMaxWeightBytes = int64_t{256} * 256 * kWinogradPoints * sizeo
 constexpr int64_t kMaxTilesPerTask = 30;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// G (6x3) of F(4x4, 3x3) (winograd-inl.h). The sign of rows 1 and 2 is B^T's flipped.
-constexpr double kG[kWinogradPatch][3] = {
-    {1.0 / 4, 0, 0},
-    {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-    {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-    {1.0 / 24, 1.0 / 12, 1.0 / 6},
-    {1.0 / 24, -1.0 / 12, 1.0 / 6},
-    {0, 0, 1},
-};
 
 bool AllOnes(const std::vector<int64_t>& v) {
   return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 1; });
@@ -70,30 +63,52 @@ bool WinogradConv::Applies(const ConvAttributes& attrs, const Shape& w) {
   return in_width * out_width * kWinogradPoints * static_cast<int64_t>(sizeof(float)) <= kMaxWeightBytes;
 }
 
-WinogradConv::WinogradConv(const float* w, int64_t out_channels, int64_t channels, int64_t in_width,
+// A 16-bit model's weights (graph/half_compute.cc keeps them 16-bit) stay 16-bit here, and each
+// task transforms its group's U as it runs (WinogradWeights, into memory freed after the task):
+// the same U as the float path's, bit for bit. Measured on real_inception_v1 fp16 (float model:
+// 109 MB peak RSS, 13.9 ms on one core, max abs 5.4e-7 from ONNX Runtime's fp16 outputs):
+//  - U kept in float, 36 numbers per 9 weights (8x their bytes): 99 MB;
+//  - U rounded to 16 bits: 77 MB, and the added rounding tripled the error (1.3e-6; squeezenet
+//    5.0e-6 -> 1.7e-5, past rtol 1e-3 on one class);
+//  - no Winograd for 16-bit weights (the direct tiles): 50 MB but 17.6 ms, 1.27x the float model;
+//  - transformed per task (this): 61-63 MB, the float model's error (5.4e-7), 1.07x its time on
+//    one core (loaded machine, best of 5 rounds: 16.6 vs 15.5 ms). The transform is the cost:
+//    squeezenet's 64 -> 256 channels on 13x13 (16 tiles) spends 0.12 of its 0.5 ms in it.
+WinogradConv::WinogradConv(const void* w, WeightType type, int64_t out_channels, int64_t channels, int64_t in_width,
                            int64_t out_width)
-    : in_width_(in_width), out_width_(out_width), packed_(AlignedFloats::Make(kWinogradPoints * in_width * out_width)) {
-  // U = G g G^T in double, then rounded once.
-  float* u = packed_.get();
+    : in_width_(in_width), out_width_(out_width) {
+  // W as [in channel][tap][out channel], pad channels zero (the bits of +0 in every type).
+  PackedWeights g(type, in_width * 9 * out_width);
+  std::fill_n(g.mutable_data<char>(), g.size() * WeightBytes(type), 0);
+  const int64_t bytes = WeightBytes(type);
+  const char* wd = static_cast<const char*>(w);
+  char* gd = g.mutable_data<char>();
   for (int64_t o = 0; o < out_channels; ++o) {
-    const int64_t c0 = o / kGroupChannels * kGroupChannels, width = std::min(kGroupChannels, out_width - c0);
-    float* group = u + c0 * kWinogradPoints * in_width;
     for (int64_t c = 0; c < channels; ++c) {
-      const float* g = w + (o * channels + c) * 9;
-      double gg[kWinogradPatch][3];  // G g
-      for (int i = 0; i < kWinogradPatch; ++i) {
-        for (int b = 0; b < 3; ++b) {
-          gg[i][b] = kG[i][0] * g[b] + kG[i][1] * g[3 + b] + kG[i][2] * g[6 + b];
-        }
-      }
-      for (int i = 0; i < kWinogradPatch; ++i) {
-        for (int j = 0; j < kWinogradPatch; ++j) {
-          const double value = gg[i][0] * kG[j][0] + gg[i][1] * kG[j][1] + gg[i][2] * kG[j][2];
-          group[((i * kWinogradPatch + j) * in_width + c) * width + (o - c0)] = static_cast<float>(value);
-        }
+      for (int64_t k = 0; k < 9; ++k) {
+        std::copy_n(wd + ((o * channels + c) * 9 + k) * bytes, bytes, gd + ((c * 9 + k) * out_width + o) * bytes);
       }
     }
   }
+  if (type != WeightType::kFloat) {
+    g_ = std::move(g);
+    return;
+  }
+  u_ = PackedWeights(WeightType::kFloat, kWinogradPoints * in_width * out_width);
+  for (int64_t c0 = 0; c0 < out_width; c0 += kGroupChannels) {
+    TransformGroup(g, c0, u_.mutable_data<float>() + c0 * kWinogradPoints * in_width);
+  }
+}
+
+void WinogradConv::TransformGroup(const PackedWeights& g, int64_t c0, float* u) const {
+  WinogradWeights group;
+  group.g = g.at(c0);
+  group.type = g.type();
+  group.ldg = out_width_;
+  group.in_width = in_width_;
+  group.width = std::min(kGroupChannels, out_width_ - c0);
+  group.u = u;
+  RunWinogradWeights(group);
 }
 
 void WinogradConv::Run(const KernelContext& ctx, const WinogradImage& image) const {
@@ -127,22 +142,37 @@ void WinogradConv::Run(const KernelContext& ctx, const WinogradImage& image) con
 
   // 2. Tasks of (tile range, output group): enough for every core, an equal number per core.
   // Ranges are cut at whole tile calls (kTilePixels tiles): a call of 2 tiles costs nearly what
-  // one of 6 does, so 16 tiles in two ranges are 6 + 10, not 8 + 8.
+  // one of 6 does, so 16 tiles in two ranges are 6 + 10, not 8 + 8. A task runs its range in
+  // parts of at most kMaxTilesPerTask tiles (its M stays in L2). Float weights: a range per part.
+  // 16-bit weights: as few ranges as the cores need, each task transforming its group's U once
+  // (a range of 30 tiles per task cost squeezenet's 3x3 layers a fifth more than float).
   const int threads = ctx.threads();
   const int64_t groups = CeilDiv(out_width_, kGroupChannels);
   const int64_t calls = CeilDiv(tiles, kTilePixels);
-  int64_t ranges = CeilDiv(tiles, kMaxTilesPerTask);
+  const bool transform = u_.size() == 0;
+  int64_t ranges = transform ? 1 : CeilDiv(tiles, kMaxTilesPerTask);
   while (groups * ranges < 2 * threads && ranges < calls) ++ranges;
   while ((groups * ranges) % threads != 0 && ranges < calls) ++ranges;
   ranges = std::min(ranges, calls);
 
   auto run_task = [&](int64_t task) {
     const int64_t group = task / ranges, range = task % ranges;
-    const int64_t tile0 = range * calls / ranges * kTilePixels;
-    const int64_t count = std::min(tiles, (range + 1) * calls / ranges * kTilePixels) - tile0;
+    const int64_t range0 = range * calls / ranges * kTilePixels;
+    const int64_t range_tiles = std::min(tiles, (range + 1) * calls / ranges * kTilePixels) - range0;
     const int64_t c0 = group * kGroupChannels, width = std::min(kGroupChannels, out_width_ - c0);
     const int64_t out_blocks = width / kChannelBlock;
-    AlignedFloats m = AlignedFloats::Make(kWinogradPoints * out_blocks * count * kChannelBlock, /*zero=*/false);
+    const int64_t part_tiles = std::min(range_tiles, kMaxTilesPerTask);
+    AlignedFloats m = AlignedFloats::Make(kWinogradPoints * out_blocks * part_tiles * kChannelBlock, /*zero=*/false);
+    // U of the group: the constructor's, or (16-bit weights) this task's, in memory that goes
+    // back to malloc, not to the scratch free list, which would keep one such buffer per size
+    // (up to 2.4 MB each) for good.
+    std::unique_ptr<float[]> transformed;
+    const float* u = u_.size() != 0 ? u_.mutable_data<float>() + c0 * kWinogradPoints * in_width_ : nullptr;
+    if (transform) {
+      transformed.reset(new float[static_cast<size_t>(kWinogradPoints * in_width_ * width)]);
+      TransformGroup(g_, c0, transformed.get());
+      u = transformed.get();
+    }
     static const int64_t kNoTapOffset[1] = {0};
     BlockedTile t;
     t.x_block_stride = tiles * kChannelBlock;
@@ -153,34 +183,36 @@ void WinogradConv::Run(const KernelContext& ctx, const WinogradImage& image) con
     t.pixel_step = kChannelBlock;
     t.ldw = width;
     t.width = width;
-    t.y_block_stride = count * kChannelBlock;
     t.last = true;
-    const float* group_weights = packed_.get() + c0 * kWinogradPoints * in_width_;
-    for (int64_t xi = 0; xi < kWinogradPoints; ++xi) {
-      t.x = v.get() + xi * xi_stride;
-      t.w = group_weights + xi * in_width_ * width;
-      float* m_xi = m.get() + xi * out_blocks * count * kChannelBlock;
-      for (int64_t p = 0; p < count; p += kTilePixels) {
-        t.base = (tile0 + p) * kChannelBlock;
-        t.pixels = std::min(kTilePixels, count - p);
-        t.y = m_xi + p * kChannelBlock;
-        RunBlockedTile(t);
+    for (int64_t tile0 = range0; tile0 < range0 + range_tiles; tile0 += part_tiles) {
+      const int64_t count = std::min(part_tiles, range0 + range_tiles - tile0);
+      t.y_block_stride = count * kChannelBlock;
+      for (int64_t xi = 0; xi < kWinogradPoints; ++xi) {
+        t.x = v.get() + xi * xi_stride;
+        t.w = u + xi * in_width_ * width;
+        float* m_xi = m.get() + xi * out_blocks * count * kChannelBlock;
+        for (int64_t p = 0; p < count; p += kTilePixels) {
+          t.base = (tile0 + p) * kChannelBlock;
+          t.pixels = std::min(kTilePixels, count - p);
+          t.y = m_xi + p * kChannelBlock;
+          RunBlockedTile(t);
+        }
       }
+      WinogradOutput out;
+      out.m = m.get();
+      out.blocks = out_blocks;
+      out.tiles = count;
+      out.tile0 = tile0;
+      out.tiles_w = tiles_w;
+      out.height = image.out_rows;
+      out.width = image.out_cols;
+      out.y = image.y + (c0 / kChannelBlock) * image.block_stride;
+      out.residual = image.residual != nullptr ? image.residual + (c0 / kChannelBlock) * image.block_stride : nullptr;
+      out.y_block_stride = image.block_stride;
+      out.bias = image.bias != nullptr ? image.bias + c0 : nullptr;
+      out.activation = image.activation;
+      RunWinogradOutput(out);
     }
-    WinogradOutput out;
-    out.m = m.get();
-    out.blocks = out_blocks;
-    out.tiles = count;
-    out.tile0 = tile0;
-    out.tiles_w = tiles_w;
-    out.height = image.out_rows;
-    out.width = image.out_cols;
-    out.y = image.y + (c0 / kChannelBlock) * image.block_stride;
-    out.residual = image.residual != nullptr ? image.residual + (c0 / kChannelBlock) * image.block_stride : nullptr;
-    out.y_block_stride = image.block_stride;
-    out.bias = image.bias != nullptr ? image.bias + c0 : nullptr;
-    out.activation = image.activation;
-    RunWinogradOutput(out);
   };
   const int64_t tasks = groups * ranges;
   ParallelTasks(ctx, tasks, 2 * kWinogradPoints * tiles * in_width_ * out_width_, run_task);

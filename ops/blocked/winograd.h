@@ -1,6 +1,6 @@
 // Winograd F(4x4, 3x3) for BlockedConv's 3x3 convolutions of stride 1 (winograd.cc): a 4x4 tile
 // of outputs costs 36 products per (input, output) channel pair instead of 144, for 4x the
-// weights' memory.
+// weights' memory (float weights; 16-bit ones are transformed as the convolution runs).
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,8 @@
 #include "include/onnxflow/tensor.h"
 #include "ops/framework/kernel.h"
 #include "ops/math/conv_geometry.h"
+#include "ops/blocked/blocked_conv_tile.h"
+#include "ops/blocked/winograd_tiles.h"
 #include "ops/math/gemm.h"
 
 namespace onnxflow {
@@ -31,18 +33,26 @@ class WinogradConv {
   // stay within kMaxWeightBytes once transformed.
   static bool Applies(const ConvAttributes& attrs, const Shape& w);
 
-  // Transforms W [out_channels, channels, 3, 3] for channels padded to in_width and out_width
-  // (multiples of 16; the pad channels get zero weights).
-  WinogradConv(const float* w, int64_t out_channels, int64_t channels, int64_t in_width, int64_t out_width);
+  // W [out_channels, channels, 3, 3] of `type`, for channels padded to in_width and out_width
+  // (multiples of 16; the pad channels get zero weights): float W is transformed here, 16-bit W
+  // is kept 16-bit and transformed by each task as it runs (winograd.cc says why).
+  WinogradConv(const void* w, WeightType type, int64_t out_channels, int64_t channels, int64_t in_width,
+               int64_t out_width);
 
   // One image: its input tiles' transform, then per task (a range of tiles, a group of 64
   // output channels) the 36 products as pointwise blocked tiles and the output transform.
   void Run(const KernelContext& ctx, const WinogradImage& image) const;
 
  private:
+  // Writes U of the group from output channel c0 of `g` (W by input channel) into `u`
+  // ([36][in_width][group width]).
+  void TransformGroup(const PackedWeights& g, int64_t c0, float* u) const;
+
   int64_t in_width_, out_width_;
-  // U by groups of 64 output channels: [group][xi][in channel][group width].
-  AlignedFloats packed_;
+  // Float W: U by groups of 64 output channels, [group][xi][in channel][group width], or
+  PackedWeights u_;
+  // 16-bit W: W itself as [in channel][tap][out channel] (WinogradWeights' layout).
+  PackedWeights g_;
 };
 
 }  // namespace onnxflow

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "ops/blocked/blocked_conv_tile.h"
 #include "ops/blocked/blocked_layout.h"
 #include "ops/math/gemm.h"  // ActivationSpec
 
@@ -13,6 +14,19 @@ namespace onnxflow {
 inline constexpr int64_t kWinogradTile = 4;
 inline constexpr int64_t kWinogradPatch = 6;
 inline constexpr int64_t kWinogradPoints = kWinogradPatch * kWinogradPatch;
+
+// The transformed weights U = G g G^T of one group of output channels, for every input channel
+// and point (G: winograd-inl.h's WeightRows, in float): first t = G g per tap column, then
+// U = t G^T. The same float operations for float and 16-bit weights (those are widened exactly),
+// so the same U, bit for bit.
+struct WinogradWeights {
+  // The group's first output channel of W as [in_width][9][ldg] (ldg: all output channels).
+  const void* g = nullptr;
+  WeightType type = WeightType::kFloat;
+  int64_t ldg = 0, in_width = 0;
+  int64_t width = 0;  // the group's output channels, a multiple of 16
+  float* u = nullptr;  // [36][in_width][width]
+};
 
 // One input block's transform: tiles are numbered row by row, tiles_w to a row of the output;
 // tile t's patch starts at input pixel (t / tiles_w * 4 - top, t % tiles_w * 4 - left).
@@ -41,5 +55,6 @@ struct WinogradOutput {
 // On the best SIMD target of this CPU.
 void RunWinogradInput(const WinogradInput& in, int64_t tile0, int64_t tile1);
 void RunWinogradOutput(const WinogradOutput& out);
+void RunWinogradWeights(const WinogradWeights& weights);
 
 }  // namespace onnxflow

@@ -9,7 +9,7 @@
 // bias and the activation run in the GEMM epilogue. Strided 3x3-like convs, and stride-1 ones on
 // small maps, instead put the output channels in the lanes: C [out, M] = gathered image x W^T,
 // transposed into Y (PixelGather; which convs: PixelGathering below).
-// float16/bfloat16 compute in float; double uses the direct loop.
+// float16/bfloat16 compute in float (as does float X with 16-bit W); double uses the direct loop.
 #include "ops/framework/internal_ops.h"
 #include "ops/framework/parallel.h"
 #include "ops/math/register.h"
@@ -60,7 +60,10 @@ class ConvKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* w, ctx.RequireTensor(1));
     const Tensor* b = ctx.input_tensor(2);
-    if (x->dtype() != w->dtype() || (b != nullptr && b->dtype() != x->dtype())) {
+    // Or X, B float and W 16-bit: a half model's convolution after graph/half_compute.cc moved its
+    // arithmetic to float and left the weights in 16 bits (packed widened here, at load).
+    const bool half_weights = x->dtype() == DataType::kFloat && IsFloatLike(w->dtype());
+    if ((x->dtype() != w->dtype() && !half_weights) || (b != nullptr && b->dtype() != x->dtype())) {
       return InvalidArgument("Conv: X, W and B must have the same type");
     }
     ONNXFLOW_ASSIGN_OR_RETURN(ConvGeometry g, ComputeConvGeometry(attrs_, x->shape(), w->shape()));
