@@ -119,9 +119,13 @@ TEST(Conformance, MatchesExpectedFailures) {
     const std::string& name = selected[i];
     const CaseResult& r = results[i].result;
     const bool expected_to_fail = listed.count(name) > 0 && !results[i].died;
+    // An unseeded random op's case compares draws from numpy's global stream with ours, which are
+    // fresh entropy each run: it fails nearly always and can pass by chance (test_bernoulli_double
+    // did once, 10 coin flips), so only its failure is expected, not required.
+    const bool may_pass = expected_to_fail && listed.at(name).rfind("unseeded", 0) == 0;
     if (r.passed) {
       ++passed;
-      if (expected_to_fail) unexpected_passes.push_back(name);
+      if (expected_to_fail && !may_pass) unexpected_passes.push_back(name);
     } else {
       ++failed;
       std::printf("FAIL %s: %s\n", name.c_str(), r.reason.c_str());
