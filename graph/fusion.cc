@@ -9,7 +9,6 @@
 #include "graph/dynamic_quant_fusion.h"
 #include "graph/fusion_util.h"
 #include "graph/norm_fusion.h"
-#include "graph/sibling_matmul_fusion.h"
 #include "graph/rewrite.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/internal_ops.h"
@@ -491,7 +490,6 @@ Status FuseForInference(Graph* g) {
       {"FuseGeluTanh", FuseGeluTanh},
       {"FuseBiasGelu", FuseBiasGelu},
       {"FuseActivation", FuseActivation},
-      {"FuseSiblingMatMuls", FuseSiblingMatMuls},  // sibling_matmul_fusion.h
       {"FuseElementwiseChain", FuseElementwiseChain},  // chain_fusion.h
   };
   for (const auto& [name, rule] : kRules) ONNXFLOW_RETURN_IF_ERROR(RunRule(g, name, rule));

@@ -450,38 +450,6 @@ TEST(RmsNormFusion, NearMissesStay) {
   }
 }
 
-// ---- products that share their input (query, key, value) -> one wide product and a Split ----
-
-// x (2, 3, 8) times three constant weights, two with a bias, read as graph outputs; a fourth
-// product with a Relu epilogue and a fifth with a weight computed at run time stay apart.
-TEST(SiblingMatMulFusion, ProductsOfOneInputShareOneProduct) {
-  tools::ModelBuilder m(17);
-  m.Input("x", DataType::kFloat, {2, 3, 8});
-  m.Input("w_run", DataType::kFloat, {8, 4});
-  const std::vector<int64_t> widths = {6, 5, 7, 4};
-  for (size_t i = 0; i < widths.size(); ++i) {
-    const std::string n = std::to_string(i);
-    m.Initializer("w" + n, Random({8, widths[i]}, 40 + static_cast<uint32_t>(i)));
-    m.Node("MatMul", {"x", "w" + n}, {"p" + n});
-    std::string y = "p" + n;
-    if (i == 0 || i == 2) {
-      m.Initializer("b" + n, Random({widths[i]}, 50 + static_cast<uint32_t>(i)));
-      m.Node("Add", {y, "b" + n}, {"y" + n});
-      y = "y" + n;
-    }
-    if (i == 3) {
-      m.Node("Relu", {y}, {"y" + n});
-      y = "y" + n;
-    }
-    m.Output(y, DataType::kFloat, {}, /*rank_known=*/false);
-  }
-  m.Node("MatMul", {"x", "w_run"}, {"p_run"});
-  m.Output("p_run", DataType::kFloat, {}, /*rank_known=*/false);
-  const std::vector<NamedValue> inputs = {{"x", Random({2, 3, 8}, 60)}, {"w_run", Random({8, 4}, 61)}};
-  EXPECT_EQ(OpsWithSameOutputs(m.Serialize(), inputs),
-            (std::vector<std::string>{"FusedMatMul", "FusedMatMul", "MatMul", "Split"}));
-}
-
 // The written-out GELU after a linear layer is the layer's epilogue: one FusedMatMul.
 TEST(GeluFusion, WrittenOutGeluJoinsTheProduct) {
   for (GeluForm form : {GeluForm::kHalfLast, GeluForm::kHalfFirst, GeluForm::kMulBySqrtHalf}) {
