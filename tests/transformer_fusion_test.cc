@@ -335,7 +335,7 @@ std::string ResidualModel(const ResidualCase& c, std::vector<NamedValue>* inputs
 // the sum also read elsewhere: one AddLayerNormalization computing what the two ops did.
 TEST(ResidualNormFusion, AddThenLayerNormIsOneNode) {
   for (const auto& [a, b] : std::vector<std::pair<Shape, Shape>>{
-           {{2, 3, 8}, {2, 3, 8}}, {{2, 3, 8}, {3, 8}}, {{1, 3, 8}, {2, 3, 8}}, {{2, 3, 1}, {8}}}) {
+           {{2, 3, 8}, {2, 3, 8}}, {{2, 3, 8}, {3, 8}}, {{1, 3, 8}, {2, 3, 8}}, {{2, 3, 1}, {8}}, {{8}, {8}}}) {
     for (bool sum_read : {false, true}) {
       for (bool with_bias : {false, true}) {
         SCOPED_TRACE(std::to_string(a.size()) + "-d + " + std::to_string(b.size()) + "-d" +

@@ -61,7 +61,7 @@ class SkipNormKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* skip, ctx.RequireTensor(1));
     ONNXFLOW_RETURN_IF_ERROR(RequireFloatLike(*x, op_, "input"));
-    if (any_broadcast_ && x->shape() != skip->shape()) return BroadcastSum(ctx, *x, *skip);
+    if (any_broadcast_ && (x->shape() != skip->shape() || x->rank() < 2)) return BroadcastSum(ctx, *x, *skip);
     if (x->rank() < 2) return InvalidArgument(std::string(op_) + ": input must have rank 2 or 3, got " + ShapeToString(x->shape()));
     const int64_t n = x->dim(x->rank() - 1), rows = x->size() / std::max<int64_t>(n, 1);
     // skip: the shape of input, or (1, S, H) / (S, H) repeated over the batch.
