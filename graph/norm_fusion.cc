@@ -53,8 +53,9 @@ bool IsConstantTwo(const Graph& g, const std::string& name) {
   }
 }
 
-// x's root mean square behind `rs`: Sqrt(Add(ReduceMean(Pow(x, 2) or Mul(x, x), last axis), epsilon)),
-// each value read only inside the pattern; the nodes go to `nodes`.
+// The root mean square of x behind `rs` (RMSNorm's of x, LayerNormalization's of x - mean):
+// Sqrt(Add(ReduceMean(Pow(x, 2) or Mul(x, x), last axis), epsilon)), each value read only inside
+// the pattern; the nodes go to `nodes` (the square first).
 bool RootMeanSquareOf(const Graph& g, const std::string& rs, const std::string& x, std::vector<Id>* nodes,
                       float* epsilon) {
   const Id sqrt = ProducerOf(g, rs, "Sqrt", 1);
@@ -143,30 +144,12 @@ std::optional<Patch> FuseLayerNormalization(Rewriter& r, Id index) {
   const auto& dv = *div.proto;
   if (!IsOp(div, "Div") || div.opset < 7 || dv.input_size() != 2 || dv.output_size() != 1) return std::nullopt;
   // Backwards from Div(d, sqrt): Sqrt(Add(var, epsilon)), var = ReduceMean(d * d), d = Sub(x, mean).
-  const Id sqrt = ProducerOf(g, dv.input(1), "Sqrt", 1);
-  if (sqrt == kNone) return std::nullopt;
-  const Id add_eps = ProducerOf(g, r[sqrt].proto->input(0), "Add", 1);
-  if (add_eps == kNone || r[add_eps].opset < 7 || r[add_eps].proto->input_size() != 2) return std::nullopt;
-  const auto& ae = *r[add_eps].proto;
-  const int var_at = FloatConstant(g, ae, 1) != nullptr ? 0 : 1;
-  const Tensor* epsilon = FloatConstant(g, ae, 1 - var_at);
-  if (epsilon == nullptr || epsilon->size() != 1) return std::nullopt;
-  const Id var = ProducerOf(g, ae.input(var_at), "ReduceMean", 1);
-  if (var == kNone || !MeanOverLastAxis(g, r[var])) return std::nullopt;
-  const std::string& squares = r[var].proto->input(0);
+  // The root mean square of d behind the Div, d read by its square and the Div.
   const std::string& d = dv.input(0);
-  Id square = ProducerOf(g, squares, "Mul", 1);
-  int d_readers = 3;  // Mul(d, d) and the Div
-  if (square != kNone) {
-    const auto& sq = *r[square].proto;
-    if (sq.input_size() != 2 || sq.input(0) != d || sq.input(1) != d) return std::nullopt;
-  } else {
-    square = ProducerOf(g, squares, "Pow", 1);
-    if (square == kNone || r[square].proto->input(0) != d || !IsConstantTwo(g, r[square].proto->input(1))) {
-      return std::nullopt;
-    }
-    d_readers = 2;  // Pow(d, 2) and the Div
-  }
+  std::vector<Id> moments;  // square, ReduceMean, Add(epsilon), Sqrt
+  float epsilon = 0.0f;
+  if (!RootMeanSquareOf(g, dv.input(1), d, &moments, &epsilon)) return std::nullopt;
+  const int d_readers = IsOp(r[moments[0]], "Pow") ? 2 : 3;  // Pow(d, 2) or Mul(d, d), and the Div
   const Id sub = ProducerOf(g, d, "Sub", d_readers);
   if (sub == kNone || r[sub].opset < 7 || r[sub].proto->input_size() != 2) return std::nullopt;
   const std::string& x = r[sub].proto->input(0);
@@ -199,11 +182,13 @@ std::optional<Patch> FuseLayerNormalization(Rewriter& r, Id index) {
   if (!bias.empty()) fused->add_input(bias);
   fused->add_output(r[last].proto->output(0));
   SetIntAttr(fused.get(), "axis", -1);
-  SetFloatAttr(fused.get(), "epsilon", epsilon->data<float>()[0]);
+  SetFloatAttr(fused.get(), "epsilon", epsilon);
   Node node = WithProto(r[last], std::move(fused));
   node.domain.clear();
   node.opset = 17;
-  Patch patch{{mean, sub, square, var, add_eps, sqrt, index, scale_mul}, {std::move(node)}, {}};
+  Patch patch{{mean, sub}, {std::move(node)}, {}};
+  patch.replaced.insert(patch.replaced.end(), moments.begin(), moments.end());
+  patch.replaced.insert(patch.replaced.end(), {index, scale_mul});
   if (last != scale_mul) patch.replaced.push_back(last);
   return patch;
 }
