@@ -309,5 +309,36 @@ TEST(DynamicQuantizeLinear, SpecExample) {
   EXPECT_TRUE(Refused(wrong_type.Run(RegisterQuantKernels), StatusCode::kInvalidArgument, "x must be float, got float64"));
 }
 
+// The internal tail of a dynamically quantized convolution: y = max(float(acc) * scale + bias[c], 0),
+// and its refusals naming the input that is wrong.
+TEST(DequantizeAccumulator, ScalesAddsTheChannelBiasAndClamps) {
+  OpTest t("DequantizeAccumulator", 1, kOnnxflowDomain);
+  t.Attr("relu", int64_t{1});
+  t.Input(Tensor::FromVector<int32_t>({1, 2, 2}, {4, -4, 10, -30}))
+      .Input(Tensor::Scalar<float>(0.5f))
+      .Input(Tensor::FromVector<float>({2}, {1.0f, 2.0f}));
+  auto y = RunOne(t);
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  EXPECT_EQ(Values<float>(*y), (std::vector<float>{3.0f, 0.0f, 7.0f, 0.0f}));
+}
+
+TEST(DequantizeAccumulator, RefusesOperandsThatDoNotFit) {
+  {
+    OpTest t("DequantizeAccumulator", 1, kOnnxflowDomain);
+    t.Input(Tensor::FromVector<int32_t>({1, 2, 2}, {1, 2, 3, 4})).Input(Tensor::FromVector<float>({2}, {1, 2}));
+    EXPECT_TRUE(Refused(t.Run(RegisterQuantKernels), StatusCode::kInvalidArgument,
+                        "DequantizeAccumulator: input 1 (scale) must be one float, got float32 [2]"));
+  }
+  {
+    OpTest t("DequantizeAccumulator", 1, kOnnxflowDomain);
+    t.Input(Tensor::FromVector<int32_t>({1, 2, 2}, {1, 2, 3, 4}))
+        .Input(Tensor::Scalar<float>(1.0f))
+        .Input(Tensor::FromVector<float>({3}, {1, 2, 3}));
+    EXPECT_TRUE(Refused(t.Run(RegisterQuantKernels), StatusCode::kInvalidArgument,
+                        "DequantizeAccumulator: input 2 (bias) must be 2 floats (the channels of [1,2,2]), got "
+                        "float32 [3]"));
+  }
+}
+
 }  // namespace
 }  // namespace onnxflow
