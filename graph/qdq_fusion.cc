@@ -274,6 +274,15 @@ bool FuseMs(Rewriter& r, Id index, const QSide& y, Patch* patch) {
   return true;
 }
 
+// Ops that only move or select elements of their first input (the others are shapes, axes or
+// permutations), taking any element type at every opset a model may use (Flatten from 9): a
+// per-tensor QuantizeLinear after one equals the op after the QuantizeLinear.
+bool MovesElements(const Node& n) {
+  const std::string& t = n.op_type();
+  return t == "Reshape" || t == "Transpose" || t == "Squeeze" || t == "Unsqueeze" || t == "Identity" ||
+         t == "DepthToSpace" || t == "SpaceToDepth" || (t == "Flatten" && n.opset >= 9);
+}
+
 // DQ -> op -> Q with equal parameters on both sides: the op on the 8-bit values is exact.
 bool PassThrough(Rewriter& r, Id index, const QSide& y, Patch* patch) {
   const Graph& g = r.graph();
@@ -282,7 +291,7 @@ bool PassThrough(Rewriter& r, Id index, const QSide& y, Patch* patch) {
   QSide x;
   if (!DqInput(g, patch, node.proto->input(0), &x)) return false;
   if (x.type != y.type || x.scale_value != y.scale_value || x.zero_value != y.zero_value) return false;
-  // 8-bit inputs: MaxPool from 12, Max from 12; Reshape and Transpose take any type.
+  // 8-bit inputs: MaxPool from 12, Max from 12; the ops that move elements take any type.
   if ((t == "MaxPool" || t == "Relu") && node.opset < 12) return false;
   if (t == "MaxPool" && node.proto->output_size() != 1) return false;
   auto proto = std::make_shared<onnx::NodeProto>(*node.proto);
@@ -294,6 +303,44 @@ bool PassThrough(Rewriter& r, Id index, const QSide& y, Patch* patch) {
   proto->set_output(0, y.value);
   patch->replaced.push_back(index);
   patch->added.push_back(WithProto(node, std::move(proto)));
+  return true;
+}
+
+bool FuseWithProducer(Rewriter& r, const Node& q, Id p, Patch* patch);
+
+// Q after an op that moves elements, or after a Relu, whose input is not a DQ of Q's parameters:
+// Q moves before the op, which then runs on bytes (a Relu becomes Max with Q's zero point, exact
+// because quantization is monotonic and maps 0 to the zero point), and the moved Q fuses with
+// what comes before when it can. So DQ -> Relu -> Reshape -> Transpose -> Reshape -> Q (a
+// ShuffleNet's channel shuffle) becomes DQ -> Q (a ByteLookup, or nothing) and three byte
+// moves instead of four float ops between two quantized convolutions.
+bool HoistQuantize(Rewriter& r, const Node& q, Id p, const QSide& y, Patch* patch) {
+  const Graph& g = r.graph();
+  const Node& op = g.nodes[p];
+  const std::string& v = op.proto->input(0);
+  if (v.empty()) return false;
+  auto moved = std::make_shared<onnx::NodeProto>(*q.proto);
+  const std::string quantized = r.FreshName(v + "_quantized");
+  moved->set_name(q.proto->name() + "/before_" + op.proto->name());
+  moved->set_input(0, v);
+  moved->set_output(0, quantized);
+  patch->types.emplace_back(quantized, y.type);
+  Node hoisted = WithProto(q, std::move(moved));
+
+  auto proto = std::make_shared<onnx::NodeProto>(*op.proto);
+  proto->set_input(0, quantized);
+  proto->set_output(0, y.value);
+  const bool relu = op.op_type() == "Relu";
+  if (relu) {
+    proto->set_op_type("Max");
+    proto->add_input(y.zero);
+  }
+  Node on_bytes = WithProto(op, std::move(proto));
+  if (relu) on_bytes.opset = std::max(on_bytes.opset, 13);  // Max takes 8-bit inputs from opset 12
+  patch->replaced.push_back(p);
+  const Id before = SoleReaderProducer(g, v);
+  if (before == kNone || !FuseWithProducer(r, hoisted, before, patch)) patch->added.push_back(std::move(hoisted));
+  patch->added.push_back(std::move(on_bytes));
   return true;
 }
 
@@ -324,7 +371,9 @@ bool FuseWithProducer(Rewriter& r, const Node& q, Id p, Patch* patch) {
       t == "Sigmoid" || t == "LeakyRelu") {
     return FuseMs(r, p, y, patch);
   }
-  if (t == "MaxPool" || t == "Relu" || t == "Reshape" || t == "Transpose") return PassThrough(r, p, y, patch);
+  if (t == "MaxPool" || t == "Relu" || MovesElements(op)) {
+    return PassThrough(r, p, y, patch) || (t != "MaxPool" && HoistQuantize(r, q, p, y, patch));
+  }
   return false;
 }
 
@@ -379,17 +428,30 @@ std::optional<Patch> FuseRequantize(Rewriter& r, Id q_id) {
     const float y = std::min(hi, std::max(lo, std::nearbyint(v / out.scale_value) + out.zero_value));
     table[b] = out.type == DataType::kInt8 ? static_cast<uint8_t>(static_cast<int8_t>(y)) : static_cast<uint8_t>(y);
   }
+  bool identity = in.type == out.type;
+  for (int b = 0; b < 256 && identity; ++b) identity = table[b] == b;
+  auto proto = std::make_shared<onnx::NodeProto>();
+  proto->set_name(q.proto->name());
+  proto->add_input(in.value);
+  proto->add_output(q.proto->output(0));
+  if (identity) {
+    // Equal parameters on both sides (what HoistQuantize leaves when a chain of byte moves sat
+    // between them): an Identity, which FuseForInference's RemovePassThrough then removes.
+    proto->set_op_type("Identity");
+    patch.replaced = {dq_id, q_id};
+    Node node = WithProto(q, std::move(proto));
+    node.domain = kOnnxDomain;  // q may be com.microsoft's QuantizeLinear
+    node.opset = 13;
+    patch.added.push_back(std::move(node));
+    return patch;
+  }
   Tensor t(out.type, {256});
   std::memcpy(t.mutable_raw_data(), table.data(), 256);
   const std::string name = r.FreshName(q.proto->output(0) + "_onnxflow_lookup");
   patch.constants.emplace_back(name, std::move(t));
-  auto proto = std::make_shared<onnx::NodeProto>();
-  proto->set_name(q.proto->name());
   proto->set_op_type(internal_ops::kByteLookup);
   proto->set_domain(kOnnxflowDomain);
-  proto->add_input(in.value);
   proto->add_input(name);
-  proto->add_output(q.proto->output(0));
   Node node = WithProto(q, std::move(proto));
   node.domain = kOnnxflowDomain;
   node.opset = internal_ops::kVersion;

@@ -587,6 +587,71 @@ TEST_F(RulesTest, FuseAtQuantizeLeavesAFloatOp) {
   EXPECT_EQ(Ops(), (Names{"Exp", "QuantizeLinear"}));
 }
 
+// DQ -> Relu -> Reshape -> Transpose -> Reshape -> Q, a channel shuffle between two quantized
+// convolutions (ShuffleNet): Q moves before the byte moves and the Relu, then meets the DQ.
+class ShuffleChainTest : public RulesTest {
+ protected:
+  // y's parameters `ys`, `yz`; x's are 0.07 and `xz`.
+  void Chain(float ys, uint8_t yz, uint8_t xz = 3) {
+    model.Input("x", DataType::kUint8, {1, 6, 2, 3});
+    model.Initializer("xs", Tensor::Scalar<float>(0.07f));
+    model.Initializer("xz", Tensor::Scalar<uint8_t>(xz));
+    model.Initializer("ys", Tensor::Scalar<float>(ys));
+    model.Initializer("yz", Tensor::Scalar<uint8_t>(yz));
+    model.Initializer("split", Tensor::FromVector<int64_t>({5}, {1, 2, 3, 2, 3}));
+    model.Initializer("merged", Tensor::FromVector<int64_t>({4}, {1, 6, 2, 3}));
+    model.Node("DequantizeLinear", {"x", "xs", "xz"}, {"f"});
+    model.Node("Relu", {"f"}, {"r"});
+    model.Node("Reshape", {"r", "split"}, {"s"});
+    SetAttr(model.Node("Transpose", {"s"}, {"t"}), "perm", std::vector<int64_t>{0, 2, 1, 3, 4});
+    model.Node("Reshape", {"t", "merged"}, {"m"});
+    model.Node("QuantizeLinear", {"m", "ys", "yz"}, {"y"});
+    model.Output("y", DataType::kUint8, {1, 6, 2, 3});
+  }
+  void ExpectSameBytes() {
+    Tensor x(DataType::kUint8, {1, 6, 2, 3});
+    for (int64_t i = 0; i < x.size(); ++i) x.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(i * 41);
+    ExpectSameOutputs({{"x", x}}, 0.0);
+  }
+};
+
+// Other parameters, zero point 0: the Relu goes (the quantization clamps at zero), DQ -> Q is a lookup.
+TEST_F(ShuffleChainTest, QuantizeMovesBeforeTheShuffleAndTheRelu) {
+  Chain(0.05f, 0);
+  EXPECT_EQ(Run("FuseAtQuantize", FuseAtQuantize), 1);
+  EXPECT_EQ(Run("FuseRequantize", FuseRequantize), 1);
+  EXPECT_EQ(Ops(), (Names{std::string(kOnnxflowDomain) + ".ByteLookup", "Reshape", "Transpose", "Reshape"}));
+  ExpectSameBytes();
+}
+
+// A zero point above 0: the Relu stays, as a Max with it on bytes.
+TEST_F(ShuffleChainTest, AReluBecomesAMaxWithTheZeroPoint) {
+  Chain(0.05f, 9);
+  EXPECT_EQ(Run("FuseAtQuantize", FuseAtQuantize), 1);
+  EXPECT_EQ(Run("FuseRequantize", FuseRequantize), 1);
+  EXPECT_EQ(Ops(), (Names{std::string(kOnnxflowDomain) + ".ByteLookup", "Max", "Reshape", "Transpose", "Reshape"}));
+  ExpectSameBytes();
+}
+
+// x's own parameters: the Relu is a Max on x itself, and the DQ goes unread.
+TEST_F(ShuffleChainTest, EqualParametersLeaveNoLookup) {
+  Chain(0.07f, 3);
+  EXPECT_EQ(Run("FuseAtQuantize", FuseAtQuantize), 1);
+  EXPECT_EQ(Run("FuseRequantize", FuseRequantize), 0);
+  EXPECT_EQ(Run("DropUnreadDequantize", DropUnreadDequantize), 1);
+  EXPECT_EQ(Ops(), (Names{"Max", "Reshape", "Transpose", "Reshape"}));
+  ExpectSameBytes();
+}
+
+// Equal parameters with zero point 0: the Relu goes, and DQ -> Q is an Identity (removed later).
+TEST_F(ShuffleChainTest, AnEqualPairIsAnIdentity) {
+  Chain(0.07f, 0, 0);
+  EXPECT_EQ(Run("FuseAtQuantize", FuseAtQuantize), 1);
+  EXPECT_EQ(Run("FuseRequantize", FuseRequantize), 1);
+  EXPECT_EQ(Ops(), (Names{"Identity", "Reshape", "Transpose", "Reshape"}));
+  ExpectSameBytes();
+}
+
 // DQ -> Q with other parameters (ResNet's Add -> Relu -> Q once the Relu went): one ByteLookup
 // whose table is the pair's arithmetic, so the outputs are the same bytes.
 TEST_F(RulesTest, FuseRequantizeMakesAByteLookup) {

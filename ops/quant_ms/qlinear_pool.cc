@@ -127,46 +127,70 @@ class QLinearPoolKernel : public OpKernel {
     const int64_t window = k[0] * k[1] * k[2];
     const int32_t zx = static_cast<int32_t>(qx.zero);
     const float ratio = qx.scale / qy.scale;
-    const bool last = channels_last_;
-    // Element (img, ch, spatial p) of x and y in either layout.
-    auto x_at = [&](int64_t img, int64_t ch, int64_t p) {
-      return last ? x[(img * in_plane + p) * c + ch] : x[(img * c + ch) * in_plane + p];
+    // The window of output cell (o0, o1, o2) in spatial offsets: cells inside the image, and how
+    // many cells it has inside the padded extent (count_include_pad's divisor).
+    auto window_of = [&](int64_t o0, int64_t o1, int64_t o2, std::vector<int64_t>* cells) {
+      const int64_t st[3] = {o0 * s[0] - pb[0], o1 * s[1] - pb[1], o2 * s[2] - pb[2]};
+      int64_t padded = 1;
+      for (int a = 0; a < 3; ++a) {
+        int64_t cnt = 0;
+        for (int64_t j = 0; j < k[a]; ++j) cnt += st[a] + j * d[a] < in[a] + pe[a];
+        padded *= cnt;
+      }
+      cells->clear();
+      for (int64_t j0 = 0; j0 < k[0]; ++j0) {
+        const int64_t i0 = st[0] + j0 * d[0];
+        if (i0 < 0 || i0 >= in[0]) continue;
+        for (int64_t j1 = 0; j1 < k[1]; ++j1) {
+          const int64_t i1 = st[1] + j1 * d[1];
+          if (i1 < 0 || i1 >= in[1]) continue;
+          for (int64_t j2 = 0; j2 < k[2]; ++j2) {
+            const int64_t i2 = st[2] + j2 * d[2];
+            if (i2 >= 0 && i2 < in[2]) cells->push_back((i0 * in[1] + i1) * in[2] + i2);
+          }
+        }
+      }
+      return padded;
     };
+    if (channels_last_) {
+      // Channels-last: a window cell's channels are one run of bytes, summed into a row of int32
+      // as whole vectors (walking one channel plane at a time strode over them a byte at a time: 0.9 ms
+      // for a 3x3 pool to 14x14x136, ShuffleNet's).
+      ParallelFor(ctx, g0.batch * out_plane, window * c, [&](int64_t b, int64_t e) {
+        std::vector<int32_t> sums(c);
+        std::vector<int64_t> cells;
+        for (int64_t cell = b; cell < e; ++cell) {
+          const int64_t img = cell / out_plane, p = cell % out_plane;
+          const int64_t padded = window_of(p / (out[1] * out[2]), (p / out[2]) % out[1], p % out[2], &cells);
+          std::fill(sums.begin(), sums.end(), 0);
+          for (int64_t at : cells) {
+            const T* src = x + (img * in_plane + at) * c;
+            for (int64_t ch = 0; ch < c; ++ch) sums[ch] += src[ch];
+          }
+          const int64_t valid = static_cast<int64_t>(cells.size());
+          const int32_t zero_sum = zx * static_cast<int32_t>(valid);
+          const int64_t count = count_include_pad_ ? padded : valid;
+          T* dst = y + cell * c;
+          for (int64_t ch = 0; ch < c; ++ch) {
+            const float v = count > 0 ? static_cast<float>(sums[ch] - zero_sum) * ratio / static_cast<float>(count) : 0.f;
+            dst[ch] = static_cast<T>(RoundSaturate(v, qy.zero, lo, hi));
+          }
+        }
+      });
+      return;
+    }
     ParallelFor(ctx, g0.batch * c, out_plane * window, [&](int64_t b, int64_t e) {
+      std::vector<int64_t> cells;
       for (int64_t plane = b; plane < e; ++plane) {
-        const int64_t img = plane / c, ch = plane % c;
-        for (int64_t o0 = 0; o0 < out[0]; ++o0)
-          for (int64_t o1 = 0; o1 < out[1]; ++o1)
-            for (int64_t o2 = 0; o2 < out[2]; ++o2) {
-              const int64_t st[3] = {o0 * s[0] - pb[0], o1 * s[1] - pb[1], o2 * s[2] - pb[2]};
-              int32_t sum = 0;
-              int64_t valid = 0, padded = 1;
-              for (int a = 0; a < 3; ++a) {
-                int64_t cnt = 0;  // window cells inside the padded extent on this dim
-                for (int64_t j = 0; j < k[a]; ++j) cnt += st[a] + j * d[a] < in[a] + pe[a];
-                padded *= cnt;
-              }
-              for (int64_t j0 = 0; j0 < k[0]; ++j0) {
-                const int64_t i0 = st[0] + j0 * d[0];
-                if (i0 < 0 || i0 >= in[0]) continue;
-                for (int64_t j1 = 0; j1 < k[1]; ++j1) {
-                  const int64_t i1 = st[1] + j1 * d[1];
-                  if (i1 < 0 || i1 >= in[1]) continue;
-                  for (int64_t j2 = 0; j2 < k[2]; ++j2) {
-                    const int64_t i2 = st[2] + j2 * d[2];
-                    if (i2 < 0 || i2 >= in[2]) continue;
-                    sum += static_cast<int32_t>(x_at(img, ch, (i0 * in[1] + i1) * in[2] + i2)) - zx;
-                    ++valid;
-                  }
-                }
-              }
-              const int64_t count = count_include_pad_ ? padded : valid;
-              const float v = count > 0 ? static_cast<float>(sum) * ratio / static_cast<float>(count) : 0.f;
-              const T q = static_cast<T>(RoundSaturate(v, qy.zero, lo, hi));
-              const int64_t p = (o0 * out[1] + o1) * out[2] + o2;
-              if (last) y[(img * out_plane + p) * c + ch] = q;
-              else y[plane * out_plane + p] = q;
-            }
+        const T* src = x + plane * in_plane;
+        for (int64_t p = 0; p < out_plane; ++p) {
+          const int64_t padded = window_of(p / (out[1] * out[2]), (p / out[2]) % out[1], p % out[2], &cells);
+          int32_t sum = 0;
+          for (int64_t at : cells) sum += static_cast<int32_t>(src[at]) - zx;
+          const int64_t count = count_include_pad_ ? padded : static_cast<int64_t>(cells.size());
+          const float v = count > 0 ? static_cast<float>(sum) * ratio / static_cast<float>(count) : 0.f;
+          y[plane * out_plane + p] = static_cast<T>(RoundSaturate(v, qy.zero, lo, hi));
+        }
       }
     });
   }

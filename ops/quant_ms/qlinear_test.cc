@@ -207,6 +207,50 @@ TEST(QLinearAveragePool, PadsCountOrNotAndMatchReference) {
   }
 }
 
+// The channels-last kernel (its own loop, channels innermost) gives the channels-first one's
+// bytes, transposed: asymmetric pads, both counts, int8 and uint8, two images.
+template <typename T>
+void CheckAveragePoolChannelsLast() {
+  const int64_t n = 2, c = 5, h = 4, w = 6;
+  std::vector<T> nchw(n * c * h * w), nhwc(nchw.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < h * w; ++p) {
+        const T v = static_cast<T>((i * 131 + ch * 37 + p * 53) % 251);
+        nchw[(i * c + ch) * h * w + p] = v;
+        nhwc[(i * h * w + p) * c + ch] = v;
+      }
+  for (int include = 0; include < 2; ++include) {
+    std::vector<T> out[2];
+    Shape shape[2];
+    for (int last = 0; last < 2; ++last) {
+      OpTest test("QLinearAveragePool", 1, "com.microsoft");
+      test.Attr("kernel_shape", std::vector<int64_t>{3, 3}).Attr("pads", std::vector<int64_t>{1, 0, 0, 2});
+      test.Attr("strides", std::vector<int64_t>{2, 1}).Attr("count_include_pad", int64_t{include});
+      test.Attr("channels_last", int64_t{last});
+      const Shape in = last ? Shape{n, h, w, c} : Shape{n, c, h, w};
+      test.Input(Tensor::FromVector<T>(in, last ? nhwc : nchw)).Input(Tensor::Scalar<float>(0.3f)).Input(Tensor::Scalar<T>(7));
+      test.Input(Tensor::Scalar<float>(0.2f)).Input(Tensor::Scalar<T>(-3 + 6 * std::is_unsigned_v<T>));
+      auto result = test.Run(RegisterQuantMsKernels);
+      ASSERT_TRUE(result.ok()) << result.status().ToString();
+      shape[last] = (*result)[0].tensor().shape();
+      out[last] = Values<T>((*result)[0].tensor());
+    }
+    ASSERT_EQ(shape[0], (Shape{n, c, 2, 6}));
+    ASSERT_EQ(shape[1], (Shape{n, 2, 6, c}));
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t p = 0; p < 12; ++p) {
+          EXPECT_EQ(out[0][(i * c + ch) * 12 + p], out[1][(i * 12 + p) * c + ch]) << "count_include_pad " << include;
+        }
+  }
+}
+
+TEST(QLinearAveragePool, ChannelsLastGivesTheChannelsFirstBytes) {
+  CheckAveragePoolChannelsLast<uint8_t>();
+  CheckAveragePoolChannelsLast<int8_t>();
+}
+
 TEST(MsQuantizeLinear, ComMicrosoftQuantizeAndDequantizeAreTheOnnxOnes) {
   // ops/quant registers them in both domains; ONNX Runtime's quantizer writes either.
   OpTest q("QuantizeLinear", 1, "com.microsoft");
