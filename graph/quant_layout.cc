@@ -21,6 +21,7 @@ enum class Role {
   kPool,        // QLinear(Global)AveragePool -> the same with channels_last = 1
   kConcat,      // QLinearConcat over channels -> axis 3
   kLayoutFree,  // elementwise: the same op on channels-last values
+  kShuffle,     // Reshape -> Transpose -> Reshape splitting the channels into groups and swapping them
 };
 
 bool Is8Bit(DataType t) { return t == DataType::kUint8 || t == DataType::kInt8; }
@@ -129,6 +130,23 @@ bool IsDataInput(const Node& node, Role role, int i) {
   }
 }
 
+// A constant int64 shape of rank `rank` at input 1 of Reshape `n` (opset 5 on, allowzero off).
+const Tensor* ReshapeTarget(const Graph& g, const Node& n, int64_t rank) {
+  if (!IsOp(n, "Reshape") || n.proto->input_size() != 2 || n.proto->output_size() != 1) return nullptr;
+  if (const auto* zero = Attr(*n.proto, "allowzero"); zero != nullptr && zero->i() != 0) return nullptr;
+  auto c = g.constants.find(n.proto->input(1));
+  if (c == g.constants.end() || c->second.dtype() != DataType::kInt64 || c->second.rank() != 1 ||
+      c->second.size() != rank) {
+    return nullptr;
+  }
+  return &c->second;
+}
+
+bool HasPerm(const Node& n, const std::vector<int64_t>& perm) {
+  const auto* p = Attr(*n.proto, "perm");
+  return IsOp(n, "Transpose") && p != nullptr && std::vector<int64_t>(p->ints().begin(), p->ints().end()) == perm;
+}
+
 class QuantLayoutPass {
  public:
   explicit QuantLayoutPass(Graph* g) : g_(g) {}
@@ -146,9 +164,15 @@ class QuantLayoutPass {
     bool any_conv = false;
     for (Id id : order) {
       const Node& node = g_->nodes[id];
-      roles.push_back(RoleOf(*g_, node, nhwc));
+      const auto pending = shuffle_roles_.find(id);
+      roles.push_back(pending != shuffle_roles_.end() ? Role::kShuffle
+                      : MatchShuffle(id, nhwc)         ? Role::kShuffle
+                                                       : RoleOf(*g_, node, nhwc));
       any_conv = any_conv || roles.back() == Role::kConv;
-      if (roles.back() != Role::kPlain) nhwc.insert(node.proto->output(0));
+      if (roles.back() != Role::kPlain) {
+        nhwc.insert(node.proto->output(0));
+        channels_[node.proto->output(0)] = ChannelsOut(id, roles.back());
+      }
     }
     if (!any_conv) return Status::Ok();
     // Region values plain readers (nodes, subgraphs, graph outputs) still need in their layout.
@@ -177,6 +201,7 @@ class QuantLayoutPass {
       proto->set_output(0, NhwcName(out, &patch));
       Node converted = WithProto(node, proto);
       Convert(roles[i], proto.get(), &converted);
+      if (roles[i] == Role::kShuffle) ConvertShuffle(id, proto.get(), &patch);
       patch.replaced.push_back(id);
       patch.AddAt(std::move(converted), id);
       if (read_plain.count(out) != 0) {
@@ -199,6 +224,70 @@ class QuantLayoutPass {
       SetIntAttr(proto, "channels_last", 1);
     } else if (role == Role::kConcat) {
       SetIntAttr(proto, "axis", 3);
+    }
+  }
+
+  // The channels of region value `v` where the pass knows them (0 where not): a convolution's
+  // weights say; the other region ops keep their first input's, a concatenation sums them.
+  int64_t Channels(const std::string& v) const {
+    auto it = channels_.find(v);
+    return it == channels_.end() ? 0 : it->second;
+  }
+  int64_t ChannelsOut(Id id, Role role) const {
+    const auto& n = *g_->nodes[id].proto;
+    if (role == Role::kConv) return g_->constants.at(n.input(3)).dim(0);
+    if (role == Role::kShuffle) return shuffle_channels_.count(id) ? shuffle_channels_.at(id) : 0;
+    if (role == Role::kConcat) {
+      int64_t sum = 0;
+      for (int i = 2; i < n.input_size(); i += 3) {
+        if (Channels(n.input(i)) == 0) return 0;
+        sum += Channels(n.input(i));
+      }
+      return sum;
+    }
+    return Channels(n.input(0));
+  }
+
+  // A channel shuffle of a region value x [N, C, H, W] (ShuffleNet's): Reshape to [N, g, C/g,
+  // h, w], Transpose (0, 2, 1, 3, 4), Reshape to [N, C, H', W'] (C or -1). Channels-last it is
+  // Reshape to [N, H*W, g, C/g], Transpose (0, 1, 3, 2), Reshape to [N, H', W', C]: the region
+  // goes on through it instead of two Transposes of the whole value around it. N is the first
+  // target dimension of both Reshapes (0 copies it); the pass takes that dimension for the batch,
+  // as a shuffle does. Matched at the first Reshape; the other two get their roles from it.
+  bool MatchShuffle(Id id, const Values& nhwc) {
+    const Node& first = g_->nodes[id];
+    const Tensor* split = ReshapeTarget(*g_, first, 5);
+    if (split == nullptr || nhwc.count(first.proto->input(0)) == 0) return false;
+    const int64_t c = Channels(first.proto->input(0));
+    const int64_t* t = split->data<int64_t>();
+    if (c <= 0 || t[0] < 0 || t[1] <= 0 || t[2] <= 0 || t[1] * t[2] != c) return false;
+    const Id swap = SoleReader(*g_, first.proto->output(0));
+    if (swap == kNone || !HasPerm(g_->nodes[swap], {0, 2, 1, 3, 4})) return false;
+    const Id last = SoleReader(*g_, g_->nodes[swap].proto->output(0));
+    if (last == kNone) return false;
+    const Tensor* merged = ReshapeTarget(*g_, g_->nodes[last], 4);
+    if (merged == nullptr) return false;
+    const int64_t* m = merged->data<int64_t>();
+    if (m[0] != t[0] || (m[1] != c && m[1] != -1) || m[2] <= 0 || m[3] <= 0) return false;
+    shuffle_roles_[swap] = shuffle_roles_[last] = Role::kShuffle;
+    shuffle_shapes_[id] = {t[0], -1, t[1], t[2]};
+    shuffle_shapes_[last] = {m[0], m[2], m[3], c};
+    shuffle_channels_[last] = c;
+    return true;
+  }
+
+  // A shuffle's node channels-last: its Reshape's new target, its Transpose's new order.
+  void ConvertShuffle(Id id, onnx::NodeProto* proto, Patch* patch) {
+    if (auto shape = shuffle_shapes_.find(id); shape != shuffle_shapes_.end()) {
+      const std::string name = names_->Fresh(proto->input(1) + "/nhwc");
+      patch->constants.emplace_back(name, Tensor::FromVector<int64_t>({4}, shape->second));
+      proto->set_input(1, name);
+      return;
+    }
+    for (auto& a : *proto->mutable_attribute()) {
+      if (a.name() != "perm") continue;
+      a.clear_ints();
+      for (int64_t p : {0, 1, 3, 2}) a.add_ints(p);
     }
   }
 
@@ -244,6 +333,10 @@ class QuantLayoutPass {
   Graph* g_;
   std::optional<NameSet> names_;  // made when there is something to convert
   std::map<std::string, std::string> to_nhwc_, nhwc_names_;
+  std::map<std::string, int64_t> channels_;                  // ChannelsOut of region values
+  std::map<Id, Role> shuffle_roles_;                         // a matched shuffle's later nodes
+  std::map<Id, std::vector<int64_t>> shuffle_shapes_;        // its Reshapes' channels-last targets
+  std::map<Id, int64_t> shuffle_channels_;                   // its last Reshape's channels
 };
 
 }  // namespace

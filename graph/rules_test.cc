@@ -724,6 +724,64 @@ TEST_F(RulesTest, ChannelsLastQuantRegion) {
   ExpectSameOutputs({{"x", x}}, 0.0);
 }
 
+// QLinearConv -> channel shuffle (Reshape, Transpose, Reshape) -> QLinearConv: the shuffle runs
+// channels-last inside the region when its first Reshape splits the channels (`split`); a
+// Reshape that splits something else leaves it plain, with Transposes around it. The same bytes
+// either way.
+class ChannelsLastShuffleTest : public RulesTest {
+ protected:
+  void Shuffle(const std::vector<int64_t>& split) {
+    model.Input("x", DataType::kUint8, {1, 6, 7, 7});
+    for (auto [name, shape] : {std::pair<const char*, std::vector<int64_t>>{"w1", {8, 6, 3, 3}}, {"w2", {8, 8, 1, 1}}}) {
+      Tensor w(DataType::kInt8, shape);
+      for (int64_t i = 0; i < w.size(); ++i) w.mutable_data<int8_t>()[i] = static_cast<int8_t>((i * 13 + shape[1]) % 61 - 30);
+      model.Initializer(name, w);
+    }
+    model.Initializer("s", Tensor::Scalar<float>(0.05f));
+    model.Initializer("z", Tensor::Scalar<uint8_t>(100));
+    model.Initializer("wz", Tensor::Scalar<int8_t>(0));
+    model.Initializer("split", Tensor::FromVector<int64_t>({5}, split));
+    model.Initializer("merged", Tensor::FromVector<int64_t>({4}, {split[0], -1, 7, 7}));
+    SetAttr(model.Node("QLinearConv", {"x", "s", "z", "w1", "s", "wz", "s", "z"}, {"c1"}), "pads",
+            std::vector<int64_t>{1, 1, 1, 1});
+    model.Node("Reshape", {"c1", "split"}, {"r1"});
+    SetAttr(model.Node("Transpose", {"r1"}, {"t"}), "perm", std::vector<int64_t>{0, 2, 1, 3, 4});
+    model.Node("Reshape", {"t", "merged"}, {"r2"});
+    model.Node("QLinearConv", {"r2", "s", "z", "w2", "s", "wz", "s", "z"}, {"y"});
+    model.Output("y", DataType::kUint8, {1, 8, 7, 7});
+  }
+  void ExpectSameBytes() {
+    Tensor x(DataType::kUint8, {1, 6, 7, 7});
+    for (int64_t i = 0; i < x.size(); ++i) x.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(i * 29 + 3);
+    ExpectSameOutputs({{"x", x}}, 0.0);
+  }
+  const std::string d = std::string(kOnnxflowDomain) + ".";
+};
+
+TEST_F(ChannelsLastShuffleTest, AChannelShuffleStaysInTheRegion) {
+  Shuffle({1, 2, 4, 7, 7});
+  ASSERT_TRUE(UseChannelsLastQuant(&graph()).ok());
+  EXPECT_EQ(Ops(), (Names{"Transpose", d + "QLinearConvNhwc", "Reshape", "Transpose", "Reshape", d + "QLinearConvNhwc",
+                          "Transpose"}));
+  ExpectSameBytes();
+}
+
+TEST_F(ChannelsLastShuffleTest, ABatchCopiedByZeroAndAnySpatialSplitToo) {
+  Shuffle({0, 4, 2, 49, 1});
+  ASSERT_TRUE(UseChannelsLastQuant(&graph()).ok());
+  EXPECT_EQ(Ops(), (Names{"Transpose", d + "QLinearConvNhwc", "Reshape", "Transpose", "Reshape", d + "QLinearConvNhwc",
+                          "Transpose"}));
+  ExpectSameBytes();
+}
+
+TEST_F(ChannelsLastShuffleTest, ASplitOfSomethingElseStaysPlain) {
+  Shuffle({1, 4, 14, 7, 1});  // 4 x 14 is not the 8 channels
+  ASSERT_TRUE(UseChannelsLastQuant(&graph()).ok());
+  EXPECT_EQ(Ops(), (Names{"Transpose", d + "QLinearConvNhwc", "Transpose", "Reshape", "Transpose", "Reshape",
+                          "Transpose", d + "QLinearConvNhwc", "Transpose"}));
+  ExpectSameBytes();
+}
+
 // A 1-D QLinearConv keeps the plain kernel: nothing changes.
 TEST_F(RulesTest, ChannelsLastQuantLeavesA1DConv) {
   model.Input("x", DataType::kUint8, {1, 4, 9});

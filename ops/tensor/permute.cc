@@ -6,6 +6,7 @@
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
 #include "ops/tensor/tensor_util.h"
+#include "ops/tensor/transpose_bytes.h"
 
 namespace onnxflow {
 namespace tensor_ops {
@@ -74,6 +75,11 @@ void BatchedTranspose2D(const KernelContext& ctx, const T* in, T* out, int64_t b
       const int64_t c1 = std::min(c0 + kTile, cols);
       const T* src = in + b * rows * cols;
       T* dst = out + b * rows * cols;
+      if constexpr (sizeof(T) == 1) {  // transpose_bytes.h: SIMD tiles
+        TransposeBytes(reinterpret_cast<const uint8_t*>(src) + c0, cols, reinterpret_cast<uint8_t*>(dst) + c0 * rows,
+                       rows, rows, c1 - c0);
+        continue;
+      }
       for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
         const int64_t r1 = std::min(r0 + kTile, rows);
         for (int64_t c = c0; c < c1; ++c) {

@@ -71,6 +71,23 @@ TEST(Transpose, LargeBlockedAndGeneralPathsInParallel) {
   EXPECT_TRUE(Same(ReferenceTranspose<double>(g, {3, 1, 0, 2}), RunTranspose(g, {3, 1, 0, 2}, 2)));
 }
 
+// Bytes go through 8x8 blocks held in words: every remainder of rows and columns modulo 8 (a
+// partial block at each edge), matrices narrower than one block, and batches of them.
+TEST(Transpose, ByteBlocksAtEveryEdge) {
+  for (int64_t rows : {1, 3, 4, 8, 9, 15, 16, 37}) {
+    for (int64_t cols : {1, 2, 7, 8, 13, 34, 40, 71}) {
+      for (int64_t batches : {1, 3}) {
+        Tensor x(DataType::kUint8, {batches, rows, cols});
+        for (int64_t i = 0; i < x.size(); ++i) x.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(i * 7 + i / 256);
+        EXPECT_TRUE(Same(ReferenceTranspose<uint8_t>(x, {0, 2, 1}), RunTranspose(x, {0, 2, 1}, 2)))
+            << batches << "x" << rows << "x" << cols;
+      }
+    }
+  }
+  const Tensor nchw = Iota<int8_t>({1, 136, 28, 28});  // a quantized region's edge
+  EXPECT_TRUE(Same(ReferenceTranspose<int8_t>(nchw, {0, 2, 3, 1}), RunTranspose(nchw, {0, 2, 3, 1}, 2)));
+}
+
 TEST(Transpose, DefaultReversesAndZeroSizeWorks) {
   const Tensor x = Iota<int32_t>({2, 3, 4});
   OpTest test("Transpose", 13);

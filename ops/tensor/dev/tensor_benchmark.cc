@@ -38,6 +38,19 @@ void BM_Transpose2D(benchmark::State& state) {
 }
 BENCHMARK(BM_Transpose2D)->Arg(1)->Arg(2);
 
+// Bytes: a quantized region's edge (136 channels, 28x28) and ShuffleNet's channel shuffle
+// channels-last ([784 pixels, 4 groups, 34] -> [784, 34, 4]).
+void BM_TransposeBytes(benchmark::State& state) {
+  const bool shuffle = state.range(1) == 1;
+  Tensor x(DataType::kUint8, shuffle ? Shape{1, 784, 4, 34} : Shape{1, 136, 28, 28});
+  for (int64_t i = 0; i < x.size(); ++i) x.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(i);
+  OpTest test("Transpose", 13);
+  test.Input(x).Attr("perm", shuffle ? std::vector<int64_t>{0, 1, 3, 2} : state.range(1) == 0 ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 1, 2, 3});
+  test.Threads(static_cast<int>(state.range(0)));
+  RunAndCount(state, test, static_cast<int64_t>(x.nbytes()));
+}
+BENCHMARK(BM_TransposeBytes)->Args({1, 0})->Args({1, 1})->Args({1, 2});
+
 void BM_TransposeGeneral(benchmark::State& state) {
   const Tensor x = Filled({16, 32, 48, 64});
   OpTest test("Transpose", 13);
