@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -460,9 +462,130 @@ std::optional<Patch> FuseRequantize(Rewriter& r, Id q_id) {
   return patch;
 }
 
+namespace {
+
+// Elementwise float ops whose every input is the lookup's x, a value of the cone, or a constant
+// of one element: the cone computes a function of x alone.
+bool IsElementwiseFloat(const Node& n) {
+  static const std::set<std::string> kOps = {
+      "Abs", "Neg", "Relu", "LeakyRelu", "Elu", "Selu", "Celu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh",
+      "Softplus", "Softsign", "Exp", "Log", "Sqrt", "Reciprocal", "Erf", "Gelu", "Mish", "ThresholdedRelu",
+      "Floor", "Ceil", "Round", "Sin", "Cos", "Clip", "Identity", "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min",
+      "PRelu"};
+  return n.domain.empty() && n.subgraphs.empty() && n.proto->output_size() == 1 && kOps.count(n.op_type()) != 0;
+}
+
+// The nodes between DequantizeLinear `x` (its output `xf`) and value `v`, in an order that puts
+// producers first; false when v is not a function of xf alone or the cone grows past 16 nodes.
+bool CollectCone(const Graph& g, const std::string& v, const std::string& xf, std::vector<Id>* cone) {
+  if (v == xf) return true;
+  if (auto c = g.constants.find(v); c != g.constants.end()) {
+    return c->second.size() == 1 && c->second.rank() <= 1 && c->second.dtype() == DataType::kFloat;
+  }
+  const Id p = g.nodes.Producer(v);
+  if (p == kNone || !IsElementwiseFloat(g.nodes[p])) return false;
+  if (std::find(cone->begin(), cone->end(), p) != cone->end()) return true;
+  if (cone->size() >= 16) return false;
+  for (const auto& in : g.nodes[p].proto->input()) {
+    if (!in.empty() && !CollectCone(g, in, xf, cone)) return false;
+  }
+  cone->push_back(p);
+  return true;
+}
+
+}  // namespace
+
+// DQ -> elementwise float ops -> Q, where the ops compute a function of the DQ's value alone (a
+// HardSwish, x * Sigmoid(x), Clip, Mul by a constant, ...) and nothing else reads what they
+// write: a ByteLookup of x whose table is those nodes applied to the 256 bytes. The rule writes
+// the table as the same nodes over a constant of the 256 codes, which constant folding, next,
+// computes with the kernels that would have run: the lookup gives their bytes exactly.
+std::optional<Patch> FuseElementwiseLookup(Rewriter& r, Id q_id) {
+  const Graph& g = r.graph();
+  const Node& q = r[q_id];
+  if (!IsQdqOp(q, "QuantizeLinear") || q.proto->output_size() != 1 || q.proto->input_size() < 2) return std::nullopt;
+  const Id last = g.nodes.Producer(q.proto->input(0));
+  if (last == kNone || !IsElementwiseFloat(g.nodes[last])) return std::nullopt;
+  // The DQ: the producer of the first cone input that no cone op writes, found by walking inputs.
+  Id dq_id = kNone;
+  for (Id at = last; dq_id == kNone;) {
+    const Node& n = g.nodes[at];
+    Id next = kNone;
+    for (const auto& in : n.proto->input()) {
+      const Id p = in.empty() ? kNone : g.nodes.Producer(in);
+      if (p == kNone) continue;
+      if (IsQdqOp(g.nodes[p], "DequantizeLinear")) {
+        dq_id = p;
+        break;
+      }
+      if (next == kNone && IsElementwiseFloat(g.nodes[p])) next = p;
+    }
+    if (dq_id != kNone || next == kNone) break;
+    at = next;
+  }
+  if (dq_id == kNone) return std::nullopt;
+  const Node& dq = g.nodes[dq_id];
+  Patch patch;
+  QSide in, out;
+  if (dq.proto->output_size() != 1 || !PerTensorParams(g, &patch, dq, dq.proto->input(0), &in) ||
+      !PerTensorParams(g, &patch, q, q.proto->output(0), &out)) {
+    return std::nullopt;
+  }
+  const std::string& xf = dq.proto->output(0);
+  std::vector<Id> cone;
+  if (!CollectCone(g, q.proto->input(0), xf, &cone)) return std::nullopt;
+  // Only the cone and the Q read what the cone writes.
+  for (Id id : cone) {
+    const std::string& v = g.nodes[id].proto->output(0);
+    if (g.nodes.IsOutput(v)) return std::nullopt;
+    for (Id reader : g.nodes.Readers(v)) {
+      if (reader != q_id && std::find(cone.begin(), cone.end(), reader) == cone.end()) return std::nullopt;
+    }
+  }
+
+  // The table: DQ(codes) -> the cone's copies -> Q, folded at load.
+  std::map<std::string, std::string> renamed;
+  const std::string codes = r.FreshName(in.value + "_codes");
+  Tensor all(in.type, {256});
+  for (int b = 0; b < 256; ++b) static_cast<uint8_t*>(all.mutable_raw_data())[b] = static_cast<uint8_t>(b);
+  patch.constants.emplace_back(codes, std::move(all));
+  auto copy = [&](const Node& n, const std::string& first_input) {
+    auto proto = std::make_shared<onnx::NodeProto>(*n.proto);
+    proto->set_name(n.proto->name() + "/lookup_table");
+    for (int i = 0; i < proto->input_size(); ++i) {
+      if (auto it = renamed.find(proto->input(i)); it != renamed.end()) proto->set_input(i, it->second);
+    }
+    if (!first_input.empty()) proto->set_input(0, first_input);
+    const std::string output = r.FreshName(n.proto->output(0) + "/lookup_table");
+    renamed[n.proto->output(0)] = output;
+    proto->set_output(0, output);
+    patch.added.push_back(WithProto(n, std::move(proto)));
+  };
+  copy(dq, codes);
+  for (Id id : cone) copy(g.nodes[id], "");
+  copy(q, "");
+  const std::string table = renamed[q.proto->output(0)];
+
+  auto lookup = std::make_shared<onnx::NodeProto>();
+  lookup->set_name(q.proto->name());
+  lookup->set_op_type(internal_ops::kByteLookup);
+  lookup->set_domain(kOnnxflowDomain);
+  lookup->add_input(in.value);
+  lookup->add_input(table);
+  lookup->add_output(q.proto->output(0));
+  Node node = WithProto(q, std::move(lookup));
+  node.domain = kOnnxflowDomain;
+  node.opset = internal_ops::kVersion;
+  patch.added.push_back(std::move(node));
+  patch.replaced = cone;
+  patch.replaced.push_back(q_id);
+  return patch;
+}
+
 Status FuseQdq(Graph* g) {
   ONNXFLOW_RETURN_IF_ERROR(RunRuleEverywhere(g, "FuseAtQuantize", FuseAtQuantize));
   ONNXFLOW_RETURN_IF_ERROR(RunRuleEverywhere(g, "FuseRequantize", FuseRequantize));
+  ONNXFLOW_RETURN_IF_ERROR(RunRuleEverywhere(g, "FuseElementwiseLookup", FuseElementwiseLookup));
   return RunRuleEverywhere(g, "DropUnreadDequantize", DropUnreadDequantize);
 }
 

@@ -13,7 +13,8 @@
 //  - Relu -> Q whose zero point is its type's least value: the Relu goes (Q clamps at zero
 //    already), and Q fuses with the Relu's producer (Conv -> Relu -> Q is one QLinearConv).
 //  - DQ -> Q left behind (ResNet's QLinearAdd -> Relu -> Q): com.onnxflow ByteLookup, the pair's
-//    256 results as a table.
+//    256 results as a table; DQ -> elementwise float ops of its value alone (HardSwish, x *
+//    Sigmoid(x), Clip, ...) -> Q too, the table left for constant folding to compute.
 // Anything else keeps its DQ and Q nodes, and constant folding turns a constant DQ into a float
 // weight as before. DQ nodes that no fused node reads any more are dropped here, before folding.
 #pragma once
@@ -29,6 +30,9 @@ std::optional<Patch> FuseAtQuantize(Rewriter& r, NodeGraph::Id id);
 std::optional<Patch> DropUnreadDequantize(Rewriter& r, NodeGraph::Id id);
 // DQ -> Q (per tensor, 8-bit, the DQ's only reader the Q): a 256-entry ByteLookup of the pair.
 std::optional<Patch> FuseRequantize(Rewriter& r, NodeGraph::Id id);
+// DQ -> elementwise float ops computing a function of the DQ's value alone -> Q: a ByteLookup
+// whose table is those ops over the 256 codes, left for constant folding to compute.
+std::optional<Patch> FuseElementwiseLookup(Rewriter& r, NodeGraph::Id id);
 
 Status FuseQdq(Graph* graph);
 

@@ -670,6 +670,64 @@ TEST_F(RulesTest, FuseRequantizeMakesAByteLookup) {
   ExpectSameOutputs({{"x", x}}, 0.0);
 }
 
+// DQ -> HardSwish -> Q and DQ -> x * Sigmoid(x) * 0.5 -> Q: a ByteLookup of x, its table the same
+// ops over the 256 codes (constant folding computes it at load), so the same bytes out.
+class ElementwiseLookupTest : public RulesTest {
+ protected:
+  void Params() {
+    model.Input("x", DataType::kInt8, {3, 100});
+    model.Initializer("xs", Tensor::Scalar<float>(0.04f));
+    model.Initializer("xz", Tensor::Scalar<int8_t>(-7));
+    model.Initializer("ys", Tensor::Scalar<float>(0.03f));
+    model.Initializer("yz", Tensor::Scalar<uint8_t>(20));
+    model.Node("DequantizeLinear", {"x", "xs", "xz"}, {"f"});
+  }
+  void ExpectSameBytes() {
+    Tensor x(DataType::kInt8, {3, 100});
+    for (int64_t i = 0; i < x.size(); ++i) x.mutable_data<int8_t>()[i] = static_cast<int8_t>(i * 5);
+    ExpectSameOutputs({{"x", x}}, 0.0);
+  }
+  const std::string lookup = std::string(kOnnxflowDomain) + ".ByteLookup";
+};
+
+TEST_F(ElementwiseLookupTest, HardSwish) {
+  Params();
+  model.Node("HardSwish", {"f"}, {"h"});
+  model.Node("QuantizeLinear", {"h", "ys", "yz"}, {"y"});
+  model.Output("y", DataType::kUint8, {3, 100});
+  EXPECT_EQ(Run("FuseElementwiseLookup", FuseElementwiseLookup), 1);
+  EXPECT_EQ(Ops(), (Names{"DequantizeLinear", "DequantizeLinear", "HardSwish", "QuantizeLinear", lookup}));
+  ExpectSameBytes();
+}
+
+TEST_F(ElementwiseLookupTest, SwishTimesAConstant) {
+  Params();
+  model.Initializer("half", Tensor::Scalar<float>(0.5f));
+  model.Node("Sigmoid", {"f"}, {"s"});
+  model.Node("Mul", {"f", "s"}, {"m"});
+  model.Node("Mul", {"m", "half"}, {"h"});
+  model.Node("QuantizeLinear", {"h", "ys", "yz"}, {"y"});
+  model.Output("y", DataType::kUint8, {3, 100});
+  EXPECT_EQ(Run("FuseElementwiseLookup", FuseElementwiseLookup), 1);
+  EXPECT_EQ(Run("DropUnreadDequantize", DropUnreadDequantize), 1);
+  EXPECT_EQ(Ops(), (Names{"DequantizeLinear", "Sigmoid", "Mul", "Mul", "QuantizeLinear", lookup}));
+  ExpectSameBytes();
+}
+
+// A constant of more than one value (a per-channel shift) or a value read outside: nothing fuses.
+TEST_F(ElementwiseLookupTest, LeavesWhatIsNotAFunctionOfXAlone) {
+  Params();
+  model.Initializer("shift", Floats({100}, 3));
+  model.Node("Add", {"f", "shift"}, {"a"});
+  model.Node("QuantizeLinear", {"a", "ys", "yz"}, {"y"});
+  model.Node("Tanh", {"f"}, {"t"});
+  model.Node("QuantizeLinear", {"t", "ys", "yz"}, {"y2"});
+  model.Output("y", DataType::kUint8, {3, 100});
+  model.Output("y2", DataType::kUint8, {3, 100});
+  model.Output("t", DataType::kFloat, {3, 100});
+  EXPECT_EQ(Run("FuseElementwiseLookup", FuseElementwiseLookup), 0);
+}
+
 // A DQ whose value another node reads too stays: the pair is not the only use.
 TEST_F(RulesTest, FuseRequantizeLeavesASharedDequantize) {
   model.Input("x", DataType::kUint8, {4});
