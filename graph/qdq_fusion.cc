@@ -285,6 +285,30 @@ bool MovesElements(const Node& n) {
          t == "DepthToSpace" || t == "SpaceToDepth" || (t == "Flatten" && n.opset >= 9);
 }
 
+// Ops that pick, repeat or pad elements of their first input (any element type): Slice, Gather
+// (of data), Expand, Tile, nearest Resize and Pad (a constant pad of 0.0 becomes the zero point).
+// Between a DQ and a Q of the same parameters they are exact on the bytes; they are not moved
+// (as HoistQuantize moves MovesElements ops), since a Q before them would quantize more values.
+bool SelectsElements(const Graph& g, const Node& n) {
+  const std::string& t = n.op_type();
+  if (t == "Slice" || t == "Gather" || t == "Expand" || t == "Tile") return true;
+  if (t == "Resize") {
+    const auto* mode = Attr(*n.proto, "mode");
+    const auto* coord = Attr(*n.proto, "coordinate_transformation_mode");
+    return n.opset >= 10 && (mode == nullptr || mode->s() == "nearest") &&
+           (coord == nullptr || coord->s() != "tf_crop_and_resize");
+  }
+  if (t == "Pad" && n.opset >= 11) {
+    const auto* mode = Attr(*n.proto, "mode");
+    if (mode != nullptr && mode->s() != "constant") return true;
+    if (n.proto->input_size() < 3 || n.proto->input(2).empty()) return true;
+    auto c = g.constants.find(n.proto->input(2));
+    return c != g.constants.end() && c->second.dtype() == DataType::kFloat && c->second.size() == 1 &&
+           c->second.data<float>()[0] == 0.0f;
+  }
+  return false;
+}
+
 // DQ -> op -> Q with equal parameters on both sides: the op on the 8-bit values is exact.
 bool PassThrough(Rewriter& r, Id index, const QSide& y, Patch* patch) {
   const Graph& g = r.graph();
@@ -295,11 +319,18 @@ bool PassThrough(Rewriter& r, Id index, const QSide& y, Patch* patch) {
   if (x.type != y.type || x.scale_value != y.scale_value || x.zero_value != y.zero_value) return false;
   // 8-bit inputs: MaxPool from 12, Max from 12; the ops that move elements take any type.
   if ((t == "MaxPool" || t == "Relu") && node.opset < 12) return false;
-  if (t == "MaxPool" && node.proto->output_size() != 1) return false;
+  if (node.proto->output_size() != 1) return false;
   auto proto = std::make_shared<onnx::NodeProto>(*node.proto);
   if (t == "Relu") {
     proto->set_op_type("Max");
     proto->add_input(x.zero);
+  }
+  if (t == "Pad") {  // the constant pad (0.0, or none) is the zero point in bytes
+    const auto* mode = Attr(*node.proto, "mode");
+    if (mode == nullptr || mode->s() == "constant") {
+      while (proto->input_size() < 3) proto->add_input("");
+      proto->set_input(2, x.zero);
+    }
   }
   proto->set_input(0, x.value);
   proto->set_output(0, y.value);
@@ -376,6 +407,7 @@ bool FuseWithProducer(Rewriter& r, const Node& q, Id p, Patch* patch) {
   if (t == "MaxPool" || t == "Relu" || MovesElements(op)) {
     return PassThrough(r, p, y, patch) || (t != "MaxPool" && HoistQuantize(r, q, p, y, patch));
   }
+  if (SelectsElements(g, op)) return PassThrough(r, p, y, patch);
   return false;
 }
 

@@ -670,6 +670,38 @@ TEST_F(RulesTest, FuseRequantizeMakesAByteLookup) {
   ExpectSameOutputs({{"x", x}}, 0.0);
 }
 
+// DQ -> Pad | nearest Resize | Slice | Gather -> Q with the same parameters: the op on bytes (the
+// constant pad is the zero point), the same bytes out.
+TEST_F(RulesTest, SelectingOpsRunOnBytes) {
+  model.Input("x", DataType::kUint8, {1, 2, 3, 4});
+  model.Initializer("s", Tensor::Scalar<float>(0.1f));
+  model.Initializer("z", Tensor::Scalar<uint8_t>(9));
+  model.Initializer("pads", Tensor::FromVector<int64_t>({8}, {0, 0, 1, 2, 0, 0, 2, 1}));
+  model.Initializer("roi", Tensor::FromVector<float>({0}, {}));
+  model.Initializer("scales", Tensor::FromVector<float>({4}, {1, 1, 2, 1.5f}));
+  model.Initializer("starts", Tensor::FromVector<int64_t>({1}, {1}));
+  model.Initializer("ends", Tensor::FromVector<int64_t>({1}, {3}));
+  model.Initializer("axes", Tensor::FromVector<int64_t>({1}, {3}));
+  model.Initializer("idx", Tensor::FromVector<int64_t>({3}, {2, 0, 2}));
+  model.Node("DequantizeLinear", {"x", "s", "z"}, {"f"});
+  model.Node("Pad", {"f", "pads"}, {"p"});
+  model.Node("Resize", {"f", "roi", "scales"}, {"r"});
+  model.Node("Slice", {"f", "starts", "ends", "axes"}, {"sl"});
+  SetAttr(model.Node("Gather", {"f", "idx"}, {"ga"}), "axis", int64_t{2});
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> outs = {
+      {"p", {1, 2, 6, 7}}, {"r", {1, 2, 6, 6}}, {"sl", {1, 2, 3, 2}}, {"ga", {1, 2, 3, 4}}};
+  for (const auto& [v, shape] : outs) {
+    model.Node("QuantizeLinear", {v, "s", "z"}, {v + "_q"});
+    model.Output(v + "_q", DataType::kUint8, shape);
+  }
+  EXPECT_EQ(Run("FuseAtQuantize", FuseAtQuantize), 4);
+  EXPECT_EQ(Run("DropUnreadDequantize", DropUnreadDequantize), 1);
+  EXPECT_EQ(Ops(), (Names{"Pad", "Resize", "Slice", "Gather"}));
+  Tensor x(DataType::kUint8, {1, 2, 3, 4});
+  for (int64_t i = 0; i < x.size(); ++i) x.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(i * 23 + 1);
+  ExpectSameOutputs({{"x", x}}, 0.0);
+}
+
 // DQ -> HardSwish -> Q and DQ -> x * Sigmoid(x) * 0.5 -> Q: a ByteLookup of x, its table the same
 // ops over the 256 codes (constant folding computes it at load), so the same bytes out.
 class ElementwiseLookupTest : public RulesTest {
