@@ -45,7 +45,10 @@ def float_values(model):
         ins = n.input[:1] if n.op_type in ("Conv", "Gemm") else n.input
         if n.op_type == "MatMul":
             ins = [n.input[0]] + [i for i in n.input[1:] if i not in inits]
-        for v in ins:
+        # ONNX Runtime's quantizer quantizes the outputs of Conv, Gemm and MatMul too, whoever reads
+        # them (a HardSwish after a Conv is then DQ -> HardSwish -> Q).
+        outs = list(n.output[:1]) if n.op_type in ("Conv", "Gemm", "MatMul") else []
+        for v in list(ins) + outs:
             if v and v not in inits and v not in seen and (v in produced or types.get(v) == TensorProto.FLOAT):
                 seen.add(v)
                 out.append(v)
