@@ -236,6 +236,33 @@ bool FuseMatMul(Rewriter& r, Id index, const QSide& y, Patch* patch) {
   return true;
 }
 
+// DQ(a), DQ(b const, per tensor or per output column) [, bias] -> Gemm (alpha 1, beta 1) -> Q:
+// com.microsoft QGemm, the bias quantized to int32 as a Conv's is (a classifier head keeps its
+// int8 weights).
+bool FuseGemm(Rewriter& r, Id index, const QSide& y, Patch* patch) {
+  const Graph& g = r.graph();
+  const auto& m = *g.nodes[index].proto;
+  if (m.input_size() < 2) return false;
+  for (const char* name : {"alpha", "beta"}) {
+    if (const auto* a = Attr(m, name); a != nullptr && a->f() != 1.0f) return false;
+  }
+  const auto* trans_b = Attr(m, "transB");
+  const int64_t axis = trans_b != nullptr && trans_b->i() != 0 ? 0 : 1;  // B's output columns
+  QSide a, b;
+  std::vector<float> b_scales;
+  if (!DqInput(g, patch, m.input(0), &a) || !WeightInput(g, patch, m.input(1), axis, &b, &b_scales)) return false;
+  const Tensor& w = g.constants.at(b.value);
+  if (w.rank() != 2) return false;
+  std::string bias;
+  if (m.input_size() > 2 && !m.input(2).empty()) {
+    bias = QuantizedBias(r, patch, m.input(2), a.scale_value, b_scales, w.dim(axis));
+    if (bias.empty()) return false;
+  }
+  Replace(g, index, patch, kMsDomain, "QGemm", {a.value, a.scale, a.zero, b.value, b.scale, b.zero, bias, y.scale, y.zero},
+          y.value, 1, {"transA", "transB"});
+  return true;
+}
+
 // A com.microsoft QLinear op over per-tensor DQ inputs, all of y's type.
 bool FuseMs(Rewriter& r, Id index, const QSide& y, Patch* patch) {
   const Graph& g = r.graph();
@@ -400,6 +427,7 @@ bool FuseWithProducer(Rewriter& r, const Node& q, Id p, Patch* patch) {
   }
   if (t == "Conv") return FuseConv(r, p, y, patch);
   if (t == "MatMul") return FuseMatMul(r, p, y, patch);
+  if (t == "Gemm") return FuseGemm(r, p, y, patch);
   if (t == "Add" || t == "Mul" || t == "Concat" || t == "GlobalAveragePool" || t == "AveragePool" ||
       t == "Sigmoid" || t == "LeakyRelu") {
     return FuseMs(r, p, y, patch);

@@ -4,6 +4,7 @@
 //  - DQ(x), DQ(w const) [, bias] -> Conv -> Q   becomes QLinearConv (bias quantized to int32 by
 //    x_scale * w_scale);
 //  - DQ(a), DQ(b) -> MatMul -> Q                becomes QLinearMatMul;
+//  - DQ(a), DQ(b const) [, bias] -> Gemm -> Q    becomes com.microsoft QGemm (alpha and beta 1);
 //  - DQ, DQ -> Add | Mul -> Q                   becomes com.microsoft QLinearAdd | QLinearMul;
 //  - DQ... -> Concat -> Q                       becomes com.microsoft QLinearConcat;
 //  - DQ -> GlobalAveragePool | AveragePool | Sigmoid | LeakyRelu -> Q  becomes the com.microsoft

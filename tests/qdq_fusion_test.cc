@@ -99,7 +99,8 @@ TEST(QdqFusion, ConvWithPerChannelInt8WeightsAndBias) {
 }
 
 // Conv -> Relu -> Q with zero point 0 (uint8) or -128 (int8): the quantization clamps at zero,
-// so the Relu goes and the group is one QLinearConv. With another zero point the Relu stays.
+// so the Relu goes and the group is one QLinearConv. With another zero point Q moves before the
+// Relu, which becomes a Max with the zero point on the convolution's bytes.
 TEST(QdqFusion, ConvReluWhereQuantizationClampsAtZero) {
   for (DataType type : {DataType::kUint8, DataType::kInt8}) {
     for (int clamps : {1, 0}) {
@@ -118,7 +119,7 @@ TEST(QdqFusion, ConvReluWhereQuantizationClampsAtZero) {
           },
           type, {1, 3, 6, 6},
           clamps ? std::vector<std::string>{"QLinearConvNhwc", "Transpose", "Transpose"}
-                 : std::vector<std::string>{"DequantizeLinear", "FusedConv", "QuantizeLinear"});
+                 : std::vector<std::string>{"Max", "QLinearConvNhwc", "Transpose", "Transpose"});
     }
   }
 }
@@ -136,6 +137,23 @@ TEST(QdqFusion, MatMulWithConstantWeights) {
         Q(m, "c", "y", 0.02f, 128);
       },
       DataType::kUint8, {1, 4, 6, 5}, {"QLinearMatMul"});
+}
+
+// A classifier head: DQ(x) -> Gemm (per-column int8 weights, transB, bias) -> Q is one QGemm.
+TEST(QdqFusion, GemmWithPerColumnWeightsAndBias) {
+  ExpectFused(
+      [](tools::ModelBuilder& m) {
+        Tensor w(DataType::kInt8, {3, 6});  // [N, K], transB
+        for (int64_t i = 0; i < w.size(); ++i) w.mutable_data<int8_t>()[i] = static_cast<int8_t>((i * 41) % 200 - 100);
+        m.Initializer("w", w);
+        m.Initializer("ws", Tensor::FromVector<float>({3}, {0.004f, 0.002f, 0.003f}));
+        m.Initializer("wz", Tensor::FromVector<int8_t>({3}, {0, 0, 0}));
+        m.Initializer("bias", Tensor::FromVector<float>({3}, {0.1f, -0.3f, 0.02f}));
+        tools::SetAttr(m.Node("DequantizeLinear", {"w", "ws", "wz"}, {"wd"}), "axis", int64_t{0});
+        tools::SetAttr(m.Node("Gemm", {"xd", "wd", "bias"}, {"c"}), "transB", int64_t{1});
+        Q(m, "c", "y", 0.02f, 128);
+      },
+      DataType::kUint8, {4, 3}, {"QGemm"}, {4, 6});
 }
 
 // Two per-tensor DQ inputs (the second one requantized from x with other parameters).
@@ -210,8 +228,9 @@ TEST(QdqFusion, PassThroughOpsRunOnTheBytes) {
   }
 }
 
-TEST(QdqFusion, DifferentParametersKeepTheFloatPath) {
-  // A Relu whose Q has other parameters than its DQ is not exact on the bytes: left alone.
+TEST(QdqFusion, DifferentParametersRequantizeThroughATable) {
+  // A Relu whose Q has other parameters than its DQ: Q moves before it (the Relu is a Max with
+  // Q's zero point on bytes) and DQ -> Q is a 256-entry table; the values are the float path's.
   tools::ModelBuilder m(17);
   m.Input("x", DataType::kFloat, {1, 4});
   m.Initializer("s", Tensor::Scalar<float>(0.02f));
@@ -226,7 +245,7 @@ TEST(QdqFusion, DifferentParametersKeepTheFloatPath) {
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   auto x = Tensor::FromVector<float>({1, 4}, {-1, 0.1f, 0.5f, 1});
   EXPECT_EQ(ExecutedOps(*s, {{"x", x}}),
-            (std::vector<std::string>{"DequantizeLinear", "QuantizeLinear", "QuantizeLinear", "Relu"}));
+            (std::vector<std::string>{"ByteLookup", "Max", "QuantizeLinear"}));
   auto out = s->Run({{"x", x}});
   ASSERT_TRUE(out.ok());
   const uint8_t* y = (*out)[0].value.tensor().data<uint8_t>();
