@@ -312,8 +312,19 @@ class QLinearConvNhwcKernel : public OpKernel {
 }  // namespace
 
 Status RegisterQuantConvKernels(KernelRegistry& registry) {
-  return registry.Register(kOnnxflowDomain, internal_ops::kQLinearConvNhwc, internal_ops::kVersion,
-                           internal_ops::kVersion, Make<QLinearConvNhwcKernel>());
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxflowDomain, internal_ops::kQLinearConvNhwc, internal_ops::kVersion,
+                                             internal_ops::kVersion, Make<QLinearConvNhwcKernel>()));
+  // com.microsoft QLinearConv, what ONNX Runtime saves at its default level ("all") for a
+  // quantized CNN: with channels_last = 1 it is this op exactly (X and Y channels-last, W as
+  // QLinearConv's); without, QLinearConv-10 (registered by quantized.cc, before this file).
+  const KernelDef* plain = registry.Find(kOnnxDomain, "QLinearConv", 10);
+  if (plain == nullptr) return Internal("com.microsoft QLinearConv needs QLinearConv-10 registered first");
+  KernelFactory channels_first = plain->factory;
+  return registry.Register(kMsDomain, "QLinearConv", 1, kOpenEnded,
+                           [channels_first](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
+                             if (info.GetInt("channels_last", 0) != 0) return QLinearConvNhwcKernel::Create(info);
+                             return channels_first(info);
+                           });
 }
 
 }  // namespace onnxflow
