@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "ops/contrib/attention_core.h"
+#include "ops/contrib/self_attention.h"
 #include "ops/contrib/common.h"
 #include "ops/contrib/register.h"
 #include "ops/framework/domains.h"
@@ -107,23 +108,123 @@ void ConcatCache(const float* past, int64_t past_len, const float* fresh, int64_
   }
 }
 
+}  // namespace
+
+Result<SelfAttentionConfig> SelfAttentionConfig::Parse(const KernelInfo& info, const char* op) {
+  SelfAttentionConfig c;
+  c.op = op;
+  ONNXFLOW_ASSIGN_OR_RETURN(c.heads, info.RequireInt("num_heads"));
+  if (c.heads <= 0) return InvalidArgument(std::string(op) + ": num_heads must be positive");
+  if (info.GetInt("do_rotary", 0) != 0) {
+    return Unimplemented(std::string(op) + " with do_rotary=1 (ONNX Runtime's CPU provider rejects it too)");
+  }
+  if (info.GetInt("past_present_share_buffer", 0) != 0) {
+    return Unimplemented(std::string(op) + " with past_present_share_buffer=1 (a CUDA-provider form)");
+  }
+  c.sizes = info.GetInts("qkv_hidden_sizes");
+  if (!c.sizes.empty() && c.sizes.size() != 3) return InvalidArgument(std::string(op) + ": qkv_hidden_sizes must have 3 values");
+  c.scale = info.GetFloat("scale", 0.0f);
+  c.mask_filter_value = info.GetFloat("mask_filter_value", -10000.0f);
+  c.unidirectional = info.GetInt("unidirectional", 0) != 0;
+  return c;
+}
+
+Status SelfAttentionConfig::Split(int64_t width, int64_t* qh, int64_t* kh, int64_t* vh) const {
+  *qh = width / 3;
+  *kh = width / 3;
+  *vh = width - 2 * (width / 3);
+  if (!sizes.empty()) {
+    *qh = sizes[0];
+    *kh = sizes[1];
+    *vh = sizes[2];
+  }
+  if (*qh + *kh + *vh != width || *qh != *kh || *qh % heads != 0 || *vh % heads != 0) {
+    return InvalidArgument(std::string(op) + ": weights of width " + std::to_string(width) +
+                           " do not split into Q, K, V widths of " + std::to_string(heads) + " heads each");
+  }
+  return Status::Ok();
+}
+
+Status SelfAttentionConfig::Attend(KernelContext& ctx, const Projected& in) const {
+  const int64_t batch = in.batch, seq = in.seq, qh = in.qh, kh = in.kh, vh = in.vh, width = qh + kh + vh;
+  const int64_t hs = qh / heads, vhs = vh / heads;
+  const Tensor* past = in.past;
+  int64_t past_len = 0;
+  if (past != nullptr) {
+    if (past->rank() != 5 || past->dim(0) != 2 || past->dim(1) != batch || past->dim(2) != heads || past->dim(4) != hs ||
+        hs != vhs || past->dtype() != in.type) {
+      return InvalidArgument(std::string(op) + ": past must be (2, " + std::to_string(batch) + ", " + std::to_string(heads) +
+                             ", past, " + std::to_string(hs) + ") of " + DataTypeName(in.type) + ", got " +
+                             ShapeToString(past->shape()));
+    }
+    past_len = past->dim(3);
+  }
+  const int64_t total = past_len + seq;
+  const float* qkv = in.qkv;
+
+  AttentionProblem p;
+  p.batch = batch;
+  p.heads = p.kv_heads = heads;
+  p.q_len = seq;
+  p.kv_len = total;
+  p.head_size = hs;
+  p.v_head_size = vhs;
+  p.scale = scale != 0.0f ? scale : 1.0f / std::sqrt(static_cast<float>(hs));
+  p.causal = unidirectional;
+  p.q_offset.assign(batch, past_len);
+  p.mask_value = mask_filter_value;
+  p.q = {qkv, seq * width, hs, width};
+  std::vector<float> present_store;
+  Tensor* present = nullptr;
+  if (ctx.has_output(1)) {
+    ONNXFLOW_ASSIGN_OR_RETURN(present, ctx.AllocateUninitialized(1, in.type, {2, batch, heads, total, hs}));
+  }
+  if (past != nullptr || present != nullptr) {
+    float* pres = nullptr;
+    if (present != nullptr && present->dtype() == DataType::kFloat) {
+      pres = present->mutable_data<float>();
+    } else {
+      present_store.resize(static_cast<size_t>(2 * batch * heads * total * hs));
+      pres = present_store.data();
+    }
+    std::optional<FloatIn> pi;
+    if (past != nullptr) pi.emplace(*past);
+    const int64_t half = batch * heads * past_len * hs, phalf = batch * heads * total * hs;
+    ConcatCache(pi ? pi->data : nullptr, past_len, qkv + qh, width, batch, heads, seq, hs, pres);
+    ConcatCache(pi ? pi->data + half : nullptr, past_len, qkv + qh + kh, width, batch, heads, seq, hs, pres + phalf);
+    if (present != nullptr && present->dtype() != DataType::kFloat) StoreFloats(pres, present->size(), present);
+    p.k = {pres, heads * total * hs, total * hs, hs};
+    p.v = {pres + phalf, heads * total * hs, total * hs, hs};
+  } else {
+    p.k = {qkv + qh, seq * width, hs, width};
+    p.v = {qkv + qh + kh, seq * width, vhs, width};
+  }
+  std::vector<float> mask_store;
+  if (in.mask != nullptr) {
+    ONNXFLOW_RETURN_IF_ERROR(ApplyMask(*in.mask, batch, seq, total, past_len, mask_filter_value, op, &mask_store, &p));
+  }
+  std::optional<FloatIn> bias_store;
+  if (in.attention_bias != nullptr) {
+    ONNXFLOW_RETURN_IF_ERROR(ApplyBias(*in.attention_bias, batch, heads, seq, total, op, &bias_store, &p));
+  }
+  ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, in.type, {batch, seq, vh}));
+  FloatOut out(y);
+  p.out = {out.data, seq * vh, vhs, vh};
+  RunAttention(p, ctx.threads());
+  out.Finish();
+  return Status::Ok();
+}
+
+namespace {
+
 // ---------------------------------------------------------------------------------------------
 // Attention(input, weights, bias?, mask_index?, past?, attention_bias?, past_sequence_length?)
 //   -> output, present?
 class AttentionKernel : public OpKernel {
  public:
   static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
-    auto k = std::unique_ptr<AttentionKernel>(new AttentionKernel(info));
-    ONNXFLOW_ASSIGN_OR_RETURN(k->heads_, info.RequireInt("num_heads"));
-    if (k->heads_ <= 0) return InvalidArgument("Attention: num_heads must be positive");
-    if (info.GetInt("do_rotary", 0) != 0) {
-      return Unimplemented("Attention with do_rotary=1 (ONNX Runtime's CPU provider rejects it too)");
-    }
-    if (info.GetInt("past_present_share_buffer", 0) != 0) {
-      return Unimplemented("Attention with past_present_share_buffer=1 (a CUDA-provider form)");
-    }
-    k->sizes_ = info.GetInts("qkv_hidden_sizes");
-    if (!k->sizes_.empty() && k->sizes_.size() != 3) return InvalidArgument("Attention: qkv_hidden_sizes must have 3 values");
+    auto k = std::unique_ptr<AttentionKernel>(new AttentionKernel());
+    ONNXFLOW_ASSIGN_OR_RETURN(k->config_, SelfAttentionConfig::Parse(info, "Attention"));
     const Tensor* w = info.constant_input(1);
     if (w != nullptr && w->dtype() == DataType::kFloat && w->rank() == 2 && w->size() > 0) {
       k->packed_w_.emplace(PackB(w->data<float>(), w->dim(1), false, w->dim(0), w->dim(1)));
@@ -133,41 +234,20 @@ class AttentionKernel : public OpKernel {
   }
 
   Status Compute(KernelContext& ctx) const override {
-    const char* op = "Attention";
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* w, ctx.RequireTensor(1));
-    ONNXFLOW_RETURN_IF_ERROR(RequireFloatLike(*x, op, "input"));
+    ONNXFLOW_RETURN_IF_ERROR(RequireFloatLike(*x, "Attention", "input"));
     if (x->rank() != 3 || w->rank() != 2 || w->dim(0) != x->dim(2) || w->dtype() != x->dtype()) {
       return InvalidArgument("Attention: input must be (batch, sequence, hidden) and weights (hidden, 3 * hidden) of its type; got " +
                              ShapeToString(x->shape()) + " and " + ShapeToString(w->shape()));
     }
     const int64_t batch = x->dim(0), seq = x->dim(1), in = x->dim(2), width = w->dim(1);
-    int64_t qh = width / 3, kh = width / 3, vh = width - 2 * (width / 3);
-    if (!sizes_.empty()) {
-      qh = sizes_[0];
-      kh = sizes_[1];
-      vh = sizes_[2];
-    }
-    if (qh + kh + vh != width || qh != kh || qh % heads_ != 0 || vh % heads_ != 0) {
-      return InvalidArgument("Attention: weights (" + ShapeToString(w->shape()) + ") do not split into Q, K, V widths of " +
-                             std::to_string(heads_) + " heads each");
-    }
-    const int64_t hs = qh / heads_, vhs = vh / heads_;
+    SelfAttentionConfig::Projected proj;
+    ONNXFLOW_RETURN_IF_ERROR(config_.Split(width, &proj.qh, &proj.kh, &proj.vh));
     const Tensor* bias = ctx.input_tensor(2);
     if (bias != nullptr && (bias->size() != width || bias->dtype() != x->dtype())) {
       return InvalidArgument("Attention: bias must have " + std::to_string(width) + " values of input's type");
     }
-    const Tensor* past = ctx.input_tensor(4);
-    int64_t past_len = 0;
-    if (past != nullptr) {
-      if (past->rank() != 5 || past->dim(0) != 2 || past->dim(1) != batch || past->dim(2) != heads_ || past->dim(4) != hs ||
-          hs != vhs || past->dtype() != x->dtype()) {
-        return InvalidArgument("Attention: past must be (2, " + std::to_string(batch) + ", " + std::to_string(heads_) +
-                               ", past, " + std::to_string(hs) + "), got " + ShapeToString(past->shape()));
-      }
-      past_len = past->dim(3);
-    }
-    const int64_t total = past_len + seq;
 
     // QKV = input x weights + bias, one GEMM over every token.
     FloatIn xi(*x);
@@ -190,70 +270,19 @@ class AttentionKernel : public OpKernel {
       }
       Sgemm(batch * seq, width, in, GemmInputA{nullptr, xi.data, in, false, 1.0f}, wb, qkv.data(), width, ep, ctx.threads());
     }
-
-    AttentionProblem p;
-    p.batch = batch;
-    p.heads = p.kv_heads = heads_;
-    p.q_len = seq;
-    p.kv_len = total;
-    p.head_size = hs;
-    p.v_head_size = vhs;
-    p.scale = scale_ != 0.0f ? scale_ : 1.0f / std::sqrt(static_cast<float>(hs));
-    p.causal = unidirectional_;
-    p.q_offset.assign(batch, past_len);
-    p.mask_value = mask_filter_value_;
-    p.q = {qkv.data(), seq * width, hs, width};
-    std::vector<float> present_store;
-    Tensor* present = nullptr;
-    if (ctx.has_output(1)) {
-      ONNXFLOW_ASSIGN_OR_RETURN(present, ctx.AllocateUninitialized(1, x->dtype(), {2, batch, heads_, total, hs}));
-    }
-    if (past != nullptr || present != nullptr) {
-      float* pres = nullptr;
-      if (present != nullptr && present->dtype() == DataType::kFloat) {
-        pres = present->mutable_data<float>();
-      } else {
-        present_store.resize(static_cast<size_t>(2 * batch * heads_ * total * hs));
-        pres = present_store.data();
-      }
-      std::optional<FloatIn> pi;
-      if (past != nullptr) pi.emplace(*past);
-      const int64_t half = batch * heads_ * past_len * hs, phalf = batch * heads_ * total * hs;
-      ConcatCache(pi ? pi->data : nullptr, past_len, qkv.data() + qh, width, batch, heads_, seq, hs, pres);
-      ConcatCache(pi ? pi->data + half : nullptr, past_len, qkv.data() + qh + kh, width, batch, heads_, seq, hs, pres + phalf);
-      if (present != nullptr && present->dtype() != DataType::kFloat) StoreFloats(pres, present->size(), present);
-      p.k = {pres, heads_ * total * hs, total * hs, hs};
-      p.v = {pres + phalf, heads_ * total * hs, total * hs, hs};
-    } else {
-      p.k = {qkv.data() + qh, seq * width, hs, width};
-      p.v = {qkv.data() + qh + kh, seq * width, vhs, width};
-    }
-    std::vector<float> mask_store;
-    if (const Tensor* mask = ctx.input_tensor(3); mask != nullptr) {
-      ONNXFLOW_RETURN_IF_ERROR(ApplyMask(*mask, batch, seq, total, past_len, mask_filter_value_, op, &mask_store, &p));
-    }
-    std::optional<FloatIn> bias_store;
-    if (const Tensor* ab = ctx.input_tensor(5); ab != nullptr) {
-      ONNXFLOW_RETURN_IF_ERROR(ApplyBias(*ab, batch, heads_, seq, total, op, &bias_store, &p));
-    }
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, x->dtype(), {batch, seq, vh}));
-    FloatOut out(y);
-    p.out = {out.data, seq * vh, vhs, vh};
-    RunAttention(p, ctx.threads());
-    out.Finish();
-    return Status::Ok();
+    proj.qkv = qkv.data();
+    proj.batch = batch;
+    proj.seq = seq;
+    proj.type = x->dtype();
+    proj.past = ctx.input_tensor(4);
+    proj.mask = ctx.input_tensor(3);
+    proj.attention_bias = ctx.input_tensor(5);
+    return config_.Attend(ctx, proj);
   }
 
  private:
-  explicit AttentionKernel(const KernelInfo& info)
-      : scale_(info.GetFloat("scale", 0.0f)),
-        mask_filter_value_(info.GetFloat("mask_filter_value", -10000.0f)),
-        unidirectional_(info.GetInt("unidirectional", 0) != 0) {}
-
-  int64_t heads_ = 0;
-  float scale_, mask_filter_value_;
-  bool unidirectional_;
-  std::vector<int64_t> sizes_;
+  AttentionKernel() = default;
+  SelfAttentionConfig config_;
   std::optional<PackedB> packed_w_;
   Shape packed_shape_;
 };

@@ -127,6 +127,71 @@ TEST(Attention, UnidirectionalWithPastAndPresent) {
   EXPECT_TRUE(TensorsNear(F({2, B, N, T, H}, present), (*out)[1].tensor()));
 }
 
+// QAttention: the projection on 8-bit input and weights, (x - zx)(w - zw[c]) * xs * ws[c] + bias,
+// by hand in exact integers, then the reference attention; int8 and uint8 input, per-column weight
+// scales and zero points, a key mask, and a cache in and out.
+TEST(QAttention, QuantizedProjectionThenAttention) {
+  const int64_t B = 2, S = 3, P = 2, N = 2, H = 4, D = N * H, T = P + S;
+  for (const bool signed_x : {false, true}) {
+    std::vector<uint8_t> xq(B * S * D);
+    for (size_t i = 0; i < xq.size(); ++i) xq[i] = static_cast<uint8_t>((i * 73 + 11) % 256);
+    std::vector<int8_t> wq(D * 3 * D);
+    for (size_t i = 0; i < wq.size(); ++i) wq[i] = static_cast<int8_t>((i * 37) % 255 - 127);
+    std::vector<float> ws(3 * D);
+    std::vector<int8_t> wz(3 * D);
+    for (int64_t c = 0; c < 3 * D; ++c) {
+      ws[c] = 0.002f + 0.0003f * static_cast<float>(c % 7);
+      wz[c] = static_cast<int8_t>(c % 5 - 2);
+    }
+    const float xs = 0.03f;
+    const int zx = signed_x ? -5 : 121;
+    const std::vector<float> bias = Random(3 * D, 7), past = Random(2 * B * N * P * H, 8);
+    std::vector<float> qkv(B * S * 3 * D);
+    for (int64_t t = 0; t < B * S; ++t)
+      for (int64_t c = 0; c < 3 * D; ++c) {
+        int64_t acc = 0;
+        for (int64_t i = 0; i < D; ++i) {
+          const int xv = signed_x ? static_cast<int8_t>(xq[t * D + i]) : xq[t * D + i];
+          acc += static_cast<int64_t>(xv - zx) * (wq[i * 3 * D + c] - wz[c]);
+        }
+        qkv[t * 3 * D + c] = static_cast<float>(acc) * (xs * ws[c]) + bias[c];
+      }
+    const std::vector<float> past_k(past.begin(), past.begin() + B * N * P * H), past_v(past.begin() + B * N * P * H, past.end());
+    const auto k = Concat(past_k, ToHeads(qkv, B, S, N, H, 3 * D, D), B, N, P, S, H);
+    const auto v = Concat(past_v, ToHeads(qkv, B, S, N, H, 3 * D, 2 * D), B, N, P, S, H);
+    const std::vector<int32_t> lengths = {T, T - 1};  // mask_index: each batch entry's key count
+    const auto expected = Reference(ToHeads(qkv, B, S, N, H, 3 * D), k, v, B, N, N, S, T, H, 0.5f, -10000.0f,
+                                    [&](int64_t b, int64_t, int64_t j) { return j < lengths[b]; });
+    OpTest test("QAttention", 1, kMsDomain);
+    Tensor x(signed_x ? DataType::kInt8 : DataType::kUint8, {B, S, D});
+    std::copy(xq.begin(), xq.end(), static_cast<uint8_t*>(x.mutable_raw_data()));
+    test.Input(x).Input(Tensor::FromVector<int8_t>({D, 3 * D}, wq)).ConstantInput(1).Input(F({3 * D}, bias));
+    test.Input(Tensor::Scalar<float>(xs)).Input(F({3 * D}, ws)).Input(Tensor::FromVector<int32_t>({B}, lengths));
+    test.Input(signed_x ? Tensor::Scalar<int8_t>(static_cast<int8_t>(zx)) : Tensor::Scalar<uint8_t>(static_cast<uint8_t>(zx)));
+    test.Input(Tensor::FromVector<int8_t>({3 * D}, wz)).Input(F({2, B, N, P, H}, past));
+    test.Attr("num_heads", N).Outputs(2).Threads(2);
+    auto out = test.Run(RegisterAllKernels);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_TRUE(TensorsNear(F({B, S, D}, expected), (*out)[0].tensor(), 1e-4, 1e-5)) << "signed input " << signed_x;
+    std::vector<float> present = k;
+    present.insert(present.end(), v.begin(), v.end());
+    EXPECT_TRUE(TensorsNear(F({2, B, N, T, H}, present), (*out)[1].tensor(), 1e-5, 1e-6));
+  }
+}
+
+// A weight_scale of the wrong length is refused with the input named.
+TEST(QAttention, RefusesAWeightScaleOfTheWrongLength) {
+  const int64_t D = 4;
+  OpTest test("QAttention", 1, kMsDomain);
+  test.Input(Tensor::FromVector<uint8_t>({1, 1, D}, std::vector<uint8_t>(D, 3)));
+  test.Input(Tensor::FromVector<uint8_t>({D, 3 * D}, std::vector<uint8_t>(3 * D * D, 5)));
+  test.Input(F({3 * D}, std::vector<float>(3 * D, 0.f))).Input(Tensor::Scalar<float>(0.1f)).Input(F({5}, {1, 1, 1, 1, 1}));
+  test.Attr("num_heads", int64_t{2});
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().ToString().find("weight_scale"), std::string::npos) << out.status().ToString();
+}
+
 TEST(MultiHeadAttention, CrossAttentionWithBiasAndPaddingLengths) {
   const int64_t B = 2, S = 2, L = 3, N = 2, H = 2, D = N * H;
   const auto q = Random(B * S * D, 7), k = Random(B * L * D, 8), v = Random(B * L * D, 9), bias = Random(3 * D, 10);

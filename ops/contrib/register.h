@@ -12,6 +12,7 @@
   X(RegisterGeluOps)  /* gelu.cc */                   \
   X(RegisterNormOps)  /* norms.cc */                  \
   X(RegisterAttentionOps)  /* attention.cc */         \
+  X(RegisterQAttention)  /* qattention.cc */          \
   X(RegisterRotaryEmbedding)  /* rotary.cc */         \
   X(RegisterMiscOps)  /* misc.cc */                   \
   X(RegisterFusedAttention)  /* fused_attention.cc */
