@@ -182,6 +182,53 @@ TEST(EmbedLayerNormalization, WordPositionSegmentThenNorm) {
   EXPECT_TRUE(TensorsNear(F({1, 2, 2}, {1, 4, 7, 0}), (*out)[2].tensor()));
 }
 
+// QEmbedLayerNormalization gives EmbedLayerNormalization's values on the dequantized tables,
+// (q - zero_point) * scale, bit for bit: uint8 and int8 tables, a segment table, a mask.
+template <typename Q>
+void CheckQuantizedEmbedding() {
+  const int64_t B = 2, S = 3, V = 5, P = 4, H = 8;
+  auto table = [](int64_t n, int seed) {
+    std::vector<Q> q(n);
+    for (int64_t i = 0; i < n; ++i) q[i] = static_cast<Q>((i * 37 + seed * 11) % 200 - (std::is_signed_v<Q> ? 100 : 0));
+    return q;
+  };
+  const std::vector<Q> word = table(V * H, 1), pos = table(P * H, 2), seg = table(2 * H, 3), gamma = table(H, 4),
+                       beta = table(H, 5);
+  const float scales[5] = {0.02f, 0.01f, 0.03f, 0.015f, 0.005f};
+  const Q zeros[5] = {3, 7, 0, 9, 2};
+  auto dequant = [](const std::vector<Q>& q, float s, Q z) {
+    std::vector<float> f(q.size());
+    for (size_t i = 0; i < q.size(); ++i) f[i] = static_cast<float>(static_cast<int32_t>(q[i]) - z) * s;
+    return f;
+  };
+  const auto ids = Tensor::FromVector<int32_t>({B, S}, {4, 0, 2, 1, 3, 3});
+  const auto segs = Tensor::FromVector<int32_t>({B, S}, {0, 1, 1, 0, 0, 1});
+  const auto mask = Tensor::FromVector<int32_t>({B, S}, {1, 1, 0, 1, 1, 1});
+  OpTest plain("EmbedLayerNormalization", 1, kMsDomain);
+  plain.Input(ids).Input(segs).Input(F({V, H}, dequant(word, scales[0], zeros[0])));
+  plain.Input(F({P, H}, dequant(pos, scales[1], zeros[1]))).Input(F({2, H}, dequant(seg, scales[2], zeros[2])));
+  plain.Input(F({H}, dequant(gamma, scales[3], zeros[3]))).Input(F({H}, dequant(beta, scales[4], zeros[4]))).Input(mask);
+  plain.Outputs(2);
+  OpTest quant("QEmbedLayerNormalization", 1, kMsDomain);
+  quant.Input(ids).Input(segs).Input(Tensor::FromVector<Q>({V, H}, word)).Input(Tensor::FromVector<Q>({P, H}, pos));
+  quant.Input(Tensor::FromVector<Q>({2, H}, seg)).Input(Tensor::FromVector<Q>({H}, gamma));
+  quant.Input(Tensor::FromVector<Q>({H}, beta)).Input(mask);
+  for (float s : scales) quant.Input(Tensor::Scalar<float>(s));
+  for (Q z : zeros) quant.Input(Tensor::Scalar<Q>(z));
+  quant.Outputs(2);
+  auto a = plain.Run(RegisterAllKernels);
+  auto b = quant.Run(RegisterAllKernels);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().ToString() << " " << b.status().ToString();
+  EXPECT_TRUE(TensorsNear((*a)[0].tensor(), (*b)[0].tensor(), 0.0, 0.0));
+  EXPECT_EQ((*b)[1].tensor().data<int32_t>()[0], 2);
+  EXPECT_EQ((*b)[1].tensor().data<int32_t>()[1], 3);
+}
+
+TEST(QEmbedLayerNormalization, IsEmbedLayerNormalizationOnTheDequantizedTables) {
+  CheckQuantizedEmbedding<uint8_t>();
+  CheckQuantizedEmbedding<int8_t>();
+}
+
 TEST(EmbedLayerNormalization, OutOfRangeIdIsRefused) {
   OpTest test("EmbedLayerNormalization", 1, kMsDomain);
   test.Input(Tensor::FromVector<int32_t>({1, 1}, {5}))

@@ -5,6 +5,7 @@
 //   SimplifiedLayerNormalization(X, scale) -> Y, inv_std_var?: RMS normalization over dims axis..
 //   LayerNormalization below opset 17 (ONNX Runtime's own, as ONNX later specified it)
 //   EmbedLayerNormalization: word + position (+ segment) embeddings, then LayerNorm; mask_index
+//   QEmbedLayerNormalization: the same on 8-bit tables, dequantized as rows are read
 // Rows go to cores; each row is summed and normalized by the vectorized row kernels of ops/nn.
 #include <cmath>
 #include <optional>
@@ -200,48 +201,92 @@ class SimplifiedNormKernel : public OpKernel {
   float epsilon_;
 };
 
+// One embedding table's rows as floats: a float-like table (widened once per run), or an 8-bit one
+// (QEmbedLayerNormalization) dequantized row by row, (q - zero_point) * scale, as it is read.
+struct EmbeddingRows {
+  std::optional<FloatIn> f;
+  const uint8_t* q = nullptr;
+  bool q_signed = false;
+  float scale = 1.0f;
+  int32_t zero = 0;
+  int64_t rows = 0, hidden = 0;
+
+  // s = row r when `first`, else s += row r.
+  void Add(int64_t r, float* s, bool first) const {
+    if (f) {
+      const float* row = f->data + r * hidden;
+      for (int64_t j = 0; j < hidden; ++j) s[j] = first ? row[j] : s[j] + row[j];
+      return;
+    }
+    const uint8_t* row = q + r * hidden;
+    for (int64_t j = 0; j < hidden; ++j) {
+      const int32_t v = q_signed ? static_cast<int8_t>(row[j]) : row[j];
+      const float d = static_cast<float>(v - zero) * scale;
+      s[j] = first ? d : s[j] + d;
+    }
+  }
+};
+
 // EmbedLayerNormalization(input_ids, segment_ids?, word_embedding, position_embedding,
 // segment_embedding?, gamma, beta, mask?, position_ids?) -> output, mask_index, embedding_sum?
+// QEmbedLayerNormalization(input_ids, segment_ids?, word_embedding, position_embedding,
+// segment_embedding?, gamma, beta, mask?, then the scales of the five tables and their zero
+// points) -> output, mask_index: the same with 8-bit tables (dynamic quantization of a BERT
+// embedding), float output.
 class EmbedLayerNormKernel : public OpKernel {
  public:
-  explicit EmbedLayerNormKernel(const KernelInfo& info)
-      : epsilon_(info.GetFloat("epsilon", 1e-12f)), mask_index_type_(info.GetInt("mask_index_type", 1)) {}
+  EmbedLayerNormKernel(const KernelInfo& info, bool quantized)
+      : epsilon_(info.GetFloat("epsilon", 1e-12f)),
+        mask_index_type_(info.GetInt("mask_index_type", 1)),
+        quantized_(quantized),
+        op_(quantized ? "QEmbedLayerNormalization" : "EmbedLayerNormalization") {}
 
   Status Compute(KernelContext& ctx) const override {
-    const char* op = "EmbedLayerNormalization";
+    const char* op = op_;
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* ids, ctx.RequireTensor(0));
     const Tensor* seg = ctx.input_tensor(1);
-    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* word, ctx.RequireTensor(2));
-    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* pos, ctx.RequireTensor(3));
-    const Tensor* seg_emb = ctx.input_tensor(4);
-    ONNXFLOW_RETURN_IF_ERROR(RequireFloatLike(*word, op, "word_embedding"));
     if (ids->rank() != 2 || ids->dtype() != DataType::kInt32) {
       return InvalidArgument(std::string(op) + ": input_ids must be int32 (batch, sequence), got " +
                              DataTypeName(ids->dtype()) + " " + ShapeToString(ids->shape()));
     }
-    if (word->rank() != 2 || pos->rank() != 2 || pos->dim(1) != word->dim(1) || pos->dtype() != word->dtype()) {
+    EmbeddingRows word, pos, seg_rows, gamma, beta;
+    DataType out_type = DataType::kFloat;
+    ONNXFLOW_RETURN_IF_ERROR(Table(ctx, 2, 8, 13, "word_embedding", &word, &out_type));
+    ONNXFLOW_RETURN_IF_ERROR(Table(ctx, 3, 9, 14, "position_embedding", &pos, nullptr));
+    const int64_t batch = ids->dim(0), seq = ids->dim(1), hidden = word.hidden;
+    if (pos.hidden != hidden) {
       return InvalidArgument(std::string(op) + ": word_embedding and position_embedding must be (rows, hidden) of one type");
     }
-    const int64_t batch = ids->dim(0), seq = ids->dim(1), hidden = word->dim(1);
-    if (seg != nullptr && (seg->shape() != ids->shape() || seg->dtype() != DataType::kInt32 || seg_emb == nullptr ||
-                           seg_emb->rank() != 2 || seg_emb->dim(1) != hidden)) {
-      return InvalidArgument(std::string(op) + ": segment_ids must be int32 like input_ids, with a (rows, " +
-                             std::to_string(hidden) + ") segment_embedding");
+    const bool has_seg = seg != nullptr && ctx.input_tensor(4) != nullptr;
+    if (seg != nullptr) {
+      if (seg->shape() != ids->shape() || seg->dtype() != DataType::kInt32 || ctx.input_tensor(4) == nullptr) {
+        return InvalidArgument(std::string(op) + ": segment_ids must be int32 like input_ids, with a (rows, " +
+                               std::to_string(hidden) + ") segment_embedding");
+      }
+      ONNXFLOW_RETURN_IF_ERROR(Table(ctx, 4, 10, 15, "segment_embedding", &seg_rows, nullptr));
+      if (seg_rows.hidden != hidden) return InvalidArgument(std::string(op) + ": segment_embedding must have " + std::to_string(hidden) + " columns");
     }
-    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* gamma, RequireVector(ctx, 5, hidden, word->dtype(), op, "gamma", false));
-    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* beta, RequireVector(ctx, 6, hidden, word->dtype(), op, "beta", false));
+    ONNXFLOW_RETURN_IF_ERROR(Table(ctx, 5, 11, 16, "gamma", &gamma, nullptr));
+    ONNXFLOW_RETURN_IF_ERROR(Table(ctx, 6, 12, 17, "beta", &beta, nullptr));
+    if (gamma.rows * gamma.hidden != hidden || beta.rows * beta.hidden != hidden) {
+      return InvalidArgument(std::string(op) + ": gamma and beta must hold " + std::to_string(hidden) + " values each");
+    }
+    std::vector<float> gamma_f(hidden), beta_f(hidden);
+    gamma.hidden = beta.hidden = hidden;
+    gamma.Add(0, gamma_f.data(), true);
+    beta.Add(0, beta_f.data(), true);
     const Tensor* mask = ctx.input_tensor(7);
     if (mask != nullptr && (mask->shape() != ids->shape() || mask->dtype() != DataType::kInt32)) {
       return InvalidArgument(std::string(op) + ": mask must be int32 like input_ids");
     }
-    const Tensor* pos_ids = ctx.input_tensor(8);
+    const Tensor* pos_ids = quantized_ ? nullptr : ctx.input_tensor(8);
     if (pos_ids != nullptr && (pos_ids->dtype() != DataType::kInt32 || pos_ids->rank() != 2 || pos_ids->dim(1) != seq ||
                                (pos_ids->dim(0) != 1 && pos_ids->dim(0) != batch))) {
       return InvalidArgument(std::string(op) + ": position_ids must be int32 (1 or batch, sequence)");
     }
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, word->dtype(), {batch, seq, hidden}));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, out_type, {batch, seq, hidden}));
     Tensor* sum_t = nullptr;
-    if (ctx.has_output(2)) { ONNXFLOW_ASSIGN_OR_RETURN(sum_t, ctx.AllocateUninitialized(2, word->dtype(), {batch, seq, hidden})); }
+    if (!quantized_ && ctx.has_output(2)) { ONNXFLOW_ASSIGN_OR_RETURN(sum_t, ctx.AllocateUninitialized(2, out_type, {batch, seq, hidden})); }
     if (ctx.has_output(1)) {
       // mask_index: the number of ones in each row of the mask (all tokens without one).
       ONNXFLOW_ASSIGN_OR_RETURN(Tensor * mi, ctx.Allocate(1, DataType::kInt32, {batch}));
@@ -255,19 +300,18 @@ class EmbedLayerNormKernel : public OpKernel {
         mi->mutable_data<int32_t>()[b] = mask_index_type_ == 0 ? 0 : count;
       }
     }
-    FloatIn wi(*word), pi(*pos), gi(*gamma), bi(*beta);
-    std::optional<FloatIn> si;
-    if (seg_emb != nullptr && seg != nullptr) si.emplace(*seg_emb);
     FloatOut out(y);
     std::optional<FloatOut> sum;
     if (sum_t != nullptr) sum.emplace(sum_t);
     const int32_t* idp = ids->data<int32_t>();
+    auto position = [&](int64_t t) -> int64_t {
+      return pos_ids != nullptr ? pos_ids->data<int32_t>()[(pos_ids->dim(0) == 1 ? 0 : t / seq) * seq + t % seq] : t % seq;
+    };
     // Indices are checked before any row is written: an out-of-range id is the caller's error.
     for (int64_t t = 0; t < batch * seq; ++t) {
-      const int64_t p = pos_ids != nullptr ? pos_ids->data<int32_t>()[(pos_ids->dim(0) == 1 ? 0 : t / seq) * seq + t % seq]
-                                           : t % seq;
-      if (idp[t] < 0 || idp[t] >= word->dim(0) || p < 0 || p >= pos->dim(0) ||
-          (si && (seg->data<int32_t>()[t] < 0 || seg->data<int32_t>()[t] >= seg_emb->dim(0)))) {
+      const int64_t p = position(t);
+      if (idp[t] < 0 || idp[t] >= word.rows || p < 0 || p >= pos.rows ||
+          (has_seg && (seg->data<int32_t>()[t] < 0 || seg->data<int32_t>()[t] >= seg_rows.rows))) {
         return InvalidArgument(std::string(op) + ": token " + std::to_string(t) + " indexes past an embedding table (id " +
                                std::to_string(idp[t]) + ", position " + std::to_string(p) + ")");
       }
@@ -275,17 +319,11 @@ class EmbedLayerNormKernel : public OpKernel {
     ParallelFor(ctx, batch * seq, hidden * 6, [&](int64_t t0, int64_t t1) {
       std::vector<float> row(hidden);
       for (int64_t t = t0; t < t1; ++t) {
-        const int64_t p =
-            pos_ids != nullptr ? pos_ids->data<int32_t>()[(pos_ids->dim(0) == 1 ? 0 : t / seq) * seq + t % seq] : t % seq;
-        const float* w = wi.data + idp[t] * hidden;
-        const float* pe = pi.data + p * hidden;
         float* s = sum ? sum->data + t * hidden : row.data();
-        for (int64_t j = 0; j < hidden; ++j) s[j] = w[j] + pe[j];
-        if (si) {
-          const float* se = si->data + seg->data<int32_t>()[t] * hidden;
-          for (int64_t j = 0; j < hidden; ++j) s[j] += se[j];
-        }
-        NormalizeOne(s, hidden, false, epsilon_, gi.data, bi.data, out.data + t * hidden);
+        word.Add(idp[t], s, true);
+        pos.Add(position(t), s, false);
+        if (has_seg) seg_rows.Add(seg->data<int32_t>()[t], s, false);
+        NormalizeOne(s, hidden, false, epsilon_, gamma_f.data(), beta_f.data(), out.data + t * hidden);
       }
     });
     out.Finish();
@@ -294,8 +332,46 @@ class EmbedLayerNormKernel : public OpKernel {
   }
 
  private:
+  // Input `i` as rows: a float-like (rows, hidden) table (a vector for gamma and beta, one row);
+  // quantized, an 8-bit one with its scale at `scale_i` and zero point at `zero_i`. `type`, when
+  // given, receives the output type (the table's, or the scale's when quantized).
+  Status Table(const KernelContext& ctx, int i, int scale_i, int zero_i, const char* name, EmbeddingRows* rows,
+               DataType* type) const {
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* t, ctx.RequireTensor(i));
+    const bool vector = std::string(name) == "gamma" || std::string(name) == "beta";
+    if (t->rank() != (vector ? 1 : 2) || t->size() == 0) {
+      return InvalidArgument(std::string(op_) + ": input '" + name + "' must be " + (vector ? "a vector" : "(rows, hidden)") +
+                             ", got " + ShapeToString(t->shape()));
+    }
+    rows->rows = vector ? 1 : t->dim(0);
+    rows->hidden = t->dim(t->rank() - 1);
+    if (!quantized_) {
+      ONNXFLOW_RETURN_IF_ERROR(RequireFloatLike(*t, op_, name));
+      rows->f.emplace(*t);
+      if (type != nullptr) *type = t->dtype();
+      return Status::Ok();
+    }
+    if (t->dtype() != DataType::kUint8 && t->dtype() != DataType::kInt8) {
+      return InvalidArgument(std::string(op_) + ": input '" + name + "' must be uint8 or int8, got " + DataTypeName(t->dtype()));
+    }
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* scale, ctx.RequireTensor(scale_i));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* zero, ctx.RequireTensor(zero_i));
+    if (scale->size() != 1 || !IsFloatLike(scale->dtype()) || zero->size() != 1 || zero->dtype() != t->dtype()) {
+      return InvalidArgument(std::string(op_) + ": the scale and zero point of '" + name +
+                             "' must be one float and one value of its type");
+    }
+    rows->q = static_cast<const uint8_t*>(t->raw_data());
+    rows->q_signed = t->dtype() == DataType::kInt8;
+    rows->scale = FloatIn(*scale).data[0];
+    rows->zero = rows->q_signed ? zero->data<int8_t>()[0] : zero->data<uint8_t>()[0];
+    if (type != nullptr) *type = scale->dtype();
+    return Status::Ok();
+  }
+
   float epsilon_;
   int64_t mask_index_type_;
+  bool quantized_;
+  const char* op_;
 };
 
 }  // namespace
@@ -317,7 +393,9 @@ Status RegisterNormOps(KernelRegistry& registry) {
   ONNXFLOW_ASSIGN_OR_RETURN(KernelFactory ln, Adapt(registry, kOnnxDomain, "LayerNormalization", 17, nullptr));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "LayerNormalization", 1, 16, ln));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "LayerNormalization", 1, kOpenEnded, ln));
-  return registry.Register(kMsDomain, "EmbedLayerNormalization", 1, kOpenEnded, Make<EmbedLayerNormKernel>());
+  ONNXFLOW_RETURN_IF_ERROR(
+      registry.Register(kMsDomain, "EmbedLayerNormalization", 1, kOpenEnded, Make<EmbedLayerNormKernel>(false)));
+  return registry.Register(kMsDomain, "QEmbedLayerNormalization", 1, kOpenEnded, Make<EmbedLayerNormKernel>(true));
 }
 
 }  // namespace contrib
