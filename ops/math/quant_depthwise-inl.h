@@ -32,9 +32,11 @@ HWY_INLINE QDwVec LoadTap(QDwTag d, const uint8_t* HWY_RESTRICT p) {
 }
 
 // acc += x * w per int32 lane, as the 16-bit pairs of vpmaddwd: x's low half is the byte (its high
-// half 0 or -1), w's low half is w' and its high half 0, so each pair is x * w' + 0 exactly. One
-// uop of latency 5 where vpmulld is two of latency 10. The portable target returns even and odd
-// products apart (odd: x's high half times 0); RearrangeToOddPlusEven adds them at the end.
+// half 0 or -1), w's low half is w' and its high half 0, so each pair is x * w' + 0 exactly.
+// vpmulld on sign-extended weights was slower (quant_depthwise_benchmark, 28x28x136 3x3, best of
+// 24 on a loaded Zen 4: 62 against 52 us), and so were two taps interleaved into int16 pairs per
+// vpmaddwd (256-bit, vpunpcklbw + vpmovzxbw per pair of taps: 68 against 51 us). The portable
+// target returns even and odd products apart (odd: x's high half times 0); SumOf adds them.
 // (HWY_SCALAR, compiled but not dispatched here, has no 16-bit pairs: it multiplies int32.)
 HWY_INLINE QDwVec MulAcc(QDwTag d, QDwVec x, QDwVec w, QDwVec acc, QDwVec& odd) {
 #if HWY_TARGET == HWY_SCALAR
