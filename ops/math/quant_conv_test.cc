@@ -185,6 +185,9 @@ TEST_P(QuantConvNhwc, DepthwiseMatchesDirectConvolution) {
     add(spatial, 3, 2, 2, {1, 0, 2, 1}, 1, c, 1);
     add(spatial, 3, 1, 1, {1, 1, 1, 1}, 2, c, 2);
   }
+  // Big enough to split output rows over 2 threads (ParallelFor's threshold).
+  cases.push_back({{64, 64}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 2, 17, 17, 17, false, true, false, true, true, 2, true});
+  cases.push_back({{40, 40}, {3, 3}, {2, 2}, {1, 1}, {0, 0, 1, 1}, 1, 64, 64, 64, true, true, true, false, false, 2});
   // Every type combination on one shape, each with per-channel zero points and all three ways W
   // arrives.
   for (int types = 0; types < 8; ++types) {
