@@ -91,12 +91,14 @@ void QDepthwiseConv(const ConvGeometry& g, const QDepthwiseWeights& w, const QDe
 
   const auto pixels_kernel = HWY_DYNAMIC_DISPATCH(QDepthwisePixelsImpl);
   const int64_t rows = g.batch * oh_n;
-  // A row costs its multiply-adds as a vectorized product does (MacCost): ShuffleNet's 28x28x136
-  // and 56x56->28x28x112 layers split (quant_depthwise_benchmark: 59 -> 42 and 48 -> 34 us on 2
-  // cores), the 14x14 and 7x7 ones (11..27 us) stay on one. Counting a multiply-add as a half or
-  // a whole operation (splitting those too) changed the whole model by less than the noise of
-  // this shared machine (2 threads, p50 6.4..7.9 ms for each choice).
-  ParallelFor(threads, rows, MacCost(ow_n * taps * channels), [&](int64_t r0, int64_t r1) {
+  // A multiply-add counts half an operation here (a GEMM's counts a quarter, MacCost): this loop
+  // does fewer per cycle than the GEMM, so the same work is more time. Then ShuffleNet's 14x14x272
+  // and 28x28->14x14x272 layers split over 2 cores too (quant_depthwise_benchmark, best of 5,
+  // twice: 28..33 -> 19..20 us and 25..26 -> 17..23 us against MacCost), the 7x7 ones (11..15 us)
+  // stay on one core, and 28x28x136 splits either way (63 -> 32..48 us). On the whole model the
+  // choice was within the noise of this shared machine (2 threads, p50 6.4..7.9 ms each).
+  constexpr int64_t kDepthwiseMacsPerOperation = 2;
+  ParallelFor(threads, rows, ow_n * taps * channels / kDepthwiseMacsPerOperation, [&](int64_t r0, int64_t r1) {
     std::vector<const uint8_t*> tap_ptrs(static_cast<size_t>(ow_n * taps));
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t n = r / oh_n, oh = r % oh_n;
