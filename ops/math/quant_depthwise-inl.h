@@ -35,8 +35,8 @@ HWY_INLINE QDwVec LoadTap(QDwTag d, const uint8_t* HWY_RESTRICT p) {
 // half 0 or -1), w's low half is w' and its high half 0, so each pair is x * w' + 0 exactly.
 // vpmulld on sign-extended weights was slower (quant_depthwise_benchmark, 28x28x136 3x3, best of
 // 24 on a loaded Zen 4: 62 against 52 us), and so were two taps interleaved into int16 pairs per
-// vpmaddwd (256-bit, vpunpcklbw + vpmovzxbw per pair of taps: 68 against 51 us). The portable
-// target returns even and odd products apart (odd: x's high half times 0); SumOf adds them.
+// vpmaddwd (256-bit, vpunpcklbw + vpmovzxbw per pair of taps: 68 against 51 us). EMU128 returns
+// even and odd products apart (odd: x's high half times 0); SumOf adds them.
 // (HWY_SCALAR, compiled but not dispatched here, has no 16-bit pairs: it multiplies int32.)
 HWY_INLINE QDwVec MulAcc(QDwTag d, QDwVec x, QDwVec w, QDwVec acc, QDwVec& odd) {
 #if HWY_TARGET == HWY_SCALAR
@@ -61,7 +61,7 @@ HWY_INLINE QDwVec SumOf(QDwVec acc, QDwVec odd) {
 // y = saturate(round_half_even(float(acc) * multiplier) + y_zero), the float operations of the GEMM
 // epilogue (qgemm-inl.h), so results are the GEMM path's bit for bit. The product is clamped to
 // +-65536 first, as the VNNI epilogue does: any value past it saturates the same way, and the
-// conversion never overflows int32.
+// conversion never overflows int32 (the generic epilogue, unclamped, agrees below 2^31 - 256).
 template <bool kSignedY>
 HWY_INLINE void StoreRequantized(QDwTag d, QDwVec acc, const float* HWY_RESTRICT multiplier, int32_t y_zero,
                                  uint8_t* HWY_RESTRICT out, int64_t count) {
