@@ -71,10 +71,12 @@ bool ConvertsConv(const Graph& g, const Node& node) {
   if (w == g.constants.end() || w->second.rank() != 4 || !Is8Bit(w->second.dtype())) return false;
   if (const auto* k = Attr(n, "kernel_shape"); k != nullptr && k->ints_size() != 2) return false;
   // A grouped convolution runs one GEMM per group, with the group's output channels as columns:
-  // depthwise and other narrow groups (1 column of 16 lanes) stay on the plain kernel.
+  // narrow groups (1 column of 16 lanes) stay on the plain kernel. Depthwise ones (one input and
+  // one output channel per group) have a kernel of their own (ops/math/quant_depthwise.h).
   if (const auto* group = Attr(n, "group"); group != nullptr && group->i() != 1) {
     if (group->i() < 1 || w->second.dim(0) % group->i() != 0) return false;
-    if (w->second.dim(1) < 16 || w->second.dim(0) / group->i() < 16) return false;
+    const bool depthwise = w->second.dim(1) == 1 && w->second.dim(0) == group->i();
+    if (!depthwise && (w->second.dim(1) < 16 || w->second.dim(0) / group->i() < 16)) return false;
   }
   return Is8Bit(TypeOf(g, n.input(0)));
 }

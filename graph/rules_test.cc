@@ -887,19 +887,34 @@ TEST_F(RulesTest, ChannelsLastQuantLeavesA1DConv) {
   EXPECT_EQ(Ops(), (Names{"QLinearConv"}));
 }
 
-// A depthwise QLinearConv (one output channel per group) keeps the plain kernel too.
-TEST_F(RulesTest, ChannelsLastQuantLeavesADepthwiseConv) {
+// A depthwise QLinearConv (one input and one output channel per group) runs channels-last, on the
+// depthwise kernel, with the plain kernel's results; a channel multiplier of 2 and a narrow group
+// (4 input channels) keep the plain kernel.
+TEST_F(RulesTest, ChannelsLastQuantConvertsADepthwiseConv) {
   model.Input("x", DataType::kUint8, {1, 8, 5, 5});
-  Tensor w(DataType::kInt8, {8, 1, 3, 3});
-  for (int64_t i = 0; i < w.size(); ++i) w.mutable_data<int8_t>()[i] = static_cast<int8_t>(i % 7 - 3);
-  model.Initializer("w", w);
+  auto weights = [&](const char* name, Shape shape) {
+    Tensor w(DataType::kInt8, shape);
+    for (int64_t i = 0; i < w.size(); ++i) w.mutable_data<int8_t>()[i] = static_cast<int8_t>(i % 7 - 3);
+    model.Initializer(name, w);
+  };
+  weights("w", {8, 1, 3, 3});
+  weights("w2", {16, 1, 3, 3});
+  weights("w4", {8, 4, 3, 3});
   model.Initializer("s", Tensor::Scalar<float>(0.05f));
   model.Initializer("z", Tensor::Scalar<uint8_t>(100));
   model.Initializer("wz", Tensor::Scalar<int8_t>(0));
   SetAttr(model.Node("QLinearConv", {"x", "s", "z", "w", "s", "wz", "s", "z"}, {"y"}), "group", int64_t{8});
+  SetAttr(model.Node("QLinearConv", {"x", "s", "z", "w2", "s", "wz", "s", "z"}, {"y2"}), "group", int64_t{8});
+  SetAttr(model.Node("QLinearConv", {"x", "s", "z", "w4", "s", "wz", "s", "z"}, {"y4"}), "group", int64_t{2});
   model.Output("y", DataType::kUint8, {1, 8, 3, 3});
+  model.Output("y2", DataType::kUint8, {1, 16, 3, 3});
+  model.Output("y4", DataType::kUint8, {1, 8, 3, 3});
   ASSERT_TRUE(UseChannelsLastQuant(&graph()).ok());
-  EXPECT_EQ(Ops(), (Names{"QLinearConv"}));
+  const std::string d = std::string(kOnnxflowDomain) + ".";
+  EXPECT_EQ(Ops(), (Names{"Transpose", d + "QLinearConvNhwc", "Transpose", "QLinearConv", "QLinearConv"}));
+  Tensor x(DataType::kUint8, {1, 8, 5, 5});
+  for (int64_t i = 0; i < x.size(); ++i) x.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(i * 29 + 3);
+  ExpectSameOutputs({{"x", x}}, 0.0);
 }
 
 // The blocked layout, then its rules: two 16-channel convolutions joined by a channel Concat write

@@ -9,6 +9,9 @@
 // leaves the image). Per-channel scales and the bias are then vectors along the columns, which the
 // GEMM's epilogue applies as it stores: y = saturate(round_half_even(acc * (x_scale * w_scale[m] /
 // y_scale)) + y_zero).
+//
+// A depthwise convolution (2-D, one input and one output channel per group) would be one GEMM of a
+// single column per group: it runs its own kernel instead (quant_depthwise.h), channels as lanes.
 #include "ops/math/register.h"
 
 #include <algorithm>
@@ -19,6 +22,7 @@
 #include "ops/framework/shared_weights.h"
 #include "ops/math/conv_geometry.h"
 #include "ops/math/qgemm.h"
+#include "ops/math/quant_depthwise.h"
 
 namespace onnxflow {
 namespace {
@@ -216,21 +220,47 @@ class NhwcRows : public QRowSource {
   std::vector<int64_t> taps_;
 };
 
+// A depthwise W with its zero points folded in (quant_depthwise.h), when both are constant.
+struct PackedDepthwise {
+  QDepthwiseWeights weights;
+  Tensor described;  // W's type and shape without data, checked in W's place at run
+};
+
+std::shared_ptr<const PackedDepthwise> PackConstantDepthwise(const Tensor* w, const Tensor* w_zero) {
+  if (w == nullptr || w_zero == nullptr || !IsQuant8(w->dtype()) || w_zero->dtype() != w->dtype() ||
+      (w_zero->size() != 1 && w_zero->size() != w->dim(0))) {
+    return nullptr;
+  }
+  return SharedWeights::Get<PackedDepthwise>(WeightKey("QuantDepthwiseNhwc.W").Add(*w).Add(*w_zero), [&] {
+    PackedDepthwise p;
+    p.weights = PackQDepthwise(*w, w_zero);
+    p.described = Tensor(w->dtype(), w->shape(), /*storage=*/nullptr, /*data=*/nullptr);
+    return p;
+  });
+}
+
 class QLinearConvNhwcKernel : public OpKernel {
  public:
   static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     ONNXFLOW_ASSIGN_OR_RETURN(ConvAttributes attrs, ParseConvAttributes(info));
     if (attrs.kernel_shape.size() > 6) return InvalidArgument("QLinearConvNhwc: at most 6 spatial axes");
-    auto packed = PackConstantWeight(info.constant_input(3), attrs.group);
-    return std::unique_ptr<OpKernel>(new QLinearConvNhwcKernel(std::move(attrs), std::move(packed)));
+    const Tensor* w = info.constant_input(3);
+    // A depthwise W never meets the GEMM: packed for the depthwise kernel when its zero points
+    // are constant too, else read at run.
+    if (w != nullptr && IsQDepthwiseWeight(w->shape(), attrs.group)) {
+      auto depthwise = PackConstantDepthwise(w, info.constant_input(5));
+      return std::unique_ptr<OpKernel>(new QLinearConvNhwcKernel(std::move(attrs), nullptr, std::move(depthwise)));
+    }
+    auto packed = PackConstantWeight(w, attrs.group);
+    return std::unique_ptr<OpKernel>(new QLinearConvNhwcKernel(std::move(attrs), std::move(packed), nullptr));
   }
-  bool ReadsAtRun(int input) const override { return input != 3 || packed_ == nullptr; }
+  bool ReadsAtRun(int input) const override { return input != 3 || (packed_ == nullptr && depthwise_ == nullptr); }
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor* in[8];
     for (int i = 0; i < 8; ++i) {
-      if (i == 3 && packed_ != nullptr) {
-        in[i] = &packed_->described;
+      if (i == 3 && (packed_ != nullptr || depthwise_ != nullptr)) {
+        in[i] = packed_ != nullptr ? &packed_->described : &depthwise_->described;
         continue;
       }
       ONNXFLOW_ASSIGN_OR_RETURN(in[i], ctx.RequireTensor(i));
@@ -267,6 +297,7 @@ class QLinearConvNhwcKernel : public OpKernel {
     std::vector<float> multiplier(m);
     const float x_scale = xs.data<float>()[0];
     for (int64_t j = 0; j < m; ++j) multiplier[j] = x_scale * ws.data<float>()[ws.size() == 1 ? 0 : j] / ys.data<float>()[0];
+    if (IsQDepthwise(g)) return RunDepthwise(g, x, xz, w, wz, bias, yz, multiplier, y, ctx.threads());
     std::vector<int32_t> w_zero(wz->size());
     for (int64_t j = 0; j < wz->size(); ++j) w_zero[j] = QuantAt(wz, j);
 
@@ -303,10 +334,31 @@ class QLinearConvNhwcKernel : public OpKernel {
   }
 
  private:
-  QLinearConvNhwcKernel(ConvAttributes attrs, std::shared_ptr<const PackedNhwcWeight> packed)
-      : attrs_(std::move(attrs)), packed_(std::move(packed)) {}
+  QLinearConvNhwcKernel(ConvAttributes attrs, std::shared_ptr<const PackedNhwcWeight> packed,
+                        std::shared_ptr<const PackedDepthwise> depthwise)
+      : attrs_(std::move(attrs)), packed_(std::move(packed)), depthwise_(std::move(depthwise)) {}
+
+  Status RunDepthwise(const ConvGeometry& g, const Tensor& x, const Tensor* xz, const Tensor& w, const Tensor* wz,
+                      const Tensor* bias, const Tensor& yz, const std::vector<float>& multiplier, Tensor* y,
+                      int threads) const {
+    QDepthwiseWeights local;
+    if (depthwise_ == nullptr) local = PackQDepthwise(w, wz);
+    QDepthwiseArgs args;
+    args.x = static_cast<const uint8_t*>(x.raw_data());
+    args.x_signed = x.dtype() == DataType::kInt8;
+    args.x_zero = QuantAt(xz, 0);
+    args.bias = bias != nullptr ? bias->data<int32_t>() : nullptr;
+    args.multiplier = multiplier.data();
+    args.y_signed = yz.dtype() == DataType::kInt8;
+    args.y_zero = QuantAt(&yz, 0);
+    args.y = static_cast<uint8_t*>(y->mutable_raw_data());
+    QDepthwiseConv(g, depthwise_ != nullptr ? depthwise_->weights : local, args, threads);
+    return Status::Ok();
+  }
+
   ConvAttributes attrs_;
   std::shared_ptr<const PackedNhwcWeight> packed_;
+  std::shared_ptr<const PackedDepthwise> depthwise_;
 };
 
 }  // namespace

@@ -28,6 +28,7 @@ struct Case {
   int64_t batch, c, m, group;
   bool x_signed, w_signed, y_signed, w_zero, constant_w;
   int threads;
+  bool constant_w_zero = false;  // with constant_w: the depthwise kernel packs W - w_zero at load
 };
 
 // Element at NCHW index `i` of a tensor of channels-first shape `s`, as its NHWC index.
@@ -103,6 +104,7 @@ void RunCase(const Case& c, std::mt19937& rng) {
       .Attr("group", c.group)
       .Threads(c.threads);
   if (c.constant_w) t.ConstantInput(3);
+  if (c.constant_w_zero) t.ConstantInput(5);
   auto out = t.Run(RegisterMathKernels);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   const Tensor& y = (*out)[0].tensor();
@@ -154,6 +156,47 @@ TEST_P(QuantConvNhwc, MatchesDirectConvolution) {
     for (const Case& c : cases) RunCase(c, rng);
     QGemmDisableVnniForTest(false);
   }
+}
+
+// Depthwise (quant_depthwise.h) and channel multiplier 2 (still the per-group GEMM): channel
+// counts around the vector widths (4, 8, 16 int32 lanes and blocks of 4 vectors), 3x3 and 5x5,
+// strides 1 and 2, dilation 2, asymmetric pads, batch 2, every combination of 8-bit types, with
+// and without per-channel weight zero points, W packed at load (with and without its zero points)
+// and read at run.
+TEST_P(QuantConvNhwc, DepthwiseMatchesDirectConvolution) {
+  std::mt19937 rng(34);
+  std::vector<Case> cases;
+  int i = 0;
+  auto add = [&](std::vector<int64_t> spatial, int64_t k, int64_t stride, int64_t dilation,
+                 std::vector<int64_t> pads, int64_t batch, int64_t c, int64_t multiplier) {
+    Case d{spatial, {k, k}, {stride, stride}, {dilation, dilation}, pads, batch, c, c * multiplier, c,
+           (i & 1) != 0, (i & 2) != 0, (i & 4) != 0, (i % 3) != 0, i % 3 != 1, 1 + i % 2, i % 3 == 2};
+    cases.push_back(d);
+    ++i;
+  };
+  for (int64_t c : {1, 15, 16, 17, 64, 136, 544}) {
+    const std::vector<int64_t> spatial = c > 100 ? std::vector<int64_t>{6, 7} : std::vector<int64_t>{9, 11};
+    add(spatial, 3, 1, 1, {1, 1, 1, 1}, 2, c, 1);
+    add(spatial, 3, 2, 1, {1, 1, 1, 1}, 1, c, 1);
+    add(spatial, 3, 2, 1, {0, 1, 1, 0}, 2, c, 1);
+    add(spatial, 5, 1, 1, {2, 2, 2, 2}, 1, c, 1);
+    add(spatial, 5, 2, 1, {2, 1, 0, 3}, 2, c, 1);
+    add(spatial, 3, 1, 2, {2, 2, 2, 2}, 1, c, 1);
+    add(spatial, 3, 2, 2, {1, 0, 2, 1}, 1, c, 1);
+    add(spatial, 3, 1, 1, {1, 1, 1, 1}, 2, c, 2);
+  }
+  // Big enough to split output rows over 2 threads (ParallelFor's threshold).
+  cases.push_back({{64, 64}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 2, 17, 17, 17, false, true, false, true, true, 2, true});
+  cases.push_back({{40, 40}, {3, 3}, {2, 2}, {1, 1}, {0, 0, 1, 1}, 1, 64, 64, 64, true, true, true, false, false, 2});
+  // Every type combination on one shape, each with per-channel zero points and all three ways W
+  // arrives.
+  for (int types = 0; types < 8; ++types) {
+    for (int arrives = 0; arrives < 3; ++arrives) {
+      cases.push_back({{5, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 2, 20, 20, 20, (types & 1) != 0,
+                       (types & 2) != 0, (types & 4) != 0, true, arrives != 0, 2, arrives == 2});
+    }
+  }
+  for (const Case& c : cases) RunCase(c, rng);
 }
 
 TEST(QuantConvNhwcErrors, RefusesMalformedInputs) {

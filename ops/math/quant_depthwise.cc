@@ -1,0 +1,128 @@
+// 8-bit depthwise convolution on channels-last tensors: weights packed tap-major, the taps of each
+// output pixel as pointers (into the image, or to a row of x_zero in the padding), the SIMD body
+// (quant_depthwise-inl.h) over one output row at a time, rows split over the cores.
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/math/quant_depthwise.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+#include "ops/math/quant_depthwise-inl.h"
+
+#if HWY_ONCE
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "ops/framework/parallel.h"
+#include "ops/math/quant_depthwise.h"
+
+namespace onnxflow {
+
+HWY_EXPORT(QDepthwisePixelsImpl);
+
+bool IsQDepthwise(const ConvGeometry& g) {
+  return g.kernel.size() == 2 && g.group == g.in_channels && g.out_channels == g.in_channels;
+}
+
+bool IsQDepthwiseWeight(const Shape& w, int64_t group) {
+  return w.size() == 4 && w[1] == 1 && w[0] == group && group >= 1;
+}
+
+namespace {
+
+int32_t ByteAt(const Tensor& t, int64_t i) {
+  return t.dtype() == DataType::kInt8 ? t.data<int8_t>()[i] : t.data<uint8_t>()[i];
+}
+
+}  // namespace
+
+QDepthwiseWeights PackQDepthwise(const Tensor& w, const Tensor* w_zero) {
+  QDepthwiseWeights p;
+  p.channels = w.dim(0);
+  p.taps = w.dim(2) * w.dim(3);
+  p.cp = (p.channels + kQDepthwiseChannelPad - 1) / kQDepthwiseChannelPad * kQDepthwiseChannelPad;
+  p.w.assign(static_cast<size_t>(p.taps * p.cp), 0);
+  p.sums.assign(static_cast<size_t>(p.cp), 0);
+  for (int64_t c = 0; c < p.channels; ++c) {
+    const int32_t zero = w_zero == nullptr ? 0 : ByteAt(*w_zero, w_zero->size() == 1 ? 0 : c);
+    for (int64_t t = 0; t < p.taps; ++t) {
+      const int32_t v = ByteAt(w, c * p.taps + t) - zero;  // in [-255, 255]: an int16
+      p.w[t * p.cp + c] = static_cast<int32_t>(static_cast<uint16_t>(static_cast<int16_t>(v)));
+      p.sums[c] += v;
+    }
+  }
+  return p;
+}
+
+void QDepthwiseConv(const ConvGeometry& g, const QDepthwiseWeights& w, const QDepthwiseArgs& args, int threads) {
+  const int64_t channels = g.in_channels, cp = w.cp, taps = w.taps;
+  const int64_t ih_n = g.in_spatial[0], iw_n = g.in_spatial[1], oh_n = g.out_spatial[0], ow_n = g.out_spatial[1];
+  const int64_t kh_n = g.kernel[0], kw_n = g.kernel[1];
+  // The folded bias: bias - x_zero * sum w' (quant_depthwise.h), in int64 then wrapped as the
+  // int32 sums themselves wrap.
+  std::vector<int32_t> bias(static_cast<size_t>(cp), 0);
+  std::vector<float> multiplier(static_cast<size_t>(cp), 0.0f);
+  for (int64_t c = 0; c < channels; ++c) {
+    const int64_t b = (args.bias != nullptr ? args.bias[c] : 0) - int64_t{args.x_zero} * w.sums[c];
+    bias[c] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(b)));
+    multiplier[c] = args.multiplier[c];
+  }
+  QDepthwiseRow row;
+  row.w = w.w.data();
+  row.bias = bias.data();
+  row.multiplier = multiplier.data();
+  row.channels = channels;
+  row.cp = cp;
+  row.taps = taps;
+  row.x_signed = args.x_signed;
+  row.y_signed = args.y_signed;
+  row.y_zero = args.y_zero;
+
+  // Every tap pointer is read for cp bytes. A row of x_zero stands for the padding; the pixels in
+  // the last cp bytes of X are read from a copy with room after it.
+  const std::vector<uint8_t> pad(static_cast<size_t>(cp), static_cast<uint8_t>(args.x_zero));
+  const int64_t x_bytes = g.batch * ih_n * iw_n * channels;
+  const int64_t tail_bytes = std::min(x_bytes, cp);
+  const uint8_t* tail_start = args.x + x_bytes - tail_bytes;
+  std::vector<uint8_t> tail(static_cast<size_t>(2 * cp), 0);
+  std::memcpy(tail.data(), tail_start, static_cast<size_t>(tail_bytes));
+
+  const auto pixels_kernel = HWY_DYNAMIC_DISPATCH(QDepthwisePixelsImpl);
+  const int64_t rows = g.batch * oh_n;
+  // A multiply-add counts half an operation here (a GEMM's counts a quarter, MacCost): this loop
+  // does fewer per cycle than the GEMM, so the same work is more time. Then ShuffleNet's 14x14x272
+  // and 28x28->14x14x272 layers split over 2 cores too (quant_depthwise_benchmark, best of 5,
+  // twice: 28..33 -> 19..20 us and 25..26 -> 17..23 us against MacCost), the 7x7 ones (11..15 us)
+  // stay on one core, and 28x28x136 splits either way (63 -> 32..48 us). On the whole model the
+  // choice was within the noise of this shared machine (2 threads, p50 6.4..7.9 ms each).
+  constexpr int64_t kDepthwiseMacsPerOperation = 2;
+  ParallelFor(threads, rows, ow_n * taps * channels / kDepthwiseMacsPerOperation, [&](int64_t r0, int64_t r1) {
+    std::vector<const uint8_t*> tap_ptrs(static_cast<size_t>(ow_n * taps));
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t n = r / oh_n, oh = r % oh_n;
+      const uint8_t* image = args.x + n * ih_n * iw_n * channels;
+      const uint8_t** t = tap_ptrs.data();
+      for (int64_t ow = 0; ow < ow_n; ++ow) {
+        for (int64_t kh = 0; kh < kh_n; ++kh) {
+          const int64_t ih = oh * g.strides[0] - g.pads_begin[0] + kh * g.dilations[0];
+          for (int64_t kw = 0; kw < kw_n; ++kw, ++t) {
+            const int64_t iw = ow * g.strides[1] - g.pads_begin[1] + kw * g.dilations[1];
+            if (ih < 0 || ih >= ih_n || iw < 0 || iw >= iw_n) {
+              *t = pad.data();
+              continue;
+            }
+            const uint8_t* at = image + (ih * iw_n + iw) * channels;
+            *t = at < tail_start ? at : tail.data() + (at - tail_start);
+          }
+        }
+      }
+      pixels_kernel(row, tap_ptrs.data(), ow_n, args.y + r * ow_n * channels);
+    }
+  });
+}
+
+}  // namespace onnxflow
+
+#endif  // HWY_ONCE
