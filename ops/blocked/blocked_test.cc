@@ -243,7 +243,7 @@ TARGETS_TEST(BlockedConvTest, HalfWeightsEqualTheFloatKernelOnWidenedWeights) {
 
 // The epilogue applies each fused activation (Relu has its own path), after the residual.
 TARGETS_TEST(BlockedConvTest, EveryActivation) {
-  for (const char* activation : {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "Swish"}) {
+  for (const char* activation : {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Swish"}) {
     SCOPED_TRACE(activation);
     RunConvCase({{1, 32, 7, 7}, {32, 32, 3, 3}, {}, {1, 1, 1, 1}, {}, true, true, activation});
   }
@@ -477,6 +477,8 @@ TARGETS_TEST(BlockedDepthwiseTest, MatchesDirectConv) {
   RunDepthwiseCase({{1, 32, 12, 13}, {3, 3}, {}, {1, 1, 1, 1}, {}, true, "Clip"});
   RunDepthwiseCase({{1, 48, 15, 14}, {3, 3}, {2, 2}, {1, 1, 1, 1}});
   RunDepthwiseCase({{1, 16, 3, 2}, {3, 3}, {}, {1, 1, 1, 1}, {}, false, "Relu"});
+  // MobileNetV3's: 5x5 stride 2 with HardSwish, 72 channels (half a block of pad lanes).
+  RunDepthwiseCase({{1, 72, 13, 13}, {5, 5}, {2, 2}, {2, 2, 2, 2}, {}, true, "HardSwish"});
   // Pad lanes (24 channels), 5x5, asymmetric pads, dilation, batch 2, two cores.
   RunDepthwiseCase({{2, 24, 11, 17}, {5, 5}, {1, 2}, {2, 0, 1, 3}, {1, 2}, true, "", 2});
   RunDepthwiseCase({{1, 64, 28, 28}, {3, 3}, {}, {1, 1, 1, 1}, {}, true, "Relu", 2});
