@@ -249,6 +249,17 @@ TARGETS_TEST(BlockedConvTest, EveryActivation) {
   }
 }
 
+// Tiles of one pixel: squeeze-and-excitation's 1x1 maps (its convolutions of 72 -> 24 -> 96
+// channels, the second with HardSigmoid, whole blocks: HardSigmoid(0) of pad lanes is not 0), a
+// 3x3 window on one pixel (every tap but the centre in the padding), and a map whose last tile
+// holds one pixel (5 x 5 = 4 tiles of 6 and 1).
+TARGETS_TEST(BlockedConvTest, OnePixelTiles) {
+  RunConvCase({{1, 72, 1, 1}, {24, 72, 1, 1}, {}, {}, {}, true, false, "Relu"});
+  RunConvCase({{1, 24, 1, 1}, {96, 24, 1, 1}, {}, {}, {}, true, false, "HardSigmoid"});
+  RunConvCase({{2, 32, 1, 1}, {64, 32, 3, 3}, {}, {1, 1, 1, 1}, {}, true, true, "HardSwish"});
+  RunConvCase({{1, 48, 5, 5}, {96, 48, 3, 3}, {}, {1, 1, 1, 1}, {}, true, false, "Relu"});
+}
+
 // Channel counts that are not whole blocks: the last block's pad lanes meet zero weights in, and
 // come out zero (no bias there, and Relu(0) = 0).
 TARGETS_TEST(BlockedConvTest, PartialBlocks) {
