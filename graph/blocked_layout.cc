@@ -119,7 +119,7 @@ void SetScaleShift(Patch* patch, onnx::NodeProto* bn, const std::string& base, c
 // that is not blocked is a constant scalar: elementwise ops (numpy broadcasting of blocked
 // operands of one layout is the same broadcast).
 bool IsElementwise(const Node& node) {
-  static const std::set<std::string> kOps = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "Clip",
+  static const std::set<std::string> kOps = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Clip",
                                              "Identity", "Add", "Sub", "Mul", "Div", "Sum", "Max", "Min"};
   if (IsFused(node, internal_ops::kElementwiseChain)) return true;
   if (!node.domain.empty() || kOps.count(node.op_type()) == 0) return false;

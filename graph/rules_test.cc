@@ -957,6 +957,41 @@ TEST_F(RulesTest, MergeNormalizationsAfterTheLayout) {
   ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-4);
 }
 
+// MobileNetV3's block stays blocked from end to end: HardSwish is the epilogue of the
+// convolutions, the 5x5 depthwise one reads the blocked value, and squeeze-and-excitation
+// (GlobalAveragePool -> Conv -> Relu -> Conv -> HardSigmoid -> Mul by the gate) runs on blocks,
+// pad lanes included (24 channels).
+TEST_F(RulesTest, SqueezeAndExcitationStaysBlocked) {
+  ConvFromX(24);
+  model.Node("HardSwish", {"c"}, {"h"});
+  model.Initializer("dw", Floats({24, 1, 5, 5}, 4));
+  model.Initializer("db", Floats({24}, 5));
+  onnx::NodeProto& dw = model.Node("Conv", {"h", "dw", "db"}, {"d"}, "depthwise");
+  SetAttr(dw, "group", int64_t{24});
+  SetAttr(dw, "pads", std::vector<int64_t>{2, 2, 2, 2});
+  model.Node("HardSwish", {"d"}, {"dh"});
+  model.Node("GlobalAveragePool", {"dh"}, {"s"});
+  model.Initializer("w1", Floats({16, 24, 1, 1}, 6));
+  model.Initializer("b1", Floats({16}, 7));
+  model.Node("Conv", {"s", "w1", "b1"}, {"s1"}, "reduce");
+  model.Node("Relu", {"s1"}, {"r1"});
+  model.Initializer("w2", Floats({24, 16, 1, 1}, 8));
+  model.Initializer("b2", Floats({24}, 9));
+  model.Node("Conv", {"r1", "w2", "b2"}, {"s2"}, "expand");
+  onnx::NodeProto& gate = model.Node("HardSigmoid", {"s2"}, {"g"});
+  SetAttr(gate, "alpha", 1.0f / 6);
+  model.Node("Mul", {"dh", "g"}, {"m"});
+  model.Initializer("w3", Floats({16, 24, 1, 1}, 10));
+  model.Node("Conv", {"m", "w3"}, {"y"}, "project");
+  model.Output("y", DataType::kFloat, {1, 16, 6, 6});
+  ASSERT_TRUE(FuseForInference(&graph()).ok());
+  ASSERT_TRUE(UseBlockedLayout(&graph()).ok());
+  const std::string d = std::string(kOnnxflowDomain) + ".";
+  EXPECT_EQ(Ops(), (Names{d + "BlockedConv", d + "BlockedDepthwiseConv", d + "BlockedGlobalAveragePool",
+                          d + "BlockedConv", d + "BlockedConv", "Mul", d + "BlockedConv", d + "FromBlocked"}));
+  ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-4);
+}
+
 TEST_F(RulesTest, FoldConstantsReplacesANodeByItsValue) {
   model.Input("x", DataType::kFloat, {3});
   model.Initializer("a", Tensor::FromVector<float>({3}, {1, 2, 3}));

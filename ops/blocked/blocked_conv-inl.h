@@ -133,7 +133,7 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
         for (size_t p = 0; p < kP; ++p) src[p] = first + static_cast<int64_t>(p) * t.pixel_step;
       } else {
         // Without branches: border tiles mix inside and padding taps in no predictable order.
-        const int64_t* off = t.offsets + tap * static_cast<int64_t>(kP);
+        const int64_t* off = t.offsets + tap * t.tile_pixels;  // kP of them read (one-pixel tiles: 1)
         HWY_UNROLL(12)
         for (size_t p = 0; p < kP; ++p) {
           const uintptr_t padding = static_cast<uintptr_t>(off[p] >> 63);  // all ones for -1
@@ -215,8 +215,11 @@ struct ConvTileTables {
 };
 
 // All of a tile's output channels (`t.width`, a multiple of 16), kMaxVecs vectors at a time, or a
-// narrow tile's (TilePixelsImpl) in one go.
+// narrow tile's (TilePixelsImpl) in one go. A tile of one pixel (squeeze-and-excitation's
+// convolutions on a 1x1 map, the last tile of a row) takes a tile of 1: the full one would
+// multiply 5 pixels it then drops, each weight load paying 6 times the multiply-adds it needs.
 void RunBlockedTileImpl(const BlockedTile& t) {
+  if (t.pixels == 1) return ConvTileTables<1, kMaxVecs>::Run(t);
   if constexpr (kNarrowTilePixels != kTilePixels) {
     if (t.tile_pixels == kNarrowTilePixels) return ConvTileTables<kNarrowTilePixels, kMaxVecs / 2>::Run(t);
   }

@@ -76,6 +76,61 @@ HWY_INLINE void DepthwiseColumns(const BlockedDepthwiseRow& r, int64_t lane0, in
   }
 }
 
+// Output columns [ow, ow + n) of the row, `lane0` onward, n <= kP, taps outside the image
+// included: kP sums side by side, each its own chain of multiply-adds (one pixel's 25 taps of a
+// 5x5 window one after the other wait 4x their throughput on the latency). Without branches:
+// which of a border's taps fall outside changes with every tap, a pattern the predictor misses;
+// a tap outside reads column 0 times zero weights. Sums past n are computed, not stored.
+template <int64_t kP>
+HWY_NOINLINE void DepthwiseMaskedPixels(const BlockedDepthwiseRow& r, int64_t lane0, int64_t i0, int64_t i1,
+                                        int64_t ow, int64_t n) {
+  const DepthwiseD d;
+  using V = hn::Vec<DepthwiseD>;
+  const V bias = hn::LoadU(d, r.bias + lane0);
+  const int64_t row_floats = r.in_w * kChannelBlock;
+  const float* plane = r.plane + lane0;
+  V acc[kP];
+  HWY_UNROLL(8)
+  for (int64_t q = 0; q < kP; ++q) acc[q] = bias;
+  for (int64_t i = i0; i < i1; ++i) {
+    const float* row = plane + (r.row0 + i * r.dilation_h) * row_floats;
+    for (int64_t j = 0; j < r.kw; ++j) {
+      const V w = hn::LoadU(d, r.weights + (i * r.kw + j) * kChannelBlock + lane0);
+      const int64_t iw0 = ow * r.stride_w - r.left + j * r.dilation_w;
+      HWY_UNROLL(8)
+      for (int64_t q = 0; q < kP; ++q) {
+        const int64_t iw = iw0 + q * r.stride_w;
+        const bool inside = static_cast<uint64_t>(iw) < static_cast<uint64_t>(r.in_w);
+        const V tap = hn::LoadU(d, row + (inside ? iw : 0) * kChannelBlock);
+        acc[q] = hn::MulAdd(tap, hn::IfThenElseZero(hn::FirstN(d, inside ? kChannelBlock : 0), w), acc[q]);
+      }
+    }
+  }
+  HWY_UNROLL(8)
+  for (int64_t q = 0; q < kP; ++q) {
+    if (q < n) hn::StoreU(Activate(d, r.activation, acc[q]), d, r.out + (ow + q) * kChannelBlock + lane0);
+  }
+}
+
+// Output columns [ow0, ow1) with the taps checked (the border columns, or a whole row too narrow
+// for the interior paths: a 7-wide map's 5x5 window has 3 interior columns), 8 pixels at a time
+// and the rest in the fewest of 2 or 4 (a 3x3 window's border is 1 column).
+HWY_INLINE void DepthwiseBorderColumns(const BlockedDepthwiseRow& r, int64_t lane0, int64_t i0, int64_t i1,
+                                       int64_t ow0, int64_t ow1) {
+  int64_t ow = ow0;
+  for (; ow + 8 <= ow1; ow += 8) DepthwiseMaskedPixels<8>(r, lane0, i0, i1, ow, 8);
+  const int64_t n = ow1 - ow;
+  if (n > 4) {
+    DepthwiseMaskedPixels<8>(r, lane0, i0, i1, ow, n);
+  } else if (n > 2) {
+    DepthwiseMaskedPixels<4>(r, lane0, i0, i1, ow, n);
+  } else if (n > 1) {
+    DepthwiseMaskedPixels<2>(r, lane0, i0, i1, ow, n);
+  } else if (n == 1) {
+    DepthwiseColumns<false>(r, lane0, i0, i1, ow, ow1);  // one chain either way
+  }
+}
+
 // The interior of a 3-wide window with undilated columns (MobileNet's 3x3 layers, stride 1 or 2),
 // kPixels outputs at a time: each kernel row's input columns are loaded once and shared by the
 // outputs whose windows overlap them (10 loads for 24 multiply-adds at stride 1, not 24), and the
@@ -135,15 +190,21 @@ void DepthwiseRowImpl(const BlockedDepthwiseRow& r) {
   first = std::min(first, r.out_w);
   last = std::max(first, std::min(last, r.out_w));
   for (int64_t lane0 = 0; lane0 < kChannelBlock; lane0 += lanes) {
-    DepthwiseColumns<false>(r, lane0, i0, i1, 0, first);
+    if (last - first < kDepthwisePixels) {  // no interior run: the whole row checked
+      DepthwiseBorderColumns(r, lane0, i0, i1, 0, r.out_w);
+      continue;
+    }
+    DepthwiseBorderColumns(r, lane0, i0, i1, 0, first);
     int64_t wide_end = first;
     if (r.kw == 3 && r.dilation_w == 1 && r.stride_w == 1) {
       wide_end = DepthwiseInterior3<1>(r, lane0, i0, i1, first, last);
     } else if (r.kw == 3 && r.dilation_w == 1 && r.stride_w == 2) {
       wide_end = DepthwiseInterior3<2>(r, lane0, i0, i1, first, last);
     }
-    DepthwiseColumns<true>(r, lane0, i0, i1, wide_end, last);
-    DepthwiseColumns<false>(r, lane0, i0, i1, last, r.out_w);
+    // The interior's last few columns (fewer than kDepthwisePixels) go with the right border.
+    const int64_t runs_end = wide_end + (last - wide_end) / kDepthwisePixels * kDepthwisePixels;
+    DepthwiseColumns<true>(r, lane0, i0, i1, wide_end, runs_end);
+    DepthwiseBorderColumns(r, lane0, i0, i1, runs_end, r.out_w);
   }
 }
 

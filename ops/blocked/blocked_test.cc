@@ -243,10 +243,21 @@ TARGETS_TEST(BlockedConvTest, HalfWeightsEqualTheFloatKernelOnWidenedWeights) {
 
 // The epilogue applies each fused activation (Relu has its own path), after the residual.
 TARGETS_TEST(BlockedConvTest, EveryActivation) {
-  for (const char* activation : {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "Swish"}) {
+  for (const char* activation : {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Swish"}) {
     SCOPED_TRACE(activation);
     RunConvCase({{1, 32, 7, 7}, {32, 32, 3, 3}, {}, {1, 1, 1, 1}, {}, true, true, activation});
   }
+}
+
+// Tiles of one pixel: squeeze-and-excitation's 1x1 maps (its convolutions of 72 -> 24 -> 96
+// channels, the second with HardSigmoid, whole blocks: HardSigmoid(0) of pad lanes is not 0), a
+// 3x3 window on one pixel (every tap but the centre in the padding), and a map whose last tile
+// holds one pixel (5 x 5 = 4 tiles of 6 and 1).
+TARGETS_TEST(BlockedConvTest, OnePixelTiles) {
+  RunConvCase({{1, 72, 1, 1}, {24, 72, 1, 1}, {}, {}, {}, true, false, "Relu"});
+  RunConvCase({{1, 24, 1, 1}, {96, 24, 1, 1}, {}, {}, {}, true, false, "HardSigmoid"});
+  RunConvCase({{2, 32, 1, 1}, {64, 32, 3, 3}, {}, {1, 1, 1, 1}, {}, true, true, "HardSwish"});
+  RunConvCase({{1, 48, 5, 5}, {96, 48, 3, 3}, {}, {1, 1, 1, 1}, {}, true, false, "Relu"});
 }
 
 // Channel counts that are not whole blocks: the last block's pad lanes meet zero weights in, and
@@ -477,6 +488,8 @@ TARGETS_TEST(BlockedDepthwiseTest, MatchesDirectConv) {
   RunDepthwiseCase({{1, 32, 12, 13}, {3, 3}, {}, {1, 1, 1, 1}, {}, true, "Clip"});
   RunDepthwiseCase({{1, 48, 15, 14}, {3, 3}, {2, 2}, {1, 1, 1, 1}});
   RunDepthwiseCase({{1, 16, 3, 2}, {3, 3}, {}, {1, 1, 1, 1}, {}, false, "Relu"});
+  // MobileNetV3's: 5x5 stride 2 with HardSwish, 72 channels (half a block of pad lanes).
+  RunDepthwiseCase({{1, 72, 13, 13}, {5, 5}, {2, 2}, {2, 2, 2, 2}, {}, true, "HardSwish"});
   // Pad lanes (24 channels), 5x5, asymmetric pads, dilation, batch 2, two cores.
   RunDepthwiseCase({{2, 24, 11, 17}, {5, 5}, {1, 2}, {2, 0, 1, 3}, {1, 2}, true, "", 2});
   RunDepthwiseCase({{1, 64, 28, 28}, {3, 3}, {}, {1, 1, 1, 1}, {}, true, "Relu", 2});

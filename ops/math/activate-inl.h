@@ -70,6 +70,12 @@ HWY_INLINE V Activate(D d, const ActivationSpec& act, V x) {
       const V y = hn::MulAdd(x, hn::Set(d, act.alpha), hn::Set(d, act.beta));
       return hn::Min(hn::Max(y, hn::Zero(d)), hn::Set(d, 1.0f));
     }
+    case Activation::kHardSwish: {
+      // As the HardSwish kernel computes it (ops/activation/activation_simd.cc), one rounding for
+      // one: a fused convolution's output equals the unfused pair's. A NaN x stays NaN (x * ...).
+      const V y = hn::MulAdd(x, hn::Set(d, 1.0f / 6.0f), hn::Set(d, 0.5f));
+      return hn::Mul(x, hn::Min(hn::Max(y, hn::Zero(d)), hn::Set(d, 1.0f)));
+    }
     case Activation::kSwish:
       // x * sigmoid(x). Below x = -87 the sigmoid stays at e^-87 instead of falling: x * sigmoid(x)
       // is below 1e-35 in magnitude either way, but -inf gives -inf, not NaN.

@@ -19,12 +19,12 @@ struct FusedActivationSpec {
   ActivationSpec activation;  // gemm_activation.h's epilogue; kNone: none
 
   // The epilogue computing ActOp `op` with parameters `p` (the vocabulary's meaning of alpha and
-  // beta), when an epilogue can: Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, Swish of
-  // alpha 1 (x * sigmoid(x)), and Gelu (the erf form).
+  // beta), when an epilogue can: Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, Swish
+  // of alpha 1 (x * sigmoid(x)), and Gelu (the erf form).
   static bool From(ActOp op, const ActParams& p, FusedActivationSpec* spec) {
-    static constexpr Activation kEpilogues[] = {Activation::kRelu,    Activation::kLeakyRelu,   Activation::kClip,
-                                                Activation::kSigmoid, Activation::kTanh,        Activation::kHardSigmoid,
-                                                Activation::kSwish,   Activation::kGelu};
+    static constexpr Activation kEpilogues[] = {Activation::kRelu,        Activation::kLeakyRelu, Activation::kClip,
+                                                Activation::kSigmoid,     Activation::kTanh,      Activation::kHardSigmoid,
+                                                Activation::kHardSwish,   Activation::kSwish,     Activation::kGelu};
     for (const Activation kind : kEpilogues) {
       if (ToActOp(kind) != op || (op == ActOp::kSwish && p.alpha != 1.0f)) continue;
       spec->activation = {kind, TakesAlpha(kind) ? p.alpha : 0.0f, TakesBeta(kind) ? p.beta : 0.0f};

@@ -45,6 +45,7 @@ float ActivationScalar(const ActivationSpec& spec, float x) {
     case Activation::kSigmoid: return 1.0f / (1.0f + std::exp(-x));
     case Activation::kTanh: return std::tanh(x);
     case Activation::kHardSigmoid: return std::min(std::max(x * spec.alpha + spec.beta, 0.0f), 1.0f);
+    case Activation::kHardSwish: return x * std::min(std::max(x * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f);
     case Activation::kSwish: return x / (1.0f + std::exp(-x));
     case Activation::kGelu: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752440f));
   }

@@ -10,6 +10,8 @@
 
 namespace onnxflow {
 
+// kHardSwish: x * HardSigmoid(x) of alpha 1/6, beta 1/2 (MobileNetV3's activation, after most of
+// its convolutions).
 // kSwish: x * sigmoid(x) (SiLU), two ONNX nodes (Sigmoid and a Mul by the input) that
 // graph/fusion.cc folds into one epilogue.
 // kGelu is the erf form, 0.5 x (1 + erf(x / sqrt 2)), with the vectorized erf of the plain export's
@@ -22,6 +24,7 @@ enum class Activation : int {
   kSigmoid = static_cast<int>(ActOp::kSigmoid),
   kTanh = static_cast<int>(ActOp::kTanh),
   kHardSigmoid = static_cast<int>(ActOp::kHardSigmoid),
+  kHardSwish = static_cast<int>(ActOp::kHardSwish),
   kSwish = static_cast<int>(ActOp::kSwish),
   kGelu = static_cast<int>(ActOp::kGelu),
 };

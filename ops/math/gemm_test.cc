@@ -114,6 +114,7 @@ TEST(GemmTest, AlphaAccumulateBiasesActivations) {
                                  {Activation::kSigmoid},
                                  {Activation::kTanh},
                                  {Activation::kHardSigmoid, 0.2f, 0.5f},
+                                 {Activation::kHardSwish},
                                  {Activation::kGelu}};
   for (const ActivationSpec& act : acts) {
     for (int flags = 0; flags < 16; ++flags) {
@@ -191,7 +192,7 @@ TEST(GemmTest, ActivationVectorMatchesScalar) {
   for (float& v : x) v *= 8.0f;
   const ActivationSpec acts[] = {{Activation::kLeakyRelu, 0.1f}, {Activation::kSigmoid}, {Activation::kTanh},
                                  {Activation::kHardSigmoid, 0.2f, 0.5f}, {Activation::kClip, -1.0f, 2.0f},
-                                 {Activation::kSwish}, {Activation::kGelu}};
+                                 {Activation::kSwish}, {Activation::kGelu}, {Activation::kHardSwish}};
   for (const ActivationSpec& act : acts) {
     for (int64_t n : {1, 3, 17, 1000}) {
       std::vector<float> y(x.begin() + 1, x.begin() + 1 + n);
