@@ -169,11 +169,18 @@ class QLinearPoolKernel : public OpKernel {
           }
           const int64_t valid = static_cast<int64_t>(cells.size());
           const int32_t zero_sum = zx * static_cast<int32_t>(valid);
-          const int64_t count = count_include_pad_ ? padded : valid;
+          const float count = static_cast<float>(count_include_pad_ ? padded : valid);
           T* dst = y + cell * c;
+          if (count == 0.0f) {
+            std::fill(dst, dst + c, static_cast<T>(RoundSaturate(0.0f, qy.zero, lo, hi)));
+            continue;
+          }
+          // RoundSaturate's arithmetic inline (a call per channel kept the loop scalar; the values
+          // are finite here): clamp, then half to even by adding and taking away 1.5 * 2^23.
+          const float below = lo - qy.zero, above = hi - qy.zero;
           for (int64_t ch = 0; ch < c; ++ch) {
-            const float v = count > 0 ? static_cast<float>(sums[ch] - zero_sum) * ratio / static_cast<float>(count) : 0.f;
-            dst[ch] = static_cast<T>(RoundSaturate(v, qy.zero, lo, hi));
+            const float v = std::min(std::max(static_cast<float>(sums[ch] - zero_sum) * ratio / count, below), above);
+            dst[ch] = static_cast<T>(static_cast<int32_t>((v + 12582912.0f) - 12582912.0f + qy.zero));
           }
         }
       });
