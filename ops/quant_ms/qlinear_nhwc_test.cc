@@ -85,6 +85,7 @@ TEST_P(MaxPoolNhwcTarget, MatchesTheWindowMaximum) {
   std::mt19937 rng(7);
   const std::vector<PoolCase> cases = {
       {9, 9, 64, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, false, false},   // ResNet's stem pool
+      {9, 9, 24, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, false, true},    // ShuffleNet's: 16-byte vectors
       {8, 7, 67, {3, 3}, {2, 2}, {1, 1}, {0, 0, 0, 0}, true, true},     // ceil_mode, odd channels
       {7, 9, 5, {2, 3}, {1, 2}, {2, 1}, {1, 0, 2, 3}, false, false},    // dilation, asymmetric pads
       {6, 6, 130, {3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, true, "SAME_UPPER"},
