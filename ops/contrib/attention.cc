@@ -89,6 +89,25 @@ Status ApplyBias(const Tensor& bias, int64_t batch, int64_t heads, int64_t q_len
   return Status::Ok();
 }
 
+// The problem Attention and MultiHeadAttention start from: `heads` query and key-value heads, `seq`
+// new keys after `past` cached ones (queries `seq` long, offset by `past` for the causal mask), the
+// scale 1 / sqrt(head size) unless one is given (non-zero), ONNX Runtime's additive mask value.
+AttentionProblem SelfProblem(int64_t batch, int64_t heads, int64_t seq, int64_t past, int64_t hs, int64_t vhs,
+                             float scale, bool causal, float mask_value) {
+  AttentionProblem p;
+  p.batch = batch;
+  p.heads = p.kv_heads = heads;
+  p.q_len = seq;
+  p.kv_len = past + seq;
+  p.head_size = hs;
+  p.v_head_size = vhs;
+  p.scale = scale != 0.0f ? scale : 1.0f / std::sqrt(static_cast<float>(hs));
+  p.causal = causal;
+  p.q_offset.assign(batch, past);
+  p.mask_value = mask_value;
+  return p;
+}
+
 // Copies `rows` rows of `width` floats (source row stride `ld`) to a dense destination.
 void CopyRows(const float* src, int64_t ld, int64_t rows, int64_t width, float* dst) {
   for (int64_t r = 0; r < rows; ++r) std::copy(src + r * ld, src + r * ld + width, dst + r * width);
@@ -162,17 +181,7 @@ Status SelfAttentionConfig::Attend(KernelContext& ctx, const Projected& in) cons
   const int64_t total = past_len + seq;
   const float* qkv = in.qkv;
 
-  AttentionProblem p;
-  p.batch = batch;
-  p.heads = p.kv_heads = heads;
-  p.q_len = seq;
-  p.kv_len = total;
-  p.head_size = hs;
-  p.v_head_size = vhs;
-  p.scale = scale != 0.0f ? scale : 1.0f / std::sqrt(static_cast<float>(hs));
-  p.causal = unidirectional;
-  p.q_offset.assign(batch, past_len);
-  p.mask_value = mask_filter_value;
+  AttentionProblem p = SelfProblem(batch, heads, seq, past_len, hs, vhs, scale, unidirectional, mask_filter_value);
   p.q = {qkv, seq * width, hs, width};
   std::vector<float> present_store;
   Tensor* present = nullptr;
@@ -377,17 +386,8 @@ class MultiHeadAttentionKernel : public OpKernel {
     }
     const int64_t total = past_len + kv_len;
 
-    AttentionProblem p;
-    p.batch = batch;
-    p.heads = p.kv_heads = heads_;
+    AttentionProblem p = SelfProblem(batch, heads_, kv_len, past_len, hs, vhs, scale_, unidirectional_, mask_filter_value_);
     p.q_len = seq;
-    p.kv_len = total;
-    p.head_size = hs;
-    p.v_head_size = vhs;
-    p.scale = scale_ != 0.0f ? scale_ : 1.0f / std::sqrt(static_cast<float>(hs));
-    p.causal = unidirectional_;
-    p.q_offset.assign(batch, past_len);
-    p.mask_value = mask_filter_value_;
     p.q = {qd, seq * d, hs, d};
 
     Tensor* pk = nullptr;
