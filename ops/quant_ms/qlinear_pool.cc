@@ -175,12 +175,11 @@ class QLinearPoolKernel : public OpKernel {
             std::fill(dst, dst + c, static_cast<T>(RoundSaturate(0.0f, qy.zero, lo, hi)));
             continue;
           }
-          // RoundSaturate's arithmetic inline (a call per channel kept the loop scalar; the values
-          // are finite here): clamp, then half to even by adding and taking away 1.5 * 2^23.
+          // The values are finite here: the inline form (a call per channel kept the loop scalar).
           const float below = lo - qy.zero, above = hi - qy.zero;
           for (int64_t ch = 0; ch < c; ++ch) {
-            const float v = std::min(std::max(static_cast<float>(sums[ch] - zero_sum) * ratio / count, below), above);
-            dst[ch] = static_cast<T>(static_cast<int32_t>((v + 12582912.0f) - 12582912.0f + qy.zero));
+            const float v = static_cast<float>(sums[ch] - zero_sum) * ratio / count;
+            dst[ch] = static_cast<T>(RoundSaturateFinite(v, qy.zero, below, above));
           }
         }
       });

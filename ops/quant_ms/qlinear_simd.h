@@ -36,6 +36,18 @@ float QLinearMulValue(float a, float b, const QBinaryParams& p);
 // round_half_even(v) + zero saturated to [lo, hi] (NaN gives lo).
 int32_t RoundSaturate(float v, float zero, float lo, float hi);
 
+// RoundSaturate for a finite v, inline, with the bounds already less the zero point
+// (below = lo - zero, above = hi - zero): a loop over channels that calls it stays vectorizable.
+// Half to even in the default rounding mode, as std::nearbyint, without its libm call (which saves
+// and restores the FP environment: 0.4 ms of a 14x14x136 QLinearAveragePool's 0.43): adding and
+// taking away 1.5 * 2^23 leaves no fraction bits, so the sum rounds as the mode says. After the
+// clamp |v| is at most 510; the compiler may not fold the pair (no -ffast-math).
+inline int32_t RoundSaturateFinite(float v, float zero, float below, float above) {
+  v = v < below ? below : (v > above ? above : v);
+  constexpr float kRound = 12582912.0f;
+  return static_cast<int32_t>((v + kRound) - kRound + zero);
+}
+
 // y[i] = table[x[i] as an unsigned byte]: int8 values index by their bit pattern.
 void ApplyByteTable(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t n);
 
