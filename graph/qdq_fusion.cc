@@ -535,19 +535,25 @@ bool IsElementwiseFloat(const Node& n) {
   return n.domain.empty() && n.subgraphs.empty() && n.proto->output_size() == 1 && kOps.count(n.op_type()) != 0;
 }
 
-// The nodes between DequantizeLinear `x` (its output `xf`) and value `v`, in an order that puts
-// producers first; false when v is not a function of xf alone or the cone grows past 16 nodes.
-bool CollectCone(const Graph& g, const std::string& v, const std::string& xf, std::vector<Id>* cone) {
-  if (v == xf) return true;
+// The elementwise nodes that compute `v` from the output of one DequantizeLinear (`*dq`: kNone
+// until the walk meets it, then every other path must end at that one too) and constants of one
+// element, in an order that puts producers first; false when v is not such a function or the
+// cone grows past 16 nodes.
+bool CollectCone(const Graph& g, const std::string& v, Id* dq, std::vector<Id>* cone) {
   if (auto c = g.constants.find(v); c != g.constants.end()) {
     return c->second.size() == 1 && c->second.rank() <= 1 && c->second.dtype() == DataType::kFloat;
   }
   const Id p = g.nodes.Producer(v);
-  if (p == kNone || !IsElementwiseFloat(g.nodes[p])) return false;
+  if (p == kNone) return false;
+  if (IsQdqOp(g.nodes[p], "DequantizeLinear")) {
+    if (*dq == kNone) *dq = p;
+    return *dq == p;
+  }
+  if (!IsElementwiseFloat(g.nodes[p])) return false;
   if (std::find(cone->begin(), cone->end(), p) != cone->end()) return true;
   if (cone->size() >= 16) return false;
   for (const auto& in : g.nodes[p].proto->input()) {
-    if (!in.empty() && !CollectCone(g, in, xf, cone)) return false;
+    if (!in.empty() && !CollectCone(g, in, dq, cone)) return false;
   }
   cone->push_back(p);
   return true;
@@ -566,24 +572,9 @@ std::optional<Patch> FuseElementwiseLookup(Rewriter& r, Id q_id) {
   if (!IsQdqOp(q, "QuantizeLinear") || q.proto->output_size() != 1 || q.proto->input_size() < 2) return std::nullopt;
   const Id last = g.nodes.Producer(q.proto->input(0));
   if (last == kNone || !IsElementwiseFloat(g.nodes[last])) return std::nullopt;
-  // The DQ: the producer of the first cone input that no cone op writes, found by walking inputs.
   Id dq_id = kNone;
-  for (Id at = last; dq_id == kNone;) {
-    const Node& n = g.nodes[at];
-    Id next = kNone;
-    for (const auto& in : n.proto->input()) {
-      const Id p = in.empty() ? kNone : g.nodes.Producer(in);
-      if (p == kNone) continue;
-      if (IsQdqOp(g.nodes[p], "DequantizeLinear")) {
-        dq_id = p;
-        break;
-      }
-      if (next == kNone && IsElementwiseFloat(g.nodes[p])) next = p;
-    }
-    if (dq_id != kNone || next == kNone) break;
-    at = next;
-  }
-  if (dq_id == kNone) return std::nullopt;
+  std::vector<Id> cone;
+  if (!CollectCone(g, q.proto->input(0), &dq_id, &cone) || dq_id == kNone) return std::nullopt;
   const Node& dq = g.nodes[dq_id];
   Patch patch;
   QSide in, out;
@@ -591,9 +582,6 @@ std::optional<Patch> FuseElementwiseLookup(Rewriter& r, Id q_id) {
       !PerTensorParams(g, &patch, q, q.proto->output(0), &out)) {
     return std::nullopt;
   }
-  const std::string& xf = dq.proto->output(0);
-  std::vector<Id> cone;
-  if (!CollectCone(g, q.proto->input(0), xf, &cone)) return std::nullopt;
   // Only the cone and the Q read what the cone writes.
   for (Id id : cone) {
     const std::string& v = g.nodes[id].proto->output(0);
