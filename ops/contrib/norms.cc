@@ -270,8 +270,8 @@ class EmbedLayerNormKernel : public OpKernel {
     }
     EmbeddingRows word, pos, seg_rows, gamma, beta;
     DataType out_type = DataType::kFloat;
-    ONNXFLOW_RETURN_IF_ERROR(Table(ctx, 2, 8, 13, "word_embedding", &word, &out_type));
-    ONNXFLOW_RETURN_IF_ERROR(Table(ctx, 3, 9, 14, "position_embedding", &pos, nullptr));
+    ONNXFLOW_RETURN_IF_ERROR(Table(ctx, 2, 8, 13, "word_embedding", false, &word, &out_type));
+    ONNXFLOW_RETURN_IF_ERROR(Table(ctx, 3, 9, 14, "position_embedding", false, &pos, nullptr));
     const int64_t batch = ids->dim(0), seq = ids->dim(1), hidden = word.hidden;
     if (pos.hidden != hidden) {
       return InvalidArgument(std::string(op) + ": word_embedding and position_embedding must be (rows, hidden) of one type");
@@ -282,16 +282,15 @@ class EmbedLayerNormKernel : public OpKernel {
         return InvalidArgument(std::string(op) + ": segment_ids must be int32 like input_ids, with a (rows, " +
                                std::to_string(hidden) + ") segment_embedding");
       }
-      ONNXFLOW_RETURN_IF_ERROR(Table(ctx, 4, 10, 15, "segment_embedding", &seg_rows, nullptr));
+      ONNXFLOW_RETURN_IF_ERROR(Table(ctx, 4, 10, 15, "segment_embedding", false, &seg_rows, nullptr));
       if (seg_rows.hidden != hidden) return InvalidArgument(std::string(op) + ": segment_embedding must have " + std::to_string(hidden) + " columns");
     }
-    ONNXFLOW_RETURN_IF_ERROR(Table(ctx, 5, 11, 16, "gamma", &gamma, nullptr));
-    ONNXFLOW_RETURN_IF_ERROR(Table(ctx, 6, 12, 17, "beta", &beta, nullptr));
-    if (gamma.rows * gamma.hidden != hidden || beta.rows * beta.hidden != hidden) {
+    ONNXFLOW_RETURN_IF_ERROR(Table(ctx, 5, 11, 16, "gamma", true, &gamma, nullptr));
+    ONNXFLOW_RETURN_IF_ERROR(Table(ctx, 6, 12, 17, "beta", true, &beta, nullptr));
+    if (gamma.hidden != hidden || beta.hidden != hidden) {
       return InvalidArgument(std::string(op) + ": gamma and beta must hold " + std::to_string(hidden) + " values each");
     }
     std::vector<float> gamma_f(hidden), beta_f(hidden);
-    gamma.hidden = beta.hidden = hidden;
     gamma.Add(0, gamma_f.data(), true);
     beta.Add(0, beta_f.data(), true);
     const Tensor* mask = ctx.input_tensor(7);
@@ -348,13 +347,12 @@ class EmbedLayerNormKernel : public OpKernel {
   }
 
  private:
-  // Input `i` as rows: a float-like (rows, hidden) table (a vector for gamma and beta, one row);
+  // Input `i` as rows: a float-like (rows, hidden) table, or a `vector` (gamma, beta) as one row;
   // quantized, an 8-bit one with its scale at `scale_i` and zero point at `zero_i`. `type`, when
   // given, receives the output type (the table's, or the scale's when quantized).
-  Status Table(const KernelContext& ctx, int i, int scale_i, int zero_i, const char* name, EmbeddingRows* rows,
-               DataType* type) const {
+  Status Table(const KernelContext& ctx, int i, int scale_i, int zero_i, const char* name, bool vector,
+               EmbeddingRows* rows, DataType* type) const {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* t, ctx.RequireTensor(i));
-    const bool vector = std::string(name) == "gamma" || std::string(name) == "beta";
     if (t->rank() != (vector ? 1 : 2) || t->size() == 0) {
       return InvalidArgument(std::string(op_) + ": input '" + name + "' must be " + (vector ? "a vector" : "(rows, hidden)") +
                              ", got " + ShapeToString(t->shape()));
