@@ -192,6 +192,24 @@ TEST(QAttention, RefusesAWeightScaleOfTheWrongLength) {
   EXPECT_NE(out.status().ToString().find("weight_scale"), std::string::npos) << out.status().ToString();
 }
 
+// Float input (QAttention takes 8-bit) and a bias of the wrong length: refused, the input named.
+TEST(QAttention, RefusesFloatInputAndAShortBias) {
+  const int64_t D = 4;
+  auto run = [&](const Tensor& x, int64_t bias_size) {
+    OpTest test("QAttention", 1, kMsDomain);
+    test.Input(x).Input(Tensor::FromVector<uint8_t>({D, 3 * D}, std::vector<uint8_t>(3 * D * D, 5)));
+    test.Input(F({bias_size}, std::vector<float>(bias_size, 0.f))).Input(Tensor::Scalar<float>(0.1f));
+    test.Input(Tensor::Scalar<float>(0.1f)).Attr("num_heads", int64_t{2});
+    auto out = test.Run(RegisterAllKernels);
+    return out.ok() ? std::string("ok") : out.status().message();
+  };
+  const Tensor x8 = Tensor::FromVector<uint8_t>({1, 1, D}, std::vector<uint8_t>(D, 3));
+  EXPECT_EQ(run(x8, 3 * D), "ok");
+  EXPECT_NE(run(F({1, 1, D}, {1, 2, 3, 4}), 3 * D).find("QAttention: input and weight must be uint8 or int8"),
+            std::string::npos);
+  EXPECT_NE(run(x8, 5).find("QAttention: bias must have 12 values"), std::string::npos) << run(x8, 5);
+}
+
 TEST(MultiHeadAttention, CrossAttentionWithBiasAndPaddingLengths) {
   const int64_t B = 2, S = 2, L = 3, N = 2, H = 2, D = N * H;
   const auto q = Random(B * S * D, 7), k = Random(B * L * D, 8), v = Random(B * L * D, 9), bias = Random(3 * D, 10);

@@ -229,6 +229,33 @@ TEST(QEmbedLayerNormalization, IsEmbedLayerNormalizationOnTheDequantizedTables) 
   CheckQuantizedEmbedding<int8_t>();
 }
 
+// A quantized table without its scale and zero point of its type, or a float table, is refused
+// with the input named.
+TEST(QEmbedLayerNormalization, RefusesTablesWithoutTheirQuantization) {
+  auto run = [](const Tensor& word_zero, const Tensor& word) {
+    OpTest test("QEmbedLayerNormalization", 1, kMsDomain);
+    test.Input(Tensor::FromVector<int32_t>({1, 1}, {0})).AbsentInput().Input(word);
+    test.Input(Tensor::FromVector<uint8_t>({1, 2}, {1, 2})).AbsentInput();
+    test.Input(Tensor::FromVector<uint8_t>({2}, {1, 2})).Input(Tensor::FromVector<uint8_t>({2}, {1, 2})).AbsentInput();
+    for (int i = 0; i < 5; ++i) {
+      if (i == 2) test.AbsentInput();
+      else test.Input(Tensor::Scalar<float>(0.1f));
+    }
+    for (int i = 0; i < 5; ++i) {
+      if (i == 2) test.AbsentInput();
+      else test.Input(i == 0 ? word_zero : Tensor::Scalar<uint8_t>(0));
+    }
+    auto out = test.Run(RegisterAllKernels);
+    return out.ok() ? std::string("ok") : out.status().message();
+  };
+  const Tensor u8_word = Tensor::FromVector<uint8_t>({1, 2}, {3, 4});
+  EXPECT_EQ(run(Tensor::Scalar<uint8_t>(0), u8_word), "ok");
+  EXPECT_NE(run(Tensor::Scalar<int8_t>(0), u8_word).find("the scale and zero point of 'word_embedding'"), std::string::npos)
+      << run(Tensor::Scalar<int8_t>(0), u8_word);
+  const std::string float_table = run(Tensor::Scalar<uint8_t>(0), F({1, 2}, {3, 4}));
+  EXPECT_NE(float_table.find("input 'word_embedding' must be uint8 or int8"), std::string::npos) << float_table;
+}
+
 TEST(EmbedLayerNormalization, OutOfRangeIdIsRefused) {
   OpTest test("EmbedLayerNormalization", 1, kMsDomain);
   test.Input(Tensor::FromVector<int32_t>({1, 1}, {5}))
