@@ -23,6 +23,7 @@ namespace onnxflow {
 HWY_EXPORT(GemmTileImpl);
 HWY_EXPORT(RunBlockImpl);
 HWY_EXPORT(ApplyActivationImpl);
+HWY_EXPORT(PackAStripImpl);
 
 void ApplyActivation(const ActivationSpec& spec, float* data, int64_t n) {
   if (spec.kind == Activation::kNone || n <= 0) return;
@@ -66,19 +67,14 @@ PackedA PackA(const float* a, int64_t lda, bool trans, int64_t m, int64_t k, flo
   // cores). Only the last strip's rows past M are zeros, written with the strip.
   p.data = AlignedFloats::Make(p.strips() * p.strip_size(), /*zero=*/false);
   const int64_t mr = p.mr;
+  const auto pack_strip = HWY_DYNAMIC_DISPATCH(PackAStripImpl);
   ParallelFor(threads, p.strips(), MacCost(k * mr), [&](int64_t s0, int64_t s1) {
     for (int64_t s = s0; s < s1; ++s) {
       float* dst = p.data.get() + s * p.strip_size();
       const int64_t rows = std::min(mr, m - s * mr);
       if (rows < mr) std::fill(dst, dst + p.strip_size(), 0.0f);
       if (!trans) {
-        // Walk the strip's rows side by side so the packed strip is written front to back.
-        const float* src[16];
-        for (int64_t r = 0; r < mr; ++r) src[r] = a + (s * mr + std::min(r, rows - 1)) * lda;
-        for (int64_t kk = 0; kk < k; ++kk) {
-          float* d = dst + kk * mr;
-          for (int64_t r = 0; r < rows; ++r) d[r] = src[r][kk] * scale;
-        }
+        pack_strip(a + s * mr * lda, lda, rows, k, scale, dst);
       } else {
         for (int64_t kk = 0; kk < k; ++kk) {
           const float* src = a + kk * lda + s * mr;

@@ -176,6 +176,34 @@ TEST_P(GemmTarget, ProductsAndActivations) {
   }
 }
 
+// The packed A strips, element for element: kk * mr + r inside strip s holds A(s * mr + r, kk) times
+// the scale, zeros past M; rows and columns around every block of the in-register transpose.
+TEST_P(GemmTarget, PackAPlacesEveryElement) {
+  for (const bool trans : {false, true}) {
+    for (const float scale : {1.0f, -0.375f}) {
+      for (const int64_t m : {1, 3, 4, 5, 6, 8, 9, 13, 16, 17}) {
+        for (const int64_t k : {1, 3, 4, 5, 8, 17, 64}) {
+          const int64_t ld = (trans ? m : k) + 3;
+          const std::vector<float> a = RandomFloats((trans ? k : m) * ld + 1, 11);
+          const float* base = a.data() + 1;  // off the allocation's alignment
+          const PackedA p = PackA(base, ld, trans, m, k, scale);
+          ASSERT_EQ(p.mr, GemmTile().mr);
+          for (int64_t s = 0; s < p.strips(); ++s) {
+            for (int64_t kk = 0; kk < k; ++kk) {
+              for (int64_t r = 0; r < p.mr; ++r) {
+                const int64_t i = s * p.mr + r;
+                const float want = i < m ? (trans ? base[kk * ld + i] : base[i * ld + kk]) * scale : 0.0f;
+                ASSERT_EQ(p.data.get()[s * p.strip_size() + kk * p.mr + r], want)
+                    << "trans=" << trans << " scale=" << scale << " m=" << m << " k=" << k << " row " << i << " col " << kk;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(GemmTest, EmptyDepthAppliesEpilogue) {
   std::vector<float> c(6, 2.0f), bias = {1, 2};
   GemmEpilogue ep;

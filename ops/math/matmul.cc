@@ -85,7 +85,8 @@ class MatMulKernel : public OpKernel {
                              DataTypeName(b->dtype()));
     }
     ONNXFLOW_ASSIGN_OR_RETURN(MatMulShapes s, ResolveMatMulShapes(a->shape(), b->shape()));
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, a->dtype(), s.output));
+    // Every element is written below (the GEMM's tiles, or the integer loop's row stores).
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, a->dtype(), s.output));
     if (y->size() == 0) return Status::Ok();
     if (IsFloatLike(a->dtype())) return ComputeFloat(ctx, *a, *b, s, y);
     if (activation_.kind != Activation::kNone || ctx.input_tensor(2) != nullptr) {
