@@ -176,6 +176,36 @@ TEST_P(GemmTarget, ProductsAndActivations) {
   }
 }
 
+// One row of C takes the row tile (several B strips side by side): M = 1 and a last strip of one
+// row (M = 9, 17), with whole-strip groups, leftovers, a partial and a raw B's tail strip, K over
+// two blocks, every epilogue input; and the same bits as the row computed inside a full tile.
+TEST_P(GemmTarget, RowTileProducts) {
+  const int64_t nr = GemmTile().nr;
+  std::vector<float> row_bias = RandomFloats(20, 7), col_bias = RandomFloats(12 * nr, 8);
+  std::vector<float> addend = RandomFloats(20 * (12 * nr + 2), 9);
+  for (const int64_t m : {1, 9, 17}) {
+    for (const int64_t n : {4 * nr, 4 * nr + 5, 9 * nr, 5 * nr - 3, nr}) {
+      for (int flags = 0; flags < 8; ++flags) {
+        GemmEpilogue ep;
+        ep.accumulate = (flags & 1) != 0;
+        ep.addend = (flags & 2) ? addend.data() : nullptr;
+        ep.row_bias = (flags & 4) ? row_bias.data() : nullptr;
+        ep.col_bias = col_bias.data();
+        ep.activation = {Activation::kGelu};
+        for (int pack = 0; pack < 2; ++pack) Check(Case{m, n, 300, false, false, false, pack == 1, 1.0f, 1}, ep);
+      }
+    }
+  }
+  const int64_t n = 9 * nr, k = 300;
+  const std::vector<float> a = RandomFloats(8 * k, 3), b = RandomFloats(k * n, 4);
+  std::vector<float> tile(8 * n), row(n);
+  const PackedB pb = PackB(b.data(), n, false, k, n);
+  GemmInputB ib{&pb};
+  Sgemm(8, n, k, GemmInputA{nullptr, a.data(), k, false, 1.0f}, ib, tile.data(), n, GemmEpilogue{}, 1);
+  Sgemm(1, n, k, GemmInputA{nullptr, a.data(), k, false, 1.0f}, ib, row.data(), n, GemmEpilogue{}, 1);
+  for (int64_t j = 0; j < n; ++j) ASSERT_EQ(row[j], tile[j]) << "column " << j;
+}
+
 // The packed A strips, element for element: kk * mr + r inside strip s holds A(s * mr + r, kk) times
 // the scale, zeros past M; rows and columns around every block of the in-register transpose.
 TEST_P(GemmTarget, PackAPlacesEveryElement) {
