@@ -130,7 +130,8 @@ template <size_t kRows, size_t kVecs, Operands kFrom>
 HWY_NOINLINE void MicroKernel(const float* HWY_RESTRICT a, const int64_t* HWY_RESTRICT a_rows,
                               const int64_t* HWY_RESTRICT a_cols, const float* HWY_RESTRICT b, size_t b_stride,
                               const int64_t* HWY_RESTRICT b_offsets, size_t kc, float* HWY_RESTRICT c, size_t ldc,
-                              const float* c_in, const TileEpilogue* epilogue, const float* prefetch) {
+                              const float* c_in, const TileEpilogue* epilogue, const float* prefetch,
+                              bool prefetch_b) {
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   const size_t lanes = hn::Lanes(d);
@@ -146,11 +147,13 @@ HWY_NOINLINE void MicroKernel(const float* HWY_RESTRICT a, const int64_t* HWY_RE
   for (size_t k = 0; k < kc; ++k) {
     const float* HWY_RESTRICT bk = kFrom == Operands::kInPlaceB ? b + b_offsets[k] : b + k * b_stride;
     const float* HWY_RESTRICT ak = kFrom == Operands::kGatherA ? a + a_cols[k] : a + k * kMr;
-    if (kFrom != Operands::kGatherA) {
+    if (kFrom == Operands::kGatherA || prefetch_b) {
+      if (prefetch != nullptr) {  // the next B strip's row k, on its first use
+        HWY_UNROLL(16)
+        for (size_t v = 0; v < kVecs; ++v) hwy::Prefetch(prefetch + k * b_stride + v * lanes);
+      }
+    } else {
       hwy::Prefetch(prefetch + k * kMr);
-    } else if (prefetch != nullptr) {  // the next B strip's row k, on its first use
-      HWY_UNROLL(16)
-      for (size_t v = 0; v < kVecs; ++v) hwy::Prefetch(prefetch + k * b_stride + v * lanes);
     }
     V bv[kVecs];
     HWY_UNROLL(16)
@@ -185,7 +188,7 @@ HWY_NOINLINE void MicroKernel(const float* HWY_RESTRICT a, const int64_t* HWY_RE
 // read with C's leading dimension. The last argument is where the next A strip starts: its lines are requested while this tile
 // runs, because weights streamed once per run otherwise arrive one page-crossing miss at a time.
 using MicroKernelFn = void (*)(const float*, const int64_t*, const int64_t*, const float*, size_t, const int64_t*,
-                               size_t, float*, size_t, const float*, const TileEpilogue*, const float*);
+                               size_t, float*, size_t, const float*, const TileEpilogue*, const float*, bool);
 
 template <Operands kFrom, size_t kRows, size_t... kVecs>
 constexpr std::array<MicroKernelFn, sizeof...(kVecs)> KernelRow(std::index_sequence<kVecs...>) {
@@ -341,10 +344,54 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const int64_t nr = lanes * static_cast<int64_t>(kNv);
   const int64_t b_strips = (blk.n + nr - 1) / nr;
-  for (int64_t i = 0; i < blk.m; i += kMr) {
+  // One tile: rows [i, i + kMr) of A against B strip t.
+  const auto run_tile = [&](int64_t i, int64_t t, const float* prefetch, bool prefetch_b) {
     const int64_t rows = std::min<int64_t>(kMr, blk.m - i);
     const float* a = gather ? blk.a : blk.a + (i / static_cast<int64_t>(kMr)) * blk.a_strip_stride;
     const int64_t* a_rows = gather ? blk.a_row_offsets + i : nullptr;
+    const int64_t j = t * nr;
+    const int64_t cols = std::min(nr, blk.n - j);
+    const int64_t vecs = (cols + lanes - 1) / lanes;
+    const bool tail = blk.b_tail != nullptr && t == b_strips - 1;
+    const float* b = tail ? blk.b_tail : blk.b + t * blk.b_strip_stride;
+    const size_t b_stride = static_cast<size_t>(tail ? nr : blk.b_row_stride);
+    const MicroKernelFn fn = table[rows - 1][vecs - 1];
+    TileEpilogue epi{blk.row_bias != nullptr ? blk.row_bias + i : nullptr,
+                     blk.col_bias != nullptr ? blk.col_bias + j : nullptr, blk.activation};
+    float* c = blk.c + i * blk.ldc + j;
+    const float* addend = blk.addend != nullptr ? blk.addend + i * blk.ldc + j : nullptr;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    if (cols <= kNarrowMaxCols && !in_place && !gather) {
+      static constexpr auto kNarrow = NarrowTable(std::make_index_sequence<kNarrowMaxCols>());
+      kNarrow[cols - 1](a, b, b_stride, static_cast<size_t>(blk.kc), static_cast<size_t>(rows), c,
+                        static_cast<size_t>(blk.ldc), blk.load_c ? c : addend, blk.last ? &epi : nullptr);
+      return;
+    }
+#endif
+    if (cols == vecs * lanes) {
+      fn(a, a_rows, blk.a_col_offsets, b, b_stride, blk.b_row_offsets, static_cast<size_t>(blk.kc), c,
+         static_cast<size_t>(blk.ldc), blk.load_c ? c : addend, blk.last ? &epi : nullptr, prefetch, prefetch_b);
+      return;
+    }
+    HWY_ALIGN float tile[kMr * kNv * hn::MaxLanes(d)];
+    HWY_ALIGN float col_bias[kNv * hn::MaxLanes(d)];
+    const size_t ld = static_cast<size_t>(nr);
+    const float* start = blk.load_c ? c : addend;
+    if (start != nullptr) {
+      for (int64_t r = 0; r < rows; ++r) std::memcpy(tile + r * ld, start + r * blk.ldc, cols * sizeof(float));
+    }
+    if (epi.col_bias != nullptr) {
+      std::fill(col_bias, col_bias + nr, 0.0f);
+      std::memcpy(col_bias, epi.col_bias, cols * sizeof(float));
+      epi.col_bias = col_bias;
+    }
+    fn(a, a_rows, blk.a_col_offsets, b, b_stride, blk.b_row_offsets, static_cast<size_t>(blk.kc), tile, ld,
+       start != nullptr ? tile : nullptr, blk.last ? &epi : nullptr, prefetch, prefetch_b);
+    for (int64_t r = 0; r < rows; ++r) std::memcpy(c + r * blk.ldc, tile + r * ld, cols * sizeof(float));
+  };
+  for (int64_t i = 0; i < blk.m; i += kMr) {
+    const int64_t rows = std::min<int64_t>(kMr, blk.m - i);
+    const float* a = gather ? blk.a : blk.a + (i / static_cast<int64_t>(kMr)) * blk.a_strip_stride;
     // The next strip is fetched during the first tile of this one (re-fetching this one, which is
     // cached, on the last strip and the other tiles).
     const float* next_a = i + static_cast<int64_t>(kMr) < blk.m ? a + blk.a_strip_stride : a;
@@ -365,51 +412,12 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
       }
     }
     for (; t < b_strips; ++t) {
-      // Gathered A: the first strip of rows brings each packed B strip in from memory (weights
-      // streamed once per run); the next one is requested while this one runs.
-      const float* prefetch = gather ? (i == 0 && t + 1 < b_strips ? blk.b + (t + 1) * blk.b_strip_stride : nullptr)
-                              : t == 0 ? next_a : a;
-      const int64_t j = t * nr;
-      const int64_t cols = std::min(nr, blk.n - j);
-      const int64_t vecs = (cols + lanes - 1) / lanes;
-      const bool tail = blk.b_tail != nullptr && t == b_strips - 1;
-      const float* b = tail ? blk.b_tail : blk.b + t * blk.b_strip_stride;
-      const size_t b_stride = static_cast<size_t>(tail ? nr : blk.b_row_stride);
-      const MicroKernelFn fn = table[rows - 1][vecs - 1];
-      TileEpilogue epi{blk.row_bias != nullptr ? blk.row_bias + i : nullptr,
-                       blk.col_bias != nullptr ? blk.col_bias + j : nullptr, blk.activation};
-      float* c = blk.c + i * blk.ldc + j;
-      const float* addend = blk.addend != nullptr ? blk.addend + i * blk.ldc + j : nullptr;
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-      if (cols <= kNarrowMaxCols && !in_place && !gather) {
-        static constexpr auto kNarrow = NarrowTable(std::make_index_sequence<kNarrowMaxCols>());
-        kNarrow[cols - 1](a, b, b_stride, static_cast<size_t>(blk.kc), static_cast<size_t>(rows), c,
-                          static_cast<size_t>(blk.ldc), blk.load_c ? c : addend, blk.last ? &epi : nullptr);
-        continue;
-      }
-#endif
-      if (cols == vecs * lanes) {
-        fn(a, a_rows, blk.a_col_offsets, b, b_stride, blk.b_row_offsets, static_cast<size_t>(blk.kc), c,
-           static_cast<size_t>(blk.ldc),
-           blk.load_c ? c : addend, blk.last ? &epi : nullptr, prefetch);
-        continue;
-      }
-      HWY_ALIGN float tile[kMr * kNv * hn::MaxLanes(d)];
-      HWY_ALIGN float col_bias[kNv * hn::MaxLanes(d)];
-      const size_t ld = static_cast<size_t>(nr);
-      const float* start = blk.load_c ? c : addend;
-      if (start != nullptr) {
-        for (int64_t r = 0; r < rows; ++r) std::memcpy(tile + r * ld, start + r * blk.ldc, cols * sizeof(float));
-      }
-      if (epi.col_bias != nullptr) {
-        std::fill(col_bias, col_bias + nr, 0.0f);
-        std::memcpy(col_bias, epi.col_bias, cols * sizeof(float));
-        epi.col_bias = col_bias;
-      }
-      fn(a, a_rows, blk.a_col_offsets, b, b_stride, blk.b_row_offsets, static_cast<size_t>(blk.kc), tile, ld,
-         start != nullptr ? tile : nullptr,
-         blk.last ? &epi : nullptr, prefetch);
-      for (int64_t r = 0; r < rows; ++r) std::memcpy(c + r * blk.ldc, tile + r * ld, cols * sizeof(float));
+      // B from memory (weights packed at load, streamed once per run): the first strip of rows
+      // brings each B strip in, and the next one is requested while this one runs. BERT-base's
+      // MatMuls otherwise wait on one stream of weights for their first pass.
+      const bool first_pass = i == 0 && t + 1 < b_strips && (gather || blk.stream_b);
+      run_tile(i, t, first_pass ? blk.b + (t + 1) * blk.b_strip_stride : gather ? nullptr : t == 0 ? next_a : a,
+               first_pass || gather);
     }
     if (blk.rows_done != nullptr) (*blk.rows_done)(blk.row0 + i, rows, blk.col0, blk.n);
   }

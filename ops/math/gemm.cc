@@ -292,6 +292,7 @@ void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float
             break;
           case BPath::kPacked:
           case BPath::kPackShared:
+            blk.stream_b = plan.b == BPath::kPacked;
             blk.b = pb->data.get() + s0 * pb->strip_size() + k0 * nr;
             blk.b_strip_stride = pb->strip_size();
             blk.b_row_stride = nr;

@@ -20,6 +20,7 @@ struct GemmBlock {
   const float* b = nullptr;      // first B strip, advanced to the block's first k row
   int64_t b_strip_stride = 0;    // floats between consecutive B strips
   int64_t b_row_stride = 0;      // floats between k rows inside a strip (nr packed, ldb raw)
+  bool stream_b = false;         // B comes from memory on its first pass (packed at load)
   const float* b_tail = nullptr; // when set, the last strip of the block is read from here
                                  // instead (packed, row stride nr, advanced to the first k)
   const int64_t* b_row_offsets = nullptr;  // when set, B is read in place: element (k, j) of
