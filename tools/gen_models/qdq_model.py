@@ -8,7 +8,8 @@
 `calibrate` writes a copy of the model whose graph outputs are every float value the quantized
 model will quantize; onnxflow runs it on a case's input and saves them (--output-dir); `write`
 builds the QDQ model from their ranges:
-  * activations: uint8, asymmetric, min/max of the calibration run (0 always inside the range),
+  * activations: uint8 (int8 with QDQ_ACTIVATIONS=int8), asymmetric, min/max of the calibration
+    run (0 always inside the range),
     a QuantizeLinear -> DequantizeLinear pair after each producer; MaxPool's output keeps its
     input's parameters, and a Relu after a Conv goes (the Conv's output takes the Relu's range,
     zero point 0), as ONNX Runtime's quantizer does;
@@ -131,11 +132,18 @@ def calibrate(src, dst):
     onnx.save(model, dst)
 
 
+# QDQ_ACTIVATIONS=int8 writes ONNX Runtime's S8S8 form (int8 activations, still asymmetric: the
+# zero point is qmin - lo / scale); the default is its U8S8 form.
+ACT_INT8 = os.environ.get("QDQ_ACTIVATIONS", "uint8") == "int8"
+ACT_TYPE = np.int8 if ACT_INT8 else np.uint8
+
+
 def act_params(x):
     lo, hi = min(float(x.min()), 0.0), max(float(x.max()), 0.0)
     scale = max((hi - lo) / 255.0, 1e-8)
-    zero = int(np.clip(np.rint(-lo / scale), 0, 255))
-    return np.float32(scale), np.uint8(zero)
+    qmin = -128 if ACT_INT8 else 0
+    zero = int(np.clip(np.rint(qmin - lo / scale), qmin, qmin + 255))
+    return np.float32(scale), ACT_TYPE(zero)
 
 
 def write(src, acts_dir, dst):
@@ -173,7 +181,7 @@ def write(src, acts_dir, dst):
 
     def qdq(v):
         s, z = params[v]
-        sn, zn = const(v + "_scale", np.array(s, np.float32)), const(v + "_zero_point", np.array(z, np.uint8))
+        sn, zn = const(v + "_scale", np.array(s, np.float32)), const(v + "_zero_point", np.array(z, ACT_TYPE))
         new_nodes.append(helper.make_node("QuantizeLinear", [v, sn, zn], [v + "_QuantizeLinear_Output"],
                                           name=v + "_QuantizeLinear"))
         new_nodes.append(helper.make_node("DequantizeLinear", [v + "_QuantizeLinear_Output", sn, zn],
