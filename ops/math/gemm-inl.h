@@ -59,24 +59,24 @@ GemmTileShape GemmTileImpl() {
   return GemmTileShape{static_cast<int64_t>(kMr), static_cast<int64_t>(kNv * hn::Lanes(d))};
 }
 
-// One strip of a row-major A packed for the micro-kernel: dst[kk * kMr + r] = A(r, kk) (times
-// scale) for the strip's first `rows` rows; the caller zeroes the rows past them. A transformer's
-// MatMul packs its activation on every run, and the scalar loop (eight rows read side by side, one
-// element at a time) took 5% of BERT-base's time: blocks of 4 rows x 4 columns are transposed in
-// registers instead.
+// Rows of a row-major matrix written as columns: dst[kk * stride + r] = src(r, kk) (times scale)
+// for r < rows, kk < k. Packing A's strips (stride = the tile's rows) and a transposed B's strips
+// (stride = the strip's columns: attention's K^T) are this. A transformer's MatMul packs its
+// activation on every run, and the scalar loop (eight rows read side by side, one element at a
+// time) took 5% of BERT-base's time: blocks of 4 rows x 4 columns are transposed in registers.
 template <bool kScaled>
-void PackAStripRows(const float* HWY_RESTRICT a, int64_t lda, int64_t rows, int64_t k, float scale,
-                    float* HWY_RESTRICT dst) {
+void TransposeRows(const float* HWY_RESTRICT src, int64_t ld, int64_t rows, int64_t k, float scale,
+                   float* HWY_RESTRICT dst, int64_t stride) {
   int64_t r0 = 0;
 #if HWY_TARGET != HWY_SCALAR
   const hn::FixedTag<float, 4> d4;
   const auto s = hn::Set(d4, scale);
   for (; r0 + 4 <= rows; r0 += 4) {
-    const float* HWY_RESTRICT s0 = a + r0 * lda;
+    const float* HWY_RESTRICT s0 = src + r0 * ld;
     int64_t kk = 0;
     for (; kk + 4 <= k; kk += 4) {
-      auto x0 = hn::LoadU(d4, s0 + kk), x1 = hn::LoadU(d4, s0 + lda + kk);
-      auto x2 = hn::LoadU(d4, s0 + 2 * lda + kk), x3 = hn::LoadU(d4, s0 + 3 * lda + kk);
+      auto x0 = hn::LoadU(d4, s0 + kk), x1 = hn::LoadU(d4, s0 + ld + kk);
+      auto x2 = hn::LoadU(d4, s0 + 2 * ld + kk), x3 = hn::LoadU(d4, s0 + 3 * ld + kk);
       if (kScaled) {
         x0 = hn::Mul(x0, s);
         x1 = hn::Mul(x1, s);
@@ -85,28 +85,29 @@ void PackAStripRows(const float* HWY_RESTRICT a, int64_t lda, int64_t rows, int6
       }
       const auto lo01 = hn::InterleaveLower(d4, x0, x1), lo23 = hn::InterleaveLower(d4, x2, x3);
       const auto hi01 = hn::InterleaveUpper(d4, x0, x1), hi23 = hn::InterleaveUpper(d4, x2, x3);
-      float* HWY_RESTRICT d = dst + kk * static_cast<int64_t>(kMr) + r0;
+      float* HWY_RESTRICT d = dst + kk * stride + r0;
       hn::StoreU(hn::ConcatLowerLower(d4, lo23, lo01), d4, d);
-      hn::StoreU(hn::ConcatUpperUpper(d4, lo23, lo01), d4, d + kMr);
-      hn::StoreU(hn::ConcatLowerLower(d4, hi23, hi01), d4, d + 2 * kMr);
-      hn::StoreU(hn::ConcatUpperUpper(d4, hi23, hi01), d4, d + 3 * kMr);
+      hn::StoreU(hn::ConcatUpperUpper(d4, lo23, lo01), d4, d + stride);
+      hn::StoreU(hn::ConcatLowerLower(d4, hi23, hi01), d4, d + 2 * stride);
+      hn::StoreU(hn::ConcatUpperUpper(d4, hi23, hi01), d4, d + 3 * stride);
     }
     for (; kk < k; ++kk) {
-      for (int64_t r = r0; r < r0 + 4; ++r) dst[kk * static_cast<int64_t>(kMr) + r] = kScaled ? a[r * lda + kk] * scale : a[r * lda + kk];
+      for (int64_t r = r0; r < r0 + 4; ++r) dst[kk * stride + r] = kScaled ? src[r * ld + kk] * scale : src[r * ld + kk];
     }
   }
 #endif
   for (; r0 < rows; ++r0) {  // rows past the last block of 4 (AVX2's tile has 6, a partial strip fewer)
-    const float* HWY_RESTRICT src = a + r0 * lda;
-    for (int64_t kk = 0; kk < k; ++kk) dst[kk * static_cast<int64_t>(kMr) + r0] = kScaled ? src[kk] * scale : src[kk];
+    const float* HWY_RESTRICT row = src + r0 * ld;
+    for (int64_t kk = 0; kk < k; ++kk) dst[kk * stride + r0] = kScaled ? row[kk] * scale : row[kk];
   }
 }
 
-void PackAStripImpl(const float* a, int64_t lda, int64_t rows, int64_t k, float scale, float* dst) {
+void TransposeRowsImpl(const float* src, int64_t ld, int64_t rows, int64_t k, float scale, float* dst,
+                       int64_t stride) {
   if (scale == 1.0f) {
-    PackAStripRows<false>(a, lda, rows, k, scale, dst);
+    TransposeRows<false>(src, ld, rows, k, scale, dst, stride);
   } else {
-    PackAStripRows<true>(a, lda, rows, k, scale, dst);
+    TransposeRows<true>(src, ld, rows, k, scale, dst, stride);
   }
 }
 

@@ -23,7 +23,7 @@ namespace onnxflow {
 HWY_EXPORT(GemmTileImpl);
 HWY_EXPORT(RunBlockImpl);
 HWY_EXPORT(ApplyActivationImpl);
-HWY_EXPORT(PackAStripImpl);
+HWY_EXPORT(TransposeRowsImpl);
 
 void ApplyActivation(const ActivationSpec& spec, float* data, int64_t n) {
   if (spec.kind == Activation::kNone || n <= 0) return;
@@ -67,14 +67,14 @@ PackedA PackA(const float* a, int64_t lda, bool trans, int64_t m, int64_t k, flo
   // cores). Only the last strip's rows past M are zeros, written with the strip.
   p.data = AlignedFloats::Make(p.strips() * p.strip_size(), /*zero=*/false);
   const int64_t mr = p.mr;
-  const auto pack_strip = HWY_DYNAMIC_DISPATCH(PackAStripImpl);
+  const auto transpose = HWY_DYNAMIC_DISPATCH(TransposeRowsImpl);
   ParallelFor(threads, p.strips(), MacCost(k * mr), [&](int64_t s0, int64_t s1) {
     for (int64_t s = s0; s < s1; ++s) {
       float* dst = p.data.get() + s * p.strip_size();
       const int64_t rows = std::min(mr, m - s * mr);
       if (rows < mr) std::fill(dst, dst + p.strip_size(), 0.0f);
       if (!trans) {
-        pack_strip(a + s * mr * lda, lda, rows, k, scale, dst);
+        transpose(a + s * mr * lda, lda, rows, k, scale, dst, mr);
       } else {
         for (int64_t kk = 0; kk < k; ++kk) {
           const float* src = a + kk * lda + s * mr;
@@ -110,10 +110,7 @@ class MatrixPanelSource : public BPanelSource {
       }
     } else {
       if (cols < nr) std::memset(dst, 0, kc * nr * sizeof(float));
-      for (int64_t j = 0; j < cols; ++j) {
-        const float* src = b_ + (j0 + j) * ldb_ + k0;
-        for (int64_t kk = 0; kk < kc; ++kk) dst[kk * nr + j] = src[kk];
-      }
+      HWY_DYNAMIC_DISPATCH(TransposeRowsImpl)(b_ + j0 * ldb_ + k0, ldb_, cols, kc, 1.0f, dst, nr);
     }
   }
 

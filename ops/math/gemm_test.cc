@@ -234,6 +234,28 @@ TEST_P(GemmTarget, PackAPlacesEveryElement) {
   }
 }
 
+// A transposed B's strips, element for element: strip t holds op(B)(kk, t * nr + j) at kk * nr + j,
+// zeros past N (the in-register transpose's blocks and the rows and columns around them).
+TEST_P(GemmTarget, PackBTransposedPlacesEveryElement) {
+  for (const int64_t n : {1, 3, 4, 5, 13, 48, 53, 100}) {
+    for (const int64_t k : {1, 3, 4, 7, 64}) {
+      const int64_t ld = k + 3;  // op(B) = B^T: B is n x k
+      const std::vector<float> b = RandomFloats(n * ld + 1, 12);
+      const float* base = b.data() + 1;
+      const PackedB p = PackB(base, ld, /*trans=*/true, k, n);
+      for (int64_t t = 0; t < p.strips(); ++t) {
+        for (int64_t kk = 0; kk < k; ++kk) {
+          for (int64_t j = 0; j < p.nr; ++j) {
+            const int64_t col = t * p.nr + j;
+            const float want = col < n ? base[col * ld + kk] : 0.0f;
+            ASSERT_EQ(p.data.get()[t * p.strip_size() + kk * p.nr + j], want) << "n=" << n << " k=" << k << " col " << col;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(GemmTest, EmptyDepthAppliesEpilogue) {
   std::vector<float> c(6, 2.0f), bias = {1, 2};
   GemmEpilogue ep;
