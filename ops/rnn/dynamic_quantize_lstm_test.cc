@@ -253,10 +253,12 @@ TEST(DynamicQuantizeLstm, ReverseUint8PerColumnWithSequenceLens) {
   Options o;
   o.w_signed = o.r_signed = false;
   o.w_per_column = o.r_per_column = true;
-  // The longest sequence is shorter than X: X's range covers only the steps that run.
+  // The longest sequence is shorter than X: X's range covers only the steps that run, so a large
+  // value in the last step must not widen it (while padding inside the longest sequence does).
   Ref r = MakeRef(5, 3, 5, 3, 1, o, 200);
   r.reverse = true;
   r.lens = {4, 2, 0};
+  r.x[(4 * r.B + 0) * r.I] = 3.0f;
   r.Run();
   ExpectMatches(r, MakeTest(r), "reverse uint8 per column");
 }
