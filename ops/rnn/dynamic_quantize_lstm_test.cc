@@ -303,6 +303,18 @@ TEST(DynamicQuantizeLstm, LargerSizesSplitOverThreadsAndPackedAtLoad) {
   }
 }
 
+TEST(DynamicQuantizeLstm, OneXScaleAcrossProjectionChunks) {
+  // 4100 steps of one batch row with 4H = 256 gate columns: the input projections run in chunks of
+  // 4096 steps (recurrent.h's ChunkSteps), all quantized with X's one range; a large value in the
+  // second chunk sets it.
+  Options o;
+  o.with_peepholes = false;
+  Ref r = MakeRef(4100, 1, 2, 64, 1, o, 800);
+  r.x[4098 * 2] = 4.0f;
+  r.Run();
+  ExpectMatches(r, MakeTest(r), "chunked");
+}
+
 TEST(DynamicQuantizeLstm, CloseToFloatLstmOnDequantizedWeights) {
   // The float LSTM on W and R dequantized differs only by the activations' rounding: each X or H
   // value moves by at most half its quantization step (range / 255 / 2), so a gate's
