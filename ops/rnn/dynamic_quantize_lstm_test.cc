@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -243,11 +244,16 @@ void ExpectMatches(const Ref& r, OpTest t, const std::string& what) {
   EXPECT_TRUE(TensorsNear(F({r.D, r.B, r.H}, r.yc), (*out)[2].tensor(), 1e-5, 1e-5)) << what;
 }
 
-TEST(DynamicQuantizeLstm, ForwardInt8PerDirection) {
-  Ref r = MakeRef(5, 3, 6, 4, 1, Options{}, 100);
+// The reference of these sizes and options, changed by `tweak`, against the node.
+void Check(const std::string& what, int64_t S, int64_t B, int64_t I, int64_t H, int64_t D, const Options& o,
+           uint32_t seed, const std::function<void(Ref&)>& tweak = nullptr) {
+  Ref r = MakeRef(S, B, I, H, D, o, seed);
+  if (tweak) tweak(r);
   r.Run();
-  ExpectMatches(r, MakeTest(r), "forward int8");
+  ExpectMatches(r, MakeTest(r), what);
 }
+
+TEST(DynamicQuantizeLstm, ForwardInt8PerDirection) { Check("forward int8", 5, 3, 6, 4, 1, Options{}, 100); }
 
 TEST(DynamicQuantizeLstm, ReverseUint8PerColumnWithSequenceLens) {
   Options o;
@@ -255,12 +261,11 @@ TEST(DynamicQuantizeLstm, ReverseUint8PerColumnWithSequenceLens) {
   o.w_per_column = o.r_per_column = true;
   // The longest sequence is shorter than X: X's range covers only the steps that run, so a large
   // value in the last step must not widen it (while padding inside the longest sequence does).
-  Ref r = MakeRef(5, 3, 5, 3, 1, o, 200);
-  r.reverse = true;
-  r.lens = {4, 2, 0};
-  r.x[(4 * r.B + 0) * r.I] = 3.0f;
-  r.Run();
-  ExpectMatches(r, MakeTest(r), "reverse uint8 per column");
+  Check("reverse uint8 per column", 5, 3, 5, 3, 1, o, 200, [](Ref& r) {
+    r.reverse = true;
+    r.lens = {4, 2, 0};
+    r.x[(4 * r.B + 0) * r.I] = 3.0f;
+  });
 }
 
 TEST(DynamicQuantizeLstm, BidirectionalMixedTypesWithoutOptionalInputs) {
@@ -269,21 +274,18 @@ TEST(DynamicQuantizeLstm, BidirectionalMixedTypesWithoutOptionalInputs) {
   o.w_per_column = true;
   o.r_signed = false;
   o.with_bias = o.with_states = o.with_peepholes = false;
-  Ref r = MakeRef(3, 2, 4, 5, 2, o, 300);
-  r.Run();
-  ExpectMatches(r, MakeTest(r), "bidirectional");
+  Check("bidirectional", 3, 2, 4, 5, 2, o, 300);
 }
 
 TEST(DynamicQuantizeLstm, BidirectionalSequenceLensInputForgetClip) {
   Options o;
   o.w_signed = false;
   o.r_per_column = true;
-  Ref r = MakeRef(4, 4, 3, 3, 2, o, 400);
-  r.lens = {2, 4, 1, 3};
-  r.input_forget = true;
-  r.clip = 0.8f;
-  r.Run();
-  ExpectMatches(r, MakeTest(r), "bidirectional with lengths");
+  Check("bidirectional with lengths", 4, 4, 3, 3, 2, o, 400, [](Ref& r) {
+    r.lens = {2, 4, 1, 3};
+    r.input_forget = true;
+    r.clip = 0.8f;
+  });
 }
 
 TEST(DynamicQuantizeLstm, LargerSizesSplitOverThreadsAndPackedAtLoad) {
@@ -309,10 +311,7 @@ TEST(DynamicQuantizeLstm, OneXScaleAcrossProjectionChunks) {
   // second chunk sets it.
   Options o;
   o.with_peepholes = false;
-  Ref r = MakeRef(4100, 1, 2, 64, 1, o, 800);
-  r.x[4098 * 2] = 4.0f;
-  r.Run();
-  ExpectMatches(r, MakeTest(r), "chunked");
+  Check("chunked", 4100, 1, 2, 64, 1, o, 800, [](Ref& r) { r.x[4098 * 2] = 4.0f; });
 }
 
 TEST(DynamicQuantizeLstm, CloseToFloatLstmOnDequantizedWeights) {
