@@ -290,8 +290,8 @@ class DynamicQuantizeMatMulKernel : public OpKernel {
     const int64_t n = a->size();
     float lo = 0.0f, hi = 0.0f;
     FloatRangeWithZero(a->data<float>(), n, &lo, &hi);
-    const float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
-    const float zero_point = std::nearbyint(std::clamp(0.0f - lo / scale, 0.0f, 255.0f));
+    float scale = 1.0f, zero_point = 0.0f;
+    DynamicUint8Params(lo, hi, &scale, &zero_point);
     Tensor qa(DataType::kUint8, a->shape());
     uint8_t* qd = qa.mutable_data<uint8_t>();
     const float* ad = a->data<float>();

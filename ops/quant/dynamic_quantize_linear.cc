@@ -29,8 +29,8 @@ class DynamicQuantizeLinearKernel : public OpKernel {
     const int64_t n = x->size();
     float lo = 0.0f, hi = 0.0f;
     FloatRangeWithZero(xd, n, &lo, &hi);  // SIMD; NaN skipped
-    const float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
-    const float zero_point = std::nearbyint(std::clamp(0.0f - lo / scale, 0.0f, 255.0f));
+    float scale = 1.0f, zero_point = 0.0f;
+    DynamicUint8Params(lo, hi, &scale, &zero_point);
 
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, DataType::kUint8, x->shape()));
     uint8_t* yd = y->mutable_data<uint8_t>();

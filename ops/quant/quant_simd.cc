@@ -101,6 +101,11 @@ void FloatRangeWithZero(const float* x, int64_t n, float* lo, float* hi) {
   HWY_DYNAMIC_DISPATCH(MinMaxWithZero)(x, n, lo, hi);
 }
 
+void DynamicUint8Params(float lo, float hi, float* scale, float* zero_point) {
+  *scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
+  *zero_point = std::nearbyint(std::clamp(0.0f - lo / *scale, 0.0f, 255.0f));
+}
+
 void QuantizeFloatToUint8(const float* x, int64_t n, float scale, float zero_point, uint8_t* y) {
   HWY_DYNAMIC_DISPATCH(QuantizeU8)(x, n, scale, zero_point, y);
 }

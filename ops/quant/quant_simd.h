@@ -14,5 +14,9 @@ void DequantizeUint8ToFloat(const uint8_t* x, int64_t n, float scale, float zero
 void DequantizeInt8ToFloat(const int8_t* x, int64_t n, float scale, float zero_point, float* y);
 // lo = min(0, min x), hi = max(0, max x) with NaNs skipped: DynamicQuantizeLinear's range.
 void FloatRangeWithZero(const float* x, int64_t n, float* lo, float* hi);
+// DynamicQuantizeLinear's uint8 parameters for that range (lo <= 0 <= hi), in float:
+//   scale = (hi - lo) / 255 (1/255 when the range is empty: every value is then 0 and quantizes to
+//   the zero point 0 whatever the scale), zero_point = round_half_even(clamp(-lo / scale, 0, 255)).
+void DynamicUint8Params(float lo, float hi, float* scale, float* zero_point);
 
 }  // namespace onnxflow

@@ -3,7 +3,8 @@
 namespace onnxflow {
 namespace rnn {
 
-Result<RecurrentAttributes> ParseRecurrentAttributes(const KernelInfo& info, const std::vector<ActivationKind>& defaults) {
+Result<RecurrentAttributes> ParseRecurrentAttributes(const KernelInfo& info, const std::vector<ActivationKind>& defaults,
+                                                     int typed_inputs) {
   RecurrentAttributes a;
   const std::string direction = info.GetString("direction", "forward");
   if (direction == "forward") {
@@ -26,7 +27,7 @@ Result<RecurrentAttributes> ParseRecurrentAttributes(const KernelInfo& info, con
     if (!(a.clip > 0.0f)) return InvalidArgument("clip must be positive, got " + std::to_string(a.clip));
   }
   ONNXFLOW_ASSIGN_OR_RETURN(a.activations, ParseActivations(info, defaults, a.num_directions));
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < typed_inputs; ++i) {
     const DataType t = info.input_type(i);
     if (t != DataType::kUndefined && !IsRecurrentType(t)) {
       return Unimplemented(info.op_type() + " does not support type " + DataTypeName(t));

@@ -46,7 +46,10 @@ struct RecurrentAttributes {
   bool Backward(int64_t d) const { return reverse || d == 1; }
 };
 
-Result<RecurrentAttributes> ParseRecurrentAttributes(const KernelInfo& info, const std::vector<ActivationKind>& defaults);
+// `typed_inputs`: how many leading inputs must be of a recurrent type T (X, W and R; only X for an
+// op whose weights are integers).
+Result<RecurrentAttributes> ParseRecurrentAttributes(const KernelInfo& info, const std::vector<ActivationKind>& defaults,
+                                                     int typed_inputs = 3);
 
 // The element types the recurrent ops accept (T), and the type they compute in.
 inline bool IsRecurrentType(DataType t) {
@@ -123,37 +126,32 @@ inline Status CheckShape(const Tensor& t, const Shape& want, const char* name) {
 
 }  // namespace internal
 
-// Reads and checks the inputs. `gates` is 1 (RNN), 3 (GRU) or 4 (LSTM); LSTM also reads
-// initial_c and P.
+// The sizes and layout from the attributes, X and the hidden size (no input is read).
 template <typename C>
-Status LoadRecurrentData(const KernelContext& ctx, const RecurrentAttributes& a, int64_t gates, bool lstm,
-                         RecurrentData<C>* d) {
-  using internal::CheckShape;
-  using internal::ReadAs;
-  ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(kX));
-  ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* w, ctx.RequireTensor(kW));
-  ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* r, ctx.RequireTensor(kR));
-  if (x->rank() != 3) return InvalidArgument("X must be 3D, got shape " + ShapeToString(x->shape()));
-  if (w->rank() != 3 || r->rank() != 3) {
-    return InvalidArgument("W and R must be 3D, got " + ShapeToString(w->shape()) + " and " + ShapeToString(r->shape()));
-  }
+void SetRecurrentSizes(const RecurrentAttributes& a, const Tensor& x, int64_t gates, int64_t hidden,
+                       RecurrentData<C>* d) {
   d->layout = a.layout;
   d->gates = gates;
   d->dirs = a.num_directions;
-  d->seq = a.layout == 0 ? x->dim(0) : x->dim(1);
-  d->batch = a.layout == 0 ? x->dim(1) : x->dim(0);
-  d->input = x->dim(2);
-  d->hidden = a.hidden_size > 0 ? a.hidden_size : r->dim(2);
-  const int64_t gh = gates * d->hidden;
-  const DataType t = x->dtype();
-  ONNXFLOW_RETURN_IF_ERROR(CheckShape(*w, {d->dirs, gh, d->input}, "W"));
-  ONNXFLOW_RETURN_IF_ERROR(CheckShape(*r, {d->dirs, gh, d->hidden}, "R"));
+  d->seq = a.layout == 0 ? x.dim(0) : x.dim(1);
+  d->batch = a.layout == 0 ? x.dim(1) : x.dim(0);
+  d->input = x.dim(2);
+  d->hidden = hidden;
+}
+
+// After SetRecurrentSizes: checks that the outputs and the gate buffer fit the run's limits, then
+// reads X, B, sequence_lens and initial_h (LSTM: also initial_c and P) in the compute type, their
+// shapes checked. W and R are the caller's (their layout and type differ between the ops).
+template <typename C>
+Status LoadRecurrentInputs(const KernelContext& ctx, const Tensor& x, bool lstm, RecurrentData<C>* d) {
+  using internal::CheckShape;
+  using internal::ReadAs;
+  const int64_t gh = d->gates * d->hidden;
+  const DataType t = x.dtype();
   // Y and the per-direction states are buffers of these sizes (X may be empty with huge dims).
   ONNXFLOW_RETURN_IF_ERROR(internal::CheckScratch(ctx, d->YShape(), sizeof(C), "Y"));
   ONNXFLOW_RETURN_IF_ERROR(internal::CheckScratch(ctx, {d->dirs, d->batch, gh}, sizeof(C), "the gate buffer"));
-  ONNXFLOW_ASSIGN_OR_RETURN(d->x, ReadAs<C>(*x, t, d->store[0], "X"));
-  ONNXFLOW_ASSIGN_OR_RETURN(d->w, ReadAs<C>(*w, t, d->store[1], "W"));
-  ONNXFLOW_ASSIGN_OR_RETURN(d->r, ReadAs<C>(*r, t, d->store[2], "R"));
+  ONNXFLOW_ASSIGN_OR_RETURN(d->x, ReadAs<C>(x, t, d->store[0], "X"));
   if (const Tensor* b = ctx.input_tensor(kB)) {
     ONNXFLOW_RETURN_IF_ERROR(CheckShape(*b, {d->dirs, 2 * gh}, "B"));
     ONNXFLOW_ASSIGN_OR_RETURN(d->b, ReadAs<C>(*b, t, d->store[3], "B"));
@@ -193,6 +191,30 @@ Status LoadRecurrentData(const KernelContext& ctx, const RecurrentAttributes& a,
       ONNXFLOW_ASSIGN_OR_RETURN(d->p, ReadAs<C>(*p, t, d->store[6], "P"));
     }
   }
+  return Status::Ok();
+}
+
+// Reads and checks the inputs of RNN, GRU and LSTM. `gates` is 1 (RNN), 3 (GRU) or 4 (LSTM); LSTM
+// also reads initial_c and P.
+template <typename C>
+Status LoadRecurrentData(const KernelContext& ctx, const RecurrentAttributes& a, int64_t gates, bool lstm,
+                         RecurrentData<C>* d) {
+  using internal::CheckShape;
+  using internal::ReadAs;
+  ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(kX));
+  ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* w, ctx.RequireTensor(kW));
+  ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* r, ctx.RequireTensor(kR));
+  if (x->rank() != 3) return InvalidArgument("X must be 3D, got shape " + ShapeToString(x->shape()));
+  if (w->rank() != 3 || r->rank() != 3) {
+    return InvalidArgument("W and R must be 3D, got " + ShapeToString(w->shape()) + " and " + ShapeToString(r->shape()));
+  }
+  SetRecurrentSizes(a, *x, gates, a.hidden_size > 0 ? a.hidden_size : r->dim(2), d);
+  const int64_t gh = gates * d->hidden;
+  ONNXFLOW_RETURN_IF_ERROR(CheckShape(*w, {d->dirs, gh, d->input}, "W"));
+  ONNXFLOW_RETURN_IF_ERROR(CheckShape(*r, {d->dirs, gh, d->hidden}, "R"));
+  ONNXFLOW_RETURN_IF_ERROR(LoadRecurrentInputs(ctx, *x, lstm, d));
+  ONNXFLOW_ASSIGN_OR_RETURN(d->w, ReadAs<C>(*w, x->dtype(), d->store[1], "W"));
+  ONNXFLOW_ASSIGN_OR_RETURN(d->r, ReadAs<C>(*r, x->dtype(), d->store[2], "R"));
   return Status::Ok();
 }
 

@@ -7,7 +7,8 @@
 #define ONNXFLOW_RNN_REGISTRARS(X) \
   X(RegisterRnn)  /* rnn.cc */     \
   X(RegisterGru)  /* gru.cc */     \
-  X(RegisterLstm)  /* lstm.cc */
+  X(RegisterLstm)  /* lstm.cc */   \
+  X(RegisterDynamicQuantizeLstm)  /* dynamic_quantize_lstm.cc */
 
 namespace onnxflow {
 namespace rnn {
