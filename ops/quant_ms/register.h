@@ -13,7 +13,8 @@
   X(RegisterMatMulNBits)  /* matmul_nbits.cc */     \
   X(RegisterByteLookup)  /* qlinear_lookup.cc */   \
   X(RegisterMaxPoolNhwc)  /* qlinear_maxpool_nhwc.cc */ \
-  X(RegisterQLinearSoftmax)  /* qlinear_softmax.cc */
+  X(RegisterQLinearSoftmax)  /* qlinear_softmax.cc */ \
+  X(RegisterQLinearWhere)  /* qlinear_where.cc */
 
 namespace onnxflow {
 namespace quant_ms {
