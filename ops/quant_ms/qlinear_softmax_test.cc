@@ -2,7 +2,6 @@
 // reference (dequantize, softmax, quantize half to even) within one unit, both axis conventions.
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -74,11 +73,11 @@ std::vector<T> Reference(const Case<T>& c, int64_t outer, int64_t len, int64_t i
   return y;
 }
 
+// Scattered bytes: a quadratic residue pattern, so each row's max sits somewhere else.
 template <typename T>
-std::vector<T> Random(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
+std::vector<T> Scattered(int64_t n, int64_t seed) {
   std::vector<T> v(n);
-  for (auto& x : v) x = static_cast<T>(rng() & 255);
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<T>((i * i * 31 + i * 7 + seed * 101) & 255);
   return v;
 }
 
@@ -173,22 +172,23 @@ TEST(QLinearSoftmax, DefaultAxisFollowsTheOpset) {
   EXPECT_EQ(Bytes<uint8_t>(last), (std::vector<uint8_t>{69, 187, 69, 187}));
 }
 
+template <typename T>
+Case<T> ScatteredCase(const Shape& shape, float x_scale, int64_t opset, int64_t axis, int threads) {
+  Case<T> c;
+  c.shape = shape;
+  c.x = Scattered<T>(ElementCount(shape), shape[0]);
+  c.x_scale = x_scale;
+  c.opset = opset;
+  c.axis = axis;
+  c.threads = threads;
+  return c;
+}
+
 TEST(QLinearSoftmax, RowsAgainstReference) {
   for (int threads : {1, 2}) {
-    Case<uint8_t> u;
-    u.shape = {300, 257};
-    u.x = Random<uint8_t>(300 * 257, 1);
-    u.x_scale = 0.05f;
-    u.threads = threads;
-    CheckAgainstReference(u, 300, 257, 1);
-    Case<int8_t> s;
-    s.shape = {6, 5, 7};
-    s.x = Random<int8_t>(6 * 5 * 7, 2);
-    s.x_scale = 0.1f;
+    CheckAgainstReference(ScatteredCase<uint8_t>({300, 257}, 0.05f, 13, -1, threads), 300, 257, 1);
+    auto s = ScatteredCase<int8_t>({6, 5, 7}, 0.1f, 11, 1, threads);  // rows of 35
     s.x_zero = true;
-    s.opset = 11;
-    s.axis = 1;  // rows of 35
-    s.threads = threads;
     CheckAgainstReference(s, 6, 35, 1);
   }
 }
@@ -196,20 +196,9 @@ TEST(QLinearSoftmax, RowsAgainstReference) {
 TEST(QLinearSoftmax, MiddleAxisAgainstReference) {
   // Opset 13 on axis 1 of [4, 50, 300]: 300 columns per image, in blocks of 64 and a partial one.
   for (int threads : {1, 2}) {
-    Case<int8_t> s;
-    s.shape = {4, 50, 300};
-    s.x = Random<int8_t>(4 * 50 * 300, 3);
-    s.x_scale = 0.08f;
-    s.axis = 1;
-    s.threads = threads;
-    CheckAgainstReference(s, 4, 50, 300);
-    Case<uint8_t> u;
-    u.shape = {3, 9, 2};
-    u.x = Random<uint8_t>(3 * 9 * 2, 4);
-    u.x_scale = 0.2f;
-    u.axis = -3;
+    CheckAgainstReference(ScatteredCase<int8_t>({4, 50, 300}, 0.08f, 13, 1, threads), 4, 50, 300);
+    auto u = ScatteredCase<uint8_t>({3, 9, 2}, 0.2f, 13, -3, threads);
     u.y_zero = false;
-    u.threads = threads;
     CheckAgainstReference(u, 1, 3, 18);
   }
 }
@@ -222,45 +211,31 @@ TEST(QLinearSoftmax, EmptyInput) {
   EXPECT_EQ((*out)[0].tensor().shape(), (Shape{0, 3}));
 }
 
+// A node of X, X_scale, y_scale and y_zero_point (each left out where null), opset 13 or none.
+Result<std::vector<Value>> RunInputs(const Tensor& x, const Tensor* x_scale, const Tensor* y_scale,
+                                     const Tensor* y_zero, bool has_opset = true) {
+  OpTest test("QLinearSoftmax", 1, "com.microsoft");
+  if (has_opset) test.Attr("opset", int64_t{13});
+  test.Input(x);
+  for (const Tensor* t : {x_scale, static_cast<const Tensor*>(nullptr), y_scale, y_zero}) {
+    if (t != nullptr) test.Input(*t);
+    else test.AbsentInput();
+  }
+  return test.Run(RegisterQuantMsKernels);
+}
+
 TEST(QLinearSoftmax, Refusals) {
-  {
-    OpTest test("QLinearSoftmax", 1, "com.microsoft");
-    test.Attr("opset", int64_t{13});
-    test.Input(Tensor::FromVector<float>({2}, {1, 2})).Input(Tensor::Scalar<float>(1.f)).AbsentInput();
-    test.Input(Tensor::Scalar<float>(1.f / 256));
-    EXPECT_TRUE(Refused(test.Run(RegisterQuantMsKernels), StatusCode::kInvalidArgument,
-                        "input 'X' has type float32; expected uint8 or int8"));
-  }
-  {
-    OpTest test("QLinearSoftmax", 1, "com.microsoft");
-    test.Attr("opset", int64_t{13});
-    test.Input(Tensor::FromVector<uint8_t>({2}, {1, 2})).Input(Tensor::Scalar<float>(1.f)).AbsentInput();
-    test.AbsentInput().Input(Tensor::Scalar<uint8_t>(0));
-    EXPECT_TRUE(Refused(test.Run(RegisterQuantMsKernels), StatusCode::kInvalidArgument,
-                        "input 'y_scale' is required but absent"));
-  }
-  {
-    OpTest test("QLinearSoftmax", 1, "com.microsoft");
-    test.Attr("opset", int64_t{13});
-    test.Input(Tensor::FromVector<uint8_t>({2}, {1, 2})).Input(Tensor::Scalar<float>(1.f)).AbsentInput();
-    test.Input(Tensor::Scalar<float>(1.f / 256)).Input(Tensor::Scalar<int8_t>(0));
-    EXPECT_TRUE(Refused(test.Run(RegisterQuantMsKernels), StatusCode::kInvalidArgument,
-                        "input 'y_zero_point' must be a uint8"));
-  }
-  {
-    OpTest test("QLinearSoftmax", 1, "com.microsoft");
-    test.Attr("opset", int64_t{13});
-    test.Input(Tensor::FromVector<uint8_t>({2}, {1, 2})).Input(Tensor::Scalar<float>(0.f)).AbsentInput();
-    test.Input(Tensor::Scalar<float>(1.f / 256));
-    EXPECT_TRUE(Refused(test.Run(RegisterQuantMsKernels), StatusCode::kInvalidArgument,
-                        "input 'X_scale' must be positive and finite"));
-  }
-  {
-    OpTest test("QLinearSoftmax", 1, "com.microsoft");
-    test.Input(Tensor::FromVector<uint8_t>({2}, {1, 2})).Input(Tensor::Scalar<float>(1.f)).AbsentInput();
-    test.Input(Tensor::Scalar<float>(1.f / 256));
-    EXPECT_TRUE(Refused(test.Run(RegisterQuantMsKernels), StatusCode::kInvalidArgument, "attribute 'opset'"));
-  }
+  const Tensor u8 = Tensor::FromVector<uint8_t>({2}, {1, 2}), f32 = Tensor::FromVector<float>({2}, {1, 2});
+  const Tensor one = Tensor::Scalar<float>(1.f), zero = Tensor::Scalar<float>(0.f);
+  const Tensor u8_zero = Tensor::Scalar<uint8_t>(0), s8_zero = Tensor::Scalar<int8_t>(0);
+  const auto kInvalid = StatusCode::kInvalidArgument;
+  EXPECT_TRUE(Refused(RunInputs(f32, &one, &one, nullptr), kInvalid, "input 'X' has type float32; expected uint8 or int8"));
+  EXPECT_TRUE(Refused(RunInputs(u8, &one, nullptr, &u8_zero), kInvalid, "input 'y_scale' is required but absent"));
+  EXPECT_TRUE(Refused(RunInputs(u8, &one, &one, &s8_zero), kInvalid, "input 'y_zero_point' must be a uint8"));
+  EXPECT_TRUE(Refused(RunInputs(u8, &zero, &one, nullptr), kInvalid, "input 'X_scale' must be positive and finite"));
+  EXPECT_TRUE(Refused(RunInputs(u8, &one, &one, nullptr, false), kInvalid, "attribute 'opset'"));
+  // The same inputs with an opset run.
+  EXPECT_TRUE(RunInputs(u8, &one, &one, &u8_zero).ok());
 }
 
 }  // namespace

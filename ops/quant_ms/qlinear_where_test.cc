@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
-#include <random>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -97,24 +96,18 @@ TEST(QLinearWhere, RequantizesInt8) {
   EXPECT_EQ(Bytes<int8_t>(half), (std::vector<int8_t>{0, 2, -2, 0, 2}));
 }
 
-template <typename T>
-std::vector<T> Random(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<T> v(n);
-  for (auto& e : v) e = static_cast<T>(rng() & 255);
-  return v;
-}
-
 // condition [2, 1, 40], X [30, 1], Y [2, 30, 40]: Z [2, 30, 40]. X's ratio to Z is 1.5 and Y's 0.5,
 // so half of the values are ties; the reference rounds them in double, exactly.
 template <typename T>
 void CheckBroadcastReference(int threads) {
   const T zx = std::is_signed_v<T> ? -3 : 120, zy = std::is_signed_v<T> ? 5 : 130, zz = std::is_signed_v<T> ? 1 : 128;
   const double lo = std::is_signed_v<T> ? -128 : 0, hi = lo + 255;
-  auto cv = Random<uint8_t>(80, 5);
+  // Values over the whole byte range; the condition's pattern is not periodic in its row of 40.
   std::vector<bool> cb;
-  for (uint8_t c : cv) cb.push_back(c & 1);
-  const auto xv = Random<T>(30, 6), yv = Random<T>(2 * 30 * 40, 7);
+  for (int i = 0; i < 80; ++i) cb.push_back((i * i + i / 3) % 3 == 0);
+  std::vector<T> xv, yv;
+  for (int i = 0; i < 30; ++i) xv.push_back(static_cast<T>(i * 53 + 7));
+  for (int i = 0; i < 2 * 30 * 40; ++i) yv.push_back(static_cast<T>(i * 37 + 11));
   const Operand<T> x{Tensor::FromVector<T>({30, 1}, xv), 0.375f, zx};
   const Operand<T> y{Tensor::FromVector<T>({2, 30, 40}, yv), 0.125f, zy};
   auto out = RunWhere<T>(Cond({2, 1, 40}, cb), x, y, 0.25f, zz, threads);
