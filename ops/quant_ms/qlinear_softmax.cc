@@ -1,7 +1,10 @@
 // com.microsoft QLinearSoftmax (version 1): Y = quantize(Softmax(dequantize(X))). Inputs X,
 // X_scale, x_zero_point?, y_scale, y_zero_point?; attributes axis and opset (the version of the
 // Softmax the quantizer replaced): below 13 the input is a matrix [outer, D] split at axis, from 13
-// on the softmax runs along axis alone. Without axis: 1 below 13, -1 from 13 (each Softmax's default).
+// on the softmax runs along axis alone. Without axis, -1 at every opset: ONNX Runtime fills in its
+// schema's default (-1) when it resolves the graph, before the kernel, whose own fallback to 1 below
+// opset 13 never sees a node without axis. (An opset-11 Softmax of rank 3 or more that relied on its
+// default of 1 therefore runs on the last axis once quantized; this does what ONNX Runtime does.)
 //
 // The arithmetic is ONNX Runtime's (contrib_ops/cpu/quantization/qlinear_softmax.cc), so a model
 // gives the bytes it gives there:
@@ -103,7 +106,7 @@ class QLinearSoftmaxKernel : public OpKernel {
       return InvalidArgument("QLinearSoftmax requires attribute 'opset' (the version of the Softmax it replaces)");
     }
     const int64_t opset = info.GetInt("opset", 0);
-    const int64_t axis = info.GetInt("axis", opset < kSoftmaxPerAxisSince ? 1 : -1);
+    const int64_t axis = info.GetInt("axis", -1);
     return std::unique_ptr<OpKernel>(new QLinearSoftmaxKernel(opset >= kSoftmaxPerAxisSince, axis));
   }
 
