@@ -12,6 +12,9 @@ Status CheckQuantType(DataType t, const char* input_name) {
 Result<QParams> ReadQParams(const KernelContext& ctx, int scale_index, int zero_index, DataType type,
                             const char* scale_name, const char* zero_name) {
   QParams q;
+  if (!ctx.has_input(scale_index)) {
+    return InvalidArgument(std::string("input '") + scale_name + "' is required but absent");
+  }
   ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* scale, ctx.RequireTensor(scale_index));
   if (scale->dtype() != DataType::kFloat || scale->size() != 1) {
     return InvalidArgument(std::string("input '") + scale_name + "' must be a float with one element, got " +

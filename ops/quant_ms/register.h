@@ -12,7 +12,9 @@
   X(RegisterQLinearPool)  /* qlinear_pool.cc */     \
   X(RegisterMatMulNBits)  /* matmul_nbits.cc */     \
   X(RegisterByteLookup)  /* qlinear_lookup.cc */   \
-  X(RegisterMaxPoolNhwc)  /* qlinear_maxpool_nhwc.cc */
+  X(RegisterMaxPoolNhwc)  /* qlinear_maxpool_nhwc.cc */ \
+  X(RegisterQLinearSoftmax)  /* qlinear_softmax.cc */ \
+  X(RegisterQLinearWhere)  /* qlinear_where.cc */
 
 namespace onnxflow {
 namespace quant_ms {
