@@ -54,7 +54,8 @@ DataType TypeOf(const Graph& g, const std::string& value, int depth = 0) {
   const int zero = t == "QLinearAdd" || t == "QLinearMul"                                  ? 7
                    : t == "QLinearConcat"                                                  ? 1
                    : t == "QLinearGlobalAveragePool" || t == "QLinearAveragePool" ||
-                           t == "QLinearSigmoid" || t == "QLinearLeakyRelu"                ? 4
+                           t == "QLinearSigmoid" || t == "QLinearLeakyRelu" || t == "QLinearSoftmax" ? 4
+                   : t == "QLinearWhere"                                                   ? 8
                                                                                            : -1;
   if (zero < 0 || !HasInput(*node.proto, zero)) return known;
   auto c = g.constants.find(node.proto->input(zero));
