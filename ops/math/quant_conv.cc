@@ -89,6 +89,20 @@ inline void CopyBytes(uint8_t* d, const uint8_t* s, int64_t n) {
   }
   for (; i < n; ++i) d[i] = s[i];
 }
+// CopyBytes with every byte's top bit flipped (int8 activations stored as uint8 for the GEMM),
+// eight bytes per XOR: a byte at a time made int8 convolutions 2-3x slower than uint8 ones
+// (ResNet-50's 56x56 3x3 layers: 1.15 against 0.37 ms).
+inline void CopyBytesFlipped(uint8_t* d, const uint8_t* s, int64_t n) {
+  constexpr uint64_t kFlip = 0x8080808080808080ull;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t v;
+    std::memcpy(&v, s + i, 8);
+    v ^= kFlip;
+    std::memcpy(d + i, &v, 8);
+  }
+  for (; i < n; ++i) d[i] = s[i] ^ 0x80;
+}
 inline void FillBytes(uint8_t* d, uint8_t v, int64_t n) {
   for (int64_t i = 0; i < n; ++i) d[i] = v;
 }
@@ -152,8 +166,7 @@ class NhwcRows : public QRowSource {
         } else if (flip_ == 0) {
           CopyBytes(o, image + pixel * g_.in_channels, cg_);
         } else {
-          const uint8_t* s = image + pixel * g_.in_channels;
-          for (int64_t c = 0; c < cg_; ++c) o[c] = s[c] ^ flip_;
+          CopyBytesFlipped(o, image + pixel * g_.in_channels, cg_);
         }
       }
       ZeroTail(dst);
@@ -201,9 +214,10 @@ class NhwcRows : public QRowSource {
         }
         if (lo > 0) FillBytes(dst, pad_, lo * c);
         uint8_t* run = dst + lo * c;
-        CopyBytes(run, image + (ih * w_n + iw0 + lo) * c, (hi - lo) * c);
-        if (flip_ != 0) {
-          for (int64_t e = 0; e < (hi - lo) * c; ++e) run[e] ^= flip_;
+        if (flip_ == 0) {
+          CopyBytes(run, image + (ih * w_n + iw0 + lo) * c, (hi - lo) * c);
+        } else {
+          CopyBytesFlipped(run, image + (ih * w_n + iw0 + lo) * c, (hi - lo) * c);
         }
         if (hi < kw_n) FillBytes(dst + hi * c, pad_, (kw_n - hi) * c);
       }
