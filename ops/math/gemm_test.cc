@@ -344,7 +344,10 @@ class ScatteredRows : public BPanelSource {
 };
 
 TEST(GemmTest, SourcesPackedAndInPlace) {
-  const int64_t sizes[][3] = {{1, 1, 1}, {9, 49, 33}, {19, 53, 300}, {64, 200, 70}, {17, 5, 600}};
+  // {1, 300, 300} and {9, 250, 40}: rows of one take the row tile over B blocks packed from the
+  // source (a half model's per-token MatMul).
+  const int64_t sizes[][3] = {{1, 1, 1},   {9, 49, 33},  {19, 53, 300}, {64, 200, 70},
+                              {17, 5, 600}, {1, 300, 300}, {9, 250, 40}};
   for (const auto& s : sizes) {
     const int64_t m = s[0], n = s[1], k = s[2];
     const std::vector<float> a = RandomFloats(m * k, 1), b = RandomFloats(k * n, 2), bias = RandomFloats(m, 3);
