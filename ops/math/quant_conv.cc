@@ -111,7 +111,7 @@ inline void FillBytes(uint8_t* d, uint8_t v, int64_t n) {
 class NhwcRows : public QRowSource {
  public:
   NhwcRows(const ConvGeometry& g, const uint8_t* x, int64_t group_index, bool flip, uint8_t pad)
-      : g_(g), x_(x), flip_(flip ? 0x80 : 0), pad_(pad) {
+      : g_(g), x_(x), flip_(flip), pad_(pad) {
     const int64_t nd = static_cast<int64_t>(g.kernel.size());
     cg_ = g.in_channels / g.group;
     c0_ = group_index * cg_;
@@ -163,10 +163,8 @@ class NhwcRows : public QRowSource {
         uint8_t* o = dst + t * cg_;
         if (!inside) {
           FillBytes(o, pad_, cg_);
-        } else if (flip_ == 0) {
-          CopyBytes(o, image + pixel * g_.in_channels, cg_);
         } else {
-          CopyBytesFlipped(o, image + pixel * g_.in_channels, cg_);
+          CopyPixels(o, image + pixel * g_.in_channels, cg_);
         }
       }
       ZeroTail(dst);
@@ -177,6 +175,15 @@ class NhwcRows : public QRowSource {
   int64_t k() const { return k_; }
 
  private:
+  // n bytes of the image as the GEMM stores them.
+  void CopyPixels(uint8_t* d, const uint8_t* s, int64_t n) const {
+    if (flip_) {
+      CopyBytesFlipped(d, s, n);
+    } else {
+      CopyBytes(d, s, n);
+    }
+  }
+
   // Zeros a row's bytes from k to the next multiple of 4 as one 4-byte store (the scratch has
   // room past its last row, qgemm.h): a tail of 1 to 3 bytes per row as a memset call cost more.
   void ZeroTail(uint8_t* row) const {
@@ -214,11 +221,7 @@ class NhwcRows : public QRowSource {
         }
         if (lo > 0) FillBytes(dst, pad_, lo * c);
         uint8_t* run = dst + lo * c;
-        if (flip_ == 0) {
-          CopyBytes(run, image + (ih * w_n + iw0 + lo) * c, (hi - lo) * c);
-        } else {
-          CopyBytesFlipped(run, image + (ih * w_n + iw0 + lo) * c, (hi - lo) * c);
-        }
+        CopyPixels(run, image + (ih * w_n + iw0 + lo) * c, (hi - lo) * c);
         if (hi < kw_n) FillBytes(dst + hi * c, pad_, (kw_n - hi) * c);
       }
       ZeroTail(scratch + r * kp);
@@ -228,7 +231,8 @@ class NhwcRows : public QRowSource {
 
   const ConvGeometry& g_;
   const uint8_t* x_;
-  uint8_t flip_, pad_;
+  bool flip_;  // int8 input: stored flipped to uint8
+  uint8_t pad_;
   int64_t cg_ = 0, c0_ = 0, k_ = 0;
   bool in_place_ = false;
   std::vector<int64_t> taps_;
