@@ -117,6 +117,16 @@ struct TileEpilogue {
   ActivationSpec activation;
 };
 
+// The epilogue of one vector of sums: + the row's bias, + the columns' bias (when the tile has
+// one: adding a zero instead would turn a -0 sum into +0), then the activation. Every tile shape
+// (micro-kernel, row tile, narrow columns) finishes through this one.
+template <class D, class V>
+HWY_INLINE V FinishSums(D d, const TileEpilogue& e, V x, V row, bool has_col, V col) {
+  x = hn::Add(x, row);
+  if (has_col) x = hn::Add(x, col);
+  return Activate(d, e.activation, x);
+}
+
 // Where the micro-kernel reads its operands from.
 enum class Operands {
   kPacked,    // A strip packed (kc x kMr), B rows at a fixed stride
@@ -172,9 +182,9 @@ HWY_NOINLINE void MicroKernel(const float* HWY_RESTRICT a, const int64_t* HWY_RE
       const V row = epilogue->row_bias != nullptr ? hn::Set(d, epilogue->row_bias[r]) : hn::Zero(d);
       HWY_UNROLL(16)
       for (size_t v = 0; v < kVecs; ++v) {
-        V x = hn::Add(acc[r][v], row);
-        if (epilogue->col_bias != nullptr) x = hn::Add(x, hn::LoadU(d, epilogue->col_bias + v * lanes));
-        acc[r][v] = Activate(d, epilogue->activation, x);
+        const bool has_col = epilogue->col_bias != nullptr;
+        const V col = has_col ? hn::LoadU(d, epilogue->col_bias + v * lanes) : hn::Zero(d);
+        acc[r][v] = FinishSums(d, *epilogue, acc[r][v], row, has_col, col);
       }
     }
   }
@@ -237,9 +247,9 @@ HWY_NOINLINE void RowKernel(const float* HWY_RESTRICT a, const float* HWY_RESTRI
     for (size_t v = 0; v < kNv; ++v) {
       V x = acc[s][v];
       if (epilogue != nullptr) {
-        x = hn::Add(x, row);
-        if (epilogue->col_bias != nullptr) x = hn::Add(x, hn::LoadU(d, epilogue->col_bias + s * nr + v * lanes));
-        x = Activate(d, epilogue->activation, x);
+        const bool has_col = epilogue->col_bias != nullptr;
+        const V col = has_col ? hn::LoadU(d, epilogue->col_bias + s * nr + v * lanes) : hn::Zero(d);
+        x = FinishSums(d, *epilogue, x, row, has_col, col);
       }
       hn::StoreU(x, d, c + s * nr + v * lanes);
     }
@@ -312,9 +322,8 @@ HWY_NOINLINE void NarrowKernel(const float* HWY_RESTRICT a, const float* HWY_RES
   for (size_t j = 0; j < kCols; ++j) {
     V8 x = acc[j];
     if (epilogue != nullptr) {
-      x = hn::Add(x, row_bias);
-      if (epilogue->col_bias != nullptr) x = hn::Add(x, hn::Set(d8, epilogue->col_bias[j]));
-      x = Activate(d8, epilogue->activation, x);
+      const bool has_col = epilogue->col_bias != nullptr;
+      x = FinishSums(d8, *epilogue, x, row_bias, has_col, has_col ? hn::Set(d8, epilogue->col_bias[j]) : hn::Zero(d8));
     }
     hn::Store(x, d8, column);
     for (size_t r = 0; r < rows; ++r) c[r * ldc + j] = column[r];
@@ -345,6 +354,18 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const int64_t nr = lanes * static_cast<int64_t>(kNv);
   const int64_t b_strips = (blk.n + nr - 1) / nr;
+  // Where the tile at row i, column j writes and what it starts from and finishes with.
+  struct TileOut {
+    TileEpilogue epi;
+    float* c;
+    const float* addend;
+  };
+  const auto tile_out = [&](int64_t i, int64_t j) {
+    return TileOut{{blk.row_bias != nullptr ? blk.row_bias + i : nullptr,
+                    blk.col_bias != nullptr ? blk.col_bias + j : nullptr, blk.activation},
+                   blk.c + i * blk.ldc + j,
+                   blk.addend != nullptr ? blk.addend + i * blk.ldc + j : nullptr};
+  };
   // One tile: rows [i, i + kMr) of A against B strip t.
   const auto run_tile = [&](int64_t i, int64_t t, const float* prefetch, bool prefetch_b) {
     const int64_t rows = std::min<int64_t>(kMr, blk.m - i);
@@ -357,10 +378,7 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
     const float* b = tail ? blk.b_tail : blk.b + t * blk.b_strip_stride;
     const size_t b_stride = static_cast<size_t>(tail ? nr : blk.b_row_stride);
     const MicroKernelFn fn = table[rows - 1][vecs - 1];
-    TileEpilogue epi{blk.row_bias != nullptr ? blk.row_bias + i : nullptr,
-                     blk.col_bias != nullptr ? blk.col_bias + j : nullptr, blk.activation};
-    float* c = blk.c + i * blk.ldc + j;
-    const float* addend = blk.addend != nullptr ? blk.addend + i * blk.ldc + j : nullptr;
+    auto [epi, c, addend] = tile_out(i, j);
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
     if (cols <= kNarrowMaxCols && !in_place && !gather) {
       static constexpr auto kNarrow = NarrowTable(std::make_index_sequence<kNarrowMaxCols>());
@@ -402,11 +420,7 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
       const bool last_whole = blk.n % nr == 0 && blk.b_tail == nullptr;
       const int64_t whole = last_whole ? b_strips : b_strips - 1;
       for (; t + static_cast<int64_t>(kRowStrips) <= whole; t += kRowStrips) {
-        const int64_t j = t * nr;
-        TileEpilogue epi{blk.row_bias != nullptr ? blk.row_bias + i : nullptr,
-                         blk.col_bias != nullptr ? blk.col_bias + j : nullptr, blk.activation};
-        float* c = blk.c + i * blk.ldc + j;
-        const float* addend = blk.addend != nullptr ? blk.addend + i * blk.ldc + j : nullptr;
+        const auto [epi, c, addend] = tile_out(i, t * nr);
         RowKernel(a, blk.b + t * blk.b_strip_stride, static_cast<size_t>(blk.b_strip_stride),
                   static_cast<size_t>(blk.b_row_stride), static_cast<size_t>(blk.kc), c, blk.load_c ? c : addend,
                   blk.last ? &epi : nullptr);
