@@ -395,6 +395,20 @@ TEST(DynamicQuantizeLstm, Refusals) {
     t.Attr("hidden_size", int64_t{2});
     EXPECT_TRUE(Refused(t.Run(RegisterRnnKernels), StatusCode::kInvalidArgument, "DynamicQuantizeLSTM: W must be int8 or uint8"));
   }
+  {  // X without its batch axis, and a W_scale that is not float
+    OpTest t("DynamicQuantizeLSTM", 1, "com.microsoft");
+    t.Input(F({2, 3}, r.x)).Input(Q8(true, {1, 3, 8}, r.w.q)).Input(Q8(true, {1, 2, 8}, r.r.q));
+    for (int i = 0; i < 5; ++i) t.AbsentInput();
+    t.Input(F({1}, {0.01f})).Input(Q8(true, {1}, {0})).Input(F({1}, {0.01f})).Input(Q8(true, {1}, {0}));
+    t.Attr("hidden_size", int64_t{2});
+    EXPECT_TRUE(Refused(t.Run(RegisterRnnKernels), StatusCode::kInvalidArgument, "DynamicQuantizeLSTM: X must be 3D, got shape [2,3]"));
+    OpTest u("DynamicQuantizeLSTM", 1, "com.microsoft");
+    u.Input(F({2, 1, 3}, r.x)).Input(Q8(true, {1, 3, 8}, r.w.q)).Input(Q8(true, {1, 2, 8}, r.r.q));
+    for (int i = 0; i < 5; ++i) u.AbsentInput();
+    u.Input(Q8(true, {1}, {1})).Input(Q8(true, {1}, {0})).Input(F({1}, {0.01f})).Input(Q8(true, {1}, {0}));
+    u.Attr("hidden_size", int64_t{2});
+    EXPECT_TRUE(Refused(u.Run(RegisterRnnKernels), StatusCode::kInvalidArgument, "DynamicQuantizeLSTM: W_scale must be float, got int8"));
+  }
 }
 
 }  // namespace
