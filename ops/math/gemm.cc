@@ -291,6 +291,7 @@ void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float
           case BPath::kPackShared:
             blk.stream_b = plan.b == BPath::kPacked;
             blk.b = pb->data.get() + s0 * pb->strip_size() + k0 * nr;
+            if (blk.stream_b && kb + 1 < k_blocks) blk.next_b = blk.b + kc * nr;  // same strip, next k
             blk.b_strip_stride = pb->strip_size();
             blk.b_row_stride = nr;
             break;
@@ -310,6 +311,9 @@ void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float
           blk.row0 = i0;
           blk.col0 = j0;
         }
+        // B-outer order finishes every row at once, at the end: not for a caller that consumes
+        // each strip of rows while it is in cache.
+        blk.b_outer = plan.b_outer && blk.rows_done == nullptr && blk.b_row_offsets == nullptr;
         run_block(blk);
       }
     }

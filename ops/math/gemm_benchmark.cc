@@ -1,9 +1,11 @@
 // Our SGEMM against OpenBLAS cblas_sgemm, in the same run, on 1 and 2 threads.
 //   ./bazelw run -c opt //ops/math:gemm_benchmark
 // Every case reports GFLOP/s (2*M*N*K per iteration). "packedB" is the path a Gemm/MatMul with a
-// constant weight takes (B packed once, outside the timed loop); "rawB" packs nothing ahead of time.
+// constant weight takes (B packed once, outside the timed loop); "rawB" packs nothing ahead of time;
+// "StreamedB" is packedB with B coming from memory, as a model's weights do.
 #include <cblas.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -51,6 +53,28 @@ void BM_Onnxflow(benchmark::State& state) {
   SetCounters(state, m, n, k);
 }
 
+// A model's weights are each used once per run and together exceed the caches, so a MatMul meets
+// its packed B in memory, not in cache. This case cycles through enough distinct packed copies of B
+// (at least 256 MiB) that every iteration streams its B from memory.
+void BM_OnnxflowStreamedB(benchmark::State& state) {
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  const int threads = static_cast<int>(state.range(3));
+  Operands op(m, n, k);
+  const int64_t copies = std::max<int64_t>(2, (int64_t{256} << 20) / (n * k * 4));
+  std::vector<PackedB> pbs;
+  for (int64_t i = 0; i < copies; ++i) pbs.push_back(PackB(op.b.data(), n, false, k, n));
+  GemmInputA a{nullptr, op.a.data(), k, false, 1.0f};
+  tbb::task_arena arena(threads);
+  size_t next = 0;
+  for (auto _ : state) {
+    const GemmInputB b{&pbs[next]};
+    next = (next + 1) % pbs.size();
+    arena.execute([&] { Sgemm(m, n, k, a, b, op.c.data(), n, GemmEpilogue{}, threads); });
+    benchmark::DoNotOptimize(op.c.data());
+  }
+  SetCounters(state, m, n, k);
+}
+
 void BM_OpenBlas(benchmark::State& state) {
   const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
   openblas_set_num_threads(static_cast<int>(state.range(3)));
@@ -87,6 +111,13 @@ void Shapes(benchmark::internal::Benchmark* b, bool with_packing) {
 BENCHMARK(BM_Onnxflow)
     ->ArgNames({"M", "N", "K", "threads", "packedB"})
     ->Apply([](benchmark::internal::Benchmark* b) { Shapes(b, true); })
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_OnnxflowStreamedB)
+    ->ArgNames({"M", "N", "K", "threads"})
+    ->Args({128, 768, 768, 1})->Args({128, 3072, 768, 1})->Args({128, 768, 3072, 1})
+    ->Args({128, 768, 768, 2})->Args({128, 3072, 768, 2})->Args({128, 768, 3072, 2})
+    ->Args({1, 4096, 4096, 1})->Args({1, 4096, 4096, 2})
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_OpenBlas)

@@ -21,6 +21,8 @@ struct GemmBlock {
   int64_t b_strip_stride = 0;    // floats between consecutive B strips
   int64_t b_row_stride = 0;      // floats between k rows inside a strip (nr packed, ldb raw)
   bool stream_b = false;         // B comes from memory on its first pass (packed at load)
+  bool b_outer = false;          // stream_b: B strips outside, A strips inside (GemmPlan::b_outer)
+  const float* next_b = nullptr; // b_outer: the first B strip of the block this task runs next
   const float* b_tail = nullptr; // when set, the last strip of the block is read from here
                                  // instead (packed, row stride nr, advanced to the first k)
   const int64_t* b_row_offsets = nullptr;  // when set, B is read in place: element (k, j) of

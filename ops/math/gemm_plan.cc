@@ -148,6 +148,13 @@ GemmPlan MakeGemmPlan(const GemmShape& s) {
   // other core: 3x3 stride 2 on 14x14, 512 channels, 2 threads 1.81 -> 1.37 ms. A matrix B packs
   // with plain copies and stays per task.)
   if (p.b == GemmPlan::BPath::kPackEachBlock && p.m_blocks > 1 && s.b == B::kSource) p.b = GemmPlan::BPath::kPackShared;
+
+  // Weights packed at load come from memory once per run. When a task's rows of A for one K block
+  // fit in a quarter of L2 (a transformer's 128 tokens: 128 KiB), its blocks take each B strip from
+  // memory once for all A strips and request the next strip meanwhile; taller A's (a convolution's
+  // pixels) would then re-read A from L3 for every strip, and keep the A-outer order.
+  p.b_outer = p.b == GemmPlan::BPath::kPacked && p.m_strips > 1 &&
+              p.mc_strips * mr * p.kc <= L2BlockFloats() / 2;
   return p;
 }
 
@@ -161,7 +168,7 @@ std::string GemmPlan::ToString() const {
   o << " threads=" << threads << "/" << shape.threads << " A=" << Name(a) << " B=" << Name(b)
     << (b_tail ? "+tail" : "") << " K=" << k_blocks << "x" << kc << " M=" << m_strips << " strips in " << m_blocks
     << " blocks of " << mc_strips << " N=" << n_strips << " strips in " << n_blocks << " blocks, " << tasks()
-    << " tasks";
+    << " tasks" << (b_outer ? ", B outer" : "");
   return o.str();
 }
 

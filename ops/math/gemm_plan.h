@@ -61,6 +61,8 @@ struct GemmPlan {
   int64_t m_strips = 0, n_strips = 0;
   int64_t m_blocks = 1, mc_strips = 0;  // row blocks of mc_strips strips (the last may be short)
   int64_t n_blocks = 1;            // column blocks of near-equal strip counts
+  bool b_outer = false;  // B packed at load and a row block small enough to stay in L2: each block
+                         // walks B strips outside and A strips inside (gemm-inl.h RunBlockImpl)
   int64_t tasks() const { return m_blocks * n_blocks; }
 
   std::string ToString() const;
