@@ -409,6 +409,39 @@ TEST(DynamicQuantizeLstm, Refusals) {
     u.Attr("hidden_size", int64_t{2});
     EXPECT_TRUE(Refused(u.Run(RegisterRnnKernels), StatusCode::kInvalidArgument, "DynamicQuantizeLSTM: W_scale must be float, got int8"));
   }
+  // W or R not 3D (W also as a constant, which is then left unpacked and refused at run), and R in
+  // ONNX LSTM's layout [D, 4H, H] instead of [D, H, 4H].
+  struct Case {
+    const char* what;
+    Shape w, r;
+    bool constant_w;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {"2D W", {3, 8}, {1, 2, 8}, false, "DynamicQuantizeLSTM: W must be 3D, got shape [3,8]"},
+      {"2D constant W", {3, 8}, {1, 2, 8}, true, "DynamicQuantizeLSTM: W must be 3D, got shape [3,8]"},
+      {"2D R", {1, 3, 8}, {2, 8}, false, "DynamicQuantizeLSTM: R must be 3D, got shape [2,8]"},
+      {"R as [D, 4H, H]", {1, 3, 8}, {1, 8, 2}, false, "DynamicQuantizeLSTM: R has shape [1,8,2], expected [1,2,8]"},
+  };
+  for (const Case& c : cases) {
+    OpTest t("DynamicQuantizeLSTM", 1, "com.microsoft");
+    t.Input(F({2, 1, 3}, r.x)).Input(Q8(true, c.w, r.w.q)).Input(Q8(true, c.r, r.r.q));
+    for (int i = 0; i < 5; ++i) t.AbsentInput();
+    t.Input(F({1}, {0.01f})).Input(Q8(true, {1}, {0})).Input(F({1}, {0.01f})).Input(Q8(true, {1}, {0}));
+    t.Attr("hidden_size", int64_t{2});
+    if (c.constant_w) t.ConstantInput(1);
+    EXPECT_TRUE(Refused(t.Run(RegisterRnnKernels), StatusCode::kInvalidArgument, c.reason)) << c.what;
+  }
+  {  // X in double: refused when the kernel is made, before any run
+    OpTest t("DynamicQuantizeLSTM", 1, "com.microsoft");
+    t.Input(Tensor::FromVector<double>({2, 1, 3}, std::vector<double>(r.x.begin(), r.x.end())));
+    t.Input(Q8(true, {1, 3, 8}, r.w.q)).Input(Q8(true, {1, 2, 8}, r.r.q));
+    for (int i = 0; i < 5; ++i) t.AbsentInput();
+    t.Input(F({1}, {0.01f})).Input(Q8(true, {1}, {0})).Input(F({1}, {0.01f})).Input(Q8(true, {1}, {0}));
+    t.Attr("hidden_size", int64_t{2});
+    EXPECT_TRUE(Refused(t.Run(RegisterRnnKernels), StatusCode::kUnimplemented,
+                        "DynamicQuantizeLSTM computes in float only, X is float64"));
+  }
 }
 
 }  // namespace
