@@ -416,6 +416,7 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
     // ms, 1 thread, medians of 5 rounds alternated).
     const int64_t a_strips = (blk.m + kMr - 1) / kMr;
     const size_t step = static_cast<size_t>((nr + a_strips - 1) / a_strips);
+    // Rounded up, the last shares may reach past the strip: prefetches of such lines are harmless.
     const int64_t share = static_cast<int64_t>(step) * blk.kc;
     for (int64_t t = 0; t < b_strips; ++t) {
       const float* next = t + 1 < b_strips ? blk.b + (t + 1) * blk.b_strip_stride : blk.next_b;

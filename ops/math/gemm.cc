@@ -313,7 +313,7 @@ void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float
         }
         // B-outer order finishes every row at once, at the end: not for a caller that consumes
         // each strip of rows while it is in cache.
-        blk.b_outer = plan.b_outer && blk.rows_done == nullptr && blk.b_row_offsets == nullptr;
+        blk.b_outer = plan.b_outer && blk.rows_done == nullptr;
         run_block(blk);
       }
     }
