@@ -33,9 +33,10 @@ bool RunsInFloat(const Node& n) {
       "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu", "Tile", "TopK", "Transpose",
       "Trilu", "Unsqueeze", "Where"};
   static const std::unordered_set<std::string> kMicrosoft = {
-      "BiasAdd", "BiasGelu", "BiasSoftmax", "FastGelu", "FusedConv", "FusedGemm", "FusedMatMul", "Gelu",
-      "LayerNormalization", "QuickGelu", "SimplifiedLayerNormalization", "SkipLayerNormalization",
-      "SkipSimplifiedLayerNormalization", "TransposeMatMul"};
+      "BiasAdd", "BiasGelu", "BiasSoftmax", "DynamicQuantizeMatMul", "FastGelu", "FusedConv", "FusedGemm",
+      "FusedMatMul", "Gelu", "LayerNormalization", "MatMulBnb4", "MatMulIntegerToFloat", "MatMulNBits", "QuickGelu",
+      "SimplifiedLayerNormalization", "SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
+      "TransposeMatMul"};
   if (!n.subgraphs.empty()) return false;
   if (n.domain.empty()) return kOnnx.count(n.op_type()) > 0;
   return n.domain == kMsDomain && kMicrosoft.count(n.op_type()) > 0;

@@ -241,6 +241,54 @@ TEST(HalfComputeTest, ConvWeightsStayHalfThroughTheFolds) {
   }
 }
 
+// A q4f16 model's MatMulNBits runs on the float twins (its 4-bit B untouched, its half scales
+// widened once), with the result of the node computing in half on its own.
+TEST(HalfComputeTest, FourBitProductsRunInFloat) {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat16, {2, 32});
+  std::vector<uint8_t> b(3 * 16);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint8_t>(i * 37);
+  m.Initializer("b", Tensor::FromVector<uint8_t>({3, 1, 16}, b));
+  m.Initializer("scales", Half({3}, {0.5f, 0.25f, 0.125f}));
+  auto& mm = m.Node("MatMulNBits", {"x", "b", "scales"}, {"y"}, "mm");
+  mm.set_domain("com.microsoft");
+  SetAttr(mm, "K", int64_t{32});
+  SetAttr(mm, "N", int64_t{3});
+  SetAttr(mm, "block_size", int64_t{32});
+  m.Output("y", DataType::kFloat16, {2, 3});
+  auto* ms = m.proto().add_opset_import();
+  ms->set_domain("com.microsoft");
+  ms->set_version(1);
+  SessionOptions options;
+  options.optimize = false;
+  auto model = LoadModelBytes(m.Serialize(), "", options, GlobalKernelRegistry());
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  Graph& g = *(*model)->graph;
+  ASSERT_TRUE(ComputeHalfInFloat(&g, 17).ok());
+  EXPECT_EQ(Ops(g), (std::vector<std::string>{"Cast", "com.microsoft.MatMulNBits", "Cast"}));
+  EXPECT_EQ(g.nodes.At(1).proto->input(1), "b");
+  EXPECT_EQ(g.constants.at(g.nodes.At(1).proto->input(2)).dtype(), DataType::kFloat);
+
+  const std::vector<float> x = Ramp(64, 0.25f);
+  auto run = [&](bool optimize) {
+    SessionOptions opts;
+    opts.optimize = optimize;
+    auto session = Session::LoadFromBytes(m.Serialize(), opts);
+    EXPECT_TRUE(session.ok()) << session.status().ToString();
+    auto out = session->Run({{"x", Value(Half({2, 32}, x))}});
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    return std::move(out).value();
+  };
+  const auto in_half = run(false), in_float = run(true);
+  const Tensor& y0 = in_half[0].value.tensor();
+  const Tensor& y1 = in_float[0].value.tensor();
+  ASSERT_EQ(y1.dtype(), DataType::kFloat16);
+  ASSERT_EQ(y1.size(), 6);
+  for (int64_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(HalfToFloat(y0.data<Float16>()[i].bits), HalfToFloat(y1.data<Float16>()[i].bits)) << i;
+  }
+}
+
 TEST(HalfComputeTest, FloatModelsAreLeftAlone) {
   ModelBuilder m(17);
   m.Input("x", DataType::kFloat, {2});

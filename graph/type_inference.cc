@@ -3,6 +3,7 @@
 #include <cstring>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "graph/schema/schema.h"
 
@@ -29,6 +30,37 @@ DataType TensorType(const char* spec) {
     if (name == kTypeNames[i]) return static_cast<DataType>(i);
   }
   return DataType::kUndefined;
+}
+
+// com.microsoft ops have no schema table here (they pass unchecked), but the passes that need
+// types see through the common ones: by ONNX Runtime's contrib schemas, each output listed takes
+// the type of the input named (LayerNormalization's mean and inverse deviation are float, U).
+// Without this, a float16 model with no value_info for them kept everything after such a node
+// out of the float region.
+void InferMicrosoftOutputs(const std::string& op, const std::vector<DataType>& in, std::vector<DataType>* out) {
+  struct Rule {
+    int type_of_input;          // the input whose type the outputs take
+    std::vector<int> outputs;   // which outputs
+  };
+  static const std::unordered_map<std::string, Rule> kRules = {
+      {"Attention", {0, {0, 1}}}, {"BiasAdd", {0, {0}}}, {"BiasGelu", {0, {0}}}, {"BiasSoftmax", {0, {0}}},
+      {"FastGelu", {0, {0}}}, {"FusedConv", {0, {0}}}, {"FusedGemm", {0, {0}}}, {"FusedMatMul", {0, {0}}},
+      {"GatherBlockQuantized", {2, {0}}}, {"Gelu", {0, {0}}}, {"GroupQueryAttention", {0, {0, 1, 2}}},
+      {"Inverse", {0, {0}}}, {"LayerNormalization", {0, {0}}}, {"MatMulBnb4", {0, {0}}},
+      {"MatMulIntegerToFloat", {2, {0}}}, {"MatMulNBits", {0, {0}}}, {"MultiHeadAttention", {0, {0, 1, 2}}},
+      {"NhwcMaxPool", {0, {0}}}, {"QuickGelu", {0, {0}}}, {"RotaryEmbedding", {0, {0}}},
+      {"SimplifiedLayerNormalization", {0, {0}}}, {"SkipLayerNormalization", {0, {0, 3}}},
+      {"SkipSimplifiedLayerNormalization", {0, {0, 3}}}, {"TransposeMatMul", {0, {0}}}, {"Trilu", {0, {0}}}};
+  auto it = kRules.find(op);
+  if (it == kRules.end()) return;
+  const Rule& rule = it->second;
+  if (rule.type_of_input >= static_cast<int>(in.size())) return;
+  for (int o : rule.outputs) {
+    if (o < static_cast<int>(out->size())) (*out)[o] = in[rule.type_of_input];
+  }
+  const bool norm = op == "LayerNormalization" || op == "SimplifiedLayerNormalization" ||
+                    op == "SkipLayerNormalization" || op == "SkipSimplifiedLayerNormalization";
+  for (int o = 1; norm && o <= 2 && o < static_cast<int>(out->size()); ++o) (*out)[o] = DataType::kFloat;
 }
 
 // One graph's names: the element types known, and every name it defines (for shadowing).
@@ -130,7 +162,10 @@ class Inference {
     }
     std::vector<DataType> out(outputs, DataType::kUndefined);
     const schema::OpSchema* s = schema::FindSchema(node.domain, node.op_type(), node.opset);
-    if (s == nullptr) return out;
+    if (s == nullptr) {
+      if (node.domain == "com.microsoft") InferMicrosoftOutputs(node.op_type(), in, &out);
+      return out;
+    }
 
     // Bind each type variable from the inputs, refusing types the schema does not allow.
     std::unordered_map<std::string, std::pair<DataType, int>> bound;  // variable -> type, input index

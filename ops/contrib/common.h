@@ -1,5 +1,5 @@
-// Pieces the contrib kernels share: float views of float/float16/bfloat16 tensors, type checks
-// whose messages name the op and the input, and the adapter that lets a com.microsoft op run on a
+// Pieces the contrib kernels share (with ops/math/float_view.h's float views of 16-bit tensors):
+// type checks whose messages name the op and the input, and the adapter that lets a com.microsoft op run on a
 // kernel another family registered under other attribute names.
 #pragma once
 
@@ -23,24 +23,6 @@ inline Status RequireFloatLike(const Tensor& t, const char* op, const char* inpu
   return InvalidArgument(std::string(op) + ": input '" + input + "' must be float, float16 or bfloat16, got " +
                          DataTypeName(t.dtype()));
 }
-
-// A float view of a float-like tensor that is kept alive with the view.
-struct FloatIn {
-  std::vector<float> storage;
-  const float* data = nullptr;
-  int64_t size = 0;
-  explicit FloatIn(const Tensor& t) : data(FloatData(t, storage)), size(t.size()) {}
-};
-
-// Where a float-like output is computed: the tensor itself for float, else a scratch buffer that
-// Finish() narrows into it.
-struct FloatOut {
-  Tensor* tensor;
-  std::vector<float> storage;
-  float* data;
-  explicit FloatOut(Tensor* t) : tensor(t), data(FloatOutput(t, storage)) {}
-  void Finish() { StoreFloats(data, tensor->size(), tensor); }
-};
 
 // A NodeProto rewritten for another kernel: what the kernel factory of one family needs to build
 // from a com.microsoft node whose attributes carry the same meaning under other names.

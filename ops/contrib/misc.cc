@@ -17,9 +17,12 @@ namespace onnxflow {
 namespace contrib {
 namespace {
 
-// GatherBlockQuantized(data, indices, scales, zero_points?) with data uint8 holding `bits` 4 (two
-// values a byte, the low nibble first) or 8; output = (q - zero_point) * scale, in the scales'
-// type. Blocks of `block_size` values along quantize_axis share a scale.
+// GatherBlockQuantized(data, indices, scales, zero_points?): data is uint8 holding `bits` 2, 4 or 8
+// (four, two or one value a byte along the last axis, the lowest bits first), or int4 / uint4;
+// output = (q - zero_point) * scale, in the scales' type. Blocks of `block_size` values along
+// quantize_axis share a scale. Zero points have data's type: for uint8, packed as data is along
+// the last axis of the scales' shape (each row padded to whole bytes), default 2^(bits - 1); for
+// int4 / uint4, one per scale, default 0.
 class GatherBlockQuantizedKernel : public OpKernel {
  public:
   explicit GatherBlockQuantizedKernel(const KernelInfo& info)
@@ -34,16 +37,20 @@ class GatherBlockQuantizedKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* indices, ctx.RequireTensor(1));
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* scales, ctx.RequireTensor(2));
     const Tensor* zp = ctx.input_tensor(3);
-    if (data->dtype() != DataType::kUint8) {
-      return Unimplemented("GatherBlockQuantized on " + std::string(DataTypeName(data->dtype())) +
-                           " data (uint8 with bits 4 or 8 is supported)");
+    const bool bytes = data->dtype() == DataType::kUint8;
+    if (!bytes && data->dtype() != DataType::kInt4 && data->dtype() != DataType::kUint4) {
+      return InvalidArgument("GatherBlockQuantized: data must be uint8, int4 or uint4, got " +
+                             std::string(DataTypeName(data->dtype())));
     }
-    if (bits_ != 4 && bits_ != 8) return InvalidArgument("GatherBlockQuantized: bits must be 4 or 8");
+    if (bytes && bits_ != 2 && bits_ != 4 && bits_ != 8) {
+      return InvalidArgument("GatherBlockQuantized: bits must be 2, 4 or 8 for uint8 data, got " + std::to_string(bits_));
+    }
     ONNXFLOW_RETURN_IF_ERROR(RequireFloatLike(*scales, op, "scales"));
     if (data->rank() < 1 || block_size_ < 16 || (block_size_ & (block_size_ - 1)) != 0) {
       return InvalidArgument("GatherBlockQuantized: block_size must be a power of 2, at least 16");
     }
-    const int per_byte = bits_ == 4 ? 2 : 1;
+    // Values per byte of uint8 data (int4 tensors hold one value per element here).
+    const int64_t per_byte = bytes ? 8 / bits_ : 1;
     Shape logical = data->shape();
     logical.back() *= per_byte;
     const int64_t rank = static_cast<int64_t>(logical.size());
@@ -56,9 +63,12 @@ class GatherBlockQuantizedKernel : public OpKernel {
                              ShapeToString(logical) + " in blocks of " + std::to_string(block_size_) + ", got " +
                              ShapeToString(scales->shape()));
     }
-    if (zp != nullptr && (zp->dtype() != DataType::kUint8 ||
-                          zp->size() != (ElementCount(scale_shape) + per_byte - 1) / per_byte)) {
-      return InvalidArgument("GatherBlockQuantized: zero_points must be uint8, packed like data, one per scale");
+    Shape zp_shape = scale_shape;
+    zp_shape.back() = (zp_shape.back() + per_byte - 1) / per_byte;
+    if (zp != nullptr && (zp->dtype() != data->dtype() || zp->shape() != zp_shape)) {
+      return InvalidArgument("GatherBlockQuantized: zero_points must be " + std::string(DataTypeName(data->dtype())) +
+                             " " + ShapeToString(zp_shape) + ", got " + DataTypeName(zp->dtype()) + " " +
+                             ShapeToString(zp->shape()));
     }
     if (indices->dtype() != DataType::kInt32 && indices->dtype() != DataType::kInt64) {
       return InvalidArgument("GatherBlockQuantized: indices must be int32 or int64");
@@ -85,12 +95,17 @@ class GatherBlockQuantizedKernel : public OpKernel {
     const int64_t scale_qa_len = scale_shape[qa];
     FloatIn si(*scales);
     FloatOut out(y);
-    const uint8_t* q = data->data<uint8_t>();
-    const uint8_t* z = zp != nullptr ? zp->data<uint8_t>() : nullptr;
-    const int default_zp = bits_ == 4 ? 8 : 128;
-    auto value = [&](const uint8_t* p, int64_t e) -> int {
-      return per_byte == 2 ? ((p[e >> 1] >> ((e & 1) * 4)) & 0xF) : p[e];
+    // Element e of a tensor of data's type whose last axis holds `row` values.
+    const int bits = static_cast<int>(bytes ? bits_ : 8);
+    auto value = [&](const Tensor& t, int64_t e, int64_t row) -> int {
+      if (t.dtype() == DataType::kInt4) return t.data<Int4>()[e].value;
+      if (t.dtype() == DataType::kUint4) return t.data<UInt4>()[e].value;
+      if (per_byte == 1) return t.data<uint8_t>()[e];
+      const int64_t r = e / row, c = e % row, stride = (row + per_byte - 1) / per_byte;
+      return (t.data<uint8_t>()[r * stride + c / per_byte] >> ((c % per_byte) * bits)) & ((1 << bits) - 1);
     };
+    const int default_zp = bytes ? 1 << (bits_ - 1) : 0;
+    const int64_t data_row = logical.back(), scale_row = scale_shape.back();
     ParallelFor(ctx, outer * count, inner * 4, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t o = r / count, i = r % count;
@@ -100,8 +115,8 @@ class GatherBlockQuantizedKernel : public OpKernel {
           const int64_t e = base + j;
           const int64_t before = e / (qa_stride * qa_len), coord = (e / qa_stride) % qa_len, after = e % qa_stride;
           const int64_t s = (before * scale_qa_len + coord / block_size_) * qa_stride + after;
-          const int zero = z != nullptr ? value(z, s) : default_zp;
-          dst[j] = static_cast<float>(value(q, e) - zero) * si.data[s];
+          const int zero = zp != nullptr ? value(*zp, s, scale_row) : default_zp;
+          dst[j] = static_cast<float>(value(*data, e, data_row) - zero) * si.data[s];
         }
       }
     });

@@ -49,6 +49,92 @@ TEST(GatherBlockQuantized, EightBitWithZeroPoints) {
   EXPECT_TRUE(TensorsNear(F({2, 16}, expected), (*out)[0].tensor()));
 }
 
+// Three blocks a row: 4-bit zero points take two bytes a row (the second half-used), as ONNX
+// Runtime packs them, not 1.5 bytes a row packed through.
+TEST(GatherBlockQuantized, FourBitZeroPointsArePackedPerRow) {
+  std::vector<uint8_t> data(2 * 24);
+  for (int r = 0; r < 2; ++r)
+    for (int i = 0; i < 24; ++i) data[r * 24 + i] = static_cast<uint8_t>(((2 * i + 1 + r) % 16) << 4 | (2 * i + r) % 16);
+  // Row 0's zero points 1, 2, 3; row 1's 4, 5, 6.
+  const std::vector<uint8_t> zp = {2 << 4 | 1, 3, 5 << 4 | 4, 6};
+  OpTest test("GatherBlockQuantized", 1, kMsDomain);
+  test.Input(Tensor::FromVector<uint8_t>({2, 24}, data))
+      .Input(Tensor::FromVector<int64_t>({2}, {1, 0}))
+      .Input(F({2, 3}, {1, 2, 4, 8, 16, 32}))
+      .Input(Tensor::FromVector<uint8_t>({2, 2}, zp))
+      .Attr("block_size", int64_t{16});
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  std::vector<float> expected;
+  for (int r : {1, 0})
+    for (int e = 0; e < 48; ++e) {
+      const int blk = e / 16, zero = 3 * r + blk + 1;
+      const float scale = static_cast<float>(1 << (3 * r + blk));
+      expected.push_back(static_cast<float>((e + r) % 16 - zero) * scale);
+    }
+  EXPECT_TRUE(TensorsNear(F({2, 48}, expected), (*out)[0].tensor()));
+}
+
+TEST(GatherBlockQuantized, TwoBitValuesFourAByteLowestFirst) {
+  // One row of 16 values: byte b holds values 4b .. 4b + 3, the lowest bits first.
+  const std::vector<uint8_t> data = {0xE4, 0x1B, 0xE4, 0x1B};  // 0 1 2 3, 3 2 1 0, ...
+  OpTest test("GatherBlockQuantized", 1, kMsDomain);
+  test.Input(Tensor::FromVector<uint8_t>({1, 4}, data))
+      .Input(Tensor::FromVector<int64_t>({1}, {0}))
+      .Input(F({1, 1}, {0.5f}))
+      .Attr("block_size", int64_t{16})
+      .Attr("bits", int64_t{2});
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  // Default zero point 2^(bits - 1) = 2.
+  std::vector<float> expected;
+  for (int b = 0; b < 4; ++b)
+    for (int i = 0; i < 4; ++i) expected.push_back(static_cast<float>((b % 2 ? 3 - i : i) - 2) * 0.5f);
+  EXPECT_TRUE(TensorsNear(F({1, 16}, expected), (*out)[0].tensor()));
+}
+
+// int4 / uint4 data hold one value per element; zero points have data's type, default 0. Here
+// quantized along axis 0 and gathered along axis 1.
+TEST(GatherBlockQuantized, Int4AndUint4DataAlongEitherAxis) {
+  for (DataType type : {DataType::kInt4, DataType::kUint4}) {
+    const bool is_signed = type == DataType::kInt4;
+    std::vector<int> q(32 * 3);
+    for (int i = 0; i < 32 * 3; ++i) q[i] = (i * 5) % 16 - (is_signed ? 8 : 0);
+    auto tensor = [&](Shape shape, const std::vector<int>& v) {
+      if (is_signed) {
+        std::vector<Int4> t;
+        for (int x : v) t.push_back(Int4{static_cast<int8_t>(x)});
+        return Tensor::FromVector<Int4>(std::move(shape), t);
+      }
+      std::vector<UInt4> t;
+      for (int x : v) t.push_back(UInt4{static_cast<uint8_t>(x)});
+      return Tensor::FromVector<UInt4>(std::move(shape), t);
+    };
+    const std::vector<int> zp = {1, -2, 3, 0, 2, -1};  // [2 blocks, 3 columns]
+    std::vector<int> zq = zp;
+    if (!is_signed)
+      for (int& z : zq) z += 2;
+    for (bool with_zp : {false, true}) {
+      OpTest test("GatherBlockQuantized", 1, kMsDomain);
+      test.Input(tensor({32, 3}, q))
+          .Input(Tensor::FromVector<int32_t>({1}, {2}))
+          .Input(F({2, 3}, {1, 2, 3, 4, 5, 6}))
+          .Attr("block_size", int64_t{16})
+          .Attr("gather_axis", int64_t{1})
+          .Attr("quantize_axis", int64_t{0});
+      if (with_zp) test.Input(tensor({2, 3}, zq));
+      auto out = test.Run(RegisterAllKernels);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      std::vector<float> expected;
+      for (int r = 0; r < 32; ++r) {
+        const int s = (r / 16) * 3 + 2;
+        expected.push_back(static_cast<float>(q[r * 3 + 2] - (with_zp ? zq[s] : 0)) * static_cast<float>(s + 1));
+      }
+      EXPECT_TRUE(TensorsNear(F({32, 1}, expected), (*out)[0].tensor())) << DataTypeName(type) << " zp " << with_zp;
+    }
+  }
+}
+
 TEST(GatherBlockQuantized, OutOfRangeIndexIsRefused) {
   OpTest test("GatherBlockQuantized", 1, kMsDomain);
   test.Input(Tensor::FromVector<uint8_t>({1, 8}, std::vector<uint8_t>(8, 0)))

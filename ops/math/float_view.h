@@ -51,6 +51,24 @@ inline float* FloatOutput(Tensor* t, std::vector<float>& storage) {
   return storage.data();
 }
 
+// A float view of a float-like tensor that is kept alive with the view.
+struct FloatIn {
+  std::vector<float> storage;
+  const float* data = nullptr;
+  int64_t size = 0;
+  explicit FloatIn(const Tensor& t) : data(FloatData(t, storage)), size(t.size()) {}
+};
+
+// Where a float-like output is computed: the tensor itself for float, else a scratch buffer that
+// Finish() narrows into it.
+struct FloatOut {
+  Tensor* tensor;
+  std::vector<float> storage;
+  float* data;
+  explicit FloatOut(Tensor* t) : tensor(t), data(FloatOutput(t, storage)) {}
+  void Finish() { StoreFloats(data, tensor->size(), tensor); }
+};
+
 // Plain matrix product for the types without a SIMD path (double, integers): C = A * B with
 // row-major A [m, k] (lda), B [k, n] (ldb). Integers wrap around like numpy.
 template <typename T, bool kIntegral = std::is_integral_v<T>>

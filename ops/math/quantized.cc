@@ -16,6 +16,7 @@
 #include "ops/framework/parallel.h"
 #include "ops/framework/shared_weights.h"
 #include "ops/math/conv_geometry.h"
+#include "ops/math/float_view.h"
 #include "ops/math/gemm.h"
 #include "ops/math/gemm_op.h"
 #include "ops/math/matmul.h"
@@ -219,7 +220,8 @@ class QLinearMatMulKernel : public OpKernel {
   std::shared_ptr<const PackedWeightB> packed_b_;
 };
 
-// com.microsoft MatMulIntegerToFloat: (A - a_zero)(B - b_zero) * a_scale * b_scale (+ bias), float.
+// com.microsoft MatMulIntegerToFloat: (A - a_zero)(B - b_zero) * a_scale * b_scale (+ bias), in the
+// scales' type (float, or float16 / bfloat16 computed in float).
 class MatMulIntegerToFloatKernel : public OpKernel {
  public:
   explicit MatMulIntegerToFloatKernel(const KernelInfo& info) : packed_b_(PackConstantB(info.constant_input(1))) {}
@@ -232,34 +234,41 @@ class MatMulIntegerToFloatKernel : public OpKernel {
     if (!IsQuant8(a->dtype()) || !IsQuant8(b->dtype())) {
       return InvalidArgument("MatMulIntegerToFloat: A and B must be int8 or uint8");
     }
-    if (as->dtype() != DataType::kFloat || bs->dtype() != DataType::kFloat) {
-      return InvalidArgument("MatMulIntegerToFloat: a_scale and b_scale must be float");
+    if (!IsFloatLike(as->dtype()) || bs->dtype() != as->dtype()) {
+      return InvalidArgument(std::string("MatMulIntegerToFloat: a_scale and b_scale must both be float, float16 or "
+                                         "bfloat16, got ") + DataTypeName(as->dtype()) + " and " + DataTypeName(bs->dtype()));
     }
     ONNXFLOW_ASSIGN_OR_RETURN(MatMulShapes s, ResolveMatMulShapes(a->shape(), b->shape()));
     if (as->size() != 1) return InvalidArgument("MatMulIntegerToFloat: a_scale must be a scalar");
     ONNXFLOW_RETURN_IF_ERROR(CheckPerAxis(bs, s.n, "b_scale"));
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, s.output));
-    return RunToFloat(ctx, *a, ctx.input_tensor(4), *b, ctx.input_tensor(5), as->data<float>()[0], *bs,
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, as->dtype(), s.output));
+    return RunToFloat(ctx, *a, ctx.input_tensor(4), *b, ctx.input_tensor(5), FloatIn(*as).data[0], *bs,
                       ctx.input_tensor(6), Usable(packed_b_, *b), s, y);
   }
 
-  // Shared with DynamicQuantizeMatMul.
+  // Shared with DynamicQuantizeMatMul. y (and bias) have b_scale's float-like type.
   static Status RunToFloat(KernelContext& ctx, const Tensor& a, const Tensor* az, const Tensor& b, const Tensor* bz,
                            float a_scale, const Tensor& bs, const Tensor* bias, const QPackedB* packed,
                            const MatMulShapes& s, Tensor* y) {
+    const FloatIn b_scale(bs);
     std::vector<float> scale_col(s.n);
-    for (int64_t j = 0; j < s.n; ++j) scale_col[j] = a_scale * bs.data<float>()[PerAxis(&bs, j)];
+    for (int64_t j = 0; j < s.n; ++j) scale_col[j] = a_scale * b_scale.data[PerAxis(&bs, j)];
     QEpilogue ep;
     ep.kind = QOutput::kFloat;
     ep.scale_col = scale_col.data();
+    std::optional<FloatIn> bias_in;
     if (bias != nullptr) {
-      if (bias->dtype() != DataType::kFloat || bias->size() != s.n) {
-        return InvalidArgument("bias must be float with " + std::to_string(s.n) + " values, got " +
+      if (bias->dtype() != y->dtype() || bias->size() != s.n) {
+        return InvalidArgument("bias must be " + std::string(DataTypeName(y->dtype())) + " with " +
+                               std::to_string(s.n) + " values, got " + DataTypeName(bias->dtype()) + " " +
                                ShapeToString(bias->shape()));
       }
-      ep.fbias_col = bias->data<float>();
+      ep.fbias_col = bias_in.emplace(*bias).data;
     }
-    return QuantMatMul(ctx, a, az, b, bz, packed, s, ep, nullptr, y->mutable_raw_data(), 4);
+    FloatOut out(y);
+    ONNXFLOW_RETURN_IF_ERROR(QuantMatMul(ctx, a, az, b, bz, packed, s, ep, nullptr, out.data, 4));
+    out.Finish();
+    return Status::Ok();
   }
 
  private:

@@ -258,6 +258,31 @@ TEST(QuantizedTest, MatMulIntegerToFloatScalesAndAddsBias) {
       << refused.status().ToString();
 }
 
+// float16 scales and bias (what ONNX Runtime writes for a float16 model): Y in float16.
+TEST(QuantizedTest, MatMulIntegerToFloatInHalf) {
+  auto half = [](Shape shape, const std::vector<float>& v) {
+    std::vector<Float16> h;
+    for (float x : v) h.push_back(Float16{FloatToHalf(x)});
+    return Tensor::FromVector<Float16>(std::move(shape), h);
+  };
+  OpTest t("MatMulIntegerToFloat", 1, "com.microsoft");
+  t.Input(Tensor::FromVector<uint8_t>({1, 2}, {3, 4})).Input(Tensor::FromVector<int8_t>({2, 2}, {1, 2, 3, 4}))
+      .Input(half({}, {0.5f})).Input(half({2}, {1.0f, 2.0f}))
+      .Input(Tensor::FromVector<uint8_t>({}, {2})).Input(Tensor::FromVector<int8_t>({2}, {0, 1}))
+      .Input(half({2}, {10.0f, 20.0f}));
+  auto out = t.Run(RegisterMathKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsEqual(half({1, 2}, {13.5f, 27.0f}), (*out)[0].tensor()));
+  OpTest mixed("MatMulIntegerToFloat", 1, "com.microsoft");
+  mixed.Input(Tensor::FromVector<uint8_t>({1, 2}, {3, 4})).Input(Tensor::FromVector<int8_t>({2, 2}, {1, 2, 3, 4}))
+      .Input(half({}, {0.5f})).Input(Tensor::FromVector<float>({2}, {1.0f, 2.0f}));
+  auto refused = mixed.Run(RegisterMathKernels);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().ToString().find("must both be float, float16 or bfloat16, got float16 and float"),
+            std::string::npos)
+      << refused.status().ToString();
+}
+
 TEST(QuantizedTest, DynamicQuantizeMatMulQuantizesAOnTheFly) {
   // A = [[-1, 0.6, 2]]: range [-1, 2], scale 3/255, zero point round(255/3) = 85; A_q = [0, 136, 255].
   // B = I (3x3, int8) scale 0.1 and bias [1, 2, 3]: y = (A_q - 85) * scale_a * 0.1 + bias.

@@ -48,7 +48,21 @@ float Dot(const float* x, const float* y, int64_t n) {
 // (two per column: low and high halves of a group). The loops over columns and lanes have
 // compile-time trip counts and are unrolled, so the accumulators stay in registers (with a
 // run-time lane count the compiler kept them on the stack).
-template <int kCols>
+// The value of each code in v: the code itself, or its entry in b.codebook (a lane permute where
+// a vector holds all 16 entries, a gather from memory on narrower targets).
+template <bool kCodebook, class V>
+HWY_INLINE hn::Vec<DF> Value(const PackedNBits& b, V v) {
+  const DF df;
+  if constexpr (!kCodebook) {
+    return hn::ConvertTo(df, v);
+  } else if constexpr (hn::MaxLanes(DF()) == 16) {
+    return hn::TableLookupLanes(hn::LoadU(df, b.codebook.data()), hn::IndicesFromVec(df, v));
+  } else {
+    return hn::GatherIndex(df, b.codebook.data(), v);
+  }
+}
+
+template <int kCols, bool kCodebook>
 void Columns(const PackedNBits& b, const float* a, const float* block_sums, int64_t j, float* y) {
   const DF df;
   const hn::RebindToSigned<DF> di;
@@ -81,8 +95,8 @@ void Columns(const PackedNBits& b, const float* a, const float* block_sums, int6
           HWY_UNROLL(4)
           for (int c = 0; c < kCols; ++c) {
             const auto v = hn::PromoteTo(di, hn::LoadU(du8, col[c] + byte0 + l));
-            lo[c] = hn::MulAdd(a_lo, hn::ConvertTo(df, hn::And(v, mask)), lo[c]);
-            hi[c] = hn::MulAdd(a_hi, hn::ConvertTo(df, hn::ShiftRight<4>(v)), hi[c]);
+            lo[c] = hn::MulAdd(a_lo, Value<kCodebook>(b, hn::And(v, mask)), lo[c]);
+            hi[c] = hn::MulAdd(a_hi, Value<kCodebook>(b, hn::ShiftRight<4>(v)), hi[c]);
           }
         }
       }
@@ -96,7 +110,7 @@ void Columns(const PackedNBits& b, const float* a, const float* block_sums, int6
         for (int c = 0; c < kCols; ++c) {
           const auto v = hn::PromoteTo(di, hn::LoadU(du8, col[c] + byte0 + l));
           const auto q = high ? hn::ShiftRight<4>(v) : hn::And(v, mask);
-          lo[c] = hn::MulAdd(va, hn::ConvertTo(df, q), lo[c]);
+          lo[c] = hn::MulAdd(va, Value<kCodebook>(b, q), lo[c]);
         }
       }
     }
@@ -104,48 +118,62 @@ void Columns(const PackedNBits& b, const float* a, const float* block_sums, int6
     for (int c = 0; c < kCols; ++c) total[c] = hn::MulAdd(hn::Add(lo[c], hi[c]), hn::Set(df, sc[c][blk]), total[c]);
   }
   for (int c = 0; c < kCols; ++c) {
-    const float corr = Dot(b.scaled_zero.data() + (j + c) * b.blocks, block_sums, b.blocks);
+    const float corr =
+        b.scaled_zero.empty() ? 0.f : Dot(b.scaled_zero.data() + (j + c) * b.blocks, block_sums, b.blocks);
     y[c] = hn::GetLane(hn::SumOfLanes(df, total[c])) - corr;
   }
 }
 
-void Row(const PackedNBits& b, const float* a, const float* block_sums, int64_t j0, int64_t j1, float* y) {
+template <bool kCodebook>
+void RowColumns(const PackedNBits& b, const float* a, const float* block_sums, int64_t j0, int64_t j1, float* y) {
   int64_t j = j0;
-  for (; j + 4 <= j1; j += 4) Columns<4>(b, a, block_sums, j, y + j - j0);
-  for (; j < j1; ++j) Columns<1>(b, a, block_sums, j, y + j - j0);
+  for (; j + 4 <= j1; j += 4) Columns<4, kCodebook>(b, a, block_sums, j, y + j - j0);
+  for (; j < j1; ++j) Columns<1, kCodebook>(b, a, block_sums, j, y + j - j0);
+}
+
+void Row(const PackedNBits& b, const float* a, const float* block_sums, int64_t j0, int64_t j1, float* y) {
+  if (b.codebook.empty()) return RowColumns<false>(b, a, block_sums, j0, j1, y);
+  RowColumns<true>(b, a, block_sums, j0, j1, y);
 }
 
 // Values [e0, e1) of column j (float layout) dequantized into out[0, e1 - e0): 16 at a time from
 // a group's half (a block holds whole halves: block sizes are powers of two from 16), one at a
 // time at unaligned ends. For the GEMM's panels of several rows of A.
-void DecodeColumnImpl(const PackedNBits& b, int64_t j, int64_t e0, int64_t e1, float* out) {
+template <bool kCodebook>
+void DecodeColumn(const PackedNBits& b, int64_t j, int64_t e0, int64_t e1, float* out) {
   const DF df;
   const hn::RebindToSigned<DF> di;
   const hn::Rebind<uint8_t, DF> du8;
   constexpr int64_t kLanes = static_cast<int64_t>(hn::MaxLanes(DF()));
   const uint8_t* col = b.column(j);
   const float* s = b.scales.data() + j * b.blocks;
-  const float* sz = b.scaled_zero.data() + j * b.blocks;
+  const float* sz = b.scaled_zero.empty() ? nullptr : b.scaled_zero.data() + j * b.blocks;
   const auto one = [&](int64_t e) {
     const uint8_t byte = col[(e / 32) * 16 + (e % 16)];
     const int q = (e & 16) ? byte >> 4 : byte & 15;
     const int64_t blk = e / b.block_size;
-    return static_cast<float>(q) * s[blk] - sz[blk];
+    const float value = kCodebook ? b.codebook[q] : static_cast<float>(q);
+    return value * s[blk] - (sz != nullptr ? sz[blk] : 0.f);
   };
   const auto mask = hn::Set(di, 15);
   int64_t e = e0;
   for (; e < e1 && e % 16 != 0; ++e) out[e - e0] = one(e);
   for (; e + 16 <= e1; e += 16) {
     const int64_t blk = e / b.block_size;
-    const auto vs = hn::Set(df, s[blk]), vz = hn::Set(df, sz[blk]);
+    const auto vs = hn::Set(df, s[blk]), vz = hn::Set(df, sz != nullptr ? sz[blk] : 0.f);
     const uint8_t* src = col + (e / 32) * 16;
     for (int64_t l = 0; l < 16; l += kLanes) {
       const auto v = hn::PromoteTo(di, hn::LoadU(du8, src + l));
       const auto q = (e & 16) ? hn::ShiftRight<4>(v) : hn::And(v, mask);
-      hn::StoreU(hn::MulSub(hn::ConvertTo(df, q), vs, vz), df, out + (e - e0) + l);
+      hn::StoreU(hn::MulSub(Value<kCodebook>(b, q), vs, vz), df, out + (e - e0) + l);
     }
   }
   for (; e < e1; ++e) out[e - e0] = one(e);
+}
+
+void DecodeColumnImpl(const PackedNBits& b, int64_t j, int64_t e0, int64_t e1, float* out) {
+  if (b.codebook.empty()) return DecodeColumn<false>(b, j, e0, e1, out);
+  DecodeColumn<true>(b, j, e0, e1, out);
 }
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL

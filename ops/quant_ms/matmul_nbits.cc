@@ -1,9 +1,18 @@
-// com.microsoft MatMulNBits (version 1), bits = 4. Inputs: A [..., K] float; B uint8 [N, blocks,
-// block_size / 2]; scales float [N * blocks]; zero_points (optional) uint8 packed two per byte
-// [N * ceil(blocks / 2)] or float [N * blocks]; g_idx (optional, int32 [K]) only when it is the
-// plain k / block_size; bias (optional) float [N]. Attributes K, N, bits, block_size,
-// accuracy_level (4 permits quantizing A to int8, which onnxflow does on CPUs with AVX-512 VNNI,
-// as ONNX Runtime does; other levels and CPUs compute in float).
+// com.microsoft MatMulNBits (version 1), bits = 4. Inputs: A [..., K] T1; B uint8 [N, blocks,
+// block_size / 2]; scales T1 [N * blocks]; zero_points (optional) uint8 packed two per byte
+// [N * ceil(blocks / 2)] or T1 [N * blocks]; g_idx (optional, int32 [K]) only when it is the
+// plain k / block_size; bias (optional) T1 [N]. Attributes K, N, bits, block_size, accuracy_level
+// (4 permits quantizing A to int8, which onnxflow does on CPUs with AVX-512 VNNI, as ONNX Runtime
+// does; other levels and CPUs compute in float).
+//
+// com.microsoft MatMulBnb4 (version 1): A [..., K] T1; B uint8, the N x K weights' 4-bit codes
+// flat (two a byte, the first in the high nibble); absmax T1, one per block_size codes. A weight
+// is codebook[code] * absmax, the FP4 or NF4 codebook (quant_type 0 or 1). Its codes and absmax
+// become MatMulNBits' float layout with the codebook, so it runs on the same kernels.
+//
+// T1 is float, float16 or bfloat16 (the q4f16 models): the kernels compute in float, 16-bit A
+// widened on the way in and Y narrowed on the way out; in an optimized float16 graph the nodes run
+// on float twins instead (graph/half_compute.cc).
 //
 // accuracy_level 4 with VNNI: every row count runs the int8 kernel (matmul_nbits-inl.h), split
 // over cores by panels of 64 columns. Otherwise one row of A (a decoder step, M = 1) runs the
@@ -16,12 +25,14 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ops/framework/parallel.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/shape.h"
+#include "ops/math/float_view.h"
 #include "ops/math/gemm.h"
 #include "ops/quant_ms/register.h"
 #include "ops/quant_ms/matmul_nbits.h"
@@ -44,69 +55,58 @@ class NBitsPanels : public BPanelSource {
   const PackedNBits& b_;
 };
 
-Status Pack(int64_t k, int64_t n, int64_t block_size, bool int8, const Tensor& b, const Tensor& scales,
-            const Tensor* zero_points, PackedNBits* out) {
+// Where the 4-bit codes come from: MatMulNBits' B [N, blocks, block_size / 2] (value e of column
+// j in byte e / 2 of its row, the low nibble first), or MatMulBnb4's flat N x K codes (element
+// j * K + e, the high nibble first).
+struct Codes {
+  const uint8_t* data;
+  int64_t row_bytes;  // MatMulNBits: bytes per column; MatMulBnb4: 0
+  int64_t k;
+  int operator()(int64_t j, int64_t e) const {
+    if (row_bytes > 0) {
+      const uint8_t byte = data[j * row_bytes + e / 2];
+      return (e & 1) ? byte >> 4 : byte & 15;
+    }
+    const int64_t i = j * k + e;
+    return (i & 1) ? data[i / 2] & 15 : data[i / 2] >> 4;
+  }
+};
+
+void SetSizes(int64_t k, int64_t n, int64_t block_size, bool int8, PackedNBits* p) {
+  p->k = k;
+  p->n = n;
+  p->block_size = block_size;
+  p->blocks = (k + block_size - 1) / block_size;
+  p->k_padded = p->blocks * block_size;
+  p->int8 = int8;
+}
+
+// Repacks the codes into the layout of the kernel that reads them (matmul_nbits.h), with scales
+// sc and zero points zf (null: all 0; the float layout only), both [n, blocks].
+void PackCodes(const Codes& codes, const float* sc, const float* zf, PackedNBits* out) {
   PackedNBits& p = *out;
-  p.k = k;
-  p.n = n;
-  p.block_size = block_size;
-  p.blocks = (k + block_size - 1) / block_size;
-  p.k_padded = p.blocks * block_size;
-  p.int8 = int8;
-  const int64_t blob = block_size / 2;
-  if (b.dtype() != DataType::kUint8 || b.size() != n * p.blocks * blob) {
-    return InvalidArgument("input 'B' must be uint8 with N * ceil(K / block_size) * block_size / 2 = " +
-                           std::to_string(n * p.blocks * blob) + " elements, got " + DataTypeName(b.dtype()) + " " +
-                           ShapeToString(b.shape()));
-  }
-  if (scales.dtype() != DataType::kFloat || scales.size() != n * p.blocks) {
-    return InvalidArgument("input 'scales' must be float with N * blocks = " + std::to_string(n * p.blocks) +
-                           " elements, got " + DataTypeName(scales.dtype()) + " " + ShapeToString(scales.shape()));
-  }
-  const int64_t zp_bytes = (p.blocks + 1) / 2;
-  if (zero_points != nullptr) {
-    const bool packed = zero_points->dtype() == DataType::kUint8 && zero_points->size() == n * zp_bytes;
-    const bool floats = zero_points->dtype() == DataType::kFloat && zero_points->size() == n * p.blocks;
-    if (!packed && !floats) {
-      return InvalidArgument("input 'zero_points' must be uint8 [N * ceil(blocks / 2)] = " +
-                             std::to_string(n * zp_bytes) + " or float [N * blocks] = " +
-                             std::to_string(n * p.blocks) + ", got " + DataTypeName(zero_points->dtype()) + " " +
-                             ShapeToString(zero_points->shape()));
-    }
-  }
-  // The zero points as floats [n, blocks], and whether they are whole bytes, or one value.
-  std::vector<float> zf(n * p.blocks, 8.f);
-  if (zero_points != nullptr && zero_points->dtype() == DataType::kUint8) {
-    for (int64_t j = 0; j < n; ++j) {
-      for (int64_t blk = 0; blk < p.blocks; ++blk) {
-        const uint8_t byte = zero_points->data<uint8_t>()[j * zp_bytes + blk / 2];
-        zf[j * p.blocks + blk] = static_cast<float>((blk & 1) ? byte >> 4 : byte & 15);
-      }
-    }
-  } else if (zero_points != nullptr) {
-    std::copy(zero_points->data<float>(), zero_points->data<float>() + n * p.blocks, zf.begin());
-  }
-  bool integer_zeros = true, uniform = true;
-  for (const float z : zf) {  // tested as a whole byte before any cast (a huge float's cast is undefined)
-    integer_zeros = integer_zeros && z >= 0.f && z <= 255.f && z == std::floor(z);
-    uniform = uniform && z == zf[0];
-  }
-  const uint8_t* src = b.data<uint8_t>();
-  const float* sc = scales.data<float>();
-  if (!int8) {
+  const int64_t k = p.k, n = p.n;
+  if (!p.int8) {
     p.q.assign(n * p.column_bytes(), 0);
     for (int64_t j = 0; j < n; ++j) {
       uint8_t* col = p.q.data() + j * p.column_bytes();
-      const uint8_t* bj = src + j * p.blocks * blob;
-      for (int64_t e = 0; e < k; ++e) {  // value e sits in byte e / 2 of the column, low nibble first
-        const int q = (e & 1) ? bj[e / 2] >> 4 : bj[e / 2] & 15;
+      for (int64_t e = 0; e < k; ++e) {
+        const int q = codes(j, e);
         col[(e / 32) * 16 + (e % 16)] |= static_cast<uint8_t>((e & 16) ? q << 4 : q);
       }
     }
     p.scales.assign(sc, sc + n * p.blocks);
-    p.scaled_zero.resize(n * p.blocks);
-    for (int64_t i = 0; i < n * p.blocks; ++i) p.scaled_zero[i] = p.scales[i] * zf[i];
-    return Status::Ok();
+    if (zf != nullptr) {
+      p.scaled_zero.resize(n * p.blocks);
+      for (int64_t i = 0; i < n * p.blocks; ++i) p.scaled_zero[i] = p.scales[i] * zf[i];
+    }
+    return;
+  }
+  bool integer_zeros = true, uniform = true;
+  for (int64_t i = 0; i < n * p.blocks; ++i) {  // tested as a whole byte before any cast (a huge float's cast is undefined)
+    const float z = zf[i];
+    integer_zeros = integer_zeros && z >= 0.f && z <= 255.f && z == std::floor(z);
+    uniform = uniform && z == zf[0];
   }
   // The int8 layout (matmul_nbits.h); columns past n stay zero (scale 0).
   const int64_t per_block = p.vecs() * 16 * p.blocks;
@@ -123,9 +123,8 @@ Status Pack(int64_t k, int64_t n, int64_t block_size, bool int8, const Tensor& b
     const int64_t panel = j / (PackedNBits::kPanelVecs * 16), vecs = p.panel_vecs(panel);
     const int64_t v = (j / 16) % PackedNBits::kPanelVecs, lane = j % 16;
     uint8_t* dst = p.q.data() + p.panel_q(panel) + v * 64 + lane * 4;
-    const uint8_t* bj = src + j * p.blocks * blob;
     for (int64_t e = 0; e < k; ++e) {  // value e: step e / 8 of the panel, byte e % 4, high nibble for e % 8 >= 4
-      const int q = (e & 1) ? bj[e / 2] >> 4 : bj[e / 2] & 15;
+      const int q = codes(j, e);
       dst[(e / 8) * vecs * 64 + (e % 4)] |= static_cast<uint8_t>((e & 4) ? q << 4 : q);
     }
     for (int64_t blk = 0; blk < p.blocks; ++blk) {
@@ -136,12 +135,89 @@ Status Pack(int64_t k, int64_t n, int64_t block_size, bool int8, const Tensor& b
       if (!p.scaled_zero.empty()) p.scaled_zero[at] = s * z;
     }
   }
+}
+
+// MatMulNBits' inputs checked and packed.
+Status PackNBits(int64_t k, int64_t n, int64_t block_size, bool int8, const Tensor& b, const Tensor& scales,
+                 const Tensor* zero_points, PackedNBits* out) {
+  PackedNBits& p = *out;
+  SetSizes(k, n, block_size, int8, &p);
+  const int64_t blob = block_size / 2;
+  if (b.dtype() != DataType::kUint8 || b.size() != n * p.blocks * blob) {
+    return InvalidArgument("input 'B' must be uint8 with N * ceil(K / block_size) * block_size / 2 = " +
+                           std::to_string(n * p.blocks * blob) + " elements, got " + DataTypeName(b.dtype()) + " " +
+                           ShapeToString(b.shape()));
+  }
+  if (!IsFloatLike(scales.dtype()) || scales.size() != n * p.blocks) {
+    return InvalidArgument("input 'scales' must be float, float16 or bfloat16 with N * blocks = " +
+                           std::to_string(n * p.blocks) + " elements, got " + DataTypeName(scales.dtype()) + " " +
+                           ShapeToString(scales.shape()));
+  }
+  const int64_t zp_bytes = (p.blocks + 1) / 2;
+  if (zero_points != nullptr) {
+    const bool packed = zero_points->dtype() == DataType::kUint8 && zero_points->size() == n * zp_bytes;
+    const bool floats = zero_points->dtype() == scales.dtype() && zero_points->size() == n * p.blocks;
+    if (!packed && !floats) {
+      return InvalidArgument("input 'zero_points' must be uint8 [N * ceil(blocks / 2)] = " +
+                             std::to_string(n * zp_bytes) + " or of the scales' type [N * blocks] = " +
+                             std::to_string(n * p.blocks) + ", got " + DataTypeName(zero_points->dtype()) + " " +
+                             ShapeToString(zero_points->shape()));
+    }
+  }
+  // The zero points as floats [n, blocks], 8 when none are given.
+  std::vector<float> zf(n * p.blocks, 8.f);
+  if (zero_points != nullptr && zero_points->dtype() == DataType::kUint8) {
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t blk = 0; blk < p.blocks; ++blk) {
+        const uint8_t byte = zero_points->data<uint8_t>()[j * zp_bytes + blk / 2];
+        zf[j * p.blocks + blk] = static_cast<float>((blk & 1) ? byte >> 4 : byte & 15);
+      }
+    }
+  } else if (zero_points != nullptr) {
+    const FloatIn z(*zero_points);
+    std::copy(z.data, z.data + n * p.blocks, zf.begin());
+  }
+  const FloatIn sc(scales);
+  PackCodes(Codes{b.data<uint8_t>(), p.blocks * blob, k}, sc.data, zf.data(), &p);
   return Status::Ok();
 }
 
+// MatMulBnb4's inputs checked and packed (float layout, the codebook of quant_type).
+Status PackBnb4(int64_t k, int64_t n, int64_t block_size, int64_t quant_type, const Tensor& b, const Tensor& absmax,
+                PackedNBits* out) {
+  // bitsandbytes' FP4 (sign, 2 exponent bits with bias 3, a mantissa bit; absmax 12 scaled to 1)
+  // and NF4 (the quantiles of a normal distribution) codebooks.
+  static constexpr float kFp4[16] = {0.f,  0.0052083333f,  0.6666667f,  1.f,  0.3333333f,  0.5f,  0.1666667f,  0.25f,
+                                     -0.f, -0.0052083333f, -0.6666667f, -1.f, -0.3333333f, -0.5f, -0.1666667f, -0.25f};
+  static constexpr float kNf4[16] = {-1.f,          -0.6961928010f, -0.5250730515f, -0.3949174881f,
+                                     -0.2844413817f, -0.1847734302f, -0.0910500363f, 0.f,
+                                     0.0795802996f,  0.1609302014f,  0.2461123019f,  0.3379152417f,
+                                     0.4407098293f,  0.5626170039f,  0.7229568362f,  1.f};
+  PackedNBits& p = *out;
+  SetSizes(k, n, block_size, false, &p);
+  if (b.dtype() != DataType::kUint8 || b.size() != (n * k + 1) / 2) {
+    return InvalidArgument("input 'B' must be uint8 with ceil(N * K / 2) = " + std::to_string((n * k + 1) / 2) +
+                           " elements, got " + DataTypeName(b.dtype()) + " " + ShapeToString(b.shape()));
+  }
+  if (!IsFloatLike(absmax.dtype()) || absmax.size() != n * p.blocks) {
+    return InvalidArgument("input 'absmax' must be float, float16 or bfloat16 with N * K / block_size = " +
+                           std::to_string(n * p.blocks) + " elements, got " + DataTypeName(absmax.dtype()) + " " +
+                           ShapeToString(absmax.shape()));
+  }
+  p.codebook.assign(quant_type == 0 ? kFp4 : kNf4, (quant_type == 0 ? kFp4 : kNf4) + 16);
+  const FloatIn sc(absmax);
+  PackCodes(Codes{b.data<uint8_t>(), 0, k}, sc.data, nullptr, &p);
+  return Status::Ok();
+}
+
+// MatMulNBits, and MatMulBnb4 (its B, absmax in the place of B, scales), on the same kernels.
 class MatMulNBitsKernel : public OpKernel {
  public:
-  static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
+  static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info, bool bnb4) {
+    return bnb4 ? CreateBnb4(info) : CreateNBits(info);
+  }
+
+  static Result<std::unique_ptr<OpKernel>> CreateNBits(const KernelInfo& info) {
     auto k = std::unique_ptr<MatMulNBitsKernel>(new MatMulNBitsKernel());
     ONNXFLOW_ASSIGN_OR_RETURN(k->k_, info.RequireInt("K"));
     ONNXFLOW_ASSIGN_OR_RETURN(k->n_, info.RequireInt("N"));
@@ -155,9 +231,9 @@ class MatMulNBitsKernel : public OpKernel {
       return InvalidArgument("attribute block_size must be a power of 2 and at least 16, got " +
                              std::to_string(k->block_size_));
     }
-    if (info.input_type(0) != DataType::kUndefined && info.input_type(0) != DataType::kFloat) {
-      return Unimplemented(std::string("MatMulNBits with input 'A' of type ") + DataTypeName(info.input_type(0)) +
-                           " (only float)");
+    if (info.input_type(0) != DataType::kUndefined && !IsFloatLike(info.input_type(0))) {
+      return InvalidArgument(std::string("MatMulNBits: input 'A' must be float, float16 or bfloat16, got ") +
+                             DataTypeName(info.input_type(0)));
     }
     if (info.has_input(4)) {
       const Tensor* g = info.constant_input(4);
@@ -170,14 +246,34 @@ class MatMulNBitsKernel : public OpKernel {
         }
       }
     }
-    const Tensor* b = info.constant_input(1);
-    const Tensor* s = info.constant_input(2);
-    const bool zp_const = !info.has_input(3) || info.constant_input(3) != nullptr;
-    if (b != nullptr && s != nullptr && zp_const) {
-      k->packed_ = std::make_shared<PackedNBits>();
-      ONNXFLOW_RETURN_IF_ERROR(
-          Pack(k->k_, k->n_, k->block_size_, k->int8_, *b, *s, info.constant_input(3), k->packed_.get()));
+    ONNXFLOW_RETURN_IF_ERROR(k->PackConstants(info));
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+
+  // MatMulBnb4(A, B, absmax): K, N, block_size, quant_type (0 FP4, 1 NF4), transB (1: B holds the
+  // N x K weights row by row; 0 is a training layout ONNX Runtime's CPU provider has no use for).
+  static Result<std::unique_ptr<OpKernel>> CreateBnb4(const KernelInfo& info) {
+    auto k = std::unique_ptr<MatMulNBitsKernel>(new MatMulNBitsKernel());
+    ONNXFLOW_ASSIGN_OR_RETURN(k->k_, info.RequireInt("K"));
+    ONNXFLOW_ASSIGN_OR_RETURN(k->n_, info.RequireInt("N"));
+    ONNXFLOW_ASSIGN_OR_RETURN(k->block_size_, info.RequireInt("block_size"));
+    ONNXFLOW_ASSIGN_OR_RETURN(k->quant_type_, info.RequireInt("quant_type"));
+    if (k->quant_type_ != 0 && k->quant_type_ != 1) {
+      return InvalidArgument("attribute quant_type must be 0 (FP4) or 1 (NF4), got " + std::to_string(k->quant_type_));
     }
+    if (info.GetInt("transB", 1) != 1) return Unimplemented("MatMulBnb4 with transB = 0 (only B as N x K)");
+    if (k->k_ <= 0 || k->n_ <= 0) return InvalidArgument("attributes K and N must be positive");
+    // The kernels keep each column's blocks whole: a block of the flat N x K codes may not run
+    // from one column into the next.
+    if (k->block_size_ < 16 || (k->block_size_ & (k->block_size_ - 1)) != 0 || k->k_ % k->block_size_ != 0) {
+      return Unimplemented("MatMulBnb4 with block_size " + std::to_string(k->block_size_) +
+                           " (only a power of 2 from 16 that divides K = " + std::to_string(k->k_) + ")");
+    }
+    if (info.input_type(0) != DataType::kUndefined && !IsFloatLike(info.input_type(0))) {
+      return InvalidArgument(std::string("MatMulBnb4: input 'A' must be float, float16 or bfloat16, got ") +
+                             DataTypeName(info.input_type(0)));
+    }
+    ONNXFLOW_RETURN_IF_ERROR(k->PackConstants(info));
     return std::unique_ptr<OpKernel>(std::move(k));
   }
 
@@ -185,8 +281,9 @@ class MatMulNBitsKernel : public OpKernel {
 
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* a, ctx.RequireTensor(0));
-    if (a->dtype() != DataType::kFloat) {
-      return Unimplemented(std::string("input 'A' of type ") + DataTypeName(a->dtype()) + " (only float)");
+    if (!IsFloatLike(a->dtype())) {
+      return InvalidArgument(std::string("input 'A' must be float, float16 or bfloat16, got ") +
+                             DataTypeName(a->dtype()));
     }
     if (a->rank() < 1 || a->dim(a->rank() - 1) != k_) {
       return InvalidArgument("input 'A' has shape " + ShapeToString(a->shape()) + " but K = " + std::to_string(k_));
@@ -196,45 +293,71 @@ class MatMulNBitsKernel : public OpKernel {
     if (packed == nullptr) {
       ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* b, ctx.RequireTensor(1));
       ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* s, ctx.RequireTensor(2));
-      ONNXFLOW_RETURN_IF_ERROR(Pack(k_, n_, block_size_, int8_, *b, *s, ctx.input_tensor(3), &run_packed));
+      ONNXFLOW_RETURN_IF_ERROR(Pack(*b, *s, ctx.input_tensor(3), &run_packed));
       packed = &run_packed;
     }
     const Tensor* bias = ctx.input_tensor(5);
-    if (bias != nullptr && (bias->dtype() != DataType::kFloat || bias->size() != n_)) {
-      return InvalidArgument("input 'bias' must be float [N], got " + std::string(DataTypeName(bias->dtype())) + " " +
-                             ShapeToString(bias->shape()));
+    if (bias != nullptr && (bias->dtype() != a->dtype() || bias->size() != n_)) {
+      return InvalidArgument("input 'bias' must be " + std::string(DataTypeName(a->dtype())) + " [N], got " +
+                             DataTypeName(bias->dtype()) + " " + ShapeToString(bias->shape()));
     }
     Shape out_shape = a->shape();
     out_shape.back() = n_;
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, out_shape));
-    const int64_t m = a->size() / k_;
-    const float* pa = a->data<float>();
-    float* py = y->mutable_data<float>();
-    if (packed->int8) {
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, a->dtype(), out_shape));
+    const FloatIn a_in(*a);
+    std::optional<FloatIn> bias_in;
+    if (bias != nullptr) bias_in.emplace(*bias);
+    FloatOut y_out(y);
+    ONNXFLOW_RETURN_IF_ERROR(
+        Multiply(ctx, *packed, a_in.data, a->size() / k_, bias_in ? bias_in->data : nullptr, y_out.data));
+    y_out.Finish();
+    return Status::Ok();
+  }
+
+ private:
+  MatMulNBitsKernel() = default;
+
+  Status Pack(const Tensor& b, const Tensor& s, const Tensor* zero_points, PackedNBits* out) const {
+    if (quant_type_ >= 0) return PackBnb4(k_, n_, block_size_, quant_type_, b, s, out);
+    return PackNBits(k_, n_, block_size_, int8_, b, s, zero_points, out);
+  }
+
+  // B packed at load when it and its scales (and zero points) are constants; else at every run.
+  Status PackConstants(const KernelInfo& info) {
+    const Tensor* b = info.constant_input(1);
+    const Tensor* s = info.constant_input(2);
+    const bool zp_const = !info.has_input(3) || info.constant_input(3) != nullptr;
+    if (b == nullptr || s == nullptr || !zp_const) return Status::Ok();
+    packed_ = std::make_shared<PackedNBits>();
+    return Pack(*b, *s, info.constant_input(3), packed_.get());
+  }
+
+  // Y [m, N] = A [m, K] * dequantize(B)^T (+ bias).
+  Status Multiply(KernelContext& ctx, const PackedNBits& p, const float* pa, int64_t m, const float* pbias,
+                  float* py) const {
+    if (p.int8) {
       // The int8 kernel, every row count: split over cores by panels of 64 columns, each a
       // single pass over its part of B for all rows.
       if (!NBitsInt8Available()) return Internal("MatMulNBits: B packed for the int8 kernel, which does not run here");
       NBitsQuantA qa;
-      QuantizeRowsForNBits(*packed, pa, m, &qa);
-      const float* pbias = bias != nullptr ? bias->data<float>() : nullptr;
-      ParallelFor(ctx, packed->panels(), MacCost(m * 64 * k_), [&](int64_t p0, int64_t p1) {
-        MatMulNBitsInt8(*packed, qa, m, p0, p1, pbias, py);
+      QuantizeRowsForNBits(p, pa, m, &qa);
+      ParallelFor(ctx, p.panels(), MacCost(m * 64 * k_), [&](int64_t p0, int64_t p1) {
+        MatMulNBitsInt8(p, qa, m, p0, p1, pbias, py);
       });
       return Status::Ok();
     }
     if (m >= kGemmRows) {
-      NBitsPanels panels(*packed);
+      NBitsPanels panels(p);
       GemmInputA ga;
       ga.data = pa;
       ga.ld = k_;
       GemmInputB gb;
       gb.source = &panels;
       GemmEpilogue ep;
-      if (bias != nullptr) ep.col_bias = bias->data<float>();
+      ep.col_bias = pbias;
       Sgemm(m, n_, k_, ga, gb, py, n_, ep, ctx.threads());
       return Status::Ok();
     }
-    const PackedNBits& p = *packed;
     std::vector<float> row(p.k_padded, 0.f), sums(p.blocks);
     for (int64_t i = 0; i < m; ++i) {
       // Chunks of 16 columns keep the 4-column kernel whole; each reads 16 * K / 2 bytes of B.
@@ -251,16 +374,15 @@ class MatMulNBitsKernel : public OpKernel {
         const int64_t j0 = c0 * kChunk, j1 = std::min(n_, c1 * kChunk);
         MatMulNBitsRow(p, row.data(), sums.data(), j0, j1, yi + j0);
       });
-      if (bias != nullptr) {
-        for (int64_t j = 0; j < n_; ++j) yi[j] += bias->data<float>()[j];
+      if (pbias != nullptr) {
+        for (int64_t j = 0; j < n_; ++j) yi[j] += pbias[j];
       }
     }
     return Status::Ok();
   }
 
- private:
-  MatMulNBitsKernel() = default;
   int64_t k_ = 0, n_ = 0, block_size_ = 0;
+  int64_t quant_type_ = -1;  // MatMulBnb4's codebook (0 FP4, 1 NF4); -1 for MatMulNBits
   bool int8_ = false;  // accuracy_level 4 where the int8 kernel runs: B in its layout
   std::shared_ptr<PackedNBits> packed_;  // null when B, scales or zero points are not constants
 };
@@ -268,7 +390,8 @@ class MatMulNBitsKernel : public OpKernel {
 }  // namespace
 
 Status RegisterMatMulNBits(KernelRegistry& registry) {
-  return registry.Register(kMsDomain, "MatMulNBits", 1, kOpenEnded, Make<MatMulNBitsKernel>());
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "MatMulNBits", 1, kOpenEnded, Make<MatMulNBitsKernel>(false)));
+  return registry.Register(kMsDomain, "MatMulBnb4", 1, kOpenEnded, Make<MatMulNBitsKernel>(true));
 }
 
 }  // namespace quant_ms

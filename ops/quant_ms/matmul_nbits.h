@@ -1,5 +1,6 @@
 // com.microsoft MatMulNBits with bits = 4: Y = A * dequantize(B)^T (+ bias), B given as N rows of
-// K 4-bit values in blocks of block_size with one scale (and zero point, default 8) per block.
+// K 4-bit values in blocks of block_size with one scale (and zero point, default 8) per block; and
+// MatMulBnb4, whose 4-bit codes index a 16-value codebook (FP4 or NF4) times the block's absmax.
 //
 // The 4-bit weights stay 4-bit in memory, repacked once at load into the layout of the kernel
 // that will read them (one of two, so B is held once):
@@ -34,7 +35,11 @@ struct PackedNBits {
   bool int8 = false;             // the int8 layout (else the float one)
   std::vector<uint8_t> q;        // the weights in the layout above
   std::vector<float> scales;     // float: [n, blocks]; int8: per panel [blocks, panel columns]
-  std::vector<float> scaled_zero;  // scale * zero point, laid out as `scales` (int8: only for non-integer ones)
+  std::vector<float> scaled_zero;  // scale * zero point, laid out as `scales` (int8: only for non-integer ones);
+                                   // float layout: empty when every zero point is 0
+  // Float layout: the 16 values the codes stand for (MatMulBnb4's FP4 and NF4, a value times its
+  // block's scale), or empty: the code is the value.
+  std::vector<float> codebook;
   // Int8 layout: the zero point of every block (8 when none are given), or -1; else, when all are
   // whole bytes, per panel [blocks, panel columns] bytes; else neither (scaled_zero).
   int uniform_zero = -1;

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "ops/framework/every_target.h"
+#include "ops/framework/numeric.h"
 #include "ops/framework/testing.h"
 #include "ops/quant_ms/register.h"
 
@@ -23,7 +24,23 @@ ONNXFLOW_INSTANTIATE_EVERY_TARGET(MatMulNBitsSimd);
 
 enum class Zp { kNone, kPacked, kFloat };
 
-void Check(int64_t m, int64_t k, int64_t n, int64_t block, Zp zp, bool bias, int threads, int64_t accuracy = 0) {
+// values rounded to half precision in place when `half`, and the tensor of them (float16 then).
+Tensor Floats(Shape shape, std::vector<float>& values, bool half) {
+  if (!half) return Tensor::FromVector<float>(std::move(shape), values);
+  std::vector<Float16> h;
+  for (float& v : values) {
+    h.push_back(Float16{FloatToHalf(v)});
+    v = HalfToFloat(h.back().bits);
+  }
+  return Tensor::FromVector<Float16>(std::move(shape), h);
+}
+
+float Element(const Tensor& y, int64_t i) {
+  return y.dtype() == DataType::kFloat16 ? HalfToFloat(y.data<Float16>()[i].bits) : y.data<float>()[i];
+}
+
+void Check(int64_t m, int64_t k, int64_t n, int64_t block, Zp zp, bool bias, int threads, int64_t accuracy = 0,
+           bool half = false) {
   std::mt19937 rng(static_cast<uint32_t>(m * 131 + k * 7 + n + block));
   std::uniform_real_distribution<float> uni(-1, 1);
   const int64_t blocks = (k + block - 1) / block, blob = block / 2;
@@ -53,13 +70,13 @@ void Check(int64_t m, int64_t k, int64_t n, int64_t block, Zp zp, bool bias, int
     }
   OpTest test("MatMulNBits", 1, "com.microsoft");
   test.Attr("K", k).Attr("N", n).Attr("bits", int64_t{4}).Attr("block_size", block);
-  test.Input(Tensor::FromVector<float>({m, k}, a))
+  test.Input(Floats({m, k}, a, half))
       .Input(Tensor::FromVector<uint8_t>({n, blocks, blob}, b))
-      .Input(Tensor::FromVector<float>({n * blocks}, scales));
+      .Input(Floats({n * blocks}, scales, half));
   if (zp == Zp::kPacked) test.Input(Tensor::FromVector<uint8_t>({n * zp_bytes}, zpacked));
-  else if (zp == Zp::kFloat) test.Input(Tensor::FromVector<float>({n * blocks}, zf));
+  else if (zp == Zp::kFloat) test.Input(Floats({n * blocks}, zf, half));
   else if (bias) test.AbsentInput();
-  if (bias) test.AbsentInput().Input(Tensor::FromVector<float>({n}, bias_v));
+  if (bias) test.AbsentInput().Input(Floats({n}, bias_v, half));
   test.ConstantInput(1).ConstantInput(2);
   if (zp != Zp::kNone) test.ConstantInput(3);
   test.Threads(threads);
@@ -67,6 +84,7 @@ void Check(int64_t m, int64_t k, int64_t n, int64_t block, Zp zp, bool bias, int
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   const Tensor& y = (*out)[0].tensor();
   ASSERT_EQ(y.shape(), (Shape{m, n}));
+  ASSERT_EQ(y.dtype(), half ? DataType::kFloat16 : DataType::kFloat);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double s = bias ? bias_v[j] : 0.0, mag = 0, wsum = 0;
@@ -78,8 +96,9 @@ void Check(int64_t m, int64_t k, int64_t n, int64_t block, Zp zp, bool bias, int
         wsum += std::abs(w);
       }
       // accuracy_level 4 may round A to int8 per block: at most half a step (max|a| / 254) each.
-      const double tol = accuracy == 4 ? wsum / 254 + 1e-5 : 1e-5 * mag + 1e-6;
-      ASSERT_NEAR(y.data<float>()[i * n + j], s, tol)
+      // A float16 Y is rounded once more: half a unit in its last place.
+      const double tol = (accuracy == 4 ? wsum / 254 + 1e-5 : 1e-5 * mag + 1e-6) + (half ? std::abs(s) * 0x1p-11 : 0);
+      ASSERT_NEAR(Element(y, i * n + j), s, tol)
           << "m " << m << " k " << k << " n " << n << " block " << block << " at " << i << "," << j;
     }
 }
@@ -111,6 +130,81 @@ TEST_P(MatMulNBitsSimd, SeveralRowsThroughTheGemm) {
   Check(7, 300, 70, 32, Zp::kPacked, true, 1);  // the GEMM's K blocks of 150 start inside a group
   Check(33, 128, 65, 16, Zp::kFloat, false, 2);
   Check(5, 512, 40, 128, Zp::kNone, true, 2);
+}
+
+// q4f16 models: A, scales, float zero points and bias in float16, Y in float16 (computed in float).
+TEST_P(MatMulNBitsSimd, Float16Inputs) {
+  Check(1, 256, 37, 32, Zp::kPacked, true, 1, 0, true);
+  Check(5, 200, 40, 64, Zp::kFloat, true, 2, 0, true);
+  Check(3, 384, 33, 128, Zp::kNone, false, 1, 4, true);
+}
+
+// MatMulBnb4: B's flat N x K codes, two a byte with the first in the high nibble; a weight is
+// codebook[code] * absmax of its block.
+void CheckBnb4(int64_t m, int64_t k, int64_t n, int64_t block, int64_t quant_type, int threads, bool half = false) {
+  static const float kFp4[16] = {0, 0.0625f / 12, 8.f / 12, 1, 4.f / 12, 6.f / 12, 2.f / 12, 3.f / 12,
+                                 -0.f, -0.0625f / 12, -8.f / 12, -1, -4.f / 12, -6.f / 12, -2.f / 12, -3.f / 12};
+  static const float kNf4[16] = {-1.f, -0.6961928009986877f, -0.5250730514526367f, -0.39491748809814453f,
+                                 -0.28444138169288635f, -0.18477343022823334f, -0.09105003625154495f, 0.f,
+                                 0.07958029955625534f, 0.16093020141124725f, 0.24611230194568634f,
+                                 0.33791524171829224f, 0.44070982933044434f, 0.5626170039176941f,
+                                 0.7229568362236023f, 1.f};
+  const float* book = quant_type == 0 ? kFp4 : kNf4;
+  std::mt19937 rng(static_cast<uint32_t>(m * 31 + k + n * 3 + block + quant_type));
+  std::uniform_real_distribution<float> uni(-1, 1);
+  std::vector<uint8_t> codes(n * k), b((n * k + 1) / 2, 0);
+  for (int64_t i = 0; i < n * k; ++i) {
+    codes[i] = rng() & 15;
+    b[i / 2] |= (i & 1) ? codes[i] : codes[i] << 4;
+  }
+  std::vector<float> absmax(n * k / block), a(m * k);
+  for (auto& x : absmax) x = 0.1f + std::abs(uni(rng));
+  for (auto& x : a) x = uni(rng);
+  OpTest test("MatMulBnb4", 1, "com.microsoft");
+  test.Attr("K", k).Attr("N", n).Attr("block_size", block).Attr("quant_type", quant_type);
+  test.Input(Floats({m, k}, a, half))
+      .Input(Tensor::FromVector<uint8_t>({static_cast<int64_t>(b.size())}, b))
+      .Input(Floats({static_cast<int64_t>(absmax.size())}, absmax, half));
+  test.ConstantInput(1).ConstantInput(2).Threads(threads);
+  auto out = test.Run(RegisterQuantMsKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const Tensor& y = (*out)[0].tensor();
+  ASSERT_EQ(y.shape(), (Shape{m, n}));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0, mag = 0;
+      for (int64_t e = 0; e < k; ++e) {
+        const double w = double(book[codes[j * k + e]]) * absmax[(j * k + e) / block];
+        s += a[i * k + e] * w;
+        mag += std::abs(a[i * k + e] * w);
+      }
+      ASSERT_NEAR(Element(y, i * n + j), s, 1e-5 * mag + 1e-6 + (half ? std::abs(s) * 0x1p-11 : 0))
+          << "bnb4 type " << quant_type << " m " << m << " k " << k << " n " << n << " at " << i << "," << j;
+    }
+}
+
+TEST_P(MatMulNBitsSimd, Bnb4Codebooks) {
+  CheckBnb4(1, 256, 37, 64, 1, 1);        // NF4, one row: the row kernel
+  CheckBnb4(1, 128, 9, 16, 0, 2);         // FP4, blocks of 16
+  CheckBnb4(6, 320, 40, 64, 1, 2);        // several rows: the GEMM's panels
+  CheckBnb4(5, 192, 20, 32, 0, 1, true);  // float16
+}
+
+TEST(MatMulBnb4, RefusesWhatItDoesNotRun) {
+  auto run = [](int64_t k, int64_t block, int64_t quant_type, int64_t trans_b) {
+    OpTest t("MatMulBnb4", 1, "com.microsoft");
+    t.Attr("K", k).Attr("N", int64_t{2}).Attr("block_size", block).Attr("quant_type", quant_type);
+    if (trans_b >= 0) t.Attr("transB", trans_b);
+    t.Input(Tensor::FromVector<float>({1, k}, std::vector<float>(k)))
+        .Input(Tensor::FromVector<uint8_t>({k}, std::vector<uint8_t>(k)))
+        .Input(Tensor::FromVector<float>({2 * k / block}, std::vector<float>(2 * k / block, 1.f)));
+    return t.Run(RegisterQuantMsKernels).status().ToString();
+  };
+  EXPECT_NE(run(64, 32, 2, -1).find("quant_type must be 0 (FP4) or 1 (NF4), got 2"), std::string::npos);
+  EXPECT_NE(run(64, 32, 1, 0).find("transB = 0"), std::string::npos);
+  EXPECT_NE(run(48, 32, 1, -1).find("block_size 32 (only a power of 2 from 16 that divides K = 48)"),
+            std::string::npos);
+  EXPECT_EQ(run(64, 32, 1, 1), "Ok");
 }
 
 TEST(MatMulNBits, RefusesWhatItDoesNotRun) {
