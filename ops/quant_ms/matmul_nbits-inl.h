@@ -62,14 +62,42 @@ HWY_INLINE hn::Vec<DF> Value(const PackedNBits& b, V v) {
   }
 }
 
-template <int kCols, bool kCodebook>
+// The float layout's groups (matmul_nbits.h): 16 bytes hold kSlots = 8 / kBits slices of 16
+// consecutive values, slice s in bits [s * kBits, (s + 1) * kBits) of every byte.
+template <int kBits>
+struct Groups {
+  static constexpr int kSlots = 8 / kBits;
+  static constexpr int64_t kValues = 16 * kSlots;
+};
+
+// Slice s of a group's 16 bytes widened to lanes: the values themselves.
+template <int kBits, int kSlot, class V>
+HWY_INLINE V Slice(V v) {
+  const V mask = hn::Set(hn::DFromV<V>(), (1 << kBits) - 1);
+  if constexpr (kBits == 8) {
+    return v;
+  } else if constexpr (kSlot == 0) {
+    return hn::And(v, mask);
+  } else if constexpr ((kSlot + 1) * kBits == 8) {  // the top bits: nothing above them
+    return hn::ShiftRight<kSlot * kBits>(v);
+  } else {
+    return hn::And(hn::ShiftRight<kSlot * kBits>(v), mask);
+  }
+}
+template <int kBits, class V>
+HWY_INLINE V SliceAt(V v, int slot) {
+  const V mask = hn::Set(hn::DFromV<V>(), (1 << kBits) - 1);
+  return hn::And(hn::ShiftRightSame(v, slot * kBits), mask);
+}
+
+template <int kCols, int kBits, bool kCodebook>
 void Columns(const PackedNBits& b, const float* a, const float* block_sums, int64_t j, float* y) {
+  using G = Groups<kBits>;
   const DF df;
   const hn::RebindToSigned<DF> di;
   const hn::Rebind<uint8_t, DF> du8;
   constexpr int64_t kLanes = static_cast<int64_t>(hn::MaxLanes(DF()));
   static_assert(16 % kLanes == 0, "a group's 16 bytes are whole vectors");
-  const auto mask = hn::Set(di, 15);
   const uint8_t* col[kCols];
   const float* sc[kCols];
   HWY_UNROLL(4)
@@ -82,40 +110,56 @@ void Columns(const PackedNBits& b, const float* a, const float* block_sums, int6
   for (int c = 0; c < kCols; ++c) total[c] = hn::Zero(df);
   const int64_t bs = b.block_size;
   for (int64_t blk = 0; blk < b.blocks; ++blk) {
-    hn::Vec<DF> lo[kCols], hi[kCols];
+    // Two accumulators per column (even and odd slices): independent chains for the FMA units.
+    hn::Vec<DF> acc[kCols][2];
     HWY_UNROLL(4)
-    for (int c = 0; c < kCols; ++c) lo[c] = hi[c] = hn::Zero(df);
+    for (int c = 0; c < kCols; ++c) acc[c][0] = acc[c][1] = hn::Zero(df);
     const int64_t e_begin = blk * bs, e_end = e_begin + bs;
-    if (bs >= 32) {
-      for (int64_t e = e_begin; e < e_end; e += 32) {
-        const int64_t byte0 = e / 2;
+    if (bs % G::kValues == 0) {  // whole groups: one load of B serves every slice
+      for (int64_t e = e_begin; e < e_end; e += G::kValues) {
+        // e is a whole number of groups: its bytes start at e / kSlots (unsigned: a shift).
+        const int64_t byte0 = static_cast<int64_t>(static_cast<uint64_t>(e) / G::kSlots);
         HWY_UNROLL(16)
         for (int64_t l = 0; l < 16; l += kLanes) {
-          const auto a_lo = hn::LoadU(df, a + e + l), a_hi = hn::LoadU(df, a + e + 16 + l);
+          hn::Vec<DF> va[G::kSlots];
+          HWY_UNROLL(4)
+          for (int t = 0; t < G::kSlots; ++t) va[t] = hn::LoadU(df, a + e + 16 * t + l);
           HWY_UNROLL(4)
           for (int c = 0; c < kCols; ++c) {
             const auto v = hn::PromoteTo(di, hn::LoadU(du8, col[c] + byte0 + l));
-            lo[c] = hn::MulAdd(a_lo, Value<kCodebook>(b, hn::And(v, mask)), lo[c]);
-            hi[c] = hn::MulAdd(a_hi, Value<kCodebook>(b, hn::ShiftRight<4>(v)), hi[c]);
+            hn::Vec<DF> q[G::kSlots];
+            if constexpr (G::kSlots >= 1) q[0] = Value<kCodebook>(b, Slice<kBits, 0>(v));
+            if constexpr (G::kSlots >= 2) q[1] = Value<kCodebook>(b, Slice<kBits, 1>(v));
+            if constexpr (G::kSlots >= 4) {
+              q[2] = Value<kCodebook>(b, Slice<kBits, 2>(v));
+              q[3] = Value<kCodebook>(b, Slice<kBits, 3>(v));
+            }
+            HWY_UNROLL(4)
+            for (int t = 0; t < G::kSlots; ++t) acc[c][t & 1] = hn::MulAdd(va[t], q[t], acc[c][t & 1]);
           }
         }
       }
-    } else {  // a block of 16 is one half of a group
-      const int64_t byte0 = (e_begin / 32) * 16;
-      const bool high = (e_begin / 16) & 1;
-      HWY_UNROLL(16)
-      for (int64_t l = 0; l < 16; l += kLanes) {
-        const auto va = hn::LoadU(df, a + e_begin + l);
-        HWY_UNROLL(4)
-        for (int c = 0; c < kCols; ++c) {
-          const auto v = hn::PromoteTo(di, hn::LoadU(du8, col[c] + byte0 + l));
-          const auto q = high ? hn::ShiftRight<4>(v) : hn::And(v, mask);
-          lo[c] = hn::MulAdd(va, Value<kCodebook>(b, q), lo[c]);
+    } else {  // a block inside one group: slices [slot0, slot0 + bs / 16)
+      const int64_t byte0 = (e_begin / G::kValues) * 16;
+      const int slot0 = static_cast<int>((e_begin % G::kValues) / 16);
+      for (int t = 0; t < bs / 16; ++t) {
+        HWY_UNROLL(16)
+        for (int64_t l = 0; l < 16; l += kLanes) {
+          const auto va = hn::LoadU(df, a + e_begin + 16 * t + l);
+          HWY_UNROLL(4)
+          for (int c = 0; c < kCols; ++c) {
+            const auto v = hn::PromoteTo(di, hn::LoadU(du8, col[c] + byte0 + l));
+            // One chain per column here: a run-time index into acc put every accumulator of the
+            // function on the stack (a 4-bit M = 1 MatMul 25% slower).
+            acc[c][0] = hn::MulAdd(va, Value<kCodebook>(b, SliceAt<kBits>(v, slot0 + t)), acc[c][0]);
+          }
         }
       }
     }
     HWY_UNROLL(4)
-    for (int c = 0; c < kCols; ++c) total[c] = hn::MulAdd(hn::Add(lo[c], hi[c]), hn::Set(df, sc[c][blk]), total[c]);
+    for (int c = 0; c < kCols; ++c) {
+      total[c] = hn::MulAdd(hn::Add(acc[c][0], acc[c][1]), hn::Set(df, sc[c][blk]), total[c]);
+    }
   }
   for (int c = 0; c < kCols; ++c) {
     const float corr =
@@ -124,23 +168,26 @@ void Columns(const PackedNBits& b, const float* a, const float* block_sums, int6
   }
 }
 
-template <bool kCodebook>
+template <int kBits, bool kCodebook>
 void RowColumns(const PackedNBits& b, const float* a, const float* block_sums, int64_t j0, int64_t j1, float* y) {
   int64_t j = j0;
-  for (; j + 4 <= j1; j += 4) Columns<4, kCodebook>(b, a, block_sums, j, y + j - j0);
-  for (; j < j1; ++j) Columns<1, kCodebook>(b, a, block_sums, j, y + j - j0);
+  for (; j + 4 <= j1; j += 4) Columns<4, kBits, kCodebook>(b, a, block_sums, j, y + j - j0);
+  for (; j < j1; ++j) Columns<1, kBits, kCodebook>(b, a, block_sums, j, y + j - j0);
 }
 
 void Row(const PackedNBits& b, const float* a, const float* block_sums, int64_t j0, int64_t j1, float* y) {
-  if (b.codebook.empty()) return RowColumns<false>(b, a, block_sums, j0, j1, y);
-  RowColumns<true>(b, a, block_sums, j0, j1, y);
+  if (!b.codebook.empty()) return RowColumns<4, true>(b, a, block_sums, j0, j1, y);
+  if (b.bits == 8) return RowColumns<8, false>(b, a, block_sums, j0, j1, y);
+  if (b.bits == 2) return RowColumns<2, false>(b, a, block_sums, j0, j1, y);
+  RowColumns<4, false>(b, a, block_sums, j0, j1, y);
 }
 
 // Values [e0, e1) of column j (float layout) dequantized into out[0, e1 - e0): 16 at a time from
-// a group's half (a block holds whole halves: block sizes are powers of two from 16), one at a
-// time at unaligned ends. For the GEMM's panels of several rows of A.
-template <bool kCodebook>
+// a slice (a block holds whole slices: block sizes are powers of two from 16), one at a time at
+// unaligned ends. For the GEMM's panels of several rows of A.
+template <int kBits, bool kCodebook>
 void DecodeColumn(const PackedNBits& b, int64_t j, int64_t e0, int64_t e1, float* out) {
+  using G = Groups<kBits>;
   const DF df;
   const hn::RebindToSigned<DF> di;
   const hn::Rebind<uint8_t, DF> du8;
@@ -149,31 +196,33 @@ void DecodeColumn(const PackedNBits& b, int64_t j, int64_t e0, int64_t e1, float
   const float* s = b.scales.data() + j * b.blocks;
   const float* sz = b.scaled_zero.empty() ? nullptr : b.scaled_zero.data() + j * b.blocks;
   const auto one = [&](int64_t e) {
-    const uint8_t byte = col[(e / 32) * 16 + (e % 16)];
-    const int q = (e & 16) ? byte >> 4 : byte & 15;
+    const uint8_t byte = col[(e / G::kValues) * 16 + (e % 16)];
+    const int q = (byte >> (((e % G::kValues) / 16) * kBits)) & ((1 << kBits) - 1);
     const int64_t blk = e / b.block_size;
     const float value = kCodebook ? b.codebook[q] : static_cast<float>(q);
     return value * s[blk] - (sz != nullptr ? sz[blk] : 0.f);
   };
-  const auto mask = hn::Set(di, 15);
   int64_t e = e0;
   for (; e < e1 && e % 16 != 0; ++e) out[e - e0] = one(e);
   for (; e + 16 <= e1; e += 16) {
     const int64_t blk = e / b.block_size;
     const auto vs = hn::Set(df, s[blk]), vz = hn::Set(df, sz != nullptr ? sz[blk] : 0.f);
-    const uint8_t* src = col + (e / 32) * 16;
+    const uint64_t ue = static_cast<uint64_t>(e);  // e >= 0: shifts and masks, not signed division
+    const uint8_t* src = col + (ue / G::kValues) * 16;
+    const int slot = static_cast<int>((ue % G::kValues) / 16);
     for (int64_t l = 0; l < 16; l += kLanes) {
       const auto v = hn::PromoteTo(di, hn::LoadU(du8, src + l));
-      const auto q = (e & 16) ? hn::ShiftRight<4>(v) : hn::And(v, mask);
-      hn::StoreU(hn::MulSub(Value<kCodebook>(b, q), vs, vz), df, out + (e - e0) + l);
+      hn::StoreU(hn::MulSub(Value<kCodebook>(b, SliceAt<kBits>(v, slot)), vs, vz), df, out + (e - e0) + l);
     }
   }
   for (; e < e1; ++e) out[e - e0] = one(e);
 }
 
 void DecodeColumnImpl(const PackedNBits& b, int64_t j, int64_t e0, int64_t e1, float* out) {
-  if (b.codebook.empty()) return DecodeColumn<false>(b, j, e0, e1, out);
-  DecodeColumn<true>(b, j, e0, e1, out);
+  if (!b.codebook.empty()) return DecodeColumn<4, true>(b, j, e0, e1, out);
+  if (b.bits == 8) return DecodeColumn<8, false>(b, j, e0, e1, out);
+  if (b.bits == 2) return DecodeColumn<2, false>(b, j, e0, e1, out);
+  DecodeColumn<4, false>(b, j, e0, e1, out);
 }
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL

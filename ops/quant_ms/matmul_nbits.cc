@@ -1,9 +1,12 @@
-// com.microsoft MatMulNBits (version 1), bits = 4. Inputs: A [..., K] T1; B uint8 [N, blocks,
-// block_size / 2]; scales T1 [N * blocks]; zero_points (optional) uint8 packed two per byte
-// [N * ceil(blocks / 2)] or T1 [N * blocks]; g_idx (optional, int32 [K]) only when it is the
-// plain k / block_size; bias (optional) T1 [N]. Attributes K, N, bits, block_size, accuracy_level
-// (4 permits quantizing A to int8, which onnxflow does on CPUs with AVX-512 VNNI, as ONNX Runtime
-// does; other levels and CPUs compute in float).
+// com.microsoft MatMulNBits (version 1), bits 2, 4 or 8. Inputs: A [..., K] T1; B uint8 [N,
+// blocks, block_size * bits / 8], 8 / bits values a byte, the lowest bits first; scales T1
+// [N * blocks]; zero_points (optional) uint8 packed as B [N * ceil(blocks * bits / 8)] or T1
+// [N * blocks], default 2^(bits - 1); g_idx (optional, int32 [K]) only when it is the plain
+// k / block_size; bias (optional) T1 [N]. Attributes K, N, bits, block_size, accuracy_level (4
+// permits quantizing A to int8, which onnxflow does for 4-bit weights on CPUs with AVX-512 VNNI,
+// as ONNX Runtime does; other levels, bit widths and CPUs compute in float). Models mixing 4- and
+// 8-bit MatMulNBits (8 bits where 4 lose too much accuracy) are what ONNX Runtime's quantizer
+// writes for some LLMs.
 //
 // com.microsoft MatMulBnb4 (version 1): A [..., K] T1; B uint8, the N x K weights' 4-bit codes
 // flat (two a byte, the first in the high nibble); absmax T1, one per block_size codes. A weight
@@ -55,24 +58,27 @@ class NBitsPanels : public BPanelSource {
   const PackedNBits& b_;
 };
 
-// Where the 4-bit codes come from: MatMulNBits' B [N, blocks, block_size / 2] (value e of column
-// j in byte e / 2 of its row, the low nibble first), or MatMulBnb4's flat N x K codes (element
-// j * K + e, the high nibble first).
+// Where the codes come from: MatMulNBits' B [N, blocks, block_size * bits / 8] (value e of column
+// j in byte e * bits / 8 of its row, the lowest bits first), or MatMulBnb4's flat N x K 4-bit
+// codes (element j * K + e, the high nibble first).
 struct Codes {
   const uint8_t* data;
   int64_t row_bytes;  // MatMulNBits: bytes per column; MatMulBnb4: 0
   int64_t k;
+  int bits;
   int operator()(int64_t j, int64_t e) const {
     if (row_bytes > 0) {
-      const uint8_t byte = data[j * row_bytes + e / 2];
-      return (e & 1) ? byte >> 4 : byte & 15;
+      const int per = 8 / bits;
+      const uint8_t byte = data[j * row_bytes + e / per];
+      return (byte >> ((e % per) * bits)) & ((1 << bits) - 1);
     }
     const int64_t i = j * k + e;
     return (i & 1) ? data[i / 2] & 15 : data[i / 2] >> 4;
   }
 };
 
-void SetSizes(int64_t k, int64_t n, int64_t block_size, bool int8, PackedNBits* p) {
+void SetSizes(int64_t k, int64_t n, int64_t block_size, int bits, bool int8, PackedNBits* p) {
+  p->bits = bits;
   p->k = k;
   p->n = n;
   p->block_size = block_size;
@@ -88,11 +94,12 @@ void PackCodes(const Codes& codes, const float* sc, const float* zf, PackedNBits
   const int64_t k = p.k, n = p.n;
   if (!p.int8) {
     p.q.assign(n * p.column_bytes(), 0);
+    const int64_t group = p.group_values();
     for (int64_t j = 0; j < n; ++j) {
       uint8_t* col = p.q.data() + j * p.column_bytes();
       for (int64_t e = 0; e < k; ++e) {
         const int q = codes(j, e);
-        col[(e / 32) * 16 + (e % 16)] |= static_cast<uint8_t>((e & 16) ? q << 4 : q);
+        col[(e / group) * 16 + (e % 16)] |= static_cast<uint8_t>(q << (((e % group) / 16) * p.bits));
       }
     }
     p.scales.assign(sc, sc + n * p.blocks);
@@ -138,13 +145,14 @@ void PackCodes(const Codes& codes, const float* sc, const float* zf, PackedNBits
 }
 
 // MatMulNBits' inputs checked and packed.
-Status PackNBits(int64_t k, int64_t n, int64_t block_size, bool int8, const Tensor& b, const Tensor& scales,
-                 const Tensor* zero_points, PackedNBits* out) {
+Status PackNBits(int64_t k, int64_t n, int64_t block_size, int bits, bool int8, const Tensor& b,
+                 const Tensor& scales, const Tensor* zero_points, PackedNBits* out) {
   PackedNBits& p = *out;
-  SetSizes(k, n, block_size, int8, &p);
-  const int64_t blob = block_size / 2;
+  SetSizes(k, n, block_size, bits, int8, &p);
+  const int per = 8 / bits;
+  const int64_t blob = block_size / per;
   if (b.dtype() != DataType::kUint8 || b.size() != n * p.blocks * blob) {
-    return InvalidArgument("input 'B' must be uint8 with N * ceil(K / block_size) * block_size / 2 = " +
+    return InvalidArgument("input 'B' must be uint8 with N * ceil(K / block_size) * block_size * bits / 8 = " +
                            std::to_string(n * p.blocks * blob) + " elements, got " + DataTypeName(b.dtype()) + " " +
                            ShapeToString(b.shape()));
   }
@@ -153,32 +161,30 @@ Status PackNBits(int64_t k, int64_t n, int64_t block_size, bool int8, const Tens
                            std::to_string(n * p.blocks) + " elements, got " + DataTypeName(scales.dtype()) + " " +
                            ShapeToString(scales.shape()));
   }
-  const int64_t zp_bytes = (p.blocks + 1) / 2;
+  const int64_t zp_bytes = (p.blocks + per - 1) / per;
   if (zero_points != nullptr) {
     const bool packed = zero_points->dtype() == DataType::kUint8 && zero_points->size() == n * zp_bytes;
     const bool floats = zero_points->dtype() == scales.dtype() && zero_points->size() == n * p.blocks;
     if (!packed && !floats) {
-      return InvalidArgument("input 'zero_points' must be uint8 [N * ceil(blocks / 2)] = " +
+      return InvalidArgument("input 'zero_points' must be uint8 [N * ceil(blocks * bits / 8)] = " +
                              std::to_string(n * zp_bytes) + " or of the scales' type [N * blocks] = " +
                              std::to_string(n * p.blocks) + ", got " + DataTypeName(zero_points->dtype()) + " " +
                              ShapeToString(zero_points->shape()));
     }
   }
-  // The zero points as floats [n, blocks], 8 when none are given.
-  std::vector<float> zf(n * p.blocks, 8.f);
+  // The zero points as floats [n, blocks], 2^(bits - 1) when none are given.
+  std::vector<float> zf(n * p.blocks, static_cast<float>(1 << (bits - 1)));
   if (zero_points != nullptr && zero_points->dtype() == DataType::kUint8) {
+    const Codes zeros{zero_points->data<uint8_t>(), zp_bytes, p.blocks, bits};
     for (int64_t j = 0; j < n; ++j) {
-      for (int64_t blk = 0; blk < p.blocks; ++blk) {
-        const uint8_t byte = zero_points->data<uint8_t>()[j * zp_bytes + blk / 2];
-        zf[j * p.blocks + blk] = static_cast<float>((blk & 1) ? byte >> 4 : byte & 15);
-      }
+      for (int64_t blk = 0; blk < p.blocks; ++blk) zf[j * p.blocks + blk] = static_cast<float>(zeros(j, blk));
     }
   } else if (zero_points != nullptr) {
     const FloatIn z(*zero_points);
     std::copy(z.data, z.data + n * p.blocks, zf.begin());
   }
   const FloatIn sc(scales);
-  PackCodes(Codes{b.data<uint8_t>(), p.blocks * blob, k}, sc.data, zf.data(), &p);
+  PackCodes(Codes{b.data<uint8_t>(), p.blocks * blob, k, bits}, sc.data, zf.data(), &p);
   return Status::Ok();
 }
 
@@ -194,7 +200,7 @@ Status PackBnb4(int64_t k, int64_t n, int64_t block_size, int64_t quant_type, co
                                      0.0795802996f,  0.1609302014f,  0.2461123019f,  0.3379152417f,
                                      0.4407098293f,  0.5626170039f,  0.7229568362f,  1.f};
   PackedNBits& p = *out;
-  SetSizes(k, n, block_size, false, &p);
+  SetSizes(k, n, block_size, 4, false, &p);
   if (b.dtype() != DataType::kUint8 || b.size() != (n * k + 1) / 2) {
     return InvalidArgument("input 'B' must be uint8 with ceil(N * K / 2) = " + std::to_string((n * k + 1) / 2) +
                            " elements, got " + DataTypeName(b.dtype()) + " " + ShapeToString(b.shape()));
@@ -206,7 +212,7 @@ Status PackBnb4(int64_t k, int64_t n, int64_t block_size, int64_t quant_type, co
   }
   p.codebook.assign(quant_type == 0 ? kFp4 : kNf4, (quant_type == 0 ? kFp4 : kNf4) + 16);
   const FloatIn sc(absmax);
-  PackCodes(Codes{b.data<uint8_t>(), 0, k}, sc.data, nullptr, &p);
+  PackCodes(Codes{b.data<uint8_t>(), 0, k, 4}, sc.data, nullptr, &p);
   return Status::Ok();
 }
 
@@ -223,9 +229,12 @@ class MatMulNBitsKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(k->n_, info.RequireInt("N"));
     ONNXFLOW_ASSIGN_OR_RETURN(k->block_size_, info.RequireInt("block_size"));
     const int64_t bits = info.GetInt("bits", 4);
-    // accuracy_level 4 permits quantizing A to int8: done where the int8 kernel runs.
-    k->int8_ = info.GetInt("accuracy_level", 0) == 4 && NBitsInt8Available();
-    if (bits != 4) return Unimplemented("MatMulNBits with bits = " + std::to_string(bits) + " (only 4)");
+    if (bits != 2 && bits != 4 && bits != 8) {
+      return Unimplemented("MatMulNBits with bits = " + std::to_string(bits) + " (2, 4 and 8 run)");
+    }
+    k->bits_ = static_cast<int>(bits);
+    // accuracy_level 4 permits quantizing A to int8: done where the int8 kernel runs (4-bit B).
+    k->int8_ = info.GetInt("accuracy_level", 0) == 4 && bits == 4 && NBitsInt8Available();
     if (k->k_ <= 0 || k->n_ <= 0) return InvalidArgument("attributes K and N must be positive");
     if (k->block_size_ < 16 || (k->block_size_ & (k->block_size_ - 1)) != 0) {
       return InvalidArgument("attribute block_size must be a power of 2 and at least 16, got " +
@@ -319,7 +328,7 @@ class MatMulNBitsKernel : public OpKernel {
 
   Status Pack(const Tensor& b, const Tensor& s, const Tensor* zero_points, PackedNBits* out) const {
     if (quant_type_ >= 0) return PackBnb4(k_, n_, block_size_, quant_type_, b, s, out);
-    return PackNBits(k_, n_, block_size_, int8_, b, s, zero_points, out);
+    return PackNBits(k_, n_, block_size_, bits_, int8_, b, s, zero_points, out);
   }
 
   // B packed at load when it and its scales (and zero points) are constants; else at every run.
@@ -383,6 +392,7 @@ class MatMulNBitsKernel : public OpKernel {
 
   int64_t k_ = 0, n_ = 0, block_size_ = 0;
   int64_t quant_type_ = -1;  // MatMulBnb4's codebook (0 FP4, 1 NF4); -1 for MatMulNBits
+  int bits_ = 4;
   bool int8_ = false;  // accuracy_level 4 where the int8 kernel runs: B in its layout
   std::shared_ptr<PackedNBits> packed_;  // null when B, scales or zero points are not constants
 };

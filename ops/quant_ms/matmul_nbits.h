@@ -1,14 +1,17 @@
-// com.microsoft MatMulNBits with bits = 4: Y = A * dequantize(B)^T (+ bias), B given as N rows of
-// K 4-bit values in blocks of block_size with one scale (and zero point, default 8) per block; and
+// com.microsoft MatMulNBits with bits 2, 4 or 8: Y = A * dequantize(B)^T (+ bias), B given as N
+// rows of K values in blocks of block_size with one scale (and zero point, default 2^(bits - 1))
+// per block; and
 // MatMulBnb4, whose 4-bit codes index a 16-value codebook (FP4 or NF4) times the block's absmax.
 //
 // The 4-bit weights stay 4-bit in memory, repacked once at load into the layout of the kernel
 // that will read them (one of two, so B is held once):
 //
-// - Float (accuracy_level 0-3, or a CPU without AVX-512 VNNI): per column in groups of 32 values,
-//   byte j of a group holds value j in its low nibble and value j + 16 in its high one, so one
-//   16-byte load widened to 32-bit lanes gives 16 consecutive values with an AND and the next 16
-//   with a shift. Dequantization is folded out of the inner loop: with w = q * s - s * z,
+// - Float (accuracy_level 0-3, a CPU without AVX-512 VNNI, or bits 2 and 8): per column in groups
+//   of 16 bytes holding 8 / bits slices of 16 consecutive values, slice s in bits [s * bits,
+//   (s + 1) * bits) of every byte (4 bits: byte j holds value j in its low nibble and value
+//   j + 16 in its high one), so one 16-byte load widened to 32-bit lanes gives 16 consecutive
+//   values per slice with a shift and an AND. Dequantization is folded out of the inner loop:
+//   with w = q * s - s * z,
 //     y[n] = sum_b s[n,b] * dot(a_b, q_b) - sum_b (s * z)[n,b] * sum(a_b).
 //
 // - Int8 (accuracy_level 4 on AVX-512 VNNI): A is quantized to int8 per block as ONNX Runtime's
@@ -31,6 +34,7 @@ namespace quant_ms {
 
 struct PackedNBits {
   int64_t k = 0, n = 0, block_size = 0, blocks = 0;
+  int bits = 4;                  // 2, 4 or 8 (the int8 layout: 4)
   int64_t k_padded = 0;          // blocks * block_size
   bool int8 = false;             // the int8 layout (else the float one)
   std::vector<uint8_t> q;        // the weights in the layout above
@@ -45,8 +49,9 @@ struct PackedNBits {
   int uniform_zero = -1;
   std::vector<uint8_t> zero_bytes;
 
-  // Float layout: the bytes of a column (whole groups of 32 values).
-  int64_t column_bytes() const { return (k_padded + 31) / 32 * 16; }
+  // Float layout: the values of a 16-byte group, and the bytes of a column (whole groups).
+  int64_t group_values() const { return 16 * (8 / bits); }
+  int64_t column_bytes() const { return (k_padded + group_values() - 1) / group_values() * 16; }
   const uint8_t* column(int64_t j) const { return q.data() + j * column_bytes(); }
   // Int8 layout.
   static constexpr int64_t kPanelVecs = 4;

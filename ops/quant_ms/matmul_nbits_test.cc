@@ -40,36 +40,37 @@ float Element(const Tensor& y, int64_t i) {
 }
 
 void Check(int64_t m, int64_t k, int64_t n, int64_t block, Zp zp, bool bias, int threads, int64_t accuracy = 0,
-           bool half = false) {
-  std::mt19937 rng(static_cast<uint32_t>(m * 131 + k * 7 + n + block));
+           bool half = false, int bits = 4) {
+  std::mt19937 rng(static_cast<uint32_t>(m * 131 + k * 7 + n + block + bits));
   std::uniform_real_distribution<float> uni(-1, 1);
-  const int64_t blocks = (k + block - 1) / block, blob = block / 2;
-  std::vector<uint8_t> qv(n * blocks * block, 0);  // 4-bit values, zero past k
-  std::vector<uint8_t> b(n * blocks * blob, 0);
+  const int per = 8 / bits, top = (1 << bits) - 1;
+  const int64_t blocks = (k + block - 1) / block, blob = block / per;
+  std::vector<uint8_t> qv(n * blocks * block, 0);  // the values, zero past k
+  std::vector<uint8_t> b(n * blocks * blob, 0);    // per bytes, the lowest bits first
   for (int64_t j = 0; j < n; ++j)
     for (int64_t e = 0; e < k; ++e) {
-      const uint8_t q = rng() & 15;
+      const uint8_t q = rng() & top;
       qv[j * blocks * block + e] = q;
-      b[j * blocks * blob + e / 2] |= (e & 1) ? q << 4 : q;
+      b[j * blocks * blob + e / per] |= q << ((e % per) * bits);
     }
-  std::vector<float> scales(n * blocks), zf(n * blocks, 8.f), a(m * k), bias_v(n);
+  std::vector<float> scales(n * blocks), zf(n * blocks, static_cast<float>(1 << (bits - 1))), a(m * k), bias_v(n);
   for (auto& s : scales) s = 0.01f + 0.05f * std::abs(uni(rng));
   for (auto& x : a) x = uni(rng);
   for (auto& x : bias_v) x = uni(rng);
-  const int64_t zp_bytes = (blocks + 1) / 2;
+  const int64_t zp_bytes = (blocks + per - 1) / per;
   std::vector<uint8_t> zpacked(n * zp_bytes, 0);
   for (int64_t j = 0; j < n; ++j)
     for (int64_t blk = 0; blk < blocks; ++blk) {
-      const uint8_t z = rng() & 15;
+      const uint8_t z = rng() & top;
       if (zp == Zp::kPacked) {
         zf[j * blocks + blk] = z;
-        zpacked[j * zp_bytes + blk / 2] |= (blk & 1) ? z << 4 : z;
+        zpacked[j * zp_bytes + blk / per] |= z << ((blk % per) * bits);
       } else if (zp == Zp::kFloat) {
         zf[j * blocks + blk] = static_cast<float>(z) + 0.25f;
       }
     }
   OpTest test("MatMulNBits", 1, "com.microsoft");
-  test.Attr("K", k).Attr("N", n).Attr("bits", int64_t{4}).Attr("block_size", block);
+  test.Attr("K", k).Attr("N", n).Attr("bits", int64_t{bits}).Attr("block_size", block);
   test.Input(Floats({m, k}, a, half))
       .Input(Tensor::FromVector<uint8_t>({n, blocks, blob}, b))
       .Input(Floats({n * blocks}, scales, half));
@@ -130,6 +131,18 @@ TEST_P(MatMulNBitsSimd, SeveralRowsThroughTheGemm) {
   Check(7, 300, 70, 32, Zp::kPacked, true, 1);  // the GEMM's K blocks of 150 start inside a group
   Check(33, 128, 65, 16, Zp::kFloat, false, 2);
   Check(5, 512, 40, 128, Zp::kNone, true, 2);
+}
+
+// 8- and 2-bit weights: one and four values a byte; the float kernels for any accuracy_level.
+// Blocks of 16 and 32 lie inside one 2-bit group of 64 values; K not a multiple of the block.
+TEST_P(MatMulNBitsSimd, EightAndTwoBits) {
+  for (int bits : {8, 2}) {
+    Check(1, 256, 37, 32, Zp::kPacked, true, 1, 0, false, bits);
+    Check(1, 200, 9, 16, Zp::kNone, false, 2, 4, false, bits);
+    Check(1, 512, 20, 128, Zp::kFloat, false, 1, 0, false, bits);
+    Check(6, 300, 40, 64, Zp::kPacked, true, 2, 0, false, bits);   // the GEMM's panels
+    Check(5, 96, 13, 16, Zp::kNone, false, 1, 4, true, bits);      // float16
+  }
 }
 
 // q4f16 models: A, scales, float zero points and bias in float16, Y in float16 (computed in float).
@@ -215,7 +228,7 @@ TEST(MatMulNBits, RefusesWhatItDoesNotRun) {
       .Input(Tensor::FromVector<float>({1}, {1.f}));
   auto r = bits.Run(RegisterQuantMsKernels);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().ToString().find("bits = 3 (only 4)"), std::string::npos) << r.status().ToString();
+  EXPECT_NE(r.status().ToString().find("bits = 3 (2, 4 and 8 run)"), std::string::npos) << r.status().ToString();
 
   OpTest shape("MatMulNBits", 1, "com.microsoft");
   shape.Attr("K", int64_t{32}).Attr("N", int64_t{2}).Attr("block_size", int64_t{32});
@@ -224,7 +237,7 @@ TEST(MatMulNBits, RefusesWhatItDoesNotRun) {
       .Input(Tensor::FromVector<float>({2}, {1.f, 1.f}));
   r = shape.Run(RegisterQuantMsKernels);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().ToString().find("input 'B' must be uint8 with N * ceil(K / block_size) * block_size / 2 = 32"),
+  EXPECT_NE(r.status().ToString().find("input 'B' must be uint8 with N * ceil(K / block_size) * block_size * bits / 8 = 32"),
             std::string::npos)
       << r.status().ToString();
 }
