@@ -293,14 +293,16 @@ inline int32_t Load4(const int8_t* p) {
 // machine); from L3 about 6% faster; 8 KiB ahead was no better.
 constexpr int64_t kPrefetchBytes = 4096, kPrefetchBlocks = 4;
 
-// kRows rows of A by one panel of kVecs vectors of 16 columns. Per 8 values of K and vector: one
-// 64-byte load, two ANDs (the high nibbles stay in place, 16 times their value: their sum is
-// shifted down once per block, which is exact), two vpdpbusd per row with 4 values of A broadcast.
-// Low and high nibbles have accumulators of their own: 2 * kVecs independent chains per row.
-template <int kVecs, int kRows, int kZero>
+// kRows rows of A by one panel of kVecs vectors of 16 columns. Per 8 values of K and vector, 4-bit
+// B: one 64-byte load, two ANDs (the high nibbles stay in place, 16 times their value: their sum
+// is shifted down once per block, which is exact), two vpdpbusd per row with 4 values of A
+// broadcast; 8-bit B (kEight): two 64-byte loads of whole bytes, the same two vpdpbusd. The two
+// halves have accumulators of their own: 2 * kVecs independent chains per row.
+template <int kVecs, int kRows, int kZero, bool kEight>
 ONNXFLOW_NBITS_VNNI_ATTR HWY_NOINLINE void PanelInt8(const PackedNBits& b, const NBitsQuantA& qa, int64_t i0,
                                                      int64_t p, const float* bias, float* y) {
   constexpr int64_t kCols = kVecs * 16;
+  constexpr int64_t kLines = kEight ? 2 : 1;  // 64-byte lines per vector and 8 values of K
   const int64_t steps = b.block_size / 8, kp = b.k_padded, n = b.n;
   const uint8_t* bq = b.q.data() + b.panel_q(p);
   const float* sc = b.scales.data() + b.panel_blocks(p);
@@ -339,7 +341,7 @@ ONNXFLOW_NBITS_VNNI_ATTR HWY_NOINLINE void PanelInt8(const PackedNBits& b, const
         }
       }
     }
-    const uint8_t* bb = bq + blk * steps * kCols * 4;
+    const uint8_t* bb = bq + blk * steps * kCols * 4 * kLines;
     for (int64_t t = 0; t < steps; ++t) {
       __m512i a_lo[kRows], a_hi[kRows];
 #pragma GCC unroll 2
@@ -350,10 +352,18 @@ ONNXFLOW_NBITS_VNNI_ATTR HWY_NOINLINE void PanelInt8(const PackedNBits& b, const
       }
 #pragma GCC unroll 4
       for (int v = 0; v < kVecs; ++v) {
-        const uint8_t* line = bb + (t * kVecs + v) * 64;
+        const uint8_t* line = bb + (t * kVecs + v) * 64 * kLines;
         _mm_prefetch(reinterpret_cast<const char*>(line + kPrefetchBytes), _MM_HINT_T0);
-        const __m512i raw = _mm512_loadu_si512(line);
-        const __m512i l = _mm512_and_si512(raw, lo_mask), h = _mm512_and_si512(raw, hi_mask);
+        __m512i l, h;
+        if constexpr (kEight) {
+          _mm_prefetch(reinterpret_cast<const char*>(line + 64 + kPrefetchBytes), _MM_HINT_T0);
+          l = _mm512_loadu_si512(line);
+          h = _mm512_loadu_si512(line + 64);
+        } else {
+          const __m512i raw = _mm512_loadu_si512(line);
+          l = _mm512_and_si512(raw, lo_mask);
+          h = _mm512_and_si512(raw, hi_mask);
+        }
 #pragma GCC unroll 2
         for (int r = 0; r < kRows; ++r) {
           lo[r][v] = _mm512_dpbusd_epi32(lo[r][v], l, a_lo[r]);
@@ -367,7 +377,7 @@ ONNXFLOW_NBITS_VNNI_ATTR HWY_NOINLINE void PanelInt8(const PackedNBits& b, const
       const __m512 s = _mm512_loadu_ps(sc + blk * kCols + 16 * v);
 #pragma GCC unroll 2
       for (int r = 0; r < kRows; ++r) {
-        const __m512i dot = _mm512_add_epi32(lo[r][v], _mm512_srai_epi32(hi[r][v], 4));
+        const __m512i dot = _mm512_add_epi32(lo[r][v], kEight ? hi[r][v] : _mm512_srai_epi32(hi[r][v], 4));
         const __m512 sa = _mm512_set1_ps(qa.scale[(i0 + r) * b.blocks + blk]);
         total[r][v] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(s, sa), total[r][v]);
         if (kZero == kFloatZeros) {
@@ -384,18 +394,18 @@ ONNXFLOW_NBITS_VNNI_ATTR HWY_NOINLINE void PanelInt8(const PackedNBits& b, const
   }
 }
 
-template <int kRows, int kZero>
+template <int kRows, int kZero, bool kEight>
 void PanelInt8Vecs(int64_t vecs, const PackedNBits& b, const NBitsQuantA& qa, int64_t i0, int64_t p,
                    const float* bias, float* y) {
   switch (vecs) {
-    case 4: return PanelInt8<4, kRows, kZero>(b, qa, i0, p, bias, y);
-    case 3: return PanelInt8<3, kRows, kZero>(b, qa, i0, p, bias, y);
-    case 2: return PanelInt8<2, kRows, kZero>(b, qa, i0, p, bias, y);
-    default: return PanelInt8<1, kRows, kZero>(b, qa, i0, p, bias, y);
+    case 4: return PanelInt8<4, kRows, kZero, kEight>(b, qa, i0, p, bias, y);
+    case 3: return PanelInt8<3, kRows, kZero, kEight>(b, qa, i0, p, bias, y);
+    case 2: return PanelInt8<2, kRows, kZero, kEight>(b, qa, i0, p, bias, y);
+    default: return PanelInt8<1, kRows, kZero, kEight>(b, qa, i0, p, bias, y);
   }
 }
 
-template <int kZero>
+template <int kZero, bool kEight>
 void Int8Panels(const PackedNBits& b, const NBitsQuantA& qa, int64_t m, int64_t p0, int64_t p1, const float* bias,
                 float* y) {
   // Panels outside, rows inside: a panel (64 columns, 32 KiB at K = 1024) stays in L2 for every
@@ -403,16 +413,23 @@ void Int8Panels(const PackedNBits& b, const NBitsQuantA& qa, int64_t m, int64_t 
   for (int64_t p = p0; p < p1; ++p) {
     const int64_t vecs = b.panel_vecs(p);
     int64_t i = 0;
-    for (; i + 2 <= m; i += 2) PanelInt8Vecs<2, kZero>(vecs, b, qa, i, p, bias, y);
-    if (i < m) PanelInt8Vecs<1, kZero>(vecs, b, qa, i, p, bias, y);
+    for (; i + 2 <= m; i += 2) PanelInt8Vecs<2, kZero, kEight>(vecs, b, qa, i, p, bias, y);
+    if (i < m) PanelInt8Vecs<1, kZero, kEight>(vecs, b, qa, i, p, bias, y);
   }
+}
+
+template <bool kEight>
+void Int8Zeros(const PackedNBits& b, const NBitsQuantA& qa, int64_t m, int64_t p0, int64_t p1, const float* bias,
+               float* y) {
+  if (b.uniform_zero >= 0) return Int8Panels<kUniformZero, kEight>(b, qa, m, p0, p1, bias, y);
+  if (!b.zero_bytes.empty()) return Int8Panels<kByteZeros, kEight>(b, qa, m, p0, p1, bias, y);
+  Int8Panels<kFloatZeros, kEight>(b, qa, m, p0, p1, bias, y);
 }
 
 void Int8Impl(const PackedNBits& b, const NBitsQuantA& qa, int64_t m, int64_t p0, int64_t p1, const float* bias,
               float* y) {
-  if (b.uniform_zero >= 0) return Int8Panels<kUniformZero>(b, qa, m, p0, p1, bias, y);
-  if (!b.zero_bytes.empty()) return Int8Panels<kByteZeros>(b, qa, m, p0, p1, bias, y);
-  Int8Panels<kFloatZeros>(b, qa, m, p0, p1, bias, y);
+  if (b.bits == 8) return Int8Zeros<true>(b, qa, m, p0, p1, bias, y);
+  Int8Zeros<false>(b, qa, m, p0, p1, bias, y);
 }
 #else
 // Other targets compute accuracy_level 4 in float: these are never called (Int8KernelImpl is false).

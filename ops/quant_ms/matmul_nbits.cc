@@ -3,10 +3,10 @@
 // [N * blocks]; zero_points (optional) uint8 packed as B [N * ceil(blocks * bits / 8)] or T1
 // [N * blocks], default 2^(bits - 1); g_idx (optional, int32 [K]) only when it is the plain
 // k / block_size; bias (optional) T1 [N]. Attributes K, N, bits, block_size, accuracy_level (4
-// permits quantizing A to int8, which onnxflow does for 4-bit weights on CPUs with AVX-512 VNNI,
-// as ONNX Runtime does; other levels, bit widths and CPUs compute in float). Models mixing 4- and
-// 8-bit MatMulNBits (8 bits where 4 lose too much accuracy) are what ONNX Runtime's quantizer
-// writes for some LLMs.
+// permits quantizing A to int8, which onnxflow does for 4- and 8-bit weights on CPUs with AVX-512
+// VNNI, as ONNX Runtime does; other levels, 2 bits and other CPUs compute in float). Models mixing
+// 4- and 8-bit MatMulNBits (8 bits where 4 lose too much accuracy) are what ONNX Runtime's
+// quantizer writes for some LLMs.
 //
 // com.microsoft MatMulBnb4 (version 1): A [..., K] T1; B uint8, the N x K weights' 4-bit codes
 // flat (two a byte, the first in the high nibble); absmax T1, one per block_size codes. A weight
@@ -117,7 +117,7 @@ void PackCodes(const Codes& codes, const float* sc, const float* zf, PackedNBits
   }
   // The int8 layout (matmul_nbits.h); columns past n stay zero (scale 0).
   const int64_t per_block = p.vecs() * 16 * p.blocks;
-  p.q.assign(p.vecs() * 64 * (p.k_padded / 8), 0);
+  p.q.assign(p.vecs() * p.line_bytes() * (p.k_padded / 8), 0);
   p.scales.assign(per_block, 0.f);
   if (integer_zeros && uniform && n * p.blocks > 0) {
     p.uniform_zero = static_cast<int>(zf[0]);
@@ -129,10 +129,12 @@ void PackCodes(const Codes& codes, const float* sc, const float* zf, PackedNBits
   for (int64_t j = 0; j < n; ++j) {
     const int64_t panel = j / (PackedNBits::kPanelVecs * 16), vecs = p.panel_vecs(panel);
     const int64_t v = (j / 16) % PackedNBits::kPanelVecs, lane = j % 16;
-    uint8_t* dst = p.q.data() + p.panel_q(panel) + v * 64 + lane * 4;
-    for (int64_t e = 0; e < k; ++e) {  // value e: step e / 8 of the panel, byte e % 4, high nibble for e % 8 >= 4
-      const int q = codes(j, e);
-      dst[(e / 8) * vecs * 64 + (e % 4)] |= static_cast<uint8_t>((e & 4) ? q << 4 : q);
+    const int64_t line = p.line_bytes();
+    uint8_t* dst = p.q.data() + p.panel_q(panel) + v * line + lane * 4;
+    for (int64_t e = 0; e < k; ++e) {  // value e: step e / 8 of the panel, byte e % 4 of the lane,
+      const int q = codes(j, e);        // e % 8 >= 4 in the high nibble (8 bits: the second line)
+      uint8_t& at = dst[(e / 8) * vecs * line + (p.bits == 8 && (e & 4) ? 64 : 0) + (e % 4)];
+      at |= static_cast<uint8_t>(p.bits == 4 && (e & 4) ? q << 4 : q);
     }
     for (int64_t blk = 0; blk < p.blocks; ++blk) {
       const int64_t at = p.panel_blocks(panel) + blk * vecs * 16 + v * 16 + lane;
@@ -233,8 +235,8 @@ class MatMulNBitsKernel : public OpKernel {
       return Unimplemented("MatMulNBits with bits = " + std::to_string(bits) + " (2, 4 and 8 run)");
     }
     k->bits_ = static_cast<int>(bits);
-    // accuracy_level 4 permits quantizing A to int8: done where the int8 kernel runs (4-bit B).
-    k->int8_ = info.GetInt("accuracy_level", 0) == 4 && bits == 4 && NBitsInt8Available();
+    // accuracy_level 4 permits quantizing A to int8: done where the int8 kernel runs (4- and 8-bit B).
+    k->int8_ = info.GetInt("accuracy_level", 0) == 4 && bits != 2 && NBitsInt8Available();
     if (k->k_ <= 0 || k->n_ <= 0) return InvalidArgument("attributes K and N must be positive");
     if (k->block_size_ < 16 || (k->block_size_ & (k->block_size_ - 1)) != 0) {
       return InvalidArgument("attribute block_size must be a power of 2 and at least 16, got " +

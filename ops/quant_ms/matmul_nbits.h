@@ -6,7 +6,7 @@
 // The 4-bit weights stay 4-bit in memory, repacked once at load into the layout of the kernel
 // that will read them (one of two, so B is held once):
 //
-// - Float (accuracy_level 0-3, a CPU without AVX-512 VNNI, or bits 2 and 8): per column in groups
+// - Float (accuracy_level 0-3, a CPU without AVX-512 VNNI, or 2-bit B): per column in groups
 //   of 16 bytes holding 8 / bits slices of 16 consecutive values, slice s in bits [s * bits,
 //   (s + 1) * bits) of every byte (4 bits: byte j holds value j in its low nibble and value
 //   j + 16 in its high one), so one 16-byte load widened to 32-bit lanes gives 16 consecutive
@@ -16,7 +16,8 @@
 //
 // - Int8 (accuracy_level 4 on AVX-512 VNNI): A is quantized to int8 per block as ONNX Runtime's
 //   CompInt8 does, and one 32-bit lane is one column: per 8 values of K, a 64-byte vector holds
-//   16 columns, byte i of a lane value i in its low nibble and value 4 + i in its high one. Then
+//   16 columns, byte i of a lane value i in its low nibble and value 4 + i in its high one (8-bit
+//   B: two such vectors, values 0-3 a byte each in the first, 4-7 in the second). Then
 //   one vpdpbusd multiplies 16 columns by 4 values of A broadcast to every lane, and the block's
 //   scales and zero points are one vector load each (16 columns), applied once per block in
 //   registers. Columns come in panels of 4 such vectors (64 columns) interleaved per 8 values,
@@ -34,7 +35,7 @@ namespace quant_ms {
 
 struct PackedNBits {
   int64_t k = 0, n = 0, block_size = 0, blocks = 0;
-  int bits = 4;                  // 2, 4 or 8 (the int8 layout: 4)
+  int bits = 4;                  // 2, 4 or 8 (the int8 layout: 4 or 8)
   int64_t k_padded = 0;          // blocks * block_size
   bool int8 = false;             // the int8 layout (else the float one)
   std::vector<uint8_t> q;        // the weights in the layout above
@@ -53,13 +54,15 @@ struct PackedNBits {
   int64_t group_values() const { return 16 * (8 / bits); }
   int64_t column_bytes() const { return (k_padded + group_values() - 1) / group_values() * 16; }
   const uint8_t* column(int64_t j) const { return q.data() + j * column_bytes(); }
-  // Int8 layout.
+  // Int8 layout: per 8 values of K and vector of 16 columns, one 64-byte line (4 bits) or two
+  // (8 bits: values 0-3 of each column in the first, 4-7 in the second, a byte each).
   static constexpr int64_t kPanelVecs = 4;
+  int64_t line_bytes() const { return bits == 8 ? 128 : 64; }
   int64_t vecs() const { return (n + 15) / 16; }
   int64_t panels() const { return (vecs() + kPanelVecs - 1) / kPanelVecs; }
   int64_t panel_vecs(int64_t p) const { return vecs() - p * kPanelVecs < kPanelVecs ? vecs() - p * kPanelVecs : kPanelVecs; }
   // Offsets of panel p in q (bytes) and in the per-block arrays (elements).
-  int64_t panel_q(int64_t p) const { return p * kPanelVecs * 64 * (k_padded / 8); }
+  int64_t panel_q(int64_t p) const { return p * kPanelVecs * line_bytes() * (k_padded / 8); }
   int64_t panel_blocks(int64_t p) const { return p * kPanelVecs * 16 * blocks; }
 };
 

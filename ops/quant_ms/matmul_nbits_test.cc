@@ -70,7 +70,7 @@ void Check(int64_t m, int64_t k, int64_t n, int64_t block, Zp zp, bool bias, int
       }
     }
   OpTest test("MatMulNBits", 1, "com.microsoft");
-  test.Attr("K", k).Attr("N", n).Attr("bits", int64_t{bits}).Attr("block_size", block);
+  test.Attr("K", k).Attr("N", n).Attr("bits", int64_t{bits}).Attr("block_size", block).Attr("accuracy_level", accuracy);
   test.Input(Floats({m, k}, a, half))
       .Input(Tensor::FromVector<uint8_t>({n, blocks, blob}, b))
       .Input(Floats({n * blocks}, scales, half));
@@ -133,12 +133,15 @@ TEST_P(MatMulNBitsSimd, SeveralRowsThroughTheGemm) {
   Check(5, 512, 40, 128, Zp::kNone, true, 2);
 }
 
-// 8- and 2-bit weights: one and four values a byte; the float kernels for any accuracy_level.
-// Blocks of 16 and 32 lie inside one 2-bit group of 64 values; K not a multiple of the block.
+// 8- and 2-bit weights: one and four values a byte. Blocks of 16 and 32 lie inside one 2-bit
+// group of 64 values; K not a multiple of the block. accuracy_level 4 runs the int8 kernel for 8
+// bits (two lines per step; every zero-point kind, rows in pairs and alone), float for 2.
 TEST_P(MatMulNBitsSimd, EightAndTwoBits) {
   for (int bits : {8, 2}) {
     Check(1, 256, 37, 32, Zp::kPacked, true, 1, 0, false, bits);
     Check(1, 200, 9, 16, Zp::kNone, false, 2, 4, false, bits);
+    Check(3, 256, 70, 32, Zp::kPacked, true, 1, 4, false, bits);
+    Check(2, 128, 20, 64, Zp::kFloat, false, 2, 4, false, bits);
     Check(1, 512, 20, 128, Zp::kFloat, false, 1, 0, false, bits);
     Check(6, 300, 40, 64, Zp::kPacked, true, 2, 0, false, bits);   // the GEMM's panels
     Check(5, 96, 13, 16, Zp::kNone, false, 1, 4, true, bits);      // float16
