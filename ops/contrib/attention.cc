@@ -3,6 +3,7 @@
 // GroupQueryAttention (LLaMA-style decoders: fewer KV heads, rotary embedding, a cache written at
 // each batch entry's own length), all on RunAttention (attention_core.h). Inputs of float16 and
 // bfloat16 compute in float.
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -609,7 +610,10 @@ class GroupQueryAttentionKernel : public OpKernel {
     p.scale = scale_ != 0.0f ? scale_ : 1.0f / std::sqrt(static_cast<float>(hs));
     p.softcap = softcap_;
     p.causal = causal_;
-    p.window = local_window_;
+    // local_window_size W: each query sees its own key and the W - 1 before it (ONNX Runtime's
+    // CPU kernel and the sliding windows of Mistral-style models); W = 0 leaves no key at all, and
+    // ONNX Runtime writes zeros there.
+    p.window = local_window_ > 0 ? local_window_ - 1 : -1;
     p.q_offset = past_lens;
     p.key_end = totals;
     p.mask_value = -std::numeric_limits<float>::infinity();
@@ -632,7 +636,11 @@ class GroupQueryAttentionKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, q->dtype(), {batch, seq, d}));
     FloatOut out(y);
     p.out = {out.data, seq * d, hs, d};
-    RunAttention(p, ctx.threads());
+    if (local_window_ == 0) {
+      std::fill(out.data, out.data + y->size(), 0.0f);
+    } else {
+      RunAttention(p, ctx.threads());
+    }
     out.Finish();
     ko.Finish();
     vo.Finish();
