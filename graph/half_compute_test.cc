@@ -63,13 +63,22 @@ std::vector<std::string> Ops(const Graph& g) {
   return ops;
 }
 
-TEST(HalfComputeTest, FloatOpsMoveToFloatWithCastsAtTheBorders) {
+// The model loaded without the load passes, then this pass alone.
+std::unique_ptr<Model> ThisPassOnly(const std::string& bytes) {
   SessionOptions options;
-  options.optimize = false;  // this pass alone
-  auto model = LoadModelBytes(HalfModel().Serialize(), "", options, GlobalKernelRegistry());
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
-  Graph& g = *(*model)->graph;
-  ASSERT_TRUE(ComputeHalfInFloat(&g, 17).ok());
+  options.optimize = false;
+  auto model = LoadModelBytes(bytes, "", options, GlobalKernelRegistry());
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  if (!model.ok()) return nullptr;
+  const Status status = ComputeHalfInFloat((*model)->graph.get(), 17);
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  return std::move(model).value();
+}
+
+TEST(HalfComputeTest, FloatOpsMoveToFloatWithCastsAtTheBorders) {
+  auto model = ThisPassOnly(HalfModel().Serialize());
+  ASSERT_NE(model, nullptr);
+  Graph& g = *model->graph;
   // Cast x to float (was: to half), Conv, Relu, then Relu's result rounded to half for Hardmax,
   // Hardmax in half, its result widened for Add, Add, Mul, Mul's result narrowed for the graph
   // output y16, and the final Cast (now float to float).
@@ -142,12 +151,9 @@ TEST(HalfComputeTest, ProductWeightsStayHalf) {
   m.Node("Gemm", {"a", "v"}, {"g"});
   m.Node("Add", {"g", "v"}, {"y"});
   m.Output("y", DataType::kFloat16, {3, 3});
-  SessionOptions options;
-  options.optimize = false;
-  auto model = LoadModelBytes(m.Serialize(), "", options, GlobalKernelRegistry());
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
-  Graph& g = *(*model)->graph;
-  ASSERT_TRUE(ComputeHalfInFloat(&g, 17).ok());
+  auto model = ThisPassOnly(m.Serialize());
+  ASSERT_NE(model, nullptr);
+  Graph& g = *model->graph;
   EXPECT_EQ(Ops(g), (std::vector<std::string>{"Cast", "MatMul", "Gemm", "Add", "Cast"}));
   EXPECT_EQ(g.nodes.At(1).proto->input(1), "w");
   EXPECT_EQ(g.constants.at("w").dtype(), DataType::kFloat16);
@@ -259,12 +265,9 @@ TEST(HalfComputeTest, FourBitProductsRunInFloat) {
   auto* ms = m.proto().add_opset_import();
   ms->set_domain("com.microsoft");
   ms->set_version(1);
-  SessionOptions options;
-  options.optimize = false;
-  auto model = LoadModelBytes(m.Serialize(), "", options, GlobalKernelRegistry());
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
-  Graph& g = *(*model)->graph;
-  ASSERT_TRUE(ComputeHalfInFloat(&g, 17).ok());
+  auto model = ThisPassOnly(m.Serialize());
+  ASSERT_NE(model, nullptr);
+  Graph& g = *model->graph;
   EXPECT_EQ(Ops(g), (std::vector<std::string>{"Cast", "com.microsoft.MatMulNBits", "Cast"}));
   EXPECT_EQ(g.nodes.At(1).proto->input(1), "b");
   EXPECT_EQ(g.constants.at(g.nodes.At(1).proto->input(2)).dtype(), DataType::kFloat);
@@ -294,12 +297,9 @@ TEST(HalfComputeTest, FloatModelsAreLeftAlone) {
   m.Input("x", DataType::kFloat, {2});
   m.Node("Relu", {"x"}, {"y"});
   m.Output("y", DataType::kFloat, {2});
-  SessionOptions options;
-  options.optimize = false;
-  auto model = LoadModelBytes(m.Serialize(), "", options, GlobalKernelRegistry());
-  ASSERT_TRUE(model.ok());
-  ASSERT_TRUE(ComputeHalfInFloat((*model)->graph.get(), 17).ok());
-  EXPECT_EQ(Ops(*(*model)->graph), std::vector<std::string>{"Relu"});
+  auto model = ThisPassOnly(m.Serialize());
+  ASSERT_NE(model, nullptr);
+  EXPECT_EQ(Ops(*model->graph), std::vector<std::string>{"Relu"});
 }
 
 }  // namespace

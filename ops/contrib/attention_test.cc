@@ -318,21 +318,19 @@ TEST(GroupQueryAttention, LocalWindowHidesOldKeys) {
   // Window 2: a query sees its own key and the one before (ONNX Runtime 1.30's CPU kernel).
   const auto expected = Reference(q, k, v, 1, 1, 1, S, S, H, 1.0f / std::sqrt(2.0f), -INFINITY,
                                   [](int64_t, int64_t i, int64_t j) { return j <= i && j > i - 2; });
-  OpTest test("GroupQueryAttention", 1, kMsDomain);
-  test.Input(F({1, S, H}, q)).Input(F({1, S, H}, k)).Input(F({1, S, H}, v)).AbsentInput().AbsentInput();
-  test.Input(Tensor::FromVector<int32_t>({1}, {static_cast<int32_t>(S - 1)}))
-      .Input(Tensor::FromVector<int32_t>({}, {static_cast<int32_t>(S)}));
-  test.Attr("num_heads", int64_t{1}).Attr("kv_num_heads", int64_t{1}).Attr("local_window_size", int64_t{2}).Outputs(3);
-  auto out = test.Run(RegisterAllKernels);
+  auto run = [&](int64_t window) {
+    OpTest test("GroupQueryAttention", 1, kMsDomain);
+    test.Input(F({1, S, H}, q)).Input(F({1, S, H}, k)).Input(F({1, S, H}, v)).AbsentInput().AbsentInput();
+    test.Input(Tensor::FromVector<int32_t>({1}, {static_cast<int32_t>(S - 1)}))
+        .Input(Tensor::FromVector<int32_t>({}, {static_cast<int32_t>(S)}));
+    test.Attr("num_heads", int64_t{1}).Attr("kv_num_heads", int64_t{1}).Attr("local_window_size", window).Outputs(3);
+    return test.Run(RegisterAllKernels);
+  };
+  auto out = run(2);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_TRUE(TensorsNear(F({1, S, H}, expected), (*out)[0].tensor(), 1e-4, 1e-5));
   // Window 0 leaves no key: zeros, as ONNX Runtime writes; the cache is still written.
-  OpTest none("GroupQueryAttention", 1, kMsDomain);
-  none.Input(F({1, S, H}, q)).Input(F({1, S, H}, k)).Input(F({1, S, H}, v)).AbsentInput().AbsentInput();
-  none.Input(Tensor::FromVector<int32_t>({1}, {static_cast<int32_t>(S - 1)}))
-      .Input(Tensor::FromVector<int32_t>({}, {static_cast<int32_t>(S)}));
-  none.Attr("num_heads", int64_t{1}).Attr("kv_num_heads", int64_t{1}).Attr("local_window_size", int64_t{0}).Outputs(3);
-  auto zeros = none.Run(RegisterAllKernels);
+  auto zeros = run(0);
   ASSERT_TRUE(zeros.ok()) << zeros.status().ToString();
   EXPECT_TRUE(TensorsNear(F({1, S, H}, std::vector<float>(S * H, 0.0f)), (*zeros)[0].tensor(), 0, 0));
   EXPECT_TRUE(TensorsNear(F({1, 1, S, H}, k), (*zeros)[1].tensor(), 0, 0));
