@@ -28,7 +28,10 @@ Status ApplyMask(const Tensor& mask, int64_t batch, int64_t q_len, int64_t total
   }
   const int32_t* m = mask.data<int32_t>();
   const Shape& s = mask.shape();
-  if (s.size() == 1 && s[0] == batch) {  // right padding: valid lengths
+  // Right padding: valid lengths; (3 * batch + 2) starts with them too (its other entries are
+  // the query and key start offsets of packed sequences, which ONNX Runtime's CPU kernel also
+  // reads no further than the lengths).
+  if (s.size() == 1 && (s[0] == batch || s[0] == 3 * batch + 2)) {
     p->key_end.assign(m, m + batch);
     return Status::Ok();
   }
@@ -67,7 +70,8 @@ Status ApplyMask(const Tensor& mask, int64_t batch, int64_t q_len, int64_t total
     p->row_add_batch = q_len * total;
     return Status::Ok();
   }
-  return InvalidArgument(std::string(op) + ": mask of shape " + ShapeToString(s) + " fits none of (batch), (2 * batch), (batch, " +
+  return InvalidArgument(std::string(op) + ": mask of shape " + ShapeToString(s) +
+                         " fits none of (batch), (2 * batch), (3 * batch + 2), (batch, " +
                          std::to_string(total) + "), (batch, " + std::to_string(q_len) + ", " + std::to_string(total) +
                          "), (batch, 1, max, max) for batch " + std::to_string(batch));
 }
@@ -115,7 +119,8 @@ void CopyRows(const float* src, int64_t ld, int64_t rows, int64_t width, float* 
 }
 
 // present (batch, heads, past + new, size) = past (batch, heads, past, size) then the new rows,
-// taken from a 3-D (batch, new, heads * size) projection with row stride `ld`.
+// taken from a 3-D (batch, new, heads * size) projection with row stride `ld`, or with ld = 0 from
+// a (batch, heads, new, size) tensor already in the cache layout.
 void ConcatCache(const float* past, int64_t past_len, const float* fresh, int64_t ld, int64_t batch, int64_t heads,
                  int64_t new_len, int64_t size, float* present) {
   const int64_t total = past_len + new_len;
@@ -123,7 +128,8 @@ void ConcatCache(const float* past, int64_t past_len, const float* fresh, int64_
     for (int64_t h = 0; h < heads; ++h) {
       float* dst = present + (b * heads + h) * total * size;
       if (past_len > 0) std::copy(past + (b * heads + h) * past_len * size, past + (b * heads + h + 1) * past_len * size, dst);
-      CopyRows(fresh + b * new_len * ld + h * size, ld, new_len, size, dst + past_len * size);
+      const float* rows = ld > 0 ? fresh + b * new_len * ld + h * size : fresh + (b * heads + h) * new_len * size;
+      CopyRows(rows, ld > 0 ? ld : size, new_len, size, dst + past_len * size);
     }
   }
 }
@@ -301,7 +307,7 @@ class AttentionKernel : public OpKernel {
 // MultiHeadAttention(query, key?, value?, bias?, key_padding_mask?, attention_bias?, past_key?,
 //   past_value?) -> output, present_key?, present_value?
 // query (B, S, D); key/value (B, L, D) projected, or (B, N, L, H) already in cache layout (cross
-// attention's cached keys: no bias, no past).
+// attention's cached keys: no bias); past_key/past_value (B, N, P, H) come before either.
 class MultiHeadAttentionKernel : public OpKernel {
  public:
   static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
@@ -377,7 +383,7 @@ class MultiHeadAttentionKernel : public OpKernel {
     const Tensor* past_v = ctx.input_tensor(7);
     int64_t past_len = 0;
     if ((past_k != nullptr) != (past_v != nullptr)) return InvalidArgument("MultiHeadAttention: past_key and past_value go together");
-    if (past_k != nullptr && !bnsh) {
+    if (past_k != nullptr) {
       if (past_k->rank() != 4 || past_k->dim(0) != batch || past_k->dim(1) != heads_ || past_k->dim(3) != hs ||
           past_v->rank() != 4 || past_v->dim(2) != past_k->dim(2) || past_v->dim(3) != vhs) {
         return InvalidArgument("MultiHeadAttention: past_key/past_value must be (B, N, P, H), got " +
@@ -396,7 +402,8 @@ class MultiHeadAttentionKernel : public OpKernel {
     if (ctx.has_output(1)) { ONNXFLOW_ASSIGN_OR_RETURN(pk, ctx.AllocateUninitialized(1, q->dtype(), {batch, heads_, total, hs})); }
     if (ctx.has_output(2)) { ONNXFLOW_ASSIGN_OR_RETURN(pv, ctx.AllocateUninitialized(2, q->dtype(), {batch, heads_, total, vhs})); }
     std::vector<float> kc, vc;
-    if (bnsh) {
+    const bool in_place = bnsh && past_k == nullptr;  // key/value are the cache as they are
+    if (in_place) {
       p.k = {kd, heads_ * kv_len * hs, kv_len * hs, hs};
       p.v = {vdp, heads_ * kv_len * vhs, kv_len * vhs, vhs};
     } else {
@@ -408,8 +415,8 @@ class MultiHeadAttentionKernel : public OpKernel {
         pki.emplace(*past_k);
         pvi.emplace(*past_v);
       }
-      ConcatCache(pki ? pki->data : nullptr, past_len, kd, d, batch, heads_, kv_len, hs, kc.data());
-      ConcatCache(pvi ? pvi->data : nullptr, past_len, vdp, vd, batch, heads_, kv_len, vhs, vc.data());
+      ConcatCache(pki ? pki->data : nullptr, past_len, kd, bnsh ? 0 : d, batch, heads_, kv_len, hs, kc.data());
+      ConcatCache(pvi ? pvi->data : nullptr, past_len, vdp, bnsh ? 0 : vd, batch, heads_, kv_len, vhs, vc.data());
       p.k = {kc.data(), heads_ * total * hs, total * hs, hs};
       p.v = {vc.data(), heads_ * total * vhs, total * vhs, vhs};
     }
@@ -421,8 +428,8 @@ class MultiHeadAttentionKernel : public OpKernel {
         StoreFloats(src, t->size(), t);
       }
     };
-    store(bnsh ? kd : kc.data(), pk);
-    store(bnsh ? vdp : vc.data(), pv);
+    store(in_place ? kd : kc.data(), pk);
+    store(in_place ? vdp : vc.data(), pv);
 
     std::vector<float> mask_store;
     if (const Tensor* mask = ctx.input_tensor(4); mask != nullptr) {

@@ -111,13 +111,18 @@ void RunAttention(const AttentionProblem& p, int threads) {
           if (p.row_add != nullptr) add(p.row_add + b * p.row_add_batch + i * p.row_add_row + c0);
           if (p.bias != nullptr) add(p.bias + b * p.bias_batch + h * p.bias_head + i * p.bias_row + c0);
           if (pending != 1.0f) AffineRow(s, pending, 0.0f, s, w);
-          // Invisible keys: outside [kb, ke), past the causal limit, before the window.
-          int64_t lo = kb, hi = ke;
-          if (p.causal) hi = std::min(hi, pos + 1);
-          if (p.window >= 0) lo = std::max(lo, pos - p.window);
-          auto hide = [&](int64_t j) { s[j] = p.mask_value == neg_inf ? neg_inf : s[j] + p.mask_value; };
-          for (int64_t j = c0; j < std::min(lo, c0 + w); ++j) hide(j - c0);
-          for (int64_t j = std::max<int64_t>(hi, c0); j < c0 + w; ++j) hide(j - c0);
+          // Invisible keys: outside [kb, ke) they get mask_value; past the causal limit or before
+          // the window they drop out whatever mask_value is, as ONNX Runtime masks them (its
+          // mask_filter_value applies to the masks a model passes, not to unidirectional).
+          auto hide = [&](int64_t from, int64_t to, bool drop) {
+            for (int64_t j = std::max(from, c0); j < std::min(to, c0 + w); ++j) {
+              s[j - c0] = drop || p.mask_value == neg_inf ? neg_inf : s[j - c0] + p.mask_value;
+            }
+          };
+          hide(0, kb, false);
+          hide(ke, p.kv_len, false);
+          if (p.causal) hide(pos + 1, p.kv_len, true);
+          if (p.window >= 0) hide(0, pos - p.window, true);
           const float old_max = row_max[r];
           const float max = std::max(old_max, RowMax(s, w));
           if (max == neg_inf) {  // nothing visible yet: no weight

@@ -38,8 +38,9 @@ struct AttentionProblem {
   std::vector<int64_t> key_begin, key_end, q_offset;
   bool causal = false;
   int64_t window = -1;
-  // A key that is not visible gets `mask_value` added to its score (ONNX Runtime's Attention and
-  // MultiHeadAttention add mask_filter_value, -10000 by default); -inf drops it.
+  // A key outside [key_begin, key_end) gets `mask_value` added to its score (ONNX Runtime's
+  // Attention and MultiHeadAttention add mask_filter_value, -10000 by default); -inf drops it. Keys
+  // hidden by causal or the window always drop out.
   float mask_value = -10000.0f;
   // Additive terms: per (b, key) (a 0/1 key mask turned into 0 / mask_value), per (b, row, key), and
   // the attention_bias (b or 1, h or 1, row, key) with its batch and head strides (0 to repeat).

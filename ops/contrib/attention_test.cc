@@ -114,12 +114,20 @@ TEST(Attention, UnidirectionalWithPastAndPresent) {
   const std::vector<float> past_k(past.begin(), past.begin() + B * N * P * H), past_v(past.begin() + B * N * P * H, past.end());
   const auto k = Concat(past_k, ToHeads(qkv, B, S, N, H, 3 * D, D), B, N, P, S, H);
   const auto v = Concat(past_v, ToHeads(qkv, B, S, N, H, 3 * D, 2 * D), B, N, P, S, H);
+  // Future keys drop out whatever mask_filter_value says (it applies to the masks a model passes),
+  // as ONNX Runtime computes: with -1 added they would still carry weight.
   const auto expected = Reference(ToHeads(qkv, B, S, N, H, 3 * D), k, v, B, N, N, S, T, H, 1.0f / std::sqrt(2.0f),
-                                  -10000.0f, [&](int64_t, int64_t i, int64_t j) { return j <= P + i; });
-  OpTest test("Attention", 1, kMsDomain);
-  test.Input(F({B, S, D}, x)).Input(F({D, 3 * D}, w)).AbsentInput().AbsentInput().Input(F({2, B, N, P, H}, past));
-  test.Attr("num_heads", N).Attr("unidirectional", int64_t{1}).Outputs(2);
-  auto out = test.Run(RegisterAllKernels);
+                                  -INFINITY, [&](int64_t, int64_t i, int64_t j) { return j <= P + i; });
+  auto run = [&](float mask_filter_value) {
+    OpTest test("Attention", 1, kMsDomain);
+    test.Input(F({B, S, D}, x)).Input(F({D, 3 * D}, w)).AbsentInput().AbsentInput().Input(F({2, B, N, P, H}, past));
+    test.Attr("num_heads", N).Attr("unidirectional", int64_t{1}).Attr("mask_filter_value", mask_filter_value).Outputs(2);
+    return test.Run(RegisterAllKernels);
+  };
+  auto minus_one = run(-1.0f);
+  ASSERT_TRUE(minus_one.ok()) << minus_one.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({B, S, D}, expected), (*minus_one)[0].tensor(), 1e-4, 1e-5));
+  auto out = run(-10000.0f);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_TRUE(TensorsNear(F({B, S, D}, expected), (*out)[0].tensor(), 1e-4, 1e-5));
   std::vector<float> present = k;
@@ -221,13 +229,17 @@ TEST(MultiHeadAttention, CrossAttentionWithBiasAndPaddingLengths) {
   const auto expected = Reference(ToHeads(add(q, bias, 0, D), B, S, N, H, D), ToHeads(add(k, bias, D, D), B, L, N, H, D),
                                   ToHeads(add(v, bias, 2 * D, D), B, L, N, H, D), B, N, N, S, L, H, 0.25f, -10000.0f,
                                   [&](int64_t b, int64_t, int64_t j) { return j < lengths[b]; });
-  OpTest test("MultiHeadAttention", 1, kMsDomain);
-  test.Input(F({B, S, D}, q)).Input(F({B, L, D}, k)).Input(F({B, L, D}, v)).Input(F({3 * D}, bias));
-  test.Input(Tensor::FromVector<int32_t>({B}, lengths)).Attr("num_heads", N).Attr("scale", 0.25f).Outputs(3);
-  auto out = test.Run(RegisterAllKernels);
-  ASSERT_TRUE(out.ok()) << out.status().ToString();
-  EXPECT_TRUE(TensorsNear(F({B, S, D}, expected), (*out)[0].tensor(), 1e-4, 1e-5));
-  EXPECT_TRUE(TensorsNear(F({B, N, L, H}, ToHeads(add(k, bias, D, D), B, L, N, H, D)), (*out)[1].tensor()));
+  // The lengths alone (B), or first in ONNX Runtime's (3 * B + 2) form (offsets after them).
+  for (const std::vector<int32_t>& mask : {lengths, std::vector<int32_t>{3, 1, 0, 2, 0, 0, 3, 4}}) {
+    OpTest test("MultiHeadAttention", 1, kMsDomain);
+    test.Input(F({B, S, D}, q)).Input(F({B, L, D}, k)).Input(F({B, L, D}, v)).Input(F({3 * D}, bias));
+    test.Input(Tensor::FromVector<int32_t>({static_cast<int64_t>(mask.size())}, mask))
+        .Attr("num_heads", N).Attr("scale", 0.25f).Outputs(3);
+    auto out = test.Run(RegisterAllKernels);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_TRUE(TensorsNear(F({B, S, D}, expected), (*out)[0].tensor(), 1e-4, 1e-5)) << mask.size();
+    EXPECT_TRUE(TensorsNear(F({B, N, L, H}, ToHeads(add(k, bias, D, D), B, L, N, H, D)), (*out)[1].tensor()));
+  }
 }
 
 TEST(MultiHeadAttention, DecoderStepWithPastKeyValue) {
@@ -236,13 +248,22 @@ TEST(MultiHeadAttention, DecoderStepWithPastKeyValue) {
   const auto kk = Concat(pk, ToHeads(k, B, S, N, H, D), B, N, P, S, H), vv = Concat(pv, ToHeads(v, B, S, N, H, D), B, N, P, S, H);
   const auto expected = Reference(ToHeads(q, B, S, N, H, D), kk, vv, B, N, N, S, T, H, 1.0f / std::sqrt(3.0f), -10000.0f,
                                   [](int64_t, int64_t, int64_t) { return true; });
-  OpTest test("MultiHeadAttention", 1, kMsDomain);
-  test.Input(F({B, S, D}, q)).Input(F({B, S, D}, k)).Input(F({B, S, D}, v)).AbsentInput().AbsentInput().AbsentInput();
-  test.Input(F({B, N, P, H}, pk)).Input(F({B, N, P, H}, pv)).Attr("num_heads", N).Outputs(3);
-  auto out = test.Run(RegisterAllKernels);
-  ASSERT_TRUE(out.ok()) << out.status().ToString();
-  EXPECT_TRUE(TensorsNear(F({B, S, D}, expected), (*out)[0].tensor(), 1e-4, 1e-5));
-  EXPECT_TRUE(TensorsNear(F({B, N, T, H}, vv), (*out)[2].tensor()));
+  // The new key and value projected (B, S, D), or already in the cache layout (B, N, S, H): the
+  // past comes first either way.
+  for (const bool bnsh : {false, true}) {
+    const Shape kv_shape = bnsh ? Shape{B, N, S, H} : Shape{B, S, D};
+    OpTest test("MultiHeadAttention", 1, kMsDomain);
+    test.Input(F({B, S, D}, q))
+        .Input(F(kv_shape, bnsh ? ToHeads(k, B, S, N, H, D) : k))
+        .Input(F(kv_shape, bnsh ? ToHeads(v, B, S, N, H, D) : v))
+        .AbsentInput().AbsentInput().AbsentInput();
+    test.Input(F({B, N, P, H}, pk)).Input(F({B, N, P, H}, pv)).Attr("num_heads", N).Outputs(3);
+    auto out = test.Run(RegisterAllKernels);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_TRUE(TensorsNear(F({B, S, D}, expected), (*out)[0].tensor(), 1e-4, 1e-5)) << "bnsh " << bnsh;
+    EXPECT_TRUE(TensorsNear(F({B, N, T, H}, kk), (*out)[1].tensor())) << "bnsh " << bnsh;
+    EXPECT_TRUE(TensorsNear(F({B, N, T, H}, vv), (*out)[2].tensor())) << "bnsh " << bnsh;
+  }
 }
 
 TEST(GroupQueryAttention, TokenStepTwoQueryHeadsPerKvHead) {

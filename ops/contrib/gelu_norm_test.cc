@@ -138,10 +138,13 @@ TEST(SkipLayerNormalization, SkipRepeatedOverTheBatch) {
 
 TEST(SkipSimplifiedLayerNormalization, RmsOfTheSum) {
   OpTest test("SkipSimplifiedLayerNormalization", 1, kMsDomain);
-  test.Input(F({1, 1, 2}, {1, 2})).Input(F({1, 1, 2}, {2, 2})).Input(F({2}, {1, 2})).Attr("epsilon", 1e-6f);
+  test.Input(F({1, 1, 2}, {1, 2})).Input(F({1, 1, 2}, {2, 2})).Input(F({2}, {1, 2})).Attr("epsilon", 1e-6f).Outputs(3);
   auto out = test.Run(RegisterAllKernels);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_TRUE(TensorsNear(F({1, 1, 2}, NormRow({3, 4}, true, 1e-6f, {1, 2}, {})), (*out)[0].tensor(), 1e-5, 1e-6));
+  // The mean an RMS norm does not take: zeros, as ONNX Runtime writes them.
+  EXPECT_TRUE(TensorsNear(F({1, 1, 1}, {0}), (*out)[1].tensor(), 0, 0));
+  EXPECT_TRUE(TensorsNear(F({1, 1, 1}, {1.0f / std::sqrt(12.5f + 1e-6f)}), (*out)[2].tensor(), 1e-5, 1e-6));
 }
 
 TEST(SimplifiedLayerNormalization, DefaultDomainBelowOpset17WithInvStdDev) {
@@ -152,6 +155,23 @@ TEST(SimplifiedLayerNormalization, DefaultDomainBelowOpset17WithInvStdDev) {
   const float inv = 1.0f / std::sqrt(12.5f);
   EXPECT_TRUE(TensorsNear(F({1, 2}, {3 * inv, 4 * inv}), (*out)[0].tensor()));
   EXPECT_TRUE(TensorsNear(F({1, 1}, {inv}), (*out)[1].tensor()));
+}
+
+// stash_type 0 keeps inv_std_var in X's type (float16 here).
+TEST(SimplifiedLayerNormalization, StashTypeZeroKeepsInvStdDevInXsType) {
+  auto half = [](Shape shape, const std::vector<float>& v) {
+    std::vector<Float16> h;
+    for (float x : v) h.push_back(Float16{FloatToHalf(x)});
+    return Tensor::FromVector<Float16>(std::move(shape), h);
+  };
+  for (const int64_t stash : {0, 1}) {
+    OpTest test("SimplifiedLayerNormalization", 13);
+    test.Input(half({1, 2}, {3, 4})).Input(half({2}, {1, 1})).Attr("epsilon", 0.0f).Attr("stash_type", stash).Outputs(2);
+    auto out = test.Run(RegisterAllKernels);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    const float inv = 1.0f / std::sqrt(12.5f);
+    EXPECT_TRUE(TensorsNear(stash == 0 ? half({1, 1}, {inv}) : F({1, 1}, {inv}), (*out)[1].tensor(), 1e-3, 1e-3));
+  }
 }
 
 TEST(LayerNormalization, DefaultDomainBelowOpset17) {
@@ -180,6 +200,27 @@ TEST(EmbedLayerNormalization, WordPositionSegmentThenNorm) {
   EXPECT_TRUE(TensorsNear(F({1, 2, 2}, {-1, 1, 1, -1}), (*out)[0].tensor()));
   EXPECT_EQ((*out)[1].tensor().data<int32_t>()[0], 1);
   EXPECT_TRUE(TensorsNear(F({1, 2, 2}, {1, 4, 7, 0}), (*out)[2].tensor()));
+}
+
+// mask_index_type informs shape inference only: the ones of the mask are counted whatever it says,
+// as ONNX Runtime does.
+TEST(EmbedLayerNormalization, MaskIndexCountsOnesWhateverItsType) {
+  for (const int64_t type : {0, 1}) {
+    OpTest test("EmbedLayerNormalization", 1, kMsDomain);
+    test.Input(Tensor::FromVector<int32_t>({2, 3}, {1, 0, 1, 1, 1, 0}))
+        .AbsentInput()
+        .Input(F({2, 2}, {0, 0, 1, 3}))
+        .Input(F({3, 2}, {0, 1, 2, 0, 1, 1}))
+        .AbsentInput()
+        .Input(F({2}, {1, 1}))
+        .Input(F({2}, {0, 0}))
+        .Input(Tensor::FromVector<int32_t>({2, 3}, {1, 1, 1, 1, 0, 0}))
+        .Attr("mask_index_type", type)
+        .Outputs(2);
+    auto out = test.Run(RegisterAllKernels);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_TRUE(TensorsEqual(Tensor::FromVector<int32_t>({2}, {3, 1}), (*out)[1].tensor())) << "type " << type;
+  }
 }
 
 // QEmbedLayerNormalization gives EmbedLayerNormalization's values on the dequantized tables,

@@ -82,7 +82,8 @@ class SkipNormKernel : public OpKernel {
     Tensor* mean_t = nullptr;
     Tensor* inv_t = nullptr;
     Tensor* sum_t = nullptr;
-    if (!rms_ && ctx.has_output(1)) { ONNXFLOW_ASSIGN_OR_RETURN(mean_t, ctx.Allocate(1, DataType::kFloat, stat_shape)); }
+    // The RMS form's mean is 0 (ONNX Runtime writes zeros there too).
+    if (ctx.has_output(1)) { ONNXFLOW_ASSIGN_OR_RETURN(mean_t, ctx.Allocate(1, DataType::kFloat, stat_shape)); }
     if (ctx.has_output(2)) { ONNXFLOW_ASSIGN_OR_RETURN(inv_t, ctx.Allocate(2, DataType::kFloat, stat_shape)); }
     if (ctx.has_output(3)) { ONNXFLOW_ASSIGN_OR_RETURN(sum_t, ctx.AllocateUninitialized(3, x->dtype(), x->shape())); }
     if (y->size() == 0) return Status::Ok();
@@ -159,11 +160,13 @@ class SkipNormKernel : public OpKernel {
 };
 
 // SimplifiedLayerNormalization: Y = X / sqrt(mean(X^2) + epsilon) * scale over dims axis..;
-// inv_std_var (output 1) in float.
+// inv_std_var (output 1) in float, or in X's type with stash_type 0.
 class SimplifiedNormKernel : public OpKernel {
  public:
   explicit SimplifiedNormKernel(const KernelInfo& info)
-      : axis_(info.GetInt("axis", -1)), epsilon_(info.GetFloat("epsilon", 1e-5f)) {}
+      : axis_(info.GetInt("axis", -1)),
+        epsilon_(info.GetFloat("epsilon", 1e-5f)),
+        stash_float_(info.GetInt("stash_type", 1) == 1) {}
 
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
@@ -177,28 +180,31 @@ class SimplifiedNormKernel : public OpKernel {
                              DataTypeName(scale->dtype()) + " " + ShapeToString(scale->shape()));
     }
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, x->dtype(), x->shape()));
-    Tensor* inv_t = nullptr;
+    std::optional<FloatOut> inv;
     if (ctx.has_output(1)) {
       Shape stat(x->shape().begin(), x->shape().begin() + axis);
       stat.resize(x->rank(), 1);
-      ONNXFLOW_ASSIGN_OR_RETURN(inv_t, ctx.Allocate(1, DataType::kFloat, stat));
+      ONNXFLOW_ASSIGN_OR_RETURN(Tensor * inv_t, ctx.Allocate(1, stash_float_ ? DataType::kFloat : x->dtype(), stat));
+      inv.emplace(inv_t);
     }
     if (y->size() == 0) return Status::Ok();
     FloatIn xi(*x), si(*scale);
     FloatOut out(y);
     ParallelFor(ctx, rows, n * 4, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
-        const float inv = NormalizeOne(xi.data + r * n, n, true, epsilon_, si.data, nullptr, out.data + r * n).second;
-        if (inv_t != nullptr) inv_t->mutable_data<float>()[r] = inv;
+        const float s = NormalizeOne(xi.data + r * n, n, true, epsilon_, si.data, nullptr, out.data + r * n).second;
+        if (inv) inv->data[r] = s;
       }
     });
     out.Finish();
+    if (inv) inv->Finish();
     return Status::Ok();
   }
 
  private:
   int64_t axis_;
   float epsilon_;
+  bool stash_float_;  // stash_type 1 (the default): inv_std_var in float
 };
 
 // LayerNorm of one embedding sum in ONNX Runtime's arithmetic: float sums in order, the deviation
@@ -256,7 +262,6 @@ class EmbedLayerNormKernel : public OpKernel {
  public:
   EmbedLayerNormKernel(const KernelInfo& info, bool quantized)
       : epsilon_(info.GetFloat("epsilon", 1e-12f)),
-        mask_index_type_(info.GetInt("mask_index_type", 1)),
         quantized_(quantized),
         op_(quantized ? "QEmbedLayerNormalization" : "EmbedLayerNormalization") {}
 
@@ -308,11 +313,12 @@ class EmbedLayerNormKernel : public OpKernel {
     if (ctx.has_output(1)) {
       // mask_index: the number of ones in each row of the mask; 0 without a mask, as ONNX Runtime
       // writes (Attention then adds the mask value to every key alike, which changes nothing).
+      // mask_index_type only informs shape inference: ONNX Runtime counts whatever it says.
       ONNXFLOW_ASSIGN_OR_RETURN(Tensor * mi, ctx.Allocate(1, DataType::kInt32, {batch}));
       for (int64_t b = 0; b < batch; ++b) {
         int32_t count = 0;
         for (int64_t s = 0; mask != nullptr && s < seq; ++s) count += mask->data<int32_t>()[b * seq + s] == 1;
-        mi->mutable_data<int32_t>()[b] = mask_index_type_ == 0 ? 0 : count;
+        mi->mutable_data<int32_t>()[b] = count;
       }
     }
     FloatOut out(y);
@@ -383,7 +389,6 @@ class EmbedLayerNormKernel : public OpKernel {
   }
 
   float epsilon_;
-  int64_t mask_index_type_;
   bool quantized_;
   const char* op_;
 };
