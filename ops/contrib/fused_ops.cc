@@ -58,8 +58,10 @@ class FusedMatMulKernel : public OpKernel {
     }
     FloatIn ain(*a), bin(*b);
     std::vector<float> a_perm, b_perm;
-    ONNXFLOW_ASSIGN_OR_RETURN(Shape sa, Operand(*a, trans_batch_a_, trans_a_, ain.data, &a_perm, "A"));
-    ONNXFLOW_ASSIGN_OR_RETURN(Shape sb, Operand(*b, trans_batch_b_, trans_b_, bin.data, &b_perm, "B"));
+    // transA / transB on a vector mean nothing (ONNX Runtime ignores them there too).
+    const bool trans_a = trans_a_ && a->rank() >= 2, trans_b = trans_b_ && b->rank() >= 2;
+    ONNXFLOW_ASSIGN_OR_RETURN(Shape sa, Operand(*a, trans_batch_a_, trans_a, ain.data, &a_perm, "A"));
+    ONNXFLOW_ASSIGN_OR_RETURN(Shape sb, Operand(*b, trans_batch_b_, trans_b, bin.data, &b_perm, "B"));
     const float* ad = a_perm.empty() ? ain.data : a_perm.data();
     const float* bd = b_perm.empty() ? bin.data : b_perm.data();
     ONNXFLOW_ASSIGN_OR_RETURN(MatMulShapes s, ResolveMatMulShapes(sa, sb));
@@ -72,24 +74,24 @@ class FusedMatMulKernel : public OpKernel {
       return Status::Ok();
     }
     // Stored operands: A is [K, M] per batch when transposed, B [N, K].
-    const int64_t lda = trans_a_ ? s.m : s.k, ldb = trans_b_ ? s.k : s.n;
+    const int64_t lda = trans_a ? s.m : s.k, ldb = trans_b ? s.k : s.n;
     GemmInputB packed;
     const bool use_packed = packed_b_.has_value() && b->dtype() == DataType::kFloat && b->shape() == packed_shape_;
     if (use_packed) packed.packed = &*packed_b_;
     const std::vector<MatMulBatch> jobs = MatMulBatches(s);
     const int threads = ctx.threads();
-    if (ElementCount(s.b_batch) == 1 && !trans_a_) {
+    if (ElementCount(s.b_batch) == 1 && !trans_a) {
       // One B for every batch: the batches of A stack into one tall GEMM.
       GemmInputA ia{nullptr, ad, lda, false, alpha_};
-      GemmInputB ib = use_packed ? packed : GemmInputB{nullptr, bd, ldb, trans_b_};
+      GemmInputB ib = use_packed ? packed : GemmInputB{nullptr, bd, ldb, trans_b};
       Sgemm(ElementCount(s.batch) * s.m, s.n, s.k, ia, ib, out.data, s.n, GemmEpilogue{}, threads);
     } else {
       const bool per_core = static_cast<int64_t>(jobs.size()) >= 2 * threads;
       const int inner = per_core ? 1 : threads;
       ParallelFor(ctx, static_cast<int64_t>(jobs.size()), inner > 1 ? 1 : s.m * s.n * s.k, [&](int64_t j0, int64_t j1) {
         for (int64_t j = j0; j < j1; ++j) {
-          GemmInputA ia{nullptr, ad + jobs[j].a, lda, trans_a_, alpha_};
-          GemmInputB ib = use_packed ? packed : GemmInputB{nullptr, bd + jobs[j].b, ldb, trans_b_};
+          GemmInputA ia{nullptr, ad + jobs[j].a, lda, trans_a, alpha_};
+          GemmInputB ib = use_packed ? packed : GemmInputB{nullptr, bd + jobs[j].b, ldb, trans_b};
           Sgemm(s.m, s.n, s.k, ia, ib, out.data + jobs[j].y, s.n, GemmEpilogue{}, inner);
         }
       });

@@ -91,6 +91,15 @@ TEST(FusedMatMul, TransBatchARotatesTheBatchDims) {
   EXPECT_TRUE(TensorsNear(F({1, 2, 1}, {3, 7}), (*out)[0].tensor()));
 }
 
+// transA / transB on a vector change nothing (ONNX Runtime ignores them there too).
+TEST(FusedMatMul, TransposeFlagsOnAVectorAreIgnored) {
+  OpTest test("FusedMatMul", 1, kMsDomain);
+  test.Input(F({3}, {1, 2, 3})).Input(F({3}, {4, 5, 6})).Attr("transA", int64_t{1}).Attr("transB", int64_t{1});
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({}, {32}), (*out)[0].tensor()));
+}
+
 TEST(FusedMatMul, RefusesMismatchedInnerDims) {
   OpTest test("FusedMatMul", 1, kMsDomain);
   test.Input(F({2, 3}, {1, 2, 3, 4, 5, 6})).Input(F({2, 2}, {1, 0, 0, 1}));

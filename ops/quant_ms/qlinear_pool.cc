@@ -3,7 +3,13 @@
 // QLinearAveragePool adds AveragePool's attributes (kernel_shape, strides, pads, auto_pad,
 // ceil_mode, count_include_pad). Sums are exact in int32 over x - x_zero_point (a padded cell
 // is the zero point, so counts as 0); one float multiply requantizes the mean:
-//   y = sat(round_half_even(sum * x_scale / (count * y_scale)) + y_zero_point).
+//   global:  y = sat(round_half_even(sum * x_scale / (count * y_scale)) + y_zero_point)
+// QLinearAveragePool computes as ONNX Runtime's does, which users compare a quantized model with:
+// the float sum of the dequantized cells x_scale * (x - x_zero_point), in window order, then
+//   y = sat(round_half_even(sum / count / y_scale + y_zero_point))
+// (the zero point inside the rounding: they differ on exact ties); and with count_include_pad its
+// count is the whole kernel, also for a ceil_mode window that runs past the padding (ONNX
+// Runtime's float AveragePool counts only the cells inside the padded input there).
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -112,7 +118,7 @@ class QLinearPoolKernel : public OpKernel {
                const QParams& qy) const {
     const float lo = std::is_signed_v<T> ? -128.f : 0.f, hi = std::is_signed_v<T> ? 127.f : 255.f;
     int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, d[3] = {1, 1, 1};
-    int64_t pb[3] = {0, 0, 0}, pe[3] = {0, 0, 0};
+    int64_t pb[3] = {0, 0, 0};
     const size_t dims = g0.in.size(), off = 3 - dims;
     for (size_t i = 0; i < dims; ++i) {
       in[off + i] = g0.in[i];
@@ -121,22 +127,14 @@ class QLinearPoolKernel : public OpKernel {
       s[off + i] = g0.strides[i];
       d[off + i] = g0.dilations[i];
       pb[off + i] = g0.pad_begin[i];
-      pe[off + i] = g0.pad_end[i];
     }
     const int64_t c = g0.channels, in_plane = in[0] * in[1] * in[2], out_plane = out[0] * out[1] * out[2];
     const int64_t window = k[0] * k[1] * k[2];
+    const int64_t kernel_cells = window;  // count_include_pad's divisor (see the top)
     const int32_t zx = static_cast<int32_t>(qx.zero);
-    const float ratio = qx.scale / qy.scale;
-    // The window of output cell (o0, o1, o2) in spatial offsets: cells inside the image, and how
-    // many cells it has inside the padded extent (count_include_pad's divisor).
+    // The window of output cell (o0, o1, o2) in spatial offsets: the cells inside the image.
     auto window_of = [&](int64_t o0, int64_t o1, int64_t o2, std::vector<int64_t>* cells) {
       const int64_t st[3] = {o0 * s[0] - pb[0], o1 * s[1] - pb[1], o2 * s[2] - pb[2]};
-      int64_t padded = 1;
-      for (int a = 0; a < 3; ++a) {
-        int64_t cnt = 0;
-        for (int64_t j = 0; j < k[a]; ++j) cnt += st[a] + j * d[a] < in[a] + pe[a];
-        padded *= cnt;
-      }
       cells->clear();
       for (int64_t j0 = 0; j0 < k[0]; ++j0) {
         const int64_t i0 = st[0] + j0 * d[0];
@@ -150,36 +148,33 @@ class QLinearPoolKernel : public OpKernel {
           }
         }
       }
-      return padded;
     };
     if (channels_last_) {
       // Channels-last: a window cell's channels are one run of bytes, summed into a row of int32
       // as whole vectors (walking one channel plane at a time strode over them a byte at a time: 0.9 ms
       // for a 3x3 pool to 14x14x136, ShuffleNet's).
       ParallelFor(ctx, g0.batch * out_plane, window * c, [&](int64_t b, int64_t e) {
-        std::vector<int32_t> sums(c);
+        std::vector<float> sums(c);
         std::vector<int64_t> cells;
         for (int64_t cell = b; cell < e; ++cell) {
           const int64_t img = cell / out_plane, p = cell % out_plane;
-          const int64_t padded = window_of(p / (out[1] * out[2]), (p / out[2]) % out[1], p % out[2], &cells);
-          std::fill(sums.begin(), sums.end(), 0);
+          window_of(p / (out[1] * out[2]), (p / out[2]) % out[1], p % out[2], &cells);
+          std::fill(sums.begin(), sums.end(), 0.0f);
           for (int64_t at : cells) {
             const T* src = x + (img * in_plane + at) * c;
-            for (int64_t ch = 0; ch < c; ++ch) sums[ch] += src[ch];
+            for (int64_t ch = 0; ch < c; ++ch) sums[ch] += qx.scale * static_cast<float>(src[ch] - zx);
           }
           const int64_t valid = static_cast<int64_t>(cells.size());
-          const int32_t zero_sum = zx * static_cast<int32_t>(valid);
-          const float count = static_cast<float>(count_include_pad_ ? padded : valid);
+          const float count = static_cast<float>(count_include_pad_ ? kernel_cells : valid);
           T* dst = y + cell * c;
           if (count == 0.0f) {
-            std::fill(dst, dst + c, static_cast<T>(RoundSaturate(0.0f, qy.zero, lo, hi)));
+            std::fill(dst, dst + c, static_cast<T>(RoundSaturate(qy.zero, 0.0f, lo, hi)));
             continue;
           }
           // The values are finite here: the inline form (a call per channel kept the loop scalar).
-          const float below = lo - qy.zero, above = hi - qy.zero;
           for (int64_t ch = 0; ch < c; ++ch) {
-            const float v = static_cast<float>(sums[ch] - zero_sum) * ratio / count;
-            dst[ch] = static_cast<T>(RoundSaturateFinite(v, qy.zero, below, above));
+            const float v = sums[ch] / count / qy.scale + qy.zero;
+            dst[ch] = static_cast<T>(RoundSaturateFinite(v, 0.0f, lo, hi));
           }
         }
       });
@@ -190,12 +185,12 @@ class QLinearPoolKernel : public OpKernel {
       for (int64_t plane = b; plane < e; ++plane) {
         const T* src = x + plane * in_plane;
         for (int64_t p = 0; p < out_plane; ++p) {
-          const int64_t padded = window_of(p / (out[1] * out[2]), (p / out[2]) % out[1], p % out[2], &cells);
-          int32_t sum = 0;
-          for (int64_t at : cells) sum += static_cast<int32_t>(src[at]) - zx;
-          const int64_t count = count_include_pad_ ? padded : static_cast<int64_t>(cells.size());
-          const float v = count > 0 ? static_cast<float>(sum) * ratio / static_cast<float>(count) : 0.f;
-          y[plane * out_plane + p] = static_cast<T>(RoundSaturate(v, qy.zero, lo, hi));
+          window_of(p / (out[1] * out[2]), (p / out[2]) % out[1], p % out[2], &cells);
+          float sum = 0.0f;
+          for (int64_t at : cells) sum += qx.scale * static_cast<float>(static_cast<int32_t>(src[at]) - zx);
+          const int64_t count = count_include_pad_ ? kernel_cells : static_cast<int64_t>(cells.size());
+          const float v = count > 0 ? sum / static_cast<float>(count) / qy.scale : 0.f;
+          y[plane * out_plane + p] = static_cast<T>(RoundSaturate(v + qy.zero, 0.0f, lo, hi));
         }
       }
     });

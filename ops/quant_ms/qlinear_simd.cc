@@ -23,12 +23,11 @@ void BinaryImpl(const Q* a, bool a_bcast, const Q* b, bool b_bcast, Q* y, int64_
   const hn::Rebind<Q, decltype(df)> dq;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   if (n <= 0) return;
-  const auto vza = hn::Set(df, p.za), vzb = hn::Set(df, p.zb);
+  const auto vza = hn::Set(df, p.za), vzb = hn::Set(df, p.zb), vzc = hn::Set(df, p.zc);
   const auto vra = hn::Set(df, p.ra), vrb = hn::Set(df, p.rb);
-  // Clamped before rounding (to the range less the zero point, whole numbers) so that the
-  // conversion to int32 never overflows.
-  const auto vlo = hn::Set(df, p.lo - p.zc), vhi = hn::Set(df, p.hi - p.zc);
-  const auto vzi = hn::Set(di, static_cast<int32_t>(p.zc));
+  const auto vfixed = hn::Set(df, AddFixedPart(p));
+  // Clamped before rounding (to the range, whole numbers) so that the conversion never overflows.
+  const auto vlo = hn::Set(df, p.lo), vhi = hn::Set(df, p.hi);
   const auto a0 = hn::Set(df, static_cast<float>(a[0])), b0 = hn::Set(df, static_cast<float>(b[0]));
   int64_t i = 0;
   for (; i + lanes <= n; i += lanes) {
@@ -36,17 +35,17 @@ void BinaryImpl(const Q* a, bool a_bcast, const Q* b, bool b_bcast, Q* y, int64_
     const auto vb = b_bcast ? b0 : hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(dq, b + i)));
     hn::Vec<decltype(df)> v;
     if constexpr (kMul) {
-      v = hn::Mul(hn::Mul(hn::Sub(va, vza), hn::Sub(vb, vzb)), vra);
+      v = hn::MulAdd(hn::Mul(hn::Sub(va, vza), hn::Sub(vb, vzb)), vra, vzc);
     } else {
-      v = hn::MulAdd(hn::Sub(va, vza), vra, hn::Mul(hn::Sub(vb, vzb), vrb));
+      v = hn::MulAdd(vb, vrb, hn::MulAdd(va, vra, vfixed));
     }
     v = hn::Min(hn::Max(v, vlo), vhi);
-    hn::StoreU(hn::DemoteTo(dq, hn::Add(hn::NearestInt(v), vzi)), dq, y + i);
+    hn::StoreU(hn::DemoteTo(dq, hn::NearestInt(v)), dq, y + i);
   }
   for (; i < n; ++i) {
     const float va = a[a_bcast ? 0 : i], vb = b[b_bcast ? 0 : i];
     const float v = kMul ? QLinearMulValue(va, vb, p) : QLinearAddValue(va, vb, p);
-    y[i] = static_cast<Q>(RoundSaturate(v, p.zc, p.lo, p.hi));
+    y[i] = static_cast<Q>(RoundSaturate(v, 0.0f, p.lo, p.hi));
   }
 }
 
@@ -79,9 +78,9 @@ HWY_EXPORT(MulU8);
 HWY_EXPORT(MulS8);
 
 float QLinearAddValue(float a, float b, const QBinaryParams& p) {
-  return std::fma(a - p.za, p.ra, (b - p.zb) * p.rb);
+  return std::fma(b, p.rb, std::fma(a, p.ra, AddFixedPart(p)));
 }
-float QLinearMulValue(float a, float b, const QBinaryParams& p) { return (a - p.za) * (b - p.zb) * p.ra; }
+float QLinearMulValue(float a, float b, const QBinaryParams& p) { return std::fma((a - p.za) * (b - p.zb), p.ra, p.zc); }
 
 int32_t RoundSaturate(float v, float zero, float lo, float hi) {
   if (std::isnan(v)) return static_cast<int32_t>(lo);

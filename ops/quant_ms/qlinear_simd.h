@@ -1,11 +1,14 @@
 // The 8-bit loops of the com.microsoft QLinear ops, in SIMD through Highway where they are hot.
 //
-// Binary ops work in float on values shifted by their zero points, the same formula in the vector
-// body and the scalar tail so that a result never depends on where a run was cut:
-//   add: y = sat(round_half_even(fma(a - za, ra, (b - zb) * rb)) + zc)   ra = sa/sc, rb = sb/sc
-//   mul: y = sat(round_half_even((a - za) * (b - zb) * m) + zc)          m = sa*sb/sc
-// The zero point is added after rounding, as ONNX's QuantizeLinear does (round(x / s) + z): half to
-// even is not the same on either side of an odd zero point.
+// Binary ops work in float, the same formula in the vector body and the scalar tail so that a
+// result never depends on where a run was cut, and ONNX Runtime's (MLAS's) formula, the output zero
+// point inside the rounding:
+//   add: y = sat(round_half_even(fma(b, rb, fma(a, ra, zc - ra * za - rb * zb))))   ra = sa/sc, rb = sb/sc
+//   mul: y = sat(round_half_even(fma((a - za) * (b - zb), m, zc)))                  m = sa*sb/sc
+// Half to even is not the same on either side of an odd zero point: ONNX's QuantizeLinear
+// (round(x / s) + z) and ONNX Runtime's QLinearAdd / QLinearMul, which its optimizer also makes
+// of a QDQ model's DQ -> Add / Mul -> Q, differ on exact ties (1 in 10 elements with scales 0.5, 0.5,
+// 1 and zero point 125); onnxflow follows ONNX Runtime, whose results users compare with.
 // The product of two shifted 8-bit values is exact in float (|p| <= 65025). A unary op (Sigmoid,
 // LeakyRelu, a requantizing copy) is a 256-entry lookup table built once per kernel or run.
 #pragma once
@@ -30,7 +33,10 @@ void QLinearMulU8(const uint8_t* a, bool a_bcast, const uint8_t* b, bool b_bcast
 void QLinearMulS8(const int8_t* a, bool a_bcast, const int8_t* b, bool b_bcast, int8_t* y, int64_t n,
                   const QBinaryParams& p);
 
-// The scalar formulas above before rounding (without zc), for the scalar tails and tests.
+// The constant of the add: zc - ra * za - rb * zb, in float in that order (as MLAS forms it).
+inline float AddFixedPart(const QBinaryParams& p) { return p.zc - p.ra * p.za - p.rb * p.zb; }
+
+// The scalar formulas above before rounding (zc included), for the scalar tails and tests.
 float QLinearAddValue(float a, float b, const QBinaryParams& p);
 float QLinearMulValue(float a, float b, const QBinaryParams& p);
 // round_half_even(v) + zero saturated to [lo, hi] (NaN gives lo).

@@ -118,6 +118,26 @@ TEST_P(QLinearBinary, AddRoundsHalfToEvenAndSaturates) {
   EXPECT_EQ(Values<uint8_t>((*out)[0].tensor()), (std::vector<uint8_t>{10, 12, 12, 255}));
 }
 
+// The output zero point is inside the rounding, as ONNX Runtime computes: with zero point 11,
+// 0.5 + 11 = 11.5 rounds to 12 (round(0.5) + 11 would be 11), 12.5 to 12 and 13.5 to 14.
+TEST_P(QLinearBinary, OddZeroPointRoundsInsideAsOnnxRuntime) {
+  OpTest add("QLinearAdd", 1, "com.microsoft");
+  add.Input(Tensor::FromVector<uint8_t>({4}, {1, 3, 5, 255})).Input(Tensor::Scalar<float>(0.5f)).AbsentInput();
+  add.Input(Tensor::FromVector<uint8_t>({4}, {0, 0, 0, 255})).Input(Tensor::Scalar<float>(1.f)).AbsentInput();
+  add.Input(Tensor::Scalar<float>(1.f)).Input(Tensor::Scalar<uint8_t>(11));
+  auto sum = add.Run(RegisterQuantMsKernels);
+  ASSERT_TRUE(sum.ok()) << sum.status().ToString();
+  EXPECT_EQ(Values<uint8_t>((*sum)[0].tensor()), (std::vector<uint8_t>{12, 12, 14, 255}));
+  // (a - 0) * (b - 0) * 0.5 * 1 / 1 + 11: 0.5 -> 12, 1.5 -> 12, 2.5 -> 14 (int8, zero point 11).
+  OpTest mul("QLinearMul", 1, "com.microsoft");
+  mul.Input(Tensor::FromVector<int8_t>({3}, {1, 3, 5})).Input(Tensor::Scalar<float>(0.5f)).AbsentInput();
+  mul.Input(Tensor::FromVector<int8_t>({3}, {1, 1, 1})).Input(Tensor::Scalar<float>(1.f)).AbsentInput();
+  mul.Input(Tensor::Scalar<float>(1.f)).Input(Tensor::Scalar<int8_t>(11));
+  auto product = mul.Run(RegisterQuantMsKernels);
+  ASSERT_TRUE(product.ok()) << product.status().ToString();
+  EXPECT_EQ(Values<int8_t>((*product)[0].tensor()), (std::vector<int8_t>{12, 12, 14}));
+}
+
 TEST(QLinearAdd, RefusesMixedTypes) {
   OpTest test("QLinearAdd", 1, "com.microsoft");
   test.Input(Tensor::FromVector<uint8_t>({1}, {1})).Input(Tensor::Scalar<float>(1.f)).AbsentInput();
@@ -204,6 +224,22 @@ TEST(QLinearAveragePool, PadsCountOrNotAndMatchReference) {
     // Windows: {0}, {1,2}, {3,6}, {4,5,7,8}; means / 0.5.
     const std::vector<uint8_t> expect = include ? std::vector<uint8_t>{0, 2, 4, 12} : std::vector<uint8_t>{0, 3, 9, 12};
     EXPECT_EQ(Values<uint8_t>((*out)[0].tensor()), expect);
+  }
+}
+
+// ceil_mode with count_include_pad: the last window runs past the input (cells 2 and 3 of 4),
+// and ONNX Runtime's QLinearAveragePool divides it by the whole kernel, 3: (30 + 40) / 3 -> 23.
+TEST(QLinearAveragePool, CeilWindowCountsTheWholeKernel) {
+  for (const int64_t last : {0, 1}) {
+    OpTest test("QLinearAveragePool", 1, "com.microsoft");
+    test.Attr("kernel_shape", std::vector<int64_t>{1, 3}).Attr("strides", std::vector<int64_t>{1, 2});
+    test.Attr("ceil_mode", int64_t{1}).Attr("count_include_pad", int64_t{1}).Attr("channels_last", last);
+    const Shape in = last ? Shape{1, 1, 4, 1} : Shape{1, 1, 1, 4};
+    test.Input(Tensor::FromVector<uint8_t>(in, {10, 20, 30, 40})).Input(Tensor::Scalar<float>(0.1f));
+    test.Input(Tensor::Scalar<uint8_t>(0)).Input(Tensor::Scalar<float>(0.1f)).Input(Tensor::Scalar<uint8_t>(0));
+    auto out = test.Run(RegisterQuantMsKernels);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(Values<uint8_t>((*out)[0].tensor()), (std::vector<uint8_t>{20, 23})) << "channels_last " << last;
   }
 }
 
