@@ -29,13 +29,21 @@ bool IsApproximate(DataType t) {
          t == DataType::kComplex64 || t == DataType::kComplex128;
 }
 
-// Exact comparison in the element's own type; prints values as integers.
+// Exact comparison in the element's own type; prints values as integers, and keeps the largest
+// integer difference in max_abs_error (exact in long double) so that a report never says 0.
 template <typename T>
-bool FirstExactDifference(const Tensor& e, const Tensor& a, std::string* why) {
+bool FirstExactDifference(const Tensor& e, const Tensor& a, std::string* why, double* max_abs_error) {
   const T* x = e.data<T>();
   const T* y = a.data<T>();
+  bool found = false;
   for (int64_t i = 0; i < e.size(); ++i) {
     if (x[i] == y[i]) continue;
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      const long double err = std::fabs(static_cast<long double>(x[i]) - static_cast<long double>(y[i]));
+      *max_abs_error = std::max(*max_abs_error, static_cast<double>(err));
+    }
+    if (found) continue;
+    found = true;
     std::ostringstream s;
     if constexpr (std::is_integral_v<T>) {
       using Wide = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
@@ -44,9 +52,8 @@ bool FirstExactDifference(const Tensor& e, const Tensor& a, std::string* why) {
       s << "element " << i << " is '" << y[i] << "', expected '" << x[i] << "'";
     }
     *why = s.str();
-    return true;
   }
-  return false;
+  return found;
 }
 
 // Byte-wise for the formats stored one element per byte that are compared by their bits (float8,
@@ -63,18 +70,18 @@ bool FirstByteDifference(const Tensor& e, const Tensor& a, std::string* why) {
   return false;
 }
 
-bool FirstDifferenceExactly(const Tensor& e, const Tensor& a, std::string* why) {
+bool FirstDifferenceExactly(const Tensor& e, const Tensor& a, std::string* why, double* max_err) {
   switch (e.dtype()) {
-    case DataType::kBool: return FirstExactDifference<bool>(e, a, why);
-    case DataType::kInt8: return FirstExactDifference<int8_t>(e, a, why);
-    case DataType::kUint8: return FirstExactDifference<uint8_t>(e, a, why);
-    case DataType::kInt16: return FirstExactDifference<int16_t>(e, a, why);
-    case DataType::kUint16: return FirstExactDifference<uint16_t>(e, a, why);
-    case DataType::kInt32: return FirstExactDifference<int32_t>(e, a, why);
-    case DataType::kUint32: return FirstExactDifference<uint32_t>(e, a, why);
-    case DataType::kInt64: return FirstExactDifference<int64_t>(e, a, why);
-    case DataType::kUint64: return FirstExactDifference<uint64_t>(e, a, why);
-    case DataType::kString: return FirstExactDifference<std::string>(e, a, why);
+    case DataType::kBool: return FirstExactDifference<bool>(e, a, why, max_err);
+    case DataType::kInt8: return FirstExactDifference<int8_t>(e, a, why, max_err);
+    case DataType::kUint8: return FirstExactDifference<uint8_t>(e, a, why, max_err);
+    case DataType::kInt16: return FirstExactDifference<int16_t>(e, a, why, max_err);
+    case DataType::kUint16: return FirstExactDifference<uint16_t>(e, a, why, max_err);
+    case DataType::kInt32: return FirstExactDifference<int32_t>(e, a, why, max_err);
+    case DataType::kUint32: return FirstExactDifference<uint32_t>(e, a, why, max_err);
+    case DataType::kInt64: return FirstExactDifference<int64_t>(e, a, why, max_err);
+    case DataType::kUint64: return FirstExactDifference<uint64_t>(e, a, why, max_err);
+    case DataType::kString: return FirstExactDifference<std::string>(e, a, why, max_err);
     default: return FirstByteDifference(e, a, why);
   }
 }
@@ -94,7 +101,7 @@ TensorComparison CompareTensors(const Tensor& e, const Tensor& a, double rtol, d
   if (e.shape() != a.shape()) return fail("shape " + ShapeToString(a.shape()) + ", expected " + ShapeToString(e.shape()));
   if (!IsApproximate(e.dtype())) {
     std::string why;
-    if (FirstDifferenceExactly(e, a, &why)) return fail(why);
+    if (FirstDifferenceExactly(e, a, &why, &c.max_abs_error)) return fail(why);
     return c;
   }
   const bool complex = e.dtype() == DataType::kComplex64 || e.dtype() == DataType::kComplex128;

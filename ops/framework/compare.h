@@ -16,7 +16,7 @@ namespace onnxflow {
 
 struct TensorComparison {
   bool match = true;
-  double max_abs_error = 0;  // over the finite elements compared with a tolerance
+  double max_abs_error = 0;  // over the finite elements compared with a tolerance, and integers
   std::string mismatch;      // the first difference, when !match
 };
 

@@ -135,6 +135,7 @@ TEST(Compare, IntegersAreExactInTheirOwnType) {
                                               Tensor::FromVector<int64_t>({1}, {10009}), 1e-3, 1e-7);
   EXPECT_FALSE(off.match);
   EXPECT_EQ("element 0 is 10009, expected 10000", off.mismatch);
+  EXPECT_EQ(9.0, off.max_abs_error);  // reported, though integers compare exactly
   // 2^53 + 1 and 2^53 are the same double.
   const int64_t big = int64_t{1} << 53;
   EXPECT_FALSE(CompareTensors(Tensor::FromVector<int64_t>({1}, {big}), Tensor::FromVector<int64_t>({1}, {big + 1}),
