@@ -109,18 +109,23 @@ Result<const Tensor*> WeightB(KernelContext& ctx, int index, const std::shared_p
 
 // Y = epilogue((A - a_zero) * (B - b_zero)) for a numpy-style matmul of 8-bit A and B. scale_row,
 // when set, holds one value per row of A's matrices (M).
+// Zero points: one value, one per row of A / column of B, or one row (column) set per batch matrix
+// of a batched operand ([D.., M, 1] / [D.., 1, N], as the spec allows).
 Status QuantMatMul(KernelContext& ctx, const Tensor& a, const Tensor* a_zero, const Tensor& b, const Tensor* b_zero,
                    const QPackedB* packed_b, const MatMulShapes& s, QEpilogue ep, const std::vector<float>* scale_row,
                    void* y, size_t elem) {
-  ONNXFLOW_RETURN_IF_ERROR(CheckPerAxis(a_zero, s.m, "a_zero_point"));
-  ONNXFLOW_RETURN_IF_ERROR(CheckPerAxis(b_zero, s.n, "b_zero_point"));
+  const int64_t a_mats = ElementCount(s.a_batch), b_mats = ElementCount(s.b_batch);
+  const bool a_zero_batched = a_zero != nullptr && a_mats > 1 && a_zero->size() == a_mats * s.m;
+  const bool b_zero_batched = b_zero != nullptr && b_mats > 1 && b_zero->size() == b_mats * s.n;
+  if (!a_zero_batched) ONNXFLOW_RETURN_IF_ERROR(CheckPerAxis(a_zero, s.m, "a_zero_point"));
+  if (!b_zero_batched) ONNXFLOW_RETURN_IF_ERROR(CheckPerAxis(b_zero, s.n, "b_zero_point"));
   if (ElementCount(s.output) == 0) return Status::Ok();
   const std::vector<int32_t> za = ZeroPoints(a_zero), zb = ZeroPoints(b_zero);
   const int threads = ctx.threads();
   const uint8_t* ad = static_cast<const uint8_t*>(a.raw_data());
   const uint8_t* bd = static_cast<const uint8_t*>(b.raw_data());
   uint8_t* yd = static_cast<uint8_t*>(y);
-  if (ElementCount(s.b_batch) == 1 && ElementCount(s.a_batch) == ElementCount(s.batch)) {
+  if (b_mats == 1 && a_mats == ElementCount(s.batch) && !a_zero_batched) {
     // One B for every batch: the batches of A stack into one tall GEMM; per-row values repeat.
     const int64_t rows = ElementCount(s.batch) * s.m;
     std::vector<int32_t> za_rows;
@@ -147,8 +152,16 @@ Status QuantMatMul(KernelContext& ctx, const Tensor& a, const Tensor* a_zero, co
     return Status::Ok();
   }
   if (scale_row != nullptr) ep.scale_row = scale_row->data();
-  const QZeroPoints zero{za.data(), static_cast<int64_t>(za.size()), zb.data(), static_cast<int64_t>(zb.size())};
   for (const MatMulBatch& job : MatMulBatches(s)) {
+    QZeroPoints zero{za.data(), static_cast<int64_t>(za.size()), zb.data(), static_cast<int64_t>(zb.size())};
+    if (a_zero_batched) {  // the job's matrix of A (job.a is its element offset)
+      zero.a = za.data() + job.a / (s.m * s.k) * s.m;
+      zero.a_count = s.m;
+    }
+    if (b_zero_batched) {
+      zero.b = zb.data() + job.b / (s.k * s.n) * s.n;
+      zero.b_count = s.n;
+    }
     const QPackedA pa = QPackA(ad + job.a, IsSigned8(a), s.k, s.m, s.k, threads);
     const QPackedB pb = QPackB(bd + job.b, IsSigned8(b), s.n, false, s.k, s.n, threads);
     QGemm(pa, pb, zero, ep, yd + job.y * elem, s.n, threads);

@@ -35,6 +35,27 @@ TEST(QuantizedTest, MatMulIntegerZeroPoints) {
   EXPECT_TRUE(Refused(bad.Run(RegisterMathKernels), StatusCode::kInvalidArgument, "a_zero_point has 3 values; expected 1 or 2"));
 }
 
+// Batched operands with a zero point per matrix: A [2, 2, 3] with [2, 2, 1], B [2, 3, 2] with
+// [2, 1, 2] (the spec's per-row / per-column forms for N-D inputs), against loops.
+TEST(QuantizedTest, MatMulIntegerZeroPointsPerBatchMatrix) {
+  const std::vector<uint8_t> a = {3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, b = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  const std::vector<uint8_t> za = {1, 2, 3, 4}, zb = {0, 1, 2, 3};
+  std::vector<int32_t> want(8);
+  for (int d = 0; d < 2; ++d)
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j) {
+        int32_t acc = 0;
+        for (int k = 0; k < 3; ++k) acc += (a[(d * 2 + i) * 3 + k] - za[d * 2 + i]) * (b[(d * 3 + k) * 2 + j] - zb[d * 2 + j]);
+        want[(d * 2 + i) * 2 + j] = acc;
+      }
+  OpTest t("MatMulInteger", 10);
+  t.Input(Tensor::FromVector<uint8_t>({2, 2, 3}, a)).Input(Tensor::FromVector<uint8_t>({2, 3, 2}, b))
+      .Input(Tensor::FromVector<uint8_t>({2, 2, 1}, za)).Input(Tensor::FromVector<uint8_t>({2, 1, 2}, zb));
+  auto out = t.Run(RegisterMathKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<int32_t>({2, 2, 2}, want), (*out)[0].tensor()));
+}
+
 TEST(QuantizedTest, QLinearMatMulRoundsAndSaturates) {
   // acc = [[10, 300]] ; scale 0.5 * 1 / 1 -> 5, 150 (+ zero 100 -> 105, 250) ; int8 saturates to 127.
   auto run = [](DataType yt) {
