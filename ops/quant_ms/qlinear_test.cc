@@ -107,28 +107,21 @@ TEST_P(QLinearBinary, MulUint8AndInt8) {
   CheckBinary<int8_t>(true, {2, 4, 3, 3}, {1, 4, 1, 1}, {2, 4, 3, 3});
 }
 
-TEST_P(QLinearBinary, AddRoundsHalfToEvenAndSaturates) {
-  // a = 1 * 0.5, b = 0: c = 0.5 / 1 + 10 -> 10 (half to even); 3 * 0.5 = 1.5 -> 12; 255 saturates.
-  OpTest test("QLinearAdd", 1, "com.microsoft");
-  test.Input(Tensor::FromVector<uint8_t>({4}, {1, 3, 5, 255})).Input(Tensor::Scalar<float>(0.5f)).AbsentInput();
-  test.Input(Tensor::FromVector<uint8_t>({4}, {0, 0, 0, 255})).Input(Tensor::Scalar<float>(1.f)).AbsentInput();
-  test.Input(Tensor::Scalar<float>(1.f)).Input(Tensor::Scalar<uint8_t>(10));
-  auto out = test.Run(RegisterQuantMsKernels);
-  ASSERT_TRUE(out.ok()) << out.status().ToString();
-  EXPECT_EQ(Values<uint8_t>((*out)[0].tensor()), (std::vector<uint8_t>{10, 12, 12, 255}));
-}
-
-// The output zero point is inside the rounding, as ONNX Runtime computes: with zero point 11,
-// 0.5 + 11 = 11.5 rounds to 12 (round(0.5) + 11 would be 11), 12.5 to 12 and 13.5 to 14.
-TEST_P(QLinearBinary, OddZeroPointRoundsInsideAsOnnxRuntime) {
-  OpTest add("QLinearAdd", 1, "com.microsoft");
-  add.Input(Tensor::FromVector<uint8_t>({4}, {1, 3, 5, 255})).Input(Tensor::Scalar<float>(0.5f)).AbsentInput();
-  add.Input(Tensor::FromVector<uint8_t>({4}, {0, 0, 0, 255})).Input(Tensor::Scalar<float>(1.f)).AbsentInput();
-  add.Input(Tensor::Scalar<float>(1.f)).Input(Tensor::Scalar<uint8_t>(11));
-  auto sum = add.Run(RegisterQuantMsKernels);
-  ASSERT_TRUE(sum.ok()) << sum.status().ToString();
-  EXPECT_EQ(Values<uint8_t>((*sum)[0].tensor()), (std::vector<uint8_t>{12, 12, 14, 255}));
-  // (a - 0) * (b - 0) * 0.5 * 1 / 1 + 11: 0.5 -> 12, 1.5 -> 12, 2.5 -> 14 (int8, zero point 11).
+// a * 0.5 + b + zero point, rounded half to even with the zero point inside (as ONNX Runtime
+// computes; round(v) + 11 would differ on every tie): zero point 10 gives 0.5 + 10 -> 10, 1.5 ->
+// 12, 2.5 -> 12; zero point 11 gives 12, 12, 14; 255 saturates. QLinearMul alike: (a * 1) * 0.5
+// + 11 on int8.
+TEST_P(QLinearBinary, RoundsHalfToEvenWithTheZeroPointInsideAndSaturates) {
+  for (const uint8_t zero : {uint8_t{10}, uint8_t{11}}) {
+    OpTest add("QLinearAdd", 1, "com.microsoft");
+    add.Input(Tensor::FromVector<uint8_t>({4}, {1, 3, 5, 255})).Input(Tensor::Scalar<float>(0.5f)).AbsentInput();
+    add.Input(Tensor::FromVector<uint8_t>({4}, {0, 0, 0, 255})).Input(Tensor::Scalar<float>(1.f)).AbsentInput();
+    add.Input(Tensor::Scalar<float>(1.f)).Input(Tensor::Scalar<uint8_t>(zero));
+    auto sum = add.Run(RegisterQuantMsKernels);
+    ASSERT_TRUE(sum.ok()) << sum.status().ToString();
+    const std::vector<uint8_t> expect = zero == 10 ? std::vector<uint8_t>{10, 12, 12, 255} : std::vector<uint8_t>{12, 12, 14, 255};
+    EXPECT_EQ(Values<uint8_t>((*sum)[0].tensor()), expect) << "zero point " << int{zero};
+  }
   OpTest mul("QLinearMul", 1, "com.microsoft");
   mul.Input(Tensor::FromVector<int8_t>({3}, {1, 3, 5})).Input(Tensor::Scalar<float>(0.5f)).AbsentInput();
   mul.Input(Tensor::FromVector<int8_t>({3}, {1, 1, 1})).Input(Tensor::Scalar<float>(1.f)).AbsentInput();
