@@ -218,6 +218,17 @@ Status PackBnb4(int64_t k, int64_t n, int64_t block_size, int64_t quant_type, co
   return Status::Ok();
 }
 
+// K and N come from the model: positive, and small enough that N * K (and the packed sizes made of
+// it) cannot overflow before the inputs' sizes are checked against them.
+Status CheckSizes(int64_t k, int64_t n) {
+  constexpr int64_t kMax = int64_t{1} << 31;
+  if (k <= 0 || n <= 0 || k >= kMax || n >= kMax) {
+    return InvalidArgument("attributes K and N must be positive and below 2^31, got K = " + std::to_string(k) +
+                           ", N = " + std::to_string(n));
+  }
+  return Status::Ok();
+}
+
 // MatMulNBits, and MatMulBnb4 (its B, absmax in the place of B, scales), on the same kernels.
 class MatMulNBitsKernel : public OpKernel {
  public:
@@ -237,7 +248,7 @@ class MatMulNBitsKernel : public OpKernel {
     k->bits_ = static_cast<int>(bits);
     // accuracy_level 4 permits quantizing A to int8: done where the int8 kernel runs (4- and 8-bit B).
     k->int8_ = info.GetInt("accuracy_level", 0) == 4 && bits != 2 && NBitsInt8Available();
-    if (k->k_ <= 0 || k->n_ <= 0) return InvalidArgument("attributes K and N must be positive");
+    ONNXFLOW_RETURN_IF_ERROR(CheckSizes(k->k_, k->n_));
     if (k->block_size_ < 16 || (k->block_size_ & (k->block_size_ - 1)) != 0) {
       return InvalidArgument("attribute block_size must be a power of 2 and at least 16, got " +
                              std::to_string(k->block_size_));
@@ -273,7 +284,7 @@ class MatMulNBitsKernel : public OpKernel {
       return InvalidArgument("attribute quant_type must be 0 (FP4) or 1 (NF4), got " + std::to_string(k->quant_type_));
     }
     if (info.GetInt("transB", 1) != 1) return Unimplemented("MatMulBnb4 with transB = 0 (only B as N x K)");
-    if (k->k_ <= 0 || k->n_ <= 0) return InvalidArgument("attributes K and N must be positive");
+    ONNXFLOW_RETURN_IF_ERROR(CheckSizes(k->k_, k->n_));
     // The kernels keep each column's blocks whole: a block of the flat N x K codes may not run
     // from one column into the next.
     if (k->block_size_ < 16 || (k->block_size_ & (k->block_size_ - 1)) != 0 || k->k_ % k->block_size_ != 0) {

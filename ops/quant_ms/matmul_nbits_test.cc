@@ -221,6 +221,15 @@ TEST(MatMulBnb4, RefusesWhatItDoesNotRun) {
   EXPECT_NE(run(48, 32, 1, -1).find("block_size 32 (only a power of 2 from 16 that divides K = 48)"),
             std::string::npos);
   EXPECT_EQ(run(64, 32, 1, 1), "Ok");
+  // A K from a hostile model that would overflow N * K is refused before anything is sized by it.
+  OpTest huge("MatMulBnb4", 1, "com.microsoft");
+  huge.Attr("K", int64_t{1} << 40).Attr("N", int64_t{1} << 40).Attr("block_size", int64_t{64}).Attr("quant_type", int64_t{1});
+  huge.Input(Tensor::FromVector<float>({1, 4}, std::vector<float>(4)))
+      .Input(Tensor::FromVector<uint8_t>({2}, {0, 0}))
+      .Input(Tensor::FromVector<float>({1}, {1.f}))
+      .ConstantInput(1)
+      .ConstantInput(2);
+  EXPECT_NE(huge.Run(RegisterQuantMsKernels).status().ToString().find("below 2^31"), std::string::npos);
 }
 
 TEST(MatMulNBits, RefusesWhatItDoesNotRun) {
