@@ -31,7 +31,9 @@ bool RunsInFloat(const Node& n) {
       "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Resize", "Round", "Selu", "Shape",
       "Sigmoid", "Sign", "Sin", "Sinh", "Size", "Slice", "Softmax", "Softplus", "Softsign", "SpaceToDepth",
       "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu", "Tile", "TopK", "Transpose",
-      "Trilu", "Unsqueeze", "Where"};
+      "Trilu", "Unsqueeze", "Where",
+      // ONNX Runtime's, registered in the default domain (a genai float16 LLM's every layer has one)
+      "SimplifiedLayerNormalization"};
   static const std::unordered_set<std::string> kMicrosoft = {
       "BiasAdd", "BiasGelu", "BiasSoftmax", "DynamicQuantizeMatMul", "FastGelu", "FusedConv", "FusedGemm",
       "FusedMatMul", "Gelu", "LayerNormalization", "MatMulBnb4", "MatMulIntegerToFloat", "MatMulNBits", "QuickGelu",

@@ -292,6 +292,20 @@ TEST(HalfComputeTest, FourBitProductsRunInFloat) {
   }
 }
 
+// ONNX Runtime's SimplifiedLayerNormalization in the default domain (opset 13, no schema here, no
+// value_info): its output's type is inferred, so the float region runs through it to the Relu.
+TEST(HalfComputeTest, DefaultDomainContribNormStaysInTheRegion) {
+  ModelBuilder m(13);
+  m.Input("x", DataType::kFloat16, {2, 4});
+  m.Initializer("g", Half({4}, {1, 1, 1, 1}));
+  m.Node("SimplifiedLayerNormalization", {"x", "g"}, {"n"}, "sln");
+  m.Node("Relu", {"n"}, {"y"}, "relu");
+  m.Output("y", DataType::kFloat16, {2, 4});
+  auto model = ThisPassOnly(m.Serialize());
+  ASSERT_NE(model, nullptr);
+  EXPECT_EQ(Ops(*model->graph), (std::vector<std::string>{"Cast", "SimplifiedLayerNormalization", "Relu", "Cast"}));
+}
+
 TEST(HalfComputeTest, FloatModelsAreLeftAlone) {
   ModelBuilder m(17);
   m.Input("x", DataType::kFloat, {2});

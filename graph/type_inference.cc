@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "graph/schema/schema.h"
+#include "ops/framework/domains.h"
 
 namespace onnxflow::graph {
 namespace {
@@ -32,35 +33,44 @@ DataType TensorType(const char* spec) {
   return DataType::kUndefined;
 }
 
-// com.microsoft ops have no schema table here (they pass unchecked), but the passes that need
-// types see through the common ones: by ONNX Runtime's contrib schemas, each output listed takes
-// the type of the input named (LayerNormalization's mean and inverse deviation are float, U).
-// Without this, a float16 model with no value_info for them kept everything after such a node
-// out of the float region.
-void InferMicrosoftOutputs(const std::string& op, const std::vector<DataType>& in, std::vector<DataType>* out) {
+// com.microsoft ops have no schema table here (they pass unchecked), nor do the normalizations
+// ONNX Runtime registers in the default domain below opset 17 (LayerNormalization,
+// SimplifiedLayerNormalization); but the passes that need types see through the common ones: by
+// ONNX Runtime's contrib schemas, each output listed takes the type of the input named, and a
+// normalization's mean and inverse deviation (outputs 1 and 2) are float, or the input's type with
+// stash_type 0. Without this, a float16 model with no value_info for them kept everything after
+// such a node out of the float region.
+void InferContribOutputs(const onnx::NodeProto& node, bool microsoft, const std::vector<DataType>& in,
+                         std::vector<DataType>* out) {
   struct Rule {
-    int type_of_input;          // the input whose type the outputs take
-    std::vector<int> outputs;   // which outputs
+    int type_of_input;         // the input whose type the outputs take
+    std::vector<int> outputs;  // which outputs
+    bool norm_stats = false;   // outputs 1 and 2 are a normalization's statistics
+    bool default_domain = false;  // also registered in the default domain below opset 17
   };
   static const std::unordered_map<std::string, Rule> kRules = {
       {"Attention", {0, {0, 1}}}, {"BiasAdd", {0, {0}}}, {"BiasGelu", {0, {0}}}, {"BiasSoftmax", {0, {0}}},
       {"FastGelu", {0, {0}}}, {"FusedConv", {0, {0}}}, {"FusedGemm", {0, {0}}}, {"FusedMatMul", {0, {0}}},
       {"GatherBlockQuantized", {2, {0}}}, {"Gelu", {0, {0}}}, {"GroupQueryAttention", {0, {0, 1, 2}}},
-      {"Inverse", {0, {0}}}, {"LayerNormalization", {0, {0}}}, {"MatMulBnb4", {0, {0}}},
+      {"Inverse", {0, {0}}}, {"LayerNormalization", {0, {0}, true, true}}, {"MatMulBnb4", {0, {0}}},
       {"MatMulIntegerToFloat", {2, {0}}}, {"MatMulNBits", {0, {0}}}, {"MultiHeadAttention", {0, {0, 1, 2}}},
       {"NhwcMaxPool", {0, {0}}}, {"QuickGelu", {0, {0}}}, {"RotaryEmbedding", {0, {0}}},
-      {"SimplifiedLayerNormalization", {0, {0}}}, {"SkipLayerNormalization", {0, {0, 3}}},
-      {"SkipSimplifiedLayerNormalization", {0, {0, 3}}}, {"TransposeMatMul", {0, {0}}}, {"Trilu", {0, {0}}}};
-  auto it = kRules.find(op);
-  if (it == kRules.end()) return;
+      {"SimplifiedLayerNormalization", {0, {0}, true, true}}, {"SkipLayerNormalization", {0, {0, 3}, true}},
+      {"SkipSimplifiedLayerNormalization", {0, {0, 3}, true}}, {"TransposeMatMul", {0, {0}}}, {"Trilu", {0, {0}}}};
+  auto it = kRules.find(node.op_type());
+  if (it == kRules.end() || (!microsoft && !it->second.default_domain)) return;
   const Rule& rule = it->second;
   if (rule.type_of_input >= static_cast<int>(in.size())) return;
   for (int o : rule.outputs) {
     if (o < static_cast<int>(out->size())) (*out)[o] = in[rule.type_of_input];
   }
-  const bool norm = op == "LayerNormalization" || op == "SimplifiedLayerNormalization" ||
-                    op == "SkipLayerNormalization" || op == "SkipSimplifiedLayerNormalization";
-  for (int o = 1; norm && o <= 2 && o < static_cast<int>(out->size()); ++o) (*out)[o] = DataType::kFloat;
+  if (!rule.norm_stats) return;
+  int64_t stash = 1;
+  for (const auto& a : node.attribute()) {
+    if (a.name() == "stash_type") stash = a.i();
+  }
+  const DataType stats = stash == 1 ? DataType::kFloat : in[0];
+  for (int o = 1; o <= 2 && o < static_cast<int>(out->size()); ++o) (*out)[o] = stats;
 }
 
 // One graph's names: the element types known, and every name it defines (for shadowing).
@@ -163,7 +173,7 @@ class Inference {
     std::vector<DataType> out(outputs, DataType::kUndefined);
     const schema::OpSchema* s = schema::FindSchema(node.domain, node.op_type(), node.opset);
     if (s == nullptr) {
-      if (node.domain == "com.microsoft") InferMicrosoftOutputs(node.op_type(), in, &out);
+      if (node.domain == kMsDomain || node.domain.empty()) InferContribOutputs(proto, node.domain == kMsDomain, in, &out);
       return out;
     }
 
