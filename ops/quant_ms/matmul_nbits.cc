@@ -238,9 +238,7 @@ class MatMulNBitsKernel : public OpKernel {
 
   static Result<std::unique_ptr<OpKernel>> CreateNBits(const KernelInfo& info) {
     auto k = std::unique_ptr<MatMulNBitsKernel>(new MatMulNBitsKernel());
-    ONNXFLOW_ASSIGN_OR_RETURN(k->k_, info.RequireInt("K"));
-    ONNXFLOW_ASSIGN_OR_RETURN(k->n_, info.RequireInt("N"));
-    ONNXFLOW_ASSIGN_OR_RETURN(k->block_size_, info.RequireInt("block_size"));
+    ONNXFLOW_RETURN_IF_ERROR(k->ReadShared(info, "MatMulNBits"));
     const int64_t bits = info.GetInt("bits", 4);
     if (bits != 2 && bits != 4 && bits != 8) {
       return Unimplemented("MatMulNBits with bits = " + std::to_string(bits) + " (2, 4 and 8 run)");
@@ -248,15 +246,6 @@ class MatMulNBitsKernel : public OpKernel {
     k->bits_ = static_cast<int>(bits);
     // accuracy_level 4 permits quantizing A to int8: done where the int8 kernel runs (4- and 8-bit B).
     k->int8_ = info.GetInt("accuracy_level", 0) == 4 && bits != 2 && NBitsInt8Available();
-    ONNXFLOW_RETURN_IF_ERROR(CheckSizes(k->k_, k->n_));
-    if (k->block_size_ < 16 || (k->block_size_ & (k->block_size_ - 1)) != 0) {
-      return InvalidArgument("attribute block_size must be a power of 2 and at least 16, got " +
-                             std::to_string(k->block_size_));
-    }
-    if (info.input_type(0) != DataType::kUndefined && !IsFloatLike(info.input_type(0))) {
-      return InvalidArgument(std::string("MatMulNBits: input 'A' must be float, float16 or bfloat16, got ") +
-                             DataTypeName(info.input_type(0)));
-    }
     if (info.has_input(4)) {
       const Tensor* g = info.constant_input(4);
       if (g == nullptr || g->dtype() != DataType::kInt32 || g->size() != k->k_) {
@@ -276,24 +265,17 @@ class MatMulNBitsKernel : public OpKernel {
   // N x K weights row by row; 0 is a training layout ONNX Runtime's CPU provider has no use for).
   static Result<std::unique_ptr<OpKernel>> CreateBnb4(const KernelInfo& info) {
     auto k = std::unique_ptr<MatMulNBitsKernel>(new MatMulNBitsKernel());
-    ONNXFLOW_ASSIGN_OR_RETURN(k->k_, info.RequireInt("K"));
-    ONNXFLOW_ASSIGN_OR_RETURN(k->n_, info.RequireInt("N"));
-    ONNXFLOW_ASSIGN_OR_RETURN(k->block_size_, info.RequireInt("block_size"));
+    ONNXFLOW_RETURN_IF_ERROR(k->ReadShared(info, "MatMulBnb4"));
     ONNXFLOW_ASSIGN_OR_RETURN(k->quant_type_, info.RequireInt("quant_type"));
     if (k->quant_type_ != 0 && k->quant_type_ != 1) {
       return InvalidArgument("attribute quant_type must be 0 (FP4) or 1 (NF4), got " + std::to_string(k->quant_type_));
     }
     if (info.GetInt("transB", 1) != 1) return Unimplemented("MatMulBnb4 with transB = 0 (only B as N x K)");
-    ONNXFLOW_RETURN_IF_ERROR(CheckSizes(k->k_, k->n_));
     // The kernels keep each column's blocks whole: a block of the flat N x K codes may not run
     // from one column into the next.
-    if (k->block_size_ < 16 || (k->block_size_ & (k->block_size_ - 1)) != 0 || k->k_ % k->block_size_ != 0) {
+    if (k->k_ % k->block_size_ != 0) {
       return Unimplemented("MatMulBnb4 with block_size " + std::to_string(k->block_size_) +
                            " (only a power of 2 from 16 that divides K = " + std::to_string(k->k_) + ")");
-    }
-    if (info.input_type(0) != DataType::kUndefined && !IsFloatLike(info.input_type(0))) {
-      return InvalidArgument(std::string("MatMulBnb4: input 'A' must be float, float16 or bfloat16, got ") +
-                             DataTypeName(info.input_type(0)));
     }
     ONNXFLOW_RETURN_IF_ERROR(k->PackConstants(info));
     return std::unique_ptr<OpKernel>(std::move(k));
@@ -338,6 +320,23 @@ class MatMulNBitsKernel : public OpKernel {
 
  private:
   MatMulNBitsKernel() = default;
+
+  // K, N and block_size, and A's type, which both ops check alike.
+  Status ReadShared(const KernelInfo& info, const char* op) {
+    ONNXFLOW_ASSIGN_OR_RETURN(k_, info.RequireInt("K"));
+    ONNXFLOW_ASSIGN_OR_RETURN(n_, info.RequireInt("N"));
+    ONNXFLOW_ASSIGN_OR_RETURN(block_size_, info.RequireInt("block_size"));
+    ONNXFLOW_RETURN_IF_ERROR(CheckSizes(k_, n_));
+    if (block_size_ < 16 || (block_size_ & (block_size_ - 1)) != 0) {
+      return InvalidArgument("attribute block_size must be a power of 2 and at least 16, got " +
+                             std::to_string(block_size_));
+    }
+    if (info.input_type(0) != DataType::kUndefined && !IsFloatLike(info.input_type(0))) {
+      return InvalidArgument(std::string(op) + ": input 'A' must be float, float16 or bfloat16, got " +
+                             DataTypeName(info.input_type(0)));
+    }
+    return Status::Ok();
+  }
 
   Status Pack(const Tensor& b, const Tensor& s, const Tensor* zero_points, PackedNBits* out) const {
     if (quant_type_ >= 0) return PackBnb4(k_, n_, block_size_, quant_type_, b, s, out);
