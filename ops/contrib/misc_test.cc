@@ -135,6 +135,26 @@ TEST(GatherBlockQuantized, Int4AndUint4DataAlongEitherAxis) {
   }
 }
 
+// Wrong data types and zero points of the wrong shape are refused with what was expected.
+TEST(GatherBlockQuantized, RefusesDataAndZeroPointsItCannotRead) {
+  OpTest data("GatherBlockQuantized", 1, kMsDomain);
+  data.Input(Tensor::FromVector<int8_t>({1, 16}, std::vector<int8_t>(16, 0)))
+      .Input(Tensor::FromVector<int64_t>({1}, {0}))
+      .Input(F({1, 1}, {1.0f}))
+      .Attr("block_size", int64_t{16});
+  EXPECT_TRUE(Refused(data.Run(RegisterAllKernels).status(), StatusCode::kInvalidArgument,
+                      "GatherBlockQuantized: data must be uint8, int4 or uint4, got int8"));
+  // Two rows of three 4-bit blocks: zero points [2, 2] bytes, not the 3 bytes of a flat packing.
+  OpTest zp("GatherBlockQuantized", 1, kMsDomain);
+  zp.Input(Tensor::FromVector<uint8_t>({2, 24}, std::vector<uint8_t>(48, 0)))
+      .Input(Tensor::FromVector<int64_t>({1}, {0}))
+      .Input(F({2, 3}, {1, 1, 1, 1, 1, 1}))
+      .Input(Tensor::FromVector<uint8_t>({3}, {0, 0, 0}))
+      .Attr("block_size", int64_t{16});
+  EXPECT_TRUE(Refused(zp.Run(RegisterAllKernels).status(), StatusCode::kInvalidArgument,
+                      "GatherBlockQuantized: zero_points must be uint8 [2,2], got uint8 [3]"));
+}
+
 TEST(GatherBlockQuantized, OutOfRangeIndexIsRefused) {
   OpTest test("GatherBlockQuantized", 1, kMsDomain);
   test.Input(Tensor::FromVector<uint8_t>({1, 8}, std::vector<uint8_t>(8, 0)))
