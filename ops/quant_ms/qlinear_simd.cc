@@ -1,6 +1,7 @@
 #include "ops/quant_ms/qlinear_simd.h"
 
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 
 #undef HWY_TARGET_INCLUDE
@@ -29,10 +30,9 @@ void BinaryImpl(const Q* a, bool a_bcast, const Q* b, bool b_bcast, Q* y, int64_
   // Clamped before rounding (to the range, whole numbers) so that the conversion never overflows.
   const auto vlo = hn::Set(df, p.lo), vhi = hn::Set(df, p.hi);
   const auto a0 = hn::Set(df, static_cast<float>(a[0])), b0 = hn::Set(df, static_cast<float>(b[0]));
-  int64_t i = 0;
-  for (; i + lanes <= n; i += lanes) {
-    const auto va = a_bcast ? a0 : hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(dq, a + i)));
-    const auto vb = b_bcast ? b0 : hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(dq, b + i)));
+  auto step = [&](const Q* pa, const Q* pb, Q* py) {
+    const auto va = a_bcast ? a0 : hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(dq, pa)));
+    const auto vb = b_bcast ? b0 : hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(dq, pb)));
     hn::Vec<decltype(df)> v;
     if constexpr (kMul) {
       v = hn::MulAdd(hn::Mul(hn::Sub(va, vza), hn::Sub(vb, vzb)), vra, vzc);
@@ -40,12 +40,20 @@ void BinaryImpl(const Q* a, bool a_bcast, const Q* b, bool b_bcast, Q* y, int64_
       v = hn::MulAdd(vb, vrb, hn::MulAdd(va, vra, vfixed));
     }
     v = hn::Min(hn::Max(v, vlo), vhi);
-    hn::StoreU(hn::DemoteTo(dq, hn::NearestInt(v)), dq, y + i);
-  }
-  for (; i < n; ++i) {
-    const float va = a[a_bcast ? 0 : i], vb = b[b_bcast ? 0 : i];
-    const float v = kMul ? QLinearMulValue(va, vb, p) : QLinearAddValue(va, vb, p);
-    y[i] = static_cast<Q>(RoundSaturate(v, 0.0f, p.lo, p.hi));
+    hn::StoreU(hn::DemoteTo(dq, hn::NearestInt(v)), dq, py);
+  };
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) step(a + i, b + i, y + i);
+  if (i < n) {
+    // The tail through the same vector code on a padded copy: a result never depends on where a
+    // run was cut, on any target (a scalar tail with std::fma differed from the unfused MulAdd of
+    // targets without FMA, and from the body wherever the compiler contracted differently).
+    HWY_ALIGN Q ta[hn::MaxLanes(df)] = {}, tb[hn::MaxLanes(df)] = {}, ty[hn::MaxLanes(df)];
+    const size_t left = static_cast<size_t>(n - i);
+    if (!a_bcast) std::memcpy(ta, a + i, left * sizeof(Q));
+    if (!b_bcast) std::memcpy(tb, b + i, left * sizeof(Q));
+    step(ta, tb, ty);
+    std::memcpy(y + i, ty, left * sizeof(Q));
   }
 }
 
@@ -76,6 +84,8 @@ HWY_EXPORT(AddU8);
 HWY_EXPORT(AddS8);
 HWY_EXPORT(MulU8);
 HWY_EXPORT(MulS8);
+
+float AddFixedPart(const QBinaryParams& p) { return std::fma(-p.rb, p.zb, std::fma(-p.ra, p.za, p.zc)); }
 
 float QLinearAddValue(float a, float b, const QBinaryParams& p) {
   return std::fma(b, p.rb, std::fma(a, p.ra, AddFixedPart(p)));

@@ -33,10 +33,15 @@ void QLinearMulU8(const uint8_t* a, bool a_bcast, const uint8_t* b, bool b_bcast
 void QLinearMulS8(const int8_t* a, bool a_bcast, const int8_t* b, bool b_bcast, int8_t* y, int64_t n,
                   const QBinaryParams& p);
 
-// The constant of the add: zc - ra * za - rb * zb, in float in that order (as MLAS forms it).
-inline float AddFixedPart(const QBinaryParams& p) { return p.zc - p.ra * p.za - p.rb * p.zb; }
+// The constant of the add, zc - ra * za - rb * zb, as two fused multiply-adds: fma(-rb, zb,
+// fma(-ra, za, zc)). One function outside the per-target code, so that the vector body and the
+// scalar tail use the same bits: as an inline expression GCC contracted it into FMAs in the AVX2
+// and AVX-512 bodies and not in the baseline tail, so a run cut at a different element could round
+// an exact tie apart. The fused form is the one the AVX-512 body computed when its results were
+// compared with ONNX Runtime's.
+float AddFixedPart(const QBinaryParams& p);
 
-// The scalar formulas above before rounding (zc included), for the scalar tails and tests.
+// The scalar formulas above before rounding (zc included), for tests.
 float QLinearAddValue(float a, float b, const QBinaryParams& p);
 float QLinearMulValue(float a, float b, const QBinaryParams& p);
 // round_half_even(v) + zero saturated to [lo, hi] (NaN gives lo).
