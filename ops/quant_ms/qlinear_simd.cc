@@ -15,8 +15,8 @@ namespace onnxflow {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Four vectors of 8-bit values (a whole 8-bit vector's worth of float lanes) per step: the
-// widening to int32 and narrowing back are the cost, the float math is two FMAs.
+// One vector of float lanes per step, widened from 8-bit values and narrowed back (the cost; the
+// float math is two FMAs).
 template <bool kMul, typename Q>
 void BinaryImpl(const Q* a, bool a_bcast, const Q* b, bool b_bcast, Q* y, int64_t n, const QBinaryParams& p) {
   const hn::ScalableTag<float> df;
