@@ -87,11 +87,6 @@ HWY_EXPORT(MulS8);
 
 float AddFixedPart(const QBinaryParams& p) { return std::fma(-p.rb, p.zb, std::fma(-p.ra, p.za, p.zc)); }
 
-float QLinearAddValue(float a, float b, const QBinaryParams& p) {
-  return std::fma(b, p.rb, std::fma(a, p.ra, AddFixedPart(p)));
-}
-float QLinearMulValue(float a, float b, const QBinaryParams& p) { return std::fma((a - p.za) * (b - p.zb), p.ra, p.zc); }
-
 int32_t RoundSaturate(float v, float zero, float lo, float hi) {
   if (std::isnan(v)) return static_cast<int32_t>(lo);
   return RoundSaturateFinite(v, zero, lo - zero, hi - zero);

@@ -41,9 +41,6 @@ void QLinearMulS8(const int8_t* a, bool a_bcast, const int8_t* b, bool b_bcast, 
 // compared with ONNX Runtime's.
 float AddFixedPart(const QBinaryParams& p);
 
-// The scalar formulas above before rounding (zc included), for tests.
-float QLinearAddValue(float a, float b, const QBinaryParams& p);
-float QLinearMulValue(float a, float b, const QBinaryParams& p);
 // round_half_even(v) + zero saturated to [lo, hi] (NaN gives lo).
 int32_t RoundSaturate(float v, float zero, float lo, float hi);
 
