@@ -135,8 +135,9 @@ std::vector<int64_t> ShapeEntries(const Graph& g, const std::string& name) {
 }
 
 // When `value` is a decoder's key-value cache for this step, (B, N, S, D): Concat(past, new, axis 2
-// or -2) with the past a graph input declared 4-D (the step's present output), the past's declared
-// shape (-1 where dynamic); else nullptr. The kernel reads the cache in place in that layout; the
+// or -2) with the past a graph input declared 4-D (the step's present output; in a merged
+// decoder's branches, the main graph's input: Graph::outer_inputs), the past's declared shape (-1
+// where dynamic); else nullptr. The kernel reads the cache in place in that layout; the
 // Concat stays, as it writes the present output the caller keeps.
 const std::vector<int64_t>* CacheShape(const Graph& g, const std::string& value) {
   const Id c = g.nodes.Producer(value);
@@ -148,6 +149,10 @@ const std::vector<int64_t>* CacheShape(const Graph& g, const std::string& value)
   for (const std::string& in : n.input()) {
     for (const ValueInfo& info : g.inputs) {
       if (info.name == in && info.has_shape && info.shape.size() == 4) return &info.shape;
+    }
+    if (auto outer = g.outer_inputs.find(in);
+        outer != g.outer_inputs.end() && outer->second.has_shape && outer->second.shape.size() == 4) {
+      return &outer->second.shape;
     }
   }
   return nullptr;

@@ -32,6 +32,9 @@ struct Graph {
   std::vector<ValueInfo> inputs;             // graph inputs, in order (incl. those with initializers)
   std::vector<ValueInfo> outputs;
   std::set<std::string> outer_names;         // names read from enclosing scopes
+  // Graph inputs of enclosing scopes that this graph reads, as declared there (InheritOuterScope):
+  // what a pass would know of them were they this graph's own inputs.
+  std::map<std::string, ValueInfo> outer_inputs;
   std::map<std::string, DataType> known_types;  // element types known at load, by value name
 };
 

@@ -14,6 +14,7 @@
 #include "graph/fusion_util.h"
 #include "graph/fusion.h"
 #include "graph/half_compute.h"
+#include "graph/outer_scope.h"
 #include "graph/passes.h"
 #include "graph/qdq_fusion.h"
 #include "graph/quant_layout.h"
@@ -106,12 +107,16 @@ Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionO
   // pass (the plan still refuses what a kernel's factory finds unsupported).
   ONNXFLOW_RETURN_IF_ERROR(CheckKernelsExist(*model->graph, registry));
   if (options.optimize) {
+    // Subgraphs' reads of enclosing constants become constants of their own, before any pass
+    // looks for constants there (a merged decoder's weights, read inside an If's branches).
+    InheritOuterScope(model->graph.get());
     // First, so that every pass after it sees a 16-bit float model as the float model it runs as.
     ONNXFLOW_RETURN_IF_ERROR(
         ComputeHalfInFloat(model->graph.get(), model->opsets.count("") ? model->opsets.at("") : 0));
     // Before folding, which would turn the int8 weights behind DequantizeLinear into float ones.
     ONNXFLOW_RETURN_IF_ERROR(FuseQdq(model->graph.get()));
     ONNXFLOW_RETURN_IF_ERROR(FoldConstants(model->graph.get(), registry, options.limits));
+    InheritOuterScope(model->graph.get());  // and those folding made
     ONNXFLOW_RETURN_IF_ERROR(FuseForInference(model->graph.get()));
     ONNXFLOW_RETURN_IF_ERROR(UseBlockedLayout(model->graph.get()));
     ONNXFLOW_RETURN_IF_ERROR(UseChannelsLastQuant(model->graph.get()));

@@ -78,6 +78,12 @@ void NodeGraph::SetProto(Id id, std::shared_ptr<const onnx::NodeProto> proto) {
   Attach(id);
 }
 
+void NodeGraph::SetImplicitInputs(Id id, std::vector<std::string> names) {
+  Detach(id);
+  dag_[id].node.implicit_inputs = std::move(names);
+  Attach(id);
+}
+
 void NodeGraph::SetOutputs(const std::vector<std::string>& names) { outputs_ = {names.begin(), names.end()}; }
 
 void NodeGraph::Compact() {

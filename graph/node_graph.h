@@ -100,6 +100,8 @@ class NodeGraph {
   void Remove(Id id);
   // Gives `id` a new proto (inputs and outputs may change); edges follow.
   void SetProto(Id id, std::shared_ptr<const onnx::NodeProto> proto);
+  // Gives `id` new implicit inputs (the outer values its subgraphs read); read counts follow.
+  void SetImplicitInputs(Id id, std::vector<std::string> names);
   // Mutable access to what edges do not depend on: domain, opset, subgraphs.
   Node& Mutable(Id id) { return dag_[id].node; }
   // The graph's outputs, counted as reads (ReadCount).

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "graph/fusion.h"
 #include "graph/graph_test.h"
 #include "graph/norm_fusion.h"
+#include "graph/outer_scope.h"
 #include "graph/passes.h"
 #include "graph/qdq_fusion.h"
 #include "graph/quant_layout.h"
@@ -77,6 +79,63 @@ class RulesTest : public GraphTest {
     SetAttr(model.Node("Conv", {"x", "w", "b"}, {"c"}, "conv"), "pads", std::vector<int64_t>{1, 1, 1, 1});
   }
 };
+
+// An If whose branches read the main graph's weights (a merged decoder's form), one of them
+// through a nested If: the branches get the weights as constants of their own, the nested branch
+// from its parent branch, and the declarations of the main graph's inputs they read; an initializer that is also a graph input, and the graph input x, stay
+// outer values; the If no longer reads the weights, and the optimized model (whose branches now
+// fuse the MatMul and its bias) computes what the unoptimized one does.
+TEST_F(RulesTest, InheritOuterScopeGivesBranchesTheWeights) {
+  model.Input("x", DataType::kFloat, {2, 4});
+  model.Input("c", DataType::kBool, {});
+  model.Input("shift", DataType::kFloat, {3});
+  model.Initializer("w", Floats({4, 3}, 2));
+  model.Initializer("bias", Floats({3}, 3));
+  model.Initializer("shift", Floats({3}, 4));  // overridable: stays an outer value
+  auto& branch = model.Node("If", {"c"}, {"y"}, "if");
+  tools::GraphBuilder then_branch = tools::SetGraphAttr(branch, "then_branch");
+  then_branch.Node("MatMul", {"x", "w"}, {"t_mm"});
+  then_branch.Node("Add", {"t_mm", "bias"}, {"t_y"});
+  then_branch.Output("t_y", DataType::kFloat, {2, 3});
+  tools::GraphBuilder else_branch = tools::SetGraphAttr(branch, "else_branch");
+  auto& nested = else_branch.Node("If", {"c"}, {"e_y"}, "nested");
+  tools::GraphBuilder inner_then = tools::SetGraphAttr(nested, "then_branch");
+  inner_then.Node("MatMul", {"x", "w"}, {"i_mm"});
+  inner_then.Node("Add", {"i_mm", "shift"}, {"i_y"});
+  inner_then.Output("i_y", DataType::kFloat, {2, 3});
+  tools::GraphBuilder inner_else = tools::SetGraphAttr(nested, "else_branch");
+  inner_else.Node("Neg", {"bias"}, {"n_b"});
+  inner_else.Node("Expand", {"n_b", "two_by_three"}, {"n_y"});
+  inner_else.Output("n_y", DataType::kFloat, {2, 3});
+  model.Initializer("two_by_three", Tensor::FromVector<int64_t>({2}, {2, 3}));
+  else_branch.Output("e_y", DataType::kFloat, {2, 3});
+  model.Output("y", DataType::kFloat, {2, 3});
+
+  Graph& g = graph();
+  InheritOuterScope(&g);
+  const Node& top_if = Only("If");
+  const Graph& then_graph = *top_if.subgraphs.at("then_branch");
+  const Graph& else_graph = *top_if.subgraphs.at("else_branch");
+  EXPECT_TRUE(then_graph.constants.count("w") && then_graph.constants.count("bias"));
+  EXPECT_EQ(then_graph.outer_names, (std::set<std::string>{"x"}));
+  EXPECT_EQ(then_graph.constants.at("w").storage(), g.constants.at("w").storage()) << "shared, not copied";
+  // The main graph's inputs as declared there, for the branches' passes (a decoder's caches).
+  ASSERT_TRUE(then_graph.outer_inputs.count("x"));
+  EXPECT_EQ(then_graph.outer_inputs.at("x").shape, (std::vector<int64_t>{2, 4}));
+  EXPECT_TRUE(else_graph.outer_inputs.count("c") && else_graph.outer_inputs.count("x"));
+  const Node& inner = *else_graph.nodes.begin();
+  ASSERT_EQ(inner.op_type(), "If");
+  const Graph& inner_then_graph = *inner.subgraphs.at("then_branch");
+  EXPECT_TRUE(inner_then_graph.constants.count("w"));
+  EXPECT_EQ(inner_then_graph.outer_names, (std::set<std::string>{"shift", "x"}));
+  EXPECT_TRUE(inner.subgraphs.at("else_branch")->constants.count("two_by_three"));
+  EXPECT_EQ(inner.implicit_inputs, (Names{"shift", "x"}));
+  EXPECT_EQ(top_if.implicit_inputs, (Names{"c", "shift", "x"}));  // the nested If reads c
+  EXPECT_EQ(g.nodes.ReadCount("w"), 0);
+  for (bool c : {true, false}) {
+    ExpectSameOutputs({Input("x", {2, 4}), {"c", Tensor::Scalar<bool>(c)}, Input("shift", {3}, 5)});
+  }
+}
 
 TEST_F(RulesTest, RemovePassThroughRenamesTheProducersOutput) {
   model.Input("x", DataType::kFloat, {4});

@@ -135,8 +135,14 @@ class Inference {
         if (!node.proto->output(i).empty() && outs[i] != DataType::kUndefined) scope.types[node.proto->output(i)] = outs[i];
       }
     }
-    // What the passes read (KnownType): every value whose element type follows.
+    // What the passes read (KnownType): every value whose element type follows, the enclosing
+    // scopes' values this graph reads included (a merged decoder's branches read the caches and
+    // the attention mask from the main graph; unknown there, the attention fusion declined them).
     for (const auto& [name, type] : scope.types) g.known_types.emplace(name, type);
+    for (const auto& name : g.outer_names) {
+      const DataType type = scope.Type(name);
+      if (type != DataType::kUndefined) g.known_types.emplace(name, type);
+    }
     std::vector<DataType> result;
     for (const ValueInfo& out : g.outputs) {
       const DataType produced = scope.Type(out.name), declared = Declared(out);
