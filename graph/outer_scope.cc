@@ -1,6 +1,5 @@
 #include "graph/outer_scope.h"
 
-#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -8,41 +7,42 @@
 namespace onnxflow::graph {
 namespace {
 
-// What enclosing scopes hold, by name: constants, and graph inputs as declared.
-struct Visible {
-  std::map<std::string, const Tensor*> constants;
-  std::map<std::string, const ValueInfo*> inputs;
+// The chain of enclosing graphs, innermost first. A name resolves in the innermost scope that has
+// it (the load refuses a subgraph that redefines an enclosing name, so there is no shadowing to
+// mind). Looked up per name read, never copied per scope: a hostile file of many subgraphs under
+// many constants costs what its subgraphs read, not their product.
+struct Enclosing {
+  const Graph* graph;
+  const Enclosing* parent;
+
+  // The constant `name` resolves to, unless it is a graph input there (an initializer the caller
+  // may override); null when it is no constant.
+  const Tensor* Constant(const std::string& name) const {
+    for (const Enclosing* e = this; e != nullptr; e = e->parent) {
+      auto c = e->graph->constants.find(name);
+      if (c != e->graph->constants.end()) return IsGraphInput(*e->graph, name) ? nullptr : &c->second;
+    }
+    return nullptr;
+  }
+  // The declaration of graph input `name` of an enclosing graph (or one it knew as outer).
+  const ValueInfo* Input(const std::string& name) const {
+    for (const Enclosing* e = this; e != nullptr; e = e->parent) {
+      if (e->graph->constants.count(name)) return nullptr;
+      for (const ValueInfo& in : e->graph->inputs) {
+        if (in.name == name) return &in;
+      }
+      auto outer = e->graph->outer_inputs.find(name);
+      if (outer != e->graph->outer_inputs.end()) return &outer->second;
+    }
+    return nullptr;
+  }
 };
 
-// The values `g` defines itself: its inputs and what its nodes write (they hide enclosing names).
-std::set<std::string> DefinedIn(const Graph& g) {
-  std::set<std::string> names;
-  for (const ValueInfo& in : g.inputs) names.insert(in.name);
-  for (const Node& node : g.nodes) {
-    for (const auto& out : node.proto->output()) names.insert(out);
-  }
-  return names;
-}
-
-// Gives the subgraphs of `g`'s nodes the constants they read from `visible` and `g` and the
-// declarations of the enclosing inputs they read, and leaves on each node only the outer values
-// its subgraphs still read.
-void InheritInto(Graph* g, const Visible& visible) {
-  Visible inner;  // what g's subgraphs see: the enclosing names g does not hide, and g's own
-  const std::set<std::string> defined = DefinedIn(*g);
-  for (const auto& [name, tensor] : visible.constants) {
-    if (!defined.count(name) && !g->constants.count(name)) inner.constants.emplace(name, tensor);
-  }
-  for (const auto& [name, info] : visible.inputs) {
-    if (!defined.count(name) && !g->constants.count(name)) inner.inputs.emplace(name, info);
-  }
-  for (const auto& [name, tensor] : g->constants) {
-    if (!IsGraphInput(*g, name)) inner.constants.emplace(name, &tensor);
-  }
-  for (const ValueInfo& in : g->inputs) {
-    if (!g->constants.count(in.name)) inner.inputs.emplace(in.name, &in);
-  }
-  for (const auto& [name, info] : g->outer_inputs) inner.inputs.emplace(name, &info);
+// Gives the subgraphs of `g`'s nodes the enclosing constants they read and the declarations of the
+// enclosing inputs they read, and leaves on each node only the outer values its subgraphs still
+// read.
+void InheritInto(Graph* g, const Enclosing* outside) {
+  const Enclosing here{g, outside};
   std::vector<NodeGraph::Id> holders;
   for (NodeGraph::Id id : g->nodes.Order()) {
     if (!g->nodes[id].subgraphs.empty()) holders.push_back(id);
@@ -51,19 +51,17 @@ void InheritInto(Graph* g, const Visible& visible) {
     std::set<std::string> still_outer;
     for (const auto& [attribute, sub] : g->nodes[id].subgraphs) {
       for (auto it = sub->outer_names.begin(); it != sub->outer_names.end();) {
-        if (auto input = inner.inputs.find(*it); input != inner.inputs.end()) {
-          sub->outer_inputs.emplace(*it, *input->second);
-        }
-        auto found = inner.constants.find(*it);
-        if (found == inner.constants.end() || sub->constants.count(*it)) {
+        if (const ValueInfo* input = here.Input(*it)) sub->outer_inputs.emplace(*it, *input);
+        const Tensor* constant = here.Constant(*it);
+        if (constant == nullptr || sub->constants.count(*it)) {
           ++it;
           continue;
         }
-        sub->constants.emplace(*it, *found->second);  // shares the storage
-        sub->known_types[*it] = found->second->dtype();
+        sub->constants.emplace(*it, *constant);  // shares the storage
+        sub->known_types[*it] = constant->dtype();
         it = sub->outer_names.erase(it);
       }
-      InheritInto(sub.get(), inner);
+      InheritInto(sub.get(), &here);
       still_outer.insert(sub->outer_names.begin(), sub->outer_names.end());
     }
     const std::vector<std::string>& implicit = g->nodes[id].implicit_inputs;
@@ -77,6 +75,6 @@ void InheritInto(Graph* g, const Visible& visible) {
 
 }  // namespace
 
-void InheritOuterScope(Graph* graph) { InheritInto(graph, {}); }
+void InheritOuterScope(Graph* graph) { InheritInto(graph, nullptr); }
 
 }  // namespace onnxflow::graph
