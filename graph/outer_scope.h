@@ -15,8 +15,8 @@
 // a copy every step).
 //
 // A constant that is also a graph input of the main graph (an initializer the caller may
-// override) stays an outer value. Nested scopes inherit down the chain; a scope's own value of the
-// same name hides the enclosing one.
+// override) stays an outer value. Nested scopes inherit down the chain (the load refuses a
+// subgraph that redefines an enclosing name, so a name means one value everywhere).
 #pragma once
 
 #include "graph/graph.h"

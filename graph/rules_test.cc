@@ -471,6 +471,65 @@ TEST_F(RulesTest, FuseAttentionReadsTheKeyValueCache) {
                     1e-4);
 }
 
+// A merged decoder's step: the attention of FuseAttentionReadsTheKeyValueCache inside an If's
+// branch, its caches and mask the main graph's inputs. The branch does not know them as declared
+// 4-D caches until InheritOuterScope gives it their declarations; then the fusion reads the cache
+// in place there as it does at the top.
+TEST_F(RulesTest, FuseAttentionInABranchReadsTheMainGraphsCache) {
+  model.Input("q", DataType::kFloat, {1, 1, 2, 8});
+  for (const char* name : {"k", "v"}) model.Input(name, DataType::kFloat, {1, 1, 2, 8});
+  for (const char* name : {"past_k", "past_v"}) model.Input(name, DataType::kFloat, {1, 2, 3, 8});
+  model.Input("mask", DataType::kFloat, {1, 1, 1, 4});
+  model.Input("c", DataType::kBool, {});
+  model.Initializer("scale", Tensor::Scalar<float>(std::sqrt(8.0f)));
+  HeadsAfterCaches(-2, 2);
+  ScaledScores("qh", "present_k", "Div");
+  model.Node("Add", {"scaled", "mask"}, {"masked"});
+  ProbabilitiesTimes("masked", "present_v", {1, 1, 2, 8}, {1, 2, 4, 8});
+  // Everything built so far goes into the then branch; the If writes the main graph's outputs.
+  onnx::GraphProto& main = *model.proto().mutable_graph();
+  onnx::NodeProto branch_if;
+  branch_if.set_op_type("If");
+  branch_if.set_name("use_cache_branch");
+  branch_if.add_input("c");
+  onnx::AttributeProto* then_attr = branch_if.add_attribute();
+  then_attr->set_name("then_branch");
+  then_attr->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* then_graph = then_attr->mutable_g();
+  then_graph->set_name("with_past");
+  *then_graph->mutable_node() = main.node();
+  *then_graph->mutable_output() = main.output();
+  main.clear_node();
+  main.clear_output();
+  tools::GraphBuilder else_branch = tools::SetGraphAttr(branch_if, "else_branch");
+  for (const char* name : {"q", "past_k", "past_v"}) else_branch.Node("Identity", {name}, {std::string("e_") + name});
+  else_branch.Output("e_q", DataType::kFloat, {1, 1, 2, 8});
+  else_branch.Output("e_past_k", DataType::kFloat, {1, 2, 3, 8});
+  else_branch.Output("e_past_v", DataType::kFloat, {1, 2, 3, 8});
+  for (const char* name : {"out_y", "out_present_k", "out_present_v"}) branch_if.add_output(name);
+  *main.add_node() = branch_if;
+  model.Output("out_y", DataType::kFloat, {1, 1, 2, 8});
+  model.Output("out_present_k", DataType::kFloat, {1, 2, -1, 8});
+  model.Output("out_present_v", DataType::kFloat, {1, 2, -1, 8});
+
+  Graph& g = graph();
+  Graph& with_past = *Only("If").subgraphs.at("then_branch");
+  ASSERT_TRUE(RunRule(&with_past, "FuseAttention", FuseAttention).ok());
+  size_t fused = 0;
+  for (const Node& n : with_past.nodes) fused += n.op_type() == internal_ops::kFusedAttention;
+  EXPECT_EQ(fused, 0u) << "the caches are outer values of unknown shape";
+  InheritOuterScope(&g);
+  ASSERT_TRUE(RunRule(&with_past, "FuseAttention", FuseAttention).ok());
+  for (const Node& n : with_past.nodes) fused += n.op_type() == internal_ops::kFusedAttention;
+  EXPECT_EQ(fused, 1u);
+  Tensor mask(DataType::kFloat, {1, 1, 1, 4});
+  for (int i = 0; i < 4; ++i) mask.mutable_data<float>()[i] = i == 1 ? -1e9f : 0.0f;
+  ExpectSameOutputs({Input("q", {1, 1, 2, 8}, 1), Input("k", {1, 1, 2, 8}, 2), Input("v", {1, 1, 2, 8}, 3),
+                     Input("past_k", {1, 2, 3, 8}, 4), Input("past_v", {1, 2, 3, 8}, 5), {"mask", mask},
+                     {"c", Tensor::Scalar<bool>(true)}},
+                    1e-4);
+}
+
 // LLaMA's step: Q already in heads (rotated after the split), the caches repeated for grouped-query
 // attention by Unsqueeze/Expand/Reshape: the kernel reads each KV head for its group of query heads.
 TEST_F(RulesTest, FuseAttentionReadsARepeatedCacheForGroupedQueries) {
