@@ -2,6 +2,7 @@
 
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace onnxflow::graph {
@@ -9,18 +10,24 @@ namespace {
 
 // The chain of enclosing graphs, innermost first. A name resolves in the innermost scope that has
 // it (the load refuses a subgraph that redefines an enclosing name, so there is no shadowing to
-// mind). Looked up per name read, never copied per scope: a hostile file of many subgraphs under
-// many constants costs what its subgraphs read, not their product.
+// mind). Looked up per name read, never copied per scope, and each graph's inputs indexed once: a
+// hostile file of many subgraphs, constants or inputs costs what its subgraphs read, not a
+// product of the two.
 struct Enclosing {
   const Graph* graph;
   const Enclosing* parent;
+  std::unordered_map<std::string, const ValueInfo*> inputs;  // graph's inputs by name
+
+  Enclosing(const Graph* g, const Enclosing* outside) : graph(g), parent(outside) {
+    for (const ValueInfo& in : g->inputs) inputs.emplace(in.name, &in);
+  }
 
   // The constant `name` resolves to, unless it is a graph input there (an initializer the caller
   // may override); null when it is no constant.
   const Tensor* Constant(const std::string& name) const {
     for (const Enclosing* e = this; e != nullptr; e = e->parent) {
       auto c = e->graph->constants.find(name);
-      if (c != e->graph->constants.end()) return IsGraphInput(*e->graph, name) ? nullptr : &c->second;
+      if (c != e->graph->constants.end()) return e->inputs.count(name) ? nullptr : &c->second;
     }
     return nullptr;
   }
@@ -28,9 +35,7 @@ struct Enclosing {
   const ValueInfo* Input(const std::string& name) const {
     for (const Enclosing* e = this; e != nullptr; e = e->parent) {
       if (e->graph->constants.count(name)) return nullptr;
-      for (const ValueInfo& in : e->graph->inputs) {
-        if (in.name == name) return &in;
-      }
+      if (auto in = e->inputs.find(name); in != e->inputs.end()) return in->second;
       auto outer = e->graph->outer_inputs.find(name);
       if (outer != e->graph->outer_inputs.end()) return &outer->second;
     }
@@ -42,11 +47,12 @@ struct Enclosing {
 // enclosing inputs they read, and leaves on each node only the outer values its subgraphs still
 // read.
 void InheritInto(Graph* g, const Enclosing* outside) {
-  const Enclosing here{g, outside};
   std::vector<NodeGraph::Id> holders;
   for (NodeGraph::Id id : g->nodes.Order()) {
     if (!g->nodes[id].subgraphs.empty()) holders.push_back(id);
   }
+  if (holders.empty()) return;
+  const Enclosing here(g, outside);
   for (NodeGraph::Id id : holders) {
     std::set<std::string> still_outer;
     for (const auto& [attribute, sub] : g->nodes[id].subgraphs) {
