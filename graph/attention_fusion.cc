@@ -135,7 +135,7 @@ std::vector<int64_t> ShapeEntries(const Graph& g, const std::string& name) {
 }
 
 // When `value` is a decoder's key-value cache for this step, (B, N, S, D): Concat(past, new, axis 2
-// or -2) with the past a graph input declared 4-D (the step's present output; in a merged
+// or -2) with the past a graph input declared 4-D, or Casts of one (the step's present output; in a merged
 // decoder's branches, the main graph's input: Graph::outer_inputs), the past's declared shape (-1
 // where dynamic); else nullptr. The kernel reads the cache in place in that layout; the
 // Concat stays, as it writes the present output the caller keeps.
@@ -146,7 +146,15 @@ const std::vector<int64_t>* CacheShape(const Graph& g, const std::string& value)
   if (!IsOp(g.nodes[c], "Concat") || n.input_size() < 2 || n.output_size() != 1) return nullptr;
   const int64_t axis = IntAttr(n, "axis", 0);
   if (axis != 2 && axis != -2) return nullptr;
-  for (const std::string& in : n.input()) {
+  for (std::string in : n.input()) {
+    // A float16 model's cache reaches the Concat through Casts (widened to float by
+    // ComputeHalfInFloat, or rounded to half behind a float input); they keep its shape. Two at
+    // most: a hostile chain of Casts before many Concats must not cost their product.
+    for (int casts = 0; casts < 2; ++casts) {
+      const Id cast = g.nodes.Producer(in);
+      if (cast == kNone || !IsOp(g.nodes[cast], "Cast")) break;
+      in = g.nodes[cast].proto->input(0);
+    }
     for (const ValueInfo& info : g.inputs) {
       if (info.name == in && info.has_shape && info.shape.size() == 4) return &info.shape;
     }

@@ -12,6 +12,7 @@
 #include "graph/rewrite.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/internal_ops.h"
+#include "ops/framework/numeric.h"
 #include "ops/math/float_view.h"
 
 namespace onnxflow::graph {
@@ -259,10 +260,14 @@ std::optional<Patch> FuseSwish(Rewriter& r, Id mul_id) {
 namespace {
 
 // A float constant holding one value near `want` (exports write sqrt(2) as 1.4142135 or
-// 1.41421356...).
+// 1.41421356...), or `want` rounded to float16 or bfloat16: a half model's constants, widened by
+// ComputeHalfInFloat (GPT-2's 0.044715 is 0.0447082 in half, its sqrt(2/pi) 0.7978516).
 bool ConstantNear(const Graph& g, const onnx::NodeProto& n, int input, float want) {
   const Tensor* c = FloatConstant(g, n, input);
-  return c != nullptr && c->size() == 1 && c->rank() <= 1 && std::fabs(c->data<float>()[0] - want) <= 1e-6f * want;
+  if (c == nullptr || c->size() != 1 || c->rank() > 1) return false;
+  const float v = c->data<float>()[0];
+  return std::fabs(v - want) <= 1e-6f * std::fabs(want) || v == HalfToFloat(FloatToHalf(want)) ||
+         v == BFloat16ToFloat(FloatToBFloat16(want));
 }
 
 // The operand of two-input node `n` (op `op`, opset 7 on) that is not the constant `want`; empty

@@ -1,5 +1,6 @@
 #include "graph/outer_scope.h"
 
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -13,6 +14,10 @@ namespace {
 // mind). Looked up per name read, never copied per scope, and each graph's inputs indexed once: a
 // hostile file of many subgraphs, constants or inputs costs what its subgraphs read, not a
 // product of the two.
+// Casts followed back to a declared input: a half model has one or two (rounded, widened); a
+// hostile chain of many, read by many subgraphs, must not cost their product.
+constexpr int kMaxCasts = 4;
+
 struct Enclosing {
   const Graph* graph;
   const Enclosing* parent;
@@ -31,15 +36,39 @@ struct Enclosing {
     }
     return nullptr;
   }
-  // The declaration of graph input `name` of an enclosing graph (or one it knew as outer).
-  const ValueInfo* Input(const std::string& name) const {
+  // The declaration of graph input `name` of an enclosing graph (or one it knew as outer), or of
+  // a Cast of one there (same shape, the Cast's type): a float16 decoder's caches reach its
+  // branches as Casts made in the main graph (keep-float inputs rounded to half, then widened to
+  // float by ComputeHalfInFloat).
+  std::optional<ValueInfo> Input(const std::string& read) const {
+    std::string name = read;
+    std::optional<DataType> cast_to;  // the last Cast's type, the one read
+    int casts = 0;
     for (const Enclosing* e = this; e != nullptr; e = e->parent) {
-      if (e->graph->constants.count(name)) return nullptr;
-      if (auto in = e->inputs.find(name); in != e->inputs.end()) return in->second;
-      auto outer = e->graph->outer_inputs.find(name);
-      if (outer != e->graph->outer_inputs.end()) return &outer->second;
+      for (NodeGraph::Id cast = e->graph->nodes.Producer(name); cast != NodeGraph::None();
+           cast = e->graph->nodes.Producer(name)) {
+        const onnx::NodeProto& n = *e->graph->nodes[cast].proto;
+        if (n.op_type() != "Cast" || !n.domain().empty() || n.input_size() != 1 || ++casts > kMaxCasts) {
+          return std::nullopt;
+        }
+        for (const auto& a : n.attribute()) {
+          if (!cast_to && a.name() == "to" && a.type() == onnx::AttributeProto::INT) cast_to = static_cast<DataType>(a.i());
+        }
+        name = n.input(0);
+      }
+      if (e->graph->constants.count(name)) return std::nullopt;
+      const ValueInfo* found = nullptr;
+      if (auto in = e->inputs.find(name); in != e->inputs.end()) found = in->second;
+      if (auto outer = e->graph->outer_inputs.find(name); !found && outer != e->graph->outer_inputs.end()) {
+        found = &outer->second;
+      }
+      if (found == nullptr) continue;
+      ValueInfo info = *found;
+      info.name = read;
+      if (cast_to) info.dtype = *cast_to;
+      return info;
     }
-    return nullptr;
+    return std::nullopt;
   }
 };
 
@@ -57,7 +86,7 @@ void InheritInto(Graph* g, const Enclosing* outside) {
     std::set<std::string> still_outer;
     for (const auto& [attribute, sub] : g->nodes[id].subgraphs) {
       for (auto it = sub->outer_names.begin(); it != sub->outer_names.end();) {
-        if (const ValueInfo* input = here.Input(*it)) sub->outer_inputs.emplace(*it, *input);
+        if (std::optional<ValueInfo> input = here.Input(*it)) sub->outer_inputs.emplace(*it, std::move(*input));
         const Tensor* constant = here.Constant(*it);
         if (constant == nullptr || sub->constants.count(*it)) {
           ++it;

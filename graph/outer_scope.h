@@ -12,7 +12,8 @@
 //
 // A decoder's caches are the main graph's inputs: inside the branches the attention fusion reads
 // their declared shapes from outer_inputs (a key-value cache read in place, not concatenated into
-// a copy every step).
+// a copy every step). A Cast of such an input made in an enclosing graph (a float16 decoder's
+// caches, rounded to half there) is known by the input's declaration too.
 //
 // A constant that is also a graph input of the main graph (an initializer the caller may
 // override) stays an outer value. Nested scopes inherit down the chain (the load refuses a

@@ -22,6 +22,7 @@
 #include "graph/quant_layout.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/internal_ops.h"
+#include "ops/framework/numeric.h"
 #include "ops/register_all.h"
 
 namespace onnxflow::graph {
@@ -45,6 +46,35 @@ NamedValue Input(const std::string& name, const std::vector<int64_t>& shape, int
 
 class RulesTest : public GraphTest {
  protected:
+  // A merged decoder's step: every node built so far moves into the then branch of an If on
+  // input "c" (the main graph keeps its inputs); the else branch passes q and the caches through;
+  // the If writes the main graph's outputs out_y, out_present_k and out_present_v.
+  void IntoCacheBranch() {
+    onnx::GraphProto& main = *model.proto().mutable_graph();
+    onnx::NodeProto branch_if;
+    branch_if.set_op_type("If");
+    branch_if.set_name("use_cache_branch");
+    branch_if.add_input("c");
+    onnx::AttributeProto* then_attr = branch_if.add_attribute();
+    then_attr->set_name("then_branch");
+    then_attr->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* then_graph = then_attr->mutable_g();
+    then_graph->set_name("with_past");
+    *then_graph->mutable_node() = main.node();
+    *then_graph->mutable_output() = main.output();
+    main.clear_node();
+    main.clear_output();
+    tools::GraphBuilder else_branch = tools::SetGraphAttr(branch_if, "else_branch");
+    for (const char* name : {"q", "past_k", "past_v"}) else_branch.Node("Identity", {name}, {std::string("e_") + name});
+    else_branch.Output("e_q", DataType::kFloat, {1, 1, 2, 8});
+    else_branch.Output("e_past_k", DataType::kFloat, {1, 2, 3, 8});
+    else_branch.Output("e_past_v", DataType::kFloat, {1, 2, 3, 8});
+    for (const char* name : {"out_y", "out_present_k", "out_present_v"}) branch_if.add_output(name);
+    *main.add_node() = branch_if;
+    model.Output("out_y", DataType::kFloat, {1, 1, 2, 8});
+    model.Output("out_present_k", DataType::kFloat, {1, 2, -1, 8});
+    model.Output("out_present_v", DataType::kFloat, {1, 2, -1, 8});
+  }
   // A decoder step's heads: q, k, v (B, S, N, D) into heads, k and v after past_k and past_v as
   // present_k and present_v (the key-value caches, axis 2 or -2).
   void HeadsAfterCaches(int64_t k_axis, int64_t v_axis) {
@@ -486,31 +516,7 @@ TEST_F(RulesTest, FuseAttentionInABranchReadsTheMainGraphsCache) {
   ScaledScores("qh", "present_k", "Div");
   model.Node("Add", {"scaled", "mask"}, {"masked"});
   ProbabilitiesTimes("masked", "present_v", {1, 1, 2, 8}, {1, 2, 4, 8});
-  // Everything built so far goes into the then branch; the If writes the main graph's outputs.
-  onnx::GraphProto& main = *model.proto().mutable_graph();
-  onnx::NodeProto branch_if;
-  branch_if.set_op_type("If");
-  branch_if.set_name("use_cache_branch");
-  branch_if.add_input("c");
-  onnx::AttributeProto* then_attr = branch_if.add_attribute();
-  then_attr->set_name("then_branch");
-  then_attr->set_type(onnx::AttributeProto::GRAPH);
-  onnx::GraphProto* then_graph = then_attr->mutable_g();
-  then_graph->set_name("with_past");
-  *then_graph->mutable_node() = main.node();
-  *then_graph->mutable_output() = main.output();
-  main.clear_node();
-  main.clear_output();
-  tools::GraphBuilder else_branch = tools::SetGraphAttr(branch_if, "else_branch");
-  for (const char* name : {"q", "past_k", "past_v"}) else_branch.Node("Identity", {name}, {std::string("e_") + name});
-  else_branch.Output("e_q", DataType::kFloat, {1, 1, 2, 8});
-  else_branch.Output("e_past_k", DataType::kFloat, {1, 2, 3, 8});
-  else_branch.Output("e_past_v", DataType::kFloat, {1, 2, 3, 8});
-  for (const char* name : {"out_y", "out_present_k", "out_present_v"}) branch_if.add_output(name);
-  *main.add_node() = branch_if;
-  model.Output("out_y", DataType::kFloat, {1, 1, 2, 8});
-  model.Output("out_present_k", DataType::kFloat, {1, 2, -1, 8});
-  model.Output("out_present_v", DataType::kFloat, {1, 2, -1, 8});
+  IntoCacheBranch();
 
   Graph& g = graph();
   Graph& with_past = *Only("If").subgraphs.at("then_branch");
@@ -526,6 +532,70 @@ TEST_F(RulesTest, FuseAttentionInABranchReadsTheMainGraphsCache) {
   for (int i = 0; i < 4; ++i) mask.mutable_data<float>()[i] = i == 1 ? -1e9f : 0.0f;
   ExpectSameOutputs({Input("q", {1, 1, 2, 8}, 1), Input("k", {1, 1, 2, 8}, 2), Input("v", {1, 1, 2, 8}, 3),
                      Input("past_k", {1, 2, 3, 8}, 4), Input("past_v", {1, 2, 3, 8}, 5), {"mask", mask},
+                     {"c", Tensor::Scalar<bool>(true)}},
+                    1e-4);
+}
+
+// A float16 decoder's caches reach its attention through Casts: widened to float by
+// ComputeHalfInFloat behind a half graph input, or (exported with float inputs and outputs)
+// rounded to half in the main graph of a merged decoder before its branch reads them. The fusion
+// finds the declared cache behind them either way; without it the step ran written out (GPT-2
+// fp16: 60 Transposes, 24 MatMuls).
+TEST_F(RulesTest, FuseAttentionReadsAHalfCacheThroughItsCast) {
+  model.Input("q", DataType::kFloat, {1, 1, 2, 8});
+  for (const char* name : {"k", "v"}) model.Input(name, DataType::kFloat, {1, 1, 2, 8});
+  for (const char* name : {"past_k", "past_v"}) {
+    model.Input(std::string(name) + "16", DataType::kFloat16, {1, 2, 3, 8});
+    SetAttr(model.Node("Cast", {std::string(name) + "16"}, {name}), "to", int64_t{onnx::TensorProto::FLOAT});
+  }
+  model.Initializer("scale", Tensor::Scalar<float>(std::sqrt(8.0f)));
+  HeadsAfterCaches(2, 2);
+  ScaledScores("qh", "present_k", "Div");
+  ProbabilitiesTimes("scaled", "present_v", {1, 1, 2, 8}, {1, 2, 4, 8});
+  EXPECT_EQ(Run("FuseAttention", FuseAttention), 1);
+  auto half = [](const std::string& name, int seed) {
+    const Tensor f = Input(name, {1, 2, 3, 8}, seed).value.tensor();
+    std::vector<Float16> h(static_cast<size_t>(f.size()));
+    for (size_t i = 0; i < h.size(); ++i) h[i].bits = FloatToHalf(f.data<float>()[i]);
+    return NamedValue{name, Tensor::FromVector<Float16>({1, 2, 3, 8}, h)};
+  };
+  ExpectSameOutputs({Input("q", {1, 1, 2, 8}, 1), Input("k", {1, 1, 2, 8}, 2), Input("v", {1, 1, 2, 8}, 3),
+                     half("past_k16", 4), half("past_v16", 5)},
+                    1e-4);
+}
+
+TEST_F(RulesTest, FuseAttentionInABranchReadsACacheCastInTheMainGraph) {
+  model.Input("q", DataType::kFloat, {1, 1, 2, 8});
+  for (const char* name : {"k", "v"}) model.Input(name, DataType::kFloat, {1, 1, 2, 8});
+  for (const char* name : {"past_k", "past_v"}) model.Input(std::string(name) + "_in", DataType::kFloat, {1, 2, 3, 8});
+  model.Input("c", DataType::kBool, {});
+  model.Initializer("scale", Tensor::Scalar<float>(std::sqrt(8.0f)));
+  HeadsAfterCaches(2, 2);
+  ScaledScores("qh", "present_k", "Div");
+  ProbabilitiesTimes("scaled", "present_v", {1, 1, 2, 8}, {1, 2, 4, 8});
+  IntoCacheBranch();
+  for (const char* name : {"past_k", "past_v"}) {  // rounded to half in the main graph, read as float
+    onnx::NodeProto* cast = model.proto().mutable_graph()->mutable_node()->Add();
+    cast->set_op_type("Cast");
+    cast->add_input(std::string(name) + "_in");
+    cast->add_output(name);
+    onnx::AttributeProto* to = cast->add_attribute();
+    to->set_name("to");
+    to->set_type(onnx::AttributeProto::INT);
+    to->set_i(onnx::TensorProto::FLOAT);
+  }
+  model.proto().mutable_graph()->mutable_node()->SwapElements(0, 2);  // the If after the Casts
+  Graph& g = graph();
+  Graph& with_past = *Only("If").subgraphs.at("then_branch");
+  InheritOuterScope(&g);
+  ASSERT_TRUE(with_past.outer_inputs.count("past_k"));
+  EXPECT_EQ(with_past.outer_inputs.at("past_k").shape, (std::vector<int64_t>{1, 2, 3, 8}));
+  ASSERT_TRUE(RunRule(&with_past, "FuseAttention", FuseAttention).ok());
+  size_t fused = 0;
+  for (const Node& n : with_past.nodes) fused += n.op_type() == internal_ops::kFusedAttention;
+  EXPECT_EQ(fused, 1u);
+  ExpectSameOutputs({Input("q", {1, 1, 2, 8}, 1), Input("k", {1, 1, 2, 8}, 2), Input("v", {1, 1, 2, 8}, 3),
+                     Input("past_k_in", {1, 2, 3, 8}, 4), Input("past_v_in", {1, 2, 3, 8}, 5),
                      {"c", Tensor::Scalar<bool>(true)}},
                     1e-4);
 }
@@ -641,11 +711,11 @@ TEST_F(RulesTest, FuseAttentionNeedsTheCacheDeclared) {
 // GPT-2's gelu_new after a product: 0.5 h (1 + tanh(sqrt(2/pi) (h + 0.044715 h^3))), torch's order.
 class GeluTanhTest : public RulesTest {
  protected:
-  void Build(float cubic) {
+  void Build(float cubic, float root = 0.7978845608f) {
     model.Input("x", DataType::kFloat, {2, 8});
     model.Initializer("w", Floats({8, 8}, 2));
     for (const auto& [name, value] : std::vector<std::pair<const char*, float>>{
-             {"three", 3.0f}, {"cubic", cubic}, {"root", 0.7978845608f}, {"one", 1.0f}, {"half", 0.5f}}) {
+             {"three", 3.0f}, {"cubic", cubic}, {"root", root}, {"one", 1.0f}, {"half", 0.5f}}) {
       model.Initializer(name, Tensor::Scalar<float>(value));
     }
     model.Node("MatMul", {"x", "w"}, {"h"});
@@ -666,6 +736,14 @@ TEST_F(GeluTanhTest, BecomesFastGelu) {
   EXPECT_EQ(Run("FuseGeluTanh", FuseGeluTanh), 1);
   EXPECT_EQ(Ops(), (Names{"MatMul", std::string(kMsDomain) + ".FastGelu"}));
   ExpectSameOutputs({Input("x", {2, 8})}, 1e-5);
+}
+
+// A float16 model's constants, widened by ComputeHalfInFloat: 0.044715 and sqrt(2/pi) rounded to
+// half (0.0447082, 0.7978516) are still GPT-2's GELU (its fp16 export ran it as 7 nodes).
+TEST_F(GeluTanhTest, HalfRoundedConstantsBecomeFastGelu) {
+  Build(HalfToFloat(FloatToHalf(0.044715f)), HalfToFloat(FloatToHalf(0.7978845608f)));
+  EXPECT_EQ(Run("FuseGeluTanh", FuseGeluTanh), 1);
+  ExpectSameOutputs({Input("x", {2, 8})}, 1e-3);
 }
 
 TEST_F(GeluTanhTest, OtherCubicTermStays) {
