@@ -21,11 +21,13 @@ class HalfPackedB : public BPanelSource {
   HalfPackedB(const Tensor& b, bool trans);
 
   void PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr, float* dst) const override;
+  const uint16_t* HalfStrips(int64_t nr) const override;
 
  private:
+  const uint16_t* strips() const { return reinterpret_cast<const uint16_t*>(strips_.get()); }
   int64_t k_ = 0, n_ = 0, nr_ = 0;
   DataType dtype_;
-  std::vector<uint16_t> strips_;  // PackedB's layout: strip t, row k at (t * k_ + k) * nr_
+  AlignedFloats strips_;  // 16-bit values in PackedB's layout: strip t, row k at (t * k_ + k) * nr_
 };
 
 // What MatMul and Gemm hold of a constant B: packed in float, or kept in 16 bits.

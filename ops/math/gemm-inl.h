@@ -213,32 +213,44 @@ constexpr std::array<std::array<MicroKernelFn, kNv>, sizeof...(kRows)> KernelTab
 // the micro-kernel, so the same bits.
 constexpr size_t kRowStrips = 4;
 
-HWY_NOINLINE void RowKernel(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, size_t b_strip_stride,
+// B as the row kernel reads it: float, or float16 widened in registers (a half model's weights
+// kept in 16 bits, ops/math/constant_b.h: half the bytes from memory, the same products).
+template <class D>
+HWY_INLINE hn::Vec<D> LoadRowB(D d, const float* HWY_RESTRICT p) {
+  return hn::LoadU(d, p);
+}
+template <class D>
+HWY_INLINE hn::Vec<D> LoadRowB(D d, const hwy::float16_t* HWY_RESTRICT p) {
+  return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::float16_t, D>(), p));
+}
+
+template <typename TB, size_t kStrips>
+HWY_NOINLINE void RowKernel(const float* HWY_RESTRICT a, const TB* HWY_RESTRICT b, size_t b_strip_stride,
                             size_t b_row_stride, size_t kc, float* HWY_RESTRICT c, const float* c_in,
                             const TileEpilogue* epilogue) {
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   const size_t lanes = hn::Lanes(d), nr = kNv * lanes;
-  V acc[kRowStrips][kNv];
+  V acc[kStrips][kNv];
   HWY_UNROLL(16)
-  for (size_t s = 0; s < kRowStrips; ++s) {
+  for (size_t s = 0; s < kStrips; ++s) {
     HWY_UNROLL(16)
     for (size_t v = 0; v < kNv; ++v) acc[s][v] = c_in != nullptr ? hn::LoadU(d, c_in + s * nr + v * lanes) : hn::Zero(d);
   }
   for (size_t k = 0; k < kc; ++k) {
     const V av = hn::Set(d, a[k * kMr]);
-    const float* HWY_RESTRICT bk = b + k * b_row_stride;
+    const TB* HWY_RESTRICT bk = b + k * b_row_stride;
     HWY_UNROLL(16)
-    for (size_t s = 0; s < kRowStrips; ++s) {
+    for (size_t s = 0; s < kStrips; ++s) {
       HWY_UNROLL(16)
       for (size_t v = 0; v < kNv; ++v) {
-        acc[s][v] = hn::MulAdd(av, hn::LoadU(d, bk + s * b_strip_stride + v * lanes), acc[s][v]);
+        acc[s][v] = hn::MulAdd(av, LoadRowB(d, bk + s * b_strip_stride + v * lanes), acc[s][v]);
       }
     }
   }
   const V row = epilogue != nullptr && epilogue->row_bias != nullptr ? hn::Set(d, epilogue->row_bias[0]) : hn::Zero(d);
   HWY_UNROLL(16)
-  for (size_t s = 0; s < kRowStrips; ++s) {
+  for (size_t s = 0; s < kStrips; ++s) {
     HWY_UNROLL(16)
     for (size_t v = 0; v < kNv; ++v) {
       V x = acc[s][v];
@@ -404,6 +416,44 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
        start != nullptr ? tile : nullptr, blk.last ? &epi : nullptr, prefetch, prefetch_step);
     for (int64_t r = 0; r < rows; ++r) std::memcpy(c + r * blk.ldc, tile + r * ld, cols * sizeof(float));
   };
+  if (blk.b_half != nullptr) {
+    // One row of C against float16 weight strips, widened in registers (Sgemm sets b_half only
+    // for a packed one-row A): whole strips kRowStrips at a time, then one at a time, the last,
+    // partial one through a full-width scratch row (the strips are zero past column n).
+    const auto* b = reinterpret_cast<const hwy::float16_t*>(blk.b_half);
+    const size_t strip = static_cast<size_t>(blk.b_strip_stride), row = static_cast<size_t>(blk.b_row_stride);
+    const size_t kc = static_cast<size_t>(blk.kc);
+    const int64_t whole = blk.n / nr;
+    int64_t t = 0;
+    for (; t + static_cast<int64_t>(kRowStrips) <= whole; t += kRowStrips) {
+      const auto [epi, c, addend] = tile_out(0, t * nr);
+      RowKernel<hwy::float16_t, kRowStrips>(blk.a, b + t * strip, strip, row, kc, c, blk.load_c ? c : addend,
+                                            blk.last ? &epi : nullptr);
+    }
+    for (; t < whole; ++t) {
+      const auto [epi, c, addend] = tile_out(0, t * nr);
+      RowKernel<hwy::float16_t, 1>(blk.a, b + t * strip, strip, row, kc, c, blk.load_c ? c : addend,
+                                   blk.last ? &epi : nullptr);
+    }
+    if (t < b_strips) {
+      auto [epi, c, addend] = tile_out(0, t * nr);
+      const int64_t cols = blk.n - t * nr;
+      HWY_ALIGN float out[kNv * hn::MaxLanes(d)];
+      HWY_ALIGN float col_bias[kNv * hn::MaxLanes(d)];
+      const float* start = blk.load_c ? c : addend;
+      if (start != nullptr) std::memcpy(out, start, cols * sizeof(float));
+      if (epi.col_bias != nullptr) {
+        std::fill(col_bias, col_bias + nr, 0.0f);
+        std::memcpy(col_bias, epi.col_bias, cols * sizeof(float));
+        epi.col_bias = col_bias;
+      }
+      RowKernel<hwy::float16_t, 1>(blk.a, b + t * strip, strip, row, kc, out, start != nullptr ? out : nullptr,
+                                   blk.last ? &epi : nullptr);
+      std::memcpy(c, out, cols * sizeof(float));
+    }
+    if (blk.rows_done != nullptr) (*blk.rows_done)(blk.row0, 1, blk.col0, blk.n);
+    return;
+  }
   if (blk.b_outer) {
     // B from memory (weights packed at load, streamed once per run) and an A block that stays in
     // L2: each B strip is read from memory once and used by every A strip while the tiles request
@@ -439,7 +489,7 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
       const int64_t whole = last_whole ? b_strips : b_strips - 1;
       for (; t + static_cast<int64_t>(kRowStrips) <= whole; t += kRowStrips) {
         const auto [epi, c, addend] = tile_out(i, t * nr);
-        RowKernel(a, blk.b + t * blk.b_strip_stride, static_cast<size_t>(blk.b_strip_stride),
+        RowKernel<float, kRowStrips>(a, blk.b + t * blk.b_strip_stride, static_cast<size_t>(blk.b_strip_stride),
                   static_cast<size_t>(blk.b_row_stride), static_cast<size_t>(blk.kc), c, blk.load_c ? c : addend,
                   blk.last ? &epi : nullptr);
       }

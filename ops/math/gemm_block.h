@@ -25,6 +25,9 @@ struct GemmBlock {
   const float* next_b = nullptr; // b_outer: the first B strip of the block this task runs next
   const float* b_tail = nullptr; // when set, the last strip of the block is read from here
                                  // instead (packed, row stride nr, advanced to the first k)
+  const uint16_t* b_half = nullptr;  // when set (one row of A, packed), B's strips are float16
+                                 // here instead (strides b_strip_stride, b_row_stride), widened
+                                 // as they are read: a half model's weights (BPanelSource::HalfStrips)
   const int64_t* b_row_offsets = nullptr;  // when set, B is read in place: element (k, j) of
                                  // strip t is b[t * b_strip_stride + b_row_offsets[k] + j]
   int64_t n = 0;                 // columns of C in the block

@@ -2,7 +2,9 @@
 // operands, misaligned pointers, every epilogue and two threads.
 #include "ops/math/gemm.h"
 #include "ops/framework/every_target.h"
+#include "ops/framework/numeric.h"
 #include "ops/framework/testing.h"
+#include "ops/math/constant_b.h"
 #include "ops/math/fused_activation.h"
 
 #include <algorithm>
@@ -204,6 +206,70 @@ TEST_P(GemmTarget, RowTileProducts) {
   Sgemm(8, n, k, GemmInputA{nullptr, a.data(), k, false, 1.0f}, ib, tile.data(), n, GemmEpilogue{}, 1);
   Sgemm(1, n, k, GemmInputA{nullptr, a.data(), k, false, 1.0f}, ib, row.data(), n, GemmEpilogue{}, 1);
   for (int64_t j = 0; j < n; ++j) ASSERT_EQ(row[j], tile[j]) << "column " << j;
+}
+
+// A half model's one-row product (a decoder's per-token step) reads its float16 weight strips as
+// they are, widened in registers (BPanelSource::HalfStrips): the float GEMM's result on the
+// widened weights over whole groups of strips, single strips and a partial last one, K blocks,
+// every epilogue, one and two threads (the same bits but where the float GEMM takes a few
+// columns down its narrow AVX-512 kernel, another order of the same sums); and no block is widened
+// into scratch (PackBlock), which a product of two rows still does.
+class CountingSource : public BPanelSource {
+ public:
+  explicit CountingSource(const HalfPackedB& half) : half_(half) {}
+  void PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr, float* dst) const override {
+    ++blocks;
+    half_.PackBlock(k0, kc, j0, cols, nr, dst);
+  }
+  const uint16_t* HalfStrips(int64_t nr) const override { return half_.HalfStrips(nr); }
+  mutable std::atomic<int> blocks{0};
+
+ private:
+  const HalfPackedB& half_;
+};
+
+TEST_P(GemmTarget, HalfWeightRowsEqualTheirWidenedProduct) {
+  const int64_t nr = GemmTile().nr;
+  for (const int64_t k : {300, 3000}) {
+    for (const int64_t n : {4 * nr, 9 * nr + 5, 5 * nr - 3, nr, int64_t{3}}) {
+      const std::vector<float> a = RandomFloats(2 * k, 1), b = RandomFloats(k * n, 2);
+      const std::vector<float> bias = RandomFloats(n, 3), addend = RandomFloats(2 * n, 4);
+      std::vector<Float16> h(b.size());
+      std::vector<float> widened(b.size());
+      for (size_t i = 0; i < b.size(); ++i) {
+        h[i].bits = FloatToHalf(b[i]);
+        widened[i] = HalfToFloat(h[i].bits);
+      }
+      const HalfPackedB half(Tensor::FromVector<Float16>({k, n}, h), /*trans=*/false);
+      const PackedB full = PackB(widened.data(), n, false, k, n);
+      for (int flags = 0; flags < 4; ++flags) {
+        for (int threads : {1, 2}) {
+          for (int64_t m : {1, 2}) {
+            GemmEpilogue ep;
+            ep.addend = (flags & 1) ? addend.data() : nullptr;
+            ep.col_bias = (flags & 2) ? bias.data() : nullptr;
+            ep.activation = {flags == 3 ? Activation::kGelu : Activation::kNone};
+            const CountingSource source(half);
+            GemmInputB from_half;
+            from_half.source = &source;
+            std::vector<float> got(m * n, -7.0f), want(m * n, -9.0f);
+            tbb::task_arena arena(threads);
+            arena.execute([&] {
+              Sgemm(m, n, k, GemmInputA{nullptr, a.data(), k, false, 1.0f}, from_half, got.data(), n, ep, threads);
+              Sgemm(m, n, k, GemmInputA{nullptr, a.data(), k, false, 1.0f}, GemmInputB{&full}, want.data(), n, ep,
+                    threads);
+            });
+            for (int64_t i = 0; i < m * n; ++i) {
+              ASSERT_NEAR(got[i], want[i], 1e-5f * (1.0f + std::fabs(want[i]))) << "m=" << m << " n=" << n << " k=" << k << " flags=" << flags
+                                         << " threads=" << threads << " at " << i;
+            }
+            if (m == 1) EXPECT_EQ(source.blocks.load(), 0) << "n=" << n << " k=" << k;
+            if (m == 2) EXPECT_GT(source.blocks.load(), 0) << "n=" << n << " k=" << k;
+          }
+        }
+      }
+    }
+  }
 }
 
 // The packed A strips, element for element: kk * mr + r inside strip s holds A(s * mr + r, kk) times
