@@ -140,7 +140,10 @@ std::vector<int64_t> ShapeEntries(const Graph& g, const std::string& name) {
 // where dynamic); else nullptr. The kernel reads the cache in place in that layout; the
 // Concat stays, as it writes the present output the caller keeps.
 const std::vector<int64_t>* CacheShape(const Graph& g, const std::string& value) {
-  const Id c = g.nodes.Producer(value);
+  Id c = g.nodes.Producer(value);
+  // A float16 decoder's cache is extended in 16 bits and widened for the float attention
+  // (ComputeHalfInFloat): the kernel reads the widened present.
+  if (c != kNone && IsOp(g.nodes[c], "Cast")) c = g.nodes.Producer(g.nodes[c].proto->input(0));
   if (c == kNone) return nullptr;
   const auto& n = *g.nodes[c].proto;
   if (!IsOp(g.nodes[c], "Concat") || n.input_size() < 2 || n.output_size() != 1) return nullptr;

@@ -176,7 +176,8 @@ std::optional<Patch> FuseResidual(Rewriter& r, Id sum_id) {
 
 // MatMul -> Add(product, bias), bias a float constant vector of B's N columns: FusedMatMul with
 // the bias as a third input, added in the GEMM epilogue (a transformer's linear layers, where the
-// Add was a pass of its own over every projection's output). A bias of higher rank could broadcast
+// Add was a pass of its own over every projection's output). B a constant matrix in float or kept
+// in 16 bits (a half model's weights after ComputeHalfInFloat: its bias is widened, B is not). A bias of higher rank could broadcast
 // the product to a new shape, so only a vector qualifies.
 std::optional<Patch> FuseMatMulBias(Rewriter& r, Id add_id) {
   const Graph& g = r.graph();
@@ -188,7 +189,7 @@ std::optional<Patch> FuseMatMulBias(Rewriter& r, Id add_id) {
     if (p == kNone) continue;
     const Node& matmul = r[p];
     if (!IsOp(matmul, "MatMul") || matmul.proto->input_size() != 2 || matmul.proto->output_size() != 1) continue;
-    const Tensor* w = FloatConstant(g, *matmul.proto, 1);
+    const Tensor* w = WeightConstant(g, *matmul.proto, 1);
     const Tensor* bias = FloatConstant(g, a, 1 - i);
     if (w == nullptr || w->rank() != 2 || bias == nullptr || bias->rank() != 1 || bias->size() != w->dim(1)) continue;
     auto node = std::make_shared<onnx::NodeProto>(*matmul.proto);
@@ -421,7 +422,7 @@ std::optional<Patch> FuseGeluTanh(Rewriter& r, Id mul_id) {
 
 // com.microsoft BiasGelu(MatMul(x, W), b), as ONNX Runtime saves a transformer's FFN: one
 // FusedMatMul with the bias and the Gelu (erf form, as BiasGelu computes it) in its epilogue. W a
-// float constant matrix and b a float constant vector of its columns, as FuseMatMulBias asks.
+// constant matrix (float or 16-bit) and b a float constant vector of its columns, as FuseMatMulBias asks.
 std::optional<Patch> FuseBiasGelu(Rewriter& r, Id id) {
   const Graph& g = r.graph();
   const Node& bg = r[id];
@@ -433,7 +434,7 @@ std::optional<Patch> FuseBiasGelu(Rewriter& r, Id id) {
   if (p == kNone) return std::nullopt;
   const Node& matmul = r[p];
   if (!IsOp(matmul, "MatMul") || matmul.proto->input_size() != 2 || matmul.proto->output_size() != 1) return std::nullopt;
-  const Tensor* w = FloatConstant(g, *matmul.proto, 1);
+  const Tensor* w = WeightConstant(g, *matmul.proto, 1);
   const Tensor* bias = FloatConstant(g, n, 1);
   if (w == nullptr || w->rank() != 2 || bias == nullptr || bias->rank() != 1 || bias->size() != w->dim(1)) {
     return std::nullopt;

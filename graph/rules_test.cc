@@ -14,7 +14,9 @@
 #include "graph/chain_fusion.h"
 #include "graph/dynamic_quant_fusion.h"
 #include "graph/fusion.h"
+#include "graph/fusion_util.h"
 #include "graph/graph_test.h"
+#include "graph/half_compute.h"
 #include "graph/norm_fusion.h"
 #include "graph/outer_scope.h"
 #include "graph/passes.h"
@@ -42,6 +44,14 @@ Tensor Floats(const std::vector<int64_t>& shape, int seed) {
 
 NamedValue Input(const std::string& name, const std::vector<int64_t>& shape, int seed = 1) {
   return {name, Floats(shape, seed)};
+}
+
+// Floats(shape, seed) rounded to float16.
+Tensor Halves(const std::vector<int64_t>& shape, int seed) {
+  const Tensor f = Floats(shape, seed);
+  std::vector<Float16> h(static_cast<size_t>(f.size()));
+  for (size_t i = 0; i < h.size(); ++i) h[i].bits = FloatToHalf(f.data<float>()[i]);
+  return Tensor::FromVector<Float16>(shape, h);
 }
 
 class RulesTest : public GraphTest {
@@ -92,13 +102,13 @@ class RulesTest : public GraphTest {
   }
   // y = Transpose(Softmax(logits) values) back to (B, S, N, D), and the caches as outputs.
   void ProbabilitiesTimes(const std::string& logits, const std::string& values, const std::vector<int64_t>& y,
-                          const std::vector<int64_t>& present) {
+                          const std::vector<int64_t>& present, DataType type = DataType::kFloat) {
     SetAttr(model.Node("Softmax", {logits}, {"probs"}), "axis", int64_t{-1});
     model.Node("MatMul", {"probs", values}, {"ctx"});
     SetAttr(model.Node("Transpose", {"ctx"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
-    model.Output("y", DataType::kFloat, y);
-    model.Output("present_k", DataType::kFloat, present);
-    model.Output("present_v", DataType::kFloat, present);
+    model.Output("y", type, y);
+    model.Output("present_k", type, present);
+    model.Output("present_v", type, present);
   }
 
   // x [1, 4, 6, 6] -> Conv (w [16, 4, 3, 3], pads 1) -> "c".
@@ -234,6 +244,23 @@ TEST_F(RulesTest, FuseMatMulBiasTakesAVectorBias) {
   EXPECT_EQ(Run("FuseMatMulBias", FuseMatMulBias), 1);
   EXPECT_EQ(Ops(), (Names{std::string(kOnnxflowDomain) + ".FusedMatMul"}));
   ExpectSameOutputs({Input("x", {3, 8})});
+}
+
+// A half model's linear layer after ComputeHalfInFloat: the bias widened to float, the weights kept
+// in 16 bits (the GEMM widens them as it reads them). Its BERT ran every bias Add and GELU as
+// passes of their own while the float model's were in the GEMM's epilogue.
+TEST_F(RulesTest, FuseMatMulBiasTakesHalfWeights) {
+  model.Input("x", DataType::kFloat16, {3, 8});
+  model.Initializer("w", Halves({8, 5}, 1));
+  model.Initializer("b", Halves({5}, 2));
+  model.Node("MatMul", {"x", "w"}, {"p"});
+  model.Node("Add", {"p", "b"}, {"y"});
+  model.Output("y", DataType::kFloat16, {3, 5});
+  ASSERT_TRUE(ComputeHalfInFloat(&graph(), 17).ok());
+  EXPECT_EQ(Run("FuseMatMulBias", FuseMatMulBias), 1);
+  const Node& fused = Only(internal_ops::kFusedMatMul);
+  EXPECT_EQ(graph().constants.at(fused.proto->input(1)).dtype(), DataType::kFloat16);
+  ExpectSameOutputs({{"x", Halves({3, 8}, 3)}}, 1e-2);
 }
 
 TEST_F(RulesTest, FuseResidualAddsTheOtherOperandInTheEpilogue) {
@@ -553,14 +580,8 @@ TEST_F(RulesTest, FuseAttentionReadsAHalfCacheThroughItsCast) {
   ScaledScores("qh", "present_k", "Div");
   ProbabilitiesTimes("scaled", "present_v", {1, 1, 2, 8}, {1, 2, 4, 8});
   EXPECT_EQ(Run("FuseAttention", FuseAttention), 1);
-  auto half = [](const std::string& name, int seed) {
-    const Tensor f = Input(name, {1, 2, 3, 8}, seed).value.tensor();
-    std::vector<Float16> h(static_cast<size_t>(f.size()));
-    for (size_t i = 0; i < h.size(); ++i) h[i].bits = FloatToHalf(f.data<float>()[i]);
-    return NamedValue{name, Tensor::FromVector<Float16>({1, 2, 3, 8}, h)};
-  };
   ExpectSameOutputs({Input("q", {1, 1, 2, 8}, 1), Input("k", {1, 1, 2, 8}, 2), Input("v", {1, 1, 2, 8}, 3),
-                     half("past_k16", 4), half("past_v16", 5)},
+                     {"past_k16", Halves({1, 2, 3, 8}, 4)}, {"past_v16", Halves({1, 2, 3, 8}, 5)}},
                     1e-4);
 }
 
@@ -598,6 +619,28 @@ TEST_F(RulesTest, FuseAttentionInABranchReadsACacheCastInTheMainGraph) {
                      Input("past_k_in", {1, 2, 3, 8}, 4), Input("past_v_in", {1, 2, 3, 8}, 5),
                      {"c", Tensor::Scalar<bool>(true)}},
                     1e-4);
+}
+
+// A float16 decoder exported with its caches in half (transformers.js's fp16 models): the Concat
+// that extends each cache stays in 16 bits after ComputeHalfInFloat (no widening of the past, no
+// narrowing of the present at every step), and the fusion reads the present widened for it.
+TEST_F(RulesTest, HalfCacheIsExtendedInHalfAndReadFused) {
+  for (const char* name : {"q", "k", "v"}) model.Input(name, DataType::kFloat16, {1, 1, 2, 8});
+  for (const char* name : {"past_k", "past_v"}) model.Input(name, DataType::kFloat16, {1, 2, 3, 8});
+  model.Initializer("scale", Halves({}, 3));
+  HeadsAfterCaches(2, 2);
+  ScaledScores("qh", "present_k", "Mul");
+  ProbabilitiesTimes("scaled", "present_v", {1, 1, 2, 8}, {1, 2, 4, 8}, DataType::kFloat16);
+  ASSERT_TRUE(ComputeHalfInFloat(&graph(), 17).ok());
+  size_t half_concats = 0;
+  for (const Node& n : graph().nodes) {
+    half_concats += n.op_type() == "Concat" && KnownType(graph(), n.proto->output(0)) == DataType::kFloat16;
+  }
+  EXPECT_EQ(half_concats, 2u);
+  EXPECT_EQ(Run("FuseAttention", FuseAttention), 1);
+  ExpectSameOutputs({{"q", Halves({1, 1, 2, 8}, 1)}, {"k", Halves({1, 1, 2, 8}, 2)}, {"v", Halves({1, 1, 2, 8}, 3)},
+                     {"past_k", Halves({1, 2, 3, 8}, 4)}, {"past_v", Halves({1, 2, 3, 8}, 5)}},
+                    1e-2);
 }
 
 // LLaMA's step: Q already in heads (rotated after the split), the caches repeated for grouped-query
