@@ -1,5 +1,7 @@
 #include "ops/math/constant_b.h"
 
+#include <algorithm>
+
 #include "ops/cast/half_simd.h"
 #include "ops/framework/shared_weights.h"
 #include "ops/math/float_view.h"
@@ -29,8 +31,14 @@ HalfPackedB::HalfPackedB(const Tensor& b, bool trans) : dtype_(b.dtype()) {
   // per-token step of a half GPT-2 (M = 1, 170 MB of weights streamed once) took 7.1 ms against
   // 7.9 on 4 KiB pages (1 thread, medians of 4 rounds alternated).
   const int64_t count = (n_ + nr_ - 1) / nr_ * k_ * nr_;
-  strips_ = AlignedFloats::Make((count + 1) / 2, /*zero=*/true);
+  strips_ = AlignedFloats::Make((count + 1) / 2, /*zero=*/false);
   uint16_t* strips = reinterpret_cast<uint16_t*>(strips_.get());
+  // Every element is written below but the last strip's columns past N: zero only those (a
+  // buffer from the scratch free list holds old values).
+  if (const int64_t used = n_ % nr_; used != 0) {
+    uint16_t* last = strips + (n_ / nr_) * k_ * nr_;
+    for (int64_t k = 0; k < k_; ++k) std::fill(last + k * nr_ + used, last + (k + 1) * nr_, uint16_t{0});
+  }
   const uint16_t* src = static_cast<const uint16_t*>(b.raw_data());
   const int64_t ld = b.dim(1);
   auto at = [&](int64_t k, int64_t j) -> uint16_t& { return strips[(j / nr_ * k_ + k) * nr_ + j % nr_]; };
