@@ -46,7 +46,10 @@ bool RunsInFloat(const Node& n) {
 
 class HalfRegion {
  public:
-  HalfRegion(Graph* g, int opset, NameSet* names) : g_(g), opset_(opset), names_(names) {}
+  HalfRegion(Graph* g, int opset, NameSet* names) : g_(g), opset_(opset), names_(names) {
+    for (const ValueInfo& i : g->inputs) inputs_.insert(i.name);
+    for (const ValueInfo& o : g->outputs) outputs_.insert(o.name);
+  }
 
   // One patch for the region: which nodes run in float depends on the whole graph, and the graph
   // is only valid again once every reader of a widened value reads its twin.
@@ -149,14 +152,9 @@ class HalfRegion {
   bool AppendsToHalfCache(const Node& n) const {
     if (!n.domain.empty() || n.op_type() != "Concat" || n.proto->output_size() != 1) return false;
     const std::string& out = n.proto->output(0);
-    bool is_output = false;
-    for (const ValueInfo& o : g_->outputs) is_output |= o.name == out;
-    if (!is_output || !IsHalf(KnownType(*g_, out))) return false;
+    if (!outputs_.count(out) || !IsHalf(KnownType(*g_, out))) return false;
     for (const auto& in : n.proto->input()) {
-      for (const ValueInfo& i : g_->inputs) {
-        if (i.name == in) return true;
-      }
-      if (g_->outer_inputs.count(in)) return true;
+      if (inputs_.count(in) || g_->outer_inputs.count(in)) return true;
     }
     return false;
   }
@@ -240,6 +238,7 @@ class HalfRegion {
   NameSet* names_;
   Patch patch_;
   std::unordered_map<std::string, std::string> twins_;
+  std::unordered_set<std::string> inputs_, outputs_;  // the graph's, by name (AppendsToHalfCache)
 };
 
 Status Rewrite(Graph* g, int opset, NameSet* names) {
