@@ -374,6 +374,26 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
                    blk.c + i * blk.ldc + j,
                    blk.addend != nullptr ? blk.addend + i * blk.ldc + j : nullptr};
   };
+  // A tile whose columns end before its strip does (the right edge of C) runs on a full-width
+  // scratch tile, so that no vector touches memory past C or the column bias: `kernel(tile, ld,
+  // start, epi)` computes it there from C's or the addend's values copied in (start), or from zero
+  // (start null), with the last K block's epilogue (epi, else null).
+  const auto on_scratch = [&](int64_t rows, int64_t cols, TileOut out, const auto& kernel) {
+    HWY_ALIGN float tile[kMr * kNv * hn::MaxLanes(d)];
+    HWY_ALIGN float col_bias[kNv * hn::MaxLanes(d)];
+    const size_t ld = static_cast<size_t>(nr);
+    const float* start = blk.load_c ? out.c : out.addend;
+    if (start != nullptr) {
+      for (int64_t r = 0; r < rows; ++r) std::memcpy(tile + r * ld, start + r * blk.ldc, cols * sizeof(float));
+    }
+    if (out.epi.col_bias != nullptr) {
+      std::fill(col_bias, col_bias + nr, 0.0f);
+      std::memcpy(col_bias, out.epi.col_bias, cols * sizeof(float));
+      out.epi.col_bias = col_bias;
+    }
+    kernel(tile, ld, start != nullptr ? tile : nullptr, blk.last ? &out.epi : nullptr);
+    for (int64_t r = 0; r < rows; ++r) std::memcpy(out.c + r * blk.ldc, tile + r * ld, cols * sizeof(float));
+  };
   // One tile: rows [i, i + kMr) of A against B strip t.
   const auto run_tile = [&](int64_t i, int64_t t, const float* prefetch, size_t prefetch_step) {
     const int64_t rows = std::min<int64_t>(kMr, blk.m - i);
@@ -400,26 +420,16 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
          static_cast<size_t>(blk.ldc), blk.load_c ? c : addend, blk.last ? &epi : nullptr, prefetch, prefetch_step);
       return;
     }
-    HWY_ALIGN float tile[kMr * kNv * hn::MaxLanes(d)];
-    HWY_ALIGN float col_bias[kNv * hn::MaxLanes(d)];
-    const size_t ld = static_cast<size_t>(nr);
-    const float* start = blk.load_c ? c : addend;
-    if (start != nullptr) {
-      for (int64_t r = 0; r < rows; ++r) std::memcpy(tile + r * ld, start + r * blk.ldc, cols * sizeof(float));
-    }
-    if (epi.col_bias != nullptr) {
-      std::fill(col_bias, col_bias + nr, 0.0f);
-      std::memcpy(col_bias, epi.col_bias, cols * sizeof(float));
-      epi.col_bias = col_bias;
-    }
-    fn(a, a_rows, blk.a_col_offsets, b, b_stride, blk.b_row_offsets, static_cast<size_t>(blk.kc), tile, ld,
-       start != nullptr ? tile : nullptr, blk.last ? &epi : nullptr, prefetch, prefetch_step);
-    for (int64_t r = 0; r < rows; ++r) std::memcpy(c + r * blk.ldc, tile + r * ld, cols * sizeof(float));
+    on_scratch(rows, cols, TileOut{epi, c, addend},
+               [&](float* tile, size_t ld, const float* start, const TileEpilogue* last_epi) {
+                 fn(a, a_rows, blk.a_col_offsets, b, b_stride, blk.b_row_offsets, static_cast<size_t>(blk.kc), tile,
+                    ld, start, last_epi, prefetch, prefetch_step);
+               });
   };
   if (blk.b_half != nullptr) {
     // One row of C against float16 weight strips, widened in registers (Sgemm sets b_half only
     // for a packed one-row A): whole strips kRowStrips at a time, then one at a time, the last,
-    // partial one through a full-width scratch row (the strips are zero past column n).
+    // partial one on scratch.
     const auto* b = reinterpret_cast<const hwy::float16_t*>(blk.b_half);
     const size_t strip = static_cast<size_t>(blk.b_strip_stride), row = static_cast<size_t>(blk.b_row_stride);
     const size_t kc = static_cast<size_t>(blk.kc);
@@ -436,20 +446,10 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
                                    blk.last ? &epi : nullptr);
     }
     if (t < b_strips) {
-      auto [epi, c, addend] = tile_out(0, t * nr);
-      const int64_t cols = blk.n - t * nr;
-      HWY_ALIGN float out[kNv * hn::MaxLanes(d)];
-      HWY_ALIGN float col_bias[kNv * hn::MaxLanes(d)];
-      const float* start = blk.load_c ? c : addend;
-      if (start != nullptr) std::memcpy(out, start, cols * sizeof(float));
-      if (epi.col_bias != nullptr) {
-        std::fill(col_bias, col_bias + nr, 0.0f);
-        std::memcpy(col_bias, epi.col_bias, cols * sizeof(float));
-        epi.col_bias = col_bias;
-      }
-      RowKernel<hwy::float16_t, 1>(blk.a, b + t * strip, strip, row, kc, out, start != nullptr ? out : nullptr,
-                                   blk.last ? &epi : nullptr);
-      std::memcpy(c, out, cols * sizeof(float));
+      on_scratch(1, blk.n - t * nr, tile_out(0, t * nr),
+                 [&](float* tile, size_t, const float* start, const TileEpilogue* last_epi) {
+                   RowKernel<hwy::float16_t, 1>(blk.a, b + t * strip, strip, row, kc, tile, start, last_epi);
+                 });
     }
     if (blk.rows_done != nullptr) (*blk.rows_done)(blk.row0, 1, blk.col0, blk.n);
     return;
