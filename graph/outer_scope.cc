@@ -6,18 +6,20 @@
 #include <unordered_map>
 #include <vector>
 
+#include "graph/fusion_util.h"
+
 namespace onnxflow::graph {
 namespace {
+
+// Casts followed back to a declared input: a half model has one or two (rounded, widened); a
+// hostile chain of many, read by many subgraphs, must not cost their product.
+constexpr int kMaxCasts = 4;
 
 // The chain of enclosing graphs, innermost first. A name resolves in the innermost scope that has
 // it (the load refuses a subgraph that redefines an enclosing name, so there is no shadowing to
 // mind). Looked up per name read, never copied per scope, and each graph's inputs indexed once: a
 // hostile file of many subgraphs, constants or inputs costs what its subgraphs read, not a
 // product of the two.
-// Casts followed back to a declared input: a half model has one or two (rounded, widened); a
-// hostile chain of many, read by many subgraphs, must not cost their product.
-constexpr int kMaxCasts = 4;
-
 struct Enclosing {
   const Graph* graph;
   const Enclosing* parent;
@@ -47,14 +49,11 @@ struct Enclosing {
     for (const Enclosing* e = this; e != nullptr; e = e->parent) {
       for (NodeGraph::Id cast = e->graph->nodes.Producer(name); cast != NodeGraph::None();
            cast = e->graph->nodes.Producer(name)) {
-        const onnx::NodeProto& n = *e->graph->nodes[cast].proto;
-        if (n.op_type() != "Cast" || !n.domain().empty() || n.input_size() != 1 || ++casts > kMaxCasts) {
-          return std::nullopt;
-        }
-        for (const auto& a : n.attribute()) {
-          if (!cast_to && a.name() == "to" && a.type() == onnx::AttributeProto::INT) cast_to = static_cast<DataType>(a.i());
-        }
-        name = n.input(0);
+        const Node& n = e->graph->nodes[cast];
+        if (!IsOp(n, "Cast") || n.proto->input_size() != 1 || ++casts > kMaxCasts) return std::nullopt;
+        const onnx::AttributeProto* to = Attr(*n.proto, "to");
+        if (!cast_to && to != nullptr && to->type() == onnx::AttributeProto::INT) cast_to = static_cast<DataType>(to->i());
+        name = n.proto->input(0);
       }
       if (e->graph->constants.count(name)) return std::nullopt;
       const ValueInfo* found = nullptr;
