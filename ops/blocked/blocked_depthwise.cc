@@ -113,7 +113,7 @@ class BlockedDepthwiseKernel : public OpKernel {
     bias_.assign(static_cast<size_t>(blocks_ * kChannelBlock), 0.0f);
     // A half model's weights are widened here: a depthwise layer's are 1/C of a full
     // convolution's, too few to keep in 16 bits.
-    std::vector<float> widened;
+    FloatScratch widened;
     const float* wd = FloatData(w, widened);
     for (int64_t c = 0; c < channels; ++c) {
       const int64_t block = c / kChannelBlock, lane = c % kChannelBlock;

@@ -5,6 +5,7 @@
 // bfloat16 compute in float.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <optional>
 
 #include "ops/contrib/attention_core.h"
@@ -584,28 +585,41 @@ class GroupQueryAttentionKernel : public OpKernel {
     }
 
     // The cache: past rows [0, past_b), then the new ones; rows past total_b stay as they were
-    // (zeros in a fresh buffer).
+    // (zeros in a fresh buffer). It is extended in its own type: a 16-bit past is copied as bytes
+    // and only the new rows are narrowed, and the attention reads a widened copy of the present.
+    // (Widening the past, extending it in float and narrowing the whole present back cost two
+    // conversions of the cache per step where one is needed.)
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * pk, ctx.Allocate(1, q->dtype(), {batch, kv_heads_, present_len, hs}));
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * pv, ctx.Allocate(2, q->dtype(), {batch, kv_heads_, present_len, hs}));
-    FloatOut ko(pk), vo(pv);
-    std::optional<FloatIn> pki, pvi;
-    if (past_k != nullptr) {
-      pki.emplace(*past_k);
-      pvi.emplace(*past_v);
+    if (past_k != nullptr && (past_k->dtype() != q->dtype() || past_v->dtype() != q->dtype())) {
+      return InvalidArgument(std::string("GroupQueryAttention: past_key and past_value must have the query's type, ") +
+                             DataTypeName(q->dtype()));
     }
+    const size_t es = ElementSize(q->dtype());
+    auto put_rows = [&](const float* src, char* dst) {  // seq new rows of hs values, stride kvd
+      for (int64_t r = 0; r < seq; ++r) {
+        if (q->dtype() == DataType::kFloat) {
+          std::copy(src + r * kvd, src + r * kvd + hs, reinterpret_cast<float*>(dst) + r * hs);
+        } else {
+          NarrowFloats(src + r * kvd, q->dtype(), dst + r * hs * es, hs);
+        }
+      }
+    };
     for (int64_t b = 0; b < batch; ++b) {
       for (int64_t h = 0; h < kv_heads_; ++h) {
-        float* kdst = ko.data + (b * kv_heads_ + h) * present_len * hs;
-        float* vdst = vo.data + (b * kv_heads_ + h) * present_len * hs;
-        if (pki && past_lens[b] > 0) {
+        const int64_t head = (b * kv_heads_ + h) * present_len * hs;
+        char* kdst = static_cast<char*>(pk->mutable_raw_data()) + head * es;
+        char* vdst = static_cast<char*>(pv->mutable_raw_data()) + head * es;
+        if (past_k != nullptr && past_lens[b] > 0) {
           const int64_t src = (b * kv_heads_ + h) * past_buf * hs;
-          std::copy(pki->data + src, pki->data + src + past_lens[b] * hs, kdst);
-          std::copy(pvi->data + src, pvi->data + src + past_lens[b] * hs, vdst);
+          std::memcpy(kdst, static_cast<const char*>(past_k->raw_data()) + src * es, past_lens[b] * hs * es);
+          std::memcpy(vdst, static_cast<const char*>(past_v->raw_data()) + src * es, past_lens[b] * hs * es);
         }
-        CopyRows(kd.data() + b * seq * kvd + h * hs, kvd, seq, hs, kdst + past_lens[b] * hs);
-        CopyRows(vd.data() + b * seq * kvd + h * hs, kvd, seq, hs, vdst + past_lens[b] * hs);
+        put_rows(kd.data() + b * seq * kvd + h * hs, kdst + past_lens[b] * hs * es);
+        put_rows(vd.data() + b * seq * kvd + h * hs, vdst + past_lens[b] * hs * es);
       }
     }
+    const FloatIn ko(*pk), vo(*pv);
 
     AttentionProblem p;
     p.batch = batch;
@@ -649,8 +663,6 @@ class GroupQueryAttentionKernel : public OpKernel {
       RunAttention(p, ctx.threads());
     }
     out.Finish();
-    ko.Finish();
-    vo.Finish();
     return Status::Ok();
   }
 

@@ -7,6 +7,7 @@
 
 #include "ops/framework/registry.h"
 #include "ops/framework/domains.h"
+#include "ops/framework/numeric.h"
 #include "ops/framework/testing.h"
 #include "ops/register_all.h"
 
@@ -284,6 +285,53 @@ TEST(GroupQueryAttention, TokenStepTwoQueryHeadsPerKvHead) {
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_TRUE(TensorsNear(F({B, S, N * H}, expected), (*out)[0].tensor(), 1e-4, 1e-5));
   EXPECT_TRUE(TensorsNear(F({B, Nkv, T, H}, kk), (*out)[1].tensor()));
+}
+
+// A float16 decoder step (the q4f16 and fp16 LLM exports): the present's past rows are the past's
+// own bits, the new row is the new key rounded to half, the output the float attention over the
+// half values, rounded. Past and query of different types are refused by name.
+TEST(GroupQueryAttention, HalfTokenStepExtendsTheCacheInHalf) {
+  const int64_t S = 1, P = 3, N = 4, Nkv = 2, H = 8, T = P + S;
+  auto rounded = [](std::vector<float> x) {
+    for (float& f : x) f = HalfToFloat(FloatToHalf(f));
+    return x;
+  };
+  auto half = [](Shape shape, const std::vector<float>& x) {
+    std::vector<Float16> h;
+    for (float f : x) h.push_back(Float16{FloatToHalf(f)});
+    return Tensor::FromVector<Float16>(std::move(shape), h);
+  };
+  const auto q = rounded(Random(N * H, 50)), k = rounded(Random(Nkv * H, 51)), v = rounded(Random(Nkv * H, 52));
+  const auto pk = rounded(Random(Nkv * P * H, 53)), pv = rounded(Random(Nkv * P * H, 54));
+  const auto kk = Concat(pk, ToHeads(k, 1, S, Nkv, H, Nkv * H), 1, Nkv, P, S, H);
+  const auto vv = Concat(pv, ToHeads(v, 1, S, Nkv, H, Nkv * H), 1, Nkv, P, S, H);
+  const auto expected = Reference(ToHeads(q, 1, S, N, H, N * H), kk, vv, 1, N, Nkv, S, T, H,
+                                  1.0f / std::sqrt(static_cast<float>(H)), -INFINITY,
+                                  [](int64_t, int64_t, int64_t) { return true; });
+  for (const bool float_past : {false, true}) {
+    OpTest test("GroupQueryAttention", 1, kMsDomain);
+    test.Input(half({1, S, N * H}, q)).Input(half({1, S, Nkv * H}, k)).Input(half({1, S, Nkv * H}, v));
+    if (float_past) {
+      test.Input(F({1, Nkv, P, H}, pk)).Input(F({1, Nkv, P, H}, pv));
+    } else {
+      test.Input(half({1, Nkv, P, H}, pk)).Input(half({1, Nkv, P, H}, pv));
+    }
+    test.Input(Tensor::FromVector<int32_t>({1}, {static_cast<int32_t>(T - 1)}))
+        .Input(Tensor::FromVector<int32_t>({}, {static_cast<int32_t>(T)}));
+    test.Attr("num_heads", N).Attr("kv_num_heads", Nkv).Outputs(3);
+    auto out = test.Run(RegisterAllKernels);
+    if (float_past) {
+      ASSERT_FALSE(out.ok());
+      EXPECT_NE(out.status().message().find("past_key and past_value must have the query's type"), std::string::npos)
+          << out.status().ToString();
+      continue;
+    }
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_TRUE(TensorsNear(half({1, S, N * H}, expected), (*out)[0].tensor(), 2e-3, 2e-3));
+    // Bit for bit: every value was a half to begin with.
+    EXPECT_TRUE(TensorsNear(half({1, Nkv, T, H}, kk), (*out)[1].tensor(), 0.0, 0.0));
+    EXPECT_TRUE(TensorsNear(half({1, Nkv, T, H}, vv), (*out)[2].tensor(), 0.0, 0.0));
+  }
 }
 
 // ONNX Runtime's optimizer saves every GroupQueryAttention with smooth_softmax = -1 ("unset"): the

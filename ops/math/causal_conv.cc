@@ -39,7 +39,7 @@ class CausalConvKernel : public OpKernel {
     }
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, x->dtype(), x->shape()));
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * state, ctx.Allocate(1, x->dtype(), {batch, channels, k - 1}));
-    std::vector<float> xs, ws, bs, ps, ys, ss;
+    FloatScratch xs, ws, bs, ps, ys, ss;
     const float* xd = FloatData(*x, xs);
     const float* wd = FloatData(*w, ws);
     const float* bd = bias != nullptr ? FloatData(*bias, bs) : nullptr;

@@ -52,7 +52,7 @@ class Col2ImKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, x->dtype(), out));
     const int64_t in_per = x->dim(1) * positions, out_per = channels * ElementCount(image);
     if (IsFloatLike(x->dtype())) {
-      std::vector<float> xs, ys;
+      FloatScratch xs, ys;
       const float* xd = FloatData(*x, xs);
       float* yd = FloatOutput(y, ys);
       for (int64_t n = 0; n < x->dim(0); ++n) {

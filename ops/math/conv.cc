@@ -100,7 +100,7 @@ class ConvKernel : public OpKernel {
     const Tensor* w = info.constant_input(1);
     if (w != nullptr && IsFloatLike(w->dtype()) && w->rank() >= 3 && w->size() > 0 &&
         w->dim(0) % attrs_.group == 0) {
-      std::vector<float> widened;
+      FloatScratch widened;
       const float* wd = FloatData(*w, widened);
       const int64_t mg = w->dim(0) / attrs_.group;
       const int64_t k = w->size() / w->dim(0);
@@ -193,7 +193,7 @@ class ConvKernel : public OpKernel {
   // `addend` (Y's shape, float only) is added before the activation; it may be null.
   Status ComputeFloat(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* b, const float* addend,
                       const ActivationSpec& activation, const ConvGeometry& g, Tensor* y) const {
-    std::vector<float> x_store, w_store, b_store, y_store;
+    FloatScratch x_store, w_store, b_store, y_store;
     const float* xd = FloatData(x, x_store);
     const bool packed_shape = w.dtype() == packed_w_dtype_ && w.shape() == packed_w_shape_;
     const bool use_packed = packed_w_ != nullptr && packed_shape;
@@ -204,7 +204,7 @@ class ConvKernel : public OpKernel {
     float* yd = FloatOutput(y, y_store);
 
     if (IsDepthwise2D(g)) {
-      std::vector<float> wd_store;
+      FloatScratch wd_store;
       DepthwiseConv2D(g, xd, FloatData(w, wd_store), bd, addend, activation, yd, ctx.threads());
       StoreFloats(yd, y->size(), y);
       return Status::Ok();

@@ -55,7 +55,7 @@ class ConvTransposeKernel : public OpKernel {
     if (!IsFloatLike(x->dtype())) {
       return Unimplemented(std::string("ConvTranspose: type ") + DataTypeName(x->dtype()) + " is not supported");
     }
-    std::vector<float> xs, ws, bs, ys;
+    FloatScratch xs, ws, bs, ys;
     const float* xd = FloatData(*x, xs);
     const float* wd = FloatData(*w, ws);  // cheap for float32 (no copy); unused when packed
     const float* bd = b != nullptr ? FloatData(*b, bs) : nullptr;
@@ -74,7 +74,7 @@ class ConvTransposeKernel : public OpKernel {
     // A constant W is packed once, per group as the transposed A operand [M/g * k, C/g].
     const Tensor* w = info.constant_input(1);
     if (w != nullptr && IsFloatLike(w->dtype()) && w->rank() >= 3 && w->size() > 0 && w->dim(0) % attrs_.group == 0) {
-      std::vector<float> widened;
+      FloatScratch widened;
       const float* wd = FloatData(*w, widened);
       const int64_t cg = w->dim(0) / attrs_.group, rows = w->size() / w->dim(0);
       for (int64_t grp = 0; grp < attrs_.group; ++grp) {

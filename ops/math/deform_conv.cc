@@ -67,7 +67,7 @@ class DeformConvKernel : public OpKernel {
       return Status::Ok();
     }
     if (!IsFloatLike(x->dtype())) return Unimplemented("DeformConv: unsupported type");
-    std::vector<float> xs, ws, os, bs, ms, ys;
+    FloatScratch xs, ws, os, bs, ms, ys;
     float* yd = FloatOutput(y, ys);
     Run<float>(g, FloatData(*x, xs), FloatData(*w, ws), FloatData(*offset, os), bias ? FloatData(*bias, bs) : nullptr,
                mask ? FloatData(*mask, ms) : nullptr, yd, ctx.threads());

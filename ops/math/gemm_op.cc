@@ -94,7 +94,8 @@ class GemmKernel : public OpKernel {
  private:
   Status ComputeFloat(KernelContext& ctx, const Tensor& a, const Tensor& b, const Tensor* c, BiasShape bias,
                       int64_t m, int64_t n, int64_t k, Tensor* y) const {
-    std::vector<float> a_store, b_store, c_store, y_store, bias_store;
+    FloatScratch a_store, b_store, c_store, y_store;
+    std::vector<float> bias_store;
     float* yd = FloatOutput(y, y_store);
     GemmEpilogue epilogue;
     epilogue.activation = activation_;

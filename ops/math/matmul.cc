@@ -104,13 +104,13 @@ class MatMulKernel : public OpKernel {
 
  private:
   Status ComputeFloat(KernelContext& ctx, const Tensor& a, const Tensor& b, const MatMulShapes& s, Tensor* y) const {
-    std::vector<float> a_store, b_store, y_store;
+    FloatScratch a_store, b_store, y_store;
     const float* ad = FloatData(a, a_store);
     float* yd = FloatOutput(y, y_store);
     GemmEpilogue epilogue;
     epilogue.activation = activation_;
     // FusedMatMul's optional bias: one value per column of the product.
-    std::vector<float> bias_store;
+    FloatScratch bias_store;
     if (const Tensor* bias = ctx.input_tensor(2); bias != nullptr) {
       if (bias->dtype() != a.dtype() || bias->rank() != 1 || bias->size() != s.n) {
         return InvalidArgument("FusedMatMul: bias must be a vector of A's type with " + std::to_string(s.n) +
