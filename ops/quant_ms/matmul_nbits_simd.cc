@@ -23,6 +23,7 @@ HWY_EXPORT(Int8KernelImpl);
 HWY_EXPORT(QuantizeRowsImpl);
 HWY_EXPORT(Int8Impl);
 HWY_EXPORT(DecodeColumnImpl);
+HWY_EXPORT(PanelStripsImpl);
 
 bool NBitsInt8Available() { return HWY_DYNAMIC_DISPATCH(Int8KernelImpl)(); }
 
@@ -39,11 +40,13 @@ void MatMulNBitsInt8(const PackedNBits& b, const NBitsQuantA& qa, int64_t m, int
   HWY_DYNAMIC_DISPATCH(Int8Impl)(b, qa, m, p0, p1, bias, y);
 }
 
-// Each column's kc values are decoded with SIMD into a column-major scratch, then transposed into
+// Straight into the strips where the block is in whole groups (PanelStrips); otherwise each
+// column's kc values are decoded with SIMD into a column-major scratch, then transposed into
 // the strips (the GEMM's layout is row-major by strip). Element by element from the packed column,
 // the dequantizing was 55% of an M = 128, K = N = 4096 MatMul.
 void DequantizeNBitsPanel(const PackedNBits& b, int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr,
                           float* dst) {
+  if (HWY_DYNAMIC_DISPATCH(PanelStripsImpl)(b, k0, kc, j0, cols, nr, dst)) return;
   const auto decode = HWY_DYNAMIC_DISPATCH(DecodeColumnImpl);
   std::vector<float> tmp(nr * kc);
   const int64_t strips = (cols + nr - 1) / nr;

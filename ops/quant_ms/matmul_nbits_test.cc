@@ -131,6 +131,12 @@ TEST_P(MatMulNBitsSimd, SeveralRowsThroughTheGemm) {
   Check(7, 300, 70, 32, Zp::kPacked, true, 1);  // the GEMM's K blocks of 150 start inside a group
   Check(33, 128, 65, 16, Zp::kFloat, false, 2);
   Check(5, 512, 40, 128, Zp::kNone, true, 2);
+  // Blocks of B in whole groups are dequantized straight into the strips (PanelStrips): K in
+  // several GEMM blocks, a last vector of 6 live columns and a strip's zero padding after it;
+  // 8 bits; 2 bits with blocks of 16 inside a group of 64 (the scale changes within a group).
+  Check(9, 4096, 70, 64, Zp::kPacked, true, 2);
+  Check(6, 256, 37, 32, Zp::kNone, false, 1, 0, false, 8);
+  Check(6, 256, 37, 16, Zp::kFloat, false, 1, 0, false, 2);
 }
 
 // 8- and 2-bit weights: one and four values a byte. Blocks of 16 and 32 lie inside one 2-bit
