@@ -73,6 +73,11 @@ bool NBitsInt8Available();
 // the sum of each block of a): the float kernel.
 void MatMulNBitsRow(const PackedNBits& b, const float* a, const float* block_sums, int64_t j0, int64_t j1, float* y);
 
+// y[r * ldy + j] for r < min(rows, 4) and columns [j0, j1) of four rows of A (a holds 4 rows of
+// k_padded floats lda apart, zeros past k and in rows past `rows`): the float kernel for a few rows.
+void MatMulNBitsFourRows(const PackedNBits& b, const float* a, int64_t lda, int64_t rows, int64_t j0, int64_t j1,
+                         float* y, int64_t ldy);
+
 // A quantized for the int8 kernel: per row k_padded int8 values (zero past k) and per block the
 // scale (max|a| / 127), the sum of the int8 values and scale * sum (for float zero points).
 struct NBitsQuantA {

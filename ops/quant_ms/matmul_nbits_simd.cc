@@ -19,6 +19,7 @@ namespace onnxflow {
 namespace quant_ms {
 
 HWY_EXPORT(Row);
+HWY_EXPORT(FourRows);
 HWY_EXPORT(Int8KernelImpl);
 HWY_EXPORT(QuantizeRowsImpl);
 HWY_EXPORT(Int8Impl);
@@ -29,6 +30,11 @@ bool NBitsInt8Available() { return HWY_DYNAMIC_DISPATCH(Int8KernelImpl)(); }
 
 void MatMulNBitsRow(const PackedNBits& b, const float* a, const float* block_sums, int64_t j0, int64_t j1, float* y) {
   HWY_DYNAMIC_DISPATCH(Row)(b, a, block_sums, j0, j1, y);
+}
+
+void MatMulNBitsFourRows(const PackedNBits& b, const float* a, int64_t lda, int64_t rows, int64_t j0, int64_t j1,
+                         float* y, int64_t ldy) {
+  HWY_DYNAMIC_DISPATCH(FourRows)(b, a, lda, rows, j0, j1, y, ldy);
 }
 
 void QuantizeRowsForNBits(const PackedNBits& b, const float* a, int64_t m, NBitsQuantA* qa) {

@@ -126,17 +126,29 @@ TEST_P(MatMulNBitsSimd, AccuracyLevel4QuantizesAToInt8) {
   Check(3, 2048, 48, 256, Zp::kPacked, false, 1, 4);
 }
 
-TEST_P(MatMulNBitsSimd, SeveralRowsThroughTheGemm) {
-  Check(2, 96, 13, 32, Zp::kPacked, false, 1);  // below the GEMM threshold: row kernel per row
-  Check(7, 300, 70, 32, Zp::kPacked, true, 1);  // the GEMM's K blocks of 150 start inside a group
+// Up to 31 rows: four at a time, each slice of B decoded once for four rows; a partial last four
+// (2, 3, 5, 7 rows), columns past the last whole four, K not a multiple of the block, every
+// zero-point kind, 8 and 2 bits, float16, and column chunks split over two threads.
+TEST_P(MatMulNBitsSimd, FewRowsFourAtATime) {
+  Check(2, 96, 13, 32, Zp::kPacked, false, 1);
+  Check(3, 256, 37, 16, Zp::kFloat, true, 2);
+  Check(5, 512, 70, 64, Zp::kNone, true, 1);
+  Check(8, 300, 21, 32, Zp::kPacked, false, 2);
+  Check(7, 256, 37, 32, Zp::kNone, false, 1, 0, false, 8);
+  Check(6, 256, 37, 16, Zp::kFloat, false, 2, 0, false, 2);
+  Check(3, 96, 13, 16, Zp::kPacked, true, 1, 0, true);
+}
+
+// From 32 rows: the GEMM over dequantized panels.
+TEST_P(MatMulNBitsSimd, ManyRowsThroughTheGemm) {
+  Check(33, 300, 70, 32, Zp::kPacked, true, 1);  // the GEMM's K blocks of 150 start inside a group
   Check(33, 128, 65, 16, Zp::kFloat, false, 2);
-  Check(5, 512, 40, 128, Zp::kNone, true, 2);
   // Blocks of B in whole groups are dequantized straight into the strips (PanelStrips): K in
   // several GEMM blocks, a last vector of 6 live columns and a strip's zero padding after it;
   // 8 bits; 2 bits with blocks of 16 inside a group of 64 (the scale changes within a group).
-  Check(9, 4096, 70, 64, Zp::kPacked, true, 2);
-  Check(6, 256, 37, 32, Zp::kNone, false, 1, 0, false, 8);
-  Check(6, 256, 37, 16, Zp::kFloat, false, 1, 0, false, 2);
+  Check(40, 4096, 70, 64, Zp::kPacked, true, 2);
+  Check(32, 256, 37, 32, Zp::kNone, false, 1, 0, false, 8);
+  Check(32, 256, 37, 16, Zp::kFloat, false, 1, 0, false, 2);
 }
 
 // 8- and 2-bit weights: one and four values a byte. Blocks of 16 and 32 lie inside one 2-bit
@@ -149,7 +161,7 @@ TEST_P(MatMulNBitsSimd, EightAndTwoBits) {
     Check(3, 256, 70, 32, Zp::kPacked, true, 1, 4, false, bits);
     Check(2, 128, 20, 64, Zp::kFloat, false, 2, 4, false, bits);
     Check(1, 512, 20, 128, Zp::kFloat, false, 1, 0, false, bits);
-    Check(6, 300, 40, 64, Zp::kPacked, true, 2, 0, false, bits);   // the GEMM's panels
+    Check(32, 300, 40, 64, Zp::kPacked, true, 2, 0, false, bits);  // the GEMM's panels, decoded by column
     Check(5, 96, 13, 16, Zp::kNone, false, 1, 4, true, bits);      // float16
   }
 }
@@ -208,7 +220,8 @@ void CheckBnb4(int64_t m, int64_t k, int64_t n, int64_t block, int64_t quant_typ
 TEST_P(MatMulNBitsSimd, Bnb4Codebooks) {
   CheckBnb4(1, 256, 37, 64, 1, 1);        // NF4, one row: the row kernel
   CheckBnb4(1, 128, 9, 16, 0, 2);         // FP4, blocks of 16
-  CheckBnb4(6, 320, 40, 64, 1, 2);        // several rows: the GEMM's panels
+  CheckBnb4(6, 320, 40, 64, 1, 2);        // a few rows: four at a time
+  CheckBnb4(32, 320, 40, 64, 1, 2);       // the GEMM's panels
   CheckBnb4(5, 192, 20, 32, 0, 1, true);  // float16
 }
 
