@@ -2,6 +2,7 @@
 
 #include "ops/framework/registry.h"
 #include "ops/framework/domains.h"
+#include "ops/framework/numeric.h"
 #include "ops/framework/testing.h"
 #include "ops/register_all.h"
 
@@ -29,6 +30,43 @@ TEST(GatherBlockQuantized, FourBitRowsWithDefaultZeroPoint) {
     expected.push_back((0 - 8) * 0.5f);
   }
   EXPECT_TRUE(TensorsNear(F({1, 16}, expected), (*out)[0].tensor()));
+}
+
+// values as a float16 or bfloat16 tensor (exact for the values used here).
+Tensor Sixteen(Shape shape, const std::vector<float>& values, DataType type) {
+  if (type == DataType::kFloat16) {
+    std::vector<Float16> h;
+    for (float v : values) h.push_back(Float16{FloatToHalf(v)});
+    return Tensor::FromVector<Float16>(std::move(shape), h);
+  }
+  std::vector<BFloat16> h;
+  for (float v : values) h.push_back(BFloat16{FloatToBFloat16(v)});
+  return Tensor::FromVector<BFloat16>(std::move(shape), h);
+}
+
+// q4f16 embeddings: float16 (or bfloat16) scales give values of that type, each block's scale
+// read from the 16-bit table as it is needed.
+TEST(GatherBlockQuantized, SixteenBitScalesGiveSixteenBitValues) {
+  std::vector<uint8_t> data(32);
+  for (int i = 0; i < 32; ++i) data[i] = static_cast<uint8_t>(((i + 3) % 16) << 4 | (i % 16));
+  const std::vector<float> scale_values = {2.0f, 0.5f, 0.25f, 4.0f};  // [2, 2]: two blocks of 16 a row
+  for (DataType type : {DataType::kFloat16, DataType::kBFloat16}) {
+    OpTest test("GatherBlockQuantized", 1, kMsDomain);
+    test.Input(Tensor::FromVector<uint8_t>({2, 16}, data))
+        .Input(Tensor::FromVector<int64_t>({1}, {1}))
+        .Input(Sixteen({2, 2}, scale_values, type))
+        .Attr("block_size", int64_t{16});
+    auto out = test.Run(RegisterAllKernels);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    std::vector<float> expected;
+    for (int e = 0; e < 32; ++e) {
+      const uint8_t byte = data[16 + e / 2];
+      const int q = e % 2 == 0 ? byte & 15 : byte >> 4;
+      expected.push_back(static_cast<float>(q - 8) * scale_values[2 + e / 16]);
+    }
+    ASSERT_EQ((*out)[0].tensor().dtype(), type);
+    EXPECT_TRUE(TensorsNear(Sixteen({1, 32}, expected, type), (*out)[0].tensor(), 0.0, 0.0));
+  }
 }
 
 TEST(GatherBlockQuantized, EightBitWithZeroPoints) {
