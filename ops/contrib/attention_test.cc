@@ -334,6 +334,55 @@ TEST(GroupQueryAttention, HalfTokenStepExtendsTheCacheInHalf) {
   }
 }
 
+// A batch of two decoder steps over a padded past buffer of 3 rows: entry 0 holds 3 tokens, entry
+// 1 holds 1 (seqlens_k 3 and 1). Each new token goes at its own entry's length, entry 1's rows
+// after it are zeros, and each query sees only its own entry's tokens.
+TEST(GroupQueryAttention, BatchOfUnequalLengthsWritesEachAtItsOwnRow) {
+  const int64_t B = 2, P = 3, H = 2, T = 4;
+  const std::vector<int64_t> past_len = {3, 1};
+  const auto q = Random(B * H, 70), k = Random(B * H, 71), v = Random(B * H, 72);
+  const auto pk = Random(B * P * H, 73), pv = Random(B * P * H, 74);
+  std::vector<float> kk(B * T * H, 0.0f), vv(B * T * H, 0.0f);
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t r = 0; r < past_len[b]; ++r) {
+      for (int64_t d = 0; d < H; ++d) {
+        kk[(b * T + r) * H + d] = pk[(b * P + r) * H + d];
+        vv[(b * T + r) * H + d] = pv[(b * P + r) * H + d];
+      }
+    }
+    for (int64_t d = 0; d < H; ++d) {
+      kk[(b * T + past_len[b]) * H + d] = k[b * H + d];
+      vv[(b * T + past_len[b]) * H + d] = v[b * H + d];
+    }
+  }
+  const auto expected = Reference(q, kk, vv, B, 1, 1, 1, T, H, 1.0f / std::sqrt(2.0f), -INFINITY,
+                                  [&](int64_t b, int64_t, int64_t j) { return j <= past_len[b]; });
+  OpTest test("GroupQueryAttention", 1, kMsDomain);
+  test.Input(F({B, 1, H}, q)).Input(F({B, 1, H}, k)).Input(F({B, 1, H}, v));
+  test.Input(F({B, 1, P, H}, pk)).Input(F({B, 1, P, H}, pv));
+  test.Input(Tensor::FromVector<int32_t>({B}, {3, 1})).Input(Tensor::FromVector<int32_t>({}, {4}));
+  test.Attr("num_heads", int64_t{1}).Attr("kv_num_heads", int64_t{1}).Outputs(3);
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({B, 1, H}, expected), (*out)[0].tensor(), 1e-4, 1e-5));
+  EXPECT_TRUE(TensorsNear(F({B, 1, T, H}, kk), (*out)[1].tensor(), 0.0, 0.0));
+  EXPECT_TRUE(TensorsNear(F({B, 1, T, H}, vv), (*out)[2].tensor(), 0.0, 0.0));
+}
+
+// A hostile prompt: 4 new tokens with no past and total_sequence_length 2 would write past the end
+// of a 2-row present; it is refused.
+TEST(GroupQueryAttention, RefusesMoreNewTokensThanThePresentHolds) {
+  const int64_t S = 4, H = 2;
+  const auto q = Random(S * H, 60);
+  OpTest test("GroupQueryAttention", 1, kMsDomain);
+  test.Input(F({1, S, H}, q)).Input(F({1, S, H}, q)).Input(F({1, S, H}, q)).AbsentInput().AbsentInput();
+  test.Input(Tensor::FromVector<int32_t>({1}, {1})).Input(Tensor::FromVector<int32_t>({}, {2}));
+  test.Attr("num_heads", int64_t{1}).Attr("kv_num_heads", int64_t{1}).Outputs(3);
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("does not fit 4 new tokens"), std::string::npos) << out.status().ToString();
+}
+
 // ONNX Runtime's optimizer saves every GroupQueryAttention with smooth_softmax = -1 ("unset"): the
 // plain softmax, as 0 is (only 1 adds the sink of 0 to the denominator).
 TEST(GroupQueryAttention, SmoothSoftmaxMinusOneIsThePlainSoftmax) {
