@@ -11,13 +11,14 @@ with B quantized once: int8 symmetric (zero point 0, the default weight type) or
 The case inputs beside IN are copied beside OUT (the expected outputs are ONNX Runtime's:
 ort_expected.js). Deterministic (round half to even), so nothing is committed."""
 import argparse
-import glob
 import os
-import shutil
+import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model_files  # noqa: E402
 
 
 def quantize_weight(w, unsigned, per_channel):
@@ -43,27 +44,18 @@ def main():
     ap.add_argument("--weight-type", choices=["int8", "uint8"], default="int8")
     ap.add_argument("--per-channel", action="store_true")
     a = ap.parse_args()
-    model = onnx.load(a.src)
-    try:  # checked when the source passes (as fp16_model.py)
-        onnx.checker.check_model(model)
-        source_valid = True
-    except onnx.checker.ValidationError:
-        source_valid = False
-    g = model.graph
-    weights = {t.name: t for t in g.initializer if t.data_type == TensorProto.FLOAT and len(t.dims) == 2}
-    nodes, inits, replaced = [], [], set()
-    for n in g.node:
-        if not (n.op_type == "MatMul" and n.domain in ("", "ai.onnx") and n.input[1] in weights):
-            nodes.append(n)
-            continue
+
+    def rewrite(n, weights):
+        if not model_files.is_matmul_on(n, weights):
+            return None
         base = n.output[0]
         q, scale, zp = quantize_weight(numpy_helper.to_array(weights[n.input[1]]), a.weight_type == "uint8",
                                        a.per_channel)
         names = {k: f"{base}_{k}" for k in ("w_q", "w_scale", "w_zp", "a_q", "a_scale", "a_zp", "acc", "acc_f",
                                              "scale")}
-        inits += [numpy_helper.from_array(q, names["w_q"]), numpy_helper.from_array(scale, names["w_scale"]),
-                  numpy_helper.from_array(zp, names["w_zp"])]
-        nodes += [
+        inits = [numpy_helper.from_array(q, names["w_q"]), numpy_helper.from_array(scale, names["w_scale"]),
+                 numpy_helper.from_array(zp, names["w_zp"])]
+        nodes = [
             helper.make_node("DynamicQuantizeLinear", [n.input[0]], [names["a_q"], names["a_scale"], names["a_zp"]],
                              name=base + "_QuantizeLinear"),
             helper.make_node("MatMulInteger", [names["a_q"], names["w_q"], names["a_zp"], names["w_zp"]],
@@ -72,24 +64,10 @@ def main():
             helper.make_node("Mul", [names["a_scale"], names["w_scale"]], [names["scale"]], name=base + "_scales"),
             helper.make_node("Mul", [names["acc_f"], names["scale"]], list(n.output), name=base + "_output"),
         ]
-        replaced.add(n.input[1])
-    still_read = {x for n in nodes for x in n.input}
-    kept = [t for t in g.initializer if t.name not in replaced or t.name in still_read]
-    del g.node[:]
-    g.node.extend(nodes)
-    del g.initializer[:]
-    g.initializer.extend(kept + inits)
-    if source_valid:
-        onnx.checker.check_model(model)
-    onnx.save(model, a.dst)
-    src_dir, dst_dir = (os.path.dirname(os.path.abspath(p)) for p in (a.src, a.dst))
-    if src_dir != dst_dir:
-        for case in sorted(glob.glob(os.path.join(src_dir, "test_data_set_*"))):
-            out = os.path.join(dst_dir, os.path.basename(case))
-            os.makedirs(out, exist_ok=True)
-            for f in glob.glob(os.path.join(case, "input_*.pb")):
-                shutil.copy(f, out)
-    print(f"wrote {a.dst}: {len(replaced)} MatMuls in dynamic int8")
+        return nodes, inits, [n.input[1]]
+
+    count = model_files.rewrite(a.src, a.dst, rewrite)
+    print(f"wrote {a.dst}: {count} MatMuls in dynamic int8")
 
 
 if __name__ == "__main__":

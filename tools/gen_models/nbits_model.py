@@ -12,13 +12,14 @@ inputs beside IN are copied beside OUT (the expected outputs are ONNX Runtime's:
 Then, for the q4f16 form transformers.js ships, fp16_model.py --half-io turns the scales and every
 activation into half."""
 import argparse
-import glob
 import os
-import shutil
+import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model_files  # noqa: E402
 
 
 def quantize_blocks(w, block, symmetric):
@@ -90,50 +91,20 @@ def main():
     ap.add_argument("--accuracy-level", type=int, default=4)
     ap.add_argument("--embed", action="store_true")
     a = ap.parse_args()
-    model = onnx.load(a.src)
-    try:  # as fp16_model.py: checked when the source passes (ONNX Runtime-written ones often do not)
-        onnx.checker.check_model(model)
-        source_valid = True
-    except onnx.checker.ValidationError:
-        source_valid = False
-    g = model.graph
-    weights = {t.name: t for t in g.initializer if t.data_type == TensorProto.FLOAT and len(t.dims) == 2}
-    readers = {}
-    for n in g.node:
-        for x in n.input:
-            readers[x] = readers.get(x, 0) + 1
-    nodes, inits, replaced = [], [], set()
-    for n in g.node:
-        if n.op_type == "MatMul" and n.domain in ("", "ai.onnx") and n.input[1] in weights:
-            w = numpy_helper.to_array(weights[n.input[1]])
-            nodes.append(matmul_nbits(n, w, a, inits))
-            replaced.add(n.input[1])
-        elif a.embed and n.op_type == "Gather" and n.input[0] in weights and \
+
+    def rewrite(n, weights):
+        inits = []
+        if model_files.is_matmul_on(n, weights):
+            node = matmul_nbits(n, numpy_helper.to_array(weights[n.input[1]]), a, inits)
+            return [node], inits, [n.input[1]]
+        if a.embed and n.op_type == "Gather" and n.input[0] in weights and \
                 all(at.i == 0 for at in n.attribute if at.name == "axis"):
-            nodes.append(gather_block_quantized(n, numpy_helper.to_array(weights[n.input[0]]), a, inits))
-            replaced.add(n.input[0])
-        else:
-            nodes.append(n)
-    # A weight that something else also reads (a tied embedding) stays as it was for that reader.
-    still_read = {x for n in nodes for x in n.input}
-    kept = [t for t in g.initializer if t.name not in replaced or t.name in still_read]
-    del g.node[:]
-    g.node.extend(nodes)
-    del g.initializer[:]
-    g.initializer.extend(kept + inits)
-    if not any(o.domain == "com.microsoft" for o in model.opset_import):
-        model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
-    if source_valid:
-        onnx.checker.check_model(model)
-    onnx.save(model, a.dst)
-    src_dir, dst_dir = (os.path.dirname(os.path.abspath(p)) for p in (a.src, a.dst))
-    if src_dir != dst_dir:
-        for case in sorted(glob.glob(os.path.join(src_dir, "test_data_set_*"))):
-            out = os.path.join(dst_dir, os.path.basename(case))
-            os.makedirs(out, exist_ok=True)
-            for f in glob.glob(os.path.join(case, "input_*.pb")):
-                shutil.copy(f, out)
-    print(f"wrote {a.dst}: {len(replaced)} weights in 4 bits")
+            node = gather_block_quantized(n, numpy_helper.to_array(weights[n.input[0]]), a, inits)
+            return [node], inits, [n.input[0]]
+        return None
+
+    count = model_files.rewrite(a.src, a.dst, rewrite, extra_opsets=[("com.microsoft", 1)])
+    print(f"wrote {a.dst}: {count} weights in 4 bits")
 
 
 if __name__ == "__main__":
