@@ -191,7 +191,7 @@ Status SelfAttentionConfig::Attend(KernelContext& ctx, const Projected& in) cons
 
   AttentionProblem p = SelfProblem(batch, heads, seq, past_len, hs, vhs, scale, unidirectional, mask_filter_value);
   p.q = {qkv, seq * width, hs, width};
-  std::vector<float> present_store;
+  FloatScratch present_store;
   Tensor* present = nullptr;
   if (ctx.has_output(1)) {
     ONNXFLOW_ASSIGN_OR_RETURN(present, ctx.AllocateUninitialized(1, in.type, {2, batch, heads, total, hs}));
@@ -201,8 +201,7 @@ Status SelfAttentionConfig::Attend(KernelContext& ctx, const Projected& in) cons
     if (present != nullptr && present->dtype() == DataType::kFloat) {
       pres = present->mutable_data<float>();
     } else {
-      present_store.resize(static_cast<size_t>(2 * batch * heads * total * hs));
-      pres = present_store.data();
+      pres = present_store.Take(2 * batch * heads * total * hs, false);
     }
     std::optional<FloatIn> pi;
     if (past != nullptr) pi.emplace(*past);
@@ -402,35 +401,43 @@ class MultiHeadAttentionKernel : public OpKernel {
     Tensor* pv = nullptr;
     if (ctx.has_output(1)) { ONNXFLOW_ASSIGN_OR_RETURN(pk, ctx.AllocateUninitialized(1, q->dtype(), {batch, heads_, total, hs})); }
     if (ctx.has_output(2)) { ONNXFLOW_ASSIGN_OR_RETURN(pv, ctx.AllocateUninitialized(2, q->dtype(), {batch, heads_, total, vhs})); }
-    std::vector<float> kc, vc;
+    FloatScratch kc, vc;
     const bool in_place = bnsh && past_k == nullptr;  // key/value are the cache as they are
+    const float* kcache = kd;
+    const float* vcache = vdp;
     if (in_place) {
       p.k = {kd, heads_ * kv_len * hs, kv_len * hs, hs};
       p.v = {vdp, heads_ * kv_len * vhs, kv_len * vhs, vhs};
     } else {
-      // The cache layout (B, N, total, H): past rows, then the new ones.
-      kc.resize(batch * heads_ * total * hs);
-      vc.resize(batch * heads_ * total * vhs);
+      // The cache layout (B, N, total, H): past rows, then the new ones, built in a float present
+      // itself (no second copy of the cache into it) or in scratch.
+      auto cache = [&](Tensor* t, FloatScratch& scratch, int64_t n) {
+        return t != nullptr && t->dtype() == DataType::kFloat ? t->mutable_data<float>() : scratch.Take(n, false);
+      };
+      float* kdst = cache(pk, kc, batch * heads_ * total * hs);
+      float* vdst = cache(pv, vc, batch * heads_ * total * vhs);
       std::optional<FloatIn> pki, pvi;
       if (past_k != nullptr) {
         pki.emplace(*past_k);
         pvi.emplace(*past_v);
       }
-      ConcatCache(pki ? pki->data : nullptr, past_len, kd, bnsh ? 0 : d, batch, heads_, kv_len, hs, kc.data());
-      ConcatCache(pvi ? pvi->data : nullptr, past_len, vdp, bnsh ? 0 : vd, batch, heads_, kv_len, vhs, vc.data());
-      p.k = {kc.data(), heads_ * total * hs, total * hs, hs};
-      p.v = {vc.data(), heads_ * total * vhs, total * vhs, vhs};
+      ConcatCache(pki ? pki->data : nullptr, past_len, kd, bnsh ? 0 : d, batch, heads_, kv_len, hs, kdst);
+      ConcatCache(pvi ? pvi->data : nullptr, past_len, vdp, bnsh ? 0 : vd, batch, heads_, kv_len, vhs, vdst);
+      kcache = kdst;
+      vcache = vdst;
+      p.k = {kdst, heads_ * total * hs, total * hs, hs};
+      p.v = {vdst, heads_ * total * vhs, total * vhs, vhs};
     }
     auto store = [](const float* src, Tensor* t) {
       if (t == nullptr) return;
-      if (t->dtype() == DataType::kFloat) {
-        std::copy(src, src + t->size(), t->mutable_data<float>());
-      } else {
+      if (t->dtype() != DataType::kFloat) {
         StoreFloats(src, t->size(), t);
+      } else if (src != t->data<float>()) {
+        std::copy(src, src + t->size(), t->mutable_data<float>());
       }
     };
-    store(in_place ? kd : kc.data(), pk);
-    store(in_place ? vdp : vc.data(), pv);
+    store(kcache, pk);
+    store(vcache, pv);
 
     std::vector<float> mask_store;
     if (const Tensor* mask = ctx.input_tensor(4); mask != nullptr) {
