@@ -44,6 +44,33 @@ float Dot(const float* x, const float* y, int64_t n) {
   return sum;
 }
 
+// sum_i x[i] * z[i] * y[i] with z bytes (a column's zero points): the correction when they are kept
+// as bytes.
+float DotBytes(const float* x, const uint8_t* z, const float* y, int64_t n) {
+  const DF df;
+  const hn::RebindToSigned<DF> di;
+  const hn::Rebind<uint8_t, DF> du8;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  auto acc = hn::Zero(df);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto zf = hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(du8, z + i)));
+    acc = hn::MulAdd(hn::Mul(hn::LoadU(df, x + i), zf), hn::LoadU(df, y + i), acc);
+  }
+  float sum = hn::GetLane(hn::SumOfLanes(df, acc));
+  for (; i < n; ++i) sum += x[i] * static_cast<float>(z[i]) * y[i];
+  return sum;
+}
+
+// sum over column j's blocks of scale * zero * (the block's sum of A): what the zero points take
+// off a one-row product whose blocks multiplied the raw codes.
+float ZeroCorrection(const PackedNBits& b, int64_t j, const float* block_sums) {
+  const float* s = b.scales.data() + j * b.blocks;
+  if (!b.scaled_zero.empty()) return Dot(b.scaled_zero.data() + j * b.blocks, block_sums, b.blocks);
+  if (!b.zero_bytes.empty()) return DotBytes(s, b.zero_bytes.data() + j * b.blocks, block_sums, b.blocks);
+  return b.uniform_zero > 0 ? static_cast<float>(b.uniform_zero) * Dot(s, block_sums, b.blocks) : 0.f;
+}
+
 // Four columns at a time share each load of A and give the FMA units four independent chains
 // (two per column: low and high halves of a group). The loops over columns and lanes have
 // compile-time trip counts and are unrolled, so the accumulators stay in registers (with a
@@ -161,11 +188,7 @@ void Columns(const PackedNBits& b, const float* a, const float* block_sums, int6
       total[c] = hn::MulAdd(hn::Add(acc[c][0], acc[c][1]), hn::Set(df, sc[c][blk]), total[c]);
     }
   }
-  for (int c = 0; c < kCols; ++c) {
-    const float corr =
-        b.scaled_zero.empty() ? 0.f : Dot(b.scaled_zero.data() + (j + c) * b.blocks, block_sums, b.blocks);
-    y[c] = hn::GetLane(hn::SumOfLanes(df, total[c])) - corr;
-  }
+  for (int c = 0; c < kCols; ++c) y[c] = hn::GetLane(hn::SumOfLanes(df, total[c])) - ZeroCorrection(b, j + c, block_sums);
 }
 
 template <int kBits, bool kCodebook>
@@ -199,12 +222,10 @@ void FourRowColumns(const PackedNBits& b, const float* a, int64_t lda, int64_t r
   constexpr int64_t kLanes = static_cast<int64_t>(hn::MaxLanes(DF()));
   const uint8_t* col[kCols];
   const float* sc[kCols];
-  const float* sz[kCols];
   HWY_UNROLL(4)
   for (int c = 0; c < kCols; ++c) {
     col[c] = b.column(j + c);
     sc[c] = b.scales.data() + (j + c) * b.blocks;
-    sz[c] = b.scaled_zero.empty() ? nullptr : b.scaled_zero.data() + (j + c) * b.blocks;
   }
   hn::Vec<DF> acc[kCols][kPadRows];
   HWY_UNROLL(4)
@@ -218,7 +239,7 @@ void FourRowColumns(const PackedNBits& b, const float* a, int64_t lda, int64_t r
     HWY_UNROLL(4)
     for (int c = 0; c < kCols; ++c) {
       vs[c] = hn::Set(df, sc[c][blk]);
-      vz[c] = hn::Set(df, sz[c] != nullptr ? sz[c][blk] : 0.f);
+      vz[c] = hn::Set(df, b.scaled_zero_at(j + c, blk));
     }
     for (int64_t e = blk * bs; e < (blk + 1) * bs; e += 16) {  // one slice: 16 values in one block
       const uint64_t ue = static_cast<uint64_t>(e);
@@ -269,19 +290,18 @@ void DecodeColumn(const PackedNBits& b, int64_t j, int64_t e0, int64_t e1, float
   constexpr int64_t kLanes = static_cast<int64_t>(hn::MaxLanes(DF()));
   const uint8_t* col = b.column(j);
   const float* s = b.scales.data() + j * b.blocks;
-  const float* sz = b.scaled_zero.empty() ? nullptr : b.scaled_zero.data() + j * b.blocks;
   const auto one = [&](int64_t e) {
     const uint8_t byte = col[(e / G::kValues) * 16 + (e % 16)];
     const int q = (byte >> (((e % G::kValues) / 16) * kBits)) & ((1 << kBits) - 1);
     const int64_t blk = e / b.block_size;
     const float value = kCodebook ? b.codebook[q] : static_cast<float>(q);
-    return value * s[blk] - (sz != nullptr ? sz[blk] : 0.f);
+    return value * s[blk] - b.scaled_zero_at(j, blk);
   };
   int64_t e = e0;
   for (; e < e1 && e % 16 != 0; ++e) out[e - e0] = one(e);
   for (; e + 16 <= e1; e += 16) {
     const int64_t blk = e / b.block_size;
-    const auto vs = hn::Set(df, s[blk]), vz = hn::Set(df, sz != nullptr ? sz[blk] : 0.f);
+    const auto vs = hn::Set(df, s[blk]), vz = hn::Set(df, b.scaled_zero_at(j, blk));
     const uint64_t ue = static_cast<uint64_t>(e);  // e >= 0: shifts and masks, not signed division
     const uint8_t* src = col + (ue / G::kValues) * 16;
     const int slot = static_cast<int>((ue % G::kValues) / 16);
@@ -344,7 +364,16 @@ bool PanelStrips(const PackedNBits& b, int64_t k0, int64_t kc, int64_t j0, int64
           block = blk;
           const auto at = hn::Add(first_block, hn::Set(di, static_cast<int32_t>(block)));
           scale = hn::GatherIndex(df, b.scales.data(), at);
-          if (!b.scaled_zero.empty()) zero = hn::GatherIndex(df, b.scaled_zero.data(), at);
+          if (!b.scaled_zero.empty()) {
+            zero = hn::GatherIndex(df, b.scaled_zero.data(), at);
+          } else if (!b.zero_bytes.empty()) {
+            HWY_ALIGN int32_t bytes[hn::MaxLanes(DF())];
+            hn::Store(at, di, bytes);
+            for (int64_t l = 0; l < lanes; ++l) bytes[l] = b.zero_bytes[bytes[l]];
+            zero = hn::Mul(scale, hn::ConvertTo(df, hn::Load(di, bytes)));
+          } else if (b.uniform_zero > 0) {
+            zero = hn::Mul(scale, hn::Set(df, static_cast<float>(b.uniform_zero)));
+          }
         }
         slot_scale[slot] = scale;
         slot_zero[slot] = zero;

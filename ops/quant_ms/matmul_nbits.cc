@@ -105,17 +105,25 @@ void PackCodes(const Codes& codes, const float* sc, const float* zf, PackedNBits
       }
     }
     p.scales.assign(sc, sc + n * p.blocks);
-    if (zf != nullptr) {
-      p.scaled_zero.resize(n * p.blocks);
-      for (int64_t i = 0; i < n * p.blocks; ++i) p.scaled_zero[i] = p.scales[i] * zf[i];
-    }
-    return;
+    if (zf == nullptr) return;
   }
   bool integer_zeros = true, uniform = true;
   for (int64_t i = 0; i < n * p.blocks; ++i) {  // tested as a whole byte before any cast (a huge float's cast is undefined)
     const float z = zf[i];
     integer_zeros = integer_zeros && z >= 0.f && z <= 255.f && z == std::floor(z);
     uniform = uniform && z == zf[0];
+  }
+  if (!p.int8) {  // the zero points as one value, bytes laid out as the scales, or scale * zero
+    if (integer_zeros && uniform && n * p.blocks > 0) {
+      p.uniform_zero = static_cast<int>(zf[0]);
+    } else if (integer_zeros) {
+      p.zero_bytes.resize(n * p.blocks);
+      for (int64_t i = 0; i < n * p.blocks; ++i) p.zero_bytes[i] = static_cast<uint8_t>(zf[i]);
+    } else {
+      p.scaled_zero.resize(n * p.blocks);
+      for (int64_t i = 0; i < n * p.blocks; ++i) p.scaled_zero[i] = p.scales[i] * zf[i];
+    }
+    return;
   }
   // The int8 layout (matmul_nbits.h); columns past n stay zero (scale 0).
   const int64_t per_block = p.vecs() * 16 * p.blocks;

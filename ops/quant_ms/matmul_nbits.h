@@ -40,15 +40,26 @@ struct PackedNBits {
   bool int8 = false;             // the int8 layout (else the float one)
   std::vector<uint8_t> q;        // the weights in the layout above
   std::vector<float> scales;     // float: [n, blocks]; int8: per panel [blocks, panel columns]
-  std::vector<float> scaled_zero;  // scale * zero point, laid out as `scales` (int8: only for non-integer ones);
-                                   // float layout: empty when every zero point is 0
+  std::vector<float> scaled_zero;  // scale * zero point, laid out as `scales`, only for zero points that are
+                                   // not whole bytes (float ones); else empty
   // Float layout: the 16 values the codes stand for (MatMulBnb4's FP4 and NF4, a value times its
   // block's scale), or empty: the code is the value.
   std::vector<float> codebook;
-  // Int8 layout: the zero point of every block (8 when none are given), or -1; else, when all are
-  // whole bytes, per panel [blocks, panel columns] bytes; else neither (scaled_zero).
+  // The zero point of every block (2^(bits - 1) when none are given), or -1; else, when all are
+  // whole bytes, one byte per block laid out as `scales`; else neither (scaled_zero); none of the
+  // three for MatMulBnb4 (no zero point). Kept as bytes rather than scale * zero in float: a
+  // decoder step reads every block's once, and the float table was a sixth of what a 4-bit
+  // model's step read from memory.
   int uniform_zero = -1;
   std::vector<uint8_t> zero_bytes;
+
+  // Float layout: scale * zero point of column j's block blk (0 without zero points).
+  float scaled_zero_at(int64_t j, int64_t blk) const {
+    const int64_t i = j * blocks + blk;
+    if (!scaled_zero.empty()) return scaled_zero[i];
+    if (!zero_bytes.empty()) return scales[i] * static_cast<float>(zero_bytes[i]);
+    return uniform_zero >= 0 ? scales[i] * static_cast<float>(uniform_zero) : 0.f;
+  }
 
   // Float layout: the values of a 16-byte group, and the bytes of a column (whole groups).
   int64_t group_values() const { return 16 * (8 / bits); }
