@@ -591,18 +591,18 @@ class GroupQueryAttentionKernel : public OpKernel {
       }
     }
 
-    // The cache: past rows [0, past_b), then the new ones, then zeros (a shorter batch entry's
-    // rows past its total; zeroing only those, not the whole present first, saved a fifth of a
-    // step's attention time at 1024 cached tokens). It is extended in its own type: a 16-bit past is copied as bytes
-    // and only the new rows are narrowed, and the attention reads a widened copy of the present.
-    // (Widening the past, extending it in float and narrowing the whole present back cost two
-    // conversions of the cache per step where one is needed.)
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * pk, ctx.AllocateUninitialized(1, q->dtype(), {batch, kv_heads_, present_len, hs}));
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * pv, ctx.AllocateUninitialized(2, q->dtype(), {batch, kv_heads_, present_len, hs}));
+    // The cache: past rows [0, past_b), then the new ones, then zeros (a shorter batch entry's rows
+    // past its total; zeroing only those, not the whole present first, saved a fifth of a step's
+    // attention time at 1024 cached tokens). It is extended in its own type: a 16-bit past is
+    // copied as bytes and only the new rows are narrowed, and the attention reads a widened copy
+    // of the present. (Widening the past, extending it in float and narrowing the whole present
+    // back cost two conversions of the cache per step where one is needed.)
     if (past_k != nullptr && (past_k->dtype() != q->dtype() || past_v->dtype() != q->dtype())) {
       return InvalidArgument(std::string("GroupQueryAttention: past_key and past_value must have the query's type, ") +
                              DataTypeName(q->dtype()));
     }
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * pk, ctx.AllocateUninitialized(1, q->dtype(), {batch, kv_heads_, present_len, hs}));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * pv, ctx.AllocateUninitialized(2, q->dtype(), {batch, kv_heads_, present_len, hs}));
     const size_t es = ElementSize(q->dtype());
     auto put_rows = [&](const float* src, char* dst) {  // seq new rows of hs values, stride kvd
       for (int64_t r = 0; r < seq; ++r) {

@@ -19,8 +19,9 @@
 //
 // accuracy_level 4 with VNNI: every row count runs the int8 kernel (matmul_nbits-inl.h), split
 // over cores by panels of 64 columns. Otherwise one row of A (a decoder step, M = 1) runs the
-// float kernel over the columns, split over cores, and more rows (a prompt) go through the float
-// GEMM with B as a BPanelSource: each K x NC block of B is dequantized into the GEMM's packed
+// float kernel over the columns, split over cores; 2 to 31 rows (a short prompt) the four-row float
+// kernel, each slice of B decoded once per four rows; and more rows go through the float GEMM with
+// B as a BPanelSource: each K x NC block of B is dequantized into the GEMM's packed
 // strip layout in L2 right before use, so the weights stay 4-bit in memory (8x smaller than float)
 // and the float micro-kernel runs unchanged; unpacking once at load would cost 8x the weight
 // memory, which is the point of 4-bit weights. The dequantizing is O(K * N) per call against the
