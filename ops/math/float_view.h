@@ -60,6 +60,16 @@ inline void NarrowFloats(const float* in, DataType type, void* out, int64_t n) {
   }
 }
 
+// Element i of a float-like tensor as a float: one value read where it is needed (a scale), not a
+// widened copy of the whole tensor.
+inline float FloatAt(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DataType::kFloat16: return HalfToFloat(t.data<Float16>()[i].bits);
+    case DataType::kBFloat16: return BFloat16ToFloat(t.data<BFloat16>()[i].bits);
+    default: return t.data<float>()[i];
+  }
+}
+
 // A float pointer to t's values: t's own data for float32, else a widened copy held in `storage`.
 inline const float* FloatData(const Tensor& t, FloatScratch& storage) {
   if (t.dtype() == DataType::kFloat) return t.data<float>();

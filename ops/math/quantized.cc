@@ -35,14 +35,7 @@ int32_t QuantAt(const Tensor* t, int64_t i) {
 
 bool IsQuant8(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; }
 
-// A scale as the float the reference computes with; float16/bfloat16 round after every operation.
-float ScaleAt(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-    case DataType::kFloat16: return HalfToFloat(t.data<Float16>()[i].bits);
-    case DataType::kBFloat16: return BFloat16ToFloat(t.data<BFloat16>()[i].bits);
-    default: return t.data<float>()[i];
-  }
-}
+// Scales are read with FloatAt (float_view.h); float16/bfloat16 round after every operation.
 float RoundToType(DataType t, float v) {
   if (t == DataType::kFloat16) return HalfToFloat(FloatToHalf(v));
   if (t == DataType::kBFloat16) return BFloat16ToFloat(FloatToBFloat16(v));
@@ -214,16 +207,16 @@ class QLinearMatMulKernel : public OpKernel {
     const DataType st = as.dtype();
     std::vector<float> scale_col(s.n), scale_row;
     if (as.size() == 1) {
-      for (int64_t j = 0; j < s.n; ++j) scale_col[j] = RoundToType(st, ScaleAt(as, 0) * ScaleAt(bs, PerAxis(&bs, j)));
+      for (int64_t j = 0; j < s.n; ++j) scale_col[j] = RoundToType(st, FloatAt(as, 0) * FloatAt(bs, PerAxis(&bs, j)));
     } else {
-      for (int64_t j = 0; j < s.n; ++j) scale_col[j] = ScaleAt(bs, PerAxis(&bs, j));
+      for (int64_t j = 0; j < s.n; ++j) scale_col[j] = FloatAt(bs, PerAxis(&bs, j));
       scale_row.resize(s.m);
-      for (int64_t i = 0; i < s.m; ++i) scale_row[i] = ScaleAt(as, i);
+      for (int64_t i = 0; i < s.m; ++i) scale_row[i] = FloatAt(as, i);
     }
     QEpilogue ep;
     ep.kind = yz.dtype() == DataType::kInt8 ? QOutput::kInt8 : QOutput::kUint8;
     ep.scale_col = scale_col.data();
-    ep.out_scale = ScaleAt(ys, 0);
+    ep.out_scale = FloatAt(ys, 0);
     ep.out_zero = QuantAt(&yz, 0);
     return QuantMatMul(ctx, a, in[2], b, in[5], Usable(packed_b_, b), s, ep, scale_row.empty() ? nullptr : &scale_row,
                        y->mutable_raw_data(), 1);
@@ -538,12 +531,12 @@ class QLinearConvKernel : public OpKernel {
     }
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, yz.dtype(), g.output_shape()));
     std::vector<float> scale_row(g.out_channels);
-    for (int64_t m = 0; m < g.out_channels; ++m) scale_row[m] = ScaleAt(xs, 0) * ScaleAt(ws, PerAxis(&ws, m));
+    for (int64_t m = 0; m < g.out_channels; ++m) scale_row[m] = FloatAt(xs, 0) * FloatAt(ws, PerAxis(&ws, m));
     QEpilogue ep;
     ep.kind = yz.dtype() == DataType::kInt8 ? QOutput::kInt8 : QOutput::kUint8;
     ep.bias_row = bias != nullptr ? bias->data<int32_t>() : nullptr;
     ep.scale_row = scale_row.data();
-    ep.out_scale = ScaleAt(ys, 0);
+    ep.out_scale = FloatAt(ys, 0);
     ep.out_zero = QuantAt(&yz, 0);
     const bool use_packed = packed_ != nullptr && packed_->dtype == w.dtype() && packed_->shape == w.shape();
     return QuantConv(ctx, g, x, in[2], w, in[5], use_packed ? &packed_->groups : nullptr, ep, y->mutable_raw_data(), 1);
