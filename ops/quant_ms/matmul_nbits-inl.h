@@ -117,6 +117,20 @@ HWY_INLINE V SliceAt(V v, int slot) {
   return hn::And(hn::ShiftRightSame(v, slot * kBits), mask);
 }
 
+// Columns [j, j + kCols) of the float layout: each one's codes and its blocks' scales.
+template <int kCols>
+struct ColumnRefs {
+  const uint8_t* col[kCols];
+  const float* sc[kCols];
+  ColumnRefs(const PackedNBits& b, int64_t j) {
+    HWY_UNROLL(4)
+    for (int c = 0; c < kCols; ++c) {
+      col[c] = b.column(j + c);
+      sc[c] = b.scales.data() + (j + c) * b.blocks;
+    }
+  }
+};
+
 template <int kCols, int kBits, bool kCodebook>
 void Columns(const PackedNBits& b, const float* a, const float* block_sums, int64_t j, float* y) {
   using G = Groups<kBits>;
@@ -125,13 +139,9 @@ void Columns(const PackedNBits& b, const float* a, const float* block_sums, int6
   const hn::Rebind<uint8_t, DF> du8;
   constexpr int64_t kLanes = static_cast<int64_t>(hn::MaxLanes(DF()));
   static_assert(16 % kLanes == 0, "a group's 16 bytes are whole vectors");
-  const uint8_t* col[kCols];
-  const float* sc[kCols];
-  HWY_UNROLL(4)
-  for (int c = 0; c < kCols; ++c) {
-    col[c] = b.column(j + c);
-    sc[c] = b.scales.data() + (j + c) * b.blocks;
-  }
+  const ColumnRefs<kCols> refs(b, j);
+  const auto& col = refs.col;
+  const auto& sc = refs.sc;
   hn::Vec<DF> total[kCols];
   HWY_UNROLL(4)
   for (int c = 0; c < kCols; ++c) total[c] = hn::Zero(df);
@@ -220,13 +230,9 @@ void FourRowColumns(const PackedNBits& b, const float* a, int64_t lda, int64_t r
   const hn::RebindToSigned<DF> di;
   const hn::Rebind<uint8_t, DF> du8;
   constexpr int64_t kLanes = static_cast<int64_t>(hn::MaxLanes(DF()));
-  const uint8_t* col[kCols];
-  const float* sc[kCols];
-  HWY_UNROLL(4)
-  for (int c = 0; c < kCols; ++c) {
-    col[c] = b.column(j + c);
-    sc[c] = b.scales.data() + (j + c) * b.blocks;
-  }
+  const ColumnRefs<kCols> refs(b, j);
+  const auto& col = refs.col;
+  const auto& sc = refs.sc;
   hn::Vec<DF> acc[kCols][kPadRows];
   HWY_UNROLL(4)
   for (int c = 0; c < kCols; ++c) {
@@ -350,6 +356,8 @@ bool PanelStrips(const PackedNBits& b, int64_t k0, int64_t kc, int64_t j0, int64
     const auto keep = hn::FirstN(df, static_cast<size_t>(live));
     // Lanes past `cols` read the last column again and store zeros.
     const auto j = hn::Min(hn::Iota(di, static_cast<int32_t>(j0 + c0)), hn::Set(di, static_cast<int32_t>(j0 + cols - 1)));
+    HWY_ALIGN int32_t column[hn::MaxLanes(DF())];
+    hn::Store(j, di, column);
     const auto first_word = hn::Mul(j, hn::Set(di, column_words));
     const auto first_block = hn::Mul(j, hn::Set(di, blocks));
     int64_t block = -1;
@@ -364,16 +372,9 @@ bool PanelStrips(const PackedNBits& b, int64_t k0, int64_t kc, int64_t j0, int64
           block = blk;
           const auto at = hn::Add(first_block, hn::Set(di, static_cast<int32_t>(block)));
           scale = hn::GatherIndex(df, b.scales.data(), at);
-          if (!b.scaled_zero.empty()) {
-            zero = hn::GatherIndex(df, b.scaled_zero.data(), at);
-          } else if (!b.zero_bytes.empty()) {
-            HWY_ALIGN int32_t bytes[hn::MaxLanes(DF())];
-            hn::Store(at, di, bytes);
-            for (int64_t l = 0; l < lanes; ++l) bytes[l] = b.zero_bytes[bytes[l]];
-            zero = hn::Mul(scale, hn::ConvertTo(df, hn::Load(di, bytes)));
-          } else if (b.uniform_zero > 0) {
-            zero = hn::Mul(scale, hn::Set(df, static_cast<float>(b.uniform_zero)));
-          }
+          HWY_ALIGN float zeros[hn::MaxLanes(DF())];
+          for (int64_t l = 0; l < lanes; ++l) zeros[l] = b.scaled_zero_at(column[l], block);
+          zero = hn::Load(df, zeros);
         }
         slot_scale[slot] = scale;
         slot_zero[slot] = zero;

@@ -90,11 +90,32 @@ void SetSizes(int64_t k, int64_t n, int64_t block_size, int bits, bool int8, Pac
   p->int8 = int8;
 }
 
+// Whether all `count` zero points are whole bytes, and whether they are all the same (none given,
+// zf null: neither).
+struct ZeroKinds {
+  bool integer = false, uniform = false;
+};
+ZeroKinds Classify(const float* zf, int64_t count) {
+  ZeroKinds k;
+  if (zf == nullptr) return k;
+  k.integer = true;
+  k.uniform = count > 0;
+  for (int64_t i = 0; i < count; ++i) {  // tested as a whole byte before any cast (a huge float's cast is undefined)
+    const float z = zf[i];
+    k.integer = k.integer && z >= 0.f && z <= 255.f && z == std::floor(z);
+    k.uniform = k.uniform && z == zf[0];
+  }
+  return k;
+}
+
 // Repacks the codes into the layout of the kernel that reads them (matmul_nbits.h), with scales
 // sc and zero points zf (null: all 0; the float layout only), both [n, blocks].
 void PackCodes(const Codes& codes, const float* sc, const float* zf, PackedNBits* out) {
   PackedNBits& p = *out;
   const int64_t k = p.k, n = p.n;
+  // The zero points as one value, whole bytes, or scale * zero (matmul_nbits.h), in either layout.
+  const ZeroKinds kinds = Classify(zf, n * p.blocks);
+  if (kinds.integer && kinds.uniform) p.uniform_zero = static_cast<int>(zf[0]);
   if (!p.int8) {
     p.q.assign(n * p.column_bytes(), 0);
     const int64_t group = p.group_values();
@@ -106,20 +127,9 @@ void PackCodes(const Codes& codes, const float* sc, const float* zf, PackedNBits
       }
     }
     p.scales.assign(sc, sc + n * p.blocks);
-    if (zf == nullptr) return;
-  }
-  bool integer_zeros = true, uniform = true;
-  for (int64_t i = 0; i < n * p.blocks; ++i) {  // tested as a whole byte before any cast (a huge float's cast is undefined)
-    const float z = zf[i];
-    integer_zeros = integer_zeros && z >= 0.f && z <= 255.f && z == std::floor(z);
-    uniform = uniform && z == zf[0];
-  }
-  if (!p.int8) {  // the zero points as one value, bytes laid out as the scales, or scale * zero
-    if (integer_zeros && uniform && n * p.blocks > 0) {
-      p.uniform_zero = static_cast<int>(zf[0]);
-    } else if (integer_zeros) {
-      p.zero_bytes.resize(n * p.blocks);
-      for (int64_t i = 0; i < n * p.blocks; ++i) p.zero_bytes[i] = static_cast<uint8_t>(zf[i]);
+    if (zf == nullptr || p.uniform_zero >= 0) return;
+    if (kinds.integer) {
+      p.zero_bytes.assign(zf, zf + n * p.blocks);
     } else {
       p.scaled_zero.resize(n * p.blocks);
       for (int64_t i = 0; i < n * p.blocks; ++i) p.scaled_zero[i] = p.scales[i] * zf[i];
@@ -130,11 +140,9 @@ void PackCodes(const Codes& codes, const float* sc, const float* zf, PackedNBits
   const int64_t per_block = p.vecs() * 16 * p.blocks;
   p.q.assign(p.vecs() * p.line_bytes() * (p.k_padded / 8), 0);
   p.scales.assign(per_block, 0.f);
-  if (integer_zeros && uniform && n * p.blocks > 0) {
-    p.uniform_zero = static_cast<int>(zf[0]);
-  } else if (integer_zeros) {
+  if (p.uniform_zero < 0 && kinds.integer) {
     p.zero_bytes.assign(per_block, 0);
-  } else {
+  } else if (p.uniform_zero < 0) {
     p.scaled_zero.assign(per_block, 0.f);
   }
   for (int64_t j = 0; j < n; ++j) {
