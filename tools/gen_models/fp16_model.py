@@ -17,6 +17,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model_files  # noqa: E402
+
 F, H = TensorProto.FLOAT, TensorProto.FLOAT16
 
 
@@ -112,20 +115,11 @@ def halve_cases(src_dir, dst_dir, graph):
 def main():
     half_io = "--half-io" in sys.argv[1:]
     src, dst = [a for a in sys.argv[1:] if a != "--half-io"]
-    model = onnx.load(src)
     # Checked when the float model passes the checker (real ones often do not: real_inception_v1's
     # IR 3 initializers are not all graph inputs), so a fault of this conversion shows here.
-    try:
-        onnx.checker.check_model(model)
-        source_valid = True
-    except onnx.checker.ValidationError as e:
-        print(f"note: {src} itself fails onnx.checker ({str(e).splitlines()[0]}); not checking the output",
-              file=sys.stderr)
-        source_valid = False
+    model, source_valid = model_files.load(src)
     halve_graph(model.graph, outer=not half_io)
-    if source_valid:
-        onnx.checker.check_model(model)
-    onnx.save(model, dst)
+    model_files.check_and_save(model, dst, source_valid)
     if half_io:
         halve_cases(os.path.dirname(os.path.abspath(src)), os.path.dirname(os.path.abspath(dst)), model.graph)
 

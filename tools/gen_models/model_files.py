@@ -1,10 +1,12 @@
-"""Loading and saving for the generators that rewrite a model (nbits_model.py, dynamic_int8_model.py):
-the checker runs on what they write when the source passes it itself (ONNX Runtime-written models,
-with com.microsoft ops in the default domain, often do not), and the case inputs beside the source
-are copied beside the result (its expected outputs are ONNX Runtime's: ort_expected.js)."""
+"""Loading and saving for the generators that rewrite a model (nbits_model.py, dynamic_int8_model.py,
+fp16_model.py): the checker runs on what they write when the source passes it itself (ONNX
+Runtime-written models, with com.microsoft ops in the default domain, often do not), and `save`
+copies the case inputs beside the source to the result (its expected outputs are ONNX Runtime's:
+ort_expected.js)."""
 import glob
 import os
 import shutil
+import sys
 
 import onnx
 
@@ -15,14 +17,22 @@ def load(src):
     try:
         onnx.checker.check_model(model)
         return model, True
-    except onnx.checker.ValidationError:
+    except onnx.checker.ValidationError as e:
+        print(f"note: {src} itself fails onnx.checker ({str(e).splitlines()[0]}); not checking the output",
+              file=sys.stderr)
         return model, False
 
 
-def save(model, src, dst, source_valid):
+def check_and_save(model, dst, source_valid):
+    """Saves model at dst, checked first when its source passed the checker: a fault of the
+    rewrite shows here."""
     if source_valid:
         onnx.checker.check_model(model)
     onnx.save(model, dst)
+
+
+def save(model, src, dst, source_valid):
+    check_and_save(model, dst, source_valid)
     src_dir, dst_dir = (os.path.dirname(os.path.abspath(p)) for p in (src, dst))
     if src_dir == dst_dir:
         return
