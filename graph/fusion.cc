@@ -8,6 +8,7 @@
 #include "graph/chain_fusion.h"
 #include "graph/dynamic_quant_fusion.h"
 #include "graph/fusion_util.h"
+#include "graph/hard_activation_fusion.h"
 #include "graph/norm_fusion.h"
 #include "graph/rewrite.h"
 #include "ops/framework/domains.h"
@@ -258,30 +259,6 @@ std::optional<Patch> FuseSwish(Rewriter& r, Id mul_id) {
   return std::nullopt;
 }
 
-namespace {
-
-// A float constant holding one value near `want` (exports write sqrt(2) as 1.4142135 or
-// 1.41421356...), or `want` rounded to float16 or bfloat16: a half model's constants, widened by
-// ComputeHalfInFloat (GPT-2's 0.044715 is 0.0447082 in half, its sqrt(2/pi) 0.7978516).
-bool ConstantNear(const Graph& g, const onnx::NodeProto& n, int input, float want) {
-  const Tensor* c = FloatConstant(g, n, input);
-  if (c == nullptr || c->size() != 1 || c->rank() > 1) return false;
-  const float v = c->data<float>()[0];
-  return std::fabs(v - want) <= 1e-6f * std::fabs(want) || v == HalfToFloat(FloatToHalf(want)) ||
-         v == BFloat16ToFloat(FloatToBFloat16(want));
-}
-
-// The operand of two-input node `n` (op `op`, opset 7 on) that is not the constant `want`; empty
-// when `n` is not that.
-std::string OtherThanConstant(const Graph& g, const Node& n, const char* op, float want, bool either_side) {
-  const auto& p = *n.proto;
-  if (!IsOp(n, op) || n.opset < 7 || p.input_size() != 2 || p.output_size() != 1) return "";
-  if (ConstantNear(g, p, 1, want)) return p.input(0);
-  if (either_side && ConstantNear(g, p, 0, want)) return p.input(1);
-  return "";
-}
-
-}  // namespace
 
 // GELU written out as PyTorch exports it, after a product x:
 //   Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5)   or   Mul(Mul(x, 0.5), Add(Erf(Div(x, sqrt 2)), 1))
@@ -491,6 +468,8 @@ Status FuseForInference(Graph* g) {
       {"FoldChannelAffine", FoldChannelAffine},
       {"FuseMatMulBias", FuseMatMulBias},
       {"FuseResidual", FuseResidual},
+      {"FuseHardSigmoid", FuseHardSigmoid},              // hard_activation_fusion.h
+      {"FuseHardSwish", FuseHardSwish},                  // hard_activation_fusion.h
       {"FuseSwish", FuseSwish},
       {"FuseGelu", FuseGelu},
       {"FuseGeluTanh", FuseGeluTanh},

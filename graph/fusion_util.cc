@@ -1,8 +1,10 @@
 #include "graph/fusion_util.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "ops/framework/activation.h"
+#include "ops/framework/numeric.h"
 #include "ops/framework/internal_ops.h"
 #include "ops/framework/node_attributes.h"
 
@@ -149,5 +151,22 @@ Node InternalNode(const Node& from, std::shared_ptr<onnx::NodeProto> proto, cons
 void SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t value) { SetAttribute(*n, name, value); }
 
 void SetFloatAttr(onnx::NodeProto* n, const std::string& name, float value) { SetAttribute(*n, name, value); }
+
+// GPT-2's 0.044715 is 0.0447082 in half, its sqrt(2/pi) 0.7978516.
+bool ConstantNear(const Graph& g, const onnx::NodeProto& n, int input, float want) {
+  const Tensor* c = FloatConstant(g, n, input);
+  if (c == nullptr || c->size() != 1 || c->rank() > 1) return false;
+  const float v = c->data<float>()[0];
+  return std::fabs(v - want) <= 1e-6f * std::fabs(want) || v == HalfToFloat(FloatToHalf(want)) ||
+         v == BFloat16ToFloat(FloatToBFloat16(want));
+}
+
+std::string OtherThanConstant(const Graph& g, const Node& n, const char* op, float want, bool either_side) {
+  const auto& p = *n.proto;
+  if (!IsOp(n, op) || n.opset < 7 || p.input_size() != 2 || p.output_size() != 1) return "";
+  if (ConstantNear(g, p, 1, want)) return p.input(0);
+  if (either_side && ConstantNear(g, p, 0, want)) return p.input(1);
+  return "";
+}
 
 }  // namespace onnxflow::graph

@@ -78,6 +78,14 @@ std::vector<float> PerChannelValues(const Tensor& t, int64_t rank, int64_t chann
 void SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t value);
 void SetFloatAttr(onnx::NodeProto* n, const std::string& name, float value);
 
+// A float constant scalar near `want` (exports write sqrt(2) as 1.4142135 or 1.41421356...), or
+// `want` rounded to float16 or bfloat16 (a half model's constants, widened by ComputeHalfInFloat).
+bool ConstantNear(const Graph& g, const onnx::NodeProto& n, int input, float want);
+
+// The operand of two-input node `n` (op `op`, opset 7 on) that is not the constant `want` (on
+// either side when `either_side`); empty when `n` is not that.
+std::string OtherThanConstant(const Graph& g, const Node& n, const char* op, float want, bool either_side);
+
 // Every name a graph and its subgraphs use (constants, inputs, node inputs and outputs), and
 // fresh names none of them use, for the values a pass adds.
 class NameSet {

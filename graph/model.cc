@@ -115,8 +115,8 @@ Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionO
         ComputeHalfInFloat(model->graph.get(), model->opsets.count("") ? model->opsets.at("") : 0));
     // Before folding, which would turn the int8 weights behind DequantizeLinear into float ones.
     ONNXFLOW_RETURN_IF_ERROR(FuseQdq(model->graph.get()));
+    // Hands what it folds down to the subgraphs that read it, and folds there again.
     ONNXFLOW_RETURN_IF_ERROR(FoldConstants(model->graph.get(), registry, options.limits));
-    InheritOuterScope(model->graph.get());  // and those folding made
     ONNXFLOW_RETURN_IF_ERROR(FuseForInference(model->graph.get()));
     ONNXFLOW_RETURN_IF_ERROR(UseBlockedLayout(model->graph.get()));
     ONNXFLOW_RETURN_IF_ERROR(UseChannelsLastQuant(model->graph.get()));

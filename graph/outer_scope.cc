@@ -73,13 +73,14 @@ struct Enclosing {
 
 // Gives the subgraphs of `g`'s nodes the enclosing constants they read and the declarations of the
 // enclosing inputs they read, and leaves on each node only the outer values its subgraphs still
-// read.
-void InheritInto(Graph* g, const Enclosing* outside) {
+// read. Returns how many constants it handed down.
+int64_t InheritInto(Graph* g, const Enclosing* outside) {
   std::vector<NodeGraph::Id> holders;
   for (NodeGraph::Id id : g->nodes.Order()) {
     if (!g->nodes[id].subgraphs.empty()) holders.push_back(id);
   }
-  if (holders.empty()) return;
+  if (holders.empty()) return 0;
+  int64_t inherited = 0;
   const Enclosing here(g, outside);
   for (NodeGraph::Id id : holders) {
     std::set<std::string> still_outer;
@@ -94,8 +95,9 @@ void InheritInto(Graph* g, const Enclosing* outside) {
         sub->constants.emplace(*it, *constant);  // shares the storage
         sub->known_types[*it] = constant->dtype();
         it = sub->outer_names.erase(it);
+        ++inherited;
       }
-      InheritInto(sub.get(), &here);
+      inherited += InheritInto(sub.get(), &here);
       still_outer.insert(sub->outer_names.begin(), sub->outer_names.end());
     }
     const std::vector<std::string>& implicit = g->nodes[id].implicit_inputs;
@@ -105,10 +107,11 @@ void InheritInto(Graph* g, const Enclosing* outside) {
     }
     if (kept.size() != implicit.size()) g->nodes.SetImplicitInputs(id, std::move(kept));
   }
+  return inherited;
 }
 
 }  // namespace
 
-void InheritOuterScope(Graph* graph) { InheritInto(graph, nullptr); }
+int64_t InheritOuterScope(Graph* graph) { return InheritInto(graph, nullptr); }
 
 }  // namespace onnxflow::graph

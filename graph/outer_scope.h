@@ -24,8 +24,8 @@
 
 namespace onnxflow::graph {
 
-// Run at the start of the load passes and again after constant folding (which makes constants of
-// Constant nodes and of what they feed).
-void InheritOuterScope(Graph* graph);
+// Run at the start of the load passes and by constant folding (which makes constants of Constant
+// nodes and of what they feed). Returns how many constants it handed down to subgraphs.
+int64_t InheritOuterScope(Graph* graph);
 
 }  // namespace onnxflow::graph

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "graph/outer_scope.h"
 #include "graph/rewrite.h"
 #include "ops/framework/evaluate.h"
 #include "ops/framework/kernel.h"
@@ -117,7 +118,14 @@ Status CheckKernelsExist(const Graph& g, const KernelRegistry& registry) {
 
 Status FoldConstants(Graph* g, const KernelRegistry& registry, const SessionLimits& limits) {
   int64_t folded_bytes = 0;
-  return FoldWithin(g, registry, limits, &folded_bytes);
+  // What a scope folds, its subgraphs may read: they inherit it and fold again, a round per
+  // nesting level that gained constants (Silero VAD's LSTM weights are Slices and Concats of
+  // Constant nodes two Ifs up; left unfolded, they were sliced and joined on every run, and its
+  // convolutions packed no weights). Each name is inherited once, so the rounds end.
+  do {
+    ONNXFLOW_RETURN_IF_ERROR(FoldWithin(g, registry, limits, &folded_bytes));
+  } while (InheritOuterScope(g) > 0);
+  return Status::Ok();
 }
 
 void RemoveDeadNodes(Graph* g) {

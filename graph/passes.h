@@ -18,7 +18,8 @@ Status CheckKernelsExist(const Graph& graph, const KernelRegistry& registry);
 
 // Runs every node whose inputs are all constants once, with the same kernel the plan would use,
 // and keeps its outputs as constants (so weights built by ConstantOfShape/Constant chains cost
-// nothing per run). Random ops and nodes with subgraphs are left alone. Recurses into subgraphs.
+// nothing per run). Random ops and nodes with subgraphs are left alone. Recurses into subgraphs,
+// which inherit what their enclosing scopes folded (InheritOuterScope) and fold with it.
 Status FoldConstants(Graph* graph, const KernelRegistry& registry, const SessionLimits& limits);
 
 // Removes nodes none of whose outputs is read, and constants nobody reads.

@@ -17,6 +17,7 @@
 #include "graph/fusion_util.h"
 #include "graph/graph_test.h"
 #include "graph/half_compute.h"
+#include "graph/hard_activation_fusion.h"
 #include "graph/norm_fusion.h"
 #include "graph/outer_scope.h"
 #include "graph/passes.h"
@@ -297,6 +298,76 @@ TEST_F(RulesTest, FuseSwishAfterAConv) {
   EXPECT_EQ(Run("FuseSwish", FuseSwish), 1);
   EXPECT_EQ(Ops(), (Names{std::string(kOnnxflowDomain) + ".FusedConv"}));
   ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-4);
+}
+
+// MobileNetV3's hard activations written out after a Conv: Paddle's (x * Clip(x + 3, 0, 6)) / 6,
+// PyTorch's x * (Clip(x + 3, 0, 6) / 6) and Keras' Clip(0.2 x + 0.5, 0, 1) become HardSwish and
+// HardSigmoid, which FuseActivation then gives the Conv as its epilogue.
+class HardActivationTest : public RulesTest {
+ protected:
+  void SetUp() override {
+    ConvFromX();
+    model.Initializer("three", Tensor::Scalar<float>(3.0f));
+    model.Initializer("zero", Tensor::Scalar<float>(0.0f));
+    model.Initializer("six", Tensor::Scalar<float>(6.0f));
+    model.Initializer("sixth", Tensor::Scalar<float>(1.0f / 6.0f));
+    model.Output("y", DataType::kFloat, {1, 16, 6, 6});
+  }
+  // Clip(Add(c, three), 0, 6) -> "r6".
+  void Relu6OfShift(const std::string& x = "c") {
+    model.Node("Add", {x, "three"}, {"s"});
+    model.Node("Clip", {"s", "zero", "six"}, {"r6"});
+  }
+  int Fuse() { return Run("FuseHardSigmoid", FuseHardSigmoid) + Run("FuseHardSwish", FuseHardSwish); }
+};
+
+TEST_F(HardActivationTest, ProductThenDivisionIsHardSwish) {
+  Relu6OfShift();
+  model.Node("Mul", {"c", "r6"}, {"m"});
+  model.Node("Div", {"m", "six"}, {"y"});
+  EXPECT_EQ(Fuse(), 1);
+  EXPECT_EQ(Ops(), (Names{"Conv", "HardSwish"}));
+  EXPECT_EQ(Run("FuseActivation", FuseActivation), 1);
+  EXPECT_EQ(Ops(), (Names{std::string(kOnnxflowDomain) + ".FusedConv"}));
+  ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-5);
+}
+
+TEST_F(HardActivationTest, DivisionThenProductIsHardSwish) {
+  Relu6OfShift();
+  model.Node("Mul", {"r6", "sixth"}, {"h"});  // the division as a Mul by 1/6
+  model.Node("Mul", {"h", "c"}, {"y"});
+  EXPECT_EQ(Fuse(), 2);  // HardSigmoid, then x * HardSigmoid(x)
+  EXPECT_EQ(Ops(), (Names{"Conv", "HardSwish"}));
+  ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-5);
+}
+
+TEST_F(HardActivationTest, ScaledShiftedClipIsHardSigmoid) {
+  model.Initializer("fifth", Tensor::Scalar<float>(0.2f));
+  model.Initializer("half", Tensor::Scalar<float>(0.5f));
+  model.Initializer("one", Tensor::Scalar<float>(1.0f));
+  model.Node("Mul", {"c", "fifth"}, {"a"});
+  model.Node("Add", {"half", "a"}, {"s"});
+  model.Node("Clip", {"s", "zero", "one"}, {"y"});
+  EXPECT_EQ(Fuse(), 1);
+  const Node& h = Only("HardSigmoid");
+  EXPECT_FLOAT_EQ(Attr(*h.proto, "alpha")->f(), 0.2f);
+  EXPECT_FLOAT_EQ(Attr(*h.proto, "beta")->f(), 0.5f);
+  ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-5);
+}
+
+// Near misses stay: a division by another number, and a product with another value than the one
+// shifted.
+TEST_F(HardActivationTest, NearMissesStay) {
+  model.Input("z", DataType::kFloat, {1, 16, 6, 6});
+  model.Initializer("five", Tensor::Scalar<float>(5.0f));
+  Relu6OfShift();
+  model.Node("Mul", {"z", "r6"}, {"m"});
+  model.Node("Div", {"m", "six"}, {"y"});
+  model.Node("Add", {"c", "three"}, {"s2"});
+  model.Node("Clip", {"s2", "zero", "six"}, {"r2"});
+  model.Node("Div", {"r2", "five"}, {"y2"});
+  model.Output("y2", DataType::kFloat, {1, 16, 6, 6});
+  EXPECT_EQ(Fuse(), 0);
 }
 
 TEST_F(RulesTest, FuseGeluWrittenOut) {
@@ -1240,6 +1311,43 @@ TEST_F(RulesTest, FoldConstantsReplacesANodeByItsValue) {
   ASSERT_TRUE(FoldConstants(&graph(), GlobalKernelRegistry(), SessionLimits{}).ok());
   EXPECT_EQ(Ops(), (Names{"Add"}));
   EXPECT_EQ(graph().constants.at("na").data<float>()[2], -3.0f);
+}
+
+// What a scope folds reaches the subgraphs that read it, and they fold with it: an LSTM weight
+// Sliced in a nested branch from a Constant node of the main graph (Silero VAD's form) is a
+// constant there after one FoldConstants, not a Slice run at every step.
+TEST_F(RulesTest, FoldConstantsReachesNestedBranches) {
+  model.Input("x", DataType::kFloat, {2});
+  model.Input("c", DataType::kBool, {});
+  model.Initializer("starts", Tensor::FromVector<int64_t>({1}, {1}));
+  model.Initializer("ends", Tensor::FromVector<int64_t>({1}, {3}));
+  model.Initializer("a", Tensor::FromVector<float>({4}, {1, 2, 3, 4}));
+  model.Node("Neg", {"a"}, {"na"});  // folded in the main graph
+  auto& outer = model.Node("If", {"c"}, {"y"}, "outer");
+  tools::GraphBuilder then_branch = tools::SetGraphAttr(outer, "then_branch");
+  auto& inner = then_branch.Node("If", {"c"}, {"t_y"}, "inner");
+  tools::GraphBuilder inner_then = tools::SetGraphAttr(inner, "then_branch");
+  inner_then.Node("Slice", {"na", "starts", "ends"}, {"w"});
+  inner_then.Node("Add", {"x", "w"}, {"i_y"});
+  inner_then.Output("i_y", DataType::kFloat, {2});
+  tools::GraphBuilder inner_else = tools::SetGraphAttr(inner, "else_branch");
+  inner_else.Node("Identity", {"x"}, {"ie_y"});
+  inner_else.Output("ie_y", DataType::kFloat, {2});
+  then_branch.Output("t_y", DataType::kFloat, {2});
+  tools::GraphBuilder else_branch = tools::SetGraphAttr(outer, "else_branch");
+  else_branch.Node("Identity", {"x"}, {"e_y"});
+  else_branch.Output("e_y", DataType::kFloat, {2});
+  model.Output("y", DataType::kFloat, {2});
+
+  ASSERT_TRUE(FoldConstants(&graph(), GlobalKernelRegistry(), SessionLimits{}).ok());
+  const Graph& then_graph = *Only("If").subgraphs.at("then_branch");
+  const Graph& inner_then_graph = *then_graph.nodes.begin()->subgraphs.at("then_branch");
+  std::vector<std::string> ops;
+  for (const Node& n : inner_then_graph.nodes) ops.push_back(n.op_type());
+  EXPECT_EQ(ops, (Names{"Add"}));
+  ASSERT_TRUE(inner_then_graph.constants.count("w"));
+  EXPECT_EQ(inner_then_graph.constants.at("w").data<float>()[1], -3.0f);
+  for (bool c : {true, false}) ExpectSameOutputs({Input("x", {2}), {"c", Tensor::Scalar<bool>(c)}});
 }
 
 TEST_F(RulesTest, RemoveDeadNodesInOneWalk) {

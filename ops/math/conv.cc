@@ -98,7 +98,10 @@ class ConvKernel : public OpKernel {
   ConvKernel(const KernelInfo& info, ConvAttributes attrs, ActivationSpec activation)
       : attrs_(std::move(attrs)), activation_(activation) {
     const Tensor* w = info.constant_input(1);
-    if (w != nullptr && IsFloatLike(w->dtype()) && w->rank() >= 3 && w->size() > 0 &&
+    // A depthwise convolution (one input channel per group) runs on its own kernel and reads W as it
+    // is: packed, each channel's few taps would be padded to a whole GEMM strip.
+    const bool depthwise = w != nullptr && (w->rank() == 3 || w->rank() == 4) && attrs_.group > 1 && w->dim(1) == 1;
+    if (w != nullptr && !depthwise && IsFloatLike(w->dtype()) && w->rank() >= 3 && w->size() > 0 &&
         w->dim(0) % attrs_.group == 0) {
       FloatScratch widened;
       const float* wd = FloatData(*w, widened);
@@ -203,9 +206,9 @@ class ConvKernel : public OpKernel {
     const float* bd = b != nullptr ? FloatData(*b, b_store) : nullptr;
     float* yd = FloatOutput(y, y_store);
 
-    if (IsDepthwise2D(g)) {
+    if (IsDepthwise(g)) {
       FloatScratch wd_store;
-      DepthwiseConv2D(g, xd, FloatData(w, wd_store), bd, addend, activation, yd, ctx.threads());
+      DepthwiseConv(g, xd, FloatData(w, wd_store), bd, addend, activation, yd, ctx.threads());
       StoreFloats(yd, y->size(), y);
       return Status::Ok();
     }

@@ -1,4 +1,4 @@
-// Direct depthwise 2-D convolution: the SIMD plane kernel (depthwise-inl.h) per output channel,
+// Direct depthwise 1-D and 2-D convolution: the SIMD plane kernel (depthwise-inl.h) per output channel,
 // with the addend and activation applied as it stores; channels split over the cores.
 
 #undef HWY_TARGET_INCLUDE
@@ -21,16 +21,24 @@ namespace onnxflow {
 HWY_EXPORT(DepthwisePlaneImpl);
 HWY_EXPORT(DepthwiseUsesScratchImpl);
 
-bool IsDepthwise2D(const ConvGeometry& g) {
-  return g.kernel.size() == 2 && g.in_channels == g.group && g.group > 1;
+bool IsDepthwise(const ConvGeometry& g) {
+  return (g.kernel.size() == 1 || g.kernel.size() == 2) && g.in_channels == g.group && g.group > 1;
 }
 
-void DepthwiseConv2D(const ConvGeometry& g, const float* x, const float* w, const float* bias,
-                     const float* addend, const ActivationSpec& activation, float* y, int threads) {
+// A 1-D convolution is a 2-D one of height 1: its sizes go to the plane's columns.
+static DepthwisePlane PlaneOf(const ConvGeometry& g) {
+  if (g.kernel.size() == 1) {
+    return {1, g.in_spatial[0], 1, g.out_spatial[0], 1, g.kernel[0], 1, g.strides[0], 1, g.dilations[0], 0,
+            g.pads_begin[0], 0};
+  }
+  return {g.in_spatial[0], g.in_spatial[1], g.out_spatial[0], g.out_spatial[1], g.kernel[0], g.kernel[1],
+          g.strides[0],    g.strides[1],    g.dilations[0],   g.dilations[1],   g.pads_begin[0], g.pads_begin[1], 0};
+}
+
+void DepthwiseConv(const ConvGeometry& g, const float* x, const float* w, const float* bias,
+                   const float* addend, const ActivationSpec& activation, float* y, int threads) {
   const auto plane_kernel = HWY_DYNAMIC_DISPATCH(DepthwisePlaneImpl);
-  DepthwisePlane p{g.in_spatial[0], g.in_spatial[1], g.out_spatial[0], g.out_spatial[1],
-                   g.kernel[0],     g.kernel[1],     g.strides[0],     g.strides[1],
-                   g.dilations[0],  g.dilations[1],  g.pads_begin[0],  g.pads_begin[1], 0};
+  DepthwisePlane p = PlaneOf(g);
   p.padded_w = DepthwisePaddedWidth(p);
   const bool padded = HWY_DYNAMIC_DISPATCH(DepthwiseUsesScratchImpl)(p);
   const int64_t mult = g.out_channels / g.in_channels;  // output channels per input channel

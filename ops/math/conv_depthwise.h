@@ -1,4 +1,4 @@
-// Direct depthwise 2-D convolution: one input channel per group (the GEMM would have M = 1).
+// Direct depthwise 1-D and 2-D convolution: one input channel per group (the GEMM would have M = 1).
 #pragma once
 
 #include <algorithm>
@@ -32,13 +32,14 @@ inline int64_t DepthwisePlaneFloats(const DepthwisePlane& p) { return p.ih_n * p
 // Floats of scratch the plane kernel needs: the padded plane, then one padded input row.
 inline int64_t DepthwiseScratch(const DepthwisePlane& p) { return DepthwisePlaneFloats(p) + p.sw * p.padded_w; }
 
-// True when every group has one input channel and the conv is 2-D.
-bool IsDepthwise2D(const ConvGeometry& g);
+// True when every group has one input channel and the conv is 1-D or 2-D (a 1-D one runs as a
+// plane of height 1: audio models' depthwise layers, which as one GEMM per channel took 16x longer).
+bool IsDepthwise(const ConvGeometry& g);
 
 // y[n, m] = act(bias[m] + sum over the window of x[n, m / (M/C)] * w[m] + addend[n, m]) for every
 // image and output channel (the addend, of y's shape, may be null); splits channels over `threads`
 // cores.
-void DepthwiseConv2D(const ConvGeometry& g, const float* x, const float* w, const float* bias,
-                     const float* addend, const ActivationSpec& activation, float* y, int threads);
+void DepthwiseConv(const ConvGeometry& g, const float* x, const float* w, const float* bias,
+                   const float* addend, const ActivationSpec& activation, float* y, int threads);
 
 }  // namespace onnxflow

@@ -144,6 +144,11 @@ TEST_P(ConvTarget, Depthwise) {
       {{1, 2, 9, 50}, {2, 1, 5, 5}, {1, 1}, {2, 1, 2, 3}, {2, 2}, 2},
       {{1, 2, 13, 40}, {2, 1, 3, 3}, {3, 3}, {1, 1, 1, 1}, {}, 2},
       {{1, 2, 5, 3}, {2, 1, 3, 3}, {}, {2, 2, 2, 2}, {}, 2},  // pads wider than the row
+      // 1-D, a plane of height 1 (audio models): Silero VAD's 258 channels of 8 steps, kernel 5;
+      // a stride 2 with a channel multiplier; dilated with uneven pads past two vectors.
+      {{1, 258, 8}, {258, 1, 5}, {}, {2, 2}, {}, 258},
+      {{2, 3, 41}, {6, 1, 4}, {2}, {1, 2}, {}, 3},
+      {{1, 2, 70}, {2, 1, 3}, {}, {0, 3}, {3}, 2},
   };
   for (const ConvCase& cs : cases) {
     RunCase(cs, true);

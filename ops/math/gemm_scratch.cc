@@ -14,13 +14,17 @@ namespace {
 
 constexpr size_t kHugePage = size_t{2} << 20;
 
-// Freed AlignedFloats of at least kMinKept bytes kept for reuse, up to kMaxRetainedScratchBytes (a
-// few dozen buffers: a linear search is enough). A request takes the smallest kept buffer that fits
-// it without wasting more than half (a GEMM's block sizes repeat run after run). Small buffers are
-// left to malloc, which recycles them without new mappings.
+// Freed AlignedFloats of at least kMinKept bytes kept for reuse, up to kMaxRetainedScratchBytes and
+// kMaxKept buffers (a linear search is enough). A request takes the smallest kept buffer that fits
+// it without wasting more than half (a GEMM's block sizes repeat run after run). Below a page,
+// malloc recycles without new pages. From a page up, malloc's recycling depends on what else the
+// process allocates: a heap top it trims is faulted in again at the next run, and a page fault on
+// this VM costs 10-30 us. Under run_model --profile (a few small allocations per node) a 16 KB
+// im2col block was freed into the trimmed top every run: a one-node Conv took 0.25 ms, not 0.012.
 class FloatsFreeList {
  public:
-  static constexpr size_t kMinKept = size_t{64} << 10;
+  static constexpr size_t kMinKept = size_t{4} << 10;
+  static constexpr size_t kMaxKept = 256;
 
   static FloatsFreeList& Global() {
     static FloatsFreeList* list = new FloatsFreeList();  // never destroyed: kernels may outlive main()
@@ -55,7 +59,7 @@ class FloatsFreeList {
   bool Give(void* p, size_t bytes) {
     if (bytes < kMinKept) return false;
     std::lock_guard<std::mutex> lock(mutex_);
-    if (retained_ + bytes > kMaxRetainedScratchBytes) return false;
+    if (retained_ + bytes > kMaxRetainedScratchBytes || kept_.size() >= kMaxKept) return false;
     retained_ += bytes;
     kept_.push_back({p, bytes});
     return true;
