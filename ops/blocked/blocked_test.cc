@@ -241,6 +241,16 @@ TARGETS_TEST(BlockedConvTest, HalfWeightsEqualTheFloatKernelOnWidenedWeights) {
   RunHalfWeightsCase({{1, 64, 28, 28}, {128, 64, 3, 3}, {}, {1, 1, 1, 1}, {}, true, false, "Relu", 2});
 }
 
+// A large image's V (past kMaxWholeImageV, 8 MB) is transformed a part of 30 tiles at a time
+// (winograd.cc's RunInParts): 63 x 59 tiles of 16 channels, a short last part (3717 = 123 x 30 +
+// 27), two output groups (64 + 16), a residual, two threads; and with 16-bit weights, each task
+// transforming its group's U.
+TEST(BlockedConvTest, WinogradInParts) {
+  const ConvCase large = {{1, 16, 250, 236}, {80, 16, 3, 3}, {}, {1, 1, 1, 1}, {}, true, true, "Relu", 2};
+  RunConvCase(large);
+  RunHalfWeightsCase(large);
+}
+
 // The epilogue applies each fused activation (Relu has its own path), after the residual.
 TARGETS_TEST(BlockedConvTest, EveryActivation) {
   for (const char* activation : {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Swish"}) {

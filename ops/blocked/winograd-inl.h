@@ -88,13 +88,13 @@ HWY_INLINE void InputTile(WinoD d, const float* HWY_RESTRICT x, int64_t height, 
 }
 
 // V for tiles [tile0, tile1) of one input block: element (xi, tile, lane) goes to
-// v[xi * xi_stride + tile * 16 + lane]. Pixels outside the image (the padding, and past the
+// v[xi * xi_stride + (tile - first_tile) * 16 + lane]. Pixels outside the image (the padding, and past the
 // bottom-right edge) read as zeros.
 void WinogradInputImpl(const WinogradInput& in, int64_t tile0, int64_t tile1) {
   const WinoD d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   for (int64_t tile = tile0; tile < tile1; ++tile) {
-    float* v = in.v + tile * kChannelBlock;
+    float* v = in.v + (tile - in.first_tile) * kChannelBlock;
     // A tile writes 36 lines far apart in V, too many streams for the hardware prefetcher: ask
     // for the next tile's while this one is transformed.
     if (tile + 1 < tile1) {

@@ -5,6 +5,8 @@
 //     M[xi] = V[xi] U[xi] summed over input channels, which are 36 pointwise convolutions of
 //     those one-pixel-per-tile images, run by BlockedConv's own SIMD tile (RunBlockedTile) into a
 //     scratch of the task's; then Y = A^T M A with bias, residual and activation, into the output.
+// A large image (V past kMaxWholeImageV) runs in parts instead: per task a part's V, then its
+// products and output for the groups (RunInParts).
 // The SIMD transforms are in winograd-inl.h.
 #include "ops/blocked/winograd.h"
 
@@ -45,6 +47,12 @@ namespace {
 constexpr int64_t kMaxWeightBytes = int64_t{256} * 256 * kWinogradPoints * sizeof(float);
 // Tiles per task at most: the task's M (36 x 64 x tiles floats) stays in L2.
 constexpr int64_t kMaxTilesPerTask = 30;
+// Past this, V (36 floats per tile and input channel, 2.25x the input) is not in cache when the
+// products read it back, and it is too big for the scratch free list: the image runs in parts of
+// kMaxTilesPerTask tiles instead, each part's V transformed where it is used (a third of a MB for
+// 64 channels). ISNet's 64-channel layers on 512 x 512 wrote a 151 MB V per convolution, every
+// one of them faulted in again (2 MB pages cleared) at every run.
+constexpr int64_t kMaxWholeImageV = int64_t{8} << 20;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -111,34 +119,48 @@ void WinogradConv::TransformGroup(const PackedWeights& g, int64_t c0, float* u) 
   RunWinogradWeights(group);
 }
 
+namespace {
+
+// The input transform's view of one input block of `image`, V still to be placed.
+WinogradInput InputOf(const WinogradImage& image, int64_t block, int64_t tiles_w) {
+  WinogradInput in;
+  in.x = image.x + block * image.in_rows * image.in_cols * kChannelBlock;
+  in.height = image.in_rows;
+  in.width = image.in_cols;
+  in.top = image.top;
+  in.left = image.left;
+  in.tiles_w = tiles_w;
+  return in;
+}
+
+}  // namespace
+
 void WinogradConv::Run(const KernelContext& ctx, const WinogradImage& image) const {
   const int64_t tiles_w = CeilDiv(image.out_cols, kWinogradTile);
   const int64_t tiles = CeilDiv(image.out_rows, kWinogradTile) * tiles_w;
   const int64_t in_blocks = in_width_ / kChannelBlock;
-  const int64_t block_pixels = image.in_rows * image.in_cols * kChannelBlock;
+  const int64_t xi_stride = in_blocks * tiles * kChannelBlock;
+  if (kWinogradPoints * xi_stride * static_cast<int64_t>(sizeof(float)) > kMaxWholeImageV) {
+    RunInParts(ctx, image, tiles, tiles_w);
+    return;
+  }
 
   // 1. V: [xi][block][tile][16]. RunBlockedTile reads the 6 pixels of a tile group whole, so a
   // short last group reads up to 5 tiles past the end: zeros there, not stale bits.
-  const int64_t xi_stride = in_blocks * tiles * kChannelBlock;
   const int64_t tail = (kTilePixels - 1) * kChannelBlock;
   AlignedFloats v = AlignedFloats::Make(kWinogradPoints * xi_stride + tail, /*zero=*/false);
   std::fill(v.get() + kWinogradPoints * xi_stride, v.get() + kWinogradPoints * xi_stride + tail, 0.0f);
   ParallelFor(ctx, in_blocks * tiles, kWinogradPoints * kChannelBlock * 8, [&](int64_t i0, int64_t i1) {
     while (i0 < i1) {
       const int64_t block = i0 / tiles, tile0 = i0 % tiles, tile1 = std::min(tiles, tile0 + (i1 - i0));
-      WinogradInput in;
-      in.x = image.x + block * block_pixels;
-      in.height = image.in_rows;
-      in.width = image.in_cols;
-      in.top = image.top;
-      in.left = image.left;
-      in.tiles_w = tiles_w;
+      WinogradInput in = InputOf(image, block, tiles_w);
       in.v = v.get() + block * tiles * kChannelBlock;
       in.xi_stride = xi_stride;
       RunWinogradInput(in, tile0, tile1);
       i0 += tile1 - tile0;
     }
   });
+  const TransformedInput whole{v.get(), xi_stride, tiles * kChannelBlock, 0};
 
   // 2. Tasks of (tile range, output group): enough for every core, an equal number per core.
   // Ranges are cut at whole tile calls (kTilePixels tiles): a call of 2 tiles costs nearly what
@@ -159,63 +181,114 @@ void WinogradConv::Run(const KernelContext& ctx, const WinogradImage& image) con
     const int64_t group = task / ranges, range = task % ranges;
     const int64_t range0 = range * calls / ranges * kTilePixels;
     const int64_t range_tiles = std::min(tiles, (range + 1) * calls / ranges * kTilePixels) - range0;
-    const int64_t c0 = group * kGroupChannels, width = std::min(kGroupChannels, out_width_ - c0);
-    const int64_t out_blocks = width / kChannelBlock;
+    const int64_t c0 = group * kGroupChannels;
     const int64_t part_tiles = std::min(range_tiles, kMaxTilesPerTask);
-    AlignedFloats m = AlignedFloats::Make(kWinogradPoints * out_blocks * part_tiles * kChannelBlock, /*zero=*/false);
-    // U of the group: the constructor's, or (16-bit weights) this task's, in memory that goes
-    // back to malloc, not to the scratch free list, which would keep one such buffer per size
-    // (up to 2.4 MB each) for good.
+    AlignedFloats m = AlignedFloats::Make(kWinogradPoints * kGroupChannels * part_tiles, /*zero=*/false);
     std::unique_ptr<float[]> transformed;
-    const float* u = u_.size() != 0 ? u_.mutable_data<float>() + c0 * kWinogradPoints * in_width_ : nullptr;
-    if (transform) {
-      transformed.reset(new float[static_cast<size_t>(kWinogradPoints * in_width_ * width)]);
-      TransformGroup(g_, c0, transformed.get());
-      u = transformed.get();
-    }
-    static const int64_t kNoTapOffset[1] = {0};
-    BlockedTile t;
-    t.x_block_stride = tiles * kChannelBlock;
-    t.blocks = in_blocks;
-    t.block_channels = kChannelBlock;
-    t.taps = 1;
-    t.tap_offsets = kNoTapOffset;
-    t.pixel_step = kChannelBlock;
-    t.ldw = width;
-    t.width = width;
-    t.last = true;
+    const float* u = GroupWeights(c0, &transformed);
     for (int64_t tile0 = range0; tile0 < range0 + range_tiles; tile0 += part_tiles) {
-      const int64_t count = std::min(part_tiles, range0 + range_tiles - tile0);
-      t.y_block_stride = count * kChannelBlock;
-      for (int64_t xi = 0; xi < kWinogradPoints; ++xi) {
-        t.x = v.get() + xi * xi_stride;
-        t.w = u + xi * in_width_ * width;
-        float* m_xi = m.get() + xi * out_blocks * count * kChannelBlock;
-        for (int64_t p = 0; p < count; p += kTilePixels) {
-          t.base = (tile0 + p) * kChannelBlock;
-          t.pixels = std::min(kTilePixels, count - p);
-          t.y = m_xi + p * kChannelBlock;
-          RunBlockedTile(t);
-        }
-      }
-      WinogradOutput out;
-      out.m = m.get();
-      out.blocks = out_blocks;
-      out.tiles = count;
-      out.tile0 = tile0;
-      out.tiles_w = tiles_w;
-      out.height = image.out_rows;
-      out.width = image.out_cols;
-      out.y = image.y + (c0 / kChannelBlock) * image.block_stride;
-      out.residual = image.residual != nullptr ? image.residual + (c0 / kChannelBlock) * image.block_stride : nullptr;
-      out.y_block_stride = image.block_stride;
-      out.bias = image.bias != nullptr ? image.bias + c0 : nullptr;
-      out.activation = image.activation;
-      RunWinogradOutput(out);
+      ProductsAndOutput(whole, u, c0, tile0, std::min(part_tiles, range0 + range_tiles - tile0), m.get(), image,
+                        tiles_w);
     }
   };
   const int64_t tasks = groups * ranges;
   ParallelTasks(ctx, tasks, 2 * kWinogradPoints * tiles * in_width_ * out_width_, run_task);
+}
+
+void WinogradConv::RunInParts(const KernelContext& ctx, const WinogradImage& image, int64_t tiles,
+                              int64_t tiles_w) const {
+  const int64_t in_blocks = in_width_ / kChannelBlock;
+  const int64_t groups = CeilDiv(out_width_, kGroupChannels);
+  const int64_t parts = CeilDiv(tiles, kMaxTilesPerTask);
+  // Float weights: a task per part, every output group on the part's V while it is in cache.
+  // 16-bit weights: a task per (core's range of parts, group), which transforms its group's U once
+  // and each part's V for it (the input transform costs about a tenth of a group's products).
+  const bool transform = u_.size() == 0;
+  const int64_t ranges = transform ? std::min<int64_t>(parts, ctx.threads()) : parts;
+  const int64_t task_groups = transform ? groups : 1;
+  const int64_t xi_stride = in_blocks * kMaxTilesPerTask * kChannelBlock;
+  const int64_t tail = (kTilePixels - 1) * kChannelBlock;
+  auto run_task = [&](int64_t task) {
+    const int64_t range = task / task_groups;
+    const int64_t g0 = transform ? task % task_groups : 0, g1 = transform ? g0 + 1 : groups;
+    std::unique_ptr<float[]> transformed;
+    const float* u_group = transform ? GroupWeights(g0 * kGroupChannels, &transformed) : nullptr;
+    AlignedFloats v = AlignedFloats::Make(kWinogradPoints * xi_stride + tail, /*zero=*/false);
+    std::fill(v.get() + kWinogradPoints * xi_stride, v.get() + kWinogradPoints * xi_stride + tail, 0.0f);
+    AlignedFloats m = AlignedFloats::Make(kWinogradPoints * kGroupChannels * kMaxTilesPerTask, /*zero=*/false);
+    for (int64_t part = range * parts / ranges; part < (range + 1) * parts / ranges; ++part) {
+      const int64_t tile0 = part * kMaxTilesPerTask, count = std::min(kMaxTilesPerTask, tiles - tile0);
+      // The short last part: its last tile group is read whole (zeros, not stale bits).
+      if (count < kMaxTilesPerTask) std::fill(v.get(), v.get() + kWinogradPoints * xi_stride, 0.0f);
+      for (int64_t block = 0; block < in_blocks; ++block) {
+        WinogradInput in = InputOf(image, block, tiles_w);
+        in.v = v.get() + block * kMaxTilesPerTask * kChannelBlock;
+        in.xi_stride = xi_stride;
+        in.first_tile = tile0;
+        RunWinogradInput(in, tile0, tile0 + count);
+      }
+      const TransformedInput part_v{v.get(), xi_stride, kMaxTilesPerTask * kChannelBlock, tile0};
+      for (int64_t group = g0; group < g1; ++group) {
+        const int64_t c0 = group * kGroupChannels;
+        const float* u = transform ? u_group : GroupWeights(c0, nullptr);
+        ProductsAndOutput(part_v, u, c0, tile0, count, m.get(), image, tiles_w);
+      }
+    }
+  };
+  ParallelTasks(ctx, ranges * task_groups, 2 * kWinogradPoints * tiles * in_width_ * out_width_, run_task);
+}
+
+const float* WinogradConv::GroupWeights(int64_t c0, std::unique_ptr<float[]>* transformed) const {
+  if (u_.size() != 0) return u_.mutable_data<float>() + c0 * kWinogradPoints * in_width_;
+  // In memory that goes back to malloc, not to the scratch free list, which would keep one such
+  // buffer per size (up to 2.4 MB each) for good.
+  const int64_t width = std::min(kGroupChannels, out_width_ - c0);
+  transformed->reset(new float[static_cast<size_t>(kWinogradPoints * in_width_ * width)]);
+  TransformGroup(g_, c0, transformed->get());
+  return transformed->get();
+}
+
+void WinogradConv::ProductsAndOutput(const TransformedInput& v, const float* u, int64_t c0, int64_t tile0,
+                                     int64_t count, float* m, const WinogradImage& image, int64_t tiles_w) const {
+  const int64_t width = std::min(kGroupChannels, out_width_ - c0);
+  const int64_t out_blocks = width / kChannelBlock;
+  static const int64_t kNoTapOffset[1] = {0};
+  BlockedTile t;
+  t.x_block_stride = v.block_stride;
+  t.blocks = in_width_ / kChannelBlock;
+  t.block_channels = kChannelBlock;
+  t.taps = 1;
+  t.tap_offsets = kNoTapOffset;
+  t.pixel_step = kChannelBlock;
+  t.ldw = width;
+  t.width = width;
+  t.last = true;
+  t.y_block_stride = count * kChannelBlock;
+  for (int64_t xi = 0; xi < kWinogradPoints; ++xi) {
+    t.x = v.v + xi * v.xi_stride;
+    t.w = u + xi * in_width_ * width;
+    float* m_xi = m + xi * out_blocks * count * kChannelBlock;
+    for (int64_t p = 0; p < count; p += kTilePixels) {
+      t.base = (tile0 - v.first_tile + p) * kChannelBlock;
+      t.pixels = std::min(kTilePixels, count - p);
+      t.y = m_xi + p * kChannelBlock;
+      RunBlockedTile(t);
+    }
+  }
+  WinogradOutput out;
+  out.m = m;
+  out.blocks = out_blocks;
+  out.tiles = count;
+  out.tile0 = tile0;
+  out.tiles_w = tiles_w;
+  out.height = image.out_rows;
+  out.width = image.out_cols;
+  out.y = image.y + (c0 / kChannelBlock) * image.block_stride;
+  out.residual = image.residual != nullptr ? image.residual + (c0 / kChannelBlock) * image.block_stride : nullptr;
+  out.y_block_stride = image.block_stride;
+  out.bias = image.bias != nullptr ? image.bias + c0 : nullptr;
+  out.activation = image.activation;
+  RunWinogradOutput(out);
 }
 
 }  // namespace onnxflow

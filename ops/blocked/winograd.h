@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "include/onnxflow/tensor.h"
 #include "ops/framework/kernel.h"
@@ -47,6 +48,22 @@ class WinogradConv {
   // Writes U of the group from output channel c0 of `g` (W by input channel) into `u`
   // ([36][in_width][group width]).
   void TransformGroup(const PackedWeights& g, int64_t c0, float* u) const;
+  // U of the group from output channel c0: the constructor's, or (16-bit W) transformed into
+  // `transformed`.
+  const float* GroupWeights(int64_t c0, std::unique_ptr<float[]>* transformed) const;
+
+  // Transformed input tiles: point xi of input block b's tile t at
+  // v + xi * xi_stride + b * block_stride + (t - first_tile) * 16.
+  struct TransformedInput {
+    const float* v;
+    int64_t xi_stride, block_stride, first_tile;
+  };
+  // M = V U for `count` tiles from tile0 and the group from output channel c0 (into the task's
+  // scratch `m`), then Y = A^T M A into the image's output.
+  void ProductsAndOutput(const TransformedInput& v, const float* u, int64_t c0, int64_t tile0, int64_t count, float* m,
+                         const WinogradImage& image, int64_t tiles_w) const;
+  // Run for an image whose V is too large to keep: a part of its tiles at a time.
+  void RunInParts(const KernelContext& ctx, const WinogradImage& image, int64_t tiles, int64_t tiles_w) const;
 
   int64_t in_width_, out_width_;
   // Float W: U by groups of 64 output channels, [group][xi][in channel][group width], or

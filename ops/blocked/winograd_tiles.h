@@ -33,8 +33,9 @@ struct WinogradWeights {
 struct WinogradInput {
   const float* x = nullptr;  // the block: pixel (h, w) at x + (h * width + w) * 16
   int64_t height = 0, width = 0, top = 0, left = 0, tiles_w = 0;
-  float* v = nullptr;  // point xi of tile t at v + xi * xi_stride + t * 16
+  float* v = nullptr;  // point xi of tile t at v + xi * xi_stride + (t - first_tile) * 16
   int64_t xi_stride = 0;
+  int64_t first_tile = 0;  // the tile at v's start (a part of the image's tiles)
 };
 
 // One task's output transform: `tiles` tiles from tile0 on, `blocks` output blocks.
