@@ -12,6 +12,8 @@
 #include "ops/blocked/reorder.h"
 #include "ops/framework/internal_ops.h"
 #include "ops/framework/registry.h"
+#include "ops/image/resize_bilinear.h"
+#include "ops/image/resize_tables.h"
 
 namespace onnxflow::graph {
 namespace {
@@ -24,6 +26,8 @@ enum class Role {
   kPool,        // MaxPool / AveragePool / the global pools -> Blocked*
   kNormalize,   // inference BatchNormalization with constant parameters -> BlockedBatchNormalization
   kLayoutFree,  // elementwise, Concat over channels: the same op on blocked values
+  kResize,      // Resize of the spatial axes, nearest or bilinear -> BlockedResize
+  kShape,       // Shape of a blocked value -> BlockedShape (its output is not blocked)
 };
 
 bool IsFused(const Node& n, const char* op) { return n.domain == kOnnxflowDomain && n.op_type() == op; }
@@ -144,6 +148,83 @@ bool Padded(const BlockedValues& blocked, const std::string& v) {
   return it != blocked.end() && it->second % kChannelBlock != 0;
 }
 
+// The value a Cast chain (at most two Casts) ends at, from `v` back.
+std::string ThroughCasts(const Graph& g, std::string v) {
+  for (int k = 0; k < 2; ++k) {
+    const Id p = g.nodes.Producer(v);
+    if (p == kNone || !IsOp(g.nodes[p], "Cast")) break;
+    v = g.nodes[p].proto->input(0);
+  }
+  return v;
+}
+
+// Whether `sizes` provably keeps X's N and C: a constant whose C is `channels` (N is checked as
+// it runs), or Concat(Slice(Shape(X), 0, 2), ...) as PyTorch exports interpolate(x, size=...).
+bool SizesKeepBatchAndChannels(const Graph& g, const std::string& sizes, const std::string& x, int64_t channels) {
+  if (auto c = g.constants.find(sizes); c != g.constants.end()) {
+    const Tensor& t = c->second;
+    return t.dtype() == DataType::kInt64 && t.size() == 4 && t.data<int64_t>()[1] == channels;
+  }
+  const Id concat = g.nodes.Producer(sizes);
+  if (concat == kNone || !IsOp(g.nodes[concat], "Concat") || g.nodes[concat].proto->input_size() < 1) return false;
+  const Id slice = g.nodes.Producer(g.nodes[concat].proto->input(0));
+  if (slice == kNone || !IsOp(g.nodes[slice], "Slice") || g.nodes[slice].opset < 10) return false;
+  const auto& sl = *g.nodes[slice].proto;
+  auto one_value = [&](int input, int64_t want) {
+    auto c = input < sl.input_size() ? g.constants.find(sl.input(input)) : g.constants.end();
+    return c != g.constants.end() && c->second.dtype() == DataType::kInt64 && c->second.size() == 1 &&
+           c->second.data<int64_t>()[0] == want;
+  };
+  if (!one_value(1, 0) || !one_value(2, 2) || (HasInput(sl, 3) && !one_value(3, 0)) ||
+      (HasInput(sl, 4) && !one_value(4, 1))) {
+    return false;
+  }
+  const Id shape = g.nodes.Producer(sl.input(0));
+  if (shape == kNone || !IsOp(g.nodes[shape], "Shape") || Attr(*g.nodes[shape].proto, "start") != nullptr) return false;
+  return ThroughCasts(g, g.nodes[shape].proto->input(0)) == ThroughCasts(g, x);
+}
+
+// A Resize (opset 11 on) of a blocked value's spatial axes only, that BlockedResize runs bit for
+// bit as Resize would: nearest, or linear with ONNX Runtime's bilinear arithmetic; no axes,
+// antialias or aspect policy; scales a constant [1, 1, h, w] or sizes that keep N and C.
+bool ResizesBlocked(const Graph& g, const Node& node, const BlockedValues& blocked) {
+  const auto& n = *node.proto;
+  if (!IsOp(node, "Resize") || node.opset < 11 || n.output_size() != 1) return false;
+  for (const char* unsupported : {"axes", "antialias", "keep_aspect_ratio_policy", "exclude_outside"}) {
+    const auto* a = Attr(n, unsupported);
+    if (a != nullptr && !(a->type() == onnx::AttributeProto::INT && a->i() == 0) &&
+        !(a->type() == onnx::AttributeProto::STRING && a->s() == "stretch")) {
+      return false;
+    }
+  }
+  auto string_attr = [&](const char* name, const char* fallback) {
+    const auto* a = Attr(n, name);
+    return a != nullptr ? a->s() : std::string(fallback);
+  };
+  const auto mode = image::ParseResizeMode(string_attr("mode", "nearest"));
+  const auto coordinate = image::ParseCoordinateMode(string_attr("coordinate_transformation_mode", "half_pixel"));
+  if (!mode.ok() || !coordinate.ok() || *coordinate == image::CoordinateMode::kTfCropAndResize) return false;
+  if (*mode == image::ResizeMode::kLinear) {
+    // align_corners from scales: ONNX Runtime divides by the output length, the spec by the
+    // fractional one, so the plain kernel leaves that case to its separable passes.
+    if (!image::BilinearCoordinateSupported(*coordinate) ||
+        (*coordinate == image::CoordinateMode::kAlignCorners && !HasInput(n, 3))) {
+      return false;
+    }
+  } else if (*mode != image::ResizeMode::kNearest) {
+    return false;
+  }
+  const int64_t channels = blocked.at(n.input(0));
+  if (HasInput(n, 3)) return !HasInput(n, 2) && SizesKeepBatchAndChannels(g, n.input(3), n.input(0), channels);
+  if (!HasInput(n, 2)) return false;
+  auto scales = g.constants.find(n.input(2));
+  if (scales == g.constants.end() || scales->second.dtype() != DataType::kFloat || scales->second.size() != 4) {
+    return false;
+  }
+  const float* s = scales->second.data<float>();
+  return s[0] == 1.0f && s[1] == 1.0f;
+}
+
 Role RoleOf(const Graph& g, const Node& node, const BlockedValues& blocked) {
   if (ConvertsConv(g, node)) return Role::kConv;
   if (ConvertsDepthwise(g, node, blocked)) return Role::kDepthwise;
@@ -156,6 +237,12 @@ Role RoleOf(const Graph& g, const Node& node, const BlockedValues& blocked) {
   if (n.input_size() == 0 || n.output_size() != 1 || !node.subgraphs.empty()) return Role::kPlain;
   if (ChannelAffineInput(g, node, blocked) >= 0) return Role::kNormalize;
   if (blocked.count(n.input(0)) == 0) return Role::kPlain;
+  if (IsOp(node, "Shape")) return Role::kShape;
+  if (IsOp(node, "Cast")) {  // to float, a blocked value's type: the identity (a half model's, around a Resize)
+    const auto* to = Attr(n, "to");
+    return to != nullptr && to->i() == onnx::TensorProto::FLOAT ? Role::kLayoutFree : Role::kPlain;
+  }
+  if (ResizesBlocked(g, node, blocked)) return Role::kResize;
   if (IsOp(node, "MaxPool") || IsOp(node, "AveragePool")) {
     const auto* kernel = Attr(n, "kernel_shape");
     return kernel != nullptr && kernel->ints_size() == 2 ? Role::kPool : Role::kPlain;
@@ -220,7 +307,7 @@ class LayoutPass {
     for (Id id : order) {
       const Node& node = g_->nodes[id];
       roles.push_back(RoleOf(*g_, node, blocked));
-      if (roles.back() != Role::kPlain) {
+      if (roles.back() != Role::kPlain && roles.back() != Role::kShape) {
         blocked[node.proto->output(0)] = OutputChannels(*g_, node, roles.back(), blocked);
       }
     }
@@ -239,6 +326,10 @@ class LayoutPass {
       const Id id = order[i];
       const Node& node = g_->nodes[id];
       patch_.replaced.push_back(id);
+      if (roles[i] == Role::kShape) {  // reads the blocked value; writes the same int64 shape
+        patch_.AddAt(BlockedShapeNode(node, blocked), id);
+        continue;
+      }
       auto proto = std::make_shared<onnx::NodeProto>(*node.proto);
       for (int k = 0; k < proto->input_size(); ++k) {
         const std::string& v = proto->input(k);
@@ -272,8 +363,32 @@ class LayoutPass {
  private:
   bool IsStem(const Node& node) const { return WeightConstant(*g_, *node.proto, 1)->dim(1) < kChannelBlock; }
 
+  // Shape `node` of a blocked value as BlockedShape, with the value's channels and Shape's range.
+  Node BlockedShapeNode(const Node& node, const BlockedValues& blocked) {
+    auto proto = std::make_shared<onnx::NodeProto>(*node.proto);
+    proto->set_input(0, BlockedName(node.proto->input(0)));
+    proto->set_op_type(internal_ops::kBlockedShape);
+    proto->set_domain(kOnnxflowDomain);
+    SetIntAttr(proto.get(), "channels", blocked.at(node.proto->input(0)));
+    Node converted = WithProto(node, std::move(proto));
+    converted.domain = kOnnxflowDomain;
+    converted.opset = internal_ops::kVersion;
+    return converted;
+  }
+
   // The op a converted node becomes, with the attributes its blocked kernel reads.
   void Convert(const Node& node, onnx::NodeProto* proto, Role role, const BlockedValues& blocked) {
+    if (role == Role::kResize) {  // inputs (X, roi, scales, sizes) -> (X, scales, sizes)
+      const std::string x = proto->input(0);
+      const std::string scales = HasInput(*proto, 2) ? proto->input(2) : "";
+      const std::string sizes = HasInput(*proto, 3) ? proto->input(3) : "";
+      proto->clear_input();
+      for (const std::string& v : {x, scales, sizes}) proto->add_input(v);
+      SetIntAttr(proto, "channels", blocked.at(node.proto->input(0)));
+      proto->set_op_type(internal_ops::kBlockedResize);
+      proto->set_domain(kOnnxflowDomain);
+      return;
+    }
     if (role == Role::kNormalize && !IsOp(node, "BatchNormalization")) {
       ConvertChannelAffine(node, proto, blocked);
     }

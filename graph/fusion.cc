@@ -423,9 +423,10 @@ std::optional<Patch> FuseBiasGelu(Rewriter& r, Id id) {
   return Patch{{p, id}, {InternalNode(matmul, std::move(node), internal_ops::kFusedMatMul)}, {}};
 }
 
-// Inference Dropout (opset 7 on; no training_mode, or a false constant one; the mask unread) and
-// Identity pass their input through. The input's producer writes their output instead, so every
-// reader (graph outputs and subgraphs included) keeps the name it reads and no copy is made.
+// Inference Dropout (opset 7 on; no training_mode, or a false constant one; the mask unread),
+// Identity and a Cast to its input's own type pass their input through. The input's producer
+// writes their output instead, so every reader (graph outputs and subgraphs included) keeps the
+// name it reads and no copy is made.
 std::optional<Patch> RemovePassThrough(Rewriter& r, Id id) {
   const Graph& g = r.graph();
   const Node& node = r[id];
@@ -441,6 +442,14 @@ std::optional<Patch> RemovePassThrough(Rewriter& r, Id id) {
       }
     }
     if (n.output_size() > 1 && !n.output(1).empty() && g.nodes.ReadCount(n.output(1)) != 0) return std::nullopt;
+  } else if (IsOp(node, "Cast")) {
+    // A Cast to the type its input has is the identity: a float16 model's Casts around an op kept
+    // in float (its Resizes, say) once ComputeHalfInFloat runs the model on float twins.
+    const auto* to = Attr(n, "to");
+    const DataType from = KnownType(g, n.input(0));
+    if (to == nullptr || n.output_size() != 1 || from == DataType::kUndefined || static_cast<int64_t>(from) != to->i()) {
+      return std::nullopt;
+    }
   } else if (!IsOp(node, "Identity") || n.output_size() != 1) {
     return std::nullopt;
   }

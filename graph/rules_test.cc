@@ -1248,6 +1248,76 @@ TEST_F(RulesTest, BlockedLayoutAndItsRules) {
   ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-4);
 }
 
+// A U-Net's upsampling path stays blocked: Resize to a skip connection's size (PyTorch's
+// interpolate(x, size=...): sizes = Concat(Slice(Shape(x), 0, 2), [h, w]), x behind a Cast to
+// float, as a half model keeps its Resizes in float) becomes BlockedResize, its Shape BlockedShape,
+// and the Concat with the skip connection and the Conv after it read blocked values: no reorder
+// between the first Conv and the output. Bilinear (half_pixel) and nearest (asymmetric, floor,
+// constant scales) compute what Resize does (the blocked bilinear row has the plain one's bits:
+// resize_test.cc; the blocked convolutions sum in another order, hence the tolerance).
+class BlockedResizeTest : public RulesTest {
+ protected:
+  // c [1, 16, 6, 6] -> Resize -> "up" [1, 16, 12, 12]; Concat with a Conv of the larger "x2"; Conv.
+  void UpsampleAndJoin(bool bilinear) {
+    ConvFromX();
+    model.Input("x2", DataType::kFloat, {1, 4, 12, 12});
+    model.Initializer("w2", Floats({16, 4, 3, 3}, 4));
+    SetAttr(model.Node("Conv", {"x2", "w2"}, {"skip"}, "conv2"), "pads", std::vector<int64_t>{1, 1, 1, 1});
+    SetAttr(model.Node("Cast", {"c"}, {"cf"}), "to", int64_t{onnx::TensorProto::FLOAT});
+    if (bilinear) {
+      model.Node("Shape", {"c"}, {"shape"});
+      model.Initializer("zero", Tensor::FromVector<int64_t>({1}, {0}));
+      model.Initializer("two", Tensor::FromVector<int64_t>({1}, {2}));
+      model.Initializer("hw", Tensor::FromVector<int64_t>({2}, {12, 12}));
+      model.Node("Slice", {"shape", "zero", "two", "zero"}, {"nc"});
+      SetAttr(model.Node("Concat", {"nc", "hw"}, {"sizes"}), "axis", int64_t{0});
+      auto& resize = model.Node("Resize", {"cf", "", "", "sizes"}, {"up"});
+      SetAttr(resize, "mode", std::string("linear"));
+    } else {
+      model.Initializer("scales", Tensor::FromVector<float>({4}, {1, 1, 2, 2}));
+      auto& resize = model.Node("Resize", {"cf", "", "scales"}, {"up"});
+      SetAttr(resize, "coordinate_transformation_mode", std::string("asymmetric"));
+      SetAttr(resize, "nearest_mode", std::string("floor"));
+    }
+    SetAttr(model.Node("Concat", {"up", "skip"}, {"cat"}), "axis", int64_t{1});
+    model.Initializer("w3", Floats({16, 32, 1, 1}, 5));
+    model.Node("Conv", {"cat", "w3"}, {"y"}, "conv3");
+    model.Output("y", DataType::kFloat, {1, 16, 12, 12});
+  }
+  std::vector<NamedValue> Inputs() { return {Input("x", {1, 4, 6, 6}), Input("x2", {1, 4, 12, 12}, 7)}; }
+};
+
+TEST_F(BlockedResizeTest, BilinearToASkipConnectionsSize) {
+  UpsampleAndJoin(true);
+  ASSERT_TRUE(UseBlockedLayout(&graph()).ok());
+  const std::string d = std::string(kOnnxflowDomain) + ".";
+  EXPECT_EQ(Ops(), (Names{d + "BlockedConv", d + "BlockedConv", "Cast", d + "BlockedShape", "Slice", "Concat",
+                          d + "BlockedResize", "Concat", d + "BlockedConv", d + "FromBlocked"}));
+  ExpectSameOutputs(Inputs(), 1e-3);
+}
+
+TEST_F(BlockedResizeTest, NearestByConstantScales) {
+  UpsampleAndJoin(false);
+  ASSERT_TRUE(UseBlockedLayout(&graph()).ok());
+  EXPECT_EQ(Only("BlockedResize").domain, kOnnxflowDomain);
+  ExpectSameOutputs(Inputs(), 1e-3);
+}
+
+// Scales that resize the channels too, and cubic interpolation, keep the plain Resize.
+TEST_F(BlockedResizeTest, OtherResizesStayPlain) {
+  ConvFromX();
+  model.Initializer("scales", Tensor::FromVector<float>({4}, {1, 2, 2, 2}));
+  model.Node("Resize", {"c", "", "scales"}, {"y"});
+  model.Initializer("spatial", Tensor::FromVector<float>({4}, {1, 1, 2, 2}));
+  SetAttr(model.Node("Resize", {"c", "", "spatial"}, {"y2"}), "mode", std::string("cubic"));
+  model.Output("y", DataType::kFloat, {1, 32, 12, 12});
+  model.Output("y2", DataType::kFloat, {1, 16, 12, 12});
+  ASSERT_TRUE(UseBlockedLayout(&graph()).ok());
+  const std::string d = std::string(kOnnxflowDomain) + ".";
+  EXPECT_EQ(Ops(), (Names{d + "BlockedConv", d + "FromBlocked", "Resize", "Resize"}));
+  ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-4);
+}
+
 // A BatchNormalization of a blocked value followed by a per-channel Mul (both blocked
 // normalizations after the layout) is one normalization.
 TEST_F(RulesTest, MergeNormalizationsAfterTheLayout) {

@@ -13,6 +13,7 @@
 //   BlockedBatchNormalization   FusedActivationSpec (+ BatchNormalization's epsilon)  graph/blocked_layout.cc
 //   BlockedMaxPool, BlockedAveragePool, BlockedGlobalMaxPool, BlockedGlobalAveragePool
 //                               the ONNX pool's own attributes              graph/blocked_layout.cc
+//   BlockedResize, BlockedShape Resize's mode attributes + channels (ops/blocked/blocked_resize.h)  graph/blocked_layout.cc
 //   ToBlocked                   none                                        graph/blocked_layout.cc
 //   FromBlocked                 FromBlockedSpec (ops/blocked/blocked_layout.h)  graph/blocked_layout.cc
 //   FusedAttention              FusedAttentionSpec (ops/contrib/fused_attention.h)  graph/attention_fusion.cc
@@ -42,6 +43,8 @@ inline constexpr char kBlockedMaxPool[] = "BlockedMaxPool";
 inline constexpr char kBlockedAveragePool[] = "BlockedAveragePool";
 inline constexpr char kBlockedGlobalMaxPool[] = "BlockedGlobalMaxPool";
 inline constexpr char kBlockedGlobalAveragePool[] = "BlockedGlobalAveragePool";
+inline constexpr char kBlockedResize[] = "BlockedResize";
+inline constexpr char kBlockedShape[] = "BlockedShape";
 inline constexpr char kToBlocked[] = "ToBlocked";
 inline constexpr char kFromBlocked[] = "FromBlocked";
 inline constexpr char kFusedAttention[] = "FusedAttention";
@@ -61,7 +64,8 @@ inline constexpr const char* kAll[] = {
     kBlockedConv,       kBlockedDepthwiseConv, kBlockedBatchNormalization, kBlockedMaxPool,
     kBlockedAveragePool, kBlockedGlobalMaxPool, kBlockedGlobalAveragePool, kToBlocked,
     kFromBlocked,       kFusedAttention,     kAddLayerNormalization, kDequantizeAccumulator,
-    kQLinearConvNhwc,   kByteLookup,         kMaxPoolNhwc,
+    kQLinearConvNhwc,   kByteLookup,         kMaxPoolNhwc,          kBlockedResize,
+    kBlockedShape,
 };
 
 }  // namespace onnxflow::internal_ops

@@ -43,6 +43,33 @@ inline void BilinearRowImpl(const float* lo_row, const float* hi_row, float wy_l
   }
 }
 
+// The same on channel-blocked rows: pixel i of a row is `block` floats (its channels), every one
+// sampled with the pixel's weights, in the same arithmetic.
+inline void BilinearBlockedRowImpl(const float* lo_row, const float* hi_row, float wy_lo, float wy_hi,
+                                   const BilinearAxis& x, int64_t block, float* out) {
+  const hn::ScalableTag<float> d;
+  const int64_t n = static_cast<int64_t>(x.lo.size());
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto ylo = hn::Set(d, wy_lo), yhi = hn::Set(d, wy_hi);
+  for (int64_t i = 0; i < n; ++i) {
+    const float *a = lo_row + x.lo[i] * block, *b = lo_row + x.hi[i] * block;
+    const float *c = hi_row + x.lo[i] * block, *e = hi_row + x.hi[i] * block;
+    const auto xlo = hn::Set(d, x.w_lo[i]), xhi = hn::Set(d, x.w_hi[i]);
+    const auto w00 = hn::Mul(xlo, ylo), w01 = hn::Mul(xhi, ylo), w10 = hn::Mul(xlo, yhi), w11 = hn::Mul(xhi, yhi);
+    float* o = out + i * block;
+    int64_t l = 0;
+    for (; l + lanes <= block; l += lanes) {
+      auto sum = hn::Add(hn::Mul(w00, hn::LoadU(d, a + l)), hn::Mul(w01, hn::LoadU(d, b + l)));
+      sum = hn::Add(sum, hn::Mul(w10, hn::LoadU(d, c + l)));
+      sum = hn::Add(sum, hn::Mul(w11, hn::LoadU(d, e + l)));
+      hn::StoreU(sum, d, o + l);
+    }
+    for (; l < block; ++l) {
+      o[l] = x.w_lo[i] * wy_lo * a[l] + x.w_hi[i] * wy_lo * b[l] + x.w_lo[i] * wy_hi * c[l] + x.w_hi[i] * wy_hi * e[l];
+    }
+  }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace image
 }  // namespace onnxflow

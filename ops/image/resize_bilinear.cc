@@ -59,6 +59,13 @@ void BilinearRowF32(const float* lo_row, const float* hi_row, float wy_lo, float
   HWY_DYNAMIC_DISPATCH(BilinearRowImpl)(lo_row, hi_row, wy_lo, wy_hi, x, out);
 }
 
+HWY_EXPORT(BilinearBlockedRowImpl);
+
+void BilinearBlockedRowF32(const float* lo_row, const float* hi_row, float wy_lo, float wy_hi, const BilinearAxis& x,
+                           int64_t block, float* out) {
+  HWY_DYNAMIC_DISPATCH(BilinearBlockedRowImpl)(lo_row, hi_row, wy_lo, wy_hi, x, block, out);
+}
+
 void BilinearRowScalar(const float* lo_row, const float* hi_row, float wy_lo, float wy_hi, const BilinearAxis& x,
                        float* out) {
   for (size_t i = 0; i < x.lo.size(); ++i) {

@@ -43,6 +43,10 @@ BilinearAxis BuildBilinearAxis(CoordinateMode mode, int64_t in_length, int64_t o
 void BilinearRowF32(const float* lo_row, const float* hi_row, float wy_lo, float wy_hi, const BilinearAxis& x,
                     float* out);
 
+// One output row of a channel-blocked image ([H, W, block] per block of channels): every pixel's
+// `block` channels sampled with its weights, in the same arithmetic.
+void BilinearBlockedRowF32(const float* lo_row, const float* hi_row, float wy_lo, float wy_hi, const BilinearAxis& x,
+                           int64_t block, float* out);
 // The same in plain C++ (the reference the SIMD targets are tested against).
 void BilinearRowScalar(const float* lo_row, const float* hi_row, float wy_lo, float wy_hi, const BilinearAxis& x,
                        float* out);

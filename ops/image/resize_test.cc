@@ -543,6 +543,28 @@ TEST_P(ResizeRows, BilinearRowHasTheScalarBitsOnEveryTarget) {
   }
 }
 
+// The channel-blocked row (BlockedResize's): each of a pixel's 16 channels has the bits the
+// plain row gives that channel's plane, on every target.
+TEST_P(ResizeRows, BlockedBilinearRowHasThePlainRowsBits) {
+  constexpr int64_t kBlock = 16, kIn = 37;
+  const std::vector<float> pool = Random(2 * kIn * kBlock, 17);
+  for (int64_t out : {1, 5, 74}) {
+    const auto x = image::BuildBilinearAxis(image::CoordinateMode::kPytorchHalfPixel, kIn, out,
+                                            static_cast<float>(out) / static_cast<float>(kIn));
+    std::vector<float> blocked(static_cast<size_t>(out * kBlock));
+    image::BilinearBlockedRowF32(pool.data(), pool.data() + kIn * kBlock, 0.375f, 0.625f, x, kBlock, blocked.data());
+    for (int64_t c = 0; c < kBlock; ++c) {
+      std::vector<float> lo(kIn), hi(kIn), plain(static_cast<size_t>(out));
+      for (int64_t i = 0; i < kIn; ++i) {
+        lo[i] = pool[i * kBlock + c];
+        hi[i] = pool[(kIn + i) * kBlock + c];
+      }
+      image::BilinearRowScalar(lo.data(), hi.data(), 0.375f, 0.625f, x, plain.data());
+      for (int64_t i = 0; i < out; ++i) ASSERT_EQ(blocked[i * kBlock + c], plain[i]) << out << " at " << i << ", " << c;
+    }
+  }
+}
+
 TEST_P(ResizeRows, SimdMatchesScalarOverSizesAndOffsets) {
   const std::vector<float> pool = Random(4096, 11);
   for (int64_t taps : {1, 2, 3, 4, 7}) {
