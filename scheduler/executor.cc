@@ -131,8 +131,12 @@ Executor::Executor(const Plan& plan, ExecutionMode mode) : plan_(plan), mode_(mo
 Executor::~Executor() = default;
 
 Status Executor::Run(std::vector<Value>& values, RunState& run, const std::vector<char>* skip) const {
-  return mode_ == ExecutionMode::kSequential || run.threads() <= 1 ? RunSequential(values, run, skip)
-                                                                   : RunDataflow(values, run, skip);
+  if (mode_ == ExecutionMode::kSequential || run.threads() <= 1) return RunSequential(values, run, skip);
+  const bool sequential = choice_.Sequential();
+  const int64_t start = NowNs();
+  Status s = sequential ? RunSequential(values, run, skip) : RunDataflow(values, run, skip);
+  if (s.ok()) choice_.Record(sequential, NowNs() - start);
+  return s;
 }
 
 Status Executor::RunSequential(std::vector<Value>& values, RunState& run, const std::vector<char>* skip) const {

@@ -1,5 +1,6 @@
 // Runs a Plan over a value table: either as a TBB flow graph (a continue_node per task, fired
-// when its predecessors finish) or in topological order on the calling thread.
+// when its predecessors finish) or in topological order on the calling thread. In dataflow mode
+// with more than one thread, ModeChoice (mode_choice.h) may run a graph of tiny nodes in order.
 //
 // Flow graphs are built once per plan and reused: a run takes one from a lock-free pool (or builds
 // one the first time that many runs are in flight), binds its value table, fires the roots and
@@ -13,6 +14,7 @@
 
 #include "include/onnxflow/session.h"
 #include "ops/framework/run_state.h"
+#include "scheduler/mode_choice.h"
 #include "scheduler/plan.h"
 
 namespace onnxflow {
@@ -37,6 +39,7 @@ class Executor {
 
   const Plan& plan_;
   ExecutionMode mode_;
+  mutable ModeChoice choice_;  // dataflow mode: flow graph or in order, by the runs' times
   mutable tbb::concurrent_queue<FlowFrame*> idle_frames_;
   mutable tbb::concurrent_queue<std::unique_ptr<FlowFrame>> all_frames_;  // owns every frame
 };

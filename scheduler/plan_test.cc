@@ -11,6 +11,7 @@
 
 #include "graph/model.h"
 #include "ops/register_all.h"
+#include "scheduler/mode_choice.h"
 #include "tools/model_builder.h"
 
 namespace onnxflow {
@@ -150,6 +151,39 @@ TEST(Plan, ReleasesEachConstantAsItsLastReaderTakesIt) {
   EXPECT_EQ(g.constants.at("k").size(), 4);  // the "fourth" kernel reads it at run
   ASSERT_EQ((*plan)->constants().size(), 1u);
   EXPECT_EQ((*plan)->slot_name((*plan)->constants()[0].first), "k");
+}
+
+// The runs decide how a dataflow plan runs (mode_choice.h): a run under kSmallRunNs starts a
+// trial, alternated, whose faster mode stays; a long run sends an in-order plan back to the flow
+// graph; a trial the flow graph wins settles it.
+TEST(ModeChoice, TinyRunsGoInOrderAndLongOnesBack) {
+  ModeChoice choice;
+  EXPECT_FALSE(choice.Sequential());
+  choice.Record(false, 2 * ModeChoice::kSmallRunNs);  // large: stays with the flow graph
+  EXPECT_FALSE(choice.Sequential());
+  choice.Record(false, 100'000);
+  for (int run = 0; run < 2 * ModeChoice::kTrialRuns; ++run) {
+    const bool sequential = choice.Sequential();
+    EXPECT_EQ(sequential, run % 2 == 0) << run;
+    choice.Record(sequential, sequential ? 60'000 : 90'000);
+  }
+  EXPECT_TRUE(choice.Sequential());
+  choice.Record(true, 70'000);
+  EXPECT_TRUE(choice.Sequential());
+  choice.Record(true, ModeChoice::kLargeRunNs + 1);  // the shapes grew
+  EXPECT_FALSE(choice.Sequential());
+}
+
+TEST(ModeChoice, AFasterFlowGraphSettles) {
+  ModeChoice choice;
+  choice.Record(false, 100'000);
+  for (int run = 0; run < 2 * ModeChoice::kTrialRuns; ++run) {
+    const bool sequential = choice.Sequential();
+    choice.Record(sequential, sequential ? 150'000 : 90'000);
+  }
+  EXPECT_FALSE(choice.Sequential());
+  choice.Record(false, 10'000);  // settled: no new trial
+  EXPECT_FALSE(choice.Sequential());
 }
 
 }  // namespace

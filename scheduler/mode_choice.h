@@ -1,0 +1,69 @@
+// Whether a dataflow plan's next run goes through the flow graph or runs its nodes in order on
+// the calling thread (each node still split over the cores inside its kernel).
+//
+// A flow graph pays to hand nodes between threads; it gains only where independent branches each
+// hold enough work. On a graph of many tiny nodes the payment is the run: Silero VAD (about 100
+// nodes of 1-5 us) took 0.166 ms a run at 2 threads through the flow graph and 0.121 in order, as
+// at 1 thread. The plan cannot tell which graph is which (the costs are in the kernels and the
+// shapes), so the runs decide: a run shorter than kSmallRunNs starts a trial of kTrialRuns runs
+// each way, alternated, and the faster mode's fastest run wins; a run past kLargeRunNs (the
+// shapes grew) sends an in-order plan back to the flow graph, to be tried again.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+namespace onnxflow {
+
+class ModeChoice {
+ public:
+  static constexpr int64_t kSmallRunNs = 1'000'000;
+  static constexpr int64_t kLargeRunNs = 4 * kSmallRunNs;
+  static constexpr int kTrialRuns = 8;
+
+  // True when the next run should run in order.
+  bool Sequential() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (phase_ == Phase::kTrial) return trial_runs_ % 2 == 0;
+    return phase_ == Phase::kSequential;
+  }
+
+  // A run of that mode took `ns`.
+  void Record(bool sequential, int64_t ns) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    switch (phase_) {
+      case Phase::kDataflow:
+        if (!sequential && ns < kSmallRunNs) Start(Phase::kTrial);
+        break;
+      case Phase::kTrial: {
+        int64_t& best = sequential ? best_sequential_ : best_dataflow_;
+        if (best < 0 || ns < best) best = ns;
+        if (++trial_runs_ == 2 * kTrialRuns) {
+          Start(best_sequential_ >= 0 && best_sequential_ <= best_dataflow_ ? Phase::kSequential : Phase::kSettled);
+        }
+        break;
+      }
+      case Phase::kSequential:
+        if (ns > kLargeRunNs) Start(Phase::kDataflow);
+        break;
+      case Phase::kSettled:
+        break;
+    }
+  }
+
+ private:
+  enum class Phase { kDataflow, kTrial, kSequential, kSettled };
+
+  void Start(Phase phase) {
+    phase_ = phase;
+    trial_runs_ = 0;
+    best_sequential_ = best_dataflow_ = -1;
+  }
+
+  std::mutex mutex_;
+  Phase phase_ = Phase::kDataflow;
+  int trial_runs_ = 0;
+  int64_t best_sequential_ = -1, best_dataflow_ = -1;
+};
+
+}  // namespace onnxflow
