@@ -152,11 +152,17 @@ void SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t value) { Se
 
 void SetFloatAttr(onnx::NodeProto* n, const std::string& name, float value) { SetAttribute(*n, name, value); }
 
-// GPT-2's 0.044715 is 0.0447082 in half, its sqrt(2/pi) 0.7978516.
-bool ConstantNear(const Graph& g, const onnx::NodeProto& n, int input, float want) {
+bool FloatScalar(const Graph& g, const onnx::NodeProto& n, int input, float* value) {
   const Tensor* c = FloatConstant(g, n, input);
   if (c == nullptr || c->size() != 1 || c->rank() > 1) return false;
-  const float v = c->data<float>()[0];
+  *value = c->data<float>()[0];
+  return true;
+}
+
+// GPT-2's 0.044715 is 0.0447082 in half, its sqrt(2/pi) 0.7978516.
+bool ConstantNear(const Graph& g, const onnx::NodeProto& n, int input, float want) {
+  float v = 0;
+  if (!FloatScalar(g, n, input, &v)) return false;
   return std::fabs(v - want) <= 1e-6f * std::fabs(want) || v == HalfToFloat(FloatToHalf(want)) ||
          v == BFloat16ToFloat(FloatToBFloat16(want));
 }

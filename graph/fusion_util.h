@@ -78,6 +78,9 @@ std::vector<float> PerChannelValues(const Tensor& t, int64_t rank, int64_t chann
 void SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t value);
 void SetFloatAttr(onnx::NodeProto* n, const std::string& name, float value);
 
+// Input `input` of `n` when it is a float constant scalar (rank 0 or 1): true, its value in `value`.
+bool FloatScalar(const Graph& g, const onnx::NodeProto& n, int input, float* value);
+
 // A float constant scalar near `want` (exports write sqrt(2) as 1.4142135 or 1.41421356...), or
 // `want` rounded to float16 or bfloat16 (a half model's constants, widened by ComputeHalfInFloat).
 bool ConstantNear(const Graph& g, const onnx::NodeProto& n, int input, float want);

@@ -15,23 +15,14 @@ namespace {
 // HardSwish's own HardSigmoid: y = x * clip(x / 6 + 1 / 2, 0, 1).
 constexpr float kSwishAlpha = 1.0f / 6.0f, kSwishBeta = 0.5f;
 
-// The one value of a float constant scalar input of `n`.
-bool ScalarAt(const Graph& g, const onnx::NodeProto& n, int input, float* value) {
-  const Tensor* c = FloatConstant(g, n, input);
-  if (c == nullptr || c->size() != 1 || c->rank() > 1) return false;
-  *value = c->data<float>()[0];
-  return true;
-}
-
-// When `id` is op(v, c) with c a float constant scalar (for Add and Mul on either side), v; empty
+// When `id` is op(v, c) or op(c, v), `op` Add or Mul and c a float constant scalar, v; empty
 // otherwise. `c` receives the constant.
 std::string ScalarOperand(const Rewriter& r, Id id, const char* op, float* c) {
   const Node& n = r[id];
   const auto& p = *n.proto;
   if (!IsOp(n, op) || n.opset < 7 || p.input_size() != 2 || p.output_size() != 1) return "";
-  if (ScalarAt(r.graph(), p, 1, c)) return p.input(0);
-  const bool commutes = std::string(op) != "Div";
-  if (commutes && ScalarAt(r.graph(), p, 0, c)) return p.input(1);
+  if (FloatScalar(r.graph(), p, 1, c)) return p.input(0);
+  if (FloatScalar(r.graph(), p, 0, c)) return p.input(1);
   return "";
 }
 
@@ -43,15 +34,18 @@ std::string DividedBy(const Rewriter& r, Id id, float divisor) {
   return OtherThanConstant(r.graph(), n, "Mul", 1.0f / divisor, /*either_side=*/true);
 }
 
-// The bounds of Clip node `id` (attributes before opset 11, constant inputs from it).
-bool ClipBounds(const Rewriter& r, Id id, float* lo, float* hi) {
-  const Node& clip = r[id];
+// The parameters of activation node `id` when it is `op`, read as the epilogues read them (the
+// vocabulary's defaults; Clip's bounds as attributes before opset 11, constant inputs from it).
+bool ActivationParams(const Rewriter& r, Id id, const char* op, float* alpha, float* beta) {
+  const Node& act = r[id];
   FusedActivationSpec spec;
-  if (!IsOp(clip, "Clip") || !EpilogueOf(r.graph(), clip, &spec)) return false;
-  *lo = spec.activation.alpha;
-  *hi = spec.activation.beta;
+  if (!IsOp(act, op) || !EpilogueOf(r.graph(), act, &spec)) return false;
+  *alpha = spec.activation.alpha;
+  *beta = spec.activation.beta;
   return true;
 }
+
+bool ClipBounds(const Rewriter& r, Id id, float* lo, float* hi) { return ActivationParams(r, id, "Clip", lo, hi); }
 
 // x when `value`, read only by the pattern, is Clip(Add(x, shift), 0, hi) with Add's x read
 // elsewhere too; the Add and the Clip are appended to `nodes`.
@@ -138,10 +132,8 @@ std::optional<Patch> FuseHardSwish(Rewriter& r, Id id) {
     for (int side = 0; side < 2; ++side) {
       const std::string& x = m.input(1 - side);
       const Id h = SoleReaderProducer(g, m.input(side));
-      if (h == kNone || !IsOp(r[h], "HardSigmoid") || r[h].proto->input(0) != x) continue;
-      const auto* alpha = Attr(*r[h].proto, "alpha");
-      const auto* beta = Attr(*r[h].proto, "beta");
-      const float a = alpha != nullptr ? alpha->f() : 0.2f, b = beta != nullptr ? beta->f() : 0.5f;
+      float a = 0, b = 0;
+      if (h == kNone || !ActivationParams(r, h, "HardSigmoid", &a, &b) || r[h].proto->input(0) != x) continue;
       if (std::fabs(a - kSwishAlpha) > 1e-6f || std::fabs(b - kSwishBeta) > 1e-6f || !IsActivationType(g, x)) continue;
       return Patch{{h, id}, {ActivationNode(last, "HardSwish", x, 14)}, {}};
     }

@@ -251,6 +251,30 @@ TEST(BlockedConvTest, WinogradInParts) {
   RunHalfWeightsCase(large);
 }
 
+// BlockedResize and BlockedShape (blocked_resize.h) refuse, by name, what would change N or C.
+TEST(BlockedResizeTest, RefusesAResizeOfBatchOrChannels) {
+  const Tensor x = ToBlockedRef(Tensor::FromVector<float>({1, 16, 2, 2}, Random(64, 1)));
+  OpTest sizes("BlockedResize", 1, "com.onnxflow");
+  sizes.Input(x).AbsentInput().Input(Tensor::FromVector<int64_t>({4}, {1, 32, 4, 4})).Attr("channels", int64_t{16});
+  EXPECT_TRUE(Refused(RunOne(sizes), StatusCode::kInvalidArgument,
+                      "BlockedResize: 'sizes' [1,32,4,4] must keep N and C of [1,16,2,2]"));
+  OpTest scales("BlockedResize", 1, "com.onnxflow");
+  scales.Input(x).Input(Tensor::FromVector<float>({4}, {2, 1, 2, 2})).Attr("channels", int64_t{16});
+  EXPECT_TRUE(Refused(RunOne(scales), StatusCode::kInvalidArgument, "BlockedResize: 'scales' must keep N and C"));
+  OpTest both("BlockedResize", 1, "com.onnxflow");
+  both.Input(x).Input(Tensor::FromVector<float>({4}, {1, 1, 2, 2}))
+      .Input(Tensor::FromVector<int64_t>({4}, {1, 16, 4, 4})).Attr("channels", int64_t{16});
+  EXPECT_TRUE(Refused(RunOne(both), StatusCode::kInvalidArgument, "BlockedResize: give one of 'scales' and 'sizes'"));
+  OpTest no_channels("BlockedShape", 1, "com.onnxflow");
+  no_channels.Input(x);
+  EXPECT_TRUE(Refused(RunOne(no_channels), StatusCode::kUnimplemented, "BlockedShape: no channel count"));
+  OpTest shape("BlockedShape", 1, "com.onnxflow");  // 12 channels in one padded block
+  shape.Input(x).Attr("channels", int64_t{12}).Attr("start", int64_t{1});
+  Result<Tensor> dims = RunOne(shape);
+  ASSERT_TRUE(dims.ok()) << dims.status().ToString();
+  EXPECT_TRUE(TensorsEqual(*dims, Tensor::FromVector<int64_t>({3}, {12, 2, 2})));
+}
+
 // The epilogue applies each fused activation (Relu has its own path), after the residual.
 TARGETS_TEST(BlockedConvTest, EveryActivation) {
   for (const char* activation : {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Swish"}) {
