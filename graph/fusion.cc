@@ -10,6 +10,7 @@
 #include "graph/fusion_util.h"
 #include "graph/hard_activation_fusion.h"
 #include "graph/norm_fusion.h"
+#include "graph/ort_saved_forms.h"
 #include "graph/rewrite.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/internal_ops.h"
@@ -467,6 +468,7 @@ Status FuseForInference(Graph* g) {
   // folded before a Conv takes its activation; chains last, over what no product took.
   static const std::pair<const char*, Rule> kRules[] = {
       {"RemovePassThrough", RemovePassThrough},
+      {"AdoptSavedFusedConv", AdoptSavedFusedConv},      // ort_saved_forms.h
       {"FuseAttention", FuseAttention},                  // attention_fusion.h
       {"FuseDynamicQuantMatMul", FuseDynamicQuantMatMul},  // dynamic_quant_fusion.h
       {"FuseConvIntegerTail", FuseConvIntegerTail},        // dynamic_quant_fusion.h

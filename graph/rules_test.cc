@@ -19,12 +19,14 @@
 #include "graph/half_compute.h"
 #include "graph/hard_activation_fusion.h"
 #include "graph/norm_fusion.h"
+#include "graph/ort_saved_forms.h"
 #include "graph/outer_scope.h"
 #include "graph/passes.h"
 #include "graph/qdq_fusion.h"
 #include "graph/quant_layout.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/internal_ops.h"
+#include "ops/framework/node_attributes.h"
 #include "ops/framework/numeric.h"
 #include "ops/register_all.h"
 
@@ -1320,6 +1322,55 @@ TEST_F(BlockedResizeTest, OtherResizesStayPlain) {
 
 // A BatchNormalization of a blocked value followed by a per-channel Mul (both blocked
 // normalizations after the layout) is one normalization.
+// A model ONNX Runtime saved at its extended level: com.microsoft FusedConv with its activation's
+// parameters in `activation_params`, the second with the residual Add as its fourth input. Each
+// becomes the internal FusedConv with the epilogue's alpha and beta, and the blocked layout then
+// takes them as it takes the exported Conv -> LeakyRelu; the com.microsoft kernels compute the
+// reference. An activation no epilogue computes stays with its com.microsoft kernel.
+class SavedFusedConvTest : public RulesTest {
+ protected:
+  onnx::NodeProto& SavedConv(const std::vector<std::string>& inputs, const std::string& y, const std::string& act,
+                             const std::vector<float>& params) {
+    onnx::NodeProto& n = model.Node("FusedConv", inputs, {y});
+    n.set_domain(kMsDomain);
+    SetAttr(n, "pads", std::vector<int64_t>{1, 1, 1, 1});
+    SetAttr(n, "activation", act);
+    if (!params.empty()) SetAttribute(n, "activation_params", params);
+    return n;
+  }
+  void SetUp() override {
+    model.proto().add_opset_import()->set_domain(kMsDomain);
+    model.proto().mutable_opset_import(1)->set_version(1);
+    model.Input("x", DataType::kFloat, {1, 4, 6, 6});
+    model.Initializer("w", Floats({16, 4, 3, 3}, 2));
+    model.Initializer("b", Floats({16}, 3));
+    model.Initializer("w2", Floats({16, 16, 3, 3}, 4));
+    SavedConv({"x", "w", "b"}, "c", "LeakyRelu", {0.25f});
+  }
+};
+
+TEST_F(SavedFusedConvTest, BecomesTheInternalOpAndGoesBlocked) {
+  SavedConv({"c", "w2", "", "c"}, "y", "Clip", {0.0f, 0.5f});
+  model.Output("y", DataType::kFloat, {1, 16, 6, 6});
+  EXPECT_EQ(Run("AdoptSavedFusedConv", AdoptSavedFusedConv), 2);
+  const std::string d = std::string(kOnnxflowDomain) + ".";
+  EXPECT_EQ(Ops(), (Names{d + "FusedConv", d + "FusedConv"}));
+  const Node& first = graph().nodes[graph().nodes.Order()[0]];
+  EXPECT_EQ(Attr(*first.proto, "activation")->s(), "LeakyRelu");
+  EXPECT_FLOAT_EQ(Attr(*first.proto, "activation_alpha")->f(), 0.25f);
+  EXPECT_EQ(Attr(*first.proto, "activation_params"), nullptr);
+  ASSERT_TRUE(UseBlockedLayout(&graph()).ok());
+  EXPECT_EQ(Ops(), (Names{d + "BlockedConv", d + "BlockedConv", d + "FromBlocked"}));
+  ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-3);  // the blocked sums run in another order
+}
+
+TEST_F(SavedFusedConvTest, AnActivationNoEpilogueComputesStays) {
+  SavedConv({"c", "w2"}, "y", "Softplus", {});
+  model.Output("y", DataType::kFloat, {1, 16, 6, 6});
+  EXPECT_EQ(Run("AdoptSavedFusedConv", AdoptSavedFusedConv), 1);
+  EXPECT_EQ(Ops(), (Names{std::string(kOnnxflowDomain) + ".FusedConv", std::string(kMsDomain) + ".FusedConv"}));
+}
+
 TEST_F(RulesTest, MergeNormalizationsAfterTheLayout) {
   ConvFromX();
   model.Node("Relu", {"c"}, {"r"});  // keeps the normalization out of the convolution's weights

@@ -10,6 +10,7 @@
 #include "ops/framework/domains.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
+#include "ops/math/fused_activation.h"
 #include "ops/math/gemm.h"
 #include "ops/math/matmul.h"
 
@@ -17,15 +18,13 @@ namespace onnxflow {
 namespace contrib {
 namespace {
 
-// FusedConv's `activation_params` (LeakyRelu: alpha; Clip: min, max; HardSigmoid: alpha, beta) are
-// the com.onnxflow epilogue's activation_alpha / activation_beta.
+// FusedConv's `activation_params` are the com.onnxflow epilogue's activation_alpha / activation_beta
+// (FusedActivationSpec::FromOrtParams). The load's rules convert the node the same way
+// (graph/ort_saved_forms.h); this adapter serves a run without them.
 Status RewriteFusedConv(const onnx::NodeProto& from, onnx::NodeProto* to) {
+  ONNXFLOW_ASSIGN_OR_RETURN(FusedActivationSpec spec, FusedActivationSpec::FromOrtParams(from));
   RemoveAttr(to, "activation_params");
-  for (const auto& a : from.attribute()) {
-    if (a.name() != "activation_params") continue;
-    if (a.floats_size() > 0) SetAttr(to, "activation_alpha", a.floats(0));
-    if (a.floats_size() > 1) SetAttr(to, "activation_beta", a.floats(1));
-  }
+  spec.WriteTo(*to);
   return Status::Ok();
 }
 

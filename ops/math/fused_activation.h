@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "ops/framework/activation.h"
 #include "ops/framework/kernel_info.h"
@@ -66,6 +67,21 @@ struct FusedActivationSpec {
       return InvalidArgument("unknown fused activation '" + name + "'");
     }
     return spec;
+  }
+  // ONNX Runtime's spelling of the same (com.microsoft FusedConv, saved at its extended level):
+  // `activation`, and its parameters as one list `activation_params` in the op's order (LeakyRelu:
+  // alpha; Clip: min, max; HardSigmoid: alpha, beta).
+  static Result<FusedActivationSpec> FromOrtParams(const onnx::NodeProto& node) {
+    std::string name;
+    std::vector<float> params;
+    for (const auto& a : node.attribute()) {
+      if (a.name() == "activation") name = a.s();
+      if (a.name() == "activation_params") params.assign(a.floats().begin(), a.floats().end());
+    }
+    return Named(name, [&](const char* field, float fallback) {
+      const size_t k = std::string(field) == "activation_alpha" ? 0 : 1;
+      return k < params.size() ? params[k] : fallback;
+    });
   }
   // With the ONNX defaults (tests, and code that names an epilogue).
   static Result<FusedActivationSpec> Named(const std::string& name) {
