@@ -174,6 +174,14 @@ void Im2Col(const ConvGeometry& g, const float* image, int64_t channels, int64_t
   }
 }
 
+ConvGeometry AsPlane(const ConvGeometry& g) {
+  if (g.kernel.size() != 1) return g;
+  ConvGeometry p = g;
+  for (auto* v : {&p.in_spatial, &p.out_spatial, &p.kernel, &p.strides, &p.dilations}) v->insert(v->begin(), 1);
+  for (auto* v : {&p.pads_begin, &p.pads_end}) v->insert(v->begin(), 0);
+  return p;
+}
+
 bool IsPointwise(const ConvGeometry& g) {
   for (size_t d = 0; d < g.kernel.size(); ++d) {
     if (g.kernel[d] != 1 || g.strides[d] != 1 || g.pads_begin[d] != 0 || g.pads_end[d] != 0) return false;

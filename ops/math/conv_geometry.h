@@ -61,6 +61,10 @@ inline Shape ChannelsLast(const Shape& s) {
 // A 1x1 window, stride 1 and no pads: output pixel p reads input pixel p alone.
 bool IsPointwise(const ConvGeometry& g);
 
+// A 1-D convolution as the 2-D one of height 1 it is, for the paths written for images; any other
+// geometry as it is.
+ConvGeometry AsPlane(const ConvGeometry& g);
+
 // Unfolds one group of one image into the GEMM's B operand: row r = (c, k1..kn) of
 // channels * kernel_size rows, column p = output position; values outside the image are 0.
 // Writes rows [row0, row1) of columns [col0, col1): element (r, j) goes to

@@ -139,9 +139,10 @@ void ShiftedImageSource::CompactBlock(const float* grid, int64_t row0, int64_t r
 }
 
 // ComputeConvGeometry has already refused negative pads (explicit ones; SAME pads are never negative).
-bool PixelGather::Applies(const ConvGeometry& g) { return g.kernel.size() == 2; }
+bool PixelGather::Applies(const ConvGeometry& g) { return g.kernel.size() == 1 || g.kernel.size() == 2; }
 
-PixelGather::PixelGather(const ConvGeometry& g, const float* image, int64_t channels, int threads) {
+PixelGather::PixelGather(const ConvGeometry& geometry, const float* image, int64_t channels, int threads) {
+  const ConvGeometry g = AsPlane(geometry);
   const auto [padded_h, padded_w] = Padded(g);
   const int64_t plane = padded_h * padded_w;
   base_ = image;

@@ -76,7 +76,7 @@ class ShiftedImageSource : public BPanelSource {
 // then transposed into Y block by block (TransposeBlock).
 class PixelGather {
  public:
-  // 2-D.
+  // 2-D, and 1-D as 2-D of height 1.
   static bool Applies(const ConvGeometry& g);
 
   // Copies `channels` planes of `image` with their padding when there is any (else reads the image

@@ -94,6 +94,11 @@ TEST(ConvTest, MatchesReference) {
       {{1, 3, 13, 12}, {4, 3, 4, 4}, {3, 2}, {}, {}, 1, "SAME_LOWER"},
       {{1, 3, 13, 12}, {4, 3, 3, 3}, {2, 2}, {}, {}, 1, "VALID", false},
       {{2, 3, 50}, {4, 3, 5}, {3}, {2, 1}, {2}},                              // 1-D
+      // 1-D with 16 or more (channel, tap) columns: output channels in the lanes (PixelGather on
+      // a plane of height 1). An STFT's 5 frames, dilated with uneven pads, stride 1 with pads.
+      {{1, 1, 1152}, {17, 1, 512}, {160}, {}},
+      {{2, 4, 40}, {6, 4, 5}, {2}, {3, 1}, {2}},
+      {{1, 16, 33}, {24, 16, 3}, {}, {1, 1}},
       {{1, 2, 5, 6, 7}, {3, 2, 2, 3, 2}, {1, 2, 1}, {1, 0, 1, 0, 1, 1}},     // 3-D
       {{1, 64, 20, 20}, {70, 64, 3, 3}, {}, {1, 1, 1, 1}},                   // several strips and K blocks
       // Stride 1 (the shifted-image path): dilated with uneven pads, 5x5, a 3x1 kernel whose grid
@@ -122,6 +127,7 @@ TEST(ConvTest, MatchesReference) {
   // and each block is compacted, biased and activated by the task that computed it.
   RunCase({{1, 16, 30, 30}, {64, 16, 3, 3}, {}, {1, 1, 1, 1}}, true, 2, "Relu");
   RunCase({{1, 64, 13, 13}, {100, 64, 3, 3}, {}, {1, 1, 1, 1}}, true, 2, "Relu");  // gathered on two cores
+  RunCase({{1, 64, 300}, {40, 64, 3}, {2}, {1, 1}}, true, 2, "Relu");  // 1-D, gathered on two cores
   // Depthwise on two cores: ShuffleNet's 14x14 layer shape, its channels split in chunks.
   RunCase({{1, 272, 14, 14}, {272, 1, 3, 3}, {}, {1, 1, 1, 1}, {}, 272}, true, 2, "Relu");
 }
@@ -179,6 +185,7 @@ TEST(ConvTest, FusedResidual) {
       {{2, 3, 13, 12}, {4, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}},    // im2col
       {{1, 8, 9, 9}, {8, 1, 3, 3}, {}, {1, 1, 1, 1}, {}, 8},   // depthwise
       {{1, 4, 30, 30}, {4, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, 4},  // depthwise, stride 2
+      {{1, 8, 30}, {12, 8, 3}, {2}, {1, 1}},                   // 1-D, gathered
   };
   for (const ConvCase& cs : cases) {
     ConvAttributes attrs;
