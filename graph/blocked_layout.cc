@@ -11,6 +11,7 @@
 #include "ops/blocked/blocked_layout.h"
 #include "ops/blocked/reorder.h"
 #include "ops/framework/internal_ops.h"
+#include "ops/framework/node_attributes.h"
 #include "ops/framework/registry.h"
 #include "ops/image/resize_bilinear.h"
 #include "ops/image/resize_tables.h"
@@ -26,6 +27,7 @@ enum class Role {
   kPool,        // MaxPool / AveragePool / the global pools -> Blocked*
   kNormalize,   // inference BatchNormalization with constant parameters -> BlockedBatchNormalization
   kLayoutFree,  // elementwise, Concat over channels: the same op on blocked values
+  kSplit,       // Split over channels in whole blocks: Split of the blocks, axis 1 of the 5-D tensor
   kResize,      // Resize of the spatial axes, nearest or bilinear -> BlockedResize
   kShape,       // Shape of a blocked value -> BlockedShape (its output is not blocked)
 };
@@ -225,6 +227,35 @@ bool ResizesBlocked(const Graph& g, const Node& node, const BlockedValues& block
   return s[0] == 1.0f && s[1] == 1.0f;
 }
 
+// The channels of each output of Split `node` over the channels of a blocked value, when each is
+// a whole number of blocks (YOLOv8's C2f halves: 16 + 16 to 128 + 128), so that splitting the
+// blocks splits the channels; empty otherwise. The sizes: a constant `split` input (opset 13 on),
+// the attribute before it, or equal parts.
+std::vector<int64_t> SplitChannels(const Graph& g, const Node& node, const BlockedValues& blocked) {
+  const auto& n = *node.proto;
+  if (!IsOp(node, "Split") || n.input_size() < 1 || blocked.count(n.input(0)) == 0) return {};
+  const auto* axis = Attr(n, "axis");
+  if (axis == nullptr || (axis->i() != 1 && axis->i() != -3)) return {};  // axis 0 by default
+  const int64_t channels = blocked.at(n.input(0));
+  std::vector<int64_t> sizes;
+  if (HasInput(n, 1)) {
+    auto c = g.constants.find(n.input(1));
+    if (c == g.constants.end() || c->second.dtype() != DataType::kInt64) return {};
+    sizes.assign(c->second.data<int64_t>(), c->second.data<int64_t>() + c->second.size());
+  } else if (const auto* split = Attr(n, "split"); split != nullptr && node.opset < 13) {
+    sizes.assign(split->ints().begin(), split->ints().end());
+  } else if (channels % n.output_size() == 0) {
+    sizes.assign(static_cast<size_t>(n.output_size()), channels / n.output_size());
+  }
+  int64_t sum = 0;
+  for (int64_t c : sizes) {
+    if (c <= 0 || c % kChannelBlock != 0) return {};
+    sum += c;
+  }
+  if (sizes.size() != static_cast<size_t>(n.output_size()) || sum != channels) return {};
+  return sizes;
+}
+
 Role RoleOf(const Graph& g, const Node& node, const BlockedValues& blocked) {
   if (ConvertsConv(g, node)) return Role::kConv;
   if (ConvertsDepthwise(g, node, blocked)) return Role::kDepthwise;
@@ -234,6 +265,7 @@ Role RoleOf(const Graph& g, const Node& node, const BlockedValues& blocked) {
       (n.output_size() == 1 || g.nodes.ReadCount(n.output(1)) == 0)) {
     return Role::kLayoutFree;
   }
+  if (!SplitChannels(g, node, blocked).empty()) return Role::kSplit;
   if (n.input_size() == 0 || n.output_size() != 1 || !node.subgraphs.empty()) return Role::kPlain;
   if (ChannelAffineInput(g, node, blocked) >= 0) return Role::kNormalize;
   if (blocked.count(n.input(0)) == 0) return Role::kPlain;
@@ -307,7 +339,10 @@ class LayoutPass {
     for (Id id : order) {
       const Node& node = g_->nodes[id];
       roles.push_back(RoleOf(*g_, node, blocked));
-      if (roles.back() != Role::kPlain && roles.back() != Role::kShape) {
+      if (roles.back() == Role::kSplit) {
+        const std::vector<int64_t> sizes = SplitChannels(*g_, node, blocked);
+        for (size_t k = 0; k < sizes.size(); ++k) blocked[node.proto->output(static_cast<int>(k))] = sizes[k];
+      } else if (roles.back() != Role::kPlain && roles.back() != Role::kShape) {
         blocked[node.proto->output(0)] = OutputChannels(*g_, node, roles.back(), blocked);
       }
     }
@@ -341,18 +376,22 @@ class LayoutPass {
           proto->set_input(k, ToBlocked(v, id));
         }
       }
+      if (roles[i] == Role::kSplit) ConvertSplit(node, proto.get(), blocked);
       Convert(node, proto.get(), roles[i], blocked);
-      const std::string out = proto->output(0);
-      proto->set_output(0, BlockedName(out));
+      std::vector<std::string> outs;
+      for (int k = 0; k < proto->output_size(); ++k) {
+        outs.push_back(proto->output(k));
+        if (!outs.back().empty()) proto->set_output(k, BlockedName(outs.back()));
+      }
       Node converted = WithProto(node, std::move(proto));
-      if (roles[i] != Role::kLayoutFree) {
+      if (roles[i] != Role::kLayoutFree && roles[i] != Role::kSplit) {
         converted.domain = kOnnxflowDomain;
         converted.opset = internal_ops::kVersion;
       }
       patch_.AddAt(std::move(converted), id);
-      if (read_plain.count(out) != 0) {
-        patch_.AddAt(ReorderNode(Reorder(internal_ops::kFromBlocked, BlockedName(out), out, blocked.at(out))),
-                     id);
+      for (const std::string& out : outs) {
+        if (out.empty() || read_plain.count(out) == 0) continue;
+        patch_.AddAt(ReorderNode(Reorder(internal_ops::kFromBlocked, BlockedName(out), out, blocked.at(out))), id);
       }
     }
     if (patch_.replaced.empty()) return Status::Ok();
@@ -413,6 +452,24 @@ class LayoutPass {
       return;
     }
     proto->set_domain(kOnnxflowDomain);
+  }
+
+  // Split over channels (SplitChannels) as the Split of the 5-D tensor's blocks: axis 1, sizes in
+  // blocks as a new constant input (the op's opset takes them as an input from 13 on, else as the
+  // attribute).
+  void ConvertSplit(const Node& node, onnx::NodeProto* proto, const BlockedValues& blocked) {
+    std::vector<int64_t> blocks = SplitChannels(*g_, node, blocked);
+    for (int64_t& b : blocks) b /= kChannelBlock;
+    SetIntAttr(proto, "axis", 1);
+    RemoveAttribute(*proto, "num_outputs");
+    if (node.opset >= 13) {
+      const std::string name = names_.Fresh(node.proto->output(0) + "/block_split");
+      patch_.constants.emplace_back(name, Tensor::FromVector<int64_t>({static_cast<int64_t>(blocks.size())}, blocks));
+      while (proto->input_size() < 2) proto->add_input("");
+      proto->set_input(1, name);
+    } else {
+      SetAttribute(*proto, "split", blocks);
+    }
   }
 
   // A per-channel Mul or Add (ChannelAffineInput) as the BlockedBatchNormalization that computes

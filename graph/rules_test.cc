@@ -3,6 +3,7 @@
 // computes what the unoptimized one does.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -1322,6 +1323,42 @@ TEST_F(BlockedResizeTest, OtherResizesStayPlain) {
 
 // A BatchNormalization of a blocked value followed by a per-channel Mul (both blocked
 // normalizations after the layout) is one normalization.
+// YOLOv8's C2f: a Conv's output split in halves over the channels, a Conv on one half, and the
+// halves and that joined again. Halves of whole blocks split the blocks (no reorder in the region);
+// a split that cuts a block (24 + 8) leaves the Split plain, with a reorder before it.
+class BlockedSplitTest : public RulesTest {
+ protected:
+  void SplitAndJoin(const std::vector<int64_t>& halves) {
+    ConvFromX(32);
+    model.Initializer("halves", Tensor::FromVector<int64_t>({2}, halves));
+    SetAttr(model.Node("Split", {"c", "halves"}, {"s0", "s1"}), "axis", int64_t{1});
+    model.Initializer("w2", Floats({16, halves[1], 3, 3}, 4));
+    SetAttr(model.Node("Conv", {"s1", "w2"}, {"s2"}, "conv2"), "pads", std::vector<int64_t>{1, 1, 1, 1});
+    SetAttr(model.Node("Concat", {"s0", "s1", "s2"}, {"cat"}), "axis", int64_t{1});
+    model.Initializer("w3", Floats({16, halves[0] + halves[1] + 16, 1, 1}, 5));
+    model.Node("Conv", {"cat", "w3"}, {"y"}, "conv3");
+    model.Output("y", DataType::kFloat, {1, 16, 6, 6});
+  }
+};
+
+TEST_F(BlockedSplitTest, HalvesOfWholeBlocksSplitTheBlocks) {
+  SplitAndJoin({16, 16});
+  ASSERT_TRUE(UseBlockedLayout(&graph()).ok());
+  const std::string d = std::string(kOnnxflowDomain) + ".";
+  EXPECT_EQ(Ops(), (Names{d + "BlockedConv", "Split", d + "BlockedConv", "Concat", d + "BlockedConv", d + "FromBlocked"}));
+  ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-3);
+}
+
+TEST_F(BlockedSplitTest, ASplitThatCutsABlockStaysPlain) {
+  SplitAndJoin({24, 8});
+  ASSERT_TRUE(UseBlockedLayout(&graph()).ok());
+  const std::vector<std::string> ops = Ops();
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "Split"), 1);
+  // Before the Split, after conv2 for the Concat that now stays plain, and before the output.
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), std::string(kOnnxflowDomain) + ".FromBlocked"), 3);
+  ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-3);
+}
+
 // A model ONNX Runtime saved at its extended level: com.microsoft FusedConv with its activation's
 // parameters in `activation_params`, the second with the residual Add as its fourth input. Each
 // becomes the internal FusedConv with the epilogue's alpha and beta, and the blocked layout then
