@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "ops/activation/activation_simd.h"
+
 namespace onnxflow {
 namespace rnn {
 namespace {
@@ -83,6 +85,25 @@ Result<std::vector<Activation>> ParseActivations(const KernelInfo& info, const s
     out.push_back(a);
   }
   return out;
+}
+
+void ApplyInPlace(const Activation& a, float* x, int64_t n) {
+  ActParams p{a.alpha, a.beta};
+  ActOp op;
+  switch (a.kind) {
+    case ActivationKind::kRelu: op = ActOp::kRelu; break;
+    case ActivationKind::kTanh: op = ActOp::kTanh; break;
+    case ActivationKind::kSigmoid: op = ActOp::kSigmoid; break;
+    case ActivationKind::kLeakyRelu: op = ActOp::kLeakyRelu; break;
+    case ActivationKind::kHardSigmoid: op = ActOp::kHardSigmoid; break;
+    case ActivationKind::kElu: op = ActOp::kElu; break;
+    case ActivationKind::kSoftsign: op = ActOp::kSoftsign; break;
+    case ActivationKind::kSoftplus: op = ActOp::kSoftplus; break;
+    default:
+      for (int64_t i = 0; i < n; ++i) x[i] = a(x[i]);
+      return;
+  }
+  ActivationFloat(op, p, x, x, n);
 }
 
 }  // namespace rnn

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,17 @@ struct Activation {
     return e / (C(1) + e);
   }
 };
+
+// x[i] = a(x[i]) for n floats: vectorized (ActivationFloat) for every function the ONNX activation
+// ops share, the scalar operator() for Affine and ScaledTanh. A cell's std::tanh and sigmoid were a
+// third of a hidden-512 LSTM's time.
+void ApplyInPlace(const Activation& a, float* x, int64_t n);
+
+// The same in any compute type: double stays scalar.
+template <typename C>
+void ApplyInPlace(const Activation& a, C* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = a(x[i]);
+}
 
 // The activations of every direction, `per_direction` each: the `activations` attribute (names
 // are case-insensitive; one direction's list is reused for both directions of a bidirectional

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "ops/rnn/packed_rows.h"
 #include "ops/rnn/register.h"
 #include "ops/rnn/recurrent.h"
 #include "ops/vec/vec_ops.h"
@@ -22,6 +23,14 @@ class GruKernel : public OpKernel {
     auto k = std::make_unique<GruKernel>();
     ONNXFLOW_ASSIGN_OR_RETURN(k->attrs_, ParseRecurrentAttributes(info, {ActivationKind::kSigmoid, ActivationKind::kTanh}));
     k->linear_before_reset_ = info.GetInt("linear_before_reset", 0) != 0;
+    const Tensor* w = info.constant_input(kW);
+    const Tensor* r = info.constant_input(kR);
+    if (w != nullptr && w->rank() == 3) k->packed_w_ = PackRows(w, 0, w->dim(1));
+    if (r != nullptr && r->rank() == 3) {  // z and r (and h with linear_before_reset); h alone
+      const int64_t hs = r->dim(2);
+      k->packed_r_ = PackRows(r, 0, k->linear_before_reset_ ? r->dim(1) : 2 * hs);
+      if (!k->linear_before_reset_) k->packed_rh_ = PackRows(r, 2 * hs, hs);
+    }
     return std::unique_ptr<OpKernel>(std::move(k));
   }
 
@@ -39,6 +48,7 @@ class GruKernel : public OpKernel {
 
   RecurrentAttributes attrs_;
   bool linear_before_reset_ = false;
+  std::shared_ptr<const std::vector<PackedB>> packed_w_, packed_r_, packed_rh_;  // per direction, or null
 };
 
 template <typename C>
@@ -46,12 +56,10 @@ Status GruKernel::Run(KernelContext& ctx, DataType dtype) const {
   RecurrentData<C> in;
   ONNXFLOW_RETURN_IF_ERROR(LoadRecurrentData(ctx, attrs_, 3, false, &in));
   const int64_t hs = in.hidden, is = in.input, batch = in.batch, gh = 3 * hs;
-  std::vector<C> y(static_cast<size_t>(in.seq * in.dirs * batch * hs));
-  std::vector<C> y_h(static_cast<size_t>(in.dirs * batch * hs));
+  RunBuffer<C> y(in.seq * in.dirs * batch * hs, true), y_h(in.dirs * batch * hs, true);
   const int64_t steps = MaxLen(in), chunk = std::min(steps, ChunkSteps(batch, gh));
-  std::vector<C> h, xw(static_cast<size_t>(chunk * batch * gh));
-  std::vector<C> gr(static_cast<size_t>(batch * gh)), reset_h(static_cast<size_t>(batch * hs));
-  std::vector<C> rh(static_cast<size_t>(batch * hs)), wb(gh), rb(gh);
+  std::vector<C> h, wb(gh), rb(gh);
+  RunBuffer<C> xw(chunk * batch * gh, false), gr(batch * gh, true), reset_h(batch * hs, true), rh(batch * hs, true);
 
   for (int64_t d = 0; d < in.dirs; ++d) {
     const bool backward = attrs_.Backward(d);
@@ -67,18 +75,19 @@ Status GruKernel::Run(KernelContext& ctx, DataType dtype) const {
     InitialState(in, in.h0, d, h);
     for (int64_t s0 = 0; s0 < steps; s0 += chunk) {
       const int64_t s1 = std::min(steps, s0 + chunk);
-      ProjectInputs(ctx, in, w, gh, backward, s0, s1, xw.data());
+      ProjectInputs(ctx, in, w, gh, backward, s0, s1, xw.data(), PackOf(packed_w_, d));
       for (int64_t s = s0; s < s1; ++s) {
         // z and r read H; with linear_before_reset the hidden gate's product does too.
-        MultiplyRows(ctx, in, s, r, linear_before_reset_ ? gh : 2 * hs, hs, h.data(), hs, gr.data(), gh);
+        MultiplyRows(ctx, in, s, r, linear_before_reset_ ? gh : 2 * hs, hs, h.data(), hs, gr.data(), gh,
+                     PackOf(packed_r_, d));
         for (int64_t b = 0; b < batch; ++b) {
           if (s >= in.lens[b]) continue;
           C* x = xw.data() + ((s - s0) * batch + b) * gh;  // z, r become the gates in place
           const C* gb = gr.data() + b * gh;
           const C* hb = h.data() + b * hs;
+          for (int64_t k = 0; k < 2 * hs; ++k) x[k] = Clip(x[k] + gb[k] + wb[k] + rb[k], attrs_);
+          ApplyInPlace(f, x, 2 * hs);  // each function over a whole gate: vectorized for float
           for (int64_t k = 0; k < hs; ++k) {
-            x[k] = f(Clip(x[k] + gb[k] + wb[k] + rb[k], attrs_));
-            x[hs + k] = f(Clip(x[hs + k] + gb[hs + k] + wb[hs + k] + rb[hs + k], attrs_));
             if (linear_before_reset_) {
               rh[b * hs + k] = x[hs + k] * (gb[2 * hs + k] + rb[2 * hs + k]);
             } else {
@@ -87,7 +96,7 @@ Status GruKernel::Run(KernelContext& ctx, DataType dtype) const {
           }
         }
         if (!linear_before_reset_) {
-          MultiplyRows(ctx, in, s, r_h, hs, hs, reset_h.data(), hs, rh.data(), hs);
+          MultiplyRows(ctx, in, s, r_h, hs, hs, reset_h.data(), hs, rh.data(), hs, PackOf(packed_rh_, d));
           for (int64_t b = 0; b < batch; ++b) {
             if (s >= in.lens[b]) continue;
             for (int64_t k = 0; k < hs; ++k) rh[b * hs + k] += rb[2 * hs + k];
@@ -95,12 +104,12 @@ Status GruKernel::Run(KernelContext& ctx, DataType dtype) const {
         }
         for (int64_t b = 0; b < batch; ++b) {
           if (s >= in.lens[b]) continue;
-          const C* x = xw.data() + ((s - s0) * batch + b) * gh;
+          C* x = xw.data() + ((s - s0) * batch + b) * gh;
+          C* n = x + 2 * hs;  // the hidden gate, in place
           C* hb = h.data() + b * hs;
-          for (int64_t k = 0; k < hs; ++k) {
-            const C n = g(Clip(x[2 * hs + k] + rh[b * hs + k] + wb[2 * hs + k], attrs_));
-            hb[k] = (C(1) - x[k]) * n + x[k] * hb[k];
-          }
+          for (int64_t k = 0; k < hs; ++k) n[k] = Clip(n[k] + rh[b * hs + k] + wb[2 * hs + k], attrs_);
+          ApplyInPlace(g, n, hs);
+          for (int64_t k = 0; k < hs; ++k) hb[k] = (C(1) - x[k]) * n[k] + x[k] * hb[k];
           std::copy(hb, hb + hs, y.begin() + in.YOffset(TimeIndex(in, backward, b, s), d, b));
         }
       }

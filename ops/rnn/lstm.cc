@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ops/rnn/lstm_cell.h"
+#include "ops/rnn/packed_rows.h"
 #include "ops/rnn/register.h"
 
 namespace onnxflow {
@@ -18,6 +19,10 @@ class LstmKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(
         k->attrs_, ParseRecurrentAttributes(info, {ActivationKind::kSigmoid, ActivationKind::kTanh, ActivationKind::kTanh}));
     k->input_forget_ = info.GetInt("input_forget", 0) != 0;
+    const Tensor* w = info.constant_input(kW);
+    const Tensor* r = info.constant_input(kR);
+    if (w != nullptr && w->rank() == 3) k->packed_w_ = PackRows(w, 0, w->dim(1));
+    if (r != nullptr && r->rank() == 3) k->packed_r_ = PackRows(r, 0, r->dim(1));
     return std::unique_ptr<OpKernel>(std::move(k));
   }
 
@@ -35,6 +40,7 @@ class LstmKernel : public OpKernel {
 
   RecurrentAttributes attrs_;
   bool input_forget_ = false;
+  std::shared_ptr<const std::vector<PackedB>> packed_w_, packed_r_;  // per direction, or null
 };
 
 template <typename C>
@@ -49,8 +55,11 @@ Status LstmKernel::Run(KernelContext& ctx, DataType dtype) const {
     const C* r = in.r + d * gh * hs;
     RunLstmDirection(
         in, attrs_, input_forget_, d,
-        [&](int64_t s0, int64_t s1, C* xw) { ProjectInputs(ctx, in, w, gh, backward, s0, s1, xw); },
-        [&](int64_t s, const C* h, C* gr) { MultiplyRows(ctx, in, s, r, gh, hs, h, hs, gr, gh); }, &out);
+        [&](int64_t s0, int64_t s1, C* xw) {
+          ProjectInputs(ctx, in, w, gh, backward, s0, s1, xw, PackOf(packed_w_, d));
+        },
+        [&](int64_t s, const C* h, C* gr) { MultiplyRows(ctx, in, s, r, gh, hs, h, hs, gr, gh, PackOf(packed_r_, d)); },
+        &out);
   }
   return out.Write(ctx, dtype, in);
 }

@@ -23,12 +23,12 @@ namespace rnn {
 // stay zero.
 template <typename C>
 struct LstmOutputs {
-  std::vector<C> y, y_h, y_c;
+  RunBuffer<C> y, y_h, y_c;
 
   explicit LstmOutputs(const RecurrentData<C>& in)
-      : y(static_cast<size_t>(in.seq * in.dirs * in.batch * in.hidden)),
-        y_h(static_cast<size_t>(in.dirs * in.batch * in.hidden)),
-        y_c(y_h.size()) {}
+      : y(in.seq * in.dirs * in.batch * in.hidden, true),
+        y_h(in.dirs * in.batch * in.hidden, true),
+        y_c(in.dirs * in.batch * in.hidden, true) {}
 
   Status Write(KernelContext& ctx, DataType dtype, const RecurrentData<C>& in) const {
     ONNXFLOW_RETURN_IF_ERROR(WriteOutput(ctx, 0, dtype, in.YShape(), y));
@@ -37,19 +37,46 @@ struct LstmOutputs {
   }
 };
 
+// One batch row's step without peepholes, each function over a whole gate at once (ApplyInPlace):
+// the gates' sums in place of the projected inputs `x`, then C and H. `tmp` holds h(C).
+inline void VectorCell(const RecurrentAttributes& attrs, bool input_forget, const Activation& f, const Activation& g,
+                       const Activation& hact, int64_t hs, const float* rec, const float* bias, float* x, float* c,
+                       float* h, float* tmp) {
+  const int64_t gh = 4 * hs;
+  for (int64_t k = 0; k < gh; ++k) x[k] += rec[k] + bias[k];
+  if (attrs.has_clip) {
+    for (int64_t k = 0; k < gh; ++k) x[k] = Clip(x[k], attrs);
+  }
+  float* i = x;
+  float* o = x + hs;
+  float* fg = x + 2 * hs;
+  float* cg = x + 3 * hs;
+  ApplyInPlace(f, x, input_forget ? 2 * hs : 3 * hs);  // i, o (and f)
+  if (input_forget) {
+    for (int64_t k = 0; k < hs; ++k) fg[k] = 1.0f - i[k];
+  }
+  ApplyInPlace(g, cg, hs);
+  for (int64_t k = 0; k < hs; ++k) tmp[k] = c[k] = fg[k] * c[k] + i[k] * cg[k];
+  ApplyInPlace(hact, tmp, hs);
+  for (int64_t k = 0; k < hs; ++k) h[k] = o[k] * tmp[k];
+}
+
 // Runs direction d over every batch row of `in` (its W and R are the callbacks' business; B, P,
 // the initial states and sequence_lens are read from `in`):
 //   project(s0, s1, xw): W x for steps [s0, s1), batch row b's step s at xw + ((s - s0) * batch + b)
 //     * 4 * hidden, for at least the rows still running at s (TimeIndex says which X row that is);
 //   recur(s, h, gr): R h at step s, batch row b's at gr + b * 4 * hidden, for at least the rows
 //     still running at s; h is [batch, hidden] (a finished row holds its last state).
+// `vector_cell`: float steps without peepholes run VectorCell, whose functions round differently
+// from the scalar ones in the last bit.
 template <typename C, typename Project, typename Recur>
 void RunLstmDirection(const RecurrentData<C>& in, const RecurrentAttributes& attrs, bool input_forget, int64_t d,
-                      Project&& project, Recur&& recur, LstmOutputs<C>* out) {
+                      Project&& project, Recur&& recur, LstmOutputs<C>* out, bool vector_cell = true) {
   const int64_t hs = in.hidden, batch = in.batch, gh = 4 * hs;
   const int64_t steps = MaxLen(in), chunk = std::min(steps, ChunkSteps(batch, gh));
-  std::vector<C> h, c, xw(static_cast<size_t>(chunk * batch * gh)), gr(static_cast<size_t>(batch * gh));
-  std::vector<C> bias(gh), peep(3 * hs);
+  std::vector<C> h, c;
+  RunBuffer<C> xw(chunk * batch * gh, false), gr(batch * gh, true);
+  std::vector<C> bias(gh), peep(3 * hs), cell(hs);
   const bool backward = attrs.Backward(d);
   const Activation& f = attrs.activations[d * 3];
   const Activation& g = attrs.activations[d * 3 + 1];
@@ -70,10 +97,17 @@ void RunLstmDirection(const RecurrentData<C>& in, const RecurrentAttributes& att
       recur(s, static_cast<const C*>(h.data()), gr.data());
       for (int64_t b = 0; b < batch; ++b) {
         if (s >= in.lens[b]) continue;
-        const C* x = xw.data() + ((s - s0) * batch + b) * gh;
+        C* x = xw.data() + ((s - s0) * batch + b) * gh;
         const C* rec = gr.data() + b * gh;
         C* hb = h.data() + b * hs;
         C* cb = c.data() + b * hs;
+        if constexpr (std::is_same_v<C, float>) {
+          if (in.p == nullptr && vector_cell) {
+            VectorCell(attrs, input_forget, f, g, hact, hs, rec, bias.data(), x, cb, hb, cell.data());
+            std::copy(hb, hb + hs, out->y.begin() + in.YOffset(TimeIndex(in, backward, b, s), d, b));
+            continue;
+          }
+        }
         for (int64_t k = 0; k < hs; ++k) {
           const C pre_i = x[k] + rec[k] + bias[k];
           const C pre_o = x[hs + k] + rec[hs + k] + bias[hs + k];

@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "ops/rnn/packed_rows.h"
 #include "ops/rnn/register.h"
 #include "ops/rnn/recurrent.h"
 #include "ops/vec/vec_ops.h"
@@ -18,6 +19,10 @@ class RnnKernel : public OpKernel {
   static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     auto k = std::make_unique<RnnKernel>();
     ONNXFLOW_ASSIGN_OR_RETURN(k->attrs_, ParseRecurrentAttributes(info, {ActivationKind::kTanh}));
+    const Tensor* w = info.constant_input(kW);
+    const Tensor* r = info.constant_input(kR);
+    if (w != nullptr && w->rank() == 3) k->packed_w_ = PackRows(w, 0, w->dim(1));
+    if (r != nullptr && r->rank() == 3) k->packed_r_ = PackRows(r, 0, r->dim(1));
     return std::unique_ptr<OpKernel>(std::move(k));
   }
 
@@ -34,6 +39,7 @@ class RnnKernel : public OpKernel {
   Status Run(KernelContext& ctx, DataType dtype) const;
 
   RecurrentAttributes attrs_;
+  std::shared_ptr<const std::vector<PackedB>> packed_w_, packed_r_;  // per direction, or null
 };
 
 template <typename C>
@@ -41,10 +47,10 @@ Status RnnKernel::Run(KernelContext& ctx, DataType dtype) const {
   RecurrentData<C> in;
   ONNXFLOW_RETURN_IF_ERROR(LoadRecurrentData(ctx, attrs_, 1, false, &in));
   const int64_t hs = in.hidden, is = in.input, batch = in.batch;
-  std::vector<C> y(static_cast<size_t>(in.seq * in.dirs * batch * hs));
-  std::vector<C> y_h(static_cast<size_t>(in.dirs * batch * hs));
+  RunBuffer<C> y(in.seq * in.dirs * batch * hs, true), y_h(in.dirs * batch * hs, true);
   const int64_t steps = MaxLen(in), chunk = std::min(steps, ChunkSteps(batch, hs));
-  std::vector<C> h, xw(static_cast<size_t>(chunk * batch * hs)), rec(static_cast<size_t>(batch * hs)), bias(hs);
+  std::vector<C> h, bias(hs);
+  RunBuffer<C> xw(chunk * batch * hs, false), rec(batch * hs, true);
 
   for (int64_t d = 0; d < in.dirs; ++d) {
     const bool backward = attrs_.Backward(d);
@@ -55,14 +61,15 @@ Status RnnKernel::Run(KernelContext& ctx, DataType dtype) const {
     InitialState(in, in.h0, d, h);
     for (int64_t s0 = 0; s0 < steps; s0 += chunk) {
       const int64_t s1 = std::min(steps, s0 + chunk);
-      ProjectInputs(ctx, in, w, hs, backward, s0, s1, xw.data());
+      ProjectInputs(ctx, in, w, hs, backward, s0, s1, xw.data(), PackOf(packed_w_, d));
       for (int64_t s = s0; s < s1; ++s) {
-        MultiplyRows(ctx, in, s, r, hs, hs, h.data(), hs, rec.data(), hs);
+        MultiplyRows(ctx, in, s, r, hs, hs, h.data(), hs, rec.data(), hs, PackOf(packed_r_, d));
         for (int64_t b = 0; b < batch; ++b) {
           if (s >= in.lens[b]) continue;
           const C* x = xw.data() + ((s - s0) * batch + b) * hs;
           C* hb = h.data() + b * hs;
-          for (int64_t k = 0; k < hs; ++k) hb[k] = f(Clip(x[k] + rec[b * hs + k] + bias[k], attrs_));
+          for (int64_t k = 0; k < hs; ++k) hb[k] = Clip(x[k] + rec[b * hs + k] + bias[k], attrs_);
+          ApplyInPlace(f, hb, hs);  // vectorized for float
           std::copy(hb, hb + hs, y.begin() + in.YOffset(TimeIndex(in, backward, b, s), d, b));
         }
       }

@@ -152,7 +152,14 @@ OpTest MakeTest(const Ref& r, int opset = 22) {
     t.Input(Tensor::FromVector<int32_t>({r.B}, l));
   }
   t.Input(F({r.D, r.B, r.H}, r.h0));
-  if (r.op == "LSTM") t.Input(F({r.D, r.B, r.H}, r.c0)).Input(F({r.D, 3 * r.H}, r.p));
+  if (r.op == "LSTM") {
+    t.Input(F({r.D, r.B, r.H}, r.c0));
+    if (r.p.empty()) {
+      t.AbsentInput();
+    } else {
+      t.Input(F({r.D, 3 * r.H}, r.p));
+    }
+  }
   t.Attr("hidden_size", r.H);
   if (r.D == 2) t.Attr("direction", std::string("bidirectional"));
   if (r.reverse) t.Attr("direction", std::string("reverse"));
@@ -202,10 +209,48 @@ TEST(Rnn, Layout1MatchesLayout0) {
   t.Input(F({2, 3, 4}, x1)).Input(F({1, 3, 4}, r.w)).Input(F({1, 3, 3}, r.r)).Input(F({1, 6}, r.bias));
   t.AbsentInput().Input(F({2, 1, 3}, r.h0));  // [B, D, H] with D = 1 is the same bytes
   t.Attr("layout", int64_t{1}).Attr("direction", std::string("reverse")).Attr("hidden_size", int64_t{3}).Outputs(2);
-  auto out = t.Run(RegisterRnnKernels);
-  ASSERT_TRUE(out.ok()) << out.status().ToString();
-  EXPECT_TRUE(TensorsNear(F({2, 3, 1, 3}, y1), (*out)[0].tensor(), 1e-5, 1e-6));
-  EXPECT_TRUE(TensorsNear(F({2, 1, 3}, r.yh), (*out)[1].tensor(), 1e-5, 1e-6));
+  for (bool constant : {false, true}) {  // constant: W and R packed at load, X rows a step apart
+    OpTest run = t;
+    if (constant) run.ConstantInput(1).ConstantInput(2);
+    auto out = run.Run(RegisterRnnKernels);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_TRUE(TensorsNear(F({2, 3, 1, 3}, y1), (*out)[0].tensor(), 1e-5, 1e-6)) << constant;
+    EXPECT_TRUE(TensorsNear(F({2, 1, 3}, r.yh), (*out)[1].tensor(), 1e-5, 1e-6)) << constant;
+  }
+}
+
+// Constant W and R are packed at load and the products run on the GEMM (packed_rows.h); float
+// gates without peepholes run each function over a whole gate (ApplyInPlace). Bidirectional with
+// unequal lengths, so the backward direction's projections are copied to their steps per batch row.
+TEST(Rnn, PackedWeightsAndWholeGateFunctions) {
+  struct Case {
+    const char* op;
+    bool lbr, input_forget;
+    double clip;
+  };
+  for (const Case& c : {Case{"RNN", false, false, 0}, Case{"GRU", false, false, 0}, Case{"GRU", true, false, 0.9},
+                        Case{"LSTM", false, false, 0}, Case{"LSTM", false, true, 0.8}}) {
+    Ref r = MakeRef(c.op, 5, 3, 16, 24, 2, 70);
+    r.p.clear();
+    r.lens = {5, 2, 4};
+    r.lbr = c.lbr;
+    r.input_forget = c.input_forget;
+    r.clip = c.clip;
+    r.Run();
+    for (int threads : {1, 2}) {
+      OpTest t = MakeTest(r);
+      t.ConstantInput(1).ConstantInput(2).Threads(threads);
+      if (r.op == "GRU") t.Attr("linear_before_reset", int64_t{c.lbr ? 1 : 0});
+      if (r.op == "LSTM") t.Attr("input_forget", int64_t{c.input_forget ? 1 : 0});
+      if (c.clip > 0) t.Attr("clip", static_cast<float>(c.clip));
+      auto out = t.Run(RegisterRnnKernels);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      const std::string what = std::string(c.op) + " lbr " + std::to_string(c.lbr) + " threads " + std::to_string(threads);
+      EXPECT_TRUE(TensorsNear(F({5, 2, 3, 24}, r.y), (*out)[0].tensor(), 1e-4, 1e-5)) << what;
+      EXPECT_TRUE(TensorsNear(F({2, 3, 24}, r.yh), (*out)[1].tensor(), 1e-4, 1e-5)) << what;
+      if (r.op == "LSTM") EXPECT_TRUE(TensorsNear(F({2, 3, 24}, r.yc), (*out)[2].tensor(), 1e-4, 1e-5)) << what;
+    }
+  }
 }
 
 TEST(Gru, BothResetModesBidirectional) {
