@@ -86,6 +86,39 @@ TEST(ConvTransposeTest, MatchesScatterReference) {
   }
 }
 
+// A U-Net's upsampling (4x4, stride 2, pads 1) on two cores, its output channels split over the
+// tasks that scatter them; and a 1-D transposed convolution, which runs as the plane of height 1 it
+// is: the same numbers as the 2-D op on [N, C, 1, L].
+TEST(ConvTransposeTest, UpsamplingOnTwoCoresAnd1D) {
+  const Shape xs = {1, 8, 9, 7}, ws = {8, 6, 4, 4}, ys = {1, 6, 18, 14};
+  const auto x = Random(ElementCount(xs), 4), w = Random(ElementCount(ws), 5), b = Random(6, 6);
+  OpTest t("ConvTranspose", 22);
+  t.Input(Tensor::FromVector<float>(xs, x)).Input(Tensor::FromVector<float>(ws, w)).Input(Tensor::FromVector<float>({6}, b));
+  t.Attr("strides", std::vector<int64_t>{2, 2}).Attr("pads", std::vector<int64_t>{1, 1, 1, 1}).ConstantInput(1).Threads(2);
+  auto out = t.Run(RegisterMathKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const auto expected = Reference(xs, ws, 1, {2, 2}, {1, 1}, {1, 1}, ys, x, w, b);
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>(ys, expected), (*out)[0].tensor(), 1e-5, 1e-5));
+
+  // 1-D: 16 taps, stride 8, pads 4 and 3; dilation 1, and 2 with output_padding 1. The reference
+  // is the 2-D scatter on a plane of height 1.
+  for (int64_t dilation : {1, 2}) {
+    const Shape x1 = {2, 3, 11}, w1 = {3, 4, 16};
+    const int64_t length = 8 * 10 + 15 * dilation + 1 + (dilation - 1) - 4 - 3;
+    const auto xv = Random(ElementCount(x1), 7), wv = Random(ElementCount(w1), 8), bv = Random(4, 9);
+    OpTest op("ConvTranspose", 22);
+    op.Input(Tensor::FromVector<float>(x1, xv)).Input(Tensor::FromVector<float>(w1, wv)).Input(Tensor::FromVector<float>({4}, bv));
+    op.Attr("strides", std::vector<int64_t>{8}).Attr("dilations", std::vector<int64_t>{dilation})
+        .Attr("pads", std::vector<int64_t>{4, 3}).Attr("output_padding", std::vector<int64_t>{dilation - 1});
+    auto one_d = op.Run(RegisterMathKernels);
+    ASSERT_TRUE(one_d.ok()) << one_d.status().ToString();
+    const auto plane = Reference({2, 3, 1, 11}, {3, 4, 1, 16}, 1, {1, 8}, {1, dilation}, {0, 4}, {2, 4, 1, length},
+                                 xv, wv, bv);
+    EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({2, 4, length}, plane), (*one_d)[0].tensor(), 1e-5, 1e-5))
+        << "dilation " << dilation;
+  }
+}
+
 TEST(ConvTransposeTest, DoubleAndFloat16) {
   // One input pixel of value 2 spreads the 2x2 kernel with stride 1: y = 2 * w.
   OpTest d("ConvTranspose", 11);
