@@ -255,10 +255,7 @@ Status DynamicQuantizeLstmKernel::Compute(KernelContext& ctx) const {
       QuantizeRows(ctx, batch, hs, [&](int64_t b) { return h + b * hs; }, &qh);
       DequantizingGemm(ctx, qh, batch, hs, r->dirs[d], rq, d, gr);
     };
-    // The scalar cell: H is quantized again at every step, so over a long sequence the result hinges
-    // on each rounding, and the last bit of a vectorized sigmoid moves it (4,100 steps: 0.1009
-    // against 0.1076); the tests hold this op to the scalar reference.
-    RunLstmDirection(in, attrs_, input_forget_, d, project, recur, &out, /*vector_cell=*/false);
+    RunLstmDirection(in, attrs_, input_forget_, d, project, recur, &out);
   }
   // ONNX Runtime's Y_h and Y_c of a batch row of length 0 are zeros, not the initial state.
   for (int64_t d = 0; d < in.dirs; ++d) {

@@ -43,7 +43,7 @@ inline void VectorCell(const RecurrentAttributes& attrs, bool input_forget, cons
                        const Activation& hact, int64_t hs, const float* rec, const float* bias, float* x, float* c,
                        float* h, float* tmp) {
   const int64_t gh = 4 * hs;
-  for (int64_t k = 0; k < gh; ++k) x[k] += rec[k] + bias[k];
+  for (int64_t k = 0; k < gh; ++k) x[k] = x[k] + rec[k] + bias[k];  // the scalar cell's order
   if (attrs.has_clip) {
     for (int64_t k = 0; k < gh; ++k) x[k] = Clip(x[k], attrs);
   }
@@ -67,11 +67,11 @@ inline void VectorCell(const RecurrentAttributes& attrs, bool input_forget, cons
 //     * 4 * hidden, for at least the rows still running at s (TimeIndex says which X row that is);
 //   recur(s, h, gr): R h at step s, batch row b's at gr + b * 4 * hidden, for at least the rows
 //     still running at s; h is [batch, hidden] (a finished row holds its last state).
-// `vector_cell`: float steps without peepholes run VectorCell, whose functions round differently
-// from the scalar ones in the last bit.
+// Float steps without peepholes run VectorCell, whose functions round differently from the scalar
+// ones in the last bit.
 template <typename C, typename Project, typename Recur>
 void RunLstmDirection(const RecurrentData<C>& in, const RecurrentAttributes& attrs, bool input_forget, int64_t d,
-                      Project&& project, Recur&& recur, LstmOutputs<C>* out, bool vector_cell = true) {
+                      Project&& project, Recur&& recur, LstmOutputs<C>* out) {
   const int64_t hs = in.hidden, batch = in.batch, gh = 4 * hs;
   const int64_t steps = MaxLen(in), chunk = std::min(steps, ChunkSteps(batch, gh));
   std::vector<C> h, c;
@@ -102,7 +102,7 @@ void RunLstmDirection(const RecurrentData<C>& in, const RecurrentAttributes& att
         C* hb = h.data() + b * hs;
         C* cb = c.data() + b * hs;
         if constexpr (std::is_same_v<C, float>) {
-          if (in.p == nullptr && vector_cell) {
+          if (in.p == nullptr) {
             VectorCell(attrs, input_forget, f, g, hact, hs, rec, bias.data(), x, cb, hb, cell.data());
             std::copy(hb, hb + hs, out->y.begin() + in.YOffset(TimeIndex(in, backward, b, s), d, b));
             continue;
