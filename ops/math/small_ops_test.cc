@@ -78,6 +78,45 @@ TEST(EinsumTest, Forms) {
   EXPECT_TRUE(Refused(RunOne(bad), StatusCode::kInvalidArgument, "Einsum: label sizes disagree (4 vs 3)"));
 }
 
+// Two float operands whose labels are batch, M, N or K run on the GEMM: each equation against the
+// same one on double operands, which take the direct loop. Operands in GEMM order, transposed,
+// permuted, an output in another order, an ellipsis, a dot and an outer product, a batch split over
+// two cores; and forms that stay on the loop (a label summed in one operand, a broadcast batch).
+TEST(EinsumTest, ContractionsOnTheGemmMatchTheLoop) {
+  struct Case {
+    const char* equation;
+    Shape a, b;
+  };
+  const Case cases[] = {
+      {"bhqd,bhkd->bhqk", {2, 3, 5, 8}, {2, 3, 6, 8}},  // B transposed
+      {"bhqk,bhkd->bhqd", {2, 3, 5, 6}, {2, 3, 6, 8}},  // plain batched product
+      {"ji,jk->ik", {7, 4}, {7, 9}},                    // A transposed
+      {"bnd,dh->bnh", {3, 5, 16}, {16, 12}},             // a weight shared by the batch
+      {"abc,cd->dab", {2, 3, 4}, {4, 5}},                // the output permuted
+      {"bqhd,bkhd->bhqk", {2, 5, 3, 8}, {2, 6, 3, 8}},   // operands permuted first
+      {"...ij,...jk->...ik", {2, 3, 4, 5}, {2, 3, 5, 6}},
+      {"i,i->", {9}, {9}},
+      {"i,j->ij", {4}, {5}},
+      {"bij,bjk->bik", {16, 9, 7}, {16, 7, 11}},         // 16 small products, one per core
+      {"ij,jk->i", {3, 4}, {4, 5}},                      // k summed in the second operand alone
+      {"bij,bjk->bik", {1, 3, 4}, {2, 4, 5}},            // a batch of 1 broadcast
+  };
+  for (const Case& c : cases) {
+    const auto a = Random(ElementCount(c.a), 3), b = Random(ElementCount(c.b), 4);
+    OpTest f("Einsum", 12), d("Einsum", 12);
+    f.Input(Tensor::FromVector<float>(c.a, a)).Input(Tensor::FromVector<float>(c.b, b)).Attr("equation", std::string(c.equation));
+    f.Threads(2);
+    std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end());
+    d.Input(Tensor::FromVector<double>(c.a, ad)).Input(Tensor::FromVector<double>(c.b, bd)).Attr("equation", std::string(c.equation));
+    auto got = RunOne(f);
+    auto want = RunOne(d);
+    ASSERT_TRUE(got.ok() && want.ok()) << c.equation << ": " << got.status().ToString() << want.status().ToString();
+    const Tensor& w = (*want)[0].tensor();
+    std::vector<float> wf(w.data<double>(), w.data<double>() + w.size());
+    EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>(w.shape(), wf), (*got)[0].tensor(), 1e-5, 1e-5)) << c.equation;
+  }
+}
+
 TEST(Col2ImTest, SumsOverlaps) {
   // 1 channel, image 1x3, block 1x2, stride 1: columns [a b] at positions 0 and 1 -> [a0, b0 + a1, b1].
   OpTest t("Col2Im", 18);
