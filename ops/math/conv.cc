@@ -154,9 +154,11 @@ class ConvKernel : public OpKernel {
     // 3.6 -> 1.7 ms; 64 -> 64 channels k3 over 1024 1.02 -> 0.19 ms; 512 -> 512 k3 stride 2 over 800
     // 12.2 -> 7.6 ms. Not for windows of under 16 (channel, tap) columns: a waveform stem (1 channel,
     // 10 taps, 512 outputs) went 0.46 -> 0.89 ms.
-    if (w.rank() == 3) {
-      return attrs_.group != 1 || w.dim(2) == 1 || w.dim(1) * w.dim(2) < 16 ? PixelGathering::kNever
-                                                                             : PixelGathering::kAlways;
+    // 3-D (video, volumes): the same, the generic Im2ColSource being the other path; 16 -> 32
+    // channels 3x3x3 on 16x56x56, one core: 291 -> 10.6 ms (ONNX Runtime 13-44 in the same minutes).
+    if (w.rank() == 3 || w.rank() == 5) {
+      const int64_t k = w.size() / w.dim(0);
+      return attrs_.group != 1 || k == w.dim(1) || k < 16 ? PixelGathering::kNever : PixelGathering::kAlways;
     }
     if (w.rank() != 4 || attrs_.group != 1 || (w.dim(2) == 1 && w.dim(3) == 1) || w.dim(0) >= 512) {
       return PixelGathering::kNever;

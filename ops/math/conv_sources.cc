@@ -42,6 +42,34 @@ void CopyPadded(const ConvGeometry& g, const float* image, int64_t channels, flo
   });
 }
 
+// The same for any rank (a 3-D convolution's volumes): each padded volume zeroed, then every
+// innermost row of the image copied to its place.
+void CopyPaddedVolume(const ConvGeometry& g, const std::vector<int64_t>& extent, const float* image, int64_t channels,
+                      float* dst, int threads) {
+  const size_t nd = extent.size();
+  int64_t volume = 1, in_volume = 1;
+  for (size_t d = 0; d < nd; ++d) {
+    volume *= extent[d];
+    in_volume *= g.in_spatial[d];
+  }
+  const int64_t row = g.in_spatial[nd - 1], rows = in_volume / row;
+  ParallelFor(threads, channels, MacCost(volume), [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      float* out = dst + c * volume;
+      std::memset(out, 0, volume * sizeof(float));
+      for (int64_t r = 0; r < rows; ++r) {
+        int64_t rest = r, at = g.pads_begin[nd - 1], scale = extent[nd - 1];
+        for (size_t d = nd - 1; d-- > 0;) {
+          at += (rest % g.in_spatial[d] + g.pads_begin[d]) * scale;
+          rest /= g.in_spatial[d];
+          scale *= extent[d];
+        }
+        std::memcpy(out + at, image + c * in_volume + r * row, row * sizeof(float));
+      }
+    }
+  });
+}
+
 }  // namespace
 
 Im2ColSource::Im2ColSource(const ConvGeometry& g, const float* image, int64_t channels)
@@ -139,36 +167,55 @@ void ShiftedImageSource::CompactBlock(const float* grid, int64_t row0, int64_t r
 }
 
 // ComputeConvGeometry has already refused negative pads (explicit ones; SAME pads are never negative).
-bool PixelGather::Applies(const ConvGeometry& g) { return g.kernel.size() == 1 || g.kernel.size() == 2; }
+bool PixelGather::Applies(const ConvGeometry& g) { return g.kernel.size() >= 1 && g.kernel.size() <= 3; }
 
 PixelGather::PixelGather(const ConvGeometry& geometry, const float* image, int64_t channels, int threads) {
-  const ConvGeometry g = AsPlane(geometry);
-  const auto [padded_h, padded_w] = Padded(g);
-  const int64_t plane = padded_h * padded_w;
+  const ConvGeometry g = AsPlane(geometry);  // 2-D or 3-D from here
+  const size_t nd = g.kernel.size();
+  // The padded image's extent per axis, and how far apart its neighbours are along it.
+  std::vector<int64_t> extent(nd), step(nd, 1);
+  for (size_t d = 0; d < nd; ++d) extent[d] = g.in_spatial[d] + g.pads_begin[d] + g.pads_end[d];
+  for (size_t d = nd - 1; d-- > 0;) step[d] = step[d + 1] * extent[d + 1];
+  const int64_t plane = step[0] * extent[0];
   base_ = image;
-  if (padded_h != g.in_spatial[0] || padded_w != g.in_spatial[1]) {
+  if (extent != g.in_spatial) {
     padded_ = Tensor::Uninitialized(DataType::kFloat, {channels * plane});
     float* p = padded_.mutable_data<float>();
-    CopyPadded(g, image, channels, p, threads);
+    if (nd == 2) {
+      CopyPadded(g, image, channels, p, threads);
+    } else {
+      CopyPaddedVolume(g, extent, image, channels, p, threads);
+    }
     base_ = p;
   }
   // The output size was computed from the padded size, so every pixel's window lies inside it.
-  const int64_t out_h = g.out_spatial[0], out_w = g.out_spatial[1];
-  out_pixels_ = out_h * out_w;
-  pixel_offsets_.resize(out_pixels_);
-  for (int64_t oh = 0; oh < out_h; ++oh) {
-    for (int64_t ow = 0; ow < out_w; ++ow) {
-      pixel_offsets_[oh * out_w + ow] = oh * g.strides[0] * padded_w + ow * g.strides[1];
-    }
-  }
-  tap_offsets_.resize(channels * g.kernel[0] * g.kernel[1]);
-  for (int64_t c = 0; c < channels; ++c) {
-    for (int64_t kh = 0; kh < g.kernel[0]; ++kh) {
-      for (int64_t kw = 0; kw < g.kernel[1]; ++kw) {
-        tap_offsets_[(c * g.kernel[0] + kh) * g.kernel[1] + kw] =
-            c * plane + kh * g.dilations[0] * padded_w + kw * g.dilations[1];
+  // Offsets by odometer over the output's (then the window's) axes, the last fastest.
+  auto offsets = [&](const std::vector<int64_t>& sizes, const std::vector<int64_t>& scale, int64_t count,
+                     std::vector<int64_t>* out) {
+    std::vector<int64_t> index(nd, 0);
+    out->resize(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t at = 0;
+      for (size_t d = 0; d < nd; ++d) at += index[d] * scale[d];
+      (*out)[static_cast<size_t>(i)] = at;
+      for (size_t d = nd; d-- > 0;) {
+        if (++index[d] < sizes[d]) break;
+        index[d] = 0;
       }
     }
+  };
+  std::vector<int64_t> pixel_scale(nd), tap_scale(nd);
+  for (size_t d = 0; d < nd; ++d) {
+    pixel_scale[d] = g.strides[d] * step[d];
+    tap_scale[d] = g.dilations[d] * step[d];
+  }
+  out_pixels_ = g.out_size();
+  offsets(g.out_spatial, pixel_scale, out_pixels_, &pixel_offsets_);
+  std::vector<int64_t> window;
+  offsets(g.kernel, tap_scale, g.kernel_size(), &window);
+  tap_offsets_.resize(static_cast<size_t>(channels) * window.size());
+  for (int64_t c = 0; c < channels; ++c) {
+    for (size_t t = 0; t < window.size(); ++t) tap_offsets_[c * window.size() + t] = c * plane + window[t];
   }
 }
 

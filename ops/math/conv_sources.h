@@ -68,7 +68,7 @@ class ShiftedImageSource : public BPanelSource {
   std::vector<int64_t> row_offsets_;  // where unfolded row r starts in padded_
 };
 
-// A 2-D convolution with the output channels in the vector lanes: C [pixels x M] = U [pixels x K] *
+// A 2-D (or 1-D or 3-D) convolution with the output channels in the vector lanes: C [pixels x M] = U [pixels x K] *
 // W^T [K x M], where U, the unfolded image, is never built: element (p, k) is read where it lies,
 // padded[pixel_offsets[p] + tap_offsets[k]] (GemmInputA's gather). This serves the convolutions the
 // image-in-lanes paths serve badly: strided ones (downsampling 3x3), whose B would have to be
@@ -76,7 +76,7 @@ class ShiftedImageSource : public BPanelSource {
 // then transposed into Y block by block (TransposeBlock).
 class PixelGather {
  public:
-  // 2-D, and 1-D as 2-D of height 1.
+  // 2-D and 3-D, and 1-D as 2-D of height 1.
   static bool Applies(const ConvGeometry& g);
 
   // Copies `channels` planes of `image` with their padding when there is any (else reads the image

@@ -99,7 +99,9 @@ TEST(ConvTest, MatchesReference) {
       {{1, 1, 1152}, {17, 1, 512}, {160}, {}},
       {{2, 4, 40}, {6, 4, 5}, {2}, {3, 1}, {2}},
       {{1, 16, 33}, {24, 16, 3}, {}, {1, 1}},
-      {{1, 2, 5, 6, 7}, {3, 2, 2, 3, 2}, {1, 2, 1}, {1, 0, 1, 0, 1, 1}},     // 3-D
+      {{1, 2, 5, 6, 7}, {3, 2, 2, 3, 2}, {1, 2, 1}, {1, 0, 1, 0, 1, 1}},     // 3-D (gathered: 24 columns)
+      {{2, 3, 6, 7, 8}, {5, 3, 3, 3, 3}, {2, 1, 2}, {1, 0, 1, 1, 2, 0}, {1, 2, 1}},  // 3-D, dilated, uneven pads
+      {{1, 8, 3, 4, 5}, {6, 8, 1, 1, 1}, {}, {}},                             // 3-D pointwise (not gathered)
       {{1, 64, 20, 20}, {70, 64, 3, 3}, {}, {1, 1, 1, 1}},                   // several strips and K blocks
       // Stride 1 (the shifted-image path): dilated with uneven pads, 5x5, a 3x1 kernel whose grid
       // is the output, groups, and a kernel too wide for it (falls back to im2col).
@@ -186,6 +188,7 @@ TEST(ConvTest, FusedResidual) {
       {{1, 8, 9, 9}, {8, 1, 3, 3}, {}, {1, 1, 1, 1}, {}, 8},   // depthwise
       {{1, 4, 30, 30}, {4, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, 4},  // depthwise, stride 2
       {{1, 8, 30}, {12, 8, 3}, {2}, {1, 1}},                   // 1-D, gathered
+      {{1, 4, 5, 6, 7}, {6, 4, 3, 3, 3}, {}, {1, 1, 1, 1, 1, 1}},  // 3-D, gathered
   };
   for (const ConvCase& cs : cases) {
     ConvAttributes attrs;
@@ -193,7 +196,11 @@ TEST(ConvTest, FusedResidual) {
     attrs.pads = cs.pads;
     attrs.group = cs.group;
     const Shape y_shape = ComputeConvGeometry(attrs, cs.x, cs.w).value().output_shape();
-    for (const Shape& z_shape : {y_shape, Shape{y_shape[1], 1, 1}, Shape{2, y_shape[0], y_shape[1], 1, 1}}) {
+    // Z of Y's shape, per channel ([C, 1, ...]), and one that broadcasts Y to a new leading axis.
+    Shape per_channel(y_shape.size() - 1, 1), wider(y_shape.size() + 1, 1);
+    per_channel[0] = y_shape[1];
+    wider[0] = 2, wider[1] = y_shape[0], wider[2] = y_shape[1];
+    for (const Shape& z_shape : {y_shape, per_channel, wider}) {
       const std::vector<float> x = Random(ElementCount(cs.x), 1), w = Random(ElementCount(cs.w), 2),
                                b = Random(cs.w[0], 3), z = Random(ElementCount(z_shape), 4);
       OpTest test("FusedConv", 1, "com.onnxflow");
