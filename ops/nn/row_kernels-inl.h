@@ -53,6 +53,39 @@ inline float RowMaxImpl(const float* x, int64_t n64) {
   return hn::GetLane(hn::MaxOfLanes(d, hn::Max(m0, m1)));
 }
 
+// max (or min) of x[0..n) with NaN propagated: NaNs are noted in a mask of their own, so the
+// running lanes stay one Max per vector; any NaN makes the result NaN (ReduceMax/ReduceMin, numpy).
+inline float RowExtremeImpl(const float* x, int64_t n64, bool max) {
+  const DF d;
+  const size_t n = static_cast<size_t>(n64), lanes = hn::Lanes(d);
+  const float identity = max ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+  VF m0 = hn::Set(d, identity), m1 = m0;
+  auto nan = hn::IsNaN(m0);  // all false
+  size_t i = 0;
+  if (max) {
+    for (; i + 2 * lanes <= n; i += 2 * lanes) {
+      const VF a = hn::LoadU(d, x + i), b = hn::LoadU(d, x + i + lanes);
+      nan = hn::Or(nan, hn::Or(hn::IsNaN(a), hn::IsNaN(b)));
+      m0 = hn::Max(m0, a);
+      m1 = hn::Max(m1, b);
+    }
+  } else {
+    for (; i + 2 * lanes <= n; i += 2 * lanes) {
+      const VF a = hn::LoadU(d, x + i), b = hn::LoadU(d, x + i + lanes);
+      nan = hn::Or(nan, hn::Or(hn::IsNaN(a), hn::IsNaN(b)));
+      m0 = hn::Min(m0, a);
+      m1 = hn::Min(m1, b);
+    }
+  }
+  for (; i < n; i += lanes) {
+    const VF a = i + lanes <= n ? hn::LoadU(d, x + i) : LoadTail(d, x + i, n - i, identity);
+    nan = hn::Or(nan, hn::IsNaN(a));
+    m0 = max ? hn::Max(m0, a) : hn::Min(m0, a);
+  }
+  if (!hn::AllFalse(d, nan)) return std::numeric_limits<float>::quiet_NaN();
+  return max ? hn::GetLane(hn::MaxOfLanes(d, hn::Max(m0, m1))) : hn::GetLane(hn::MinOfLanes(d, hn::Min(m0, m1)));
+}
+
 inline float ExpShiftSumImpl(const float* x, float shift, float* y, int64_t n64) {
   const DF d;
   const size_t n = static_cast<size_t>(n64), lanes = hn::Lanes(d);

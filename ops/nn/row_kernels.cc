@@ -12,6 +12,7 @@
 namespace onnxflow {
 
 HWY_EXPORT(RowMaxImpl);
+HWY_EXPORT(RowExtremeImpl);
 HWY_EXPORT(ExpShiftSumImpl);
 HWY_EXPORT(AffineRowImpl);
 HWY_EXPORT(RowSumImpl);
@@ -25,6 +26,7 @@ HWY_EXPORT(AddSquaresImpl);
 HWY_EXPORT(ScaleByPowerImpl);
 
 float RowMax(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(RowMaxImpl)(x, n); }
+float RowExtreme(const float* x, int64_t n, bool max) { return HWY_DYNAMIC_DISPATCH(RowExtremeImpl)(x, n, max); }
 float ExpShiftSum(const float* x, float shift, float* y, int64_t n) {
   return HWY_DYNAMIC_DISPATCH(ExpShiftSumImpl)(x, shift, y, n);
 }

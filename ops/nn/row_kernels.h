@@ -9,6 +9,8 @@ namespace onnxflow {
 
 // max(x[0..n)); -inf when n == 0.
 float RowMax(const float* x, int64_t n);
+// max (`max`) or min of x[0..n), NaN when any element is NaN; the identity (-inf, +inf) when n == 0.
+float RowExtreme(const float* x, int64_t n, bool max);
 // y = exp(x - shift); returns sum(y).
 float ExpShiftSum(const float* x, float shift, float* y, int64_t n);
 // y = x * a + b.

@@ -1,6 +1,7 @@
 // The SIMD row kernels against plain loops, over odd lengths and misaligned starts.
 #include "ops/nn/row_kernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -42,6 +43,28 @@ TEST_P(RowKernels, MaxAndSums) {
       EXPECT_EQ(RowMax(x, n), max) << n << " " << off;
       EXPECT_NEAR(RowSum(x, n), sum, 1e-4 * (1 + n)) << n;
       EXPECT_NEAR(RowSumSquaredDiff(x, 0.5f, n), sq, 1e-4 * (1 + sq)) << n;
+    }
+  }
+}
+
+// RowExtreme: max and min over odd lengths and misaligned starts, the identity for an empty row,
+// and NaN wherever one sits (in a whole vector, in the tail).
+TEST_P(RowKernels, ExtremePropagatesNan) {
+  for (int64_t n : kSizes) {
+    for (int64_t off : kOffsets) {
+      std::vector<float> buf = RandomData(n + off, static_cast<uint32_t>(n * 7 + off));
+      const float* x = buf.data() + off;
+      float mx = -std::numeric_limits<float>::infinity(), mn = std::numeric_limits<float>::infinity();
+      for (int64_t i = 0; i < n; ++i) mx = std::max(mx, x[i]), mn = std::min(mn, x[i]);
+      EXPECT_EQ(RowExtreme(x, n, true), mx) << n << " " << off;
+      EXPECT_EQ(RowExtreme(x, n, false), mn) << n << " " << off;
+      for (int64_t at : {int64_t{0}, n / 2, n - 1}) {
+        if (n == 0) continue;
+        std::vector<float> with_nan = buf;
+        with_nan[off + at] = std::numeric_limits<float>::quiet_NaN();
+        EXPECT_TRUE(std::isnan(RowExtreme(with_nan.data() + off, n, true))) << n << " at " << at;
+        EXPECT_TRUE(std::isnan(RowExtreme(with_nan.data() + off, n, false))) << n << " at " << at;
+      }
     }
   }
 }
