@@ -252,6 +252,17 @@ TEST(LpNormalization, L1L2AndZeroRows) {
   auto o1 = l1.Run(RegisterNnKernels);
   ASSERT_TRUE(o1.ok());
   EXPECT_TRUE(TensorsNear(Tensor::FromVector<double>({2, 2}, {0.25, 0.5, -0.75, 0.5}), (*o1)[0].tensor()));
+  // Float rows longer than a vector (the row kernels) against double (the general loop).
+  std::vector<float> long_rows(3 * 37);
+  for (size_t i = 0; i < long_rows.size(); ++i) long_rows[i] = std::cos(0.7f * static_cast<float>(i)) * (i % 3 == 0 ? 0 : 2);
+  OpTest lf("LpNormalization", 22), ld("LpNormalization", 22);
+  lf.Input(Tensor::FromVector<float>({3, 37}, long_rows));
+  ld.Input(Tensor::FromVector<double>({3, 37}, std::vector<double>(long_rows.begin(), long_rows.end())));
+  auto of = lf.Run(RegisterNnKernels), od = ld.Run(RegisterNnKernels);
+  ASSERT_TRUE(of.ok() && od.ok());
+  const Tensor& want = (*od)[0].tensor();
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({3, 37}, std::vector<float>(want.data<double>(), want.data<double>() + want.size())),
+                          (*of)[0].tensor(), 1e-6, 1e-6));
   OpTest bad("LpNormalization", 22);
   bad.Input(Tensor::FromVector<float>({1}, {1})).Attr("p", int64_t{3});
   EXPECT_TRUE(Refused(bad.Run(RegisterNnKernels), StatusCode::kInvalidArgument, "attribute 'p' must be 1 or 2, got 3"));
