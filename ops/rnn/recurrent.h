@@ -11,8 +11,8 @@
 #pragma once
 
 #include <algorithm>
-#include <optional>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
