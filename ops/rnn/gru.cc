@@ -23,13 +23,14 @@ class GruKernel : public OpKernel {
     auto k = std::make_unique<GruKernel>();
     ONNXFLOW_ASSIGN_OR_RETURN(k->attrs_, ParseRecurrentAttributes(info, {ActivationKind::kSigmoid, ActivationKind::kTanh}));
     k->linear_before_reset_ = info.GetInt("linear_before_reset", 0) != 0;
-    const Tensor* w = info.constant_input(kW);
+    k->packed_w_ = PackRows(info.constant_input(kW));
     const Tensor* r = info.constant_input(kR);
-    if (w != nullptr && w->rank() == 3) k->packed_w_ = PackRows(w, 0, w->dim(1));
-    if (r != nullptr && r->rank() == 3) {  // z and r (and h with linear_before_reset); h alone
+    if (k->linear_before_reset_) {
+      k->packed_r_ = PackRows(r);  // z, r and h read H
+    } else if (r != nullptr && r->rank() == 3) {  // z and r; h alone, of r * H
       const int64_t hs = r->dim(2);
-      k->packed_r_ = PackRows(r, 0, k->linear_before_reset_ ? r->dim(1) : 2 * hs);
-      if (!k->linear_before_reset_) k->packed_rh_ = PackRows(r, 2 * hs, hs);
+      k->packed_r_ = PackRows(r, 0, 2 * hs);
+      k->packed_rh_ = PackRows(r, 2 * hs, hs);
     }
     return std::unique_ptr<OpKernel>(std::move(k));
   }

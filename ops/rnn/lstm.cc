@@ -19,10 +19,8 @@ class LstmKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(
         k->attrs_, ParseRecurrentAttributes(info, {ActivationKind::kSigmoid, ActivationKind::kTanh, ActivationKind::kTanh}));
     k->input_forget_ = info.GetInt("input_forget", 0) != 0;
-    const Tensor* w = info.constant_input(kW);
-    const Tensor* r = info.constant_input(kR);
-    if (w != nullptr && w->rank() == 3) k->packed_w_ = PackRows(w, 0, w->dim(1));
-    if (r != nullptr && r->rank() == 3) k->packed_r_ = PackRows(r, 0, r->dim(1));
+    k->packed_w_ = PackRows(info.constant_input(kW));
+    k->packed_r_ = PackRows(info.constant_input(kR));
     return std::unique_ptr<OpKernel>(std::move(k));
   }
 

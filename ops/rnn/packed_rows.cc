@@ -20,5 +20,9 @@ std::shared_ptr<const std::vector<PackedB>> PackRows(const Tensor* m, int64_t ro
   });
 }
 
+std::shared_ptr<const std::vector<PackedB>> PackRows(const Tensor* m) {
+  return m != nullptr && m->rank() == 3 ? PackRows(m, 0, m->dim(1)) : nullptr;
+}
+
 }  // namespace rnn
 }  // namespace onnxflow

@@ -18,6 +18,9 @@ namespace rnn {
 // float constant (the products then read it as it arrives). Shared by content between sessions.
 std::shared_ptr<const std::vector<PackedB>> PackRows(const Tensor* m, int64_t row0, int64_t rows);
 
+// Every row of each direction's matrix (W or R whole); null as above.
+std::shared_ptr<const std::vector<PackedB>> PackRows(const Tensor* m);
+
 // The pack of direction d, or null.
 inline const PackedB* PackOf(const std::shared_ptr<const std::vector<PackedB>>& packs, int64_t d) {
   return packs == nullptr ? nullptr : &(*packs)[static_cast<size_t>(d)];

@@ -19,10 +19,8 @@ class RnnKernel : public OpKernel {
   static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     auto k = std::make_unique<RnnKernel>();
     ONNXFLOW_ASSIGN_OR_RETURN(k->attrs_, ParseRecurrentAttributes(info, {ActivationKind::kTanh}));
-    const Tensor* w = info.constant_input(kW);
-    const Tensor* r = info.constant_input(kR);
-    if (w != nullptr && w->rank() == 3) k->packed_w_ = PackRows(w, 0, w->dim(1));
-    if (r != nullptr && r->rank() == 3) k->packed_r_ = PackRows(r, 0, r->dim(1));
+    k->packed_w_ = PackRows(info.constant_input(kW));
+    k->packed_r_ = PackRows(info.constant_input(kR));
     return std::unique_ptr<OpKernel>(std::move(k));
   }
 
