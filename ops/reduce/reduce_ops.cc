@@ -191,21 +191,24 @@ bool IsNan(C v) {
   }
 }
 
-// Max and min propagate NaN like numpy.
-template <typename T>
-struct MaxOf {
+// Max (kMax) and min propagate NaN like numpy.
+template <typename T, bool kMax>
+struct ExtremeOf {
   using In = T; using Out = T; using Acc = ComputeType<T>;
   static Acc Init() {
-    if constexpr (std::is_floating_point<Acc>::value) return -std::numeric_limits<Acc>::infinity();
-    else return std::numeric_limits<Acc>::lowest();
+    if constexpr (std::is_floating_point<Acc>::value) {
+      return kMax ? -std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::infinity();
+    } else {
+      return kMax ? std::numeric_limits<Acc>::lowest() : std::numeric_limits<Acc>::max();
+    }
   }
   static void Update(Acc& acc, T v) {
     const Acc x = ToCompute(v);
-    if (x > acc || IsNan(x)) acc = IsNan(acc) ? acc : x;
+    if ((kMax ? x > acc : x < acc) || IsNan(x)) acc = IsNan(acc) ? acc : x;
   }
   static Acc FoldRow(const T* x, int64_t n) {
     if constexpr (std::is_same_v<T, float>) {
-      return RowExtreme(x, n, /*max=*/true);  // SIMD, NaN noted apart: [64, 128, 512] 2.7 -> 0.31 ms
+      return RowExtreme(x, n, kMax);  // SIMD, NaN noted apart: [64, 128, 512] 2.7 -> 0.31 ms
     } else {
       Acc acc = Init();
       for (int64_t i = 0; i < n; ++i) Update(acc, x[i]);
@@ -214,29 +217,10 @@ struct MaxOf {
   }
   static T Finalize(const Acc& acc, int64_t) { return FromCompute<T>(acc); }
 };
-
 template <typename T>
-struct MinOf {
-  using In = T; using Out = T; using Acc = ComputeType<T>;
-  static Acc Init() {
-    if constexpr (std::is_floating_point<Acc>::value) return std::numeric_limits<Acc>::infinity();
-    else return std::numeric_limits<Acc>::max();
-  }
-  static void Update(Acc& acc, T v) {
-    const Acc x = ToCompute(v);
-    if (x < acc || IsNan(x)) acc = IsNan(acc) ? acc : x;
-  }
-  static Acc FoldRow(const T* x, int64_t n) {
-    if constexpr (std::is_same_v<T, float>) {
-      return RowExtreme(x, n, /*max=*/false);
-    } else {
-      Acc acc = Init();
-      for (int64_t i = 0; i < n; ++i) Update(acc, x[i]);
-      return acc;
-    }
-  }
-  static T Finalize(const Acc& acc, int64_t) { return FromCompute<T>(acc); }
-};
+using MaxOf = ExtremeOf<T, true>;
+template <typename T>
+using MinOf = ExtremeOf<T, false>;
 
 template <template <typename> class P, typename... Ts>
 Status RunTyped(const KernelContext& ctx, const ReductionPlan& plan, const Tensor& x, Tensor* y) {
