@@ -85,8 +85,7 @@ class FusedMatMulKernel : public OpKernel {
       GemmInputB ib = use_packed ? packed : GemmInputB{nullptr, bd, ldb, trans_b};
       Sgemm(ElementCount(s.batch) * s.m, s.n, s.k, ia, ib, out.data, s.n, GemmEpilogue{}, threads);
     } else {
-      const bool per_core = static_cast<int64_t>(jobs.size()) >= 2 * threads;
-      const int inner = per_core ? 1 : threads;
+      const int inner = GemmThreadsPerBatch(static_cast<int64_t>(jobs.size()), s.m * s.n * s.k, threads);
       ParallelFor(ctx, static_cast<int64_t>(jobs.size()), inner > 1 ? 1 : s.m * s.n * s.k, [&](int64_t j0, int64_t j1) {
         for (int64_t j = j0; j < j1; ++j) {
           GemmInputA ia{nullptr, ad + jobs[j].a, lda, trans_a, alpha_};

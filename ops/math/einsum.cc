@@ -14,6 +14,7 @@
 #include "ops/framework/shape.h"
 #include "ops/framework/parallel.h"
 #include "ops/math/gemm.h"
+#include "ops/math/matmul.h"
 #include "ops/math/register.h"
 #include "ops/tensor/permute.h"
 
@@ -137,14 +138,13 @@ Result<bool> ContractOnGemm(KernelContext& ctx, const std::vector<const Tensor*>
   float* c = c_is_y ? y->mutable_data<float>() : c_store.mutable_data<float>();
   const float* ad = a->data<float>();
   const float* bd = b->data<float>();
-  const int threads = ctx.threads();
-  // Many small products: one per core at a time; few large ones: each split over the cores.
-  const bool per_core = batches >= 2 * threads;
-  ParallelFor(per_core ? threads : 1, batches, rows * cols * depth, [&](int64_t b0, int64_t b1) {
+  const int64_t macs = rows * cols * depth;
+  const int inner = GemmThreadsPerBatch(batches, macs, ctx.threads());
+  ParallelFor(ctx, batches, inner > 1 ? 1 : macs, [&](int64_t b0, int64_t b1) {
     for (int64_t i = b0; i < b1; ++i) {
       GemmInputA ia{nullptr, ad + i * rows * depth, trans_a ? rows : depth, trans_a};
       GemmInputB ib{nullptr, bd + i * depth * cols, trans_b ? depth : cols, trans_b};
-      Sgemm(rows, cols, depth, ia, ib, c + i * rows * cols, cols, GemmEpilogue{}, per_core ? 1 : threads);
+      Sgemm(rows, cols, depth, ia, ib, c + i * rows * cols, cols, GemmEpilogue{}, inner);
     }
   });
   if (!c_is_y) {

@@ -39,6 +39,12 @@ Result<MatMulShapes> ResolveMatMulShapes(const Shape& a_in, const Shape& b_in) {
   return s;
 }
 
+// BERT's 12 heads of 128 x 128 x 64 split each GEMM over the cores: 12 times a fork and a join for
+// 20 microseconds of work.
+int GemmThreadsPerBatch(int64_t batches, int64_t macs, int threads) {
+  return batches >= 2 * static_cast<int64_t>(threads) || macs < (int64_t{1} << 20) ? 1 : threads;
+}
+
 std::vector<MatMulBatch> MatMulBatches(const MatMulShapes& s) {
   std::vector<MatMulBatch> out;
   const int64_t count = ElementCount(s.batch);
@@ -134,11 +140,7 @@ class MatMulKernel : public OpKernel {
     } else {
       const std::vector<MatMulBatch> jobs = MatMulBatches(s);
       const int64_t macs = s.m * s.n * s.k;
-      // Enough pairs to share out evenly (attention's heads), or small ones: one GEMM per core at
-      // a time. A few big ones: each GEMM splits. (BERT's 12 heads of 128 x 128 x 64 split each
-      // GEMM over the cores, 12 times a fork and a join for 20 microseconds of work.)
-      const bool per_core = static_cast<int64_t>(jobs.size()) >= 2 * threads || macs < (1 << 20);
-      const int inner_threads = per_core ? 1 : threads;
+      const int inner_threads = GemmThreadsPerBatch(static_cast<int64_t>(jobs.size()), macs, threads);
       ParallelFor(ctx, static_cast<int64_t>(jobs.size()), inner_threads > 1 ? 1 : macs, [&](int64_t j0, int64_t j1) {
         for (int64_t j = j0; j < j1; ++j) {
           GemmInputA ia{nullptr, ad + jobs[j].a, s.k, false, 1.0f};

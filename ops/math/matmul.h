@@ -24,4 +24,9 @@ struct MatMulBatch {
 };
 std::vector<MatMulBatch> MatMulBatches(const MatMulShapes& s);
 
+// The cores each of `batches` independent GEMMs of `macs` multiply-adds gets out of `threads`: 1
+// (one GEMM per core at a time, the batch split) when there are enough to share out evenly
+// (attention's heads) or they are small; else all of them (each GEMM splits, one after another).
+int GemmThreadsPerBatch(int64_t batches, int64_t macs, int threads);
+
 }  // namespace onnxflow
