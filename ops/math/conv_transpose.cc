@@ -196,8 +196,7 @@ class ConvTransposeKernel : public OpKernel {
     const int64_t rows = mg * ksize;
     // From the tensor pool: a U-Net layer's col is tens of MB, which a std::vector zeroes and
     // faults in at every run.
-    Tensor col_store = Tensor::Uninitialized(std::is_same_v<T, double> ? DataType::kDouble : DataType::kFloat,
-                                             {rows * in});
+    Tensor col_store = Tensor::Uninitialized(DataTypeOf<T>::value, {rows * in});
     T* col = col_store.mutable_data<T>();
     for (int64_t n = 0; n < g.batch; ++n) {
       for (int64_t grp = 0; grp < g.group; ++grp) {

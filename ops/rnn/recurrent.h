@@ -228,7 +228,7 @@ template <typename C>
 class RunBuffer {
  public:
   explicit RunBuffer(int64_t n, bool zero)
-      : t_(zero ? Tensor(Type(), {n}) : Tensor::Uninitialized(Type(), {n})) {}
+      : t_(zero ? Tensor(DataTypeOf<C>::value, {n}) : Tensor::Uninitialized(DataTypeOf<C>::value, {n})) {}
   C* data() { return t_.mutable_data<C>(); }
   const C* data() const { return t_.data<C>(); }
   C* begin() { return data(); }
@@ -237,7 +237,6 @@ class RunBuffer {
   const C& operator[](int64_t i) const { return data()[i]; }
 
  private:
-  static DataType Type() { return std::is_same_v<C, double> ? DataType::kDouble : DataType::kFloat; }
   Tensor t_;
 };
 
