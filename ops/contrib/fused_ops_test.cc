@@ -37,6 +37,16 @@ TEST(FusedConv, ClipTakesMinAndMax) {
   EXPECT_TRUE(TensorsNear(F({1, 1, 1, 3}, {0, 4.5f, 5.0f}), (*out)[0].tensor()));
 }
 
+// An activation no epilogue computes is refused when the kernel is made, naming it (the load's
+// AdoptSavedFusedConv leaves such a node to this kernel).
+TEST(FusedConv, AnUnknownActivationIsRefusedByName) {
+  auto out = RunFusedConv("Softplus", {}, nullptr);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(out.status().message().find("unknown fused activation 'Softplus'"), std::string::npos)
+      << out.status().message();
+}
+
 TEST(FusedConv, SumInputAddsBeforeTheActivation) {
   const Tensor z = F({1, 1, 1, 3}, {1, 1, -10});
   auto out = RunFusedConv("Relu", {}, &z);
