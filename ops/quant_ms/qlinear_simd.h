@@ -56,6 +56,32 @@ inline int32_t RoundSaturateFinite(float v, float zero, float below, float above
   return static_cast<int32_t>((v + kRound) - kRound + zero);
 }
 
+// The sum of n 8-bit values, exact (QLinearGlobalAveragePool's plane sums: psadbw).
+int64_t SumOfBytes(const uint8_t* x, int64_t n);
+int64_t SumOfBytes(const int8_t* x, int64_t n);
+
+// sums[i] += x[i] for i < n (a channels-last pixel into its channels' sums). The caller keeps the
+// sums from overflowing.
+void AddBytes(const uint8_t* x, int64_t n, int32_t* sums);
+void AddBytes(const int8_t* x, int64_t n, int32_t* sums);
+
+// sums[i] += row[taps[0] + i], then += row[taps[1] + i], ... for i < n: a pooling window's taps
+// added in order, each a run of the row, the sums kept in registers across the taps.
+void AddRuns(const float* row, const int64_t* taps, int64_t tap_count, int64_t n, float* sums);
+
+// An average pool's requantization, in ONNX Runtime's order (the zero point inside the rounding):
+//   y[i] = sat(round_half_even(sums[i] / count_i / y_scale + y_zero)), a count of 0 gives y_zero,
+// NaN gives lo; count_i = count_scale * counts[i] (counts[0] for every i when one_count), exact
+// for the whole numbers a pool counts.
+void RequantizeMeans(const float* sums, const float* counts, bool one_count, float count_scale, int64_t n,
+                     float y_scale, float y_zero, uint8_t* y);
+void RequantizeMeans(const float* sums, const float* counts, bool one_count, float count_scale, int64_t n,
+                     float y_scale, float y_zero, int8_t* y);
+
+// phases[r * phase_len + j] = row[j * stride + r] for every j * stride + r < n: a strided row
+// split into its stride's contiguous runs (2 and 3 through interleaved loads).
+void SplitPhases(const float* row, int64_t n, int64_t stride, int64_t phase_len, float* phases);
+
 // y[i] = table[x[i] as an unsigned byte]: int8 values index by their bit pattern.
 void ApplyByteTable(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t n);
 

@@ -310,6 +310,150 @@ TEST(QLinearAveragePool, ChannelsLastGivesTheChannelsFirstBytes) {
   CheckAveragePoolChannelsLast<int8_t>();
 }
 
+// The pools run on SIMD rows (dequantized rows, runs added per tap, byte sums): every target.
+class QLinearPoolTarget : public EveryTargetTest {};
+ONNXFLOW_INSTANTIATE_EVERY_TARGET(QLinearPoolTarget);
+
+struct PoolCase {
+  std::vector<int64_t> in, kernel, strides, dilations, pads;  // in: the spatial dims
+  int64_t n = 1, c = 1, ceil_mode = 0;
+};
+
+// The reference the kernel must equal bit for bit: each output's cells listed in window order and
+// summed in float from 0 (the formula at the top of qlinear_pool.cc, ONNX Runtime's).
+template <typename T>
+std::vector<T> AveragePoolReference(const std::vector<T>& x, const PoolCase& pc, const std::vector<int64_t>& out,
+                                    bool include_pad, float xs, T xz, float ys, T yz) {
+  const size_t dims = pc.in.size();
+  const int64_t in_plane = SizeOf(pc.in), out_plane = SizeOf(out);
+  int64_t window = 1;
+  for (int64_t k : pc.kernel) window *= k;
+  const float lo = std::is_signed_v<T> ? -128.f : 0.f, hi = std::is_signed_v<T> ? 127.f : 255.f;
+  std::vector<T> y(pc.n * pc.c * out_plane);
+  for (int64_t p = 0; p < pc.n * pc.c; ++p) {
+    for (int64_t o = 0; o < out_plane; ++o) {
+      std::vector<int64_t> oc(dims);
+      for (size_t d = dims, rem = o; d-- > 0; rem /= out[d]) oc[d] = rem % out[d];
+      float sum = 0.0f;
+      int64_t cells = 0;
+      for (int64_t w = 0; w < window; ++w) {
+        int64_t at = 0;
+        bool inside = true;
+        for (size_t d = 0, rem = w, div = window; d < dims; ++d) {
+          div /= pc.kernel[d];
+          const int64_t j = (rem / div) % pc.kernel[d];
+          const int64_t i = oc[d] * pc.strides[d] - pc.pads[d] + j * pc.dilations[d];
+          inside = inside && i >= 0 && i < pc.in[d];
+          at = at * pc.in[d] + i;
+        }
+        if (!inside) continue;
+        sum += xs * static_cast<float>(static_cast<int32_t>(x[p * in_plane + at]) - static_cast<int32_t>(xz));
+        ++cells;
+      }
+      const int64_t count = include_pad ? window : cells;
+      const float v = count > 0 ? sum / static_cast<float>(count) / ys : 0.f;
+      y[p * out_plane + o] = static_cast<T>(RoundSaturate(v + static_cast<float>(yz), 0.0f, lo, hi));
+    }
+  }
+  return y;
+}
+
+template <typename T>
+void CheckAveragePoolCase(const PoolCase& pc, bool include_pad, uint32_t seed) {
+  const int64_t in_plane = SizeOf(pc.in);
+  const auto nchw = RandomBytes<T>(pc.n * pc.c * in_plane, seed);
+  const float xs = 0.037f, ys = 0.051f;
+  const T xz = std::is_signed_v<T> ? -7 : 131, yz = std::is_signed_v<T> ? 5 : 120;
+  std::vector<T> out_layout[2];
+  std::vector<int64_t> out_dims;
+  for (int last = 0; last < 2; ++last) {
+    std::vector<T> x = nchw;
+    Shape shape = {pc.n, pc.c};
+    shape.insert(shape.end(), pc.in.begin(), pc.in.end());
+    if (last) {  // the same values, channels last
+      for (int64_t i = 0; i < pc.n; ++i)
+        for (int64_t ch = 0; ch < pc.c; ++ch)
+          for (int64_t p = 0; p < in_plane; ++p) {
+            x[(i * in_plane + p) * pc.c + ch] = nchw[(i * pc.c + ch) * in_plane + p];
+          }
+      shape.erase(shape.begin() + 1);
+      shape.push_back(pc.c);
+    }
+    std::vector<int64_t> pads = pc.pads;
+    pads.insert(pads.end(), pc.pads.begin(), pc.pads.end());
+    OpTest test("QLinearAveragePool", 1, "com.microsoft");
+    test.Attr("kernel_shape", pc.kernel).Attr("strides", pc.strides).Attr("pads", pads);
+    test.Attr("ceil_mode", pc.ceil_mode).Attr("count_include_pad", int64_t{include_pad});
+    test.Attr("channels_last", int64_t{last});
+    test.Input(Tensor::FromVector<T>(shape, x)).Input(Tensor::Scalar<float>(xs)).Input(Tensor::Scalar<T>(xz));
+    test.Input(Tensor::Scalar<float>(ys)).Input(Tensor::Scalar<T>(yz));
+    if (pc.n * pc.c * in_plane > 4000) test.Threads(2);
+    auto result = test.Run(RegisterQuantMsKernels);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    const Shape& got = (*result)[0].tensor().shape();
+    out_dims.assign(got.begin() + (last ? 1 : 2), got.end() - (last ? 1 : 0));
+    out_layout[last] = Values<T>((*result)[0].tensor());
+  }
+  const auto expect = AveragePoolReference(nchw, pc, out_dims, include_pad, xs, xz, ys, yz);
+  ASSERT_EQ(out_layout[0].size(), expect.size());
+  EXPECT_EQ(out_layout[0], expect);
+  const int64_t out_plane = SizeOf(out_dims);
+  for (int64_t i = 0; i < pc.n; ++i)
+    for (int64_t ch = 0; ch < pc.c; ++ch)
+      for (int64_t p = 0; p < out_plane; ++p) {
+        ASSERT_EQ(out_layout[1][(i * out_plane + p) * pc.c + ch], expect[(i * pc.c + ch) * out_plane + p])
+            << "channels last";
+      }
+}
+
+TEST_P(QLinearPoolTarget, AveragePoolEqualsTheWindowOrderSum) {
+  std::mt19937 rng(17);
+  auto pick = [&](int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(rng() % (hi - lo + 1)); };
+  for (int trial = 0; trial < 60; ++trial) {
+    PoolCase pc;
+    const int64_t dims = pick(1, 3);
+    pc.n = pick(1, 2);
+    pc.c = pick(1, 19);
+    for (int64_t d = 0; d < dims; ++d) {
+      pc.kernel.push_back(pick(1, 4));
+      pc.strides.push_back(pick(1, 3));
+      pc.dilations.push_back(1);
+      pc.pads.push_back(pick(0, pc.kernel.back() - 1));
+      pc.in.push_back(pick(pc.kernel.back(), dims == 3 ? 7 : 23));
+    }
+    pc.ceil_mode = pick(0, 1);
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    CheckAveragePoolCase<uint8_t>(pc, trial % 2, trial);
+    CheckAveragePoolCase<int8_t>(pc, trial % 3 == 0, trial + 100);
+  }
+  // Real sizes: ShuffleNet's 3x3 stride-2 pool and a stride-1 pool over a long row (SIMD bodies and tails).
+  CheckAveragePoolCase<uint8_t>({{28, 28}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 1, 24, 0}, false, 7);
+  CheckAveragePoolCase<int8_t>({{9, 70}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, 33, 0}, true, 8);
+}
+
+TEST_P(QLinearPoolTarget, GlobalAveragePoolSumsEveryByte) {
+  for (const int64_t plane : {1, 7, 63, 64, 65, 200, 784}) {
+    for (int last = 0; last < 2; ++last) {
+      const int64_t c = 37;
+      auto x = RandomBytes<int8_t>(c * plane, static_cast<uint32_t>(plane));
+      OpTest test("QLinearGlobalAveragePool", 1, "com.microsoft");
+      test.Attr("channels_last", int64_t{last});
+      test.Input(Tensor::FromVector<int8_t>(last ? Shape{1, plane, c} : Shape{1, c, plane}, x));
+      test.Input(Tensor::Scalar<float>(0.02f)).Input(Tensor::Scalar<int8_t>(-3));
+      test.Input(Tensor::Scalar<float>(0.01f)).Input(Tensor::Scalar<int8_t>(2));
+      auto out = test.Run(RegisterQuantMsKernels);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      const auto got = Values<int8_t>((*out)[0].tensor());
+      for (int64_t ch = 0; ch < c; ++ch) {
+        int64_t sum = 0;
+        for (int64_t p = 0; p < plane; ++p) sum += x[last ? p * c + ch : ch * plane + p];
+        const float v = static_cast<float>(sum + 3 * plane) * (0.02f / (0.01f * static_cast<float>(plane)));
+        EXPECT_EQ(got[ch], RoundSaturate(v, 2.0f, -128.f, 127.f)) << "plane " << plane << " channels_last " << last;
+      }
+    }
+  }
+}
+
 TEST(MsQuantizeLinear, ComMicrosoftQuantizeAndDequantizeAreTheOnnxOnes) {
   // ops/quant registers them in both domains; ONNX Runtime's quantizer writes either.
   OpTest q("QuantizeLinear", 1, "com.microsoft");
