@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "hwy/cache_control.h"
@@ -487,12 +488,22 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
       // Whole strips only: the last may be partial or read from the tail copy.
       const bool last_whole = blk.n % nr == 0 && blk.b_tail == nullptr;
       const int64_t whole = last_whole ? b_strips : b_strips - 1;
-      for (; t + static_cast<int64_t>(kRowStrips) <= whole; t += kRowStrips) {
+      auto row_tile = [&](auto strips) {
         const auto [epi, c, addend] = tile_out(i, t * nr);
-        RowKernel<float, kRowStrips>(a, blk.b + t * blk.b_strip_stride, static_cast<size_t>(blk.b_strip_stride),
-                  static_cast<size_t>(blk.b_row_stride), static_cast<size_t>(blk.kc), c, blk.load_c ? c : addend,
-                  blk.last ? &epi : nullptr);
-      }
+        RowKernel<float, decltype(strips)::value>(a, blk.b + t * blk.b_strip_stride,
+                                                  static_cast<size_t>(blk.b_strip_stride),
+                                                  static_cast<size_t>(blk.b_row_stride), static_cast<size_t>(blk.kc), c,
+                                                  blk.load_c ? c : addend, blk.last ? &epi : nullptr);
+        t += static_cast<int64_t>(decltype(strips)::value);
+      };
+      while (t + static_cast<int64_t>(kRowStrips) <= whole) row_tile(std::integral_constant<size_t, kRowStrips>());
+      // The block's last whole strips in one tile too, so that their accumulators are as many as
+      // the FMA latency needs. Through the 8-row micro-kernel, the 3 strips left over in each of a
+      // 2-core split's blocks of 11 took as long as the other 8 (an LSTM's R h, N 2048); as 2 + 1
+      // strips, twice as long per strip as 4.
+      if (whole - t == 3) row_tile(std::integral_constant<size_t, 3>());
+      if (whole - t == 2) row_tile(std::integral_constant<size_t, 2>());
+      if (whole - t == 1) row_tile(std::integral_constant<size_t, 1>());
     }
     for (; t < b_strips; ++t) {
       // B from memory (weights packed at load, streamed once per run): the first strip of rows

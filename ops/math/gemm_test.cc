@@ -179,14 +179,15 @@ TEST_P(GemmTarget, ProductsAndActivations) {
 }
 
 // One row of C takes the row tile (several B strips side by side): M = 1 and a last strip of one
-// row (M = 9, 17), with whole-strip groups, leftovers, a partial and a raw B's tail strip, K over
-// two blocks, every epilogue input; and the same bits as the row computed inside a full tile.
+// row (M = 9, 17), with whole-strip groups, leftovers of 1, 2 and 3 strips (one tile each), a
+// partial and a raw B's tail strip, K over two blocks, every epilogue input; and the same bits as
+// the row computed inside a full tile.
 TEST_P(GemmTarget, RowTileProducts) {
   const int64_t nr = GemmTile().nr;
   std::vector<float> row_bias = RandomFloats(20, 7), col_bias = RandomFloats(12 * nr, 8);
   std::vector<float> addend = RandomFloats(20 * (12 * nr + 2), 9);
   for (const int64_t m : {1, 9, 17}) {
-    for (const int64_t n : {4 * nr, 4 * nr + 5, 9 * nr, 5 * nr - 3, nr}) {
+    for (const int64_t n : {4 * nr, 4 * nr + 5, 9 * nr, 5 * nr - 3, nr, 6 * nr, 7 * nr + 1}) {
       for (int flags = 0; flags < 8; ++flags) {
         GemmEpilogue ep;
         ep.accumulate = (flags & 1) != 0;
@@ -198,14 +199,16 @@ TEST_P(GemmTarget, RowTileProducts) {
       }
     }
   }
-  const int64_t n = 9 * nr, k = 300;
-  const std::vector<float> a = RandomFloats(8 * k, 3), b = RandomFloats(k * n, 4);
-  std::vector<float> tile(8 * n), row(n);
-  const PackedB pb = PackB(b.data(), n, false, k, n);
-  GemmInputB ib{&pb};
-  Sgemm(8, n, k, GemmInputA{nullptr, a.data(), k, false, 1.0f}, ib, tile.data(), n, GemmEpilogue{}, 1);
-  Sgemm(1, n, k, GemmInputA{nullptr, a.data(), k, false, 1.0f}, ib, row.data(), n, GemmEpilogue{}, 1);
-  for (int64_t j = 0; j < n; ++j) ASSERT_EQ(row[j], tile[j]) << "column " << j;
+  for (const int64_t strips : {9, 10, 11}) {
+    const int64_t n = strips * nr, k = 300;
+    const std::vector<float> a = RandomFloats(8 * k, 3), b = RandomFloats(k * n, 4);
+    std::vector<float> tile(8 * n), row(n);
+    const PackedB pb = PackB(b.data(), n, false, k, n);
+    GemmInputB ib{&pb};
+    Sgemm(8, n, k, GemmInputA{nullptr, a.data(), k, false, 1.0f}, ib, tile.data(), n, GemmEpilogue{}, 1);
+    Sgemm(1, n, k, GemmInputA{nullptr, a.data(), k, false, 1.0f}, ib, row.data(), n, GemmEpilogue{}, 1);
+    for (int64_t j = 0; j < n; ++j) ASSERT_EQ(row[j], tile[j]) << strips << " strips, column " << j;
+  }
 }
 
 // A half model's one-row product (a decoder's per-token step) reads its float16 weight strips as
