@@ -86,6 +86,32 @@ inline float RowExtremeImpl(const float* x, int64_t n64, bool max) {
   return max ? hn::GetLane(hn::MaxOfLanes(d, hn::Max(m0, m1))) : hn::GetLane(hn::MinOfLanes(d, hn::Min(m0, m1)));
 }
 
+// The first (or, with `last`, the last) i with x[i] == v, or -1: a vector compare per step, the
+// lanes of the vector that matched scanned one by one.
+inline int64_t RowFindImpl(const float* x, int64_t n, float v, bool last) {
+  const DF d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const VF vv = hn::Set(d, v);
+  if (!last) {
+    int64_t i = 0;
+    for (; i + lanes <= n; i += lanes) {
+      if (!hn::AllFalse(d, hn::Eq(hn::LoadU(d, x + i), vv))) break;
+    }
+    for (; i < n; ++i) {
+      if (x[i] == v) return i;
+    }
+    return -1;
+  }
+  int64_t end = n;  // x[end..n) holds no match
+  for (; end - lanes >= 0; end -= lanes) {
+    if (!hn::AllFalse(d, hn::Eq(hn::LoadU(d, x + end - lanes), vv))) break;
+  }
+  for (int64_t i = end - 1; i >= 0; --i) {
+    if (x[i] == v) return i;
+  }
+  return -1;
+}
+
 inline float ExpShiftSumImpl(const float* x, float shift, float* y, int64_t n64) {
   const DF d;
   const size_t n = static_cast<size_t>(n64), lanes = hn::Lanes(d);

@@ -13,6 +13,7 @@ namespace onnxflow {
 
 HWY_EXPORT(RowMaxImpl);
 HWY_EXPORT(RowExtremeImpl);
+HWY_EXPORT(RowFindImpl);
 HWY_EXPORT(ExpShiftSumImpl);
 HWY_EXPORT(AffineRowImpl);
 HWY_EXPORT(RowSumImpl);
@@ -27,6 +28,9 @@ HWY_EXPORT(ScaleByPowerImpl);
 
 float RowMax(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(RowMaxImpl)(x, n); }
 float RowExtreme(const float* x, int64_t n, bool max) { return HWY_DYNAMIC_DISPATCH(RowExtremeImpl)(x, n, max); }
+int64_t RowFind(const float* x, int64_t n, float v, bool last) {
+  return HWY_DYNAMIC_DISPATCH(RowFindImpl)(x, n, v, last);
+}
 float ExpShiftSum(const float* x, float shift, float* y, int64_t n) {
   return HWY_DYNAMIC_DISPATCH(ExpShiftSumImpl)(x, shift, y, n);
 }

@@ -11,6 +11,8 @@ namespace onnxflow {
 float RowMax(const float* x, int64_t n);
 // max (`max`) or min of x[0..n), NaN when any element is NaN; the identity (-inf, +inf) when n == 0.
 float RowExtreme(const float* x, int64_t n, bool max);
+// The first i (the last, with `last`) with x[i] == v, or -1 (v NaN: always -1).
+int64_t RowFind(const float* x, int64_t n, float v, bool last);
 // y = exp(x - shift); returns sum(y).
 float ExpShiftSum(const float* x, float shift, float* y, int64_t n);
 // y = x * a + b.

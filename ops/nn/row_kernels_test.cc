@@ -69,6 +69,28 @@ TEST_P(RowKernels, ExtremePropagatesNan) {
   }
 }
 
+// RowFind: the first and the last match, in a whole vector or the tail, and -1 for none or NaN.
+TEST_P(RowKernels, FindFirstAndLast) {
+  for (int64_t n : kSizes) {
+    for (int64_t off : kOffsets) {
+      std::vector<float> buf(n + off, 1.0f);
+      float* x = buf.data() + off;
+      EXPECT_EQ(RowFind(x, n, 2.0f, false), -1) << n;
+      EXPECT_EQ(RowFind(x, n, 2.0f, true), -1) << n;
+      EXPECT_EQ(RowFind(x, n, std::numeric_limits<float>::quiet_NaN(), false), -1) << n;
+      if (n == 0) continue;
+      for (int64_t a : {int64_t{0}, n / 3, n - 1}) {
+        for (int64_t b : {a, std::min(n - 1, a + 1), n - 1}) {
+          std::fill(buf.begin(), buf.end(), 1.0f);
+          x[a] = x[b] = 2.0f;
+          EXPECT_EQ(RowFind(x, n, 2.0f, false), std::min(a, b)) << n << " " << a << " " << b;
+          EXPECT_EQ(RowFind(x, n, 2.0f, true), std::max(a, b)) << n << " " << a << " " << b;
+        }
+      }
+    }
+  }
+}
+
 TEST_P(RowKernels, ExpShiftSumAffineNormalize) {
   for (int64_t n : kSizes) {
     for (int64_t off : kOffsets) {

@@ -1,4 +1,6 @@
 // Tests for ArgMax/ArgMin, TopK, CumSum/CumProd.
+#include <limits>
+#include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -31,6 +33,37 @@ TEST(ArgMinMax, FirstOrLastIndexOfTies) {
   auto d = Arg("ArgMin", x, 1, 0, 1);
   ASSERT_TRUE(d.ok());
   EXPECT_TRUE(TensorsEqual(Tensor::FromVector<int64_t>({2}, {0, 2}), (*d)[0].tensor()));
+}
+
+// Float rows along the last axis run on SIMD passes (extreme, then where it sits): against the
+// element loop's rule (first or last of the ties, the first NaN) on rows with ties and NaNs.
+TEST(ArgMinMax, FloatRowsMatchTheElementRule) {
+  std::mt19937 rng(5);
+  for (const int64_t n : {1, 7, 16, 100, 1037}) {
+    const int64_t rows = 6;
+    std::vector<float> x(rows * n);
+    for (auto& v : x) v = static_cast<float>(static_cast<int>(rng() % 9)) - 4.0f;  // many ties
+    x[2 * n + n / 2] = std::numeric_limits<float>::quiet_NaN();
+    x[3 * n + n - 1] = std::numeric_limits<float>::quiet_NaN();
+    x[4 * n] = -0.0f;
+    for (const char* op : {"ArgMax", "ArgMin"}) {
+      for (int64_t last = 0; last < 2; ++last) {
+        auto out = Arg(op, Tensor::FromVector<float>({rows, n}, x), 1, 0, last);
+        ASSERT_TRUE(out.ok()) << out.status().ToString();
+        const int64_t* got = (*out)[0].tensor().data<int64_t>();
+        for (int64_t r = 0; r < rows; ++r) {
+          int64_t best = 0;
+          for (int64_t j = 1; j < n; ++j) {
+            const float v = x[r * n + j], b = x[r * n + best];
+            if (b != b) break;
+            const bool max = op[3] == 'M' && op[4] == 'a';
+            if (v != v || (max ? (last ? v >= b : v > b) : (last ? v <= b : v < b))) best = j;
+          }
+          EXPECT_EQ(got[r], best) << op << " n " << n << " row " << r << " last " << last;
+        }
+      }
+    }
+  }
 }
 
 TEST(ArgMinMax, EveryNumericType) {

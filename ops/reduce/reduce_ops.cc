@@ -88,6 +88,7 @@ struct SumOf {
   static Acc Init() { return Acc{0}; }
   static void Update(Acc& acc, T x) { acc = WrapAdd(acc, Wide<T>::From(x)); }
   static Acc FoldRow(const T* x, int64_t n) { return UnrolledSum(x, n, [](Acc w) { return w; }); }
+  static void Combine(Acc& acc, const Acc& later) { acc = WrapAdd(acc, later); }
   static T Finalize(const Acc& acc, int64_t) { return Wide<T>::To(acc); }
 };
 
@@ -120,6 +121,7 @@ struct SumSquareOf {
     acc = WrapAdd(acc, WrapMul(w, w));
   }
   static Acc FoldRow(const T* x, int64_t n) { return UnrolledSum(x, n, [](Acc w) { return WrapMul(w, w); }); }
+  static void Combine(Acc& acc, const Acc& later) { acc = WrapAdd(acc, later); }
   static T Finalize(const Acc& acc, int64_t) { return Wide<T>::To(acc); }
 };
 
@@ -174,6 +176,24 @@ struct LogSumExpOf {
       acc.sum += std::exp(x - acc.max);
     }
   }
+  // A contiguous float row in SIMD: its max (NaN if any), then the float sum of exp(x - max) a
+  // chunk at a time, the chunks' sums added in double ([64, 128, 512] over the last axis: 32 -> 1.7 ms).
+  static Acc FoldRow(const T* x, int64_t n) {
+    if constexpr (std::is_same_v<T, float>) {
+      const float m = RowExtreme(x, n, true);
+      if (std::isnan(m)) return {std::numeric_limits<double>::quiet_NaN(), 0.0};
+      if (std::isinf(m)) return {m, m > 0 ? 1.0 : 0.0};  // +inf wins; all -inf (or none) sum to 0
+      constexpr int64_t kChunk = 1024;
+      float exps[kChunk];
+      double sum = 0.0;
+      for (int64_t i = 0; i < n; i += kChunk) sum += ExpShiftSum(x + i, m, exps, std::min(kChunk, n - i));
+      return {m, sum};
+    } else {
+      Acc acc = Init();
+      for (int64_t i = 0; i < n; ++i) Update(acc, x[i]);
+      return acc;
+    }
+  }
   static T Finalize(const Acc& acc, int64_t) {
     if (std::isnan(acc.max)) return Wide<T>::FromDouble(acc.max);
     if (acc.sum == 0.0) return Wide<T>::FromDouble(-std::numeric_limits<double>::infinity());
@@ -214,6 +234,9 @@ struct ExtremeOf {
       for (int64_t i = 0; i < n; ++i) Update(acc, x[i]);
       return acc;
     }
+  }
+  static void Combine(Acc& acc, const Acc& later) {
+    if (!IsNan(acc) && ((kMax ? later > acc : later < acc) || IsNan(later))) acc = later;
   }
   static T Finalize(const Acc& acc, int64_t) { return FromCompute<T>(acc); }
 };

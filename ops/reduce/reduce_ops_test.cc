@@ -211,6 +211,52 @@ TEST(ReduceOps, BoolMaxMinAndIntegerMean) {
   EXPECT_TRUE(TensorsEqual(Tensor::Scalar<int32_t>(2), (*mean)[0].tensor()));
 }
 
+// Long float rows: LogSumExp's SIMD fold (chunks of exp sums) against double, with +inf, all
+// -inf and NaN rows; whole tensors folded in parts over the cores give the same bits on 1 and 2
+// threads, and a NaN in a later part still wins ReduceMax.
+TEST(ReduceOps, LongRowsFoldInSimdAndInParts) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-20, 20);
+  const int64_t n = 3000;
+  std::vector<float> x(5 * n);
+  for (auto& v : x) v = dist(rng);
+  for (int64_t j = 0; j < n; ++j) x[2 * n + j] = -INFINITY;
+  x[3 * n + 17] = INFINITY;
+  x[4 * n + 2999] = NAN;
+  auto out = RunReduce("ReduceLogSumExp", 18, Tensor::FromVector<float>({5, n}, x), {1}, 0);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const float* y = (*out)[0].tensor().data<float>();
+  for (int64_t r = 0; r < 2; ++r) {
+    double m = -INFINITY, s = 0;
+    for (int64_t j = 0; j < n; ++j) m = std::max(m, double(x[r * n + j]));
+    for (int64_t j = 0; j < n; ++j) s += std::exp(double(x[r * n + j]) - m);
+    EXPECT_NEAR(y[r], m + std::log(s), 1e-5 * std::abs(m + std::log(s))) << "row " << r;
+  }
+  EXPECT_EQ(y[2], -INFINITY);
+  EXPECT_EQ(y[3], INFINITY);
+  EXPECT_TRUE(std::isnan(y[4]));
+
+  const int64_t big = 300001;  // 5 parts, the last short
+  std::vector<float> z(big);
+  double sum = 0;
+  for (auto& v : z) sum += (v = dist(rng));
+  float one_thread = 0;
+  for (int threads : {1, 2}) {
+    OpTest t("ReduceSum", 13);
+    t.Input(Tensor::FromVector<float>({big}, z)).Attr("keepdims", int64_t{0}).Threads(threads);
+    auto r = t.Run(RegisterReduceOps);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const float got = (*r)[0].tensor().data<float>()[0];
+    EXPECT_NEAR(got, sum, 1e-3);
+    if (threads == 1) one_thread = got;
+    else EXPECT_EQ(got, one_thread);
+  }
+  z[big - 1] = NAN;
+  auto mx = RunReduce("ReduceMax", 18, Tensor::FromVector<float>({big}, z), {}, 0);
+  ASSERT_TRUE(mx.ok()) << mx.status().ToString();
+  EXPECT_TRUE(std::isnan((*mx)[0].tensor().data<float>()[0]));
+}
+
 TEST(ReduceOps, LogSumExpIsStableForLargeInputs) {
   auto out = RunReduce("ReduceLogSumExp", 18, Tensor::FromVector<float>({2}, {1000, 1000}), {0}, 0);
   ASSERT_TRUE(out.ok());

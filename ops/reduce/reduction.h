@@ -13,12 +13,17 @@
 //     static void Update(Acc& acc, In x);
 //     static Out Finalize(const Acc& acc, int64_t count);  // count = elements folded
 //     static Acc FoldRow(const In* x, int64_t n);  // optional: a faster fold of a contiguous row
+//     static void Combine(Acc& acc, const Acc& later);  // optional: acc then `later`, as one fold
 //   };
+// With both optional members, a few long rows (a whole tensor summed to one number) are folded in
+// parts over the cores and the parts combined in order. The parts have a fixed length, so the
+// result does not depend on the number of threads.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "include/onnxflow/status.h"
@@ -47,6 +52,12 @@ Result<ReductionPlan> PlanReduction(const Shape& input, const std::vector<int64_
 std::vector<int64_t> AllAxes(int64_t rank);
 
 template <typename P, typename = void>
+struct HasCombine : std::false_type {};
+template <typename P>
+struct HasCombine<P, std::void_t<decltype(P::Combine(std::declval<typename P::Acc&>(),
+                                                     std::declval<const typename P::Acc&>()))>> : std::true_type {};
+
+template <typename P, typename = void>
 struct HasFoldRow : std::false_type {};
 template <typename P>
 struct HasFoldRow<P, std::void_t<decltype(P::FoldRow(static_cast<const typename P::In*>(nullptr), int64_t{0}))>>
@@ -71,6 +82,27 @@ void RunReduction(const KernelContext& ctx, const ReductionPlan& plan, const typ
     return;
   }
   const int64_t inner = plan.inner;
+  // Rows this long, fewer than this many, fold in parts: [1, 64, 128, 128] summed to one number took
+  // 0.19 ms on one core whatever the threads.
+  constexpr int64_t kPart = int64_t{1} << 16, kFewRows = 4;
+  if constexpr (HasFoldRow<P>::value && HasCombine<P>::value) {
+    if (inner == 1 && plan.outer < kFewRows && r >= 2 * kPart) {
+      const int64_t parts = (r + kPart - 1) / kPart;
+      std::vector<Acc> partial(static_cast<size_t>(plan.outer * parts));
+      ParallelFor(ctx, plan.outer * parts, kPart * 2, [&](int64_t b, int64_t e) {
+        for (int64_t k = b; k < e; ++k) {
+          const int64_t o = k / parts, j0 = (k % parts) * kPart;
+          partial[k] = P::FoldRow(x + o * r + j0, std::min(kPart, r - j0));
+        }
+      });
+      for (int64_t o = 0; o < plan.outer; ++o) {
+        Acc acc = partial[o * parts];
+        for (int64_t k = 1; k < parts; ++k) P::Combine(acc, partial[o * parts + k]);
+        y[o] = P::Finalize(acc, r);
+      }
+      return;
+    }
+  }
   if (inner == 1) {
     ParallelFor(ctx, plan.outer, r * 2, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) {
