@@ -19,21 +19,49 @@ namespace image {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// The four samples of `lanes` outputs come from gathers only where they must: when the outputs'
+// columns all lie in one vector's reach of the row (any upscale), from one load per row and lane
+// permutes; when they are consecutive pairs two apart (a 2x downscale), from interleaved loads.
+// A gather of 16 spread lanes costs this CPU (Zen 4) tens of cycles: 64 x 256 x 256 downscaled by
+// 2 took 4.5 ms on one core, 3 x 512 x 512 upscaled by 2 4.4 ms. The arithmetic is the same in
+// every case, so are the bits.
 inline void BilinearRowImpl(const float* lo_row, const float* hi_row, float wy_lo, float wy_hi,
                             const BilinearAxis& x, float* out) {
   const hn::ScalableTag<float> d;
   const hn::RebindToSigned<decltype(d)> di;
+  using VF = hn::Vec<decltype(d)>;
   const int64_t n = static_cast<int64_t>(x.lo.size());
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const int32_t lanes = static_cast<int32_t>(hn::Lanes(d));
   const auto ylo = hn::Set(d, wy_lo), yhi = hn::Set(d, wy_hi);
+  const int32_t last = n > 0 ? x.hi[n - 1] : 0;  // the last column read: loads stay within the row
+  const auto pair_step = hn::Add(hn::Iota(di, 0), hn::Iota(di, 0)), one = hn::Set(di, 1);
   int64_t i = 0;
   for (; i + lanes <= n; i += lanes) {
     const auto ilo = hn::LoadU(di, x.lo.data() + i), ihi = hn::LoadU(di, x.hi.data() + i);
     const auto xlo = hn::LoadU(d, x.w_lo.data() + i), xhi = hn::LoadU(d, x.w_hi.data() + i);
-    auto sum = hn::Add(hn::Mul(hn::Mul(xlo, ylo), hn::GatherIndex(d, lo_row, ilo)),
-                       hn::Mul(hn::Mul(xhi, ylo), hn::GatherIndex(d, lo_row, ihi)));
-    sum = hn::Add(sum, hn::Mul(hn::Mul(xlo, yhi), hn::GatherIndex(d, hi_row, ilo)));
-    sum = hn::Add(sum, hn::Mul(hn::Mul(xhi, yhi), hn::GatherIndex(d, hi_row, ihi)));
+    const int32_t base = x.lo[i];
+    const auto vbase = hn::Set(di, base);
+    VF a, b, c, e;  // lo_row[lo], lo_row[hi], hi_row[lo], hi_row[hi]
+    if (x.hi[i + lanes - 1] - base < lanes && base + lanes - 1 <= last) {
+      const auto tlo = hn::IndicesFromVec(d, hn::Sub(ilo, vbase)), thi = hn::IndicesFromVec(d, hn::Sub(ihi, vbase));
+      const VF lo = hn::LoadU(d, lo_row + base), hi = hn::LoadU(d, hi_row + base);
+      a = hn::TableLookupLanes(lo, tlo);
+      b = hn::TableLookupLanes(lo, thi);
+      c = hn::TableLookupLanes(hi, tlo);
+      e = hn::TableLookupLanes(hi, thi);
+    } else if (base + 2 * lanes - 1 <= last && hn::AllTrue(di, hn::Eq(ilo, hn::Add(vbase, pair_step))) &&
+               hn::AllTrue(di, hn::Eq(ihi, hn::Add(ilo, one)))) {
+      hn::LoadInterleaved2(d, lo_row + base, a, b);
+      hn::LoadInterleaved2(d, hi_row + base, c, e);
+    } else {
+      a = hn::GatherIndex(d, lo_row, ilo);
+      b = hn::GatherIndex(d, lo_row, ihi);
+      c = hn::GatherIndex(d, hi_row, ilo);
+      e = hn::GatherIndex(d, hi_row, ihi);
+    }
+    auto sum = hn::Add(hn::Mul(hn::Mul(xlo, ylo), a), hn::Mul(hn::Mul(xhi, ylo), b));
+    sum = hn::Add(sum, hn::Mul(hn::Mul(xlo, yhi), c));
+    sum = hn::Add(sum, hn::Mul(hn::Mul(xhi, yhi), e));
     hn::StoreU(sum, d, out + i);
   }
   for (; i < n; ++i) {

@@ -529,16 +529,22 @@ TEST(Resize, FloatBilinearRoundsAsOnnxRuntimeDoes) {
   }
 }
 
+// Upscales (the lanes' columns in one vector's reach: permutes), exact 2x downscales (pairs:
+// interleaved loads) and everything else (gathers), in the coordinate modes that shape them.
 TEST_P(ResizeRows, BilinearRowHasTheScalarBitsOnEveryTarget) {
   const std::vector<float> pool = Random(2 * 1031, 13);
-  for (int64_t in : {1, 2, 7, 1031}) {
-    for (int64_t out : {1, 5, 16, 33, 2062}) {
-      const auto x = image::BuildBilinearAxis(image::CoordinateMode::kHalfPixel, in, out,
-                                              static_cast<float>(out) / static_cast<float>(in));
-      std::vector<float> a(static_cast<size_t>(out)), b(static_cast<size_t>(out));
-      image::BilinearRowF32(pool.data(), pool.data() + 1031, 0.375f, 0.625f, x, a.data());
-      image::BilinearRowScalar(pool.data(), pool.data() + 1031, 0.375f, 0.625f, x, b.data());
-      for (int64_t i = 0; i < out; ++i) ASSERT_EQ(a[i], b[i]) << in << " -> " << out << " at " << i;
+  for (const auto mode : {image::CoordinateMode::kHalfPixel, image::CoordinateMode::kAsymmetric,
+                          image::CoordinateMode::kAlignCorners}) {
+    for (int64_t in : {1, 2, 7, 64, 1030, 1031}) {
+      for (int64_t out : {1, 5, 16, 32, 33, 128, 515, 2062}) {
+        const auto x = image::BuildBilinearAxis(mode, in, out, static_cast<float>(out) / static_cast<float>(in));
+        std::vector<float> a(static_cast<size_t>(out)), b(static_cast<size_t>(out));
+        image::BilinearRowF32(pool.data(), pool.data() + 1031, 0.375f, 0.625f, x, a.data());
+        image::BilinearRowScalar(pool.data(), pool.data() + 1031, 0.375f, 0.625f, x, b.data());
+        for (int64_t i = 0; i < out; ++i) {
+          ASSERT_EQ(a[i], b[i]) << static_cast<int>(mode) << ": " << in << " -> " << out << " at " << i;
+        }
+      }
     }
   }
 }
