@@ -6,8 +6,8 @@ const fs = require('fs'), path = require('path');
 const ort = require('onnxruntime-node');
 const { onnx } = require('onnx-proto');
 const DT = {1: ['float32', Float32Array], 2: ['uint8', Uint8Array], 3: ['int8', Int8Array], 6: ['int32', Int32Array],
-  7: ['int64', BigInt64Array], 9: ['bool', Uint8Array], 11: ['float64', Float64Array]};
-const CODE = {float32: 1, uint8: 2, int8: 3, int32: 6, int64: 7, bool: 9, float64: 11};
+  7: ['int64', BigInt64Array], 9: ['bool', Uint8Array], 10: ['float16', Uint16Array], 11: ['float64', Float64Array]};
+const CODE = {float32: 1, uint8: 2, int8: 3, int32: 6, int64: 7, bool: 9, float16: 10, float64: 11};
 (async () => {
   const [dir, set = '0'] = process.argv.slice(2);
   const model = path.join(dir, 'model.onnx');
