@@ -113,7 +113,12 @@ GemmPlan MakeGemmPlan(const GemmShape& s) {
   p.kc = CeilDiv(k, p.k_blocks);
   p.m_strips = CeilDiv(m, mr);
   const int64_t n_strips = p.n_strips = CeilDiv(n, nr);
-  int64_t nc_strips = std::max<int64_t>(1, std::min(n_strips, L2BlockFloats() / (p.kc * nr)));
+  // One row of A reads each packed B strip once: no block is reused, so none needs to fit L2, and
+  // whole-width blocks keep the row tile's groups of four strips together (blocks of 5 strips left
+  // one in five to a single-strip tile, twice as slow per strip: an LSTM's R h per slice).
+  const bool single_row_packed = m == 1 && p.b == GemmPlan::BPath::kPacked;
+  int64_t nc_strips =
+      single_row_packed ? n_strips : std::max<int64_t>(1, std::min(n_strips, L2BlockFloats() / (p.kc * nr)));
   int64_t n_blocks = CeilDiv(n_strips, nc_strips);
   // Blocks of equal width, and as many per core: 64 strips under a 21-strip bound were 21, 21, 21
   // and 1, so one core of two did 42 strips while the other did 22 (a 128 x 3072 x 768 MatMul,
