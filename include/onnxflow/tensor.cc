@@ -1,5 +1,6 @@
 #include "include/onnxflow/tensor.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
@@ -117,7 +118,10 @@ class BufferPool {
 
   // Returns a buffer of at least `bytes` and its class size (the size to give back).
   void* Take(size_t bytes, size_t* class_bytes) {
-    const int c = ClassOf(bytes);
+    // Under kMinPooled, the smallest class: a buffer is taken from the class it is given back to
+    // (a shape or a scalar, 24 bytes, went back as 64 and was never taken again, so a transformer
+    // export's Shape/Gather/Concat plumbing grew the pool by 19 KB a run, up to its 1 GB bound).
+    const int c = ClassOf(std::max(bytes, kMinPooled));
     *class_bytes = c < 0 ? RoundUp(bytes) : ClassSize(c);
     if (c >= 0) {
       std::lock_guard<std::mutex> lock(mutexes_[c]);
@@ -144,6 +148,8 @@ class BufferPool {
       free_[c].clear();
     }
   }
+
+  size_t retained() const { return retained_.load(std::memory_order_relaxed); }
 
   void Give(void* p, size_t class_bytes) {
     const int c = ClassOf(class_bytes);
@@ -198,6 +204,8 @@ std::shared_ptr<void> AllocateStorage(DataType dtype, int64_t count, bool zero) 
 }  // namespace
 
 void ReleasePooledStorage() { BufferPool::Global().Release(); }
+
+size_t PooledStorageBytes() { return BufferPool::Global().retained(); }
 
 Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   storage_ = AllocateStorage(dtype_, size(), /*zero=*/true);

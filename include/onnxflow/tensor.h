@@ -237,5 +237,7 @@ class Value {
 // (a run's buffers come back hot and mapped). This frees what the pool holds: a session calls it
 // once loaded, so the load's temporaries (unfolded weights, folding results) do not stay resident.
 void ReleasePooledStorage();
+// The bytes the pool holds now.
+size_t PooledStorageBytes();
 
 }  // namespace onnxflow

@@ -83,6 +83,20 @@ TEST(Numeric, HalfRoundTripsAndRoundsToNearestEven) {
   EXPECT_EQ(BFloat16ToFloat(FloatToBFloat16(1.5f)), 1.5f);
 }
 
+// Freed storage goes back to the pool and comes out again: tensors of every small size (a shape
+// of three int64 is 24 bytes, under the smallest class) made and dropped many times leave the pool
+// holding what one round held, not one buffer per tensor.
+TEST(TensorPool, SmallBuffersAreTakenBackFromThePool) {
+  auto round = [] {
+    std::vector<Tensor> held;
+    for (int64_t n = 0; n <= 40; ++n) held.push_back(Tensor::Uninitialized(DataType::kInt64, {n % 9}));
+  };
+  round();
+  const size_t after_one = PooledStorageBytes();
+  for (int i = 0; i < 1000; ++i) round();
+  EXPECT_LE(PooledStorageBytes(), after_one + 64 * 41) << "the pool grew with every round";
+}
+
 TEST(TensorProto, RoundTripsPackedInt4) {
   Tensor t = Tensor::FromVector<Int4>({5}, {Int4{-8}, Int4{7}, Int4{-1}, Int4{0}, Int4{3}});
   onnx::TensorProto p;
