@@ -126,7 +126,8 @@ class FlowFrame {
   Status error_;
 };
 
-Executor::Executor(const Plan& plan, ExecutionMode mode) : plan_(plan), mode_(mode) {}
+Executor::Executor(const Plan& plan, ExecutionMode mode)
+    : plan_(plan), mode_(mode), choice_(static_cast<int64_t>(plan.nodes().size())) {}
 
 Executor::~Executor() = default;
 

@@ -174,6 +174,28 @@ TEST(ModeChoice, TinyRunsGoInOrderAndLongOnesBack) {
   EXPECT_FALSE(choice.Sequential());
 }
 
+// A run over the small-run bound still starts a trial when its nodes average under kTinyNodeNs;
+// the in-order winner goes back only for a run both past kLargeRunNs and four times its time.
+TEST(ModeChoice, LongGraphsOfTinyNodesAreTried) {
+  ModeChoice choice(900);
+  choice.Record(false, 2'500'000);  // 2.8 us a node
+  for (int run = 0; run < 2 * ModeChoice::kTrialRuns; ++run) {
+    const bool sequential = choice.Sequential();
+    EXPECT_EQ(sequential, run % 2 == 0) << run;
+    choice.Record(sequential, sequential ? 1'100'000 : 2'500'000);
+  }
+  EXPECT_TRUE(choice.Sequential());
+  choice.Record(true, ModeChoice::kLargeRunNs + 1);  // past the bound, under four times 1.1 ms
+  EXPECT_TRUE(choice.Sequential());
+  choice.Record(true, 4 * 1'100'000 + 1);  // the shapes grew
+  EXPECT_FALSE(choice.Sequential());
+  ModeChoice big(900);
+  big.Record(false, 900 * ModeChoice::kTinyNodeNs + 1);  // nodes that pay for the flow graph
+  EXPECT_FALSE(big.Sequential());
+  big.Record(false, 900 * ModeChoice::kTinyNodeNs + 1);
+  EXPECT_FALSE(big.Sequential());
+}
+
 TEST(ModeChoice, AFasterFlowGraphSettles) {
   ModeChoice choice;
   choice.Record(false, 100'000);
