@@ -497,10 +497,9 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
         t += static_cast<int64_t>(decltype(strips)::value);
       };
       while (t + static_cast<int64_t>(kRowStrips) <= whole) row_tile(std::integral_constant<size_t, kRowStrips>());
-      // The block's last whole strips in one tile too, so that their accumulators are as many as
-      // the FMA latency needs. Through the 8-row micro-kernel, the 3 strips left over in each of a
-      // 2-core split's blocks of 11 took as long as the other 8 (an LSTM's R h, N 2048); as 2 + 1
-      // strips, twice as long per strip as 4.
+      // The block's last whole strips in one row tile too. Through the 8-row micro-kernel, the 3
+      // strips left over in each of a 2-core split's blocks of 11 took as long as the other 8 (an
+      // LSTM's R h, N 2048); as a 3-strip tile, still about twice as long per strip as a 4-strip one.
       if (whole - t == 3) row_tile(std::integral_constant<size_t, 3>());
       if (whole - t == 2) row_tile(std::integral_constant<size_t, 2>());
       if (whole - t == 1) row_tile(std::integral_constant<size_t, 1>());

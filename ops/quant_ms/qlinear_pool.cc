@@ -174,11 +174,21 @@ class QLinearPoolKernel : public OpKernel {
   template <typename T>
   void Average(const KernelContext& ctx, const T* x, T* y, const Geometry3& g, const QParams& qx,
                const QParams& qy) const {
-    // Each output column's width taps.
+    // Each output column's width taps, and its count: the whole kernel (count_include_pad) or its
+    // taps inside the input, which RowCount then multiplies by the output row's (depth, height) taps.
     std::vector<TapRange> cols(g.out[2]);
-    for (int64_t o = 0; o < g.out[2]; ++o) cols[o] = g.Taps(2, o);
-    if (channels_last_) AverageChannelsLast(ctx, x, y, g, cols, qx, qy);
-    else AverageChannelsFirst(ctx, x, y, g, cols, qx, qy);
+    std::vector<float> counts(g.out[2]);
+    for (int64_t o = 0; o < g.out[2]; ++o) {
+      cols[o] = g.Taps(2, o);
+      counts[o] = static_cast<float>(count_include_pad_ ? g.window() : cols[o].size());
+    }
+    if (channels_last_) AverageChannelsLast(ctx, x, y, g, cols, counts, qx, qy);
+    else AverageChannelsFirst(ctx, x, y, g, counts, qx, qy);
+  }
+
+  // The factor of an output row's column counts (whole numbers: the product is exact).
+  float RowCount(const TapRange& r0, const TapRange& r1) const {
+    return count_include_pad_ ? 1.0f : static_cast<float>(r0.size() * r1.size());
   }
 
   // One task per (image, channel) plane. Each input row a window reads is dequantized once, padded,
@@ -186,7 +196,7 @@ class QLinearPoolKernel : public OpKernel {
   // row then adds one run per tap to its sums.
   template <typename T>
   void AverageChannelsFirst(const KernelContext& ctx, const T* x, T* y, const Geometry3& g,
-                            const std::vector<TapRange>& cols, const QParams& qx, const QParams& qy) const {
+                            const std::vector<float>& counts, const QParams& qx, const QParams& qy) const {
     const int64_t stride = g.s[2], out_w = g.out[2], in_w = g.in[2];
     // The padded row: every cell any output reads, from the first output's first tap on.
     const int64_t padded = (out_w - 1) * stride + (g.k[2] - 1) * g.d[2] + 1;
@@ -202,11 +212,6 @@ class QLinearPoolKernel : public OpKernel {
     const int64_t copy_begin = std::min(padded, g.pb[2]), copy_end = std::min(padded, g.pb[2] + in_w);
     const int64_t ring = (g.k[1] - 1) * g.d[1] + 1;  // rows one window spans
     const int64_t out_plane = g.out[0] * g.out[1] * out_w;
-    // Each column's count, times the row's count of (depth, height) taps at the row (whole numbers).
-    std::vector<float> counts(out_w);
-    for (int64_t o = 0; o < out_w; ++o) {
-      counts[o] = static_cast<float>(count_include_pad_ ? g.window() : cols[o].size());
-    }
     ParallelFor(ctx, g.batch * g.channels, out_plane * g.window(), [&](int64_t b, int64_t e) {
       std::vector<float> row(stride > 1 ? padded : 0, 0.0f), slots(ring * slot_len, 0.0f), sums(run);
       std::vector<int64_t> held(ring);
@@ -238,8 +243,7 @@ class QLinearPoolKernel : public OpKernel {
                 AddRuns(phases_of(i0, i1), taps.data(), g.k[2], run, sums.data());
               }
             }
-            const float rows = count_include_pad_ ? 1.0f : static_cast<float>(r0.size() * r1.size());
-            RequantizeMeans(sums.data(), counts.data(), false, rows, out_w, qy.scale, qy.zero, dst);
+            RequantizeMeans(sums.data(), counts.data(), false, RowCount(r0, r1), out_w, qy.scale, qy.zero, dst);
           }
         }
       }
@@ -251,12 +255,18 @@ class QLinearPoolKernel : public OpKernel {
   // sums are that far apart, and the row has room for the last pixel's run).
   template <typename T>
   void AverageChannelsLast(const KernelContext& ctx, const T* x, T* y, const Geometry3& g,
-                           const std::vector<TapRange>& cols, const QParams& qx, const QParams& qy) const {
+                           const std::vector<TapRange>& cols, const std::vector<float>& counts, const QParams& qx,
+                           const QParams& qy) const {
     const int64_t c = g.channels, run = RoundUp(c, kLanePad), out_w = g.out[2], in_w = g.in[2];
     const int64_t out_rows = g.batch * g.out[0] * g.out[1];
+    // Output pixel o's taps are taps[first[o]..first[o + 1]): offsets of their channel runs in a row.
+    std::vector<int64_t> taps, first(out_w + 1, 0);
+    for (int64_t o = 0; o < out_w; ++o) {
+      for (int64_t j2 = cols[o].begin; j2 < cols[o].end; ++j2) taps.push_back((o * g.s[2] - g.pb[2] + j2 * g.d[2]) * c);
+      first[o + 1] = static_cast<int64_t>(taps.size());
+    }
     ParallelFor(ctx, out_rows, out_w * g.window() * c, [&](int64_t b, int64_t e) {
       std::vector<float> row(in_w * c + run, 0.0f), sums(out_w * run);
-      std::vector<int64_t> taps;
       for (int64_t r = b; r < e; ++r) {
         const int64_t img = r / (g.out[0] * g.out[1]), o0 = r / g.out[1] % g.out[0], o1 = r % g.out[1];
         const TapRange r0 = g.Taps(0, o0), r1 = g.Taps(1, o1);
@@ -266,19 +276,13 @@ class QLinearPoolKernel : public OpKernel {
             const int64_t i0 = o0 * g.s[0] - g.pb[0] + j0 * g.d[0], i1 = o1 * g.s[1] - g.pb[1] + j1 * g.d[1];
             Dequantize(x + ((img * g.in[0] + i0) * g.in[1] + i1) * in_w * c, in_w * c, qx, row.data());
             for (int64_t o = 0; o < out_w; ++o) {
-              taps.clear();
-              for (int64_t j2 = cols[o].begin; j2 < cols[o].end; ++j2) {
-                taps.push_back((o * g.s[2] - g.pb[2] + j2 * g.d[2]) * c);
-              }
-              AddRuns(row.data(), taps.data(), static_cast<int64_t>(taps.size()), run, sums.data() + o * run);
+              AddRuns(row.data(), taps.data() + first[o], first[o + 1] - first[o], run, sums.data() + o * run);
             }
           }
         }
-        const int64_t rows = r0.size() * r1.size();
         for (int64_t o = 0; o < out_w; ++o) {
-          const float count = static_cast<float>(count_include_pad_ ? g.window() : rows * cols[o].size());
           T* dst = y + (r * out_w + o) * c;
-          RequantizeMeans(sums.data() + o * run, &count, true, 1.0f, c, qy.scale, qy.zero, dst);
+          RequantizeMeans(sums.data() + o * run, &counts[o], true, RowCount(r0, r1), c, qy.scale, qy.zero, dst);
         }
       }
     });

@@ -117,7 +117,8 @@ void RequantizeMeansImpl(const float* sums, const float* counts, bool one_count,
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   const auto vscale = hn::Set(df, y_scale), vzero = hn::Set(df, y_zero), zero = hn::Zero(df);
   const auto vcount_scale = hn::Set(df, count_scale);
-  const auto vlo = hn::Set(df, std::is_signed_v<Q> ? -128.f : 0.f), vhi = hn::Set(df, std::is_signed_v<Q> ? 127.f : 255.f);
+  const auto vlo = hn::Set(df, std::is_signed_v<Q> ? -128.f : 0.f);
+  const auto vhi = hn::Set(df, std::is_signed_v<Q> ? 127.f : 255.f);
   // Clamped (NaN to lo) before rounding, so the conversion never overflows.
   auto step = [&](const float* s, const float* c, Q* py) {
     const auto count = hn::Mul(vcount_scale, one_count ? hn::Set(df, counts[0]) : hn::LoadU(df, c));
