@@ -27,6 +27,8 @@ TEST(Shape, CheckedCountRefusesOverflowAndNegatives) {
   EXPECT_TRUE(Refused(CheckedElementCount({-1, 2}), StatusCode::kInvalidArgument, "negative dimension in shape [-1,2]"));
   EXPECT_TRUE(Refused(CheckedElementCount({int64_t{1} << 40, int64_t{1} << 40}), StatusCode::kInvalidArgument, "shape [1099511627776,1099511627776] has too many elements"));
   EXPECT_EQ(*CheckedElementCount({0, int64_t{1} << 62}), 0);
+  // Empty, but its strides would multiply the other dims past INT64_MAX.
+  EXPECT_TRUE(Refused(CheckedElementCount({0, int64_t{1} << 40, int64_t{1} << 40}), StatusCode::kInvalidArgument, "shape [0,1099511627776,1099511627776] has too many elements"));
 }
 
 // Every item once, in chunks of grain/2 to grain items, and the chunks' plain (non-atomic) writes are

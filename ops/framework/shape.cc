@@ -5,13 +5,20 @@
 namespace onnxflow {
 
 Result<int64_t> CheckedElementCount(const Shape& shape) {
-  int64_t n = 1;
+  // The product of the non-zero dims must fit too: an empty tensor's strides (Strides, the kernels'
+  // index arithmetic) multiply them all, whatever the 0 dim says.
+  int64_t nonzero = 1;
+  bool empty = false;
   for (int64_t d : shape) {
     if (d < 0) return InvalidArgument("negative dimension in shape " + ShapeToString(shape));
-    if (d != 0 && n > INT64_MAX / d) return InvalidArgument("shape " + ShapeToString(shape) + " has too many elements");
-    n *= d;
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (nonzero > INT64_MAX / d) return InvalidArgument("shape " + ShapeToString(shape) + " has too many elements");
+    nonzero *= d;
   }
-  return n;
+  return empty ? 0 : nonzero;
 }
 
 Result<int64_t> NormalizeAxis(int64_t axis, int64_t rank) {
