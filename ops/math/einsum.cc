@@ -29,6 +29,15 @@ struct Term {
   int ellipsis_at = -1;     // position of the ellipsis among the letters
 };
 
+std::string LabelName(int label) {
+  if (label >= kEllipsisBase) return "...";
+  return std::string(1, static_cast<char>(label < 26 ? 'a' + label : 'A' + label - 26));
+}
+
+// The most steps (output elements times summed combinations, per operand) the direct loop may take:
+// about 10 s on one core. A hostile equation over a few MB of operands can ask for 2^40 and more.
+constexpr int64_t kMaxDirectSteps = int64_t{1} << 31;
+
 Result<Term> ParseTerm(const std::string& s) {
   Term t;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -173,6 +182,15 @@ class EinsumKernel : public OpKernel {
     kernel->explicit_ = arrow != std::string::npos;
     if (kernel->explicit_) {
       ONNXFLOW_ASSIGN_OR_RETURN(kernel->output_, ParseTerm(eq.substr(arrow + 2)));
+      // One output axis per label: the loops below (and the GEMM's M, N and batch groups) give each
+      // label one extent, and the spec allows no diagonal in the output.
+      const std::vector<int>& out = kernel->output_.labels;
+      for (size_t i = 0; i < out.size(); ++i) {
+        if (std::count(out.begin(), out.end(), out[i]) > 1) {
+          return InvalidArgument("Einsum: attribute 'equation' ('" + eq + "') names output label '" + LabelName(out[i]) +
+                                 "' more than once");
+        }
+      }
     }
     return std::unique_ptr<OpKernel>(kernel.release());
   }
@@ -212,14 +230,20 @@ class EinsumKernel : public OpKernel {
         }
         if (p < static_cast<int>(t.labels.size())) l.push_back(t.labels[p]);
       }
+      std::map<int, int64_t> own;  // a label repeated within one operand takes its diagonal: no broadcast
       for (size_t d = 0; d < l.size(); ++d) {
         const int64_t dim = xs[i]->dim(d);
+        if (!own.emplace(l[d], dim).second && own[l[d]] != dim) {
+          return InvalidArgument("Einsum: input " + std::to_string(i) + " " + ShapeToString(xs[i]->shape()) +
+                                 " repeats label '" + LabelName(l[d]) + "' over axes of different sizes");
+        }
         auto it = size.find(l[d]);
         if (it == size.end() || it->second == 1) {
           size[l[d]] = dim;
         } else if (dim != it->second && dim != 1) {
-          return InvalidArgument("Einsum: label sizes disagree (" + std::to_string(dim) + " vs " +
-                                 std::to_string(it->second) + ")");
+          return InvalidArgument("Einsum: input " + std::to_string(i) + " " + ShapeToString(xs[i]->shape()) +
+                                 " gives label '" + LabelName(l[d]) + "' size " + std::to_string(dim) +
+                                 ", another input " + std::to_string(it->second));
         }
         ++count[l[d]];
       }
@@ -267,11 +291,24 @@ class EinsumKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(const bool on_gemm, ContractOnGemm(ctx, xs, labels, out_labels, size, y));
     if (on_gemm) return Status::Ok();
     const int64_t out_count = y->size();
-    int64_t sum_count = 1;
-    for (size_t d = out_labels.size(); d < loop.size(); ++d) sum_count *= loop_size[d];
+    // Summed labels come from different operands, so their product is not bounded by any tensor's size.
+    int64_t sum_count = 1, steps = 0;
+    for (size_t d = out_labels.size(); d < loop.size(); ++d) {
+      if (loop_size[d] == 0) return Status::Ok();  // an empty sum: Y stays zeros
+      if (__builtin_mul_overflow(sum_count, loop_size[d], &sum_count)) sum_count = kMaxDirectSteps;
+    }
+    if (__builtin_mul_overflow(out_count, sum_count, &steps) ||
+        __builtin_mul_overflow(steps, static_cast<int64_t>(xs.size()), &steps) || steps > kMaxDirectSteps) {
+      return ResourceExhausted("Einsum: attribute 'equation' asks for " + std::to_string(out_count) +
+                               " outputs of " + std::to_string(sum_count) + " summed products each over " +
+                               std::to_string(xs.size()) + " inputs, more than the direct loop's limit of " +
+                               std::to_string(kMaxDirectSteps) + " steps");
+    }
     return DispatchType<ONNXFLOW_NUMERIC_TYPES>(xs[0]->dtype(), [&](auto tag) {
       using T = decltype(tag);
-      using Acc = std::conditional_t<std::is_integral_v<T>, T, double>;
+      // Integers in uint64_t: products and sums wrap as two's complement does (the low bits are the
+      // same), where a signed overflow would be undefined.
+      using Acc = std::conditional_t<std::is_integral_v<T>, uint64_t, double>;
       T* yd = y->mutable_data<T>();
       std::vector<int64_t> idx(loop.size(), 0);
       for (int64_t o = 0; o < out_count; ++o) {

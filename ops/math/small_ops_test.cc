@@ -75,7 +75,38 @@ TEST(EinsumTest, Forms) {
   EXPECT_TRUE(TensorsEqual(Tensor::FromVector<int64_t>({1, 3, 2}, {1, 4, 2, 5, 3, 6}), (*out)[0].tensor()));
   OpTest bad("Einsum", 12);
   bad.Input(Tensor(DataType::kFloat, {2, 3})).Input(Tensor(DataType::kFloat, {4, 4})).Attr("equation", std::string("ij,jk->ik"));
-  EXPECT_TRUE(Refused(RunOne(bad), StatusCode::kInvalidArgument, "Einsum: label sizes disagree (4 vs 3)"));
+  EXPECT_TRUE(Refused(RunOne(bad), StatusCode::kInvalidArgument, "Einsum: input 1 [4,4] gives label 'j' size 4, another input 3"));
+}
+
+// Equations and operands a hostile model brings: each refused by name, or given its defined answer.
+TEST(EinsumTest, HostileEquations) {
+  // An output label twice made the GEMM read A as [M * M, K], past its end.
+  OpTest twice("Einsum", 12);
+  twice.Input(Tensor(DataType::kFloat, {2, 3})).Input(Tensor(DataType::kFloat, {3, 4}))
+      .Attr("equation", std::string("ij,jk->iik"));
+  EXPECT_TRUE(Refused(RunOne(twice), StatusCode::kInvalidArgument, "Einsum: attribute 'equation' ('ij,jk->iik') names output label 'i' more than once"));
+  OpTest diagonal("Einsum", 12);
+  diagonal.Input(Tensor(DataType::kFloat, {1, 3})).Attr("equation", std::string("ii->i"));
+  EXPECT_TRUE(Refused(RunOne(diagonal), StatusCode::kInvalidArgument, "Einsum: input 0 [1,3] repeats label 'i' over axes of different sizes"));
+  // 2^40 steps of the direct loop: refused rather than run for hours.
+  OpTest long_loop("Einsum", 12);
+  long_loop.Input(Tensor(DataType::kFloat, Shape(10, 4))).Input(Tensor(DataType::kFloat, Shape(10, 4)))
+      .Attr("equation", std::string("abcdefghij,klmnopqrst->"));
+  EXPECT_TRUE(Refused(RunOne(long_loop), StatusCode::kResourceExhausted, "more than the direct loop's limit"));
+  // Integer products wrap as two's complement: INT64_MAX * 2 + INT64_MAX * 2 = -4.
+  OpTest wrap("Einsum", 12);
+  wrap.Input(Tensor::FromVector<int64_t>({2}, {INT64_MAX, INT64_MAX})).Input(Tensor::FromVector<int64_t>({2}, {2, 2}))
+      .Attr("equation", std::string("i,i->"));
+  auto out = RunOne(wrap);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ((*out)[0].tensor().data<int64_t>()[0], -4);
+  // A summed label of size 0 leaves zeros (direct loop: int32 takes it).
+  OpTest empty_sum("Einsum", 12);
+  empty_sum.Input(Tensor(DataType::kInt32, {2, 0})).Input(Tensor(DataType::kInt32, {0, 3}))
+      .Attr("equation", std::string("ij,jk->ik"));
+  out = RunOne(empty_sum);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<int32_t>({2, 3}, std::vector<int32_t>(6, 0)), (*out)[0].tensor()));
 }
 
 // Two float operands whose labels are batch, M, N or K run on the GEMM: each equation against the
