@@ -12,6 +12,26 @@ TEST(WindowGeometry, DilatedWindowSpansFirstToLastTap) {
   EXPECT_EQ(DilatedWindow(1, 4), 1);
 }
 
+TEST(WindowGeometry, CheckedDilatedWindowRefusesOverflow) {
+  int64_t window = 0;
+  EXPECT_TRUE(CheckedDilatedWindow(3, 2, &window));
+  EXPECT_EQ(window, 5);
+  EXPECT_FALSE(CheckedDilatedWindow(3, int64_t{1} << 62, &window));
+  EXPECT_FALSE(CheckedDilatedWindow(2, INT64_MAX, &window));  // INT64_MAX + 1
+  EXPECT_TRUE(CheckedDilatedWindow(1, INT64_MAX, &window));   // one tap: no gap at all
+  EXPECT_EQ(window, 1);
+}
+
+TEST(WindowGeometry, SamePadsOfHugeStrides) {
+  // ceil(in / stride) without in + stride - 1: one window, padded to fit.
+  const AxisPads pads = SamePads(5, INT64_MAX, 3, true);
+  EXPECT_EQ(pads.begin + pads.end, 0);
+  EXPECT_EQ(FloorWindowCount(5, 3, INT64_MAX), 1);
+  const AxisPads one = SamePads(1, INT64_MAX, 3, false);
+  EXPECT_EQ(one.begin, 1);
+  EXPECT_EQ(one.end, 1);
+}
+
 TEST(WindowGeometry, SamePadsGiveCeilOfInputOverStride) {
   // For every small case: the padded axis holds exactly ceil(in / stride) windows.
   for (int64_t in = 1; in <= 9; ++in) {

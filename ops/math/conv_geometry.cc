@@ -79,7 +79,11 @@ Result<ConvGeometry> ComputeConvGeometry(const ConvAttributes& attrs, const Shap
   g.out_spatial.assign(nd, 0);
   for (size_t d = 0; d < nd; ++d) {
     const int64_t in = g.in_spatial[d], s = g.strides[d];
-    const int64_t span = DilatedWindow(g.kernel[d], g.dilations[d]);
+    int64_t span = 0;
+    if (!CheckedDilatedWindow(g.kernel[d], g.dilations[d], &span)) {
+      return InvalidArgument("attribute 'dilations' (" + std::to_string(g.dilations[d]) + ") makes the kernel on spatial axis " +
+                             std::to_string(d) + " longer than any input");
+    }
     switch (attrs.auto_pad) {
       case AutoPad::kNotSet:
         if (!attrs.pads.empty()) {
@@ -97,7 +101,12 @@ Result<ConvGeometry> ComputeConvGeometry(const ConvAttributes& attrs, const Shap
         break;
       }
     }
-    const int64_t padded = in + g.pads_begin[d] + g.pads_end[d];
+    int64_t padded = 0;
+    if (__builtin_add_overflow(in, g.pads_begin[d], &padded) || __builtin_add_overflow(padded, g.pads_end[d], &padded)) {
+      return InvalidArgument("attribute 'pads' (" + std::to_string(g.pads_begin[d]) + ", " +
+                             std::to_string(g.pads_end[d]) + ") on spatial axis " + std::to_string(d) +
+                             " makes the padded input longer than any tensor");
+    }
     if (padded < span) {
       return InvalidArgument("the kernel (extent " + std::to_string(span) + ") does not fit the padded input (" +
                              std::to_string(padded) + ") on spatial axis " + std::to_string(d));
@@ -133,8 +142,11 @@ void Im2Col(const ConvGeometry& g, const float* image, int64_t channels, int64_t
           const float* srow = src + ih * iw_n;
           const int64_t s = g.strides[1];
           const int64_t iw0 = ow * s - g.pads_begin[1] + kw * g.dilations[1];
-          const int64_t q_lo = std::min(run, iw0 >= 0 ? int64_t{0} : (-iw0 + s - 1) / s);
-          const int64_t q_hi = std::max(q_lo, std::min(run, iw0 < iw_n ? (iw_n - iw0 + s - 1) / s : int64_t{0}));
+          // Ceilings of non-negative quotients written without a + s - 1, which a stride near
+          // INT64_MAX (one output column) would overflow.
+          auto ceil_div = [s](int64_t a) { return a / s + (a % s != 0); };
+          const int64_t q_lo = std::min(run, iw0 >= 0 ? int64_t{0} : ceil_div(-iw0));
+          const int64_t q_hi = std::max(q_lo, std::min(run, iw0 < iw_n ? ceil_div(iw_n - iw0) : int64_t{0}));
           std::fill(out_ptr, out_ptr + q_lo, 0.0f);
           if (s == 1) {
             std::memcpy(out_ptr + q_lo, srow + iw0 + q_lo, static_cast<size_t>(q_hi - q_lo) * sizeof(float));

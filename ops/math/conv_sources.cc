@@ -52,7 +52,8 @@ void CopyPaddedVolume(const ConvGeometry& g, const std::vector<int64_t>& extent,
     volume *= extent[d];
     in_volume *= g.in_spatial[d];
   }
-  const int64_t row = g.in_spatial[nd - 1], rows = in_volume / row;
+  // An image with a 0-long axis, padded out to a window, is pads alone.
+  const int64_t row = g.in_spatial[nd - 1], rows = in_volume == 0 ? 0 : in_volume / row;
   ParallelFor(threads, channels, MacCost(volume), [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
       float* out = dst + c * volume;
@@ -167,7 +168,20 @@ void ShiftedImageSource::CompactBlock(const float* grid, int64_t row0, int64_t r
 }
 
 // ComputeConvGeometry has already refused negative pads (explicit ones; SAME pads are never negative).
-bool PixelGather::Applies(const ConvGeometry& g) { return g.kernel.size() >= 1 && g.kernel.size() <= 3; }
+// The padded copy may be at most twice the image and the windows the output reads: pads far past
+// the kernel with strides that step over them (a hostile model: a few output pixels over a padded
+// volume of terabytes) are left to Im2ColSource, which reads the pads as zeros without storing them.
+// In double: the padded volume of such a geometry may pass INT64_MAX.
+bool PixelGather::Applies(const ConvGeometry& g) {
+  if (g.kernel.empty() || g.kernel.size() > 3) return false;
+  double padded = 1, image = 1, window = 1;
+  for (size_t d = 0; d < g.kernel.size(); ++d) {
+    padded *= static_cast<double>(g.in_spatial[d] + g.pads_begin[d] + g.pads_end[d]);
+    image *= static_cast<double>(g.in_spatial[d]);
+    window *= static_cast<double>(g.kernel[d]);
+  }
+  return padded <= 2 * (image + static_cast<double>(g.out_size()) * window);
+}
 
 PixelGather::PixelGather(const ConvGeometry& geometry, const float* image, int64_t channels, int threads) {
   const ConvGeometry g = AsPlane(geometry);  // 2-D or 3-D from here
@@ -205,9 +219,11 @@ PixelGather::PixelGather(const ConvGeometry& geometry, const float* image, int64
     }
   };
   std::vector<int64_t> pixel_scale(nd), tap_scale(nd);
+  // An axis with one output pixel (one tap) never steps: its stride (dilation) may be anything up to
+  // INT64_MAX, and times the step it would overflow. Any other step stays inside the padded image.
   for (size_t d = 0; d < nd; ++d) {
-    pixel_scale[d] = g.strides[d] * step[d];
-    tap_scale[d] = g.dilations[d] * step[d];
+    pixel_scale[d] = g.out_spatial[d] > 1 ? g.strides[d] * step[d] : 0;
+    tap_scale[d] = g.kernel[d] > 1 ? g.dilations[d] * step[d] : 0;
   }
   out_pixels_ = g.out_size();
   offsets(g.out_spatial, pixel_scale, out_pixels_, &pixel_offsets_);

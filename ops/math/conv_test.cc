@@ -266,6 +266,43 @@ TEST(ConvTest, Float16AndDouble) {
   EXPECT_NEAR(expect, r[0], 1e-12);
 }
 
+// Geometries only a hostile model has, against the direct loop: a padded 3-D volume with an empty
+// axis (the padded copy divided by its length), pads far past the input with strides stepping over
+// them (PixelGather's padded copy would be terabytes), and a stride of INT64_MAX (one output pixel;
+// the unfolding's ceil division overflowed). Constant W takes PixelGather where it applies.
+TEST(ConvTest, HostileGeometries) {
+  struct Hostile {
+    Shape x, w;
+    std::vector<int64_t> strides, pads;
+  };
+  const int64_t kMax = INT64_MAX;
+  for (const Hostile& h : std::vector<Hostile>{
+           {{1, 4, 3, 3, 0}, {2, 4, 3, 3, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}},
+           {{1, 4, 0, 3, 3}, {2, 4, 1, 3, 3}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}},
+           {{1, 8, 4}, {4, 8, 3}, {int64_t{1} << 31}, {1 << 30, 1 << 30}},
+           {{1, 4, 3, 3, 3}, {2, 4, 3, 3, 3}, {4000, 4000, 4000}, {1000, 1000, 1000, 1000, 1000, 1000}},
+           {{1, 32, 3, 3}, {8, 32, 3, 3}, {kMax, kMax}, {1, 1, 1, 1}},
+       }) {
+    ConvAttributes attrs;
+    attrs.strides = h.strides;
+    attrs.pads = h.pads;
+    const ConvGeometry g = ComputeConvGeometry(attrs, h.x, h.w).value();
+    const Tensor x = Tensor::FromVector<float>(h.x, Random(ElementCount(h.x), 3));
+    const Tensor w = Tensor::FromVector<float>(h.w, Random(ElementCount(h.w), 4));
+    std::vector<float> expected(static_cast<size_t>(ElementCount(g.output_shape())));
+    DirectConv<float, float, float>(g, x.data<float>(), w.data<float>(), nullptr, 0.0f, nullptr, expected.data());
+    for (bool constant : {true, false}) {
+      OpTest t("Conv", 22);
+      t.Input(x).Input(w).Attr("strides", h.strides).Attr("pads", h.pads);
+      if (constant) t.ConstantInput(1);
+      auto y = t.Run(RegisterMathKernels);
+      ASSERT_TRUE(y.ok()) << ShapeToString(h.x) << ": " << y.status().ToString();
+      EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>(g.output_shape(), expected), (*y)[0].tensor()))
+          << ShapeToString(h.x) << (constant ? " constant W" : " W at run time");
+    }
+  }
+}
+
 TEST(ConvTest, Errors) {
   OpTest bad_channels("Conv", 22);
   bad_channels.Input(Tensor(DataType::kFloat, {1, 3, 5, 5})).Input(Tensor(DataType::kFloat, {2, 2, 3, 3}));
@@ -277,6 +314,15 @@ TEST(ConvTest, Errors) {
   bad_bias.Input(Tensor(DataType::kFloat, {1, 1, 3, 3})).Input(Tensor(DataType::kFloat, {2, 1, 3, 3}))
       .Input(Tensor(DataType::kFloat, {3}));
   EXPECT_TRUE(Refused(bad_bias.Run(RegisterMathKernels), StatusCode::kInvalidArgument, "Conv: B has 3 values for 2 output channels"));
+  // Attributes whose extents pass INT64_MAX: refused by name, not wrapped into a negative size.
+  OpTest huge_dilation("Conv", 22);
+  huge_dilation.Input(Tensor(DataType::kFloat, {1, 1, 4})).Input(Tensor(DataType::kFloat, {1, 1, 3}))
+      .Attr("dilations", std::vector<int64_t>{int64_t{1} << 62});
+  EXPECT_TRUE(Refused(huge_dilation.Run(RegisterMathKernels), StatusCode::kInvalidArgument, "attribute 'dilations' (4611686018427387904) makes the kernel on spatial axis 0 longer than any input"));
+  OpTest huge_pads("Conv", 22);
+  huge_pads.Input(Tensor(DataType::kFloat, {1, 1, 4, 4, 4})).Input(Tensor(DataType::kFloat, {1, 1, 3, 3, 3}))
+      .Attr("pads", std::vector<int64_t>(6, INT64_MAX));
+  EXPECT_TRUE(Refused(huge_pads.Run(RegisterMathKernels), StatusCode::kInvalidArgument, "attribute 'pads' (9223372036854775807, 9223372036854775807) on spatial axis 0 makes the padded input longer than any tensor"));
   // The residual input Z (added by the graph pass for float models only) must be float.
   OpTest bad_residual("FusedConv", 1, "com.onnxflow");
   bad_residual.Input(Tensor(DataType::kFloat, {1, 1, 3, 3}))
