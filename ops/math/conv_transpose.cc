@@ -7,6 +7,8 @@
 
 #include "ops/framework/dispatch.h"
 #include "ops/framework/parallel.h"
+#include "ops/framework/shape.h"
+#include "ops/framework/window_geometry.h"
 #include "ops/math/conv_geometry.h"
 #include "ops/math/float_view.h"
 #include "ops/math/gemm.h"
@@ -93,6 +95,8 @@ class ConvTransposeKernel : public OpKernel {
     out_shape.insert(out_shape.end(), g.out_spatial.begin(), g.out_spatial.end());
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, x->dtype(), out_shape));
     if (y->size() == 0) return Status::Ok();
+    // Pads can cut the output down to a pixel while col keeps every tap of every input position.
+    ONNXFLOW_RETURN_IF_ERROR(CheckCol(ctx, g, x->dtype() == DataType::kDouble ? sizeof(double) : sizeof(float)));
     if (x->dtype() == DataType::kDouble) {
       Run<double>(g, x->data<double>(), w->data<double>(), b != nullptr ? b->data<double>() : nullptr,
                   y->mutable_data<double>(), 1);
@@ -168,10 +172,19 @@ class ConvTransposeKernel : public OpKernel {
     g.pads_begin.assign(nd, 0);
     g.out_spatial.assign(nd, 0);
     for (size_t d = 0; d < nd; ++d) {
-      const int64_t full = g.strides[d] * (g.in_spatial[d] - 1) + out_pad[d] + (g.kernel[d] - 1) * g.dilations[d] + 1;
+      ONNXFLOW_ASSIGN_OR_RETURN(const int64_t full, FullOutput(g, out_pad, d));
+      const std::string axis = " on spatial axis " + std::to_string(d);
       if (!requested.empty() || same) {
-        const int64_t target = !requested.empty() ? requested[d] : g.in_spatial[d] * g.strides[d];
-        const int64_t total = full - target;
+        int64_t target = 0, total = 0;
+        if (!requested.empty()) {
+          target = requested[d];
+          if (target < 0) return InvalidArgument("ConvTranspose: attribute 'output_shape' is negative" + axis);
+        } else if (__builtin_mul_overflow(g.in_spatial[d], g.strides[d], &target)) {
+          return InvalidArgument("ConvTranspose: attribute 'strides' makes the output too long" + axis);
+        }
+        if (__builtin_sub_overflow(full, target, &total)) {
+          return InvalidArgument("ConvTranspose: attribute 'output_shape' is too far from the full output" + axis);
+        }
         g.pads_begin[d] = attrs_.auto_pad == AutoPad::kSameUpper ? FloorDiv(total, 2) : total - FloorDiv(total, 2);
         g.out_spatial[d] = target;
       } else {
@@ -181,11 +194,43 @@ class ConvTransposeKernel : public OpKernel {
           pe = attrs_.pads[d + nd];
         }
         g.pads_begin[d] = pb;
-        g.out_spatial[d] = full - pb - pe;
+        if (__builtin_sub_overflow(full, pb, &g.out_spatial[d]) ||
+            __builtin_sub_overflow(g.out_spatial[d], pe, &g.out_spatial[d]) || g.out_spatial[d] < 0) {
+          return InvalidArgument("ConvTranspose: attribute 'pads' (" + std::to_string(pb) + ", " + std::to_string(pe) +
+                                 ") leaves a negative output size" + axis);
+        }
       }
-      if (g.out_spatial[d] < 0) return InvalidArgument("ConvTranspose: negative output size");
     }
     return g;
+  }
+
+  // ResourceExhausted when Run's col, [M/g, k1..kn, D1..Dn] for one image and group, would pass the
+  // run's one-tensor limit. Checked as dims: with no input channels, W and X hold no values whatever
+  // their other dims say.
+  static Status CheckCol(const KernelContext& ctx, const TransposeGeometry& g, size_t element) {
+    Shape shape = {g.out_channels / g.group};
+    shape.insert(shape.end(), g.kernel.begin(), g.kernel.end());
+    shape.insert(shape.end(), g.in_spatial.begin(), g.in_spatial.end());
+    const Result<int64_t> count = CheckedElementCount(shape);
+    const int64_t limit = ctx.run().limits().max_tensor_bytes;
+    if (!count.ok() || *count > limit / static_cast<int64_t>(element)) {
+      return ResourceExhausted("ConvTranspose: the unfolded product (col) of shape " + ShapeToString(shape) +
+                               " would pass the limit of " + std::to_string(limit) + " bytes per tensor (max_tensor_bytes)");
+    }
+    return Status::Ok();
+  }
+
+  // stride * (in - 1) + output_padding + (kernel - 1) * dilation + 1: the output before pads, refused
+  // when hostile strides, dilations or output_padding would carry it past INT64_MAX.
+  static Result<int64_t> FullOutput(const TransposeGeometry& g, const std::vector<int64_t>& out_pad, size_t d) {
+    int64_t step = 0, window = 0, full = 0;
+    if (!CheckedDilatedWindow(g.kernel[d], g.dilations[d], &window) ||
+        __builtin_mul_overflow(g.strides[d], g.in_spatial[d] - 1, &step) ||
+        __builtin_add_overflow(step, out_pad[d], &full) || __builtin_add_overflow(full, window, &full)) {
+      return InvalidArgument("ConvTranspose: attributes 'strides', 'dilations' and 'output_padding' make spatial axis " +
+                             std::to_string(d) + " of the output longer than any tensor");
+    }
+    return full;
   }
 
   template <typename T>

@@ -146,6 +146,20 @@ TEST(ConvTransposeTest, Errors) {
   b.Input(Tensor(DataType::kFloat, {1, 2, 4, 4})).Input(Tensor(DataType::kFloat, {2, 1, 3, 3}))
       .Input(Tensor(DataType::kFloat, {5}));
   EXPECT_TRUE(Refused(b.Run(RegisterMathKernels), StatusCode::kInvalidArgument, "ConvTranspose: B has 5 values for 1 output channels"));
+  // Strides, pads and output_padding whose output size passes INT64_MAX: refused, not wrapped.
+  OpTest strides("ConvTranspose", 22);
+  strides.Input(Tensor(DataType::kFloat, {1, 1, 3, 3})).Input(Tensor(DataType::kFloat, {1, 1, 3, 3}))
+      .Attr("strides", std::vector<int64_t>{int64_t{1} << 62, int64_t{1} << 62});
+  EXPECT_TRUE(Refused(strides.Run(RegisterMathKernels), StatusCode::kInvalidArgument, "ConvTranspose: attributes 'strides', 'dilations' and 'output_padding' make spatial axis 0 of the output longer than any tensor"));
+  OpTest pads("ConvTranspose", 22);
+  pads.Input(Tensor(DataType::kFloat, {1, 1, 3})).Input(Tensor(DataType::kFloat, {1, 1, 3}))
+      .Attr("pads", std::vector<int64_t>{INT64_MAX, INT64_MAX});
+  EXPECT_TRUE(Refused(pads.Run(RegisterMathKernels), StatusCode::kInvalidArgument, "ConvTranspose: attribute 'pads' (9223372036854775807, 9223372036854775807) leaves a negative output size on spatial axis 0"));
+  // Pads cut the output to one pixel; col would still hold every tap of every input position.
+  OpTest col("ConvTranspose", 22);
+  col.Input(Tensor(DataType::kFloat, {1, 1, 1 << 16})).Input(Tensor(DataType::kFloat, {1, 1, 1 << 16}))
+      .Attr("pads", std::vector<int64_t>{(1 << 16) - 1, (1 << 16) - 1});
+  EXPECT_TRUE(Refused(col.Run(RegisterMathKernels), StatusCode::kResourceExhausted, "ConvTranspose: the unfolded product (col) of shape [1,65536,65536] would pass the limit of"));
 }
 
 }  // namespace
