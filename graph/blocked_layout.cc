@@ -249,7 +249,8 @@ std::vector<int64_t> SplitChannels(const Graph& g, const Node& node, const Block
   }
   int64_t sum = 0;
   for (int64_t c : sizes) {
-    if (c <= 0 || c % kChannelBlock != 0) return {};
+    // At most `channels` each, so that the sum cannot wrap around to `channels` (sizes near 2^62).
+    if (c <= 0 || c > channels || c % kChannelBlock != 0) return {};
     sum += c;
   }
   if (sizes.size() != static_cast<size_t>(n.output_size()) || sum != channels) return {};

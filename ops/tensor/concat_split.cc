@@ -147,7 +147,10 @@ class SplitKernel : public OpKernel {
     int64_t total = 0;
     for (int64_t s : split) {
       if (s < 0) return InvalidArgument("split has a negative size " + std::to_string(s));
-      total += s;
+      if (__builtin_add_overflow(total, s, &total)) {  // sizes near 2^62 can wrap back to the axis size
+        return InvalidArgument("split sizes " + ShapeToString(split) + " sum past INT64_MAX, not the axis size " +
+                               std::to_string(dim));
+      }
     }
     if (total != dim) {
       return InvalidArgument("split sizes " + ShapeToString(split) + " sum to " + std::to_string(total) +
