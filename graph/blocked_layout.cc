@@ -257,8 +257,23 @@ std::vector<int64_t> SplitChannels(const Graph& g, const Node& node, const Block
   return sizes;
 }
 
+// Whether the blocked values a convertible Conv reads (X, and the residual Z of a FusedConv) have the
+// channels its W says. A blocked value keeps its channel count only here, in the pass: the blocked
+// tensor rounds it up to whole blocks, so a model whose X or Z lies about its channels by less than
+// a block would run on the zero pad lanes instead of being refused. Such a Conv stays plain.
+bool BlockedOperandsFit(const Graph& g, const Node& node, const BlockedValues& blocked) {
+  const auto& n = *node.proto;
+  const Tensor* w = WeightConstant(g, n, 1);
+  for (const auto& [input, channels] : {std::pair<int, int64_t>{0, w->dim(1)}, {3, w->dim(0)}}) {
+    if (input >= n.input_size()) continue;
+    auto it = blocked.find(n.input(input));
+    if (it != blocked.end() && it->second != channels) return false;
+  }
+  return true;
+}
+
 Role RoleOf(const Graph& g, const Node& node, const BlockedValues& blocked) {
-  if (ConvertsConv(g, node)) return Role::kConv;
+  if (ConvertsConv(g, node) && BlockedOperandsFit(g, node, blocked)) return Role::kConv;
   if (ConvertsDepthwise(g, node, blocked)) return Role::kDepthwise;
   const auto& n = *node.proto;
   // Inference Dropout is the identity; its mask, when nobody reads it, does not matter.
@@ -317,7 +332,7 @@ int64_t OutputChannels(const Graph& g, const Node& node, Role role, const Blocke
 std::shared_ptr<onnx::NodeProto> Reorder(const char* op, const std::string& from, const std::string& to,
                                          int64_t channels = 0) {
   auto node = std::make_shared<onnx::NodeProto>();
-  FromBlockedSpec{channels}.WriteTo(*node);  // FromBlocked: the channels to keep
+  FromBlockedSpec{channels}.WriteTo(*node);  // FromBlocked: the channels to keep; ToBlocked: to expect
   node->set_op_type(op);
   node->set_domain(kOnnxflowDomain);
   node->set_name(std::string(op) + "(" + from + ")");
@@ -374,7 +389,8 @@ class LayoutPass {
         if (blocked.count(v) != 0) {
           proto->set_input(k, BlockedName(v));
         } else if (roles[i] == Role::kConv && !(k == 0 && IsStem(node))) {
-          proto->set_input(k, ToBlocked(v, id));
+          const Tensor* w = WeightConstant(*g_, *node.proto, 1);
+          proto->set_input(k, ToBlocked(v, id, k == 0 ? w->dim(1) : w->dim(0)));
         }
       }
       if (roles[i] == Role::kSplit) ConvertSplit(node, proto.get(), blocked);
@@ -489,13 +505,16 @@ class LayoutPass {
     proto->set_op_type("BatchNormalization");  // made Blocked below
   }
 
-  // The blocked copy of a value, made once before its first blocked reader `at`.
-  std::string ToBlocked(const std::string& v, Id at) {
-    auto it = to_blocked_.find(v);
+  // The blocked copy of a value with the `channels` its reader expects (ToBlocked refuses any other
+  // count at run time: the blocked copy itself would not show a difference of less than a block),
+  // made once per count before its first blocked reader `at`.
+  std::string ToBlocked(const std::string& v, Id at, int64_t channels) {
+    const std::string key = v + "\n" + std::to_string(channels);
+    auto it = to_blocked_.find(key);
     if (it != to_blocked_.end()) return it->second;
     const std::string name = Fresh(v + "/blocked");
-    patch_.AddAt(ReorderNode(Reorder(internal_ops::kToBlocked, v, name)), at);
-    to_blocked_[v] = name;
+    patch_.AddAt(ReorderNode(Reorder(internal_ops::kToBlocked, v, name, channels)), at);
+    to_blocked_[key] = name;
     return name;
   }
 

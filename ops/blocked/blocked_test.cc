@@ -470,6 +470,12 @@ TARGETS_TEST(BlockedReorderTest, RoundTrip) {
   OpTest too_many("FromBlocked", 1, "com.onnxflow");  // 2 blocks hold 17 to 32 channels
   too_many.Input(Tensor(DataType::kFloat, {1, 2, 2, 2, 16})).Attr("channels", int64_t{16});
   EXPECT_TRUE(Refused(RunOne(too_many), StatusCode::kInvalidArgument, "FromBlocked: 16 channels do not fill the last of 2 blocks"));
+  // A residual of 15 channels for a 16-channel convolution blocks to the same shape as 16: the count
+  // its reader expects is checked before the pad lanes hide the difference.
+  OpTest lying("ToBlocked", 1, "com.onnxflow");
+  lying.Input(Tensor(DataType::kFloat, {1, 15, 2, 2})).Attr("channels", int64_t{16});
+  EXPECT_TRUE(Refused(RunOne(lying), StatusCode::kInvalidArgument,
+                      "ToBlocked: input 'X' [1,15,2,2] must have the 16 channels its blocked reader's weights expect"));
 }
 
 // BlockedDepthwiseConv against the direct loop: C channels (pad lanes when not a multiple of 16),

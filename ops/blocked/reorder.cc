@@ -1,6 +1,7 @@
 // com.onnxflow ToBlocked and FromBlocked: float [N, C, H, W] <-> channel-blocked
 // [N, ceil(C/16), H, W, 16] (blocked_layout.h). ToBlocked zeroes the last block's pad lanes;
-// FromBlocked's attribute `channels` says how many channels to keep (default: every lane). The graph
+// FromBlocked's attribute `channels` says how many channels to keep (default: every lane); ToBlocked's,
+// how many X must have (its reader's weights say; default: any). The graph
 // pass puts them where a blocked region of the graph meets ops that read the plain layout.
 //
 // Each block of 16 channel planes is transposed 16 pixels at a time: a 16 x 16 tile (1 KB) read
@@ -59,6 +60,10 @@ class ReorderKernel : public OpKernel {
     if (to_blocked_ && x->rank() != 4) {
       return InvalidArgument("ToBlocked: input 'X' must be [N, C, H, W], got " + ShapeToString(x->shape()));
     }
+    if (to_blocked_ && channels_ > 0 && x->dim(1) != channels_) {
+      return InvalidArgument("ToBlocked: input 'X' " + ShapeToString(x->shape()) + " must have the " +
+                             std::to_string(channels_) + " channels its blocked reader's weights expect");
+    }
     if (!to_blocked_) {
       ONNXFLOW_ASSIGN_OR_RETURN(nchw, UnblockedShape(x->shape(), "X"));
       if (channels_ > 0) {
@@ -92,7 +97,9 @@ class ReorderKernel : public OpKernel {
 
  private:
   bool to_blocked_;
-  int64_t channels_;  // FromBlocked: the channels to keep (the last block's pad lanes dropped); 0: all
+  // FromBlocked: the channels to keep (the last block's pad lanes dropped); ToBlocked: the channels X
+  // must have. 0: all, any.
+  int64_t channels_;
 };
 
 }  // namespace

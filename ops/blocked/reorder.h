@@ -10,7 +10,8 @@
 namespace onnxflow {
 
 // FromBlocked's attribute: the channels of the plain tensor it writes (the last block's pad lanes
-// dropped); 0 keeps every lane. ToBlocked has no attributes.
+// dropped); 0 keeps every lane. ToBlocked's: the channels its X must have (what its reader's
+// weights expect: the blocked copy rounds them up to whole blocks); 0 takes any.
 struct FromBlockedSpec {
   int64_t channels = 0;
 

@@ -14,7 +14,7 @@
 //   BlockedMaxPool, BlockedAveragePool, BlockedGlobalMaxPool, BlockedGlobalAveragePool
 //                               the ONNX pool's own attributes              graph/blocked_layout.cc
 //   BlockedResize, BlockedShape Resize's mode attributes + channels (ops/blocked/blocked_resize.h)  graph/blocked_layout.cc
-//   ToBlocked                   none                                        graph/blocked_layout.cc
+//   ToBlocked                   FromBlockedSpec (the channels X must have)  graph/blocked_layout.cc
 //   FromBlocked                 FromBlockedSpec (ops/blocked/blocked_layout.h)  graph/blocked_layout.cc
 //   FusedAttention              FusedAttentionSpec (ops/contrib/fused_attention.h)  graph/attention_fusion.cc
 //   AddLayerNormalization       epsilon, rms (SkipLayerNormalization's)     graph/norm_fusion.cc
