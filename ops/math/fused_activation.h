@@ -5,6 +5,8 @@
 // (ops/framework/activation.h); this spec is the only code that spells the attributes.
 #pragma once
 
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -78,9 +80,14 @@ struct FusedActivationSpec {
       if (a.name() == "activation") name = a.s();
       if (a.name() == "activation_params") params.assign(a.floats().begin(), a.floats().end());
     }
+    // ONNX Runtime clips by comparing with each bound, which a NaN bound fails: that side is not
+    // clipped (where the epilogue's min/max would make every output NaN).
+    const bool clip = name == "Clip";
     return Named(name, [&](const char* field, float fallback) {
       const size_t k = std::string(field) == "activation_alpha" ? 0 : 1;
-      return k < params.size() ? params[k] : fallback;
+      const float v = k < params.size() ? params[k] : fallback;
+      if (clip && std::isnan(v)) return k == 0 ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+      return v;
     });
   }
   // With the ONNX defaults (tests, and code that names an epilogue).
