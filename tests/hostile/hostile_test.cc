@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -188,6 +189,70 @@ std::string NestedIf(int depth) {
   return m.Serialize();
 }
 
+// One node of the kernels added in the last session, its operands given (name, value, constant):
+// constants become initializers (weights packed at load, another path than the same weights fed
+// at run time); the rest are graph inputs written as files. An empty name is an absent input.
+struct Operand {
+  std::string name;
+  Tensor value;
+  bool constant = false;
+};
+
+Case NodeCase(const std::string& name, int opset, const std::string& op, const std::vector<Operand>& operands,
+              int outputs, const std::function<void(onnx::NodeProto&)>& attrs = nullptr,
+              const std::string& domain = "", DataType out_type = DataType::kFloat) {
+  std::vector<std::pair<std::string, Tensor>> inputs;
+  for (const Operand& o : operands) {
+    if (!o.name.empty() && !o.constant) inputs.emplace_back(o.name, o.value);
+  }
+  auto bytes = [=] {
+    ModelBuilder m(opset);
+    if (!domain.empty()) {
+      auto* imp = m.proto().add_opset_import();
+      imp->set_domain(domain);
+      imp->set_version(1);
+    }
+    std::vector<std::string> names, outs;
+    for (const Operand& o : operands) {
+      names.push_back(o.name);
+      if (o.name.empty()) continue;
+      if (o.constant) {
+        m.Initializer(o.name, o.value);
+      } else {
+        m.Input(o.name, o.value.dtype(), {}, /*rank_known=*/false);
+      }
+    }
+    for (int i = 0; i < outputs; ++i) outs.push_back("out" + std::to_string(i));
+    auto& node = m.Node(op, names, outs, "victim");
+    if (!domain.empty()) node.set_domain(domain);
+    if (attrs) attrs(node);
+    for (const auto& out : outs) m.Output(out, out_type, {}, false);
+    return m.Serialize();
+  };
+  return Simple(name, bytes, inputs);
+}
+
+// Deterministic values in [-1, 1) of `shape`.
+Tensor Wave(const Shape& shape, int seed = 0) {
+  std::vector<float> v(static_cast<size_t>(ElementCount(shape)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(static_cast<float>(i * 7 + seed * 13) * 0.37f);
+  return F32s(shape, v);
+}
+
+// A Conv of 16 -> `channels` (constant weights: the blocked layout takes it) whose output `c` a
+// node made by `tail` reads; X is [1, x_channels, 6, 6].
+std::string BlockedConvThen(int opset, int64_t channels, const std::function<void(ModelBuilder&)>& tail,
+                            int64_t x_channels = 16) {
+  ModelBuilder m(opset);
+  m.Input("x", DataType::kFloat, {1, x_channels, 6, 6});
+  m.Initializer("w", Wave({channels, 16, 3, 3}, 1));
+  m.Initializer("b", Wave({channels}, 2));
+  auto& conv = m.Node("Conv", {"x", "w", "b"}, {"c"}, "conv");
+  SetAttr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  tail(m);
+  return m.Serialize();
+}
+
 // Why each case must be refused: the status code and a fragment of run_model's one line naming the
 // node, attribute, input or limit (no code: run_model refused the inputs before loading the model).
 std::map<std::string, std::pair<std::string, std::string>> Reasons() {
@@ -324,6 +389,138 @@ std::map<std::string, std::pair<std::string, std::string>> Reasons() {
       {"scan8_scalar_state", {"InvalidArgument", "node 'y' (Scan): state 0 must be a tensor [batch, ...] with batch 1"}},
       {"scan8_state_batch_mismatch", {"InvalidArgument", "node 'y' (Scan): state 0 must be a tensor [batch, ...] with batch 1"}},
       {"if_condition_not_bool", {"InvalidArgument", "node 'y' (If): the condition must be a single bool, got float32 [2]"}},
+      // The kernels added in the last session (see AllCases).
+      {"einsum_repeated_output_label", {"InvalidArgument", "node 'victim' (Einsum): Einsum: attribute 'equation' ('ij,jk->iik') names output label 'i' more than once"}},
+      {"einsum_diagonal_sizes_differ", {"InvalidArgument", "node 'victim' (Einsum): Einsum: input 0 [2,3] repeats label 'i' over axes of different sizes"}},
+      {"einsum_diagonal_of_one_and_three", {"InvalidArgument", "node 'victim' (Einsum): Einsum: input 0 [1,3] repeats label 'i' over axes of different sizes"}},
+      {"einsum_label_sizes_disagree", {"InvalidArgument", "node 'victim' (Einsum): Einsum: input 1 [4,5] gives label 'j' size 4, another input 3"}},
+      {"einsum_ellipsis_dims_disagree", {"InvalidArgument", "node 'victim' (Einsum): Einsum: input 1 [3,3,4] gives label '...' size 3, another input 2"}},
+      {"einsum_output_label_not_in_inputs", {"InvalidArgument", "node 'victim' (Einsum): Einsum: output label not in any input"}},
+      {"einsum_bad_character", {"InvalidArgument", "node 'victim' (Einsum): Einsum: unexpected character '$'"}},
+      {"einsum_operand_count", {"InvalidArgument", "node 'victim' (Einsum): Einsum: the equation names 2 operands, got 1"}},
+      {"einsum_empty_operand_huge_dims", {"", "input 'a': tensor 'a': shape [0,1099511627776,1099511627776] has too many elements"}},
+      {"einsum_direct_loop_too_long", {"ResourceExhausted", "node 'victim' (Einsum): Einsum: attribute 'equation' asks for 1 outputs of 1099511627776 summed products each over 2 inputs, more than the direct"}},
+      {"conv_transpose_huge_strides", {"InvalidArgument", "node 'victim' (ConvTranspose): ConvTranspose: attributes 'strides', 'dilations' and 'output_padding' make spatial axis 0 of the output longer than"}},
+      {"conv_transpose_huge_dilations", {"InvalidArgument", "node 'victim' (ConvTranspose): ConvTranspose: attributes 'strides', 'dilations' and 'output_padding' make spatial axis 0 of the output longer than"}},
+      {"conv_transpose_output_padding_int64_max", {"InvalidArgument", "node 'victim' (ConvTranspose): attribute 'output_padding' [9223372036854775807, 1] must be non-negative and smaller than the stride 2 or the dilation"}},
+      {"conv_transpose_pads_int64_max", {"InvalidArgument", "node 'victim' (ConvTranspose): ConvTranspose: attribute 'pads' (9223372036854775807, 9223372036854775807) leaves a negative output size on spatial"}},
+      {"conv_transpose_huge_output_shape", {"InvalidArgument", "node 'victim' (ConvTranspose): shape [1,3,2147483648,2147483648] has too many elements"}},
+      {"conv_transpose_negative_output_shape", {"InvalidArgument", "node 'victim' (ConvTranspose): ConvTranspose: attribute 'output_shape' is negative on spatial axis 0"}},
+      {"conv_transpose_dilation_zero", {"InvalidArgument", "node 'victim' (ConvTranspose): attribute 'dilations' must be at least 1 (got 0)"}},
+      {"conv_transpose_group_not_dividing", {"InvalidArgument", "node 'victim' (ConvTranspose): ConvTranspose: W [3,3,3,3] does not match the 3 channels of X in 2 groups"}},
+      {"conv_transpose_weight_lies_about_channels", {"InvalidArgument", "node 'victim' (ConvTranspose): ConvTranspose: W [3,3,3,3] does not match the 2 channels of X in 1 groups"}},
+      {"conv_transpose_kernel_shape_lies", {"InvalidArgument", "node 'victim' (ConvTranspose): ConvTranspose: kernel_shape does not match W [2,3,3,3]"}},
+      {"conv_transpose_col_past_the_tensor_limit", {"ResourceExhausted", "node 'victim' (ConvTranspose): ConvTranspose: the unfolded product (col) of shape [1,65536,65536] would pass the limit of 4294967296 bytes per tensor"}},
+      {"conv_transpose_1d_huge_output_shape", {"ResourceExhausted", "node 'victim' (ConvTranspose): output 0 of shape [1,3,1099511627776] (float32) exceeds the limit of 4294967296 bytes per tensor (max_tensor_bytes)"}},
+      {"conv_transpose_1d_strides_and_pads_overflow", {"InvalidArgument", "node 'victim' (ConvTranspose): ConvTranspose: attributes 'strides', 'dilations' and 'output_padding' make spatial axis 0 of the output longer than"}},
+      {"conv_transpose_output_padding_past_stride", {"InvalidArgument", "node 'victim' (ConvTranspose): attribute 'output_padding' [2, 2] must be non-negative and smaller than the stride 2 or the dilation 1 of axis 0"}},
+      {"conv_transpose_huge_strides_constant_w", {"InvalidArgument", "node 'victim' (ConvTranspose): ConvTranspose: attributes 'strides', 'dilations' and 'output_padding' make spatial axis 0 of the output longer than"}},
+      {"conv_transpose_huge_dilations_constant_w", {"InvalidArgument", "node 'victim' (ConvTranspose): ConvTranspose: attributes 'strides', 'dilations' and 'output_padding' make spatial axis 0 of the output longer than"}},
+      {"conv_transpose_output_padding_int64_max_constant_w", {"InvalidArgument", "node 'victim' (ConvTranspose): attribute 'output_padding' [9223372036854775807, 1] must be non-negative and smaller than the stride 2 or the dilation"}},
+      {"conv_transpose_pads_int64_max_constant_w", {"InvalidArgument", "node 'victim' (ConvTranspose): ConvTranspose: attribute 'pads' (9223372036854775807, 9223372036854775807) leaves a negative output size on spatial"}},
+      {"conv_transpose_huge_output_shape_constant_w", {"InvalidArgument", "node 'victim' (ConvTranspose): shape [1,3,2147483648,2147483648] has too many elements"}},
+      {"conv_transpose_negative_output_shape_constant_w", {"InvalidArgument", "node 'victim' (ConvTranspose): ConvTranspose: attribute 'output_shape' is negative on spatial axis 0"}},
+      {"conv_transpose_dilation_zero_constant_w", {"InvalidArgument", "node 'victim' (ConvTranspose): attribute 'dilations' must be at least 1 (got 0)"}},
+      {"conv_transpose_group_not_dividing_constant_w", {"InvalidArgument", "node 'victim' (ConvTranspose): ConvTranspose: W [3,3,3,3] does not match the 3 channels of X in 2 groups"}},
+      {"conv_transpose_weight_lies_about_channels_constant_w", {"InvalidArgument", "node 'victim' (ConvTranspose): ConvTranspose: W [3,3,3,3] does not match the 2 channels of X in 1 groups"}},
+      {"conv_transpose_kernel_shape_lies_constant_w", {"InvalidArgument", "node 'victim' (ConvTranspose): ConvTranspose: kernel_shape does not match W [2,3,3,3]"}},
+      {"conv_transpose_col_past_the_tensor_limit_constant_w", {"ResourceExhausted", "node 'victim' (ConvTranspose): ConvTranspose: the unfolded product (col) of shape [1,65536,65536] would pass the limit of 4294967296 bytes per tensor"}},
+      {"conv_transpose_1d_huge_output_shape_constant_w", {"ResourceExhausted", "node 'victim' (ConvTranspose): output 0 of shape [1,3,1099511627776] (float32) exceeds the limit of 4294967296 bytes per tensor (max_tensor_bytes)"}},
+      {"conv_transpose_1d_strides_and_pads_overflow_constant_w", {"InvalidArgument", "node 'victim' (ConvTranspose): ConvTranspose: attributes 'strides', 'dilations' and 'output_padding' make spatial axis 0 of the output longer than"}},
+      {"conv_transpose_output_padding_past_stride_constant_w", {"InvalidArgument", "node 'victim' (ConvTranspose): attribute 'output_padding' [2, 2] must be non-negative and smaller than the stride 2 or the dilation 1 of axis 0"}},
+      {"conv_1d_dilation_past_input", {"InvalidArgument", "node 'victim' (Conv): the kernel (extent 21) does not fit the padded input (4) on spatial axis 0"}},
+      {"conv_1d_dilation_overflows", {"InvalidArgument", "node 'victim' (Conv): attribute 'dilations' (4611686018427387904) makes the kernel on spatial axis 0 longer than any input"}},
+      {"conv_1d_pads_overflow", {"InvalidArgument", "node 'victim' (Conv): attribute 'pads' (9223372036854775807, 9223372036854775807) on spatial axis 0 makes the padded input longer than any tensor"}},
+      {"conv_1d_stride_zero", {"InvalidArgument", "node 'victim' (Conv): attribute 'strides' must be at least 1 (got 0)"}},
+      {"conv_1d_kernel_shape_lies", {"InvalidArgument", "node 'victim' (Conv): kernel_shape does not match W [4,8,3]"}},
+      {"conv_3d_dilation_past_input", {"InvalidArgument", "node 'victim' (Conv): the kernel (extent 11) does not fit the padded input (3) on spatial axis 1"}},
+      {"conv_3d_pads_overflow", {"InvalidArgument", "node 'victim' (Conv): attribute 'pads' (9223372036854775807, 9223372036854775807) on spatial axis 0 makes the padded input longer than any tensor"}},
+      {"conv_3d_kernel_shape_lies", {"InvalidArgument", "node 'victim' (Conv): kernel_shape does not match W [2,4,3,3,3]"}},
+      {"conv_1d_dilation_past_input_input_w", {"InvalidArgument", "node 'victim' (Conv): the kernel (extent 21) does not fit the padded input (4) on spatial axis 0"}},
+      {"conv_1d_dilation_overflows_input_w", {"InvalidArgument", "node 'victim' (Conv): attribute 'dilations' (4611686018427387904) makes the kernel on spatial axis 0 longer than any input"}},
+      {"conv_1d_pads_overflow_input_w", {"InvalidArgument", "node 'victim' (Conv): attribute 'pads' (9223372036854775807, 9223372036854775807) on spatial axis 0 makes the padded input longer than any tensor"}},
+      {"conv_1d_stride_zero_input_w", {"InvalidArgument", "node 'victim' (Conv): attribute 'strides' must be at least 1 (got 0)"}},
+      {"conv_1d_kernel_shape_lies_input_w", {"InvalidArgument", "node 'victim' (Conv): kernel_shape does not match W [4,8,3]"}},
+      {"conv_3d_dilation_past_input_input_w", {"InvalidArgument", "node 'victim' (Conv): the kernel (extent 11) does not fit the padded input (3) on spatial axis 1"}},
+      {"conv_3d_pads_overflow_input_w", {"InvalidArgument", "node 'victim' (Conv): attribute 'pads' (9223372036854775807, 9223372036854775807) on spatial axis 0 makes the padded input longer than any tensor"}},
+      {"conv_3d_kernel_shape_lies_input_w", {"InvalidArgument", "node 'victim' (Conv): kernel_shape does not match W [2,4,3,3,3]"}},
+      {"rnn_w_disagrees_with_hidden_size", {"InvalidArgument", "node 'victim' (RNN): W has shape [1,5,3], expected [1,4,3]"}},
+      {"rnn_r_disagrees_with_hidden_size", {"InvalidArgument", "node 'victim' (RNN): R has shape [1,4,5], expected [1,4,4]"}},
+      {"rnn_bidirectional_with_one_direction", {"InvalidArgument", "node 'victim' (RNN): W has shape [1,4,3], expected [2,4,3]"}},
+      {"rnn_sequence_lens_past_seq_length", {"OutOfRange", "node 'victim' (RNN): sequence_lens[0] = 8 is outside [0, 5]"}},
+      {"rnn_sequence_lens_negative", {"OutOfRange", "node 'victim' (RNN): sequence_lens[0] = -1 is outside [0, 5]"}},
+      {"rnn_initial_h_wrong_shape", {"InvalidArgument", "node 'victim' (RNN): initial_h has shape [1,3,4], expected [1,2,4]"}},
+      {"rnn_activations_unknown", {"InvalidArgument", "node 'victim' (RNN): activations must list 1 functions per direction, got 3"}},
+      {"rnn_clip_negative", {"InvalidArgument", "node 'victim' (RNN): clip must be positive, got -1.000000"}},
+      {"gru_w_disagrees_with_hidden_size", {"InvalidArgument", "node 'victim' (GRU): W has shape [1,15,3], expected [1,12,3]"}},
+      {"gru_r_disagrees_with_hidden_size", {"InvalidArgument", "node 'victim' (GRU): R has shape [1,12,5], expected [1,12,4]"}},
+      {"gru_bidirectional_with_one_direction", {"InvalidArgument", "node 'victim' (GRU): W has shape [1,12,3], expected [2,12,3]"}},
+      {"gru_sequence_lens_past_seq_length", {"OutOfRange", "node 'victim' (GRU): sequence_lens[0] = 8 is outside [0, 5]"}},
+      {"gru_sequence_lens_negative", {"OutOfRange", "node 'victim' (GRU): sequence_lens[0] = -1 is outside [0, 5]"}},
+      {"gru_initial_h_wrong_shape", {"InvalidArgument", "node 'victim' (GRU): initial_h has shape [1,3,4], expected [1,2,4]"}},
+      {"gru_activations_unknown", {"InvalidArgument", "node 'victim' (GRU): activations must list 2 functions per direction, got 3"}},
+      {"gru_clip_negative", {"InvalidArgument", "node 'victim' (GRU): clip must be positive, got -1.000000"}},
+      {"lstm_w_disagrees_with_hidden_size", {"InvalidArgument", "node 'victim' (LSTM): W has shape [1,20,3], expected [1,16,3]"}},
+      {"lstm_r_disagrees_with_hidden_size", {"InvalidArgument", "node 'victim' (LSTM): R has shape [1,16,5], expected [1,16,4]"}},
+      {"lstm_bidirectional_with_one_direction", {"InvalidArgument", "node 'victim' (LSTM): W has shape [1,16,3], expected [2,16,3]"}},
+      {"lstm_sequence_lens_past_seq_length", {"OutOfRange", "node 'victim' (LSTM): sequence_lens[0] = 8 is outside [0, 5]"}},
+      {"lstm_sequence_lens_negative", {"OutOfRange", "node 'victim' (LSTM): sequence_lens[0] = -1 is outside [0, 5]"}},
+      {"lstm_initial_h_wrong_shape", {"InvalidArgument", "node 'victim' (LSTM): initial_h has shape [1,3,4], expected [1,2,4]"}},
+      {"lstm_activations_unknown", {"InvalidArgument", "node 'victim' (LSTM): unknown activation function 'Frobnicate'"}},
+      {"lstm_clip_negative", {"InvalidArgument", "node 'victim' (LSTM): clip must be positive, got -1.000000"}},
+      {"rnn_w_disagrees_with_hidden_size_input_w", {"InvalidArgument", "node 'victim' (RNN): W has shape [1,5,3], expected [1,4,3]"}},
+      {"rnn_r_disagrees_with_hidden_size_input_w", {"InvalidArgument", "node 'victim' (RNN): R has shape [1,4,5], expected [1,4,4]"}},
+      {"rnn_bidirectional_with_one_direction_input_w", {"InvalidArgument", "node 'victim' (RNN): W has shape [1,4,3], expected [2,4,3]"}},
+      {"rnn_sequence_lens_past_seq_length_input_w", {"OutOfRange", "node 'victim' (RNN): sequence_lens[0] = 8 is outside [0, 5]"}},
+      {"rnn_sequence_lens_negative_input_w", {"OutOfRange", "node 'victim' (RNN): sequence_lens[0] = -1 is outside [0, 5]"}},
+      {"rnn_initial_h_wrong_shape_input_w", {"InvalidArgument", "node 'victim' (RNN): initial_h has shape [1,3,4], expected [1,2,4]"}},
+      {"rnn_activations_unknown_input_w", {"InvalidArgument", "node 'victim' (RNN): activations must list 1 functions per direction, got 3"}},
+      {"rnn_clip_negative_input_w", {"InvalidArgument", "node 'victim' (RNN): clip must be positive, got -1.000000"}},
+      {"gru_w_disagrees_with_hidden_size_input_w", {"InvalidArgument", "node 'victim' (GRU): W has shape [1,15,3], expected [1,12,3]"}},
+      {"gru_r_disagrees_with_hidden_size_input_w", {"InvalidArgument", "node 'victim' (GRU): R has shape [1,12,5], expected [1,12,4]"}},
+      {"gru_bidirectional_with_one_direction_input_w", {"InvalidArgument", "node 'victim' (GRU): W has shape [1,12,3], expected [2,12,3]"}},
+      {"gru_sequence_lens_past_seq_length_input_w", {"OutOfRange", "node 'victim' (GRU): sequence_lens[0] = 8 is outside [0, 5]"}},
+      {"gru_sequence_lens_negative_input_w", {"OutOfRange", "node 'victim' (GRU): sequence_lens[0] = -1 is outside [0, 5]"}},
+      {"gru_initial_h_wrong_shape_input_w", {"InvalidArgument", "node 'victim' (GRU): initial_h has shape [1,3,4], expected [1,2,4]"}},
+      {"gru_activations_unknown_input_w", {"InvalidArgument", "node 'victim' (GRU): activations must list 2 functions per direction, got 3"}},
+      {"gru_clip_negative_input_w", {"InvalidArgument", "node 'victim' (GRU): clip must be positive, got -1.000000"}},
+      {"lstm_w_disagrees_with_hidden_size_input_w", {"InvalidArgument", "node 'victim' (LSTM): W has shape [1,20,3], expected [1,16,3]"}},
+      {"lstm_r_disagrees_with_hidden_size_input_w", {"InvalidArgument", "node 'victim' (LSTM): R has shape [1,16,5], expected [1,16,4]"}},
+      {"lstm_bidirectional_with_one_direction_input_w", {"InvalidArgument", "node 'victim' (LSTM): W has shape [1,16,3], expected [2,16,3]"}},
+      {"lstm_sequence_lens_past_seq_length_input_w", {"OutOfRange", "node 'victim' (LSTM): sequence_lens[0] = 8 is outside [0, 5]"}},
+      {"lstm_sequence_lens_negative_input_w", {"OutOfRange", "node 'victim' (LSTM): sequence_lens[0] = -1 is outside [0, 5]"}},
+      {"lstm_initial_h_wrong_shape_input_w", {"InvalidArgument", "node 'victim' (LSTM): initial_h has shape [1,3,4], expected [1,2,4]"}},
+      {"lstm_activations_unknown_input_w", {"InvalidArgument", "node 'victim' (LSTM): unknown activation function 'Frobnicate'"}},
+      {"lstm_clip_negative_input_w", {"InvalidArgument", "node 'victim' (LSTM): clip must be positive, got -1.000000"}},
+      {"dynamic_quantize_lstm_w_disagrees_with_hidden_size", {"InvalidArgument", "node 'victim' (DynamicQuantizeLSTM): DynamicQuantizeLSTM: W has shape [1,3,20], expected [1,3,16] ([num_directions, input_size, 4 * hidden_size])"}},
+      {"dynamic_quantize_lstm_w_in_onnx_layout", {"InvalidArgument", "node 'victim' (DynamicQuantizeLSTM): DynamicQuantizeLSTM: W has shape [1,16,3], expected [1,3,16] ([num_directions, input_size, 4 * hidden_size])"}},
+      {"dynamic_quantize_lstm_w_scale_wrong_count", {"InvalidArgument", "node 'victim' (DynamicQuantizeLSTM): DynamicQuantizeLSTM: W_scale has shape [3], expected [1] (per direction) or [1,16] (per column)"}},
+      {"dynamic_quantize_lstm_w_disagrees_with_hidden_size_input_w", {"InvalidArgument", "node 'victim' (DynamicQuantizeLSTM): DynamicQuantizeLSTM: W has shape [1,3,20], expected [1,3,16] ([num_directions, input_size, 4 * hidden_size])"}},
+      {"dynamic_quantize_lstm_w_in_onnx_layout_input_w", {"InvalidArgument", "node 'victim' (DynamicQuantizeLSTM): DynamicQuantizeLSTM: W has shape [1,16,3], expected [1,3,16] ([num_directions, input_size, 4 * hidden_size])"}},
+      {"dynamic_quantize_lstm_w_scale_wrong_count_input_w", {"InvalidArgument", "node 'victim' (DynamicQuantizeLSTM): DynamicQuantizeLSTM: W_scale has shape [3], expected [1] (per direction) or [1,16] (per column)"}},
+      {"blocked_split_sizes_wrap_int64", {"InvalidArgument", "node 'victim' (Split): split sizes [16,4611686018427387904,4611686018427387904,4611686018427387904,4611686018427387920] sum past INT64_MAX, not the"}},
+      {"blocked_split_sizes_do_not_sum", {"InvalidArgument", "node 'victim' (Split): split sizes [16,32] sum to 48, not the axis size 32"}},
+      {"blocked_split_sizes_from_graph_input", {"InvalidArgument", "node 'victim' (Split): split sizes [16,8] sum to 24, not the axis size 32"}},
+      {"blocked_split_num_outputs_lies", {"InvalidArgument", "node 'victim' (Split): attribute 'num_outputs' is 4 but the node has 2 outputs"}},
+      {"fused_conv_unknown_activation", {"InvalidArgument", "node 'victim' (FusedConv): unknown fused activation 'Frobnicate'"}},
+      {"fused_conv_z_fewer_channels", {"InvalidArgument", "node 'ToBlocked(z)' (ToBlocked): ToBlocked: input 'X' [1,15,6,6] must have the 16 channels its blocked reader's weights expect"}},
+      {"fused_conv_z_wrong_size", {"InvalidArgument", "node 'victim' (BlockedConv): BlockedConv: residual 'Z' must be float of the output's shape [1,1,6,6,16], got [1,1,5,6,16]"}},
+      {"fused_conv_z_int", {"InvalidArgument", "node 'ToBlocked(z)' (ToBlocked): ToBlocked: input 'X' must be float"}},
+      {"blocked_conv_x_fewer_channels", {"InvalidArgument", "node 'ToBlocked(x)' (ToBlocked): ToBlocked: input 'X' [1,15,6,6] must have the 16 channels its blocked reader's weights expect"}},
+      {"reducemax_axis_out_of_range", {"InvalidArgument", "node 'victim' (ReduceMax): axis 2 is out of range for rank 2"}},
+      {"reducemax_axis_int64_min", {"InvalidArgument", "node 'victim' (ReduceMax): axis -9223372036854775808 is out of range for rank 2"}},
+      {"reducemax_axis_repeated", {"InvalidArgument", "node 'victim' (ReduceMax): axis -1 appears twice in axes"}},
+      {"reducemax_scalar_axis", {"InvalidArgument", "node 'victim' (ReduceMax): axis 0 is out of range for rank 0"}},
+      {"reducemin_axis_out_of_range", {"InvalidArgument", "node 'victim' (ReduceMin): axis 2 is out of range for rank 2"}},
+      {"reducemin_axis_int64_min", {"InvalidArgument", "node 'victim' (ReduceMin): axis -9223372036854775808 is out of range for rank 2"}},
+      {"reducemin_axis_repeated", {"InvalidArgument", "node 'victim' (ReduceMin): axis -1 appears twice in axes"}},
+      {"reducemin_scalar_axis", {"InvalidArgument", "node 'victim' (ReduceMin): axis 0 is out of range for rank 0"}},
+      {"lp_normalization_p3", {"InvalidArgument", "node 'victim' (LpNormalization): attribute 'p' must be 1 or 2, got 3"}},
+      {"lp_normalization_p0", {"InvalidArgument", "node 'victim' (LpNormalization): attribute 'p' must be 1 or 2, got 0"}},
+      {"lp_normalization_axis_out_of_range", {"InvalidArgument", "node 'victim' (LpNormalization): axis 2 is out of range for rank 2"}},
+      {"lp_normalization_scalar", {"InvalidArgument", "node 'victim' (LpNormalization): input must have rank >= 1"}},
+      {"mvn_axis_out_of_range", {"InvalidArgument", "node 'victim' (MeanVarianceNormalization): axis 4 is out of range for rank 4"}},
+      {"mvn_default_axes_on_rank_2", {"InvalidArgument", "node 'victim' (MeanVarianceNormalization): axis 2 is out of range for rank 2"}},
   };
 }
 
@@ -928,6 +1125,305 @@ std::vector<Case> AllCases() {
     m.Output("y", DataType::kFloat, {1});
     return m.Serialize();
   }));
+  // --- Einsum on the batched GEMM (ContractOnGemm) and its direct loop.
+  auto einsum = [](const std::string& eq) {
+    return [eq](onnx::NodeProto& n) { SetAttr(n, "equation", eq); };
+  };
+  const Tensor a23 = Wave({2, 3}), b34 = Wave({3, 4}, 1);
+  // An output label twice made the GEMM read A as [M*M, K] past its end.
+  c.push_back(NodeCase("einsum_repeated_output_label", 13, "Einsum", {{"a", a23}, {"b", b34}}, 1, einsum("ij,jk->iik")));
+  c.push_back(NodeCase("einsum_diagonal_sizes_differ", 13, "Einsum", {{"a", a23}}, 1, einsum("ii->i")));
+  c.push_back(NodeCase("einsum_diagonal_of_one_and_three", 13, "Einsum", {{"a", Wave({1, 3})}}, 1, einsum("ii->i")));
+  c.push_back(NodeCase("einsum_label_sizes_disagree", 13, "Einsum", {{"a", a23}, {"b", Wave({4, 5})}}, 1,
+                       einsum("ij,jk->ik")));
+  c.push_back(NodeCase("einsum_ellipsis_dims_disagree", 13, "Einsum", {{"a", Wave({2, 2, 3})}, {"b", Wave({3, 3, 4})}}, 1,
+                       einsum("...ij,...jk->...ik")));
+  c.push_back(NodeCase("einsum_output_label_not_in_inputs", 13, "Einsum", {{"a", a23}}, 1, einsum("ij->k")));
+  c.push_back(NodeCase("einsum_bad_character", 13, "Einsum", {{"a", a23}}, 1, einsum("i$->i")));
+  c.push_back(NodeCase("einsum_operand_count", 13, "Einsum", {{"a", a23}}, 1, einsum("ij,jk->ik")));
+  // An empty operand whose other dims multiply past 2^63: the label sizes' products (and its strides) overflowed.
+  c.push_back(Case{"einsum_empty_operand_huge_dims", [](const std::string& dir) {
+                     onnx::TensorProto t;
+                     t.set_name("a");
+                     t.set_data_type(static_cast<int>(DataType::kFloat));
+                     for (int64_t d : {int64_t{0}, int64_t{1} << 40, int64_t{1} << 40}) t.add_dims(d);
+                     t.set_raw_data("");
+                     WriteBytes(dir + "/a.pb", t.SerializeAsString());
+                     const std::string model = dir + "/model.onnx";
+                     WriteBytes(model, OneNode(13, "Einsum", {{"a", DataType::kFloat}}, 1,
+                                               [](onnx::NodeProto& n) { SetAttr(n, "equation", std::string("cab->")); }));
+                     return model + " --input a=" + dir + "/a.pb";
+                   }});
+  // 2^40 steps of the direct loop over two 4 MB operands: refused, not run for hours.
+  c.push_back(NodeCase("einsum_direct_loop_too_long", 13, "Einsum",
+                       {{"a", F32s(Shape(10, 4), std::vector<float>(1 << 20, 1.0f))},
+                        {"b", F32s(Shape(10, 4), std::vector<float>(1 << 20, 1.0f))}},
+                       1, einsum("abcdefghij,klmnopqrst->")));
+  // Defined answers (checked against ONNX Runtime by hand): 0-size dims, broadcast ellipses, and
+  // integer products that wrap (two's complement, not a signed overflow).
+  c.push_back(NodeCase("einsum_zero_size_dims", 13, "Einsum", {{"a", Wave({0, 2, 3})}, {"b", Wave({1, 3, 4})}}, 1,
+                       einsum("...ij,...jk->...ik")));
+  c.back().may_succeed = true;
+  c.push_back(NodeCase("einsum_nothing_summed_over_zero", 13, "Einsum", {{"a", Wave({2, 0})}, {"b", Wave({0, 4})}}, 1,
+                       einsum("ij,jk->ik")));
+  c.back().may_succeed = true;
+  c.push_back(NodeCase("einsum_int64_products_wrap", 13, "Einsum", {{"a", I64({kMax, kMax})}, {"b", I64({2, 2})}}, 1,
+                       einsum("i,i->"), "", DataType::kInt64));
+  c.back().may_succeed = true;
+
+  // --- ConvTranspose (ScatterPlanes, 1-D and 2-D), weights fed at run time and constant (packed).
+  auto conv_attrs = [](std::vector<std::pair<std::string, std::vector<int64_t>>> ints) {
+    return [ints](onnx::NodeProto& n) {
+      for (const auto& [k, v] : ints) {
+        if (k == "group") {
+          SetAttr(n, k, v[0]);
+        } else {
+          SetAttr(n, k, v);
+        }
+      }
+    };
+  };
+  const int64_t k62 = int64_t{1} << 62;
+  for (bool constant : {false, true}) {
+    const std::string s = constant ? "_constant_w" : "";
+    const Tensor x = Wave({1, 2, 3, 3}), w = Wave({2, 3, 3, 3}, 1);
+    auto convt = [&](const std::string& name, const Tensor& xv, const Tensor& wv, auto attrs) {
+      c.push_back(NodeCase("conv_transpose_" + name + s, 17, "ConvTranspose", {{"x", xv}, {"w", wv, constant}}, 1, attrs));
+    };
+    convt("huge_strides", x, w, conv_attrs({{"strides", {k62, k62}}}));
+    convt("huge_dilations", x, w, conv_attrs({{"dilations", {k62, 1}}}));
+    convt("output_padding_int64_max", x, w, conv_attrs({{"strides", {2, 2}}, {"output_padding", {kMax, 1}}}));
+    convt("pads_int64_max", x, w, conv_attrs({{"pads", {kMax, 0, kMax, 0}}}));
+    convt("huge_output_shape", x, w, conv_attrs({{"output_shape", {int64_t{1} << 31, int64_t{1} << 31}}}));
+    convt("negative_output_shape", x, w, conv_attrs({{"output_shape", {-3, 4}}}));
+    convt("dilation_zero", x, w, conv_attrs({{"dilations", {0, 1}}}));
+    convt("group_not_dividing", Wave({1, 3, 3, 3}), Wave({3, 3, 3, 3}), conv_attrs({{"group", {2}}}));
+    convt("weight_lies_about_channels", x, Wave({3, 3, 3, 3}), conv_attrs({}));
+    convt("kernel_shape_lies", x, w, conv_attrs({{"kernel_shape", {2, 2}}}));
+    // Pads cut the output to one pixel while the unfolded product (col) would hold 2^32 floats.
+    convt("col_past_the_tensor_limit", Wave({1, 1, 1 << 16}), Wave({1, 1, 1 << 16}),
+          conv_attrs({{"pads", {(1 << 16) - 1, (1 << 16) - 1}}}));
+    convt("1d_huge_output_shape", Wave({1, 2, 5}), Wave({2, 3, 3}), conv_attrs({{"output_shape", {int64_t{1} << 40}}}));
+    convt("1d_strides_and_pads_overflow", Wave({1, 2, 5}), Wave({2, 3, 3}),
+          conv_attrs({{"strides", {int64_t{1} << 61}}, {"pads", {k62, k62}}}));
+    convt("output_padding_past_stride", x, w, conv_attrs({{"strides", {2, 2}}, {"output_padding", {2, 2}}}));
+    convt("zero_input_channels", Wave({1, 0, 3, 3}), Wave({0, 3, 3, 3}), conv_attrs({}));
+    c.back().may_succeed = true;
+    convt("1d_zero_length", Wave({1, 2, 0}), Wave({2, 3, 3}), conv_attrs({}));
+    c.back().may_succeed = true;
+  }
+
+  // --- Conv over 1-D and 3-D on PixelGather (constant W of 16 or more (channel, tap) columns) and
+  // on the unfolding (W fed at run time).
+  for (bool constant : {true, false}) {
+    const std::string s = constant ? "" : "_input_w";
+    auto conv = [&](const std::string& name, const Tensor& xv, const Tensor& wv, auto attrs) {
+      c.push_back(NodeCase("conv_" + name + s, 17, "Conv", {{"x", xv}, {"w", wv, constant}}, 1, attrs));
+    };
+    const Tensor x1 = Wave({1, 8, 4}), w1 = Wave({4, 8, 3}, 1);
+    const Tensor x3 = Wave({1, 4, 3, 3, 3}), w3 = Wave({2, 4, 3, 3, 3}, 1);
+    conv("1d_dilation_past_input", x1, w1, conv_attrs({{"dilations", {10}}}));
+    conv("1d_dilation_overflows", x1, w1, conv_attrs({{"dilations", {k62}}}));
+    conv("1d_pads_overflow", x1, w1, conv_attrs({{"pads", {kMax, kMax}}}));
+    conv("1d_stride_zero", x1, w1, conv_attrs({{"strides", {0}}}));
+    conv("1d_kernel_shape_lies", x1, w1, conv_attrs({{"kernel_shape", {2}}}));
+    conv("3d_dilation_past_input", x3, w3, conv_attrs({{"dilations", {1, 5, 1}}}));
+    conv("3d_pads_overflow", x3, w3, conv_attrs({{"pads", std::vector<int64_t>(6, kMax)}}));
+    conv("3d_kernel_shape_lies", x3, w3, conv_attrs({{"kernel_shape", {3, 3, 2}}}));
+    conv("same_upper_int64_max_stride", x1, w1, [](onnx::NodeProto& n) {
+      SetAttr(n, "strides", std::vector<int64_t>{std::numeric_limits<int64_t>::max()});
+      SetAttr(n, "auto_pad", std::string("SAME_UPPER"));
+    });
+    c.back().may_succeed = true;
+    // Pads far past the input with strides that step over them: a few output pixels, and a padded
+    // copy that was terabytes (PixelGather's) until it was left to the unfolding.
+    conv("1d_huge_pads_and_stride", x1, w1, conv_attrs({{"strides", {int64_t{1} << 31}}, {"pads", {1 << 30, 1 << 30}}}));
+    c.back().may_succeed = true;
+    conv("3d_huge_pads_and_stride", x3, w3, conv_attrs({{"strides", {4000, 4000, 4000}}, {"pads", std::vector<int64_t>(6, 1000)}}));
+    c.back().may_succeed = true;
+    // An empty last axis padded out to a window divided by its length (SIGFPE) in the padded copy.
+    conv("3d_empty_axis_padded", Wave({1, 4, 3, 3, 0}), Wave({2, 4, 3, 3, 1}, 1),
+         conv_attrs({{"pads", {1, 1, 1, 1, 1, 1}}}));
+    c.back().may_succeed = true;
+    // A stride of INT64_MAX (one output column) overflowed the unfolding's ceil division.
+    conv("2d_int64_max_stride", Wave({1, 32, 3, 3}), Wave({8, 32, 3, 3}, 1),
+         conv_attrs({{"strides", {kMax, kMax}}, {"pads", {1, 1, 1, 1}}}));
+    c.back().may_succeed = true;
+    conv("1d_batch_zero", Wave({0, 8, 4}), w1, conv_attrs({}));
+    c.back().may_succeed = true;
+  }
+
+  // --- RNN / GRU / LSTM on packed constant weights (PackRows) and on weights fed at run time.
+  for (bool constant : {true, false}) {
+    const std::string s = constant ? "" : "_input_w";
+    const int64_t h = 4, in = 3, t = 5, b = 2;
+    for (const auto& [op, gates] : std::vector<std::pair<std::string, int64_t>>{{"RNN", 1}, {"GRU", 3}, {"LSTM", 4}}) {
+      const int outs = op == "LSTM" ? 3 : 2;
+      auto rnn = [&, op = op](const std::string& name, Tensor w, Tensor r, std::vector<Operand> extra,
+                              std::function<void(onnx::NodeProto&)> more = nullptr) {
+        std::vector<Operand> ops = {{"x", Wave({t, b, in})}, {"w", w, constant}, {"r", r, constant}};
+        ops.insert(ops.end(), extra.begin(), extra.end());
+        std::string lower = op;
+        for (char& ch : lower) ch = static_cast<char>(std::tolower(ch));
+        c.push_back(NodeCase(lower + "_" + name + s, 14, op, ops, outs, [h, more](onnx::NodeProto& n) {
+          SetAttr(n, "hidden_size", h);
+          if (more) more(n);
+        }));
+      };
+      const Tensor w = Wave({1, gates * h, in}, 1), r = Wave({1, gates * h, h}, 2);
+      rnn("w_disagrees_with_hidden_size", Wave({1, gates * 5, in}), r, {});
+      rnn("r_disagrees_with_hidden_size", w, Wave({1, gates * h, h + 1}), {});
+      rnn("bidirectional_with_one_direction", w, r, {}, [](onnx::NodeProto& n) {
+        SetAttr(n, "direction", std::string("bidirectional"));
+      });
+      rnn("sequence_lens_past_seq_length", w, r,
+          {{"", Tensor()}, {"seq", Tensor::FromVector<int32_t>({2}, {t + 3, 2})}});
+      rnn("sequence_lens_negative", w, r, {{"", Tensor()}, {"seq", Tensor::FromVector<int32_t>({2}, {-1, 2})}});
+      rnn("initial_h_wrong_shape", w, r, {{"", Tensor()}, {"", Tensor()}, {"h0", Wave({1, b + 1, h})}});
+      rnn("activations_unknown", w, r, {}, [](onnx::NodeProto& n) {
+        auto* a = n.add_attribute();
+        a->set_name("activations");
+        a->set_type(onnx::AttributeProto::STRINGS);
+        for (int i = 0; i < 3; ++i) a->add_strings("Frobnicate");
+      });
+      rnn("clip_negative", w, r, {}, [](onnx::NodeProto& n) { SetAttr(n, "clip", -1.0f); });
+    }
+  }
+  // com.microsoft DynamicQuantizeLSTM: W [dirs, input, 4h] and R [dirs, h, 4h] in 8 bits.
+  for (bool constant : {true, false}) {
+    const std::string s = constant ? "" : "_input_w";
+    auto i8 = [](const Shape& shape) {
+      std::vector<int8_t> v(static_cast<size_t>(ElementCount(shape)));
+      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 255) - 127);
+      return Tensor::FromVector<int8_t>(shape, v);
+    };
+    auto dq = [&](const std::string& name, const Tensor& w, const Tensor& r, const Tensor& w_scale) {
+      c.push_back(NodeCase("dynamic_quantize_lstm_" + name + s, 14, "DynamicQuantizeLSTM",
+                           {{"x", Wave({5, 2, 3})}, {"w", w, constant}, {"r", r, constant}, {"", Tensor()}, {"", Tensor()},
+                            {"", Tensor()}, {"", Tensor()}, {"", Tensor()}, {"ws", w_scale, constant},
+                            {"wz", Tensor::FromVector<int8_t>({1}, {0}), constant},
+                            {"rs", F32s({1}, {0.02f}), constant}, {"rz", Tensor::FromVector<int8_t>({1}, {0}), constant}},
+                           3, [](onnx::NodeProto& n) { SetAttr(n, "hidden_size", int64_t{4}); }, "com.microsoft"));
+    };
+    dq("w_disagrees_with_hidden_size", i8({1, 3, 20}), i8({1, 4, 16}), F32s({1}, {0.01f}));
+    dq("w_in_onnx_layout", i8({1, 16, 3}), i8({1, 16, 4}), F32s({1}, {0.01f}));
+    dq("w_scale_wrong_count", i8({1, 3, 16}), i8({1, 4, 16}), F32s({3}, {0.01f, 0.02f, 0.03f}));
+  }
+
+  // --- Split over channels after a blocked Conv (the blocked layout splits whole 16-channel blocks).
+  auto split_after_conv = [](int opset, int outputs, std::function<void(ModelBuilder&, onnx::NodeProto&)> setup) {
+    return [=] {
+      return BlockedConvThen(opset, 32, [&](ModelBuilder& m) {
+        std::vector<std::string> outs;
+        for (int i = 0; i < outputs; ++i) outs.push_back("y" + std::to_string(i));
+        auto& split = m.Node("Split", {"c"}, outs, "victim");
+        SetAttr(split, "axis", int64_t{1});
+        setup(m, split);
+        for (const auto& o : outs) m.Output(o, DataType::kFloat, {}, false);
+      });
+    };
+  };
+  auto split_sizes = [](std::vector<int64_t> sizes) {
+    return [sizes](ModelBuilder& m, onnx::NodeProto& n) {
+      m.Initializer("sizes", I64(sizes));
+      n.add_input("sizes");
+    };
+  };
+  // Block sizes near 2^62 whose sum wraps around to the 32 channels (a signed overflow at load).
+  c.push_back(Simple("blocked_split_sizes_wrap_int64",
+                     split_after_conv(13, 5, split_sizes({16, k62, k62, k62, k62 + 16}))));
+  c.push_back(Simple("blocked_split_sizes_do_not_sum", split_after_conv(13, 2, split_sizes({16, 32}))));
+  c.push_back(Simple("blocked_split_zero_piece", split_after_conv(13, 2, split_sizes({0, 32}))));
+  c.back().may_succeed = true;
+  c.push_back(Simple("blocked_split_sizes_from_graph_input",
+                     split_after_conv(13, 2, [](ModelBuilder& m, onnx::NodeProto& n) {
+                       m.Input("sizes", DataType::kInt64, {2});
+                       n.add_input("sizes");
+                     }),
+                     {{"sizes", I64({16, 8})}}));
+  c.push_back(Simple("blocked_split_num_outputs_uneven",
+                     split_after_conv(18, 3, [](ModelBuilder&, onnx::NodeProto& n) { SetAttr(n, "num_outputs", int64_t{3}); })));
+  c.back().may_succeed = true;
+  c.push_back(Simple("blocked_split_num_outputs_lies",
+                     split_after_conv(18, 2, [](ModelBuilder&, onnx::NodeProto& n) { SetAttr(n, "num_outputs", int64_t{4}); })));
+
+  // --- com.microsoft FusedConv as ONNX Runtime saves it (activation_params), and its residual Z.
+  auto fused_conv = [](std::function<void(onnx::NodeProto&)> attrs, std::vector<Operand> z = {}) {
+    std::vector<Operand> ops = {{"x", Wave({1, 8, 6, 6})}, {"w", Wave({16, 8, 3, 3}, 1), true}, {"b", Wave({16}, 2), true}};
+    ops.insert(ops.end(), z.begin(), z.end());
+    return std::make_pair(ops, [attrs](onnx::NodeProto& n) {
+      SetAttr(n, "pads", std::vector<int64_t>{1, 1, 1, 1});
+      attrs(n);
+    });
+  };
+  auto activation = [](const std::string& name, std::vector<float> params) {
+    return [name, params](onnx::NodeProto& n) {
+      SetAttr(n, "activation", name);
+      auto* a = n.add_attribute();
+      a->set_name("activation_params");
+      a->set_type(onnx::AttributeProto::FLOATS);
+      for (float p : params) a->add_floats(p);
+    };
+  };
+  const float kNan = std::nanf("");
+  for (const auto& [name, attrs, z, may_succeed] :
+       std::vector<std::tuple<std::string, std::function<void(onnx::NodeProto&)>, std::vector<Operand>, bool>>{
+           {"fused_conv_unknown_activation", activation("Frobnicate", {}), {}, false},
+           {"fused_conv_params_too_few", activation("Clip", {-0.5f}), {}, true},
+           {"fused_conv_params_too_many", activation("LeakyRelu", {0.1f, 0.2f, 0.3f}), {}, true},
+           {"fused_conv_clip_nan_params", activation("Clip", {kNan, kNan}), {}, true},
+           {"fused_conv_leaky_relu_nan_alpha", activation("LeakyRelu", {kNan}), {}, true},
+           // 15 channels for 16: the blocked copy of Z rounded both up to one block.
+           {"fused_conv_z_fewer_channels", activation("Relu", {}), {{"z", Wave({1, 15, 6, 6}, 3)}}, false},
+           {"fused_conv_z_wrong_size", activation("Relu", {}), {{"z", Wave({1, 16, 5, 6}, 3), true}}, false},
+           {"fused_conv_z_int", activation("Relu", {}), {{"z", Tensor::FromVector<int32_t>({1}, {1})}}, false},
+       }) {
+    const auto [ops, node_attrs] = fused_conv(attrs, z);
+    c.push_back(NodeCase(name, 17, "FusedConv", ops, 1, node_attrs, "com.microsoft"));
+    c.back().may_succeed = may_succeed;
+  }
+  // X of 15 channels into a blocked Conv whose weights take 16.
+  c.push_back(Simple("blocked_conv_x_fewer_channels", [] {
+    return BlockedConvThen(17, 32, [](ModelBuilder& m) { m.Output("c", DataType::kFloat, {}, false); }, 15);
+  }));
+
+  // --- ReduceMax / ReduceMin / MeanVarianceNormalization / LpNormalization on the row kernels.
+  auto axes_input = [](std::vector<int64_t> axes) { return Operand{"axes", I64(axes), true}; };
+  for (const std::string op : {"ReduceMax", "ReduceMin"}) {
+    std::string lower = op;
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(ch));
+    c.push_back(NodeCase(lower + "_axis_out_of_range", 18, op, {{"x", Wave({3, 4})}, axes_input({2})}, 1));
+    c.push_back(NodeCase(lower + "_axis_int64_min", 18, op, {{"x", Wave({3, 4})}, axes_input({kMin})}, 1));
+    c.push_back(NodeCase(lower + "_axis_repeated", 18, op, {{"x", Wave({3, 4})}, axes_input({1, -1})}, 1));
+    c.push_back(NodeCase(lower + "_scalar_axis", 18, op, {{"x", F32s({}, {2})}, axes_input({0})}, 1));
+    c.push_back(NodeCase(lower + "_over_empty_axis", 18, op, {{"x", Wave({3, 0})}, axes_input({1})}, 1));
+    c.back().may_succeed = true;
+    Tensor nans = Wave({4, 37});
+    nans.mutable_data<float>()[5] = kNan;
+    c.push_back(NodeCase(lower + "_nan_rows", 18, op, {{"x", nans}, axes_input({1})}, 1));
+    c.back().may_succeed = true;
+  }
+  auto lp = [](int64_t p, int64_t axis) {
+    return [p, axis](onnx::NodeProto& n) {
+      SetAttr(n, "p", p);
+      SetAttr(n, "axis", axis);
+    };
+  };
+  c.push_back(NodeCase("lp_normalization_p3", 13, "LpNormalization", {{"x", Wave({4, 33})}}, 1, lp(3, 1)));
+  c.push_back(NodeCase("lp_normalization_p0", 13, "LpNormalization", {{"x", Wave({4, 33})}}, 1, lp(0, 1)));
+  c.push_back(NodeCase("lp_normalization_axis_out_of_range", 13, "LpNormalization", {{"x", Wave({4, 33})}}, 1, lp(2, 2)));
+  c.push_back(NodeCase("lp_normalization_scalar", 13, "LpNormalization", {{"x", F32s({}, {3})}}, 1, lp(2, 0)));
+  c.push_back(NodeCase("lp_normalization_empty_rows", 13, "LpNormalization", {{"x", Wave({3, 0})}}, 1, lp(2, 1)));
+  c.back().may_succeed = true;
+  auto mvn_axes = [](std::vector<int64_t> axes) { return [axes](onnx::NodeProto& n) { SetAttr(n, "axes", axes); }; };
+  c.push_back(NodeCase("mvn_axis_out_of_range", 13, "MeanVarianceNormalization", {{"x", Wave({2, 3, 4, 5})}}, 1,
+                       mvn_axes({0, 4})));
+  c.push_back(NodeCase("mvn_default_axes_on_rank_2", 13, "MeanVarianceNormalization", {{"x", Wave({3, 4})}}, 1));
+  c.push_back(NodeCase("mvn_empty_axis", 13, "MeanVarianceNormalization", {{"x", Wave({2, 3, 0, 5})}}, 1));
+  c.back().may_succeed = true;
+  c.push_back(NodeCase("mvn_repeated_axes", 13, "MeanVarianceNormalization", {{"x", Wave({2, 3, 4, 5})}}, 1,
+                       mvn_axes({0, 0, 2})));
+  c.back().may_succeed = true;
   const auto reasons = Reasons();
   for (Case& one : c) {
     auto it = reasons.find(one.name);
