@@ -162,6 +162,36 @@ inline double RowSumImpl(const float* x, int64_t n64) {
   return total;
 }
 
+// sum(x), or sum(x^2) with `squares`, accumulated in double: each float is widened as it is loaded
+// (one conversion per half vector), so the fold runs at the rate of the loads where a scalar double
+// loop ran at one add per element.
+template <bool kSquares>
+inline double RowSumWideOf(const float* x, size_t n) {
+  const hn::ScalableTag<double> dd;
+  const hn::Rebind<float, decltype(dd)> dh;  // half a float vector: one double per lane
+  using VD = hn::Vec<decltype(dd)>;
+  const size_t lanes = hn::Lanes(dd);
+  const auto term = [&](size_t i) {
+    const VD v = hn::PromoteTo(dd, hn::LoadU(dh, x + i));
+    return kSquares ? hn::Mul(v, v) : v;
+  };
+  VD s0 = hn::Zero(dd), s1 = s0, s2 = s0, s3 = s0;
+  size_t i = 0;
+  for (; i + 4 * lanes <= n; i += 4 * lanes) {
+    s0 = hn::Add(s0, term(i));
+    s1 = hn::Add(s1, term(i + lanes));
+    s2 = hn::Add(s2, term(i + 2 * lanes));
+    s3 = hn::Add(s3, term(i + 3 * lanes));
+  }
+  for (; i + lanes <= n; i += lanes) s0 = hn::Add(s0, term(i));
+  double total = hn::GetLane(hn::SumOfLanes(dd, hn::Add(hn::Add(s0, s1), hn::Add(s2, s3))));
+  for (; i < n; ++i) total += kSquares ? static_cast<double>(x[i]) * x[i] : static_cast<double>(x[i]);
+  return total;
+}
+inline double RowSumWideImpl(const float* x, int64_t n, bool squares) {
+  return squares ? RowSumWideOf<true>(x, static_cast<size_t>(n)) : RowSumWideOf<false>(x, static_cast<size_t>(n));
+}
+
 inline double RowSumSquaredDiffImpl(const float* x, float c, int64_t n64) {
   const DF d;
   const size_t n = static_cast<size_t>(n64), lanes = hn::Lanes(d);

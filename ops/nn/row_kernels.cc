@@ -17,6 +17,7 @@ HWY_EXPORT(RowFindImpl);
 HWY_EXPORT(ExpShiftSumImpl);
 HWY_EXPORT(AffineRowImpl);
 HWY_EXPORT(RowSumImpl);
+HWY_EXPORT(RowSumWideImpl);
 HWY_EXPORT(RowSumSquaredDiffImpl);
 HWY_EXPORT(NormalizeRowImpl);
 HWY_EXPORT(MaxIntoImpl);
@@ -38,6 +39,9 @@ void AffineRow(const float* x, float a, float b, float* y, int64_t n) {
   HWY_DYNAMIC_DISPATCH(AffineRowImpl)(x, a, b, y, n);
 }
 double RowSum(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(RowSumImpl)(x, n); }
+double RowSumWide(const float* x, int64_t n, bool squares) {
+  return HWY_DYNAMIC_DISPATCH(RowSumWideImpl)(x, n, squares);
+}
 double RowSumSquaredDiff(const float* x, float c, int64_t n) {
   return HWY_DYNAMIC_DISPATCH(RowSumSquaredDiffImpl)(x, c, n);
 }

@@ -19,6 +19,8 @@ float ExpShiftSum(const float* x, float shift, float* y, int64_t n);
 void AffineRow(const float* x, float a, float b, float* y, int64_t n);
 // sum(x).
 double RowSum(const float* x, int64_t n);
+// sum(x), or sum(x^2) with `squares`, accumulated in double (ReduceSum and its kin).
+double RowSumWide(const float* x, int64_t n, bool squares);
 // sum((x - c)^2).
 double RowSumSquaredDiff(const float* x, float c, int64_t n);
 // y = (x - mean) * inv_std * scale[i] + bias[i]; scale and bias may be null (1 and 0).

@@ -47,6 +47,35 @@ TEST_P(RowKernels, MaxAndSums) {
   }
 }
 
+// RowSumWide accumulates in double: exact where a float accumulator (any lane order) is not, and
+// within double rounding of a plain loop elsewhere; NaN and infinities carry through.
+TEST_P(RowKernels, WideSumsAreDouble) {
+  for (int64_t n : kSizes) {
+    for (int64_t off : kOffsets) {
+      std::vector<float> buf = RandomData(n + off, static_cast<uint32_t>(n * 5 + off));
+      const float* x = buf.data() + off;
+      double sum = 0, sq = 0;
+      for (int64_t i = 0; i < n; ++i) sum += x[i], sq += static_cast<double>(x[i]) * x[i];
+      EXPECT_NEAR(RowSumWide(x, n, false), sum, 1e-12 * (1 + n)) << n << " " << off;
+      EXPECT_NEAR(RowSumWide(x, n, true), sq, 1e-12 * (1 + sq)) << n << " " << off;
+    }
+  }
+  // 2^24 in every lane's first slot, then ones, then -2^24: a float lane would drop every one.
+  for (int64_t n : {int64_t{64}, int64_t{1037}}) {
+    std::vector<float> x(n, 1.0f);
+    for (int64_t i = 0; i < 16; ++i) x[i] = 16777216.0f, x[n - 1 - i] = -16777216.0f;
+    EXPECT_EQ(RowSumWide(x.data(), n, false), static_cast<double>(n - 32)) << n;
+    std::vector<float> odd(n, 4097.0f);  // 4097^2 = 16785409 needs 25 bits
+    EXPECT_EQ(RowSumWide(odd.data(), n, true), 16785409.0 * n) << n;
+  }
+  std::vector<float> special = RandomData(40, 3);
+  special[33] = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(RowSumWide(special.data(), 40, false), std::numeric_limits<double>::infinity());
+  special[5] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(RowSumWide(special.data(), 40, true)));
+  EXPECT_EQ(RowSumWide(nullptr, 0, true), 0.0);
+}
+
 // RowExtreme: max and min over odd lengths and misaligned starts, the identity for an empty row,
 // and NaN wherever one sits (in a whole vector, in the tail).
 TEST_P(RowKernels, ExtremePropagatesNan) {

@@ -82,12 +82,26 @@ typename Wide<T>::type UnrolledSum(const T* x, int64_t n, F f) {
   return WrapAdd(WrapAdd(a0, a1), WrapAdd(a2, a3));
 }
 
+// Sum of x (or x^2) over a contiguous row in the policy's accumulator: float rows on SIMD, still in
+// double: [1, 64, 128, 128] summed to one number at 1 thread, 0.14-0.22 -> 0.044-0.051 ms
+// (ONNX Runtime 0.10, which sums in float: 524644 where the exact sum rounds to 524643.2, which is
+// ours); other types unrolled.
+template <bool kSquares, typename T>
+typename Wide<T>::type FoldSum(const T* x, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    return RowSumWide(x, n, kSquares);
+  } else {
+    using W = typename Wide<T>::type;
+    return UnrolledSum(x, n, [](W w) { return kSquares ? WrapMul(w, w) : w; });
+  }
+}
+
 template <typename T>
 struct SumOf {
   using In = T; using Out = T; using Acc = typename Wide<T>::type;
   static Acc Init() { return Acc{0}; }
   static void Update(Acc& acc, T x) { acc = WrapAdd(acc, Wide<T>::From(x)); }
-  static Acc FoldRow(const T* x, int64_t n) { return UnrolledSum(x, n, [](Acc w) { return w; }); }
+  static Acc FoldRow(const T* x, int64_t n) { return FoldSum<false>(x, n); }
   static void Combine(Acc& acc, const Acc& later) { acc = WrapAdd(acc, later); }
   static T Finalize(const Acc& acc, int64_t) { return Wide<T>::To(acc); }
 };
@@ -120,7 +134,7 @@ struct SumSquareOf {
     const Acc w = Wide<T>::From(x);
     acc = WrapAdd(acc, WrapMul(w, w));
   }
-  static Acc FoldRow(const T* x, int64_t n) { return UnrolledSum(x, n, [](Acc w) { return WrapMul(w, w); }); }
+  static Acc FoldRow(const T* x, int64_t n) { return FoldSum<true>(x, n); }
   static void Combine(Acc& acc, const Acc& later) { acc = WrapAdd(acc, later); }
   static T Finalize(const Acc& acc, int64_t) { return Wide<T>::To(acc); }
 };
@@ -145,6 +159,13 @@ struct L2Of {
   using In = T; using Out = T; using Acc = double;
   static Acc Init() { return 0.0; }
   static void Update(Acc& acc, T x) { const double d = Wide<T>::ToDouble(x); acc += d * d; }
+  static Acc FoldRow(const T* x, int64_t n) {
+    if constexpr (std::is_same_v<T, float>) return RowSumWide(x, n, true);
+    Acc acc = Init();
+    for (int64_t i = 0; i < n; ++i) Update(acc, x[i]);
+    return acc;
+  }
+  static void Combine(Acc& acc, const Acc& later) { acc += later; }
   static T Finalize(const Acc& acc, int64_t) { return Wide<T>::FromDouble(std::sqrt(acc)); }
 };
 
@@ -153,6 +174,13 @@ struct LogSumOf {
   using In = T; using Out = T; using Acc = double;
   static Acc Init() { return 0.0; }
   static void Update(Acc& acc, T x) { acc += Wide<T>::ToDouble(x); }
+  static Acc FoldRow(const T* x, int64_t n) {
+    if constexpr (std::is_same_v<T, float>) return RowSumWide(x, n, false);
+    Acc acc = Init();
+    for (int64_t i = 0; i < n; ++i) Update(acc, x[i]);
+    return acc;
+  }
+  static void Combine(Acc& acc, const Acc& later) { acc += later; }
   static T Finalize(const Acc& acc, int64_t) { return Wide<T>::FromDouble(std::log(acc)); }
 };
 
