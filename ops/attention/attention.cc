@@ -267,7 +267,7 @@ Status AttentionKernel::ComputeIn(KernelContext& ctx) const {
     }
   }
   const int64_t total = past_seq + kv_seq;
-  ONNXFLOW_RETURN_IF_ERROR(CheckScratch(ctx, {batch, kv_heads, total, std::max(head_size, v_head_size)}, sizeof(C),
+  ONNXFLOW_RETURN_IF_ERROR(ctx.CheckScratch({batch, kv_heads, total, std::max(head_size, v_head_size)}, sizeof(C),
                                         "the key/value cache"));
   const int64_t* nonpad_data = nullptr;
   if (nonpad != nullptr) {

@@ -110,18 +110,6 @@ Status WriteFloatTensor(const C* src, int64_t n, Tensor* dst) {
   });
 }
 
-// ResourceExhausted when a scratch buffer of `shape` (elements of `elem_size` bytes) would pass
-// the run's one-tensor limit: kernels size their buffers from input dims, and empty inputs can
-// carry huge dims.
-inline Status CheckScratch(const KernelContext& ctx, const Shape& shape, size_t elem_size, const char* what) {
-  ONNXFLOW_ASSIGN_OR_RETURN(int64_t count, CheckedElementCount(shape));
-  const int64_t limit = ctx.run().limits().max_tensor_bytes;
-  if (count > limit / static_cast<int64_t>(elem_size)) {
-    return ResourceExhausted(std::string(what) + " of shape " + ShapeToString(shape) + " would pass the " +
-                             std::to_string(limit) + "-byte tensor limit");
-  }
-  return Status::Ok();
-}
 
 inline bool IsAttentionFloat(DataType t) {
   return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 || t == DataType::kBFloat16;

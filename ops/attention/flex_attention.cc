@@ -139,7 +139,7 @@ Status FlexAttentionKernel::ComputeIn(KernelContext& ctx, DataType sm_type) cons
   const C scale = has_scale_ ? static_cast<C>(scale_) : C(1) / std::sqrt(static_cast<C>(head_size));
   const int64_t group = q_heads / kv_heads;
   const Shape score_shape = {batch, q_heads, q_seq, kv_seq};
-  ONNXFLOW_RETURN_IF_ERROR(CheckScratch(ctx, score_shape, sizeof(C), "the score tensor"));
+  ONNXFLOW_RETURN_IF_ERROR(ctx.CheckScratch(score_shape, sizeof(C), "the score tensor"));
   std::vector<C> scores(static_cast<size_t>(batch * q_heads * q_seq * kv_seq));
   const DataType in_type = q->dtype();
   const bool round_in = NeedsRounding<C>(in_type);

@@ -116,8 +116,8 @@ Status LinearAttentionKernel::Compute(KernelContext& ctx) const {
     beta_heads = beta->dim(2);
   }
 
-  ONNXFLOW_RETURN_IF_ERROR(CheckScratch(ctx, state_shape, sizeof(float), "the recurrent state"));
-  ONNXFLOW_RETURN_IF_ERROR(CheckScratch(ctx, {batch, steps, q_heads_, dv}, sizeof(float), "the output"));
+  ONNXFLOW_RETURN_IF_ERROR(ctx.CheckScratch(state_shape, sizeof(float), "the recurrent state"));
+  ONNXFLOW_RETURN_IF_ERROR(ctx.CheckScratch({batch, steps, q_heads_, dv}, sizeof(float), "the output"));
   std::vector<float> q_store, k_store, v_store, s_store, g_store, b_store;
   ONNXFLOW_ASSIGN_OR_RETURN(const float* q, ReadFloatTensor<float>(*query, q_store, "query"));
   ONNXFLOW_ASSIGN_OR_RETURN(const float* k, ReadFloatTensor<float>(*key, k_store, "key"));

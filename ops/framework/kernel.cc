@@ -69,6 +69,16 @@ Tensor* KernelContext::ReusableInput(int i) {
   return &v.mutable_tensor();
 }
 
+Status KernelContext::CheckScratch(const Shape& shape, size_t element_size, const std::string& what) const {
+  const Result<int64_t> count = CheckedElementCount(shape);
+  const int64_t limit = run_->limits().max_tensor_bytes;
+  if (!count.ok() || *count > limit / static_cast<int64_t>(element_size)) {
+    return ResourceExhausted(what + " of shape " + ShapeToString(shape) + " would pass the limit of " +
+                             std::to_string(limit) + " bytes per tensor (max_tensor_bytes)");
+  }
+  return Status::Ok();
+}
+
 void KernelContext::SetOutput(int i, Value value) {
   if (has_output(i)) values_[slots_.outputs[i]] = std::move(value);
 }

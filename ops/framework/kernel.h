@@ -67,6 +67,11 @@ class KernelContext {
   // storage (a caller's tensor, a constant, another view). Null otherwise.
   Tensor* ReusableInput(int i);
 
+  // ResourceExhausted, naming `what`, when a buffer of `shape` and `element_size`-byte elements that
+  // the kernel sizes from input dims or attributes would pass the run's one-tensor limit
+  // (max_tensor_bytes): an empty input, or pads and strides, can carry dims that no memory holds.
+  Status CheckScratch(const Shape& shape, size_t element_size, const std::string& what) const;
+
   RunState& run() const { return *run_; }
   int threads() const { return run_->threads(); }
   const std::string& node_name() const { return node_name_; }

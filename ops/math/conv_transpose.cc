@@ -204,20 +204,13 @@ class ConvTransposeKernel : public OpKernel {
     return g;
   }
 
-  // ResourceExhausted when Run's col, [M/g, k1..kn, D1..Dn] for one image and group, would pass the
-  // run's one-tensor limit. Checked as dims: with no input channels, W and X hold no values whatever
-  // their other dims say.
+  // Run's col, [M/g, k1..kn, D1..Dn] for one image and group, checked against the run's one-tensor
+  // limit. As dims: with no input channels, W and X hold no values whatever their other dims say.
   static Status CheckCol(const KernelContext& ctx, const TransposeGeometry& g, size_t element) {
     Shape shape = {g.out_channels / g.group};
     shape.insert(shape.end(), g.kernel.begin(), g.kernel.end());
     shape.insert(shape.end(), g.in_spatial.begin(), g.in_spatial.end());
-    const Result<int64_t> count = CheckedElementCount(shape);
-    const int64_t limit = ctx.run().limits().max_tensor_bytes;
-    if (!count.ok() || *count > limit / static_cast<int64_t>(element)) {
-      return ResourceExhausted("ConvTranspose: the unfolded product (col) of shape " + ShapeToString(shape) +
-                               " would pass the limit of " + std::to_string(limit) + " bytes per tensor (max_tensor_bytes)");
-    }
-    return Status::Ok();
+    return ctx.CheckScratch(shape, element, "ConvTranspose: the unfolded product (col)");
   }
 
   // stride * (in - 1) + output_padding + (kernel - 1) * dilation + 1: the output before pads, refused

@@ -211,7 +211,7 @@ Status DynamicQuantizeLstmKernel::Compute(KernelContext& ctx) const {
   ONNXFLOW_RETURN_IF_ERROR(LoadRecurrentInputs(ctx, *x, true, &in).WithContext(kOp));
   const int64_t batch = in.batch, is = in.input, steps = MaxLen(in);
   ONNXFLOW_RETURN_IF_ERROR(
-      internal::CheckScratch(ctx, {std::min(steps, ChunkSteps(batch, gh)) * batch, is}, 1, "the quantized X"));
+      ctx.CheckScratch({std::min(steps, ChunkSteps(batch, gh)) * batch, is}, 1, "the quantized X"));
 
   // X's range over the rows the projections read: steps [0, steps) of every batch row, padding
   // included, the same rows in either direction (a reverse walk reads them in another order).

@@ -84,18 +84,6 @@ struct RecurrentData {
 
 namespace internal {
 
-// ResourceExhausted when a scratch buffer of `shape` (elements of `elem_size` bytes) would pass
-// the run's one-tensor limit: kernels size their buffers from input dims, and empty inputs can
-// carry huge dims.
-inline Status CheckScratch(const KernelContext& ctx, const Shape& shape, size_t elem_size, const char* what) {
-  ONNXFLOW_ASSIGN_OR_RETURN(int64_t count, CheckedElementCount(shape));
-  const int64_t limit = ctx.run().limits().max_tensor_bytes;
-  if (count > limit / static_cast<int64_t>(elem_size)) {
-    return ResourceExhausted(std::string(what) + " of shape " + ShapeToString(shape) + " would pass the " +
-                             std::to_string(limit) + "-byte tensor limit");
-  }
-  return Status::Ok();
-}
 
 template <typename C>
 Result<const C*> ReadAs(const Tensor& t, DataType want, std::vector<C>& storage, const char* name) {
@@ -151,8 +139,8 @@ Status LoadRecurrentInputs(const KernelContext& ctx, const Tensor& x, bool lstm,
   const int64_t gh = d->gates * d->hidden;
   const DataType t = x.dtype();
   // Y and the per-direction states are buffers of these sizes (X may be empty with huge dims).
-  ONNXFLOW_RETURN_IF_ERROR(internal::CheckScratch(ctx, d->YShape(), sizeof(C), "Y"));
-  ONNXFLOW_RETURN_IF_ERROR(internal::CheckScratch(ctx, {d->dirs, d->batch, gh}, sizeof(C), "the gate buffer"));
+  ONNXFLOW_RETURN_IF_ERROR(ctx.CheckScratch(d->YShape(), sizeof(C), "Y"));
+  ONNXFLOW_RETURN_IF_ERROR(ctx.CheckScratch({d->dirs, d->batch, gh}, sizeof(C), "the gate buffer"));
   ONNXFLOW_ASSIGN_OR_RETURN(d->x, ReadAs<C>(x, t, d->store[0], "X"));
   if (const Tensor* b = ctx.input_tensor(kB)) {
     ONNXFLOW_RETURN_IF_ERROR(CheckShape(*b, {d->dirs, 2 * gh}, "B"));
