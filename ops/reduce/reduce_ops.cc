@@ -154,34 +154,32 @@ struct L1Of {
   static T Finalize(const Acc& acc, int64_t) { return Wide<T>::To(acc); }
 };
 
-template <typename T>
-struct L2Of {
+// A sum of x (or x^2) in double whatever T: L2 and LogSum, finished by a square root or a log.
+template <typename T, bool kSquares>
+struct DoubleSumOf {
   using In = T; using Out = T; using Acc = double;
   static Acc Init() { return 0.0; }
-  static void Update(Acc& acc, T x) { const double d = Wide<T>::ToDouble(x); acc += d * d; }
+  static void Update(Acc& acc, T x) {
+    const double d = Wide<T>::ToDouble(x);
+    acc += kSquares ? d * d : d;
+  }
   static Acc FoldRow(const T* x, int64_t n) {
-    if constexpr (std::is_same_v<T, float>) return RowSumWide(x, n, true);
+    if constexpr (std::is_same_v<T, float>) return RowSumWide(x, n, kSquares);
     Acc acc = Init();
     for (int64_t i = 0; i < n; ++i) Update(acc, x[i]);
     return acc;
   }
   static void Combine(Acc& acc, const Acc& later) { acc += later; }
-  static T Finalize(const Acc& acc, int64_t) { return Wide<T>::FromDouble(std::sqrt(acc)); }
 };
 
 template <typename T>
-struct LogSumOf {
-  using In = T; using Out = T; using Acc = double;
-  static Acc Init() { return 0.0; }
-  static void Update(Acc& acc, T x) { acc += Wide<T>::ToDouble(x); }
-  static Acc FoldRow(const T* x, int64_t n) {
-    if constexpr (std::is_same_v<T, float>) return RowSumWide(x, n, false);
-    Acc acc = Init();
-    for (int64_t i = 0; i < n; ++i) Update(acc, x[i]);
-    return acc;
-  }
-  static void Combine(Acc& acc, const Acc& later) { acc += later; }
-  static T Finalize(const Acc& acc, int64_t) { return Wide<T>::FromDouble(std::log(acc)); }
+struct L2Of : DoubleSumOf<T, true> {
+  static T Finalize(double acc, int64_t) { return Wide<T>::FromDouble(std::sqrt(acc)); }
+};
+
+template <typename T>
+struct LogSumOf : DoubleSumOf<T, false> {
+  static T Finalize(double acc, int64_t) { return Wide<T>::FromDouble(std::log(acc)); }
 };
 
 // Running max and the sum of exp(x - max), rescaled when the max grows: one pass, no overflow.

@@ -251,6 +251,15 @@ TEST(ReduceOps, LongRowsFoldInSimdAndInParts) {
     if (threads == 1) one_thread = got;
     else EXPECT_EQ(got, one_thread);
   }
+  // L2 and LogSum fold the same parts (of squares, of the values): within double rounding of a plain loop.
+  double squares = 0, positive = 0;
+  std::vector<float> p(big);
+  for (int64_t i = 0; i < big; ++i) squares += double(z[i]) * z[i], positive += (p[i] = std::abs(z[i]));
+  auto l2 = RunReduce("ReduceL2", 18, Tensor::FromVector<float>({big}, z), {}, 0);
+  auto log_sum = RunReduce("ReduceLogSum", 18, Tensor::FromVector<float>({big}, p), {}, 0);
+  ASSERT_TRUE(l2.ok() && log_sum.ok());
+  EXPECT_FLOAT_EQ((*l2)[0].tensor().data<float>()[0], static_cast<float>(std::sqrt(squares)));
+  EXPECT_FLOAT_EQ((*log_sum)[0].tensor().data<float>()[0], static_cast<float>(std::log(positive)));
   z[big - 1] = NAN;
   auto mx = RunReduce("ReduceMax", 18, Tensor::FromVector<float>({big}, z), {}, 0);
   ASSERT_TRUE(mx.ok()) << mx.status().ToString();
