@@ -9,6 +9,7 @@
 //
 // float32 1-D/2-D max and average pools without Indices take the SIMD fast path of pool_rows.h
 // (separable: window rows combined into a padded scratch row, then the columns reduced along it).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -50,21 +51,35 @@ std::vector<Dim> MakeDims(const PoolGeometry& g) {
     d.in = g.in[i];
     d.out = g.out[i];
     d.dilation = g.dilations[i];
+    // In closed form, not tap by tap: a hostile kernel_shape of 2^40 over pads as long is one
+    // window of 2^40 taps (ComputePoolGeometry has checked that the window fits INT64_MAX).
+    const int64_t kernel = g.kernel[i];
+    const auto taps_before = [&](int64_t start, int64_t limit) {  // taps k with start + k * dilation < limit
+      return start >= limit ? int64_t{0} : std::min(kernel, (limit - 1 - start) / d.dilation + 1);
+    };
     for (int64_t o = 0; o < d.out; ++o) {
       TapRange t;
       t.start = o * g.strides[i] - g.pad_begin[i];
-      t.lo = 0;
-      while (t.lo < g.kernel[i] && t.start + t.lo * d.dilation < 0) ++t.lo;
-      t.hi = g.kernel[i];
-      while (t.hi > t.lo && t.start + (t.hi - 1) * d.dilation >= d.in) --t.hi;
-      t.with_pad = 0;
-      for (int64_t k = 0; k < g.kernel[i]; ++k) {
-        if (t.start + k * d.dilation < d.in + g.pad_end[i]) ++t.with_pad;
-      }
+      t.lo = std::min(kernel, taps_before(t.start, 0));
+      t.hi = std::max(t.lo, taps_before(t.start, d.in));
+      t.with_pad = taps_before(t.start, d.in + g.pad_end[i]);
       d.taps.push_back(t);
     }
   }
   return dims;
+}
+
+// The fast path's scratch row spans the padded input row and every window's reach. Pads or strides
+// of 2^40 (a hostile model) would ask for terabytes there, and its horizontal pass walks every tap,
+// so such pools take the generic loops, which visit only the taps inside the input. In double: the
+// terms may pass INT64_MAX.
+bool FitsPoolRows(const PoolGeometry& g) {
+  constexpr double kMaxRowFloats = 1 << 20;
+  const size_t w = g.in.size() - 1;
+  const double by_input = static_cast<double>(g.pad_begin[w]) + static_cast<double>(g.in[w]) + kPoolRowsSlack;
+  const double by_output = (static_cast<double>(g.out[w]) + kPoolRowsSlack) * static_cast<double>(g.strides[w]) +
+                           static_cast<double>(g.kernel[w] - 1) * static_cast<double>(g.dilations[w]) + 2;
+  return std::max(by_input, by_output) <= kMaxRowFloats;
 }
 
 class PoolKernel : public OpKernel {
@@ -97,12 +112,13 @@ class PoolKernel : public OpKernel {
     }
     if (y->size() == 0) return Status::Ok();
     const std::vector<Dim> dims = MakeDims(g);
-    if (x->dtype() == DataType::kFloat && attrs_.kernel.size() <= 2 && indices == nullptr && kind_ != PoolKind::kLp) {
+    const bool rows = attrs_.kernel.size() <= 2 && indices == nullptr && FitsPoolRows(g);
+    if (x->dtype() == DataType::kFloat && rows && kind_ != PoolKind::kLp) {
       RunFloatRows(ctx, g, dims, x->data<float>(), y->mutable_data<float>());
       return Status::Ok();
     }
     const bool bytes = x->dtype() == DataType::kUint8 || x->dtype() == DataType::kInt8;
-    if (bytes && kind_ == PoolKind::kMax && attrs_.kernel.size() <= 2 && indices == nullptr) {
+    if (bytes && kind_ == PoolKind::kMax && rows) {
       // 8-bit max pooling (a quantized model's MaxPool runs on its bytes) through the float rows:
       // every byte is a float exactly, and so is their maximum. (The plain loop took 6.5 ms for
       // ResNet-50's 3x3 stride-2 pool of 64 x 112 x 112; widened and pooled in float: see below.)

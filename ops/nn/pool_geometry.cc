@@ -50,9 +50,15 @@ Result<PoolGeometry> ComputePoolGeometry(const PoolAttributes& a, const Shape& i
   g.out.assign(rank, 0);
   for (size_t i = 0; i < rank; ++i) {
     const int64_t in = g.in[i], s = g.strides[i];
-    const int64_t window = DilatedWindow(g.kernel[i], g.dilations[i]);
+    // Attributes near 2^62 (a hostile model) must not wrap any of these sums: checked, or written so
+    // that no step passes INT64_MAX.
+    int64_t window = 0;
+    if (!CheckedDilatedWindow(g.kernel[i], g.dilations[i], &window)) {
+      return InvalidArgument("attribute 'dilations' (" + std::to_string(g.dilations[i]) +
+                             ") makes the pooling window on spatial axis " + std::to_string(i) + " longer than any input");
+    }
     if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
-      g.out[i] = (in + s - 1) / s;
+      g.out[i] = in / s + (in % s != 0);
       const AxisPads same = SamePads(in, s, window, a.auto_pad == "SAME_UPPER");
       g.pad_begin[i] = same.begin;
       g.pad_end[i] = same.end;
@@ -61,15 +67,21 @@ Result<PoolGeometry> ComputePoolGeometry(const PoolAttributes& a, const Shape& i
         g.pad_begin[i] = a.pads[i];
         g.pad_end[i] = a.pads[i + rank];
       }
-      const int64_t padded = in + g.pad_begin[i] + g.pad_end[i];
+      int64_t padded = 0;
+      if (__builtin_add_overflow(in, g.pad_begin[i], &padded) || __builtin_add_overflow(padded, g.pad_end[i], &padded)) {
+        return InvalidArgument("attribute 'pads' (" + std::to_string(g.pad_begin[i]) + ", " + std::to_string(g.pad_end[i]) +
+                               ") on spatial axis " + std::to_string(i) + " makes the padded input longer than any tensor");
+      }
       if (padded < window) {
         return InvalidArgument("pooling window " + std::to_string(window) + " is larger than padded input dim " +
                                std::to_string(padded));
       }
       if (a.ceil_mode) {
-        g.out[i] = (padded - window + s - 1) / s + 1;
-        // A last window that starts in the right padding is dropped.
-        if ((g.out[i] - 1) * s >= in + g.pad_begin[i]) --g.out[i];
+        const int64_t span = padded - window;
+        g.out[i] = span / s + (span % s != 0) + 1;
+        // A last window that starts in the right padding is dropped (past INT64_MAX it surely does).
+        int64_t last = 0;
+        if (__builtin_mul_overflow(g.out[i] - 1, s, &last) || last >= in + g.pad_begin[i]) --g.out[i];
       } else {
         g.out[i] = FloorWindowCount(padded, window, s);
       }

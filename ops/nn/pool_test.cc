@@ -1,6 +1,7 @@
 // MaxPool, AveragePool, LpPool, the global pools, MaxUnpool and MaxRoiPool.
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -336,6 +337,40 @@ TEST(Pool, Errors) {
   OpTest ints("AveragePool", 22);
   ints.Input(Tensor::FromVector<int32_t>({1, 1, 2}, {1, 2})).Attr("kernel_shape", std::vector<int64_t>{2});
   EXPECT_TRUE(Refused(ints.Run(RegisterNnKernels), StatusCode::kUnimplemented, "type int32 is not supported here"));
+}
+
+// Hostile geometries: a window of 2^40 taps over pads as long (taps are counted in closed form,
+// not walked: this hung), and dilations or pads whose extents pass INT64_MAX (they wrapped).
+TEST(Pool, HugeWindowsAndOverflowingAttributes) {
+  const int64_t t40 = int64_t{1} << 40;
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    OpTest t(op, 22);
+    t.Input(Tensor::FromVector<float>({1, 1, 3}, {1, 5, 2}))
+        .Attr("kernel_shape", std::vector<int64_t>{t40}).Attr("strides", std::vector<int64_t>{t40})
+        .Attr("pads", std::vector<int64_t>{t40 - 1, t40});
+    auto out = t.Run(RegisterNnKernels);
+    ASSERT_TRUE(out.ok()) << op << ": " << out.status().ToString();
+    // Window 0 covers [1 - 2^40, 1): element 0; window 1 covers [1, 2^40 + 1): elements 1 and 2.
+    const std::vector<float> want = std::string(op) == "MaxPool" ? std::vector<float>{1, 5} : std::vector<float>{1, 3.5f};
+    EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({1, 1, 2}, want), (*out)[0].tensor())) << op;
+  }
+  OpTest dilated("MaxPool", 22);
+  dilated.Input(Tensor::FromVector<float>({1, 1, 2}, {1, 2}))
+      .Attr("kernel_shape", std::vector<int64_t>{3}).Attr("dilations", std::vector<int64_t>{int64_t{1} << 62});
+  EXPECT_TRUE(Refused(dilated.Run(RegisterNnKernels), StatusCode::kInvalidArgument,
+                      "attribute 'dilations' (4611686018427387904) makes the pooling window on spatial axis 0 longer than any input"));
+  OpTest padded("AveragePool", 22);
+  padded.Input(Tensor::FromVector<float>({1, 1, 2}, {1, 2}))
+      .Attr("kernel_shape", std::vector<int64_t>{2}).Attr("pads", std::vector<int64_t>{INT64_MAX, 1});
+  EXPECT_TRUE(Refused(padded.Run(RegisterNnKernels), StatusCode::kInvalidArgument,
+                      "attribute 'pads' (9223372036854775807, 1) on spatial axis 0 makes the padded input longer than any tensor"));
+  OpTest ceil("MaxPool", 22);  // ceil_mode's last window: stride * (count - 1) would pass INT64_MAX
+  ceil.Input(Tensor::FromVector<float>({1, 1, 3}, {1, 5, 2}))
+      .Attr("kernel_shape", std::vector<int64_t>{2}).Attr("strides", std::vector<int64_t>{INT64_MAX})
+      .Attr("ceil_mode", int64_t{1});
+  auto c = ceil.Run(RegisterNnKernels);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<float>({1, 1, 1}, {5}), (*c)[0].tensor()));
 }
 
 TEST(GlobalPool, AverageMaxLp) {

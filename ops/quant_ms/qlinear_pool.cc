@@ -159,6 +159,7 @@ class QLinearPoolKernel : public OpKernel {
                              " dims but input 'X' has shape " + ShapeToString(x->shape()));
     }
     ONNXFLOW_ASSIGN_OR_RETURN(PoolGeometry g, ComputePoolGeometry(attrs_, nchw));
+    ONNXFLOW_RETURN_IF_ERROR(CheckWindow(Geometry3(g)));
     Shape out = {n, c};
     out.insert(out.end(), g.out.begin(), g.out.end());
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, t, channels_last_ ? ChannelsLast(out) : out));
@@ -184,6 +185,23 @@ class QLinearPoolKernel : public OpKernel {
     }
     if (channels_last_) AverageChannelsLast(ctx, x, y, g, cols, counts, qx, qy);
     else AverageChannelsFirst(ctx, x, y, g, counts, qx, qy);
+  }
+
+  // A window of at most 2^31 taps, and a task's scratch (the padded row of the first to the last
+  // window, times the ring of rows one window spans) of at most 2^28 floats: kernels and pads of 2^40
+  // in a hostile model would otherwise ask for terabytes or loop for hours. In double: the products
+  // may pass INT64_MAX.
+  Status CheckWindow(const Geometry3& g) const {
+    const double taps = static_cast<double>(g.k[0]) * static_cast<double>(g.k[1]) * static_cast<double>(g.k[2]);
+    const double row = static_cast<double>(g.out[2] - 1) * static_cast<double>(g.s[2]) +
+                       static_cast<double>(g.k[2] - 1) * static_cast<double>(g.d[2]) + 1;
+    const double ring = static_cast<double>(g.k[1] - 1) * static_cast<double>(g.d[1]) + 1;
+    if (taps > 0x1p31 || row * (ring + 1) > 0x1p28) {
+      return ResourceExhausted("QLinearAveragePool: attributes 'kernel_shape' " + ShapeToString(attrs_.kernel) +
+                               ", 'dilations' and 'pads' " + ShapeToString(attrs_.pads) +
+                               " make a window past 2^31 taps or a scratch row ring past 2^28 floats");
+    }
+    return Status::Ok();
   }
 
   // The factor of an output row's column counts (whole numbers: the product is exact).

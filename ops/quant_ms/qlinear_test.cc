@@ -250,6 +250,22 @@ TEST(QLinearAveragePool, PadsCountOrNotAndMatchReference) {
   }
 }
 
+// Hostile windows: 2^40 taps wide over pads as long, or 2^21 x 2^21 taps, are refused by name
+// before any scratch is sized (they asked for terabytes: bad_alloc, or a loop of hours).
+TEST(QLinearAveragePool, RefusesWindowsPastItsScratch) {
+  const int64_t t40 = int64_t{1} << 40, t21 = int64_t{1} << 21;
+  const std::vector<std::vector<int64_t>> kernels = {{1, t40}, {t21, t21}};
+  const std::vector<std::vector<int64_t>> pads = {{0, t40, 0, t40}, {t21, t21, t21, t21}};
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    OpTest test("QLinearAveragePool", 1, "com.microsoft");
+    test.Attr("kernel_shape", kernels[i]).Attr("pads", pads[i]);
+    test.Input(Tensor::FromVector<uint8_t>({1, 1, 1, 2}, {10, 12})).Input(Tensor::Scalar<float>(1.f)).Input(Tensor::Scalar<uint8_t>(10));
+    test.Input(Tensor::Scalar<float>(0.5f)).Input(Tensor::Scalar<uint8_t>(0));
+    EXPECT_TRUE(Refused(test.Run(RegisterQuantMsKernels), StatusCode::kResourceExhausted,
+                        "QLinearAveragePool: attributes 'kernel_shape' " + ShapeToString(kernels[i]))) << i;
+  }
+}
+
 // ceil_mode with count_include_pad: the last window runs past the input (cells 2 and 3 of 4),
 // and ONNX Runtime's QLinearAveragePool divides it by the whole kernel, 3: (30 + 40) / 3 -> 23.
 TEST(QLinearAveragePool, CeilWindowCountsTheWholeKernel) {
