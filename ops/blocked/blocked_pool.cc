@@ -45,16 +45,8 @@ struct AxisWindow {
 std::vector<AxisWindow> AxisWindows(const PoolGeometry& g, size_t axis) {
   std::vector<AxisWindow> windows(static_cast<size_t>(g.out[axis]));
   for (int64_t o = 0; o < g.out[axis]; ++o) {
-    const int64_t start = o * g.strides[axis] - g.pad_begin[axis];
-    int64_t lo = 0, hi = g.kernel[axis];
-    while (lo < hi && start + lo * g.dilations[axis] < 0) ++lo;
-    while (hi > lo && start + (hi - 1) * g.dilations[axis] >= g.in[axis]) --hi;
-    AxisWindow& w = windows[static_cast<size_t>(o)];
-    w.first = start + lo * g.dilations[axis];
-    w.inside = hi - lo;
-    for (int64_t k = 0; k < g.kernel[axis]; ++k) {
-      if (start + k * g.dilations[axis] < g.in[axis] + g.pad_end[axis]) ++w.with_pad;
-    }
+    const WindowTaps t = TapsOf(g, axis, o);
+    windows[static_cast<size_t>(o)] = {t.start + t.lo * g.dilations[axis], t.inside(), t.with_pad};
   }
   return windows;
 }

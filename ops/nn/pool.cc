@@ -28,14 +28,9 @@ namespace {
 
 enum class PoolKind { kMax, kAverage, kLp };
 
-// Per dim and output index: first input position, and the taps [lo, hi) that are inside the input.
-struct TapRange {
-  int64_t start, lo, hi, with_pad;  // with_pad: taps inside the padded input
-};
-
 struct Dim {
   int64_t in = 1, out = 1, dilation = 1;
-  std::vector<TapRange> taps;
+  std::vector<WindowTaps> taps;  // per output index
 };
 
 std::vector<Dim> MakeDims(const PoolGeometry& g) {
@@ -51,20 +46,7 @@ std::vector<Dim> MakeDims(const PoolGeometry& g) {
     d.in = g.in[i];
     d.out = g.out[i];
     d.dilation = g.dilations[i];
-    // In closed form, not tap by tap: a hostile kernel_shape of 2^40 over pads as long is one
-    // window of 2^40 taps (ComputePoolGeometry has checked that the window fits INT64_MAX).
-    const int64_t kernel = g.kernel[i];
-    const auto taps_before = [&](int64_t start, int64_t limit) {  // taps k with start + k * dilation < limit
-      return start >= limit ? int64_t{0} : std::min(kernel, (limit - 1 - start) / d.dilation + 1);
-    };
-    for (int64_t o = 0; o < d.out; ++o) {
-      TapRange t;
-      t.start = o * g.strides[i] - g.pad_begin[i];
-      t.lo = std::min(kernel, taps_before(t.start, 0));
-      t.hi = std::max(t.lo, taps_before(t.start, d.in));
-      t.with_pad = taps_before(t.start, d.in + g.pad_end[i]);
-      d.taps.push_back(t);
-    }
+    for (int64_t o = 0; o < d.out; ++o) d.taps.push_back(TapsOf(g, i, o));
   }
   return dims;
 }
@@ -184,16 +166,16 @@ class PoolKernel : public OpKernel {
     plan.dilation_h = dh.dilation;
     plan.pad_left = g.pad_begin.back();
     // 1 / taps counted; a window with none gives inf, and 0 * inf the NaN the generic path returns.
-    auto inverse = [&](const TapRange& t) {
+    auto inverse = [&](const WindowTaps& t) {
       return 1.0f / static_cast<float>(count_include_pad_ ? t.with_pad : t.hi - t.lo);
     };
-    for (const TapRange& t : dh.taps) {
+    for (const WindowTaps& t : dh.taps) {
       plan.row_first.push_back(t.start + t.lo * dh.dilation);
       plan.row_count.push_back(t.hi - t.lo);
       if (!plan.max) plan.row_scale.push_back(inverse(t));
     }
     if (!plan.max) {
-      for (const TapRange& t : dw.taps) plan.col_scale.push_back(inverse(t));
+      for (const WindowTaps& t : dw.taps) plan.col_scale.push_back(inverse(t));
       plan.col_scale.resize(plan.out_w + kPoolRowsSlack, 0.0f);
     }
     const int64_t rows = g.batch * g.channels * plan.out_h;
@@ -218,9 +200,9 @@ class PoolKernel : public OpKernel {
         T* dst = y + plane * out_plane;
         int64_t* idx = indices ? indices + plane * out_plane : nullptr;
         int64_t o = 0;
-        for (const TapRange& ta : dims[0].taps) {
-          for (const TapRange& tb : dims[1].taps) {
-            for (const TapRange& tc : dims[2].taps) {
+        for (const WindowTaps& ta : dims[0].taps) {
+          for (const WindowTaps& tb : dims[1].taps) {
+            for (const WindowTaps& tc : dims[2].taps) {
               C best = std::numeric_limits<C>::lowest();
               if constexpr (std::is_floating_point<C>::value) best = -std::numeric_limits<C>::infinity();
               int64_t ba = -1, bb = 0, bc = 0;
@@ -260,9 +242,9 @@ class PoolKernel : public OpKernel {
         const T* src = x + plane * in_plane;
         T* dst = y + plane * out_plane;
         int64_t o = 0;
-        for (const TapRange& ta : dims[0].taps) {
-          for (const TapRange& tb : dims[1].taps) {
-            for (const TapRange& tc : dims[2].taps) {
+        for (const WindowTaps& ta : dims[0].taps) {
+          for (const WindowTaps& tb : dims[1].taps) {
+            for (const WindowTaps& tc : dims[2].taps) {
               double sum = 0;
               for (int64_t ka = ta.lo; ka < ta.hi; ++ka) {
                 const int64_t ia = ta.start + ka * dims[0].dilation;

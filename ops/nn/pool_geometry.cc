@@ -90,4 +90,21 @@ Result<PoolGeometry> ComputePoolGeometry(const PoolAttributes& a, const Shape& i
   return g;
 }
 
+WindowTaps TapsOf(int64_t start, int64_t kernel, int64_t dilation, int64_t in, int64_t pad_end) {
+  const auto taps_before = [&](int64_t limit) {  // taps k with start + k * dilation < limit
+    return start >= limit ? int64_t{0} : std::min(kernel, (limit - 1 - start) / dilation + 1);
+  };
+  WindowTaps t;
+  t.start = start;
+  t.lo = taps_before(0);
+  t.hi = std::max(t.lo, taps_before(in));
+  t.with_pad = taps_before(in + pad_end);
+  return t;
+}
+
+WindowTaps TapsOf(const PoolGeometry& g, size_t axis, int64_t o) {
+  return TapsOf(o * g.strides[axis] - g.pad_begin[axis], g.kernel[axis], g.dilations[axis], g.in[axis],
+                g.pad_end[axis]);
+}
+
 }  // namespace onnxflow

@@ -36,4 +36,17 @@ struct PoolGeometry {
 // The geometry for input shape [N, C, D1, ...], or an error naming what does not fit.
 Result<PoolGeometry> ComputePoolGeometry(const PoolAttributes& attrs, const Shape& input);
 
+// One output's window along one axis: it starts at input position `start`; its taps [lo, hi) land
+// inside the input and its first `with_pad` taps inside the padded input (count_include_pad).
+// Counted in closed form, not tap by tap: a hostile kernel of 2^40 taps is a division, not a walk.
+struct WindowTaps {
+  int64_t start = 0, lo = 0, hi = 0, with_pad = 0;
+  int64_t inside() const { return hi - lo; }
+};
+// The window starting at `start` of `kernel` taps `dilation` apart over an axis of `in` positions
+// padded by `pad_end` after it; (kernel - 1) * dilation must fit int64 (ComputePoolGeometry checks).
+WindowTaps TapsOf(int64_t start, int64_t kernel, int64_t dilation, int64_t in, int64_t pad_end);
+// Output `o`'s window along spatial axis `axis` of `g`.
+WindowTaps TapsOf(const PoolGeometry& g, size_t axis, int64_t o);
+
 }  // namespace onnxflow

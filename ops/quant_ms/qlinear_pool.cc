@@ -79,11 +79,8 @@ struct TapRange {
 };
 
 TapRange ValidTaps(int64_t start, int64_t k, int64_t dilation, int64_t in) {
-  TapRange r;
-  r.begin = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
-  r.end = start >= in ? 0 : std::min(k, (in - 1 - start) / dilation + 1);
-  r.end = std::max(r.end, r.begin);
-  return r;
+  const WindowTaps t = TapsOf(start, k, dilation, in, 0);
+  return {t.lo, t.hi};
 }
 
 // The pooling geometry over exactly 3 spatial dims (leading dims of size 1 pad a 1-D or 2-D pool).
