@@ -77,7 +77,7 @@ class BlockedPoolKernel : public OpKernel {
     }
     const int64_t out_h = g.out[0], out_w = g.out[1], in_plane = g.in[0] * g.in[1] * kChannelBlock;
     const int64_t out_plane = out_h * out_w * kChannelBlock;
-    const int64_t taps = g.kernel[0] * g.kernel[1];
+    const int64_t taps = g.taps_estimate();
     const float* xd = x->data<float>();
     float* yd = y->mutable_data<float>();
     ParallelFor(ctx, x->dim(0) * x->dim(1) * out_h, out_w * taps * kChannelBlock, [&](int64_t r0, int64_t r1) {

@@ -132,12 +132,6 @@ class PoolKernel : public OpKernel {
  private:
   PoolKernel(PoolAttributes attrs, PoolKind kind) : attrs_(std::move(attrs)), kind_(kind) {}
 
-  int64_t KernelTaps() const {
-    int64_t n = 1;
-    for (int64_t k : attrs_.kernel) n *= k;
-    return n;
-  }
-
   // Flat index of spatial position (a, b, c) within one image for the Indices output.
   int64_t IndexOf(const std::vector<Dim>& dims, int64_t a, int64_t b, int64_t c) const {
     if (storage_order_ == 0) return (a * dims[1].in + b) * dims[2].in + c;
@@ -181,7 +175,7 @@ class PoolKernel : public OpKernel {
     const int64_t rows = g.batch * g.channels * plan.out_h;
     // Per output row: a vertical pass over the input row and about one vector op per tap per
     // 16 outputs; counted as a quarter of the taps per output.
-    const int64_t cost = plan.out_w * KernelTaps() / 4 + plan.in_w + 1;
+    const int64_t cost = plan.out_w * g.taps_estimate() / 4 + plan.in_w + 1;
     ParallelFor(ctx, rows, cost, [&](int64_t begin, int64_t end) {
       std::vector<float> scratch(plan.scratch_length());
       PoolRows(plan, x, y, begin, end, scratch.data());
@@ -194,7 +188,7 @@ class PoolKernel : public OpKernel {
     using C = ComputeType<T>;
     const int64_t in_plane = g.in_plane(), out_plane = g.out_plane();
     const int64_t H = dims[1].in, W = dims[2].in;
-    ParallelFor(ctx, g.batch * g.channels, out_plane * KernelTaps() * 2, [&](int64_t b, int64_t e) {
+    ParallelFor(ctx, g.batch * g.channels, out_plane * g.taps_estimate() * 2, [&](int64_t b, int64_t e) {
       for (int64_t plane = b; plane < e; ++plane) {
         const T* src = x + plane * in_plane;
         T* dst = y + plane * out_plane;
@@ -237,7 +231,7 @@ class PoolKernel : public OpKernel {
     const int64_t H = dims[1].in, W = dims[2].in;
     const bool lp = kind_ == PoolKind::kLp;
     const double p = static_cast<double>(p_);
-    ParallelFor(ctx, g.batch * g.channels, out_plane * KernelTaps() * 2, [&](int64_t b, int64_t e) {
+    ParallelFor(ctx, g.batch * g.channels, out_plane * g.taps_estimate() * 2, [&](int64_t b, int64_t e) {
       for (int64_t plane = b; plane < e; ++plane) {
         const T* src = x + plane * in_plane;
         T* dst = y + plane * out_plane;

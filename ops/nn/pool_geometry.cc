@@ -31,6 +31,12 @@ Result<PoolAttributes> PoolAttributes::Parse(const KernelInfo& info) {
 
 int64_t PoolGeometry::in_plane() const { return ElementCount(in); }
 int64_t PoolGeometry::out_plane() const { return ElementCount(out); }
+int64_t PoolGeometry::taps_estimate() const {
+  constexpr int64_t kCap = int64_t{1} << 20;
+  int64_t taps = 1;
+  for (size_t i = 0; i < kernel.size(); ++i) taps = std::min(kCap, taps * std::min({kernel[i], in[i], kCap}));
+  return std::max<int64_t>(taps, 1);
+}
 
 Result<PoolGeometry> ComputePoolGeometry(const PoolAttributes& a, const Shape& input) {
   const size_t rank = a.kernel.size();

@@ -31,6 +31,9 @@ struct PoolGeometry {
   std::vector<int64_t> in, out, kernel, strides, dilations, pad_begin, pad_end;
   int64_t in_plane() const;
   int64_t out_plane() const;
+  // The taps of one window that can land inside the input (per axis at most the axis), capped at
+  // 2^20: a ParallelFor cost that a hostile kernel of 2^40 per axis cannot overflow.
+  int64_t taps_estimate() const;
 };
 
 // The geometry for input shape [N, C, D1, ...], or an error naming what does not fit.
