@@ -410,6 +410,10 @@ std::map<std::string, std::pair<std::string, std::string>> Reasons() {
       {"conv_transpose_group_not_dividing", {"InvalidArgument", "node 'victim' (ConvTranspose): ConvTranspose: W [3,3,3,3] does not match the 3 channels of X in 2 groups"}},
       {"conv_transpose_weight_lies_about_channels", {"InvalidArgument", "node 'victim' (ConvTranspose): ConvTranspose: W [3,3,3,3] does not match the 2 channels of X in 1 groups"}},
       {"conv_transpose_kernel_shape_lies", {"InvalidArgument", "node 'victim' (ConvTranspose): ConvTranspose: kernel_shape does not match W [2,3,3,3]"}},
+      {"pool_max_dilations_past_int64_max", {"InvalidArgument", "node 'victim' (MaxPool): attribute 'dilations' (4611686018427387904) makes the pooling window on spatial axis 0 longer than any input"}},
+      {"pool_average_dilations_past_int64_max", {"InvalidArgument", "node 'victim' (AveragePool): attribute 'dilations' (4611686018427387904) makes the pooling window on spatial axis 0 longer than any input"}},
+      {"pool_max_pads_int64_max", {"InvalidArgument", "node 'victim' (MaxPool): attribute 'pads' (9223372036854775807, 1) on spatial axis 0 makes the padded input longer than any tensor"}},
+      {"pool_average_pads_int64_max", {"InvalidArgument", "node 'victim' (AveragePool): attribute 'pads' (9223372036854775807, 1) on spatial axis 0 makes the padded input longer than any tensor"}},
       {"conv_transpose_col_past_the_tensor_limit", {"ResourceExhausted", "node 'victim' (ConvTranspose): ConvTranspose: the unfolded product (col) of shape [1,65536,65536] would pass the limit of 4294967296 bytes per tensor"}},
       {"conv_transpose_1d_huge_output_shape", {"ResourceExhausted", "node 'victim' (ConvTranspose): output 0 of shape [1,3,1099511627776] (float32) exceeds the limit of 4294967296 bytes per tensor (max_tensor_bytes)"}},
       {"conv_transpose_1d_strides_and_pads_overflow", {"InvalidArgument", "node 'victim' (ConvTranspose): ConvTranspose: attributes 'strides', 'dilations' and 'output_padding' make spatial axis 0 of the output longer than"}},
@@ -1184,6 +1188,29 @@ std::vector<Case> AllCases() {
     };
   };
   const int64_t k62 = int64_t{1} << 62;
+  // --- Pools (the SIMD rows, the generic loops, the 8-bit max pool and QLinearAveragePool): windows
+  // of 2^40 taps over pads as long have defined answers (their taps are counted, not walked), and
+  // extents past INT64_MAX are refused.
+  {
+    const int64_t t40 = int64_t{1} << 40;
+    const auto huge = conv_attrs({{"kernel_shape", {t40}}, {"strides", {t40}}, {"pads", {t40 - 1, t40}}});
+    for (const char* op : {"MaxPool", "AveragePool"}) {
+      const std::string name = std::string(op) == "MaxPool" ? "max" : "average";
+      c.push_back(NodeCase("pool_" + name + "_window_of_2_40_taps", 22, op, {{"x", Wave({1, 1, 3})}}, 1, huge));
+      c.back().may_succeed = true;
+      c.push_back(NodeCase("pool_" + name + "_2d_windows_of_2_80_taps", 22, op, {{"x", Wave({1, 1, 3, 3})}}, 1,
+                           conv_attrs({{"kernel_shape", {t40, t40}}, {"strides", {t40, t40}},
+                                       {"pads", {t40 - 1, t40 - 1, t40, t40}}})));
+      c.back().may_succeed = true;
+      c.push_back(NodeCase("pool_" + name + "_dilations_past_int64_max", 22, op, {{"x", Wave({1, 1, 2})}}, 1,
+                           conv_attrs({{"kernel_shape", {3}}, {"dilations", {k62}}})));
+      c.push_back(NodeCase("pool_" + name + "_pads_int64_max", 22, op, {{"x", Wave({1, 1, 2})}}, 1,
+                           conv_attrs({{"kernel_shape", {2}}, {"pads", {kMax, 1}}})));
+    }
+    c.push_back(NodeCase("pool_max_uint8_window_of_2_40_taps", 22, "MaxPool", {{"x", Tensor::FromVector<uint8_t>({1, 1, 3}, {1, 5, 2})}}, 1,
+                         huge, "", DataType::kUint8));
+    c.back().may_succeed = true;
+  }
   for (bool constant : {false, true}) {
     const std::string s = constant ? "_constant_w" : "";
     const Tensor x = Wave({1, 2, 3, 3}), w = Wave({2, 3, 3, 3}, 1);
