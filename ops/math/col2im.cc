@@ -1,6 +1,7 @@
 // Col2Im (18): rearranges column blocks [N, C * prod(block), L] back into images [N, C, image...],
 // summing overlaps (the adjoint of im2col), with dilations, pads and strides.
 #include "ops/framework/dispatch.h"
+#include "ops/framework/window_geometry.h"
 #include "ops/math/conv_geometry.h"
 #include "ops/math/float_view.h"
 #include "ops/math/register.h"
@@ -34,13 +35,23 @@ class Col2ImKernel : public OpKernel {
     if (x->rank() != 3) return InvalidArgument("Col2Im: input must be [N, C*prod(block), L]");
     int64_t block_size = 1, positions = 1;
     std::vector<int64_t> grid(nd), pads_begin(pads.begin(), pads.begin() + nd);
+    // block_shape and image_shape are run-time inputs, the attributes may be hostile: every product
+    // and sum below is checked, since any of them can pass INT64_MAX before the shapes are compared.
     for (int64_t d = 0; d < nd; ++d) {
-      if (block[d] < 1 || image[d] < 0 || dil[d] < 1 || str[d] < 1) return InvalidArgument("Col2Im: bad sizes");
-      block_size *= block[d];
-      const int64_t span = dil[d] * (block[d] - 1) + 1;
-      const int64_t padded = image[d] + pads[d] + pads[d + nd];
+      if (block[d] < 1 || image[d] < 0 || dil[d] < 1 || str[d] < 1 || pads[d] < 0 || pads[d + nd] < 0) {
+        return InvalidArgument("Col2Im: block_shape, dilations and strides must be positive, image_shape and pads "
+                               "not negative (axis " + std::to_string(d) + ")");
+      }
+      int64_t span = 0, padded = 0;
+      if (__builtin_mul_overflow(block_size, block[d], &block_size) || !CheckedDilatedWindow(block[d], dil[d], &span) ||
+          __builtin_add_overflow(image[d], pads[d], &padded) || __builtin_add_overflow(padded, pads[d + nd], &padded)) {
+        return InvalidArgument("Col2Im: block_shape " + ShapeToString(block) + ", dilations and pads make axis " +
+                               std::to_string(d) + " longer than any tensor");
+      }
       grid[d] = padded >= span ? (padded - span) / str[d] + 1 : 0;
-      positions *= grid[d];
+      if (__builtin_mul_overflow(positions, grid[d], &positions)) {
+        return InvalidArgument("Col2Im: image_shape " + ShapeToString(image) + " holds more blocks than any tensor");
+      }
     }
     if (x->dim(1) % block_size != 0 || x->dim(2) != positions) {
       return InvalidArgument("Col2Im: input " + ShapeToString(x->shape()) + " does not match " +

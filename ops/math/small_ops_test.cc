@@ -160,6 +160,28 @@ TEST(Col2ImTest, SumsOverlaps) {
   bad.Input(Tensor(DataType::kFloat, {1, 2, 5})).Input(Tensor::FromVector<int64_t>({2}, {1, 3}))
       .Input(Tensor::FromVector<int64_t>({2}, {1, 2}));
   EXPECT_TRUE(Refused(RunOne(bad), StatusCode::kInvalidArgument, "Col2Im: input [1,2,5] does not match 2 blocks of 2"));
+  // Hostile sizes: a block product, a dilated block, a padded axis and a block count past INT64_MAX
+  // (each wrapped, signed), and negative pads.
+  const int64_t t40 = int64_t{1} << 40;
+  struct Hostile {
+    std::vector<int64_t> image, block, dilations, pads;
+    const char* error;
+  };
+  const Hostile cases[] = {
+      {{1, 3}, {t40, t40}, {}, {}, "Col2Im: block_shape [1099511627776,1099511627776], dilations and pads make axis 1"},
+      {{1, 3}, {1, 3}, {1, int64_t{1} << 62}, {}, "Col2Im: block_shape [1,3], dilations and pads make axis 1"},
+      {{1, 3}, {1, 2}, {}, {0, INT64_MAX, 0, 1}, "Col2Im: block_shape [1,2], dilations and pads make axis 1"},
+      {{t40, t40}, {1, 1}, {}, {}, "Col2Im: image_shape [1099511627776,1099511627776] holds more blocks than any tensor"},
+      {{1, 3}, {1, 2}, {}, {0, -1, 0, 0}, "Col2Im: block_shape, dilations and strides must be positive, image_shape and pads not negative (axis 1)"},
+  };
+  for (const Hostile& h : cases) {
+    OpTest hostile("Col2Im", 18);
+    hostile.Input(Tensor(DataType::kFloat, {1, 2, 2})).Input(Tensor::FromVector<int64_t>({2}, h.image))
+        .Input(Tensor::FromVector<int64_t>({2}, h.block));
+    if (!h.dilations.empty()) hostile.Attr("dilations", h.dilations);
+    if (!h.pads.empty()) hostile.Attr("pads", h.pads);
+    EXPECT_TRUE(Refused(RunOne(hostile), StatusCode::kInvalidArgument, h.error)) << h.error;
+  }
 }
 
 TEST(CausalConvTest, StateCarriesAcrossCalls) {
