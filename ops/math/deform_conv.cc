@@ -1,6 +1,7 @@
 // DeformConv (19, 22), 2-D: each kernel tap samples X at its regular position plus a learned
 // offset (bilinear interpolation, zero outside the image), optionally scaled by a mask. The
 // sampled taps form a column matrix per image and group, multiplied by the weights on the GEMM.
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -46,6 +47,10 @@ class DeformConvKernel : public OpKernel {
     }
     if (x->rank() != 4) return Unimplemented("DeformConv: only 2-D inputs [N, C, H, W] are supported");
     ONNXFLOW_ASSIGN_OR_RETURN(ConvGeometry g, ComputeConvGeometry(attrs_, x->shape(), w->shape()));
+    // Before offset_group sizes the offsets: a hostile offset_group of 2^62 would wrap the product.
+    if (g.in_channels % offset_group_ != 0 || offset_group_ > std::max<int64_t>(g.in_channels, 1)) {
+      return InvalidArgument("DeformConv: channels not divisible by offset_group");
+    }
     const int64_t kh = g.kernel[0], kw = g.kernel[1], ksize = kh * kw;
     const Shape expected_offset = {g.batch, offset_group_ * 2 * ksize, g.out_spatial[0], g.out_spatial[1]};
     if (offset->shape() != expected_offset) {
@@ -56,7 +61,6 @@ class DeformConvKernel : public OpKernel {
         mask->shape() != Shape{g.batch, offset_group_ * ksize, g.out_spatial[0], g.out_spatial[1]}) {
       return InvalidArgument("DeformConv: mask " + ShapeToString(mask->shape()) + " does not match the offsets");
     }
-    if (g.in_channels % offset_group_ != 0) return InvalidArgument("DeformConv: channels not divisible by offset_group");
     if (bias != nullptr && bias->size() != g.out_channels) return InvalidArgument("DeformConv: B must be [M]");
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, x->dtype(), g.output_shape()));
     if (y->size() == 0) return Status::Ok();

@@ -232,6 +232,11 @@ TEST(DeformConvTest, ZeroOffsetsIsConvAndHalfPixelShift) {
   bad.Input(Tensor(DataType::kFloat, {1, 1, 3, 3})).Input(Tensor(DataType::kFloat, {1, 1, 1, 1}))
       .Input(Tensor(DataType::kFloat, {1, 4, 3, 3}));
   EXPECT_TRUE(Refused(RunOne(bad), StatusCode::kInvalidArgument, "DeformConv: offset [1,4,3,3] should be [1,2,3,3]"));
+  // An offset_group of 2^62 over no channels at all: refused before it sizes the offsets (wrapped).
+  OpTest groups("DeformConv", 22);
+  groups.Input(Tensor(DataType::kFloat, {1, 0, 3, 3})).Input(Tensor(DataType::kFloat, {1, 0, 1, 1}))
+      .Input(Tensor(DataType::kFloat, {1, 2, 3, 3})).Attr("offset_group", int64_t{1} << 62);
+  EXPECT_TRUE(Refused(RunOne(groups), StatusCode::kInvalidArgument, "DeformConv: channels not divisible by offset_group"));
 }
 
 }  // namespace
