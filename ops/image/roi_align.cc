@@ -30,6 +30,10 @@ struct Sample {
   double w[4];
 };
 
+// Samples per bin side at most, given or adaptive: a huge roi or sampling_ratio from a hostile
+// model cannot ask for billions of samples per bin.
+constexpr int64_t kMaxGrid = 1024;
+
 class RoiAlignKernel final : public OpKernel {
  public:
   static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
@@ -42,6 +46,11 @@ class RoiAlignKernel final : public OpKernel {
     if (k->out_h_ <= 0 || k->out_w_ <= 0) return InvalidArgument("output_height and output_width must be positive");
     k->sampling_ratio_ = info.GetInt("sampling_ratio", 0);
     if (k->sampling_ratio_ < 0) return InvalidArgument("sampling_ratio must be >= 0");
+    // The adaptive grid's bound (below) for a given one too: 2^31 asked for 2^62 samples per bin.
+    if (k->sampling_ratio_ > kMaxGrid) {
+      return InvalidArgument("sampling_ratio " + std::to_string(k->sampling_ratio_) + " is past " +
+                             std::to_string(kMaxGrid) + " samples per bin side");
+    }
     k->spatial_scale_ = info.GetFloat("spatial_scale", 1.0f);
     if (info.opset() >= 16) {
       const std::string ctm = info.GetString("coordinate_transformation_mode", "half_pixel");
@@ -115,7 +124,7 @@ class RoiAlignKernel final : public OpKernel {
     auto grid = [&](double extent) {
       if (sampling_ratio_ > 0) return sampling_ratio_;
       const double n = std::ceil(extent);
-      return n > 0 ? static_cast<int64_t>(std::min(n, 1024.0)) : int64_t{0};
+      return n > 0 ? static_cast<int64_t>(std::min(n, static_cast<double>(kMaxGrid))) : int64_t{0};
     };
     g.grid_h = grid(g.bin_h);
     g.grid_w = grid(g.bin_w);

@@ -74,6 +74,9 @@ TEST(RoiAlign, BadBatchIndexIsOutOfRange) {
   EXPECT_EQ(y.status().code(), StatusCode::kOutOfRange);
   EXPECT_TRUE(Refused(Pool(Ramp(), Tensor::FromVector<float>({1, 3}, {0, 0, 2}), {0}, "avg", "half_pixel", 2, 2), StatusCode::kInvalidArgument, "rois must be (num_rois, 4), got [1,3]"));
   EXPECT_TRUE(Refused(Pool(Ramp(), Tensor::FromVector<float>({1, 4}, {0, 0, 2, 2}), {0}, "sum", "half_pixel", 2, 2), StatusCode::kInvalidArgument, "RoiAlign mode must be avg or max, got 'sum'"));
+  // A hostile sampling_ratio (2^31: 2^62 samples per bin) is refused past the adaptive grid's bound.
+  EXPECT_TRUE(Refused(Pool(Ramp(), Tensor::FromVector<float>({1, 4}, {0, 0, 2, 2}), {0}, "avg", "half_pixel", 2, int64_t{1} << 31), StatusCode::kInvalidArgument, "sampling_ratio 2147483648 is past 1024 samples per bin side"));
+  EXPECT_TRUE(Pool(Ramp(), Tensor::FromVector<float>({1, 4}, {0, 0, 2, 2}), {0}, "avg", "half_pixel", 2, 1024).ok());
 }
 
 }  // namespace
