@@ -2,6 +2,7 @@
 // Trilu and Range (the contrib versions ONNX Runtime registered before ONNX had them), Inverse,
 // and NhwcMaxPool (channels-last max pooling on 8-bit data, written by ONNX Runtime's NHWC
 // transformer around quantized convolutions).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -12,6 +13,7 @@
 #include "ops/framework/numeric.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
+#include "ops/nn/pool_geometry.h"
 
 namespace onnxflow {
 namespace contrib {
@@ -211,86 +213,62 @@ class InverseKernel : public OpKernel {
 };
 
 // NhwcMaxPool(x): MaxPool on (N, H, W, C) data (any number of spatial dims), channels innermost.
+// MaxPool's attributes and geometry (ops/nn/pool_geometry.h: checked at load and against the
+// shape); each output pixel visits only its window's taps inside the input (TapsOf), so pads and
+// kernels of a hostile size cost nothing, and a window wholly in the padding gives the type's least.
 class NhwcMaxPoolKernel : public OpKernel {
  public:
   static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     auto k = std::unique_ptr<NhwcMaxPoolKernel>(new NhwcMaxPoolKernel());
-    k->kernel_ = info.GetInts("kernel_shape");
-    if (k->kernel_.empty()) return InvalidArgument("NhwcMaxPool: kernel_shape is required");
-    const size_t dims = k->kernel_.size();
-    k->strides_ = info.GetInts("strides", std::vector<int64_t>(dims, 1));
-    k->dilations_ = info.GetInts("dilations", std::vector<int64_t>(dims, 1));
-    k->pads_ = info.GetInts("pads", std::vector<int64_t>(2 * dims, 0));
-    k->auto_pad_ = info.GetString("auto_pad", "NOTSET");
-    k->ceil_ = info.GetInt("ceil_mode", 0) != 0;
-    if (k->strides_.size() != dims || k->dilations_.size() != dims || k->pads_.size() != 2 * dims) {
-      return InvalidArgument("NhwcMaxPool: strides, dilations and pads must match kernel_shape's rank");
-    }
+    ONNXFLOW_ASSIGN_OR_RETURN(k->attrs_, PoolAttributes::Parse(info));
     return std::unique_ptr<OpKernel>(std::move(k));
   }
 
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
-    const size_t dims = kernel_.size();
+    const size_t dims = attrs_.kernel.size();
     if (x->rank() != static_cast<int64_t>(dims) + 2) {
       return InvalidArgument("NhwcMaxPool: X must have rank " + std::to_string(dims + 2) + ", got " + ShapeToString(x->shape()));
     }
     const int64_t batch = x->dim(0), channels = x->dim(x->rank() - 1);
-    std::vector<int64_t> in(dims), out(dims), begin(dims);
+    Shape nchw = {batch, channels};
+    for (size_t d = 0; d < dims; ++d) nchw.push_back(x->dim(d + 1));
+    ONNXFLOW_ASSIGN_OR_RETURN(const PoolGeometry g, ComputePoolGeometry(attrs_, nchw));
     Shape out_shape{batch};
-    for (size_t d = 0; d < dims; ++d) {
-      in[d] = x->dim(d + 1);
-      const int64_t span = (kernel_[d] - 1) * dilations_[d] + 1;
-      int64_t pb = pads_[d], pe = pads_[d + dims];
-      if (auto_pad_ == "VALID") {
-        pb = pe = 0;
-      } else if (auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER") {
-        const int64_t o = (in[d] + strides_[d] - 1) / strides_[d];
-        const int64_t total = std::max<int64_t>(0, (o - 1) * strides_[d] + span - in[d]);
-        pb = auto_pad_ == "SAME_UPPER" ? total / 2 : total - total / 2;
-        pe = total - pb;
-      }
-      const int64_t room = in[d] + pb + pe - span;
-      if (room < 0) return InvalidArgument("NhwcMaxPool: the window is larger than the padded input");
-      out[d] = (ceil_ ? (room + strides_[d] - 1) / strides_[d] : room / strides_[d]) + 1;
-      if (ceil_ && (out[d] - 1) * strides_[d] >= in[d] + pb) --out[d];
-      begin[d] = pb;
-      out_shape.push_back(out[d]);
-    }
+    out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
     out_shape.push_back(channels);
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, x->dtype(), out_shape));
+    if (y->size() == 0) return Status::Ok();
     return DispatchType<uint8_t, int8_t, float>(x->dtype(), [&](auto tag) -> Status {
       using T = decltype(tag);
       const T* src = x->data<T>();
       T* dst = y->mutable_data<T>();
-      const int64_t out_pixels = ElementCount(Shape(out.begin(), out.end()));
-      const int64_t in_pixels = ElementCount(Shape(in.begin(), in.end()));
-      ParallelFor(ctx, batch * out_pixels, channels * 9, [&](int64_t p0, int64_t p1) {
-        std::vector<int64_t> o(dims), k(dims);
+      const int64_t out_pixels = g.out_plane(), in_pixels = g.in_plane();
+      ParallelFor(ctx, batch * out_pixels, channels * g.taps_estimate(), [&](int64_t p0, int64_t p1) {
+        std::vector<WindowTaps> taps(dims);
+        std::vector<int64_t> k(dims);
         for (int64_t p = p0; p < p1; ++p) {
-          int64_t rem = p % out_pixels;
-          for (int64_t d = static_cast<int64_t>(dims) - 1; d >= 0; --d) {
-            o[d] = rem % out[d];
-            rem /= out[d];
+          bool empty = false;
+          for (int64_t d = static_cast<int64_t>(dims) - 1, rem = p % out_pixels; d >= 0; --d) {
+            taps[d] = TapsOf(g, static_cast<size_t>(d), rem % g.out[d]);
+            empty = empty || taps[d].inside() == 0;
+            rem /= g.out[d];
           }
           T* acc = dst + p * channels;
           std::fill(acc, acc + channels, std::numeric_limits<T>::lowest());
-          std::fill(k.begin(), k.end(), 0);
+          if (empty) continue;
           const T* image = src + (p / out_pixels) * in_pixels * channels;
+          for (size_t d = 0; d < dims; ++d) k[d] = taps[d].lo;
           while (true) {
             int64_t pixel = 0;
-            bool inside = true;
-            for (size_t d = 0; d < dims; ++d) {
-              const int64_t c = o[d] * strides_[d] - begin[d] + k[d] * dilations_[d];
-              if (c < 0 || c >= in[d]) inside = false;
-              pixel = pixel * in[d] + c;
-            }
-            if (inside) {
-              const T* v = image + pixel * channels;
-              for (int64_t c = 0; c < channels; ++c) acc[c] = std::max(acc[c], v[c]);
-            }
+            for (size_t d = 0; d < dims; ++d) pixel = pixel * g.in[d] + taps[d].start + k[d] * g.dilations[d];
+            const T* v = image + pixel * channels;
+            for (int64_t c = 0; c < channels; ++c) acc[c] = std::max(acc[c], v[c]);
             size_t d = dims;
-            while (d > 0 && ++k[d - 1] == kernel_[d - 1]) k[--d] = 0;
+            while (d > 0 && ++k[d - 1] == taps[d - 1].hi) {
+              --d;
+              k[d] = taps[d].lo;
+            }
             if (d == 0) break;
           }
         }
@@ -301,9 +279,7 @@ class NhwcMaxPoolKernel : public OpKernel {
 
  private:
   NhwcMaxPoolKernel() = default;
-  std::vector<int64_t> kernel_, strides_, dilations_, pads_;
-  std::string auto_pad_;
-  bool ceil_ = false;
+  PoolAttributes attrs_;
 };
 
 }  // namespace

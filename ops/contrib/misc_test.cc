@@ -275,5 +275,55 @@ TEST(NhwcMaxPool, PadsAreSkipped) {
   EXPECT_EQ(y.data<uint8_t>()[2], 9);
 }
 
+// NhwcMaxPool is MaxPool with the channels last: the same answers over strides, dilations, pads,
+// ceil_mode and auto_pad, and the same refusals of hostile attributes (a stride of 0 divided by
+// zero; a kernel of 2^40 over pads as long walked every tap).
+TEST(NhwcMaxPool, IsMaxPoolWithChannelsLast) {
+  const int64_t c = 3, h = 5, w = 6;
+  std::vector<float> nchw(c * h * w), nhwc(c * h * w);
+  for (int64_t i = 0; i < c * h * w; ++i) nchw[i] = static_cast<float>((i * 37) % 23) - 11.0f;
+  for (int64_t ch = 0; ch < c; ++ch) {
+    for (int64_t p = 0; p < h * w; ++p) nhwc[p * c + ch] = nchw[ch * h * w + p];
+  }
+  const int64_t t40 = int64_t{1} << 40;
+  struct Geometry {
+    std::vector<int64_t> kernel, strides, dilations, pads;
+    int64_t ceil;
+    const char* auto_pad;
+  };
+  const Geometry cases[] = {
+      {{2, 3}, {2, 1}, {1, 2}, {1, 0, 0, 1}, 1, "NOTSET"},
+      {{3, 3}, {2, 2}, {1, 1}, {0, 0, 0, 0}, 0, "SAME_UPPER"},
+      {{t40, 2}, {t40, 1}, {1, 1}, {t40 - 1, 0, t40, 0}, 0, "NOTSET"},
+  };
+  for (const Geometry& g : cases) {
+    auto attrs = [&](OpTest& t) {
+      t.Attr("kernel_shape", g.kernel).Attr("strides", g.strides).Attr("dilations", g.dilations)
+          .Attr("ceil_mode", g.ceil).Attr("auto_pad", std::string(g.auto_pad));
+      if (std::string(g.auto_pad) == "NOTSET") t.Attr("pads", g.pads);
+    };
+    OpTest plain("MaxPool", 22);
+    plain.Input(Tensor::FromVector<float>({1, c, h, w}, nchw));
+    attrs(plain);
+    auto want = plain.Run(RegisterAllKernels);
+    OpTest last("NhwcMaxPool", 1, kMsDomain);
+    last.Input(Tensor::FromVector<float>({1, h, w, c}, nhwc));
+    attrs(last);
+    auto got = last.Run(RegisterAllKernels);
+    ASSERT_TRUE(want.ok() && got.ok()) << want.status().ToString() << " " << got.status().ToString();
+    const Tensor& y = (*want)[0].tensor();
+    const Tensor& z = (*got)[0].tensor();
+    const int64_t oh = y.dim(2), ow = y.dim(3);
+    ASSERT_EQ(z.shape(), Shape({1, oh, ow, c}));
+    for (int64_t ch = 0; ch < c; ++ch) {
+      for (int64_t p = 0; p < oh * ow; ++p) EXPECT_EQ(z.data<float>()[p * c + ch], y.data<float>()[ch * oh * ow + p]);
+    }
+  }
+  OpTest zero("NhwcMaxPool", 1, kMsDomain);
+  zero.Input(Tensor::FromVector<float>({1, 1, 2, 1}, {1, 2}))
+      .Attr("kernel_shape", std::vector<int64_t>{1, 1}).Attr("strides", std::vector<int64_t>{1, 0});
+  EXPECT_TRUE(Refused(zero.Run(RegisterAllKernels), StatusCode::kInvalidArgument, "strides must be positive"));
+}
+
 }  // namespace
 }  // namespace onnxflow
