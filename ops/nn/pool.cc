@@ -58,10 +58,9 @@ std::vector<Dim> MakeDims(const PoolGeometry& g) {
 bool FitsPoolRows(const PoolGeometry& g) {
   constexpr double kMaxRowFloats = 1 << 20;
   const size_t w = g.in.size() - 1;
-  const double by_input = static_cast<double>(g.pad_begin[w]) + static_cast<double>(g.in[w]) + kPoolRowsSlack;
-  const double by_output = (static_cast<double>(g.out[w]) + kPoolRowsSlack) * static_cast<double>(g.strides[w]) +
-                           static_cast<double>(g.kernel[w] - 1) * static_cast<double>(g.dilations[w]) + 2;
-  return std::max(by_input, by_output) <= kMaxRowFloats;
+  auto d = [](int64_t v) { return static_cast<double>(v); };
+  return PoolRowsPlan::RowLength<double>(d(g.pad_begin[w]), d(g.in[w]), d(g.out[w]), d(g.strides[w]), d(g.kernel[w]),
+                                         d(g.dilations[w])) <= kMaxRowFloats;
 }
 
 class PoolKernel : public OpKernel {

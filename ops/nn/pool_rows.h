@@ -34,9 +34,13 @@ struct PoolRowsPlan {
   std::vector<float> row_scale, col_scale;
 
   // Floats of one scratch row.
-  int64_t row_length() const {
-    const int64_t by_input = pad_left + in_w + kPoolRowsSlack;
-    const int64_t by_output = (out_w + kPoolRowsSlack) * stride_w + (kernel_w - 1) * dilation_w + 2;
+  int64_t row_length() const { return RowLength<int64_t>(pad_left, in_w, out_w, stride_w, kernel_w, dilation_w); }
+  // The same for dims not yet known to fit (N = double: a hostile model's pads and strides would
+  // carry the int64 sum past INT64_MAX).
+  template <typename N>
+  static N RowLength(N pad_left, N in_w, N out_w, N stride_w, N kernel_w, N dilation_w) {
+    const N by_input = pad_left + in_w + kPoolRowsSlack;
+    const N by_output = (out_w + kPoolRowsSlack) * stride_w + (kernel_w - 1) * dilation_w + 2;
     return by_input > by_output ? by_input : by_output;
   }
   // Floats of scratch PoolRows needs: two rows, so that the vertical pass of the next output row
