@@ -35,7 +35,7 @@ DataType TensorType(const char* spec) {
 
 // com.microsoft ops have no schema table here (they pass unchecked), nor do the normalizations
 // ONNX Runtime registers in the default domain below opset 17 (LayerNormalization,
-// SimplifiedLayerNormalization); but the passes that need types see through the common ones: by
+// SimplifiedLayerNormalization) and the experimental ops ONNX removed at opset 10; but the passes that need types see through the common ones: by
 // ONNX Runtime's contrib schemas, each output listed takes the type of the input named, and a
 // normalization's mean and inverse deviation (outputs 1 and 2) are float, or the input's type with
 // stash_type 0. Without this, a float16 model with no value_info for them kept everything after
@@ -56,7 +56,13 @@ void InferContribOutputs(const onnx::NodeProto& node, bool microsoft, const std:
       {"MatMulIntegerToFloat", {2, {0}}}, {"MatMulNBits", {0, {0}}}, {"MultiHeadAttention", {0, {0, 1, 2}}},
       {"NhwcMaxPool", {0, {0}}}, {"QuickGelu", {0, {0}}}, {"RotaryEmbedding", {0, {0}}},
       {"SimplifiedLayerNormalization", {0, {0}, true, true}}, {"SkipLayerNormalization", {0, {0, 3}, true}},
-      {"SkipSimplifiedLayerNormalization", {0, {0, 3}, true}}, {"TransposeMatMul", {0, {0}}}, {"Trilu", {0, {0}}}};
+      {"SkipSimplifiedLayerNormalization", {0, {0, 3}, true}}, {"TransposeMatMul", {0, {0}}}, {"Trilu", {0, {0}}},
+      {"GridSample", {0, {0}}},
+      // The experimental ops of opsets 1-9 (ops/legacy, DynamicSlice): the output is the input's type.
+      {"Affine", {0, {0}, false, true}}, {"Crop", {0, {0}, false, true}}, {"DynamicSlice", {0, {0}, false, true}},
+      {"ImageScaler", {0, {0}, false, true}}, {"ParametricSoftplus", {0, {0}, false, true}},
+      {"Scale", {0, {0}, false, true}}, {"ScaledTanh", {0, {0}, false, true}},
+      {"ThresholdedRelu", {0, {0}, false, true}}, {"MeanVarianceNormalization", {0, {0}, false, true}}};
   auto it = kRules.find(node.op_type());
   if (it == kRules.end() || (!microsoft && !it->second.default_domain)) return;
   const Rule& rule = it->second;

@@ -22,6 +22,7 @@
 #include "ops/attention/register.h"
 #include "ops/controlflow/register.h"
 #include "ops/sequence/register.h"
+#include "ops/legacy/register.h"
 #include "ops/contrib/register.h"
 
 namespace onnxflow {
@@ -46,6 +47,7 @@ Status RegisterAllKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(RegisterControlflowKernels(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterSequenceKernels(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterBlockedKernels(registry));
+  ONNXFLOW_RETURN_IF_ERROR(RegisterLegacyKernels(registry));
   // Last: the com.microsoft ops wrap kernels the families above registered.
   ONNXFLOW_RETURN_IF_ERROR(RegisterContribKernels(registry));
   return Status::Ok();

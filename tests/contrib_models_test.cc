@@ -95,5 +95,31 @@ TEST(ContribModels, NchwcLayoutIsRefusedWithWhatToDo) {
       << session.status().message();
 }
 
+// The zoo's Tiny YOLOv2 (opsets 7 and 8) opens with ImageScaler; CoreML and Keras conversions of
+// those opsets use the other experimental ops. Through the load passes (Conv folded with what
+// follows, the blocked layout) with hand values: 1x1 Conv of weight 2 and bias -1, so each pixel p
+// becomes 2 * (0.5 * p + bias[c]) - 1, then Crop's borders and the experimental ThresholdedRelu.
+TEST(ContribModels, ExperimentalOpsOfOpset8) {
+  ModelBuilder m(8);
+  m.Input("image", DataType::kFloat, {1, 1, 3, 3});
+  m.Initializer("w", F({1, 1, 1, 1}, {2}));
+  m.Initializer("b", F({1}, {-1}));
+  auto& scaler = m.Node("ImageScaler", {"image"}, {"scaled"}, "scaler");
+  SetAttr(scaler, "scale", 0.5f);
+  SetAttr(scaler, "bias", std::vector<float>{1.0f});
+  m.Node("Conv", {"scaled", "w", "b"}, {"conv"}, "conv");
+  auto& crop = m.Node("Crop", {"conv"}, {"crop"}, "crop");
+  SetAttr(crop, "border", std::vector<int64_t>{1, 0, 0, 1});  // left 1, bottom 1: rows 0-1, columns 1-2
+  auto& relu = m.Node("ThresholdedRelu", {"crop"}, {"y"}, "relu");
+  SetAttr(relu, "alpha", 3.5f);
+  m.Output("y", DataType::kFloat, {1, 1, 2, 2});
+  auto session = Session::LoadFromBytes(m.Serialize());
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  auto out = session->Run({{"image", F({1, 1, 3, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8})}});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  // p + 1 for p = 1, 2, 4, 5: 2, 3, 5, 6; ThresholdedRelu(3.5) keeps 5 and 6.
+  ExpectNear(F({1, 1, 2, 2}, {0, 0, 5, 6}), (*out)[0].value.tensor());
+}
+
 }  // namespace
 }  // namespace onnxflow

@@ -91,6 +91,10 @@ void SetAttr(onnx::NodeProto& node, const std::string& name, const std::vector<i
   auto* a = NewAttr(node, name, onnx::AttributeProto::INTS);
   for (int64_t v : values) a->add_ints(v);
 }
+void SetAttr(onnx::NodeProto& node, const std::string& name, const std::vector<float>& values) {
+  auto* a = NewAttr(node, name, onnx::AttributeProto::FLOATS);
+  for (float v : values) a->add_floats(v);
+}
 void SetAttr(onnx::NodeProto& node, const std::string& name, const Tensor& value) {
   WriteTensor(value, NewAttr(node, name, onnx::AttributeProto::TENSOR)->mutable_t());
 }

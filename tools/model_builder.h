@@ -46,6 +46,7 @@ void SetAttr(onnx::NodeProto& node, const std::string& name, int64_t value);
 void SetAttr(onnx::NodeProto& node, const std::string& name, float value);
 void SetAttr(onnx::NodeProto& node, const std::string& name, const std::string& value);
 void SetAttr(onnx::NodeProto& node, const std::string& name, const std::vector<int64_t>& values);
+void SetAttr(onnx::NodeProto& node, const std::string& name, const std::vector<float>& values);
 void SetAttr(onnx::NodeProto& node, const std::string& name, const Tensor& value);
 // A graph attribute (If branches, Loop/Scan bodies); returns the graph to fill in.
 GraphBuilder SetGraphAttr(onnx::NodeProto& node, const std::string& name);

@@ -129,6 +129,9 @@ Status RegisterPointwiseActivationKernels(KernelRegistry& registry) {
                    ActOp::kThresholdedRelu, ActOp::kShrink, ActOp::kSwish}) {
     ONNXFLOW_RETURN_IF_ERROR(reg(op, WithAttributes(op)));
   }
+  // ThresholdedRelu was an experimental op before ONNX defined it at opset 10, with the same
+  // attribute (alpha, default 1); Keras conversions of opsets 7-9 use it.
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "ThresholdedRelu", 1, 9, WithAttributes(ActOp::kThresholdedRelu)));
   ONNXFLOW_RETURN_IF_ERROR(reg(ActOp::kCelu, ActivationFactory(ActOp::kCelu, [](const KernelInfo& info, ActParams& p, ActOp&) {
                                  p = ReadActParams(*FindActivationOp(ActOp::kCelu), [&](const char* name, float fallback) {
                                    return info.GetFloat(name, fallback);

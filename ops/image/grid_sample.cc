@@ -6,7 +6,7 @@
 // for every channel; output positions are split over cores. Coordinates follow the ONNX
 // reference (and PyTorch's grid_sampler): denormalize, round (nearest, half to even), pull
 // out-of-range coordinates back in for border/reflection, then fetch each tap with the padding
-// rule.
+// rule. com.microsoft GridSample, PyTorch's export before opset 16, is GridSample-16.
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ops/framework/dispatch.h"
+#include "ops/framework/domains.h"
 #include "ops/framework/kernel.h"
 #include "ops/framework/kernel_info.h"
 #include "ops/framework/numeric.h"
@@ -288,6 +289,10 @@ class GridSampleKernel final : public OpKernel {
 }  // namespace
 
 Status RegisterGridSample(KernelRegistry& registry) {
+  // com.microsoft GridSample (version 1) is what PyTorch exported grid_sample as before ONNX had it
+  // (opset 16): the same attributes and modes as GridSample-16, 4-D only, which the kernel applies
+  // to every opset below 20 (the com.microsoft version is 1).
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "GridSample", 1, kOpenEnded, Make<GridSampleKernel>()));
   return registry.Register(kOnnxDomain, "GridSample", 16, kOpenEnded,
                            Make<GridSampleKernel>());
 }

@@ -1,5 +1,6 @@
 // Slice: starts/ends/axes/steps as attributes (Slice-1) or inputs (Slice-10 and later), with
-// negative indices, negative steps, and clamping of out-of-range bounds as numpy does.
+// negative indices, negative steps, and clamping of out-of-range bounds as numpy does. DynamicSlice,
+// the experimental op of opsets 1-9 that became Slice-10, is Slice-10 without steps.
 #include <algorithm>
 #include <climits>
 #include <string>
@@ -105,7 +106,7 @@ void CopySlice(const KernelContext& ctx, const Tensor& x, const std::vector<Axis
 class SliceKernel : public OpKernel {
  public:
   explicit SliceKernel(const KernelInfo& info)
-      : from_attributes_(info.opset() < 10),
+      : from_attributes_(info.opset() < 10 && info.op_type() == "Slice"),
         starts_(info.GetInts("starts")),
         ends_(info.GetInts("ends")),
         has_axes_(info.has_attribute("axes")),
@@ -176,6 +177,7 @@ class SliceKernel : public OpKernel {
 }  // namespace
 
 Status RegisterSliceKernels(KernelRegistry& registry) {
+  ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "DynamicSlice", 1, 9, Make<SliceKernel>()));
   return registry.Register(kOnnxDomain, "Slice", 1, kOpenEnded, Make<SliceKernel>());
 }
 
