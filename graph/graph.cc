@@ -39,10 +39,20 @@ ValueInfo ToValueInfo(const onnx::ValueInfoProto& info) {
     type = &type->optional_type().elem_type();
   }
   const onnx::TensorShapeProto* shape = nullptr;
+  // A map's key type, and its value type as dtype (ai.onnx.ml's maps hold tensors of one element).
+  auto read_map = [&v](const onnx::TypeProto_Map& map) {
+    v.map_key = static_cast<DataType>(map.key_type());
+    if (!IsValidDataType(map.key_type())) v.map_key = DataType::kUndefined;
+    if (map.value_type().has_tensor_type()) v.dtype = static_cast<DataType>(map.value_type().tensor_type().elem_type());
+  };
   if (type->has_sequence_type()) {
     v.kind = Value::Kind::kSequence;
     const auto& elem = type->sequence_type().elem_type();
     if (elem.has_tensor_type()) v.dtype = static_cast<DataType>(elem.tensor_type().elem_type());
+    if (elem.has_map_type()) read_map(elem.map_type());
+  } else if (type->has_map_type()) {
+    v.kind = Value::Kind::kMap;
+    read_map(type->map_type());
   } else if (type->has_tensor_type()) {
     v.kind = Value::Kind::kTensor;
     v.dtype = static_cast<DataType>(type->tensor_type().elem_type());

@@ -55,6 +55,7 @@ std::string OrtElementName(DataType dtype) {
 
 std::string OrtTypeString(const ValueInfo& info) {
   std::string type = "tensor(" + OrtElementName(info.dtype) + ")";
+  if (info.map_key != DataType::kUndefined) type = "map(" + OrtElementName(info.map_key) + "," + type + ")";
   if (info.kind == Value::Kind::kSequence) type = "seq(" + type + ")";
   if (info.optional) type = "optional(" + type + ")";
   return type;
@@ -151,12 +152,46 @@ py::object ToNumpy(const Tensor& tensor) {
   return py::array(py::reinterpret_borrow<py::dtype>(dtype), shape, {}, tensor.raw_data(), base);
 }
 
+// A map as ONNX Runtime returns it: a dict of Python keys and scalars.
+py::dict ToDict(const Map& map) {
+  py::list keys = ToNumpy(map.keys).attr("tolist")();
+  py::list values = ToNumpy(map.values).attr("tolist")();
+  py::dict dict;
+  for (size_t i = 0; i < keys.size(); ++i) dict[keys[i]] = values[i];
+  return dict;
+}
+
 py::object ToPython(const Value& value) {
   if (value.is_none()) return py::none();
   if (value.is_tensor()) return ToNumpy(value.tensor());
+  if (value.is_map()) return ToDict(value.map());
   py::list items;
   for (const Tensor& t : value.sequence().tensors) items.append(ToNumpy(t));
+  for (const Map& m : value.sequence().maps) items.append(ToDict(m));
   return std::move(items);
+}
+
+// A dict fed to a map input (DictVectorizer, CastMap): keys and values in the declared types, or
+// int64 / string keys and float values when the model does not say.
+Value ToMap(const std::string& name, const py::dict& dict, const ValueInfo* declared) {
+  py::list keys, values;
+  for (const auto& [k, v] : dict) {
+    keys.append(k);
+    values.append(v);
+  }
+  const bool string_keys = declared != nullptr && declared->map_key != DataType::kUndefined
+                               ? declared->map_key == DataType::kString
+                               : dict.size() > 0 && py::isinstance<py::str>(keys[0]);
+  const DataType value_type = declared != nullptr && declared->dtype != DataType::kUndefined ? declared->dtype
+                                                                                               : DataType::kFloat;
+  py::object numpy = py::module_::import("numpy");
+  py::object value_dtype = value_type == DataType::kString ? py::object(py::str("U")) : NumpyDtype(value_type);
+  if (value_dtype.is_none()) Raise(InvalidArgument("input '" + name + "': a map of this value type is not supported"));
+  // Clone: the arrays are temporaries, and the map outlives them.
+  Map map;
+  map.keys = ToTensor(name, numpy.attr("array")(keys, string_keys ? "U" : "int64")).tensor.Clone();
+  map.values = ToTensor(name, numpy.attr("array")(values, value_dtype)).tensor.Clone();
+  return Value(std::make_shared<const Map>(std::move(map)));
 }
 
 // onnxruntime.NodeArg: name, shape (ints, with a str or None for a dynamic dimension), type.
@@ -276,6 +311,14 @@ class PySession {
     std::vector<NamedValue> inputs;
     for (const auto& [key, object] : input_feed) {
       const std::string name = py::str(key);
+      if (py::isinstance<py::dict>(object)) {
+        const ValueInfo* info = nullptr;
+        for (const ValueInfo& in : session_->inputs()) {
+          if (in.name == name) info = &in;
+        }
+        inputs.push_back({name, ToMap(name, py::reinterpret_borrow<py::dict>(object), info)});
+        continue;
+      }
       held.push_back(ToTensor(name, object));
       inputs.push_back({name, held.back().tensor});
     }

@@ -190,3 +190,37 @@ def test_chosen_outputs_run_only_their_nodes(tmp_path):
     b, a = session.run(["b", "a"], {"x": feed["x"], "s": np.array([2], np.int64)})
     np.testing.assert_array_equal(b, [-1, 2])
     np.testing.assert_array_equal(a, [0, 2])
+
+
+def map_model(tmp_path):
+    """What skl2onnx writes for a classifier after a DictVectorizer: a map in, the label and a
+    sequence of maps (ZipMap) out."""
+    h, TP = onnx.helper, onnx.TensorProto
+    nodes = [
+        h.make_node("DictVectorizer", ["features"], ["dense"], domain="ai.onnx.ml", string_vocabulary=["a", "b"]),
+        h.make_node("LinearClassifier", ["dense"], ["label", "scores"], domain="ai.onnx.ml",
+                    classlabels_strings=["no", "yes"], coefficients=[1.0, 0.0, 0.0, 1.0], intercepts=[0.0, 0.0]),
+        h.make_node("ZipMap", ["scores"], ["probabilities"], domain="ai.onnx.ml", classlabels_strings=["no", "yes"]),
+    ]
+    features = onnx.ValueInfoProto(name="features")
+    features.type.map_type.key_type = TP.STRING
+    features.type.map_type.value_type.tensor_type.elem_type = TP.FLOAT
+    probabilities = onnx.ValueInfoProto(name="probabilities")
+    seq_map = probabilities.type.sequence_type.elem_type.map_type
+    seq_map.key_type = TP.STRING
+    seq_map.value_type.tensor_type.elem_type = TP.FLOAT
+    graph = h.make_graph(nodes, "maps", [features],
+                         [h.make_tensor_value_info("label", TP.STRING, [1]), probabilities])
+    m = h.make_model(graph, opset_imports=[h.make_opsetid("", 13), h.make_opsetid("ai.onnx.ml", 1)])
+    path = str(tmp_path / "maps.onnx")
+    onnx.save(m, path)
+    return path
+
+
+def test_maps_in_and_out_like_onnxruntime(tmp_path):
+    session = onnxflow.InferenceSession(map_model(tmp_path))
+    assert session.get_inputs()[0].type == "map(string,tensor(float))"
+    assert session.get_outputs()[1].type == "seq(map(string,tensor(float)))"
+    label, probabilities = session.run(None, {"features": {"b": 2.5, "zzz": 7.0, "a": 0.5}})
+    assert list(label) == ["yes"]
+    assert probabilities == [{"no": 0.5, "yes": 2.5}]

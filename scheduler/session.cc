@@ -210,6 +210,23 @@ class SessionImpl {
     return m;
   }
 
+  // A map given as an input: keys and values side by side, of the declared types.
+  static Status CheckMap(const std::string& where, const ValueInfo& info, const Map& map) {
+    if (!map.keys.defined() || !map.values.defined() || map.keys.rank() != 1 || map.values.rank() != 1 ||
+        map.keys.size() != map.values.size()) {
+      return InvalidArgument(where + ": a map's keys and values must be 1-D tensors of one length");
+    }
+    if (info.map_key != DataType::kUndefined && map.keys.dtype() != info.map_key) {
+      return InvalidArgument(where + " has " + DataTypeName(map.keys.dtype()) + " keys, the model expects " +
+                             DataTypeName(info.map_key));
+    }
+    if (info.dtype != DataType::kUndefined && map.values.dtype() != info.dtype) {
+      return InvalidArgument(where + " has " + DataTypeName(map.values.dtype()) + " values, the model expects " +
+                             DataTypeName(info.dtype));
+    }
+    return Status::Ok();
+  }
+
   static Status CheckInput(const ValueInfo& info, const Value& value) {
     const std::string where = "input '" + info.name + "'";
     if (value.is_none()) {
@@ -217,9 +234,22 @@ class SessionImpl {
       return InvalidArgument(where + " has no value");
     }
     if (value.kind() != info.kind) {
-      return InvalidArgument(where + (info.kind == Value::Kind::kSequence ? " must be a sequence" : " must be a tensor"));
+      const char* want = info.kind == Value::Kind::kSequence ? " must be a sequence"
+                         : info.kind == Value::Kind::kMap    ? " must be a map"
+                                                             : " must be a tensor";
+      return InvalidArgument(where + want);
     }
-    if (value.is_sequence()) return Status::Ok();
+    if (value.is_sequence()) {
+      // Sequence ops index tensors, ZipMap's readers maps: one kind must not stand for the other.
+      const bool of_maps = !value.sequence().maps.empty();
+      if (of_maps && info.map_key == DataType::kUndefined) return InvalidArgument(where + " must be a sequence of tensors");
+      if (!of_maps && info.map_key != DataType::kUndefined && !value.sequence().tensors.empty()) {
+        return InvalidArgument(where + " must be a sequence of maps");
+      }
+      for (const Map& map : value.sequence().maps) ONNXFLOW_RETURN_IF_ERROR(CheckMap(where, info, map));
+      return Status::Ok();
+    }
+    if (value.is_map()) return CheckMap(where, info, value.map());
     const Tensor& t = value.tensor();
     if (!t.defined()) {
       return InvalidArgument(where + " is an undefined tensor (Tensor::FromVector refuses values whose count does "

@@ -19,7 +19,9 @@ TensorMetadata MetadataOf(const ValueInfo& info) {
   TensorMetadata t;
   t.name = info.name;
   t.datatype = DatatypeName(info.dtype);
-  if (t.datatype.empty()) t.datatype = info.kind == Value::Kind::kTensor ? DataTypeName(info.dtype) : "SEQUENCE";
+  if (t.datatype.empty()) t.datatype = info.kind == Value::Kind::kTensor ? DataTypeName(info.dtype)
+                       : info.kind == Value::Kind::kMap  ? "MAP"
+                                                         : "SEQUENCE";
   t.shape = info.has_shape ? info.shape : std::vector<int64_t>{-1};
   return t;
 }

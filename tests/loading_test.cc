@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "include/onnxflow/io.h"
 #include "include/onnxflow/session.h"
 #include "tools/model_builder.h"
 
@@ -146,6 +147,74 @@ TEST(Running, WrongInputTypeAndShapeAreRefusedNamingTheInput) {
   auto unknown = s->Run({{"x", Tensor(DataType::kFloat, {2, 3})}, {"z", Tensor(DataType::kFloat, {1})}});
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("no input named 'z'"), std::string::npos);
+}
+
+// scikit-learn pipelines converted by skl2onnx: a map in (DictVectorizer), a sequence of maps out
+// (ZipMap, after every classifier). Declared types, the run, the refusal of a tensor where a map
+// goes, and the value files that --output-dir writes and --check reads.
+TEST(Running, MapsInAndSequencesOfMapsOut) {
+  ModelBuilder m(13);
+  auto* ml = m.proto().add_opset_import();
+  ml->set_domain("ai.onnx.ml");
+  ml->set_version(1);
+  auto* features = m.proto().mutable_graph()->add_input();
+  features->set_name("features");
+  features->mutable_type()->mutable_map_type()->set_key_type(static_cast<int32_t>(DataType::kInt64));
+  features->mutable_type()->mutable_map_type()->mutable_value_type()->mutable_tensor_type()->set_elem_type(
+      static_cast<int32_t>(DataType::kFloat));
+  auto& vectorizer = m.Node("DictVectorizer", {"features"}, {"dense"});
+  vectorizer.set_domain("ai.onnx.ml");
+  tools::SetAttr(vectorizer, "int64_vocabulary", std::vector<int64_t>{10, 20});
+  auto& zip = m.Node("ZipMap", {"dense"}, {"probabilities"});
+  zip.set_domain("ai.onnx.ml");
+  tools::SetAttr(zip, "classlabels_int64s", std::vector<int64_t>{0, 1});
+  auto* out = m.proto().mutable_graph()->add_output();
+  out->set_name("probabilities");
+  auto* seq_map = out->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_map_type();
+  seq_map->set_key_type(static_cast<int32_t>(DataType::kInt64));
+  seq_map->mutable_value_type()->mutable_tensor_type()->set_elem_type(static_cast<int32_t>(DataType::kFloat));
+
+  auto s = Session::LoadFromBytes(m.Serialize());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->inputs()[0].kind, Value::Kind::kMap);
+  EXPECT_EQ(s->inputs()[0].map_key, DataType::kInt64);
+  EXPECT_EQ(s->outputs()[0].kind, Value::Kind::kSequence);
+  EXPECT_EQ(s->outputs()[0].map_key, DataType::kInt64);
+
+  const Value map(std::make_shared<const Map>(
+      Map{Tensor::FromVector<int64_t>({2}, {20, 30}), Tensor::FromVector<float>({2}, {2.5f, 9})}));
+  auto r = s->Run({{"features", map}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const Sequence& seq = (*r)[0].value.sequence();
+  ASSERT_EQ(seq.maps.size(), 1u);
+  EXPECT_EQ(seq.maps[0].values.data<float>()[0], 0.0f);  // key 10 absent
+  EXPECT_EQ(seq.maps[0].values.data<float>()[1], 2.5f);  // key 30 is not in the vocabulary
+
+  auto tensor = s->Run({{"features", Tensor::FromVector<float>({1}, {1})}});
+  ASSERT_FALSE(tensor.ok());
+  EXPECT_NE(tensor.status().message().find("input 'features' must be a map"), std::string::npos);
+  const Value string_keys(std::make_shared<const Map>(
+      Map{Tensor::FromVector<std::string>({1}, {"a"}), Tensor::FromVector<float>({1}, {1})}));
+  auto wrong_keys = s->Run({{"features", string_keys}});
+  ASSERT_FALSE(wrong_keys.ok());
+  EXPECT_NE(wrong_keys.status().message().find("has string keys, the model expects int64"), std::string::npos)
+      << wrong_keys.status().ToString();
+
+  // The value files: MapProto in, SequenceProto of maps out, read back equal.
+  const std::string in = TempDir() + "/map_input.pb", result = TempDir() + "/maps_output.pb";
+  ASSERT_TRUE(WriteValueFile(in, map, "features", &s->inputs()[0]).ok());
+  auto read_map = ReadValueFile(in, &s->inputs()[0]);
+  ASSERT_TRUE(read_map.ok()) << read_map.status().ToString();
+  EXPECT_TRUE(CompareValues(map, *read_map, 0, 0).match);
+  ASSERT_TRUE(WriteValueFile(result, (*r)[0].value, "probabilities", &s->outputs()[0]).ok());
+  auto read_seq = ReadValueFile(result, &s->outputs()[0]);
+  ASSERT_TRUE(read_seq.ok()) << read_seq.status().ToString();
+  EXPECT_TRUE(CompareValues((*r)[0].value, *read_seq, 0, 0).match);
+  const Value other(std::make_shared<const Map>(
+      Map{Tensor::FromVector<int64_t>({2}, {20, 31}), Tensor::FromVector<float>({2}, {2.5f, 9})}));
+  const Comparison keys = CompareValues(map, other, 1, 1);
+  EXPECT_FALSE(keys.match);
+  EXPECT_NE(keys.mismatch.find("map keys"), std::string::npos) << keys.mismatch;
 }
 
 // ONNX Runtime saves models whose folded initializers leave graph inputs that nothing reads.

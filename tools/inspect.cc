@@ -23,7 +23,8 @@ std::string DimsText(const ValueInfo& info) {
 }
 
 std::string KindText(const ValueInfo& info) {
-  const std::string type = DataTypeName(info.dtype);
+  std::string type = DataTypeName(info.dtype);
+  if (info.map_key != DataType::kUndefined) type = std::string("map<") + DataTypeName(info.map_key) + ", " + type + ">";
   return info.kind == Value::Kind::kSequence ? "sequence<" + type + ">" : type;
 }
 

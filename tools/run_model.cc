@@ -66,14 +66,11 @@ bool SplitPair(const std::string& text, std::string* key, std::string* value) {
   return true;
 }
 
-std::string Summary(const Value& v) {
-  if (v.is_none()) return "(no value)";
-  if (v.is_sequence()) return "sequence of " + std::to_string(v.sequence().tensors.size()) + " tensors";
-  const Tensor& t = v.tensor();
+std::string TensorSummary(const Tensor& t) {
   std::string s = std::string(DataTypeName(t.dtype())) + " " + ShapeToString(t.shape());
   const int64_t show = std::min<int64_t>(t.size(), 6);
   if (show > 0 && (t.dtype() == DataType::kFloat || t.dtype() == DataType::kInt64 || t.dtype() == DataType::kInt32 ||
-                   t.dtype() == DataType::kDouble || t.dtype() == DataType::kBool)) {
+                   t.dtype() == DataType::kDouble || t.dtype() == DataType::kBool || t.dtype() == DataType::kString)) {
     s += " [";
     for (int64_t i = 0; i < show; ++i) {
       char buf[32];
@@ -82,6 +79,7 @@ std::string Summary(const Value& v) {
         case DataType::kDouble: std::snprintf(buf, sizeof buf, "%.6g", t.data<double>()[i]); break;
         case DataType::kInt64: std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(t.data<int64_t>()[i])); break;
         case DataType::kInt32: std::snprintf(buf, sizeof buf, "%d", t.data<int32_t>()[i]); break;
+        case DataType::kString: std::snprintf(buf, sizeof buf, "\"%.24s\"", t.data<std::string>()[i].c_str()); break;
         default: std::snprintf(buf, sizeof buf, "%d", t.data<bool>()[i] ? 1 : 0); break;
       }
       s += (i ? ", " : "") + std::string(buf);
@@ -89,6 +87,19 @@ std::string Summary(const Value& v) {
     s += t.size() > show ? ", ...]" : "]";
   }
   return s;
+}
+
+std::string MapSummary(const Map& m) { return "keys " + TensorSummary(m.keys) + ", values " + TensorSummary(m.values); }
+
+std::string Summary(const Value& v) {
+  if (v.is_none()) return "(no value)";
+  if (v.is_map()) return "map: " + MapSummary(v.map());
+  if (v.is_sequence()) {
+    const Sequence& seq = v.sequence();
+    if (seq.maps.empty()) return "sequence of " + std::to_string(seq.tensors.size()) + " tensors";
+    return "sequence of " + std::to_string(seq.maps.size()) + " maps, the first: " + MapSummary(seq.maps[0]);
+  }
+  return TensorSummary(v.tensor());
 }
 
 double Percentile(std::vector<double> sorted, double p) {

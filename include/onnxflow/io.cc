@@ -116,6 +116,18 @@ Comparison CompareTensorValues(const Tensor& e, const Tensor& a, double rtol, do
   return c;
 }
 
+// Maps match when they hold the same keys in the same order (exactly) and their values match.
+Comparison CompareMaps(const Map& e, const Map& a, double rtol, double atol) {
+  Comparison keys = CompareTensorValues(e.keys, a.keys, 0, 0);
+  if (!keys.match) {
+    keys.mismatch = "map keys: " + keys.mismatch;
+    return keys;
+  }
+  Comparison values = CompareTensorValues(e.values, a.values, rtol, atol);
+  if (!values.match) values.mismatch = "map values: " + values.mismatch;
+  return values;
+}
+
 }  // namespace
 
 Result<Value> ReadValueFile(const std::string& path, const ValueInfo* declared) {
@@ -129,6 +141,10 @@ Result<Value> ReadValueFile(const std::string& path, const ValueInfo* declared) 
     onnx::OptionalProto p;
     if (!p.ParseFromString(bytes)) return InvalidArgument("'" + path + "' is not a serialized OptionalProto");
     value = ValueFromOptionalProto(p);
+  } else if (declared != nullptr && declared->kind == Value::Kind::kMap) {
+    onnx::MapProto p;
+    if (!p.ParseFromString(bytes)) return InvalidArgument("'" + path + "' is not a serialized MapProto");
+    value = ValueFromMapProto(p);
   } else if (declared != nullptr && declared->kind == Value::Kind::kSequence) {
     onnx::SequenceProto p;
     if (!p.ParseFromString(bytes)) return InvalidArgument("'" + path + "' is not a serialized SequenceProto");
@@ -150,6 +166,11 @@ Status WriteValueFile(const std::string& path, const Value& value, const std::st
     onnx::OptionalProto p;
     p.set_name(name);
     ValueToOptionalProto(value, &p);
+    bytes = p.SerializeAsString();
+  } else if (value.is_map()) {
+    onnx::MapProto p;
+    p.set_name(name);
+    ValueToMapProto(value, &p);
     bytes = p.SerializeAsString();
   } else if (value.is_sequence()) {
     onnx::SequenceProto p;
@@ -207,12 +228,31 @@ Comparison CompareValues(const Value& expected, const Value& actual, double rtol
   Comparison c;
   if (expected.kind() != actual.kind()) {
     c.match = false;
-    const char* names[] = {"no value", "a tensor", "a sequence"};
+    const char* names[] = {"no value", "a tensor", "a sequence", "a map"};
     c.mismatch = std::string("got ") + names[static_cast<int>(actual.kind())] + ", expected " +
                  names[static_cast<int>(expected.kind())];
     return c;
   }
   if (expected.is_tensor()) return CompareTensorValues(expected.tensor(), actual.tensor(), rtol, atol);
+  if (expected.is_map()) return CompareMaps(expected.map(), actual.map(), rtol, atol);
+  if (expected.is_sequence() && !expected.sequence().maps.empty()) {
+    const auto& e = expected.sequence().maps;
+    const auto& a = actual.sequence().maps;
+    if (e.size() != a.size()) {
+      c.match = false;
+      c.mismatch = "sequence of " + std::to_string(a.size()) + " maps, expected " + std::to_string(e.size());
+      return c;
+    }
+    for (size_t i = 0; i < e.size(); ++i) {
+      Comparison one = CompareMaps(e[i], a[i], rtol, atol);
+      c.max_abs_error = std::max(c.max_abs_error, one.max_abs_error);
+      if (!one.match && c.match) {
+        c.match = false;
+        c.mismatch = "sequence element " + std::to_string(i) + ": " + one.mismatch;
+      }
+    }
+    return c;
+  }
   if (expected.is_sequence()) {
     const auto& e = expected.sequence().tensors;
     const auto& a = actual.sequence().tensors;

@@ -430,8 +430,9 @@ onnxflow_status* onnxflow_session_run(const onnxflow_session* session, const onn
       onnxflow_status* bad = nullptr;
       if (!value.value.is_tensor()) {
         bad = MakeStatus(ONNXFLOW_UNIMPLEMENTED, "output '" + value.name + "' is " +
-                                                     (value.value.is_none() ? "an optional without a value"
-                                                                            : "a sequence") +
+                                                     (value.value.is_none()  ? "an optional without a value"
+                                                                             : value.value.is_map() ? "a map"
+                                                                                                    : "a sequence") +
                                                      "; the C API returns tensors only");
       } else if (value.value.tensor().dtype() == onnxflow::DataType::kString) {
         bad = MakeStatus(ONNXFLOW_UNIMPLEMENTED, "output '" + value.name + "' is a string tensor; strings do not cross the C API");

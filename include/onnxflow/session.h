@@ -98,7 +98,8 @@ struct ModelMetadata {
 struct ValueInfo {
   std::string name;
   Value::Kind kind = Value::Kind::kTensor;
-  DataType dtype = DataType::kUndefined;   // element type (of the tensor, or the sequence's)
+  DataType dtype = DataType::kUndefined;   // element type (of the tensor, or the sequence's; a map's values)
+  DataType map_key = DataType::kUndefined; // a map's key type (kind kMap, or a sequence of maps)
   std::vector<int64_t> shape;              // -1 for a dynamic dimension
   std::vector<std::string> dim_names;      // the symbolic name of each dynamic dimension, or ""
   bool has_shape = false;                  // false when the model gives no rank

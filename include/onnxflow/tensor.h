@@ -199,31 +199,46 @@ class Tensor {
   void* data_ = nullptr;
 };
 
-// An ONNX sequence: tensors of one element type. Immutable once built and shared between values,
-// so SequenceInsert and friends copy handles, never tensor data.
-struct Sequence {
-  DataType elem_type = DataType::kUndefined;
-  std::vector<Tensor> tensors;
+// An ONNX map (the ai.onnx.ml ops: ZipMap writes them, DictVectorizer and CastMap read them): the
+// keys, a 1-D int64 or string tensor with no key twice, and beside them their values, a 1-D tensor
+// as long, in the order the map was built. Two tensors rather than a node per entry: ZipMap's
+// maps of one run all share one keys tensor.
+struct Map {
+  Tensor keys;
+  Tensor values;
 };
 
-// What one graph edge carries: a tensor, a sequence, or nothing (an optional without a value).
+// An ONNX sequence: tensors of one element type, or maps (ZipMap's output, a map per row), never
+// both. Immutable once built and shared between values, so SequenceInsert and friends copy
+// handles, never tensor data.
+struct Sequence {
+  DataType elem_type = DataType::kUndefined;  // the tensors' element type, or the maps' value type
+  std::vector<Tensor> tensors;
+  std::vector<Map> maps;
+};
+
+// What one graph edge carries: a tensor, a sequence, a map, or nothing (an optional without a
+// value).
 class Value {
  public:
-  enum class Kind : uint8_t { kNone, kTensor, kSequence };
+  enum class Kind : uint8_t { kNone, kTensor, kSequence, kMap };
 
   Value() = default;  // an optional without a value
   Value(Tensor tensor) : kind_(Kind::kTensor), tensor_(std::move(tensor)) {}  // NOLINT
   Value(std::shared_ptr<const Sequence> seq) : kind_(Kind::kSequence), sequence_(std::move(seq)) {}  // NOLINT
+  Value(std::shared_ptr<const Map> map) : kind_(Kind::kMap), map_(std::move(map)) {}  // NOLINT
 
   Kind kind() const { return kind_; }
   bool is_none() const { return kind_ == Kind::kNone; }
   bool is_tensor() const { return kind_ == Kind::kTensor; }
   bool is_sequence() const { return kind_ == Kind::kSequence; }
+  bool is_map() const { return kind_ == Kind::kMap; }
 
   const Tensor& tensor() const { return tensor_; }
   Tensor& mutable_tensor() { return tensor_; }
   const Sequence& sequence() const { return *sequence_; }
   const std::shared_ptr<const Sequence>& sequence_ptr() const { return sequence_; }
+  const Map& map() const { return *map_; }
 
   void Reset() { *this = Value(); }
 
@@ -231,6 +246,7 @@ class Value {
   Kind kind_ = Kind::kNone;
   Tensor tensor_;
   std::shared_ptr<const Sequence> sequence_;
+  std::shared_ptr<const Map> map_;
 };
 
 // Tensor storage that is freed goes to a process-wide pool of size classes for the next tensor

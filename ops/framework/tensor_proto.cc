@@ -194,9 +194,76 @@ void TensorToProto(const Tensor& t, onnx::TensorProto* p) {
   }
 }
 
+// A MapProto's values are a sequence of one-element tensors, one per key (onnx.numpy_helper's
+// from_dict); they become one 1-D tensor beside the keys.
+Result<Map> MapFromProto(const onnx::MapProto& p) {
+  const std::string where = "map '" + p.name() + "'";
+  Map map;
+  if (p.key_type() == static_cast<int32_t>(DataType::kString)) {
+    map.keys = Tensor(DataType::kString, {static_cast<int64_t>(p.string_keys_size())});
+    for (int i = 0; i < p.string_keys_size(); ++i) map.keys.mutable_data<std::string>()[i] = p.string_keys(i);
+  } else if (p.key_type() == static_cast<int32_t>(DataType::kInt64)) {
+    map.keys = Tensor(DataType::kInt64, {static_cast<int64_t>(p.keys_size())});
+    for (int i = 0; i < p.keys_size(); ++i) map.keys.mutable_data<int64_t>()[i] = p.keys(i);
+  } else {
+    return Unimplemented(where + ": keys must be int64 or string");
+  }
+  const auto& values = p.values();
+  if (values.elem_type() != onnx::SequenceProto::TENSOR || values.tensor_values_size() != map.keys.size()) {
+    return InvalidArgument(where + ": needs one tensor value per key");
+  }
+  for (int i = 0; i < values.tensor_values_size(); ++i) {
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor v, TensorFromProto(values.tensor_values(i)));
+    if (v.size() != 1 || v.dtype() == DataType::kUndefined || (i > 0 && v.dtype() != map.values.dtype())) {
+      return InvalidArgument(where + ": each value must be one element of the map's value type");
+    }
+    if (i == 0) map.values = Tensor(v.dtype(), {map.keys.size()});
+    const size_t elem = ElementSize(v.dtype());
+    if (v.dtype() == DataType::kString) {
+      map.values.mutable_data<std::string>()[i] = v.data<std::string>()[0];
+    } else {
+      std::memcpy(static_cast<char*>(map.values.mutable_raw_data()) + i * elem, v.raw_data(), elem);
+    }
+  }
+  if (!map.values.defined()) map.values = Tensor(DataType::kFloat, {0});
+  return map;
+}
+
+void MapToProto(const Map& map, onnx::MapProto* p) {
+  p->set_key_type(static_cast<int32_t>(map.keys.dtype()));
+  for (int64_t i = 0; i < map.keys.size(); ++i) {
+    if (map.keys.dtype() == DataType::kString) {
+      p->add_string_keys(map.keys.data<std::string>()[i]);
+    } else {
+      p->add_keys(map.keys.data<int64_t>()[i]);
+    }
+  }
+  auto* values = p->mutable_values();
+  values->set_elem_type(onnx::SequenceProto::TENSOR);
+  for (int64_t i = 0; i < map.values.size(); ++i) TensorToProto(map.values.SliceAxis0(i, i + 1, false), values->add_tensor_values());
+}
+
+Result<Value> ValueFromMapProto(const onnx::MapProto& p) {
+  ONNXFLOW_ASSIGN_OR_RETURN(Map map, MapFromProto(p));
+  return Value(std::make_shared<const Map>(std::move(map)));
+}
+
+void ValueToMapProto(const Value& v, onnx::MapProto* p) {
+  if (v.is_map()) MapToProto(v.map(), p);
+}
+
 Result<Value> ValueFromSequenceProto(const onnx::SequenceProto& p) {
+  if (p.elem_type() == onnx::SequenceProto::MAP) {
+    auto seq = std::make_shared<Sequence>();
+    for (const auto& mp : p.map_values()) {
+      ONNXFLOW_ASSIGN_OR_RETURN(Map map, MapFromProto(mp));
+      seq->elem_type = map.values.dtype();
+      seq->maps.push_back(std::move(map));
+    }
+    return Value(std::shared_ptr<const Sequence>(std::move(seq)));
+  }
   if (p.elem_type() != onnx::SequenceProto::TENSOR && p.elem_type() != onnx::SequenceProto::UNDEFINED) {
-    return Unimplemented("sequence '" + p.name() + "': only sequences of tensors are supported");
+    return Unimplemented("sequence '" + p.name() + "': only sequences of tensors or maps are supported");
   }
   auto seq = std::make_shared<Sequence>();
   for (const auto& tp : p.tensor_values()) {
@@ -226,6 +293,11 @@ Result<Value> ValueFromOptionalProto(const onnx::OptionalProto& p) {
 }
 
 void ValueToSequenceProto(const Value& v, onnx::SequenceProto* p) {
+  if (v.is_sequence() && !v.sequence().maps.empty()) {
+    p->set_elem_type(onnx::SequenceProto::MAP);
+    for (const Map& map : v.sequence().maps) MapToProto(map, p->add_map_values());
+    return;
+  }
   p->set_elem_type(onnx::SequenceProto::TENSOR);
   if (!v.is_sequence()) return;
   for (const Tensor& t : v.sequence().tensors) TensorToProto(t, p->add_tensor_values());

@@ -23,5 +23,7 @@ Result<Value> ValueFromSequenceProto(const onnx::SequenceProto& proto);
 Result<Value> ValueFromOptionalProto(const onnx::OptionalProto& proto);
 void ValueToSequenceProto(const Value& value, onnx::SequenceProto* proto);
 void ValueToOptionalProto(const Value& value, onnx::OptionalProto* proto);
+Result<Value> ValueFromMapProto(const onnx::MapProto& proto);
+void ValueToMapProto(const Value& value, onnx::MapProto* proto);
 
 }  // namespace onnxflow

@@ -18,7 +18,8 @@
   X(RegisterCategoryMapper)  /* in label_encoder.cc */                      \
   X(RegisterSVMRegressor)                                                   \
   X(RegisterSVMClassifier)                                                  \
-  X(RegisterFeatureVectorizer)
+  X(RegisterFeatureVectorizer)                                              \
+  X(RegisterMaps)  /* ZipMap, DictVectorizer, CastMap */
 
 namespace onnxflow {
 
