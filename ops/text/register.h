@@ -9,7 +9,8 @@
   X(RegisterStringSplit)            \
   X(RegisterStringNormalizer)       \
   X(RegisterRegexFullMatch)         \
-  X(RegisterTfIdfVectorizer)
+  X(RegisterTfIdfVectorizer)        \
+  X(RegisterTokenizer)  /* com.microsoft */
 
 namespace onnxflow {
 
