@@ -57,7 +57,7 @@ void InferContribOutputs(const onnx::NodeProto& node, bool microsoft, const std:
       {"NhwcMaxPool", {0, {0}}}, {"QuickGelu", {0, {0}}}, {"RotaryEmbedding", {0, {0}}},
       {"SimplifiedLayerNormalization", {0, {0}, true, true}}, {"SkipLayerNormalization", {0, {0, 3}, true}},
       {"SkipSimplifiedLayerNormalization", {0, {0, 3}, true}}, {"TransposeMatMul", {0, {0}}}, {"Trilu", {0, {0}}},
-      {"GridSample", {0, {0}}},
+      {"GridSample", {0, {0}}}, {"CDist", {0, {0}}},
       // The experimental ops of opsets 1-9 (ops/legacy, DynamicSlice): the output is the input's type.
       {"Affine", {0, {0}, false, true}}, {"Crop", {0, {0}, false, true}}, {"DynamicSlice", {0, {0}, false, true}},
       {"ImageScaler", {0, {0}, false, true}}, {"ParametricSoftplus", {0, {0}, false, true}},

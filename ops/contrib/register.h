@@ -15,7 +15,8 @@
   X(RegisterQAttention)  /* qattention.cc */          \
   X(RegisterRotaryEmbedding)  /* rotary.cc */         \
   X(RegisterMiscOps)  /* misc.cc */                   \
-  X(RegisterFusedAttention)  /* fused_attention.cc */
+  X(RegisterFusedAttention)  /* fused_attention.cc */ \
+  X(RegisterCDist)  /* cdist.cc */
 
 namespace onnxflow {
 namespace contrib {

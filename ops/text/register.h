@@ -10,7 +10,8 @@
   X(RegisterStringNormalizer)       \
   X(RegisterRegexFullMatch)         \
   X(RegisterTfIdfVectorizer)        \
-  X(RegisterTokenizer)  /* com.microsoft */
+  X(RegisterTokenizer)  /* com.microsoft */  \
+  X(RegisterMurmurHash3)  /* com.microsoft */
 
 namespace onnxflow {
 
