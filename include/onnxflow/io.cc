@@ -128,6 +128,27 @@ Comparison CompareMaps(const Map& e, const Map& a, double rtol, double atol) {
   return values;
 }
 
+// Two sequences' elements, one by one: the largest error, and the first element that differs.
+template <typename T, typename Compare>
+Comparison CompareElements(const std::vector<T>& e, const std::vector<T>& a, const char* what, Compare compare,
+                           double rtol, double atol) {
+  Comparison c;
+  if (e.size() != a.size()) {
+    c.match = false;
+    c.mismatch = "sequence of " + std::to_string(a.size()) + " " + what + ", expected " + std::to_string(e.size());
+    return c;
+  }
+  for (size_t i = 0; i < e.size(); ++i) {
+    Comparison one = compare(e[i], a[i], rtol, atol);
+    c.max_abs_error = std::max(c.max_abs_error, one.max_abs_error);
+    if (!one.match && c.match) {
+      c.match = false;
+      c.mismatch = "sequence element " + std::to_string(i) + ": " + one.mismatch;
+    }
+  }
+  return c;
+}
+
 }  // namespace
 
 Result<Value> ReadValueFile(const std::string& path, const ValueInfo* declared) {
@@ -236,39 +257,11 @@ Comparison CompareValues(const Value& expected, const Value& actual, double rtol
   if (expected.is_tensor()) return CompareTensorValues(expected.tensor(), actual.tensor(), rtol, atol);
   if (expected.is_map()) return CompareMaps(expected.map(), actual.map(), rtol, atol);
   if (expected.is_sequence() && !expected.sequence().maps.empty()) {
-    const auto& e = expected.sequence().maps;
-    const auto& a = actual.sequence().maps;
-    if (e.size() != a.size()) {
-      c.match = false;
-      c.mismatch = "sequence of " + std::to_string(a.size()) + " maps, expected " + std::to_string(e.size());
-      return c;
-    }
-    for (size_t i = 0; i < e.size(); ++i) {
-      Comparison one = CompareMaps(e[i], a[i], rtol, atol);
-      c.max_abs_error = std::max(c.max_abs_error, one.max_abs_error);
-      if (!one.match && c.match) {
-        c.match = false;
-        c.mismatch = "sequence element " + std::to_string(i) + ": " + one.mismatch;
-      }
-    }
-    return c;
+    return CompareElements(expected.sequence().maps, actual.sequence().maps, "maps", CompareMaps, rtol, atol);
   }
   if (expected.is_sequence()) {
-    const auto& e = expected.sequence().tensors;
-    const auto& a = actual.sequence().tensors;
-    if (e.size() != a.size()) {
-      c.match = false;
-      c.mismatch = "sequence of " + std::to_string(a.size()) + " tensors, expected " + std::to_string(e.size());
-      return c;
-    }
-    for (size_t i = 0; i < e.size(); ++i) {
-      Comparison one = CompareTensorValues(e[i], a[i], rtol, atol);
-      c.max_abs_error = std::max(c.max_abs_error, one.max_abs_error);
-      if (!one.match && c.match) {
-        c.match = false;
-        c.mismatch = "sequence element " + std::to_string(i) + ": " + one.mismatch;
-      }
-    }
+    return CompareElements(expected.sequence().tensors, actual.sequence().tensors, "tensors", CompareTensorValues, rtol,
+                           atol);
   }
   return c;
 }
