@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ops/cast/convert.h"
 #include "ops/framework/dispatch.h"
 #include "ops/framework/parallel.h"
 #include "ops/ml/register.h"
@@ -194,7 +195,7 @@ class CastMap final : public OpKernel {
     if constexpr (std::is_same_v<From, To>) {
       *to = from;
     } else if constexpr (std::is_same_v<From, float> && std::is_same_v<To, int64_t>) {
-      *to = static_cast<int64_t>(from);
+      *to = ConvertElement<int64_t>(from);  // as Cast does: NaN and out-of-range give INT64_MIN
     } else if constexpr (std::is_same_v<From, float>) {  // to string: std::to_string's "%f"
       char buffer[64];
       std::snprintf(buffer, sizeof(buffer), "%f", static_cast<double>(from));

@@ -1,4 +1,6 @@
 // ZipMap, DictVectorizer and CastMap: maps in and out, worked by hand.
+#include <climits>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -92,6 +94,13 @@ TEST(CastMap, DenseInKeyOrderAndSparseByColumn) {
   out = sparse.Run(RegisterMlKernels);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_TRUE(TensorsNear(Tensor::FromVector<int64_t>({1, 4}, {-2, 0, 7, 0}), out.value()[0].tensor()));
+
+  OpTest nan("CastMap", 1, "ai.onnx.ml");  // NaN and out-of-range to int64 as Cast gives them
+  nan.Input(MapOf(Tensor::FromVector<int64_t>({2}, {0, 1}), Tensor::FromVector<float>({2}, {std::nanf(""), 1e30f})))
+      .Attr("cast_to", std::string("TO_INT64"));
+  out = nan.Run(RegisterMlKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<int64_t>({1, 2}, {INT64_MIN, INT64_MIN}), out.value()[0].tensor()));
 
   OpTest strings("CastMap", 1, "ai.onnx.ml");
   strings.Input(m).Attr("cast_to", std::string("TO_STRING"));
