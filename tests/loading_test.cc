@@ -210,6 +210,20 @@ TEST(Running, MapsInAndSequencesOfMapsOut) {
   auto read_seq = ReadValueFile(result, &s->outputs()[0]);
   ASSERT_TRUE(read_seq.ok()) << read_seq.status().ToString();
   EXPECT_TRUE(CompareValues((*r)[0].value, *read_seq, 0, 0).match);
+  // A MapProto with a value missing is refused by name.
+  onnx::MapProto short_map;
+  short_map.set_name("features");
+  short_map.set_key_type(static_cast<int32_t>(DataType::kInt64));
+  short_map.add_keys(1);
+  short_map.add_keys(2);
+  short_map.mutable_values()->set_elem_type(onnx::SequenceProto::TENSOR);
+  short_map.mutable_values()->add_tensor_values();
+  const std::string short_path = TempDir() + "/short_map.pb";
+  std::ofstream(short_path, std::ios::binary) << short_map.SerializeAsString();
+  auto short_read = ReadValueFile(short_path, &s->inputs()[0]);
+  ASSERT_FALSE(short_read.ok());
+  EXPECT_NE(short_read.status().message().find("map 'features': needs one tensor value per key"), std::string::npos)
+      << short_read.status().ToString();
   const Value other(std::make_shared<const Map>(
       Map{Tensor::FromVector<int64_t>({2}, {20, 31}), Tensor::FromVector<float>({2}, {2.5f, 9})}));
   const Comparison keys = CompareValues(map, other, 1, 1);

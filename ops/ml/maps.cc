@@ -19,7 +19,6 @@
 
 #include "ops/cast/convert.h"
 #include "ops/framework/dispatch.h"
-#include "ops/framework/parallel.h"
 #include "ops/ml/register.h"
 
 namespace onnxflow {

@@ -108,6 +108,13 @@ TEST(CastMap, DenseInKeyOrderAndSparseByColumn) {
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(out.value()[0].tensor().data<std::string>()[0], "-2.000000");
 
+  OpTest negative("CastMap", 1, "ai.onnx.ml");  // SPARSE keys are columns
+  negative.Input(MapOf(Tensor::FromVector<int64_t>({1}, {-3}), Tensor::FromVector<float>({1}, {1})))
+      .Attr("map_form", std::string("SPARSE")).Attr("max_map", int64_t{4});
+  out = negative.Run(RegisterMlKernels);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("-3 is negative"), std::string::npos) << out.status().ToString();
+
   OpTest parse("CastMap", 1, "ai.onnx.ml");
   parse.Input(MapOf(Tensor::FromVector<int64_t>({2}, {1, 0}), Tensor::FromVector<std::string>({2}, {"2.5", "x"})));
   out = parse.Run(RegisterMlKernels);

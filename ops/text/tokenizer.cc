@@ -19,7 +19,6 @@
 #include <utf8proc.h>
 
 #include "ops/framework/domains.h"
-#include "ops/framework/parallel.h"
 #include "ops/text/string_ops.h"
 
 namespace onnxflow {
