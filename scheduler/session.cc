@@ -212,8 +212,7 @@ class SessionImpl {
 
   // A map given as an input: keys and values side by side, of the declared types.
   static Status CheckMap(const std::string& where, const ValueInfo& info, const Map& map) {
-    if (!map.keys.defined() || !map.values.defined() || map.keys.rank() != 1 || map.values.rank() != 1 ||
-        map.keys.size() != map.values.size()) {
+    if (!map.well_formed()) {
       return InvalidArgument(where + ": a map's keys and values must be 1-D tensors of one length");
     }
     if (info.map_key != DataType::kUndefined && map.keys.dtype() != info.map_key) {
@@ -246,7 +245,24 @@ class SessionImpl {
       if (!of_maps && info.map_key != DataType::kUndefined && !value.sequence().tensors.empty()) {
         return InvalidArgument(where + " must be a sequence of maps");
       }
+      if (of_maps && !value.sequence().tensors.empty()) {
+        return InvalidArgument(where + " holds both tensors and maps: a sequence holds one kind");
+      }
       for (const Map& map : value.sequence().maps) ONNXFLOW_RETURN_IF_ERROR(CheckMap(where, info, map));
+      // The sequence ops read each element as the sequence's type: an undefined tensor or one of
+      // another type from a C++ caller would be read as what it is not.
+      const DataType elem = value.sequence().elem_type;
+      if (!of_maps && elem != DataType::kUndefined && info.dtype != DataType::kUndefined && elem != info.dtype) {
+        return InvalidArgument(where + " is a sequence of " + DataTypeName(elem) + ", the model expects " +
+                               DataTypeName(info.dtype));
+      }
+      for (const Tensor& t : value.sequence().tensors) {
+        if (!t.defined()) return InvalidArgument(where + " holds an undefined tensor");
+        if (t.dtype() != elem) {
+          return InvalidArgument(where + " holds a " + DataTypeName(t.dtype()) + " tensor in a sequence of " +
+                                 DataTypeName(elem) + " (Sequence::elem_type)");
+        }
+      }
       return Status::Ok();
     }
     if (value.is_map()) return CheckMap(where, info, value.map());

@@ -200,6 +200,18 @@ TEST(Running, MapsInAndSequencesOfMapsOut) {
   EXPECT_NE(wrong_keys.status().message().find("has string keys, the model expects int64"), std::string::npos)
       << wrong_keys.status().ToString();
 
+  // What a C++ caller can build but no reader may take: a null map, keys and values of two lengths.
+  auto null_map = s->Run({{"features", Value(std::shared_ptr<const Map>())}});
+  ASSERT_FALSE(null_map.ok());
+  EXPECT_NE(null_map.status().message().find("input 'features' has no value"), std::string::npos)
+      << null_map.status().ToString();
+  const Value ragged(std::make_shared<const Map>(
+      Map{Tensor::FromVector<int64_t>({2}, {20, 30}), Tensor::FromVector<float>({1}, {2.5f})}));
+  auto ragged_run = s->Run({{"features", ragged}});
+  ASSERT_FALSE(ragged_run.ok());
+  EXPECT_NE(ragged_run.status().message().find("keys and values must be 1-D tensors of one length"), std::string::npos)
+      << ragged_run.status().ToString();
+
   // The value files: MapProto in, SequenceProto of maps out, read back equal.
   const std::string in = TempDir() + "/map_input.pb", result = TempDir() + "/maps_output.pb";
   ASSERT_TRUE(WriteValueFile(in, map, "features", &s->inputs()[0]).ok());
@@ -229,6 +241,52 @@ TEST(Running, MapsInAndSequencesOfMapsOut) {
   const Comparison keys = CompareValues(map, other, 1, 1);
   EXPECT_FALSE(keys.match);
   EXPECT_NE(keys.mismatch.find("map keys"), std::string::npos) << keys.mismatch;
+}
+
+// Sequences a C++ caller builds by hand are checked as they come in, each refusal naming the input:
+// a null handle, an undefined element, an element of another type, tensors and maps together.
+TEST(Running, MalformedSequencesAreRefusedNamingTheInput) {
+  ModelBuilder m(17);
+  auto* input = m.proto().mutable_graph()->add_input();
+  input->set_name("s");
+  input->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
+      static_cast<int32_t>(DataType::kFloat));
+  m.Node("SequenceLength", {"s"}, {"n"});
+  m.Output("n", DataType::kInt64, {});
+  auto session = Session::LoadFromBytes(m.Serialize());
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  auto run = [&](std::shared_ptr<const Sequence> seq) { return session->Run({{"s", Value(std::move(seq))}}); };
+  auto refused_with = [&](std::shared_ptr<const Sequence> seq, const std::string& message) {
+    auto r = run(std::move(seq));
+    if (r.ok()) return ::testing::AssertionFailure() << "ran";
+    if (r.status().message().find(message) == std::string::npos) {
+      return ::testing::AssertionFailure() << r.status().ToString();
+    }
+    return ::testing::AssertionSuccess();
+  };
+  auto sequence = [](DataType elem, std::vector<Tensor> tensors) {
+    auto seq = std::make_shared<Sequence>();
+    seq->elem_type = elem;
+    seq->tensors = std::move(tensors);
+    return std::shared_ptr<const Sequence>(std::move(seq));
+  };
+
+  auto good = run(sequence(DataType::kFloat, {Tensor::FromVector<float>({1}, {1}), Tensor::FromVector<float>({2}, {1, 2})}));
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  EXPECT_EQ((*good)[0].value.tensor().data<int64_t>()[0], 2);
+  EXPECT_TRUE(refused_with(nullptr, "input 's' has no value"));
+  EXPECT_TRUE(refused_with(sequence(DataType::kFloat, {Tensor()}), "input 's' holds an undefined tensor"));
+  EXPECT_TRUE(refused_with(sequence(DataType::kInt64, {Tensor::FromVector<int64_t>({1}, {1})}),
+                           "input 's' is a sequence of int64, the model expects float32"));
+  EXPECT_TRUE(refused_with(sequence(DataType::kFloat, {Tensor::FromVector<int64_t>({1}, {1})}),
+                           "input 's' holds a int64 tensor in a sequence of float32"));
+  EXPECT_TRUE(refused_with(sequence(DataType::kUndefined, {Tensor::FromVector<float>({1}, {1})}),
+                           "in a sequence of undefined"));
+  auto mixed = std::make_shared<Sequence>();
+  mixed->elem_type = DataType::kFloat;
+  mixed->tensors.push_back(Tensor::FromVector<float>({1}, {1}));
+  mixed->maps.push_back(Map{Tensor::FromVector<int64_t>({1}, {1}), Tensor::FromVector<float>({1}, {1})});
+  EXPECT_TRUE(refused_with(std::move(mixed), "input 's' must be a sequence of tensors"));
 }
 
 // ONNX Runtime saves models whose folded initializers leave graph inputs that nothing reads.

@@ -206,6 +206,12 @@ class Tensor {
 struct Map {
   Tensor keys;
   Tensor values;
+
+  // Keys and values are defined 1-D tensors of one length: what every reader of a map relies on,
+  // checked where maps come in (Session::Run) and where a kernel takes one.
+  bool well_formed() const {
+    return keys.defined() && values.defined() && keys.rank() == 1 && values.rank() == 1 && keys.size() == values.size();
+  }
 };
 
 // An ONNX sequence: tensors of one element type, or maps (ZipMap's output, a map per row), never
@@ -225,8 +231,11 @@ class Value {
 
   Value() = default;  // an optional without a value
   Value(Tensor tensor) : kind_(Kind::kTensor), tensor_(std::move(tensor)) {}  // NOLINT
-  Value(std::shared_ptr<const Sequence> seq) : kind_(Kind::kSequence), sequence_(std::move(seq)) {}  // NOLINT
-  Value(std::shared_ptr<const Map> map) : kind_(Kind::kMap), map_(std::move(map)) {}  // NOLINT
+  // A null sequence or map is no value (an optional without one), never a handle to nothing that a
+  // reader would dereference: Session::Run then refuses it by name where a value is required.
+  Value(std::shared_ptr<const Sequence> seq)  // NOLINT
+      : kind_(seq != nullptr ? Kind::kSequence : Kind::kNone), sequence_(std::move(seq)) {}
+  Value(std::shared_ptr<const Map> map) : kind_(map != nullptr ? Kind::kMap : Kind::kNone), map_(std::move(map)) {}  // NOLINT
 
   Kind kind() const { return kind_; }
   bool is_none() const { return kind_ == Kind::kNone; }

@@ -28,7 +28,7 @@ Result<const Map*> RequireMap(const KernelContext& ctx, int i) {
   const Value* v = ctx.input(i);
   if (v == nullptr || !v->is_map()) return InvalidArgument("input " + std::to_string(i) + " must be a map");
   const Map& map = v->map();
-  if (map.keys.rank() != 1 || map.values.rank() != 1 || map.keys.size() != map.values.size()) {
+  if (!map.well_formed()) {
     return InvalidArgument("input " + std::to_string(i) + ": a map's keys and values must be 1-D tensors of one length");
   }
   return &map;
