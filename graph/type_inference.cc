@@ -3,6 +3,7 @@
 #include <cstring>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "graph/schema/schema.h"
@@ -36,7 +37,8 @@ DataType TensorType(const char* spec) {
 // com.microsoft ops have no schema table here (they pass unchecked), nor do the normalizations
 // ONNX Runtime registers in the default domain below opset 17 (LayerNormalization,
 // SimplifiedLayerNormalization) and the experimental ops ONNX removed at opset 10; but the passes that need types see through the common ones: by
-// ONNX Runtime's contrib schemas, each output listed takes the type of the input named, and a
+// ONNX Runtime's contrib schemas, each output listed takes the type of the input named (or the one
+// type its schema fixes: Unique's int64 indices and counts, MatMulInteger16's int32), and a
 // normalization's mean and inverse deviation (outputs 1 and 2) are float, or the input's type with
 // stash_type 0. Without this, a float16 model with no value_info for them kept everything after
 // such a node out of the float region.
@@ -47,6 +49,7 @@ void InferContribOutputs(const onnx::NodeProto& node, bool microsoft, const std:
     std::vector<int> outputs;  // which outputs
     bool norm_stats = false;   // outputs 1 and 2 are a normalization's statistics
     bool default_domain = false;  // also registered in the default domain below opset 17
+    std::vector<std::pair<int, DataType>> fixed = {};  // outputs of one type whatever the inputs
   };
   static const std::unordered_map<std::string, Rule> kRules = {
       {"Attention", {0, {0, 1}}}, {"BiasAdd", {0, {0}}}, {"BiasGelu", {0, {0}}}, {"BiasSoftmax", {0, {0}}},
@@ -58,14 +61,27 @@ void InferContribOutputs(const onnx::NodeProto& node, bool microsoft, const std:
       {"SimplifiedLayerNormalization", {0, {0}, true, true}}, {"SkipLayerNormalization", {0, {0, 3}, true}},
       {"SkipSimplifiedLayerNormalization", {0, {0, 3}, true}}, {"TransposeMatMul", {0, {0}}}, {"Trilu", {0, {0}}},
       {"GridSample", {0, {0}}}, {"CDist", {0, {0}}},
+      // The version-1 ops converters wrote before ONNX had them (ops/contrib/legacy_ms.cc).
+      {"ExpandDims", {0, {0}}}, {"Pad", {0, {0}}}, {"GatherND", {0, {0}}}, {"CropAndResize", {0, {0}}},
+      {"Unique", {0, {0}, false, false, {{1, DataType::kInt64}, {2, DataType::kInt64}}}},
       // The experimental ops of opsets 1-9 (ops/legacy, DynamicSlice): the output is the input's type.
       {"Affine", {0, {0}, false, true}}, {"Crop", {0, {0}, false, true}}, {"DynamicSlice", {0, {0}, false, true}},
       {"ImageScaler", {0, {0}, false, true}}, {"ParametricSoftplus", {0, {0}, false, true}},
       {"Scale", {0, {0}, false, true}}, {"ScaledTanh", {0, {0}, false, true}},
       {"ThresholdedRelu", {0, {0}, false, true}}, {"MeanVarianceNormalization", {0, {0}, false, true}}};
+  // MatMulInteger16's int32 is uint32 when both operands are uint16: known once both types are,
+  // or once one of them is int16.
+  if (microsoft && node.op_type() == "MatMulInteger16" && in.size() >= 2 && !out->empty()) {
+    if (in[0] == DataType::kInt16 || in[1] == DataType::kInt16) (*out)[0] = DataType::kInt32;
+    if (in[0] == DataType::kUint16 && in[1] == DataType::kUint16) (*out)[0] = DataType::kUint32;
+    return;
+  }
   auto it = kRules.find(node.op_type());
   if (it == kRules.end() || (!microsoft && !it->second.default_domain)) return;
   const Rule& rule = it->second;
+  for (const auto& [o, type] : rule.fixed) {
+    if (o < static_cast<int>(out->size())) (*out)[o] = type;
+  }
   if (rule.type_of_input >= static_cast<int>(in.size())) return;
   for (int o : rule.outputs) {
     if (o < static_cast<int>(out->size())) (*out)[o] = in[rule.type_of_input];

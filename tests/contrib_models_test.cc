@@ -121,5 +121,47 @@ TEST(ContribModels, ExperimentalOpsOfOpset8) {
   ExpectNear(F({1, 1, 2, 2}, {0, 0, 5, 6}), (*out)[0].value.tensor());
 }
 
+// The version-1 com.microsoft ops old converters wrote (ops/contrib/legacy_ms.cc), through a whole
+// load: their outputs' types are inferred (Unique's int64 idx, MatMulInteger16's uint32 for two
+// uint16 operands), so a model declaring another type is refused by name.
+TEST(ContribModels, LegacyMicrosoftOpsTypesAreInferred) {
+  auto model = [](DataType idx_type, DataType product_type) {
+    ModelBuilder m(9);
+    ImportLikeOrt(m);
+    m.Input("x", DataType::kFloat, {5});
+    m.Input("a", DataType::kUint16, {1, 2});
+    m.Input("b", DataType::kUint16, {2, 1});
+    m.Node("Unique", {"x"}, {"y", "idx", "counts"}, "unique").set_domain("com.microsoft");
+    m.Node("MatMulInteger16", {"a", "b"}, {"p"}, "product").set_domain("com.microsoft");
+    m.Output("y", DataType::kFloat, {-1});
+    m.Output("idx", idx_type, {5});
+    m.Output("counts", DataType::kInt64, {-1});
+    m.Output("p", product_type, {1, 1});
+    return m.Serialize();
+  };
+  auto session = Session::LoadFromBytes(model(DataType::kInt64, DataType::kUint32));
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  auto out = session->Run({{"x", F({5}, {3, 1, 3, 2, 1})},
+                           {"a", Tensor::FromVector<uint16_t>({1, 2}, {60000, 2})},
+                           {"b", Tensor::FromVector<uint16_t>({2, 1}, {60000, 3})}});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ExpectNear(F({3}, {3, 1, 2}), (*out)[0].value.tensor());
+  EXPECT_EQ(std::vector<int64_t>((*out)[1].value.tensor().data<int64_t>(), (*out)[1].value.tensor().data<int64_t>() + 5),
+            (std::vector<int64_t>{0, 1, 0, 2, 1}));
+  EXPECT_EQ((*out)[3].value.tensor().dtype(), DataType::kUint32);
+  EXPECT_EQ((*out)[3].value.tensor().data<uint32_t>()[0], 60000u * 60000u + 6u);  // 3,600,000,006 fits uint32
+
+  auto float_idx = Session::LoadFromBytes(model(DataType::kFloat, DataType::kUint32));
+  ASSERT_FALSE(float_idx.ok());
+  EXPECT_NE(float_idx.status().message().find("output 'idx' is declared float but the graph produces int64"),
+            std::string::npos)
+      << float_idx.status().ToString();
+  auto int32_product = Session::LoadFromBytes(model(DataType::kInt64, DataType::kInt32));
+  ASSERT_FALSE(int32_product.ok());
+  EXPECT_NE(int32_product.status().message().find("output 'p' is declared int32 but the graph produces uint32"),
+            std::string::npos)
+      << int32_product.status().ToString();
+}
+
 }  // namespace
 }  // namespace onnxflow

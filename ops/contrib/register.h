@@ -16,7 +16,9 @@
   X(RegisterRotaryEmbedding)  /* rotary.cc */         \
   X(RegisterMiscOps)  /* misc.cc */                   \
   X(RegisterFusedAttention)  /* fused_attention.cc */ \
-  X(RegisterCDist)  /* cdist.cc */
+  X(RegisterCDist)  /* cdist.cc */                    \
+  X(RegisterLegacyMsOps)  /* legacy_ms.cc */          \
+  X(RegisterCropAndResize)  /* crop_and_resize.cc */
 
 namespace onnxflow {
 namespace contrib {
@@ -24,7 +26,7 @@ ONNXFLOW_CONTRIB_REGISTRARS(ONNXFLOW_DECLARE_REGISTRAR)
 }  // namespace contrib
 
 // Call after the other families: several of these wrap kernels registered there (Conv, Gemm,
-// LayerNormalization, Trilu, Range).
+// LayerNormalization, Trilu, Range, Pad, GatherND).
 Status RegisterContribKernels(KernelRegistry& registry);
 
 }  // namespace onnxflow
