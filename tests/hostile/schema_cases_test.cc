@@ -14,15 +14,17 @@
 #include "tests/hostile/schema_cases.h"
 
 namespace onnxflow::hostile {
+
+// gtest names a failing case by this, not by a dump of its bytes. Beside SchemaCase's namespace,
+// not in the unnamed one: argument-dependent lookup, which gtest relies on, does not look there.
+void PrintTo(const SchemaCase& c, std::ostream* os) { *os << c.name; }
+
 namespace {
 
 std::string TmpRoot() {
   const char* dir = std::getenv("TEST_TMPDIR");
   return dir != nullptr ? dir : "/tmp";
 }
-
-// gtest names a failing case by this, not by a dump of its bytes.
-void PrintTo(const SchemaCase& c, std::ostream* os) { *os << c.name; }
 
 class Schema : public testing::TestWithParam<SchemaCase> {};
 
