@@ -80,14 +80,6 @@ int64_t IntAttr(const onnx::NodeProto& n, const char* name, int64_t fallback) {
   return a != nullptr ? a->i() : fallback;
 }
 
-// The values of an int64 constant; empty when `name` is none.
-std::vector<int64_t> Int64s(const Graph& g, const std::string& name) {
-  auto c = g.constants.find(name);
-  if (c == g.constants.end() || c->second.dtype() != DataType::kInt64) return {};
-  const int64_t* d = c->second.data<int64_t>();
-  return std::vector<int64_t>(d, d + c->second.size());
-}
-
 // A shape vector entry read off a tensor's shape at run time (a batch or sequence length).
 constexpr int64_t kFromShape = std::numeric_limits<int64_t>::min();
 
@@ -103,11 +95,11 @@ bool IsShapeDim(const Graph& g, const std::string& value, int depth = 0) {
     return s != kNone && IsOp(g.nodes[s], "Shape");
   };
   if (IsOp(n, "Gather") && pr.input_size() == 2) {
-    return of_shape(pr.input(0)) && Int64s(g, pr.input(1)).size() == 1;
+    return of_shape(pr.input(0)) && Int64Constant(g, pr.input(1)).size() == 1;
   }
   if (IsOp(n, "Unsqueeze") && pr.input_size() >= 1) return IsShapeDim(g, pr.input(0), depth + 1);
   if (IsOp(n, "Slice") && pr.input_size() >= 3 && of_shape(pr.input(0))) {
-    const std::vector<int64_t> b = Int64s(g, pr.input(1)), e = Int64s(g, pr.input(2));
+    const std::vector<int64_t> b = Int64Constant(g, pr.input(1)), e = Int64Constant(g, pr.input(2));
     return b.size() == 1 && e.size() == 1 && b[0] >= 0 && e[0] == b[0] + 1;
   }
   return false;
@@ -117,12 +109,12 @@ bool IsShapeDim(const Graph& g, const std::string& value, int depth = 0) {
 // shapes that depend on the batch and sequence, Concat(axis 0) of one-element constants and
 // dimensions read off shapes at run time (those entries kFromShape). Empty when neither.
 std::vector<int64_t> ShapeEntries(const Graph& g, const std::string& name) {
-  std::vector<int64_t> v = Int64s(g, name);
+  std::vector<int64_t> v = Int64Constant(g, name);
   if (!v.empty()) return v;
   const Id c = g.nodes.Producer(name);
   if (c == kNone || !IsOp(g.nodes[c], "Concat") || IntAttr(*g.nodes[c].proto, "axis", -1) != 0) return {};
   for (const std::string& piece : g.nodes[c].proto->input()) {
-    const std::vector<int64_t> p = Int64s(g, piece);
+    const std::vector<int64_t> p = Int64Constant(g, piece);
     if (p.size() == 1) {
       v.push_back(p[0]);
     } else if (p.empty() && IsShapeDim(g, piece)) {
@@ -194,7 +186,7 @@ bool RepeatedCacheOf(const Graph& g, const std::string& value, KeysOrValues* kv,
   const auto& u = *g.nodes[unsqueeze].proto;
   std::vector<int64_t> axes;
   if (u.input_size() == 2) {
-    axes = Int64s(g, u.input(1));
+    axes = Int64Constant(g, u.input(1));
   } else if (const auto* a = Attr(u, "axes"); a != nullptr) {
     axes.assign(a->ints().begin(), a->ints().end());
   }

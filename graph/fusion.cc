@@ -5,6 +5,7 @@
 #include <map>
 
 #include "graph/attention_fusion.h"
+#include "graph/qkv_merge.h"
 #include "graph/chain_fusion.h"
 #include "graph/dynamic_quant_fusion.h"
 #include "graph/fusion_util.h"
@@ -478,6 +479,7 @@ Status FuseForInference(Graph* g) {
       {"FoldBatchNorm", FoldBatchNorm},
       {"FoldChannelAffine", FoldChannelAffine},
       {"FuseMatMulBias", FuseMatMulBias},
+      {"MergeQkvProjections", MergeQkvProjections},      // qkv_merge.h
       {"FuseResidual", FuseResidual},
       {"FuseHardSigmoid", FuseHardSigmoid},              // hard_activation_fusion.h
       {"FuseHardSwish", FuseHardSwish},                  // hard_activation_fusion.h

@@ -31,6 +31,13 @@ const Tensor* WeightConstant(const Graph& g, const onnx::NodeProto& n, int input
   return t == DataType::kFloat || t == DataType::kFloat16 || t == DataType::kBFloat16 ? &it->second : nullptr;
 }
 
+std::vector<int64_t> Int64Constant(const Graph& g, const std::string& name) {
+  auto c = g.constants.find(name);
+  if (c == g.constants.end() || c->second.dtype() != DataType::kInt64) return {};
+  const int64_t* d = c->second.data<int64_t>();
+  return std::vector<int64_t>(d, d + c->second.size());
+}
+
 DataType KnownType(const Graph& g, const std::string& name) {
   if (auto c = g.constants.find(name); c != g.constants.end()) return c->second.dtype();
   auto t = g.known_types.find(name);

@@ -24,6 +24,9 @@ const Tensor* FloatConstant(const Graph& g, const onnx::NodeProto& n, int input)
 // which graph/half_compute.cc leaves in 16 bits for the kernels to widen; null otherwise.
 const Tensor* WeightConstant(const Graph& g, const onnx::NodeProto& n, int input);
 
+// The values of an int64 constant; empty when `name` is none (or not int64).
+std::vector<int64_t> Int64Constant(const Graph& g, const std::string& name);
+
 // The element type of a value when the load knows it (graph inputs, value_info, constants).
 DataType KnownType(const Graph& g, const std::string& name);
 

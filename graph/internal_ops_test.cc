@@ -147,6 +147,25 @@ TEST(InternalOpsTest, FusedAttentionRoundTrips) {
     EXPECT_EQ(FusedAttentionSpec::Parse(InfoOf(node)).status().message(),
               "FusedAttention: kv_repeat must be in [1, 65536], got " + std::to_string(repeat));
   }
+  // A packed q, k, v (graph/qkv_merge.cc): its head count and sizes round-trip, and go when
+  // a spec without them is written over it.
+  FusedAttentionSpec packed;
+  packed.packed_heads = 12;
+  packed.packed_head_size = 64;
+  packed.packed_v_head_size = 32;
+  packed.WriteTo(node);
+  parsed = FusedAttentionSpec::Parse(InfoOf(node));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->packed_heads, 12);
+  EXPECT_EQ(parsed->packed_head_size, 64);
+  EXPECT_EQ(parsed->packed_v_head_size, 32);
+  packed.packed_v_head_size = 0;  // and a packed spec with a size out of range is refused
+  packed.WriteTo(node);
+  EXPECT_EQ(FusedAttentionSpec::Parse(InfoOf(node)).status().message(),
+            "FusedAttention: a packed q, k, v needs packed_heads, packed_head_size and packed_v_head_size in "
+            "[1, 65536], BSND layouts and kv_repeat 1");
+  FusedAttentionSpec{}.WriteTo(node);
+  EXPECT_EQ(node.attribute_size(), 5);
 }
 
 TEST(ActivationVocabularyTest, OnnxDefaultsWrittenOnce) {

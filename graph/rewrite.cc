@@ -112,6 +112,12 @@ Status ApplyPatch(Graph* g, Patch patch, const char* rule) {
     const bool placed = k < patch.at.size() && patch.at[k] != NodeGraph::None();
     keys.push_back(placed ? nodes.KeyOf(patch.at[k]) : first);
   }
+  // Constants only the replaced nodes read go with them: a pass that writes new weights (merged,
+  // folded) would otherwise hold both until RemoveDeadNodes, every layer's at once at the peak.
+  std::vector<std::string> inputs;
+  for (NodeGraph::Id id : patch.replaced) {
+    for (const std::string& in : nodes[id].proto->input()) inputs.push_back(in);
+  }
   for (NodeGraph::Id id : patch.replaced) nodes.Remove(id);
   for (auto& [name, tensor] : patch.constants) {
     g->known_types[name] = tensor.dtype();
@@ -119,6 +125,9 @@ Status ApplyPatch(Graph* g, Patch patch, const char* rule) {
   }
   for (const auto& [name, type] : patch.types) g->known_types[name] = type;
   for (size_t k = 0; k < patch.added.size(); ++k) nodes.Add(std::move(patch.added[k]), nodes.KeyAt(keys[k]));
+  for (const std::string& in : inputs) {
+    if (!in.empty() && nodes.ReadCount(in) == 0 && !IsGraphInput(*g, in)) g->constants.erase(in);
+  }
   return Status::Ok();
 }
 

@@ -510,5 +510,46 @@ TEST(Attention, RefusesDoRotary) {
   EXPECT_EQ(out.status().code(), StatusCode::kUnimplemented);
 }
 
+// com.onnxflow FusedAttention with q, k and v packed in one projection's output (graph/qkv_merge.cc),
+// heads of D for q and k and of Dv for v: the same values as the three read separately; a packed
+// input of another width is refused, its shape named.
+TEST(FusedAttention, PackedProjectionReadsAsThreeInputs) {
+  const int64_t B = 2, S = 3, N = 2, D = 4, Dv = 3, W = N * (2 * D + Dv);
+  const std::vector<float> packed = Random(static_cast<size_t>(B * S * W), 41);
+  std::vector<float> q, k, v;
+  for (int64_t r = 0; r < B * S; ++r) {
+    const float* row = packed.data() + r * W;
+    q.insert(q.end(), row, row + N * D);
+    k.insert(k.end(), row + N * D, row + 2 * N * D);
+    v.insert(v.end(), row + 2 * N * D, row + W);
+  }
+  const Tensor mask = F({1, 1, 1, S}, {0.0f, -10000.0f, 0.0f});
+  OpTest separate("FusedAttention", 1, kOnnxflowDomain);
+  separate.Input(F({B, S, N, D}, q)).Input(F({B, S, N, D}, k)).Input(F({B, S, N, Dv}, v)).Input(mask);
+  separate.Attr("scale", 0.5f);
+  auto want = separate.Run(RegisterAllKernels);
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+
+  auto run_packed = [&](const Tensor& qkv) {
+    OpTest test("FusedAttention", 1, kOnnxflowDomain);
+    test.Input(qkv).AbsentInput().AbsentInput().Input(mask).Attr("scale", 0.5f);
+    test.Attr("packed_heads", N).Attr("packed_head_size", D).Attr("packed_v_head_size", Dv);
+    return test.Run(RegisterAllKernels);
+  };
+  auto got = run_packed(F({B, S, W}, packed));
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  const Tensor& a = (*want)[0].tensor();
+  const Tensor& b = (*got)[0].tensor();
+  ASSERT_EQ(a.shape(), (Shape{B, S, N, Dv}));
+  ASSERT_EQ(b.shape(), a.shape());
+  for (int64_t i = 0; i < a.size(); ++i) EXPECT_EQ(a.data<float>()[i], b.data<float>()[i]) << i;
+
+  auto wrong = run_packed(F({B, S, W - 1}, std::vector<float>(static_cast<size_t>(B * S * (W - 1)), 0.0f)));
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("the packed q, k, v must be (B, S, 22) for 2 heads of 4 and 3, got [2,3,21]"),
+            std::string::npos)
+      << wrong.status().message();
+}
+
 }  // namespace
 }  // namespace onnxflow

@@ -36,36 +36,22 @@ class FusedAttentionKernel : public OpKernel {
 
   Status Compute(KernelContext& ctx) const override {
     const char* op = "FusedAttention";
-    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* q, ctx.RequireTensor(0));
-    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* k, ctx.RequireTensor(1));
-    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* v, ctx.RequireTensor(2));
+    Operands o;
+    ONNXFLOW_RETURN_IF_ERROR(spec_.packed_heads > 0 ? Unpack(ctx, &o) : Separate(ctx, &o));
+    const Tensor* q = o.q;
+    const Shape &qd = o.qd, &kd = o.kd, &vd = o.vd;
     const Tensor* mask = ctx.input_tensor(3);
-    ONNXFLOW_RETURN_IF_ERROR(RequireFloatLike(*q, op, "q"));
-    for (const Tensor* t : {k, v, mask}) {
-      if (t != nullptr && t->dtype() != q->dtype()) {
-        return InvalidArgument(std::string(op) + ": q is " + DataTypeName(q->dtype()) + " but k, v or mask is " +
-                               DataTypeName(t->dtype()));
-      }
+    if (mask != nullptr && mask->dtype() != q->dtype()) {
+      return InvalidArgument(std::string(op) + ": q is " + DataTypeName(q->dtype()) + " but the mask is " +
+                             DataTypeName(mask->dtype()));
     }
-    // The sequence and head axes of q, k and v: (B, S, N, D), or (B, N, S, D) for a cache (and a
-    // q in heads, broadcast over missing leading dimensions).
-    Shape qd = q->shape();
-    if (spec_.q_bnsd && qd.size() < 4) qd.insert(qd.begin(), 4 - qd.size(), 1);
     const int q_seq = spec_.q_bnsd ? 2 : 1, q_head = spec_.q_bnsd ? 1 : 2;
     const int kv_seq = spec_.kv_bnsd ? 2 : 1, kv_head = spec_.kv_bnsd ? 1 : 2;
-    if (qd.size() != 4 || k->rank() != 4 || v->rank() != 4 || k->dim(3) != qd[3] || v->dim(kv_seq) != k->dim(kv_seq)) {
-      const char* qs = spec_.q_bnsd ? "(B, N, Sq, D)" : "(B, Sq, N, D)";
-      const char* kv = spec_.kv_bnsd ? "(B, N, Sk, D), (B, N, Sk, Dv)" : "(B, Sk, N, D), (B, Sk, N, Dv)";
-      return InvalidArgument(std::string(op) + ": q, k, v must be " + qs + ", " + kv + "; got " +
-                             ShapeToString(q->shape()) + ", " + ShapeToString(k->shape()) + ", " +
-                             ShapeToString(v->shape()));
-    }
-    const int64_t sq = qd[q_seq], sk = k->dim(kv_seq), d = qd[3], dv = v->dim(3);
+    const int64_t sq = qd[q_seq], sk = kd[kv_seq], d = qd[3], dv = vd[3];
     int64_t batch = qd[0], heads = qd[q_head];
     // Each head of k and v serves kv_repeat query heads (one head serves them all).
-    auto kv_heads = [&](const Tensor& t) { return t.dim(kv_head) == 1 ? 1 : t.dim(kv_head) * spec_.kv_repeat; };
-    bool fits = Join(k->dim(0), &batch) && Join(v->dim(0), &batch) && Join(kv_heads(*k), &heads) &&
-                Join(kv_heads(*v), &heads);
+    auto kv_heads = [&](const Shape& t) { return t[kv_head] == 1 ? 1 : t[kv_head] * spec_.kv_repeat; };
+    bool fits = Join(kd[0], &batch) && Join(vd[0], &batch) && Join(kv_heads(kd), &heads) && Join(kv_heads(vd), &heads);
     // The mask, right-aligned to (B, N, Sq, Sk). It may broadcast B and N like the operands; a mask
     // that would stretch the rows or keys of the scores makes them larger than attention's.
     Shape m4;
@@ -77,8 +63,8 @@ class FusedAttentionKernel : public OpKernel {
              (m4[3] == 1 || m4[3] == sk);
     }
     if (!fits) {
-      return InvalidArgument(std::string(op) + ": q " + ShapeToString(q->shape()) + ", k " + ShapeToString(k->shape()) +
-                             ", v " + ShapeToString(v->shape()) +
+      return InvalidArgument(std::string(op) + ": q " + ShapeToString(qd) + ", k " + ShapeToString(kd) + ", v " +
+                             ShapeToString(vd) +
                              (mask != nullptr ? ", mask " + ShapeToString(mask->shape()) : std::string()) +
                              " do not broadcast to (batch, heads, queries, keys) scores");
     }
@@ -86,7 +72,11 @@ class FusedAttentionKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, q->dtype(), out_shape));
     if (y->size() == 0) return Status::Ok();
 
-    FloatIn qi(*q), ki(*k), vi(*v);
+    // Widened once (float16, bfloat16); a packed input is one tensor.
+    FloatIn qi(*q);
+    std::optional<FloatIn> ki, vi;
+    if (o.k != q) ki.emplace(*o.k);
+    if (o.v != q) vi.emplace(*o.v);
     AttentionProblem p;
     p.batch = batch;
     p.heads = heads;  // a broadcast K or V has head stride 0
@@ -95,17 +85,17 @@ class FusedAttentionKernel : public OpKernel {
     p.head_size = d;
     p.v_head_size = dv;
     p.scale = spec_.scale;
-    // (B, S, N, D) read as (B, N, S, D): row stride N * D, head stride D; (B, N, S, D) as it is: row
-    // stride D, head stride S * D; 0 where broadcast.
-    auto view = [](const float* data, const Shape& t, bool bnsd) {
+    // (B, S, N, D) read as (B, N, S, D): row stride N * D (a packed input's whole row), head stride
+    // D; (B, N, S, D) as it is: row stride D, head stride S * D; 0 where broadcast.
+    auto view = [&](const float* data, const Shape& t, bool bnsd) {
       if (bnsd) return HeadView{data, t[0] == 1 ? 0 : t[1] * t[2] * t[3], t[1] == 1 ? 0 : t[2] * t[3], t[3]};
-      const int64_t row = t[2] * t[3];
+      const int64_t row = o.row > 0 ? o.row : t[2] * t[3];
       return HeadView{data, t[0] == 1 ? 0 : t[1] * row, t[2] == 1 ? 0 : t[3], row};
     };
     p.kv_heads = heads % spec_.kv_repeat == 0 ? heads / spec_.kv_repeat : heads;
     p.q = view(qi.data, qd, spec_.q_bnsd);
-    p.k = view(ki.data, k->shape(), spec_.kv_bnsd);
-    p.v = view(vi.data, v->shape(), spec_.kv_bnsd);
+    p.k = view((ki ? ki->data : qi.data) + o.k_offset, kd, spec_.kv_bnsd);
+    p.v = view((vi ? vi->data : qi.data) + o.v_offset, vd, spec_.kv_bnsd);
 
     std::optional<FloatIn> mi;
     std::vector<float> widened;
@@ -135,6 +125,66 @@ class FusedAttentionKernel : public OpKernel {
   }
 
  private:
+  // q, k and v as the computation reads them: their tensors (one, when packed), their 4-D shapes,
+  // and, when packed, the row stride and where k and v begin in a row.
+  struct Operands {
+    const Tensor *q = nullptr, *k = nullptr, *v = nullptr;
+    Shape qd, kd, vd;
+    int64_t row = 0, k_offset = 0, v_offset = 0;
+  };
+
+  Status Separate(KernelContext& ctx, Operands* o) const {
+    const char* op = "FusedAttention";
+    ONNXFLOW_ASSIGN_OR_RETURN(o->q, ctx.RequireTensor(0));
+    ONNXFLOW_ASSIGN_OR_RETURN(o->k, ctx.RequireTensor(1));
+    ONNXFLOW_ASSIGN_OR_RETURN(o->v, ctx.RequireTensor(2));
+    ONNXFLOW_RETURN_IF_ERROR(RequireFloatLike(*o->q, op, "q"));
+    for (const Tensor* t : {o->k, o->v}) {
+      if (t->dtype() != o->q->dtype()) {
+        return InvalidArgument(std::string(op) + ": q is " + DataTypeName(o->q->dtype()) + " but k or v is " +
+                               DataTypeName(t->dtype()));
+      }
+    }
+    // The sequence and head axes of q, k and v: (B, S, N, D), or (B, N, S, D) for a cache (and a
+    // q in heads, broadcast over missing leading dimensions).
+    o->qd = o->q->shape();
+    if (spec_.q_bnsd && o->qd.size() < 4) o->qd.insert(o->qd.begin(), 4 - o->qd.size(), 1);
+    o->kd = o->k->shape();
+    o->vd = o->v->shape();
+    const int kv_seq = spec_.kv_bnsd ? 2 : 1;
+    if (o->qd.size() != 4 || o->kd.size() != 4 || o->vd.size() != 4 || o->kd[3] != o->qd[3] ||
+        o->vd[kv_seq] != o->kd[kv_seq]) {
+      const char* qs = spec_.q_bnsd ? "(B, N, Sq, D)" : "(B, Sq, N, D)";
+      const char* kv = spec_.kv_bnsd ? "(B, N, Sk, D), (B, N, Sk, Dv)" : "(B, Sk, N, D), (B, Sk, N, Dv)";
+      return InvalidArgument(std::string(op) + ": q, k, v must be " + qs + ", " + kv + "; got " +
+                             ShapeToString(o->q->shape()) + ", " + ShapeToString(o->kd) + ", " + ShapeToString(o->vd));
+    }
+    return Status::Ok();
+  }
+
+  // A packed (B, S, 1.., N * (2 D + Dv)) input: three views of one tensor.
+  Status Unpack(KernelContext& ctx, Operands* o) const {
+    const char* op = "FusedAttention";
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* qkv, ctx.RequireTensor(0));
+    ONNXFLOW_RETURN_IF_ERROR(RequireFloatLike(*qkv, op, "qkv"));
+    const int64_t n = spec_.packed_heads, d = spec_.packed_head_size, dv = spec_.packed_v_head_size;
+    const int64_t width = n * (2 * d + dv);
+    bool fits = qkv->rank() >= 3 && qkv->dim(qkv->rank() - 1) == width;
+    for (int64_t i = 2; fits && i + 1 < qkv->rank(); ++i) fits = qkv->dim(i) == 1;
+    if (!fits) {
+      return InvalidArgument(std::string(op) + ": the packed q, k, v must be (B, S, " + std::to_string(width) +
+                             ") for " + std::to_string(n) + " heads of " + std::to_string(d) + " and " +
+                             std::to_string(dv) + ", got " + ShapeToString(qkv->shape()));
+    }
+    o->q = o->k = o->v = qkv;
+    o->qd = o->kd = {qkv->dim(0), qkv->dim(1), n, d};
+    o->vd = {qkv->dim(0), qkv->dim(1), n, dv};
+    o->row = width;
+    o->k_offset = n * d;
+    o->v_offset = 2 * n * d;
+    return Status::Ok();
+  }
+
   explicit FusedAttentionKernel(FusedAttentionSpec spec) : spec_(spec) {}
   FusedAttentionSpec spec_;
 };

@@ -13,6 +13,11 @@
 // to (B, N, Sq, Sk) as numpy would (rank <= 4, each dimension 1 or the scores').
 // Output: (B, Sq, N, Dv) when output_layout is "BSND" (the export's Transpose back was absorbed),
 // else (B, N, Sq, Dv), the product of the probabilities and V itself.
+//
+// With packed_heads N > 0, q, k and v come packed in input 0 (inputs 1 and 2 empty): the output of
+// one projection of their common input (graph/qkv_merge.cc), (B, S, N * (2 D + Dv)) with q's N heads
+// of D first, then k's, then v's heads of Dv; the BSND layouts above, each row read at stride
+// N * (2 D + Dv). (Dimensions between S and the last must be 1.)
 #pragma once
 
 #include <string>
@@ -28,6 +33,8 @@ struct FusedAttentionSpec {
   bool kv_bnsd = false;     // k and v in (B, N, Sk, D), else (B, Sk, N, D)
   bool q_bnsd = false;      // q in (B, N, Sq, D), else (B, Sq, N, D)
   int64_t kv_repeat = 1;    // query heads per head of k and v
+  int64_t packed_heads = 0;  // N of a packed q, k, v input; 0: three inputs
+  int64_t packed_head_size = 0, packed_v_head_size = 0;  // its D and Dv
 
   void WriteTo(onnx::NodeProto& node) const {
     SetAttribute(node, "scale", scale);
@@ -35,6 +42,13 @@ struct FusedAttentionSpec {
     SetAttribute(node, "kv_layout", std::string(kv_bnsd ? "BNSD" : "BSND"));
     SetAttribute(node, "q_layout", std::string(q_bnsd ? "BNSD" : "BSND"));
     SetAttribute(node, "kv_repeat", kv_repeat);
+    if (packed_heads > 0) {
+      SetAttribute(node, "packed_heads", packed_heads);
+      SetAttribute(node, "packed_head_size", packed_head_size);
+      SetAttribute(node, "packed_v_head_size", packed_v_head_size);
+    } else {
+      for (const char* name : {"packed_heads", "packed_head_size", "packed_v_head_size"}) RemoveAttribute(node, name);
+    }
   }
 
   static Result<FusedAttentionSpec> Parse(const KernelInfo& info) {
@@ -56,6 +70,17 @@ struct FusedAttentionSpec {
     // multiplied into stays far from overflow.
     if (spec.kv_repeat < 1 || spec.kv_repeat > (int64_t{1} << 16)) {
       return InvalidArgument("FusedAttention: kv_repeat must be in [1, 65536], got " + std::to_string(spec.kv_repeat));
+    }
+    spec.packed_heads = info.GetInt("packed_heads", 0);
+    spec.packed_head_size = info.GetInt("packed_head_size", 0);
+    spec.packed_v_head_size = info.GetInt("packed_v_head_size", 0);
+    // Each at most 2^16, so N * (2 D + Dv) stays far from overflow.
+    auto in_range = [](int64_t x) { return x >= 1 && x <= (int64_t{1} << 16); };
+    if (spec.packed_heads != 0 && (!in_range(spec.packed_heads) || !in_range(spec.packed_head_size) ||
+                                   !in_range(spec.packed_v_head_size) || spec.kv_bnsd || spec.q_bnsd ||
+                                   spec.kv_repeat != 1)) {
+      return InvalidArgument("FusedAttention: a packed q, k, v needs packed_heads, packed_head_size and "
+                             "packed_v_head_size in [1, 65536], BSND layouts and kv_repeat 1");
     }
     return spec;
   }

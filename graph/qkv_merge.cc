@@ -1,0 +1,240 @@
+#include "graph/qkv_merge.h"
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/fusion.h"
+#include "ops/contrib/fused_attention.h"
+#include "ops/framework/internal_ops.h"
+#include "ops/framework/node_attributes.h"
+
+namespace onnxflow::graph {
+namespace {
+
+// One of the three: Reshape(P, shape) into heads, P the product of x and the weights.
+struct Projection {
+  Id reshape = kNone, product = kNone;
+  std::string x, p;
+  const Tensor* w = nullptr;     // [K, heads * head_size], float
+  const Tensor* bias = nullptr;  // [heads * head_size], float; null for a MatMul
+  int64_t heads = 0, head_size = 0;
+  std::vector<Id> shapes_of_p;   // Shape(P) nodes the reshape's shape operand reads
+};
+
+// `value` is dimension `axis` of x or of P, or (axis -1) all but the last of them, read at run
+// time: [Unsqueeze of] Gather(Shape(t), axis) or Slice(Shape(t), axis, axis + 1), or Slice(Shape(t),
+// 0, -1). Both tensors share those dimensions (P = x W with a 2-D W). A Shape of P is noted.
+bool DimsOf(const Graph& g, const std::string& value, int64_t axis, Projection* pr) {
+  Id n = g.nodes.Producer(value);
+  if (n != kNone && IsOp(g.nodes[n], "Unsqueeze") && axis >= 0) n = g.nodes.Producer(g.nodes[n].proto->input(0));
+  if (n == kNone) return false;
+  const auto& op = *g.nodes[n].proto;
+  std::vector<int64_t> want_begin = {axis}, want_end = {axis + 1};
+  if (axis < 0) want_begin = {0}, want_end = {-1};
+  if (IsOp(g.nodes[n], "Gather") && op.input_size() == 2 && axis >= 0) {
+    if (Int64Constant(g, op.input(1)) != want_begin) return false;
+  } else if (IsOp(g.nodes[n], "Slice") && g.nodes[n].opset >= 10 && op.input_size() >= 3 && op.input_size() <= 4) {
+    if (Int64Constant(g, op.input(1)) != want_begin || Int64Constant(g, op.input(2)) != want_end) return false;
+    if (op.input_size() == 4 && Int64Constant(g, op.input(3)) != std::vector<int64_t>{0}) return false;
+  } else {
+    return false;
+  }
+  const Id shape = g.nodes.Producer(op.input(0));
+  if (shape == kNone || !IsOp(g.nodes[shape], "Shape") || Attr(*g.nodes[shape].proto, "start") != nullptr ||
+      Attr(*g.nodes[shape].proto, "end") != nullptr) {
+    return false;
+  }
+  const std::string& of = g.nodes[shape].proto->input(0);
+  if (of == pr->p) {
+    pr->shapes_of_p.push_back(shape);
+    return true;
+  }
+  return of == pr->x;
+}
+
+// The reshape's target is [d0, d1, N, D] with d0 and d1 those of x: its shape operand a constant
+// [0, 0, N, D], or Concat(axis 0) of constant entries (0 for d0 and d1) and dimensions read off
+// the shapes of x or P.
+bool HeadsShape(const Graph& g, const std::string& shape, Projection* pr) {
+  std::vector<int64_t> entries = Int64Constant(g, shape);
+  if (entries.empty()) {
+    const Id c = g.nodes.Producer(shape);
+    if (c == kNone || !IsOp(g.nodes[c], "Concat")) return false;
+    const auto* axis = Attr(*g.nodes[c].proto, "axis");
+    if (axis == nullptr || axis->i() != 0) return false;
+    for (const std::string& piece : g.nodes[c].proto->input()) {
+      const std::vector<int64_t> values = Int64Constant(g, piece);
+      if (!values.empty()) {
+        entries.insert(entries.end(), values.begin(), values.end());
+      } else if (entries.empty() && DimsOf(g, piece, -1, pr)) {
+        entries = {0, 0};  // the leading dimensions, whatever their number (a rank other than 3 fails
+                           // in the attention, merged or not)
+      } else if (entries.size() < 2 && DimsOf(g, piece, static_cast<int64_t>(entries.size()), pr)) {
+        entries.push_back(0);
+      } else {
+        return false;
+      }
+    }
+  }
+  if (entries.size() != 4 || entries[0] != 0 || entries[1] != 0 || entries[2] < 1 || entries[3] < 1) return false;
+  pr->heads = entries[2];
+  pr->head_size = entries[3];
+  return pr->w->dim(1) == pr->heads * pr->head_size;
+}
+
+bool ProjectionOf(const Graph& g, const std::string& value, Projection* pr) {
+  pr->reshape = SoleReaderProducer(g, value);
+  if (pr->reshape == kNone) return false;
+  const Node& reshape = g.nodes[pr->reshape];
+  const auto& rs = *reshape.proto;
+  if (!IsOp(reshape, "Reshape") || reshape.opset < 5 || rs.input_size() != 2 || rs.output_size() != 1) return false;
+  if (const auto* allowzero = Attr(rs, "allowzero"); allowzero != nullptr && allowzero->i() != 0) return false;
+  pr->p = rs.input(0);
+  // P read by the reshape and by Shapes of it only (not a graph output: outputs count as reads).
+  pr->product = g.nodes.Producer(pr->p);
+  if (pr->product == kNone || g.nodes.ReadCount(pr->p) != static_cast<int>(g.nodes.Readers(pr->p).size())) {
+    return false;
+  }
+  for (const Id reader : g.nodes.Readers(pr->p)) {
+    if (reader != pr->reshape && !IsOp(g.nodes[reader], "Shape")) return false;
+  }
+  const Node& product = g.nodes[pr->product];
+  const auto& pp = *product.proto;
+  const bool matmul = IsOp(product, "MatMul") && pp.input_size() == 2;
+  const bool fused = product.domain == kFusedDomain && product.op_type() == internal_ops::kFusedMatMul &&
+                     pp.input_size() == 3 && !HasEpilogue(product);
+  if ((!matmul && !fused) || pp.output_size() != 1) return false;
+  pr->x = pp.input(0);
+  pr->w = FloatConstant(g, pp, 1);
+  if (pr->w == nullptr || pr->w->rank() != 2) return false;
+  if (fused) {
+    pr->bias = FloatConstant(g, pp, 2);
+    if (pr->bias == nullptr || pr->bias->rank() != 1 || pr->bias->size() != pr->w->dim(1)) return false;
+  }
+  pr->shapes_of_p.clear();
+  if (!HeadsShape(g, rs.input(1), pr)) return false;
+  // Every Shape reading P must be one the reshape's shape reads (no other use of P's shape).
+  for (const Id reader : g.nodes.Readers(pr->p)) {
+    if (reader == pr->reshape) continue;
+    bool known = false;
+    for (const Id s : pr->shapes_of_p) known |= s == reader;
+    if (!known) return false;
+  }
+  return true;
+}
+
+// Columns side by side: [K, Hq], [K, Hk], [K, Hv] -> [K, Hq + Hk + Hv] (or rank-1 biases).
+Tensor Concatenate(const std::vector<const Tensor*>& parts) {
+  const bool matrix = parts[0]->rank() == 2;
+  const int64_t rows = matrix ? parts[0]->dim(0) : 1;
+  int64_t cols = 0;
+  for (const Tensor* t : parts) cols += t->dim(t->rank() - 1);
+  Tensor out(DataType::kFloat, matrix ? Shape{rows, cols} : Shape{cols});
+  float* o = out.mutable_data<float>();
+  for (int64_t r = 0; r < rows; ++r) {
+    for (const Tensor* t : parts) {
+      const int64_t c = t->dim(t->rank() - 1);
+      std::memcpy(o, t->data<float>() + r * c, static_cast<size_t>(c) * sizeof(float));
+      o += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<Patch> MergeQkvProjections(Rewriter& r, Id id) {
+  const Graph& g = r.graph();
+  const Node& attention = r[id];
+  const auto& at = *attention.proto;
+  if (attention.domain != kFusedDomain || attention.op_type() != internal_ops::kFusedAttention) return std::nullopt;
+  if (at.input_size() < 3 || at.output_size() != 1) return std::nullopt;
+  Result<FusedAttentionSpec> spec = FusedAttentionSpec::Parse(KernelInfo(at, attention.opset, {}, {}, {}));
+  if (!spec.ok() || spec->packed_heads != 0 || spec->q_bnsd || spec->kv_bnsd || spec->kv_repeat != 1) return std::nullopt;
+  if (at.input(0) == at.input(1) || at.input(0) == at.input(2) || at.input(1) == at.input(2)) return std::nullopt;
+  Projection q, k, v;
+  if (!ProjectionOf(g, at.input(0), &q) || !ProjectionOf(g, at.input(1), &k) || !ProjectionOf(g, at.input(2), &v)) {
+    return std::nullopt;
+  }
+  // One input, one kind of product, one K; q and k of one head size, all of one head count.
+  const bool biased = q.bias != nullptr;
+  for (const Projection* p : {&k, &v}) {
+    if (p->x != q.x || (p->bias != nullptr) != biased || p->w->dim(0) != q.w->dim(0) || p->heads != q.heads ||
+        r[p->product].domain != r[q.product].domain) {
+      return std::nullopt;
+    }
+  }
+  if (k.head_size != q.head_size) return std::nullopt;
+
+  const std::string packed = r.FreshName(at.output(0) + "_qkv");
+  const std::string weights = r.FreshName(packed + "_weights");
+  Patch patch{{q.product, k.product, v.product, q.reshape, k.reshape, v.reshape}, {}, {}};
+  patch.constants.push_back({weights, Concatenate({q.w, k.w, v.w})});
+  auto product = std::make_shared<onnx::NodeProto>(*r[q.product].proto);
+  product->set_input(0, q.x);
+  product->set_input(1, weights);
+  if (biased) {
+    const std::string bias = r.FreshName(packed + "_bias");
+    patch.constants.push_back({bias, Concatenate({q.bias, k.bias, v.bias})});
+    product->set_input(2, bias);
+  }
+  product->set_output(0, packed);
+  patch.AddAt(WithProto(r[q.product], std::move(product)), q.product);
+  patch.types.push_back({packed, DataType::kFloat});
+
+  // A Shape of P now reads x: Concat(Slice(Shape(x), 0, -1), [width of P]), the same dimensions.
+  for (const Projection* p : {&q, &k, &v}) {
+    for (const Id s : p->shapes_of_p) {
+      bool seen = false;
+      for (const Id done : patch.replaced) seen |= done == s;
+      if (seen) continue;
+      patch.replaced.push_back(s);
+      const Node& old = r[s];
+      const std::string base = old.proto->output(0);
+      const std::string of_x = r.FreshName(base + "_x"), leading = r.FreshName(base + "_leading");
+      const std::string begin = r.FreshName(base + "_begin"), end = r.FreshName(base + "_end");
+      const std::string width = r.FreshName(base + "_width");
+      patch.constants.push_back({begin, Tensor::FromVector<int64_t>({1}, {0})});
+      patch.constants.push_back({end, Tensor::FromVector<int64_t>({1}, {-1})});
+      patch.constants.push_back({width, Tensor::FromVector<int64_t>({1}, {p->w->dim(1)})});
+      auto shape = std::make_shared<onnx::NodeProto>(*old.proto);
+      shape->set_input(0, q.x);
+      shape->set_output(0, of_x);
+      auto slice = std::make_shared<onnx::NodeProto>();
+      slice->set_op_type("Slice");
+      slice->set_name(old.proto->name() + "_leading");
+      for (const std::string* in : {&of_x, &begin, &end}) slice->add_input(*in);
+      slice->add_output(leading);
+      auto concat = std::make_shared<onnx::NodeProto>();
+      concat->set_op_type("Concat");
+      concat->set_name(old.proto->name() + "_of_p");
+      concat->add_input(leading);
+      concat->add_input(width);
+      concat->add_output(base);
+      SetAttribute(*concat, "axis", int64_t{0});
+      // Slice takes its bounds as inputs from opset 10, Concat's axis is required from 4: the
+      // nodes keep the Shape's opset, which a model with a Slice from opset 10 has.
+      if (old.opset < 10) return std::nullopt;
+      patch.AddAt(WithProto(old, std::move(shape)), s);
+      patch.AddAt(WithProto(old, std::move(slice)), s);
+      patch.AddAt(WithProto(old, std::move(concat)), s);
+      for (const std::string* t : {&of_x, &leading, &base}) patch.types.push_back({*t, DataType::kInt64});
+    }
+  }
+
+  auto fused = std::make_shared<onnx::NodeProto>(at);
+  fused->set_input(0, packed);
+  fused->set_input(1, "");
+  fused->set_input(2, "");
+  spec->packed_heads = q.heads;
+  spec->packed_head_size = q.head_size;
+  spec->packed_v_head_size = v.head_size;
+  spec->WriteTo(*fused);
+  patch.replaced.push_back(id);
+  patch.AddAt(WithProto(attention, std::move(fused)), id);
+  return patch;
+}
+
+}  // namespace onnxflow::graph

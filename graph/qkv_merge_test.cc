@@ -1,0 +1,186 @@
+// MergeQkvProjections (graph/qkv_merge.h): the three projections of an exported attention become
+// one product read packed by FusedAttention, for the heads shapes exporters write; projections that
+// are not the three of one input, or whose products something else reads, stay as they were. Each
+// case computes what the unoptimized model computes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "graph/attention_fusion.h"
+#include "graph/fusion.h"
+#include "graph/graph_test.h"
+#include "graph/qkv_merge.h"
+#include "ops/framework/domains.h"
+
+namespace onnxflow::graph {
+namespace {
+
+using tools::SetAttr;
+using Names = std::vector<std::string>;
+
+constexpr int64_t kTokens = 5, kHeads = 2, kHeadSize = 4, kHidden = kHeads * kHeadSize;
+
+Tensor Floats(const std::vector<int64_t>& shape, int seed) {
+  Tensor t(DataType::kFloat, shape);
+  for (int64_t i = 0; i < t.size(); ++i) {
+    t.mutable_data<float>()[i] = static_cast<float>((i * 37 + seed * 11) % 97) / 48.5f - 1.0f;
+  }
+  return t;
+}
+
+// How a projection's heads shape is written.
+enum class HeadsShape {
+  kConstant,         // [0, 0, N, D]
+  kGathersOfP,       // Concat(Unsqueeze(Gather(Shape(P), 0)), Unsqueeze(Gather(Shape(P), 1)), [N], [D])
+  kSliceOfP,         // Concat(Slice(Shape(P), 0, -1), [N, D])
+  kGathersOfX,       // as kGathersOfP, of the projected input
+};
+
+class QkvMergeTest : public GraphTest {
+ protected:
+  // x [1, T, H] -> three projections (MatMul, Add bias when `biased`) of `inputs[i]`, each reshaped
+  // into heads as `shape` says -> Transposes -> softmax(Q K^T / sqrt(D) + mask) V -> back to BSND.
+  void Build(HeadsShape shape, bool biased = true, const std::vector<std::string>& inputs = {"x", "x", "x"},
+             const std::vector<int64_t>& heads_shape = {0, 0, kHeads, kHeadSize}) {
+    model.Input("x", DataType::kFloat, {1, kTokens, kHidden});
+    if (inputs[2] != "x") model.Input(inputs[2], DataType::kFloat, {1, kTokens, kHidden});
+    model.Input("mask", DataType::kFloat, {1, 1, 1, kTokens});
+    model.Initializer("heads_shape", Tensor::FromVector<int64_t>({4}, heads_shape));
+    model.Initializer("n", Tensor::FromVector<int64_t>({1}, {kHeads}));
+    model.Initializer("d", Tensor::FromVector<int64_t>({1}, {kHeadSize}));
+    model.Initializer("nd", Tensor::FromVector<int64_t>({2}, {kHeads, kHeadSize}));
+    model.Initializer("zero", Tensor::FromVector<int64_t>({1}, {0}));
+    model.Initializer("one", Tensor::FromVector<int64_t>({1}, {1}));
+    model.Initializer("minus_one", Tensor::FromVector<int64_t>({1}, {-1}));
+    model.Initializer("root", Tensor::Scalar<float>(std::sqrt(static_cast<float>(kHeadSize))));
+    const char* names[] = {"q", "k", "v"};
+    for (int i = 0; i < 3; ++i) {
+      const std::string p = names[i];
+      model.Initializer(p + "_w", Floats({kHidden, kHidden}, 3 + i));
+      model.Node("MatMul", {inputs[i], p + "_w"}, {biased ? p + "_mm" : p + "_p"});
+      if (biased) {
+        model.Initializer(p + "_b", Floats({kHidden}, 7 + i));
+        model.Node("Add", {p + "_mm", p + "_b"}, {p + "_p"});
+      }
+      std::string target = "heads_shape";
+      if (shape != HeadsShape::kConstant) {
+        const std::string of = shape == HeadsShape::kGathersOfX ? inputs[i] : p + "_p";
+        model.Node("Shape", {of}, {p + "_shape"});
+        target = p + "_target";
+        if (shape == HeadsShape::kSliceOfP) {
+          model.Node("Slice", {p + "_shape", "zero", "minus_one"}, {p + "_lead"});
+          SetAttr(model.Node("Concat", {p + "_lead", "nd"}, {target}), "axis", int64_t{0});
+        } else {
+          for (const char* axis : {"zero", "one"}) {
+            const std::string dim = p + "_dim" + axis;
+            model.Node("Gather", {p + "_shape", axis}, {dim});
+          }
+          SetAttr(model.Node("Concat", {p + "_dimzero", p + "_dimone", "n", "d"}, {target}), "axis", int64_t{0});
+        }
+      }
+      model.Node("Reshape", {p + "_p", target}, {p + "_heads"});
+    }
+    SetAttr(model.Node("Transpose", {"q_heads"}, {"qt"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+    SetAttr(model.Node("Transpose", {"k_heads"}, {"kt"}), "perm", std::vector<int64_t>{0, 2, 3, 1});
+    SetAttr(model.Node("Transpose", {"v_heads"}, {"vt"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+    model.Node("MatMul", {"qt", "kt"}, {"scores"});
+    model.Node("Div", {"scores", "root"}, {"scaled"});
+    model.Node("Add", {"scaled", "mask"}, {"masked"});
+    SetAttr(model.Node("Softmax", {"masked"}, {"probs"}), "axis", int64_t{-1});
+    model.Node("MatMul", {"probs", "vt"}, {"ctx"});
+    SetAttr(model.Node("Transpose", {"ctx"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+    model.Output("y", DataType::kFloat, {1, kTokens, kHeads, kHeadSize});
+  }
+
+  // FuseAttention and FuseMatMulBias, as FuseForInference runs them before the merge.
+  void FuseAttentionAndBiases(int biases) {
+    ASSERT_EQ(Run("FuseAttention", FuseAttention), 1);
+    ASSERT_EQ(Run("FuseMatMulBias", FuseMatMulBias), biases);
+  }
+
+  std::vector<NamedValue> Inputs(const std::string& other = "") {
+    Tensor mask(DataType::kFloat, {1, 1, 1, kTokens});
+    for (int64_t i = 0; i < kTokens; ++i) mask.mutable_data<float>()[i] = i == 3 ? -10000.0f : 0.0f;
+    std::vector<NamedValue> in = {{"x", Floats({1, kTokens, kHidden}, 1)}, {"mask", mask}};
+    if (!other.empty()) in.push_back({other, Floats({1, kTokens, kHidden}, 2)});
+    return in;
+  }
+
+  const std::string fused_ = std::string(kOnnxflowDomain) + ".";
+  // The heads shape an export reads off the projection (x.size()[:-1] + (N, D)) or off its input:
+  // a Shape of the projection reads x instead, as Concat(Slice(Shape(x), 0, -1), [H]).
+  void ExpectMergedReadingShapesOfX(HeadsShape shape) {
+    Build(shape);
+    FuseAttentionAndBiases(3);
+    EXPECT_EQ(Run("MergeQkvProjections", MergeQkvProjections), 1);
+    int shapes = 0, attentions = 0, products = 0;
+    for (const Node& n : graph().nodes) {
+      shapes += n.op_type() == "Shape";
+      attentions += n.op_type() == "FusedAttention";
+      products += n.op_type() == "FusedMatMul";
+      if (n.op_type() == "Shape") EXPECT_EQ(n.proto->input(0), "x");
+    }
+    EXPECT_EQ(shapes, 3);
+    EXPECT_EQ(attentions, 1);
+    EXPECT_EQ(products, 1);
+    ExpectSameOutputs(Inputs(), 1e-4);
+  }
+};
+
+TEST_F(QkvMergeTest, MergesHeadsShapesGatheredOffTheProjection) { ExpectMergedReadingShapesOfX(HeadsShape::kGathersOfP); }
+TEST_F(QkvMergeTest, MergesHeadsShapesSlicedOffTheProjection) { ExpectMergedReadingShapesOfX(HeadsShape::kSliceOfP); }
+TEST_F(QkvMergeTest, MergesHeadsShapesGatheredOffTheInput) { ExpectMergedReadingShapesOfX(HeadsShape::kGathersOfX); }
+
+
+TEST_F(QkvMergeTest, MergesTheProjectionsOfAConstantHeadsShape) {
+  Build(HeadsShape::kConstant);
+  FuseAttentionAndBiases(3);
+  EXPECT_EQ(Run("MergeQkvProjections", MergeQkvProjections), 1);
+  EXPECT_EQ(Ops(), (Names{fused_ + "FusedMatMul", fused_ + "FusedAttention"}));
+  // One product of the concatenated weights and biases, [H, 3H] and [3H]; the old weights are gone.
+  const Node& product = Only("FusedMatMul");
+  EXPECT_EQ(graph().constants.at(product.proto->input(1)).shape(), (Shape{kHidden, 3 * kHidden}));
+  EXPECT_EQ(graph().constants.at(product.proto->input(2)).shape(), (Shape{3 * kHidden}));
+  EXPECT_EQ(graph().constants.count("q_w") + graph().constants.count("v_b"), 0u);
+  const Node& attention = Only("FusedAttention");
+  EXPECT_EQ(attention.proto->input(0), product.proto->output(0));
+  EXPECT_EQ(attention.proto->input(1), "");
+  ExpectSameOutputs(Inputs(), 1e-4);
+}
+
+TEST_F(QkvMergeTest, MergesProductsWithoutBiases) {
+  Build(HeadsShape::kConstant, false);
+  FuseAttentionAndBiases(0);
+  EXPECT_EQ(Run("MergeQkvProjections", MergeQkvProjections), 1);
+  EXPECT_EQ(Ops(), (Names{"MatMul", fused_ + "FusedAttention"}));
+  ExpectSameOutputs(Inputs(), 1e-4);
+}
+
+TEST_F(QkvMergeTest, ProjectionsOfTwoInputsStay) {
+  Build(HeadsShape::kConstant, true, {"x", "x", "memory"});
+  FuseAttentionAndBiases(3);
+  EXPECT_EQ(Run("MergeQkvProjections", MergeQkvProjections), 0);
+  ExpectSameOutputs(Inputs("memory"), 1e-4);
+}
+
+TEST_F(QkvMergeTest, AProductReadElsewhereStays) {
+  Build(HeadsShape::kConstant);
+  model.Output("k_p", DataType::kFloat, {1, kTokens, kHidden});  // the keys are also an output
+  FuseAttentionAndBiases(3);
+  EXPECT_EQ(Run("MergeQkvProjections", MergeQkvProjections), 0);
+  ExpectSameOutputs(Inputs(), 1e-4);
+}
+
+// A heads shape whose leading entries are constants other than 0 (or whose Shape is of another
+// value) may split the tokens differently from x: not merged.
+TEST_F(QkvMergeTest, LiteralLeadingDimensionsStay) {
+  Build(HeadsShape::kConstant, true, {"x", "x", "x"}, {1, kTokens, kHeads, kHeadSize});
+  FuseAttentionAndBiases(3);
+  EXPECT_EQ(Run("MergeQkvProjections", MergeQkvProjections), 0);
+  ExpectSameOutputs(Inputs(), 1e-4);
+}
+
+}  // namespace
+}  // namespace onnxflow::graph
