@@ -164,6 +164,12 @@ TEST(InternalOpsTest, FusedAttentionRoundTrips) {
   EXPECT_EQ(FusedAttentionSpec::Parse(InfoOf(node)).status().message(),
             "FusedAttention: a packed q, k, v needs packed_heads, packed_head_size and packed_v_head_size in "
             "[1, 65536], BSND layouts and kv_repeat 1");
+  packed.packed_v_head_size = 32;
+  packed.packed_batch = packed.packed_seq = -1;  // two inferred dimensions: Reshape refuses them too
+  packed.WriteTo(node);
+  EXPECT_EQ(FusedAttentionSpec::Parse(InfoOf(node)).status().message(),
+            "FusedAttention: packed_batch and packed_seq are Reshape entries (0, -1 or a count; one -1 at most), "
+            "got -1 and -1");
   FusedAttentionSpec{}.WriteTo(node);
   EXPECT_EQ(node.attribute_size(), 5);
 }

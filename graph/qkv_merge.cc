@@ -20,6 +20,7 @@ struct Projection {
   const Tensor* w = nullptr;     // [K, heads * head_size], float
   const Tensor* bias = nullptr;  // [heads * head_size], float; null for a MatMul
   int64_t heads = 0, head_size = 0;
+  int64_t batch = 0, seq = 0;    // the reshape's leading entries (0 copies, -1 infers)
   std::vector<Id> shapes_of_p;   // Shape(P) nodes the reshape's shape operand reads
 };
 
@@ -54,9 +55,9 @@ bool DimsOf(const Graph& g, const std::string& value, int64_t axis, Projection* 
   return of == pr->x;
 }
 
-// The reshape's target is [d0, d1, N, D] with d0 and d1 those of x: its shape operand a constant
-// [0, 0, N, D], or Concat(axis 0) of constant entries (0 for d0 and d1) and dimensions read off
-// the shapes of x or P.
+// The reshape's target is [d0, d1, N, D]: its shape operand a constant, or Concat(axis 0) of
+// constant entries and dimensions read off the shapes of x or P (those stand for 0, a copy of
+// P's). d0 and d1 become the packed attention's (B, S) entries, which it applies as Reshape would.
 bool HeadsShape(const Graph& g, const std::string& shape, Projection* pr) {
   std::vector<int64_t> entries = Int64Constant(g, shape);
   if (entries.empty()) {
@@ -78,7 +79,12 @@ bool HeadsShape(const Graph& g, const std::string& shape, Projection* pr) {
       }
     }
   }
-  if (entries.size() != 4 || entries[0] != 0 || entries[1] != 0 || entries[2] < 1 || entries[3] < 1) return false;
+  if (entries.size() != 4 || entries[0] < -1 || entries[1] < -1 || (entries[0] == -1 && entries[1] == -1) ||
+      entries[2] < 1 || entries[3] < 1) {
+    return false;
+  }
+  pr->batch = entries[0];
+  pr->seq = entries[1];
   pr->heads = entries[2];
   pr->head_size = entries[3];
   return pr->w->dim(1) == pr->heads * pr->head_size;
@@ -162,7 +168,7 @@ std::optional<Patch> MergeQkvProjections(Rewriter& r, Id id) {
   const bool biased = q.bias != nullptr;
   for (const Projection* p : {&k, &v}) {
     if (p->x != q.x || (p->bias != nullptr) != biased || p->w->dim(0) != q.w->dim(0) || p->heads != q.heads ||
-        r[p->product].domain != r[q.product].domain) {
+        p->batch != q.batch || p->seq != q.seq || r[p->product].domain != r[q.product].domain) {
       return std::nullopt;
     }
   }
@@ -231,6 +237,8 @@ std::optional<Patch> MergeQkvProjections(Rewriter& r, Id id) {
   spec->packed_heads = q.heads;
   spec->packed_head_size = q.head_size;
   spec->packed_v_head_size = v.head_size;
+  spec->packed_batch = q.batch;
+  spec->packed_seq = q.seq;
   spec->WriteTo(*fused);
   patch.replaced.push_back(id);
   patch.AddAt(WithProto(attention, std::move(fused)), id);

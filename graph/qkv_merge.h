@@ -13,10 +13,11 @@ namespace onnxflow::graph {
 
 // At a FusedAttention whose q, k and v (BSND, no cache) are each Reshape(P, [d0, d1, N, D]) with
 // P = MatMul(x, W) or a FusedMatMul(x, W, bias) without an activation, the three of one x, float
-// weights [K, N * D] and biases, every value read by the pattern alone, and d0, d1 the leading
-// dimensions of x (0, or read off the shape of x or P at run time): writes one product of x and the
-// concatenated weights and a FusedAttention reading it packed. A Shape of P (an export's
-// x.size()[:-1] + (N, D)) becomes the equal Concat(Slice(Shape(x), 0, -1), [N * D]).
+// weights [K, N * D] and biases, one N and one (d0, d1), every value read by the pattern alone:
+// writes one product of x and the concatenated weights and a FusedAttention reading it packed,
+// d0 and d1 as its (B, S) Reshape entries. They may be constants or dimensions of x or P read at
+// run time; a Shape of P (an export's x.size()[:-1] + (N, D)) becomes the equal
+// Concat(Slice(Shape(x), 0, -1), [N * D]).
 std::optional<Patch> MergeQkvProjections(Rewriter& r, NodeGraph::Id id);
 
 }  // namespace onnxflow::graph

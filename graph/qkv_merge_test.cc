@@ -173,13 +173,32 @@ TEST_F(QkvMergeTest, AProductReadElsewhereStays) {
   ExpectSameOutputs(Inputs(), 1e-4);
 }
 
-// A heads shape whose leading entries are constants other than 0 (or whose Shape is of another
-// value) may split the tokens differently from x: not merged.
-TEST_F(QkvMergeTest, LiteralLeadingDimensionsStay) {
-  Build(HeadsShape::kConstant, true, {"x", "x", "x"}, {1, kTokens, kHeads, kHeadSize});
+// Leading entries written as numbers (a static export's folded shapes) or -1: merged, the
+// attention applies them to the packed rows as the Reshape did.
+class QkvMergeLeadingEntriesTest : public QkvMergeTest, public ::testing::WithParamInterface<std::vector<int64_t>> {};
+
+TEST_P(QkvMergeLeadingEntriesTest, MergeAsReshapeEntries) {
+  const std::vector<int64_t>& lead = GetParam();
+  Build(HeadsShape::kConstant, true, {"x", "x", "x"}, {lead[0], lead[1], kHeads, kHeadSize});
   FuseAttentionAndBiases(3);
-  EXPECT_EQ(Run("MergeQkvProjections", MergeQkvProjections), 0);
+  EXPECT_EQ(Run("MergeQkvProjections", MergeQkvProjections), 1);
   ExpectSameOutputs(Inputs(), 1e-4);
+}
+
+INSTANTIATE_TEST_SUITE_P(Entries, QkvMergeLeadingEntriesTest,
+                         ::testing::Values(std::vector<int64_t>{1, kTokens}, std::vector<int64_t>{1, -1},
+                                           std::vector<int64_t>{-1, kTokens}, std::vector<int64_t>{0, -1}));
+
+// Entries that do not fit the rows are refused at run time, as Reshape refuses them.
+TEST_F(QkvMergeTest, EntriesThatDoNotFitTheRowsAreRefused) {
+  Build(HeadsShape::kConstant, true, {"x", "x", "x"}, {2, -1, kHeads, kHeadSize});  // 5 tokens in 2 rows
+  FuseAttentionAndBiases(3);
+  EXPECT_EQ(Run("MergeQkvProjections", MergeQkvProjections), 1);
+  auto session = Session::LoadFromBytes(model.Serialize());
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  auto out = session->Run(Inputs());
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("is not (B, S) rows of 24"), std::string::npos) << out.status().message();
 }
 
 }  // namespace

@@ -162,23 +162,34 @@ class FusedAttentionKernel : public OpKernel {
     return Status::Ok();
   }
 
-  // A packed (B, S, 1.., N * (2 D + Dv)) input: three views of one tensor.
+  // A packed input of rows of N * (2 D + Dv), as (B, S) rows by the spec's Reshape entries: three
+  // views of one tensor.
   Status Unpack(KernelContext& ctx, Operands* o) const {
     const char* op = "FusedAttention";
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* qkv, ctx.RequireTensor(0));
     ONNXFLOW_RETURN_IF_ERROR(RequireFloatLike(*qkv, op, "qkv"));
     const int64_t n = spec_.packed_heads, d = spec_.packed_head_size, dv = spec_.packed_v_head_size;
     const int64_t width = n * (2 * d + dv);
-    bool fits = qkv->rank() >= 3 && qkv->dim(qkv->rank() - 1) == width;
-    for (int64_t i = 2; fits && i + 1 < qkv->rank(); ++i) fits = qkv->dim(i) == 1;
+    const int64_t rank = qkv->rank();
+    const int64_t rows = rank >= 1 && qkv->dim(rank - 1) == width ? qkv->size() / width : -1;
+    // Reshape's entries: 0 copies the input's dimension (not its last), -1 takes what is left.
+    auto entry = [&](int64_t e, int64_t axis) { return e != 0 ? e : axis < rank - 1 ? qkv->dim(axis) : -2; };
+    int64_t batch = entry(spec_.packed_batch, 0), seq = entry(spec_.packed_seq, 1);
+    if (batch == -1 && seq > 0 && rows >= 0 && rows % seq == 0) batch = rows / seq;
+    if (seq == -1 && batch > 0 && rows >= 0 && rows % batch == 0) seq = rows / batch;
+    // batch * seq == rows, without multiplying numbers a model may make as large as it likes.
+    const bool fits = rows >= 0 && batch >= 0 && seq >= 0 &&
+                      (batch == 0 ? rows == 0 : rows % batch == 0 && rows / batch == seq);
     if (!fits) {
-      return InvalidArgument(std::string(op) + ": the packed q, k, v must be (B, S, " + std::to_string(width) +
-                             ") for " + std::to_string(n) + " heads of " + std::to_string(d) + " and " +
-                             std::to_string(dv) + ", got " + ShapeToString(qkv->shape()));
+      return InvalidArgument(std::string(op) + ": the packed q, k, v " + ShapeToString(qkv->shape()) +
+                             " is not (B, S) rows of " + std::to_string(width) + " for " + std::to_string(n) +
+                             " heads of " + std::to_string(d) + " and " + std::to_string(dv) +
+                             " with B, S as Reshape entries " + std::to_string(spec_.packed_batch) + ", " +
+                             std::to_string(spec_.packed_seq));
     }
     o->q = o->k = o->v = qkv;
-    o->qd = o->kd = {qkv->dim(0), qkv->dim(1), n, d};
-    o->vd = {qkv->dim(0), qkv->dim(1), n, dv};
+    o->qd = o->kd = {batch, seq, n, d};
+    o->vd = {batch, seq, n, dv};
     o->row = width;
     o->k_offset = n * d;
     o->v_offset = 2 * n * d;

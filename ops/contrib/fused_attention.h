@@ -15,9 +15,11 @@
 // else (B, N, Sq, Dv), the product of the probabilities and V itself.
 //
 // With packed_heads N > 0, q, k and v come packed in input 0 (inputs 1 and 2 empty): the output of
-// one projection of their common input (graph/qkv_merge.cc), (B, S, N * (2 D + Dv)) with q's N heads
+// one projection of their common input (graph/qkv_merge.cc), rows of N * (2 D + Dv) with q's N heads
 // of D first, then k's, then v's heads of Dv; the BSND layouts above, each row read at stride
-// N * (2 D + Dv). (Dimensions between S and the last must be 1.)
+// N * (2 D + Dv). Its rows are (B, S) as the export's Reshape into heads said: packed_batch and
+// packed_seq are that Reshape's leading entries (0: the packed input's dimension 0 or 1; -1: what
+// the rows leave; else the number), and must multiply to the number of rows.
 #pragma once
 
 #include <string>
@@ -35,6 +37,7 @@ struct FusedAttentionSpec {
   int64_t kv_repeat = 1;    // query heads per head of k and v
   int64_t packed_heads = 0;  // N of a packed q, k, v input; 0: three inputs
   int64_t packed_head_size = 0, packed_v_head_size = 0;  // its D and Dv
+  int64_t packed_batch = 0, packed_seq = 0;  // B and S as Reshape entries: 0 copies, -1 infers
 
   void WriteTo(onnx::NodeProto& node) const {
     SetAttribute(node, "scale", scale);
@@ -46,8 +49,13 @@ struct FusedAttentionSpec {
       SetAttribute(node, "packed_heads", packed_heads);
       SetAttribute(node, "packed_head_size", packed_head_size);
       SetAttribute(node, "packed_v_head_size", packed_v_head_size);
+      SetAttribute(node, "packed_batch", packed_batch);
+      SetAttribute(node, "packed_seq", packed_seq);
     } else {
-      for (const char* name : {"packed_heads", "packed_head_size", "packed_v_head_size"}) RemoveAttribute(node, name);
+      for (const char* name :
+           {"packed_heads", "packed_head_size", "packed_v_head_size", "packed_batch", "packed_seq"}) {
+        RemoveAttribute(node, name);
+      }
     }
   }
 
@@ -74,6 +82,8 @@ struct FusedAttentionSpec {
     spec.packed_heads = info.GetInt("packed_heads", 0);
     spec.packed_head_size = info.GetInt("packed_head_size", 0);
     spec.packed_v_head_size = info.GetInt("packed_v_head_size", 0);
+    spec.packed_batch = info.GetInt("packed_batch", 0);
+    spec.packed_seq = info.GetInt("packed_seq", 0);
     // Each at most 2^16, so N * (2 D + Dv) stays far from overflow.
     auto in_range = [](int64_t x) { return x >= 1 && x <= (int64_t{1} << 16); };
     if (spec.packed_heads != 0 && (!in_range(spec.packed_heads) || !in_range(spec.packed_head_size) ||
@@ -81,6 +91,11 @@ struct FusedAttentionSpec {
                                    spec.kv_repeat != 1)) {
       return InvalidArgument("FusedAttention: a packed q, k, v needs packed_heads, packed_head_size and "
                              "packed_v_head_size in [1, 65536], BSND layouts and kv_repeat 1");
+    }
+    if (spec.packed_batch < -1 || spec.packed_seq < -1 || (spec.packed_batch == -1 && spec.packed_seq == -1)) {
+      return InvalidArgument("FusedAttention: packed_batch and packed_seq are Reshape entries (0, -1 or a count; "
+                             "one -1 at most), got " + std::to_string(spec.packed_batch) + " and " +
+                             std::to_string(spec.packed_seq));
     }
     return spec;
   }
