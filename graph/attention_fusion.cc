@@ -167,7 +167,104 @@ struct KeysOrValues {
   std::string x;
   bool bnsd = false;
   int64_t repeat = 1;
+  int part = -1;  // >= 0: part `part` of a packed projection (PackedPartOf), x the projection
 };
+
+// One projection of q, k and v together, as exports with one qkv Linear (timm's ViT) write it:
+// qkv.reshape(B, S, 3, N, D).permute(2, 0, 3, 1, 4), then unbind(0). The kernel reads the
+// projection (B, S, 3 N D) in place, packed.
+struct PackedSource {
+  std::string p;  // the projection
+  Id transpose = kNone, reshape = kNone, split = kNone;
+  int64_t batch = 0, seq = 0, heads = 0, head_size = 0;  // the Reshape's entries
+};
+
+// The input x of P = MatMul(x, W) [+ constant bias] with a 2-D constant W, whose leading
+// dimensions are P's; empty otherwise.
+std::string ProjectedInput(const Graph& g, const std::string& p) {
+  Id n = g.nodes.Producer(p);
+  if (n != kNone && IsOp(g.nodes[n], "Add") && g.nodes[n].proto->input_size() == 2) {
+    const auto& add = *g.nodes[n].proto;
+    const int product = g.constants.count(add.input(1)) ? 0 : g.constants.count(add.input(0)) ? 1 : -1;
+    n = product < 0 ? kNone : g.nodes.Producer(add.input(product));
+  }
+  if (n == kNone || !IsOp(g.nodes[n], "MatMul") || g.nodes[n].proto->input_size() != 2) return "";
+  const Tensor* w = WeightConstant(g, *g.nodes[n].proto, 1);
+  return w != nullptr && w->rank() == 2 ? g.nodes[n].proto->input(0) : "";
+}
+
+// `value` is part `*part` of the packed source `*src` (the same for every part): Gather(T, i) on
+// axis 0 with a scalar index, or Squeeze(Split(T, axis 0, three ones)[i], axis 0), where
+// T = Transpose(R, [2, 0, 3, 1, 4]) is read by the parts alone and R = Reshape(P, [d0, d1, 3, N, D])
+// by T alone. The part's own node goes to `nodes`; T, R and the Split are the caller's to add once.
+bool PackedPartOf(const Graph& g, const std::string& value, PackedSource* src, int* part, std::vector<Id>* nodes) {
+  const Id n = Inner(g, value);
+  if (n == kNone) return false;
+  const Node& node = g.nodes[n];
+  const auto& pr = *node.proto;
+  std::string t;
+  Id split = kNone;
+  if (IsOp(node, "Gather") && pr.input_size() == 2) {
+    if (IntAttr(pr, "axis", 0) != 0) return false;
+    auto index = g.constants.find(pr.input(1));
+    if (index == g.constants.end() || index->second.rank() != 0) return false;
+    const std::vector<int64_t> i = Int64Constant(g, pr.input(1));
+    if (i.size() != 1 || i[0] < 0 || i[0] > 2) return false;
+    *part = static_cast<int>(i[0]);
+    t = pr.input(0);
+  } else if (IsOp(node, "Squeeze") && pr.input_size() >= 1) {
+    std::vector<int64_t> axes;
+    if (pr.input_size() == 2) {
+      axes = Int64Constant(g, pr.input(1));
+    } else if (const auto* a = Attr(pr, "axes"); a != nullptr) {
+      axes.assign(a->ints().begin(), a->ints().end());
+    }
+    split = Inner(g, pr.input(0));
+    if (axes != std::vector<int64_t>{0} || split == kNone || !IsOp(g.nodes[split], "Split")) return false;
+    const auto& sp = *g.nodes[split].proto;
+    std::vector<int64_t> sizes;
+    if (sp.input_size() >= 2 && !sp.input(1).empty()) {
+      sizes = Int64Constant(g, sp.input(1));
+    } else if (const auto* a = Attr(sp, "split"); a != nullptr) {
+      sizes.assign(a->ints().begin(), a->ints().end());
+    } else {
+      sizes = {1, 1, 1};  // an equal split of T's 3 (or num_outputs 3)
+    }
+    if (IntAttr(sp, "axis", 0) != 0 || sp.output_size() != 3 || sizes != std::vector<int64_t>{1, 1, 1}) return false;
+    *part = -1;
+    for (int i = 0; i < 3; ++i) {
+      if (sp.output(i) == pr.input(0)) *part = i;
+    }
+    if (*part < 0) return false;
+    t = sp.input(0);
+  } else {
+    return false;
+  }
+  const Id transpose = g.nodes.Producer(t);
+  if (transpose == kNone || !IsTranspose(g.nodes[transpose], {2, 0, 3, 1, 4})) return false;
+  // T read by the three parts (or the Split) alone.
+  const size_t readers = g.nodes.Readers(t).size();
+  if (static_cast<size_t>(g.nodes.ReadCount(t)) != readers || readers != (split == kNone ? 3u : 1u)) return false;
+  const Id reshape = Inner(g, g.nodes[transpose].proto->input(0));
+  if (reshape == kNone || !IsOp(g.nodes[reshape], "Reshape") || g.nodes[reshape].opset < 5 ||
+      g.nodes[reshape].proto->input_size() != 2 || IntAttr(*g.nodes[reshape].proto, "allowzero", 0) != 0) {
+    return false;
+  }
+  const std::string& p = g.nodes[reshape].proto->input(0);
+  if (!src->p.empty()) {  // the second and third parts: the source the first found
+    if (src->p != p || src->transpose != transpose || src->split != split) return false;
+    nodes->push_back(n);
+    return true;
+  }
+  std::vector<Id> shapes;
+  const std::vector<int64_t> e = ShapeWithLeadingDims(g, g.nodes[reshape].proto->input(1), {p, ProjectedInput(g, p)}, &shapes);
+  if (e.size() != 5 || e[0] < -1 || e[1] < -1 || (e[0] == -1 && e[1] == -1) || e[2] != 3 || e[3] < 1 || e[4] < 1) {
+    return false;
+  }
+  *src = {p, transpose, reshape, split, e[0], e[1], e[3], e[4]};
+  nodes->push_back(n);
+  return true;
+}
 
 // `value` is a cache repeated for grouped-query attention, (B, Nkv * G, S, D) from (B, Nkv, S, D):
 // Reshape(Expand(Unsqueeze(cache, 2), [1, 1, G, 1, 1]), [0, Nkv * G, -1, D]) (LLaMA's repeat_kv with
@@ -212,18 +309,25 @@ bool RepeatedCacheOf(const Graph& g, const std::string& value, KeysOrValues* kv,
   return true;
 }
 
-bool KeysOrValuesOf(const Graph& g, const std::string& value, KeysOrValues* kv, std::vector<Id>* nodes) {
+bool KeysOrValuesOf(const Graph& g, const std::string& value, KeysOrValues* kv, std::vector<Id>* nodes,
+                    PackedSource* packed) {
   if (CacheShape(g, value) != nullptr) {
     *kv = {value, true, 1};
     return true;
   }
   *kv = {};
+  if (PackedPartOf(g, value, packed, &kv->part, nodes)) {
+    kv->x = packed->p;
+    return true;
+  }
+  kv->part = -1;
   return HeadsOf(g, value, &kv->x, nodes) || RepeatedCacheOf(g, value, kv, nodes);
 }
 
 // `value` is K^T (B, N, D, S): Transpose(k, [0, 2, 3, 1]), or Transpose(keys, [0, 1, 3, 2])
 // (PyTorch's k.transpose(-1, -2)) of the heads (Transpose(k, [0, 2, 1, 3])) or of a cache.
-bool TransposedKeysOf(const Graph& g, const std::string& value, KeysOrValues* k, std::vector<Id>* nodes) {
+bool TransposedKeysOf(const Graph& g, const std::string& value, KeysOrValues* k, std::vector<Id>* nodes,
+                      PackedSource* packed) {
   const Id t = Inner(g, value);
   if (t == kNone) return false;
   if (IsTranspose(g.nodes[t], {0, 2, 3, 1})) {
@@ -233,7 +337,7 @@ bool TransposedKeysOf(const Graph& g, const std::string& value, KeysOrValues* k,
   }
   if (!IsTranspose(g.nodes[t], {0, 1, 3, 2})) return false;
   nodes->push_back(t);
-  return KeysOrValuesOf(g, g.nodes[t].proto->input(0), k, nodes);
+  return KeysOrValuesOf(g, g.nodes[t].proto->input(0), k, nodes, packed);
 }
 
 // Whether `name` holds float, float16 or bfloat16: a known type, or the type kept by the ops
@@ -279,7 +383,8 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
   std::vector<Id> nodes;  // every node of the pattern
   nodes.push_back(index);
   KeysOrValues v;
-  if (!KeysOrValuesOf(g, pv.proto->input(1), &v, &nodes)) return std::nullopt;
+  PackedSource packed;  // q, k and v of one packed projection, when they are
+  if (!KeysOrValuesOf(g, pv.proto->input(1), &v, &nodes, &packed)) return std::nullopt;
   const Id softmax = Inner(g, pv.proto->input(0));
   if (softmax == kNone || !LastAxisSoftmax(r[softmax])) return std::nullopt;
   nodes.push_back(softmax);
@@ -347,14 +452,28 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
   PeelScales(g, &q_heads, &scale, &nodes);
   PeelScales(g, &kt, &scale, &nodes);
   KeysOrValues k;
-  if (k_transposed ? !KeysOrValuesOf(g, kt, &k, &nodes) : !TransposedKeysOf(g, kt, &k, &nodes)) return std::nullopt;
+  if (k_transposed ? !KeysOrValuesOf(g, kt, &k, &nodes, &packed) : !TransposedKeysOf(g, kt, &k, &nodes, &packed)) {
+    return std::nullopt;
+  }
   if (k.bnsd != v.bnsd || k.repeat != v.repeat) return std::nullopt;  // one layout for both
+  // A packed projection serves q, k and v in its order, or none of them.
+  int q_part = -1;
+  if (!packed.p.empty() && (!PackedPartOf(g, q_heads, &packed, &q_part, &nodes) || q_part != 0 || k.part != 1 ||
+                            v.part != 2)) {
+    return std::nullopt;
+  }
   // Q split into heads by the pattern's Transpose; with a cache, also Q already in heads (LLaMA
   // rotates it after the split): the cache's rank 4 makes the scores 4-D whatever Q's rank, and the
   // kernel reads a lower-rank Q as broadcast over the leading dimensions, as MatMul does.
-  const bool q_bnsd = !HeadsOf(g, q_heads, &q, &nodes);
+  const bool q_bnsd = q_part < 0 && !HeadsOf(g, q_heads, &q, &nodes);
   if (q_bnsd && !k.bnsd) return std::nullopt;
   if (q_bnsd) q = q_heads;
+  if (q_part == 0) {
+    q = packed.p;
+    for (const Id shared : {packed.transpose, packed.reshape, packed.split}) {
+      if (shared != kNone) nodes.push_back(shared);
+    }
+  }
   // The kernel computes in float: the pattern must hold float, float16 or bfloat16.
   if (!IsFloatLikeValue(g, q) && !IsFloatLikeValue(g, k.x) && !IsFloatLikeValue(g, v.x)) return std::nullopt;
 
@@ -364,6 +483,12 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
   spec.kv_bnsd = k.bnsd;
   spec.q_bnsd = q_bnsd;
   spec.kv_repeat = k.repeat;
+  if (q_part == 0) {
+    spec.packed_heads = packed.heads;
+    spec.packed_head_size = spec.packed_v_head_size = packed.head_size;
+    spec.packed_batch = packed.batch;
+    spec.packed_seq = packed.seq;
+  }
   std::string output = pv.proto->output(0);
   Id last = index;
   const Id back = SoleReader(g, output);
@@ -403,7 +528,11 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
   }
   auto fused = std::make_shared<onnx::NodeProto>();
   fused->set_name(r[last].proto->name());
-  for (const std::string* in : {&q, &k.x, &v.x}) fused->add_input(*in);
+  if (q_part == 0) {  // the packed projection alone
+    for (const std::string& in : {q, std::string(), std::string()}) fused->add_input(in);
+  } else {
+    for (const std::string* in : {&q, &k.x, &v.x}) fused->add_input(*in);
+  }
   if (!mask.empty()) fused->add_input(mask);
   fused->add_output(output);
   spec.WriteTo(*fused);

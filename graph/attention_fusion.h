@@ -16,7 +16,11 @@ namespace onnxflow::graph {
 //         com.microsoft FusedMatMul, alpha and transB) [-> Div/Mul by a scalar] [-> Add(mask)]
 //         -> Softmax(last axis) -> MatMul(., Transpose(v4, 0,2,1,3)) [-> Transpose(0,2,1,3)]
 // where every value inside is read by the pattern alone, and writes FusedAttention(q4, k4, v4,
-// mask?) in the place of its last node. Anything else leaves the graph as it is.
+// mask?) in the place of its last node. Q, K (before its Transpose(0,1,3,2)) and V may instead be
+// the three parts of one projection P, as exports with one qkv Linear write them (timm's ViT):
+//   Transpose(Reshape(P, [B, S, 3, N, D]), [2,0,3,1,4]) -> Gather(i) or Split + Squeeze (unbind)
+// and the fused node then reads P packed (FusedAttention(P, "", "", mask?)). Anything else leaves
+// the graph as it is.
 std::optional<Patch> FuseAttention(Rewriter& r, NodeGraph::Id id);
 
 }  // namespace onnxflow::graph

@@ -38,6 +38,71 @@ std::vector<int64_t> Int64Constant(const Graph& g, const std::string& name) {
   return std::vector<int64_t>(d, d + c->second.size());
 }
 
+namespace {
+
+// `value` is dimension `axis` of a tensor in `same`, or (axis -1) all but its last, read at run
+// time: [Unsqueeze of] Gather(Shape(t), axis) or Slice(Shape(t), axis, axis + 1), or Slice(Shape(t),
+// 0, -1). The Shape node goes to `shapes`.
+bool DimsOf(const Graph& g, const std::string& value, int64_t axis, const std::vector<std::string>& same,
+            std::vector<NodeGraph::Id>* shapes) {
+  NodeGraph::Id n = g.nodes.Producer(value);
+  if (n != NodeGraph::None() && IsOp(g.nodes[n], "Unsqueeze") && axis >= 0) {
+    n = g.nodes.Producer(g.nodes[n].proto->input(0));
+  }
+  if (n == NodeGraph::None()) return false;
+  const auto& op = *g.nodes[n].proto;
+  std::vector<int64_t> want_begin = {axis}, want_end = {axis + 1};
+  if (axis < 0) want_begin = {0}, want_end = {-1};
+  if (IsOp(g.nodes[n], "Gather") && op.input_size() == 2 && axis >= 0) {
+    if (Int64Constant(g, op.input(1)) != want_begin) return false;
+    if (const auto* a = Attr(op, "axis"); a != nullptr && a->i() != 0) return false;
+  } else if (IsOp(g.nodes[n], "Slice") && g.nodes[n].opset >= 10 && op.input_size() >= 3 && op.input_size() <= 4) {
+    if (Int64Constant(g, op.input(1)) != want_begin || Int64Constant(g, op.input(2)) != want_end) return false;
+    if (op.input_size() == 4 && Int64Constant(g, op.input(3)) != std::vector<int64_t>{0}) return false;
+  } else {
+    return false;
+  }
+  const NodeGraph::Id shape = g.nodes.Producer(op.input(0));
+  if (shape == NodeGraph::None() || !IsOp(g.nodes[shape], "Shape") || Attr(*g.nodes[shape].proto, "start") != nullptr ||
+      Attr(*g.nodes[shape].proto, "end") != nullptr) {
+    return false;
+  }
+  for (const std::string& t : same) {
+    if (g.nodes[shape].proto->input(0) == t) {
+      shapes->push_back(shape);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<int64_t> ShapeWithLeadingDims(const Graph& g, const std::string& shape,
+                                          const std::vector<std::string>& same, std::vector<NodeGraph::Id>* shapes) {
+  std::vector<int64_t> entries = Int64Constant(g, shape);
+  if (!entries.empty()) return entries;
+  const NodeGraph::Id c = g.nodes.Producer(shape);
+  if (c == NodeGraph::None() || !IsOp(g.nodes[c], "Concat")) return {};
+  const auto* axis = Attr(*g.nodes[c].proto, "axis");
+  if (axis == nullptr || axis->i() != 0) return {};
+  for (const std::string& piece : g.nodes[c].proto->input()) {
+    const std::vector<int64_t> values = Int64Constant(g, piece);
+    if (!values.empty()) {
+      entries.insert(entries.end(), values.begin(), values.end());
+    } else if (entries.empty() && DimsOf(g, piece, -1, same, shapes)) {
+      // All leading dimensions, whatever their number: two, or a rank the op after the
+      // Reshape refuses whether the pattern is fused or not.
+      entries = {0, 0};
+    } else if (entries.size() < 2 && DimsOf(g, piece, static_cast<int64_t>(entries.size()), same, shapes)) {
+      entries.push_back(0);
+    } else {
+      return {};
+    }
+  }
+  return entries;
+}
+
 DataType KnownType(const Graph& g, const std::string& name) {
   if (auto c = g.constants.find(name); c != g.constants.end()) return c->second.dtype();
   auto t = g.known_types.find(name);

@@ -27,6 +27,15 @@ const Tensor* WeightConstant(const Graph& g, const onnx::NodeProto& n, int input
 // The values of an int64 constant; empty when `name` is none (or not int64).
 std::vector<int64_t> Int64Constant(const Graph& g, const std::string& name);
 
+// A Reshape's shape operand whose first two entries may be its input's leading dimensions read at
+// run time: a constant, or Concat(axis 0) of constants and dimensions read off the shape of one of
+// `same` (values whose leading dimensions are the Reshape input's): [Unsqueeze of] Gather(Shape(t),
+// i) or Slice(Shape(t), i, i + 1) at the entry's own axis i < 2, or Slice(Shape(t), 0, -1) for all
+// leading ones. Those entries read 0 (Reshape's copy of its input's dimension). The Shape nodes
+// read are appended to `shapes`. Empty when the operand is none of these.
+std::vector<int64_t> ShapeWithLeadingDims(const Graph& g, const std::string& shape,
+                                          const std::vector<std::string>& same, std::vector<NodeGraph::Id>* shapes);
+
 // The element type of a value when the load knows it (graph inputs, value_info, constants).
 DataType KnownType(const Graph& g, const std::string& name);
 

@@ -24,60 +24,14 @@ struct Projection {
   std::vector<Id> shapes_of_p;   // Shape(P) nodes the reshape's shape operand reads
 };
 
-// `value` is dimension `axis` of x or of P, or (axis -1) all but the last of them, read at run
-// time: [Unsqueeze of] Gather(Shape(t), axis) or Slice(Shape(t), axis, axis + 1), or Slice(Shape(t),
-// 0, -1). Both tensors share those dimensions (P = x W with a 2-D W). A Shape of P is noted.
-bool DimsOf(const Graph& g, const std::string& value, int64_t axis, Projection* pr) {
-  Id n = g.nodes.Producer(value);
-  if (n != kNone && IsOp(g.nodes[n], "Unsqueeze") && axis >= 0) n = g.nodes.Producer(g.nodes[n].proto->input(0));
-  if (n == kNone) return false;
-  const auto& op = *g.nodes[n].proto;
-  std::vector<int64_t> want_begin = {axis}, want_end = {axis + 1};
-  if (axis < 0) want_begin = {0}, want_end = {-1};
-  if (IsOp(g.nodes[n], "Gather") && op.input_size() == 2 && axis >= 0) {
-    if (Int64Constant(g, op.input(1)) != want_begin) return false;
-  } else if (IsOp(g.nodes[n], "Slice") && g.nodes[n].opset >= 10 && op.input_size() >= 3 && op.input_size() <= 4) {
-    if (Int64Constant(g, op.input(1)) != want_begin || Int64Constant(g, op.input(2)) != want_end) return false;
-    if (op.input_size() == 4 && Int64Constant(g, op.input(3)) != std::vector<int64_t>{0}) return false;
-  } else {
-    return false;
-  }
-  const Id shape = g.nodes.Producer(op.input(0));
-  if (shape == kNone || !IsOp(g.nodes[shape], "Shape") || Attr(*g.nodes[shape].proto, "start") != nullptr ||
-      Attr(*g.nodes[shape].proto, "end") != nullptr) {
-    return false;
-  }
-  const std::string& of = g.nodes[shape].proto->input(0);
-  if (of == pr->p) {
-    pr->shapes_of_p.push_back(shape);
-    return true;
-  }
-  return of == pr->x;
-}
-
-// The reshape's target is [d0, d1, N, D]: its shape operand a constant, or Concat(axis 0) of
-// constant entries and dimensions read off the shapes of x or P (those stand for 0, a copy of
-// P's). d0 and d1 become the packed attention's (B, S) entries, which it applies as Reshape would.
+// The reshape's target is [d0, d1, N, D], its shape operand a constant or made of dimensions
+// of x or P read at run time (ShapeWithLeadingDims). d0 and d1 become the packed attention's (B, S)
+// entries, which it applies as Reshape would.
 bool HeadsShape(const Graph& g, const std::string& shape, Projection* pr) {
-  std::vector<int64_t> entries = Int64Constant(g, shape);
-  if (entries.empty()) {
-    const Id c = g.nodes.Producer(shape);
-    if (c == kNone || !IsOp(g.nodes[c], "Concat")) return false;
-    const auto* axis = Attr(*g.nodes[c].proto, "axis");
-    if (axis == nullptr || axis->i() != 0) return false;
-    for (const std::string& piece : g.nodes[c].proto->input()) {
-      const std::vector<int64_t> values = Int64Constant(g, piece);
-      if (!values.empty()) {
-        entries.insert(entries.end(), values.begin(), values.end());
-      } else if (entries.empty() && DimsOf(g, piece, -1, pr)) {
-        entries = {0, 0};  // the leading dimensions, whatever their number (a rank other than 3 fails
-                           // in the attention, merged or not)
-      } else if (entries.size() < 2 && DimsOf(g, piece, static_cast<int64_t>(entries.size()), pr)) {
-        entries.push_back(0);
-      } else {
-        return false;
-      }
-    }
+  std::vector<Id> shapes;
+  const std::vector<int64_t> entries = ShapeWithLeadingDims(g, shape, {pr->x, pr->p}, &shapes);
+  for (const Id s : shapes) {
+    if (g.nodes[s].proto->input(0) == pr->p) pr->shapes_of_p.push_back(s);
   }
   if (entries.size() != 4 || entries[0] < -1 || entries[1] < -1 || (entries[0] == -1 && entries[1] == -1) ||
       entries[2] < 1 || entries[3] < 1) {

@@ -1,11 +1,13 @@
-// MergeQkvProjections (graph/qkv_merge.h): the three projections of an exported attention become
-// one product read packed by FusedAttention, for the heads shapes exporters write; projections that
-// are not the three of one input, or whose products something else reads, stay as they were. Each
-// case computes what the unoptimized model computes.
+// q, k and v read packed from one projection by FusedAttention, by the two routes there: the three
+// projections of an exported attention merged into one product (MergeQkvProjections,
+// graph/qkv_merge.h), for the heads shapes exporters write, and the one qkv projection that timm's
+// ViT and others unbind (FuseAttention, graph/attention_fusion.h). Near misses stay as they were.
+// Each case computes what the unoptimized model computes.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "graph/attention_fusion.h"
@@ -120,7 +122,9 @@ class QkvMergeTest : public GraphTest {
       shapes += n.op_type() == "Shape";
       attentions += n.op_type() == "FusedAttention";
       products += n.op_type() == "FusedMatMul";
-      if (n.op_type() == "Shape") EXPECT_EQ(n.proto->input(0), "x");
+      if (n.op_type() == "Shape") {
+        EXPECT_EQ(n.proto->input(0), "x");
+      }
     }
     EXPECT_EQ(shapes, 3);
     EXPECT_EQ(attentions, 1);
@@ -199,6 +203,108 @@ TEST_F(QkvMergeTest, EntriesThatDoNotFitTheRowsAreRefused) {
   auto out = session->Run(Inputs());
   ASSERT_FALSE(out.ok());
   EXPECT_NE(out.status().message().find("is not (B, S) rows of 24"), std::string::npos) << out.status().message();
+}
+
+// timm's ViT attention: one qkv projection, qkv.reshape(B, S, 3, N, D).permute(2, 0, 3, 1, 4),
+// unbound into q, k and v (Split + Squeeze, or three Gathers), q scaled, softmax(q k^T) v, back.
+enum class Unbind { kSplit, kGathers };
+
+class UnboundQkvTest : public GraphTest,
+                       public ::testing::WithParamInterface<std::tuple<Unbind, std::vector<int64_t>, bool>> {
+ protected:
+  // `lead`: the Reshape's first two entries; empty: read off x's shape at run time.
+  void Build(Unbind unbind, const std::vector<int64_t>& lead, bool sdpa_scales) {
+    model.Input("x", DataType::kFloat, {1, kTokens, kHidden});
+    model.Initializer("w", Floats({kHidden, 3 * kHidden}, 3));
+    model.Initializer("b", Floats({3 * kHidden}, 4));
+    model.Node("MatMul", {"x", "w"}, {"mm"});
+    model.Node("Add", {"mm", "b"}, {"qkv"});
+    std::string target = "shape5";
+    if (lead.empty()) {
+      model.Node("Shape", {"x"}, {"x_shape"});
+      model.Initializer("zero", Tensor::Scalar<int64_t>(0));
+      model.Initializer("one", Tensor::Scalar<int64_t>(1));
+      model.Initializer("axis0", Tensor::FromVector<int64_t>({1}, {0}));
+      model.Initializer("rest", Tensor::FromVector<int64_t>({3}, {3, kHeads, kHeadSize}));
+      for (const char* i : {"zero", "one"}) {
+        model.Node("Gather", {"x_shape", i}, {std::string("dim_") + i});
+        model.Node("Unsqueeze", {std::string("dim_") + i, "axis0"}, {std::string("lead_") + i});
+      }
+      SetAttr(model.Node("Concat", {"lead_zero", "lead_one", "rest"}, {"shape5"}), "axis", int64_t{0});
+    } else {
+      model.Initializer("shape5", Tensor::FromVector<int64_t>({5}, {lead[0], lead[1], 3, kHeads, kHeadSize}));
+    }
+    model.Node("Reshape", {"qkv", target}, {"qkv5"});
+    SetAttr(model.Node("Transpose", {"qkv5"}, {"parts"}), "perm", std::vector<int64_t>{2, 0, 3, 1, 4});
+    if (unbind == Unbind::kSplit) {
+      model.Initializer("ones", Tensor::FromVector<int64_t>({3}, {1, 1, 1}));
+      model.Initializer("squeeze_axes", Tensor::FromVector<int64_t>({1}, {0}));
+      SetAttr(model.Node("Split", {"parts", "ones"}, {"q1", "k1", "v1"}), "axis", int64_t{0});
+      for (const char* p : {"q", "k", "v"}) {
+        model.Node("Squeeze", {std::string(p) + "1", "squeeze_axes"}, {std::string(p) + "h"});
+      }
+    } else {
+      const char* names[] = {"q", "k", "v"};
+      for (int64_t i = 0; i < 3; ++i) {
+        const std::string index = std::string("index_") + names[i];
+        model.Initializer(index, Tensor::Scalar<int64_t>(order_[i]));
+        model.Node("Gather", {"parts", index}, {std::string(names[i]) + "h"});
+      }
+    }
+    const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadSize));
+    SetAttr(model.Node("Transpose", {"kh"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+    if (sdpa_scales) {  // torch's scaled_dot_product_attention export: sqrt(scale) on q and on k^T
+      model.Initializer("root_scale", Tensor::Scalar<float>(std::sqrt(scale)));
+      model.Node("Mul", {"qh", "root_scale"}, {"qs"});
+      model.Node("Mul", {"kt", "root_scale"}, {"ks"});
+      model.Node("MatMul", {"qs", "ks"}, {"scores"});
+    } else {
+      model.Initializer("scale", Tensor::Scalar<float>(scale));
+      model.Node("Mul", {"qh", "scale"}, {"qs"});
+      model.Node("MatMul", {"qs", "kt"}, {"scores"});
+    }
+    SetAttr(model.Node("Softmax", {"scores"}, {"probs"}), "axis", int64_t{-1});
+    model.Node("MatMul", {"probs", "vh"}, {"ctx"});
+    SetAttr(model.Node("Transpose", {"ctx"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+    model.Output("y", DataType::kFloat, {1, kTokens, kHeads, kHeadSize});
+  }
+
+  std::vector<int64_t> order_ = {0, 1, 2};  // the part each Gather takes for q, k and v
+};
+
+TEST_P(UnboundQkvTest, FusesReadingTheProjectionPacked) {
+  const auto& [unbind, lead, sdpa] = GetParam();
+  Build(unbind, lead, sdpa);
+  EXPECT_EQ(Run("FuseAttention", FuseAttention), 1);
+  const Node& attention = Only("FusedAttention");
+  EXPECT_EQ(attention.proto->input(0), "qkv");
+  EXPECT_EQ(attention.proto->input(1), "");
+  for (const Node& n : graph().nodes) {
+    for (const char* gone : {"Transpose", "Softmax", "Split", "Squeeze"}) EXPECT_NE(n.op_type(), gone);
+  }
+  ExpectSameOutputs({{"x", Floats({1, kTokens, kHidden}, 1)}}, 1e-4);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Forms, UnboundQkvTest,
+    ::testing::Values(std::make_tuple(Unbind::kSplit, std::vector<int64_t>{1, kTokens}, false),
+                      std::make_tuple(Unbind::kGathers, std::vector<int64_t>{0, -1}, false),
+                      std::make_tuple(Unbind::kSplit, std::vector<int64_t>{}, true),
+                      std::make_tuple(Unbind::kGathers, std::vector<int64_t>{}, false)));
+
+// Parts taken in another order (k from part 0), or a part something else reads, stay unfused.
+TEST_F(UnboundQkvTest, OtherOrdersAndSharedPartsStay) {
+  order_ = {1, 0, 2};  // q from part 1, k from part 0
+  Build(Unbind::kGathers, {1, kTokens}, false);
+  EXPECT_EQ(Run("FuseAttention", FuseAttention), 0);
+  ExpectSameOutputs({{"x", Floats({1, kTokens, kHidden}, 1)}}, 1e-4);
+}
+
+TEST_F(UnboundQkvTest, APartReadElsewhereStays) {
+  Build(Unbind::kSplit, {1, kTokens}, false);
+  model.Output("vh", DataType::kFloat, {1, kHeads, kTokens, kHeadSize});
+  EXPECT_EQ(Run("FuseAttention", FuseAttention), 0);
+  ExpectSameOutputs({{"x", Floats({1, kTokens, kHidden}, 1)}}, 1e-4);
 }
 
 }  // namespace
