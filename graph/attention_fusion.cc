@@ -175,7 +175,7 @@ struct KeysOrValues {
 // projection (B, S, 3 N D) in place, packed.
 struct PackedSource {
   std::string p;  // the projection
-  Id transpose = kNone, reshape = kNone, split = kNone;
+  Id reshape = kNone, transpose = kNone, split = kNone;  // shared by the three parts
   int64_t batch = 0, seq = 0, heads = 0, head_size = 0;  // the Reshape's entries
 };
 
@@ -193,76 +193,108 @@ std::string ProjectedInput(const Graph& g, const std::string& p) {
   return w != nullptr && w->rank() == 2 ? g.nodes[n].proto->input(0) : "";
 }
 
-// `value` is part `*part` of the packed source `*src` (the same for every part): Gather(T, i) on
-// axis 0 with a scalar index, or Squeeze(Split(T, axis 0, three ones)[i], axis 0), where
-// T = Transpose(R, [2, 0, 3, 1, 4]) is read by the parts alone and R = Reshape(P, [d0, d1, 3, N, D])
-// by T alone. The part's own node goes to `nodes`; T, R and the Split are the caller's to add once.
-bool PackedPartOf(const Graph& g, const std::string& value, PackedSource* src, int* part, std::vector<Id>* nodes) {
+std::vector<int64_t> SqueezeAxes(const Graph& g, const onnx::NodeProto& n) {
+  if (n.input_size() == 2) return Int64Constant(g, n.input(1));
+  const auto* a = Attr(n, "axes");
+  return a != nullptr ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : std::vector<int64_t>{};
+}
+
+// The Split whose output `*part` is `value` (read by the pattern alone): three ones on `axis` of
+// a rank-5 tensor; kNone otherwise.
+Id SplitOf(const Graph& g, const std::string& value, int64_t axis, int* part) {
+  const Id split = Inner(g, value);
+  if (split == kNone || !IsOp(g.nodes[split], "Split")) return kNone;
+  const auto& sp = *g.nodes[split].proto;
+  std::vector<int64_t> sizes = {1, 1, 1};  // an equal split of the 3 (or num_outputs 3)
+  if (sp.input_size() >= 2 && !sp.input(1).empty()) {
+    sizes = Int64Constant(g, sp.input(1));
+  } else if (const auto* a = Attr(sp, "split"); a != nullptr) {
+    sizes.assign(a->ints().begin(), a->ints().end());
+  }
+  const int64_t at = IntAttr(sp, "axis", 0);
+  if ((at != axis && at != axis - 5) || sp.output_size() != 3 || sizes != std::vector<int64_t>{1, 1, 1}) return kNone;
+  for (int i = 0; i < 3; ++i) {
+    if (sp.output(i) == value) *part = i;
+  }
+  return split;
+}
+
+// `value` is part `*part` of the packed source `*src` (one source for all parts), R below being
+// Reshape(P, [d0, d1, 3, N, D]):
+//   in heads, (B, N, S, D) (`heads`): Gather(T, i) on axis 0 or Squeeze(Split(T, axis 0)[i], 0)
+//     with T = Transpose(R, [2, 0, 3, 1, 4]) (the export's unbind), or
+//     Squeeze(Transpose(Split(R, axis 2)[i], [2, 0, 3, 1, 4]), 0) (ONNX Runtime's transpose
+//     optimizer moves the Transpose after the Split);
+//   as (B, S, N, D), to be put in heads by the caller's Transpose: Squeeze(Split(R, axis 2)[i], 2).
+// Each value between is read by the pattern alone (T by its three parts). The part's own nodes go
+// to `nodes`; R, T and the Split are the caller's to add once.
+bool PackedPartOf(const Graph& g, const std::string& value, bool heads, PackedSource* src, int* part,
+                  std::vector<Id>* nodes) {
   const Id n = Inner(g, value);
   if (n == kNone) return false;
-  const Node& node = g.nodes[n];
-  const auto& pr = *node.proto;
-  std::string t;
-  Id split = kNone;
-  if (IsOp(node, "Gather") && pr.input_size() == 2) {
-    if (IntAttr(pr, "axis", 0) != 0) return false;
+  const auto& pr = *g.nodes[n].proto;
+  std::vector<Id> own = {n};
+  Id transpose = kNone, split = kNone;
+  std::string r;
+  *part = -1;
+  // T = Transpose(R, [2, 0, 3, 1, 4]) read by `readers` nodes: R.
+  auto through_t = [&](const std::string& t, size_t readers) {
+    transpose = g.nodes.Producer(t);
+    if (transpose == kNone || !IsTranspose(g.nodes[transpose], {2, 0, 3, 1, 4}) ||
+        static_cast<size_t>(g.nodes.ReadCount(t)) != readers || g.nodes.Readers(t).size() != readers) {
+      return false;
+    }
+    r = g.nodes[transpose].proto->input(0);
+    return true;
+  };
+  if (heads && IsOp(g.nodes[n], "Gather") && pr.input_size() == 2) {
     auto index = g.constants.find(pr.input(1));
-    if (index == g.constants.end() || index->second.rank() != 0) return false;
     const std::vector<int64_t> i = Int64Constant(g, pr.input(1));
-    if (i.size() != 1 || i[0] < 0 || i[0] > 2) return false;
+    if (IntAttr(pr, "axis", 0) != 0 || index == g.constants.end() || index->second.rank() != 0 || i.size() != 1 ||
+        i[0] < 0 || i[0] > 2 || !through_t(pr.input(0), 3)) {
+      return false;
+    }
     *part = static_cast<int>(i[0]);
-    t = pr.input(0);
-  } else if (IsOp(node, "Squeeze") && pr.input_size() >= 1) {
-    std::vector<int64_t> axes;
-    if (pr.input_size() == 2) {
-      axes = Int64Constant(g, pr.input(1));
-    } else if (const auto* a = Attr(pr, "axes"); a != nullptr) {
-      axes.assign(a->ints().begin(), a->ints().end());
-    }
-    split = Inner(g, pr.input(0));
-    if (axes != std::vector<int64_t>{0} || split == kNone || !IsOp(g.nodes[split], "Split")) return false;
-    const auto& sp = *g.nodes[split].proto;
-    std::vector<int64_t> sizes;
-    if (sp.input_size() >= 2 && !sp.input(1).empty()) {
-      sizes = Int64Constant(g, sp.input(1));
-    } else if (const auto* a = Attr(sp, "split"); a != nullptr) {
-      sizes.assign(a->ints().begin(), a->ints().end());
+  } else if (IsOp(g.nodes[n], "Squeeze") && pr.input_size() >= 1) {
+    const std::vector<int64_t> axes = SqueezeAxes(g, pr);
+    const Id u = Inner(g, pr.input(0));
+    if (heads && axes == std::vector<int64_t>{0} && u != kNone && IsTranspose(g.nodes[u], {2, 0, 3, 1, 4})) {
+      own.push_back(u);  // ONNX Runtime's form: Transpose after the Split
+      split = SplitOf(g, g.nodes[u].proto->input(0), 2, part);
+      if (split == kNone) return false;
+      r = g.nodes[split].proto->input(0);
+    } else if (heads && axes == std::vector<int64_t>{0}) {  // the export's: Split after the Transpose
+      split = SplitOf(g, pr.input(0), 0, part);
+      if (split == kNone || !through_t(g.nodes[split].proto->input(0), 1)) return false;
+    } else if (!heads && (axes == std::vector<int64_t>{2} || axes == std::vector<int64_t>{-3})) {
+      split = SplitOf(g, pr.input(0), 2, part);
+      if (split == kNone) return false;
+      r = g.nodes[split].proto->input(0);
     } else {
-      sizes = {1, 1, 1};  // an equal split of T's 3 (or num_outputs 3)
+      return false;
     }
-    if (IntAttr(sp, "axis", 0) != 0 || sp.output_size() != 3 || sizes != std::vector<int64_t>{1, 1, 1}) return false;
-    *part = -1;
-    for (int i = 0; i < 3; ++i) {
-      if (sp.output(i) == pr.input(0)) *part = i;
-    }
-    if (*part < 0) return false;
-    t = sp.input(0);
   } else {
     return false;
   }
-  const Id transpose = g.nodes.Producer(t);
-  if (transpose == kNone || !IsTranspose(g.nodes[transpose], {2, 0, 3, 1, 4})) return false;
-  // T read by the three parts (or the Split) alone.
-  const size_t readers = g.nodes.Readers(t).size();
-  if (static_cast<size_t>(g.nodes.ReadCount(t)) != readers || readers != (split == kNone ? 3u : 1u)) return false;
-  const Id reshape = Inner(g, g.nodes[transpose].proto->input(0));
-  if (reshape == kNone || !IsOp(g.nodes[reshape], "Reshape") || g.nodes[reshape].opset < 5 ||
-      g.nodes[reshape].proto->input_size() != 2 || IntAttr(*g.nodes[reshape].proto, "allowzero", 0) != 0) {
-    return false;
-  }
-  const std::string& p = g.nodes[reshape].proto->input(0);
+  if (*part < 0) return false;
+  const Id reshape = Inner(g, r);
   if (!src->p.empty()) {  // the second and third parts: the source the first found
-    if (src->p != p || src->transpose != transpose || src->split != split) return false;
-    nodes->push_back(n);
-    return true;
+    if (src->reshape != reshape || src->transpose != transpose || src->split != split) return false;
+  } else {
+    if (reshape == kNone || !IsOp(g.nodes[reshape], "Reshape") || g.nodes[reshape].opset < 5 ||
+        g.nodes[reshape].proto->input_size() != 2 || IntAttr(*g.nodes[reshape].proto, "allowzero", 0) != 0) {
+      return false;
+    }
+    const std::string& p = g.nodes[reshape].proto->input(0);
+    std::vector<Id> shapes;
+    const std::vector<int64_t> e =
+        ShapeWithLeadingDims(g, g.nodes[reshape].proto->input(1), {p, ProjectedInput(g, p)}, &shapes);
+    if (e.size() != 5 || e[0] < -1 || e[1] < -1 || (e[0] == -1 && e[1] == -1) || e[2] != 3 || e[3] < 1 || e[4] < 1) {
+      return false;
+    }
+    *src = {p, reshape, transpose, split, e[0], e[1], e[3], e[4]};
   }
-  std::vector<Id> shapes;
-  const std::vector<int64_t> e = ShapeWithLeadingDims(g, g.nodes[reshape].proto->input(1), {p, ProjectedInput(g, p)}, &shapes);
-  if (e.size() != 5 || e[0] < -1 || e[1] < -1 || (e[0] == -1 && e[1] == -1) || e[2] != 3 || e[3] < 1 || e[4] < 1) {
-    return false;
-  }
-  *src = {p, transpose, reshape, split, e[0], e[1], e[3], e[4]};
-  nodes->push_back(n);
+  nodes->insert(nodes->end(), own.begin(), own.end());
   return true;
 }
 
@@ -316,12 +348,16 @@ bool KeysOrValuesOf(const Graph& g, const std::string& value, KeysOrValues* kv, 
     return true;
   }
   *kv = {};
-  if (PackedPartOf(g, value, packed, &kv->part, nodes)) {
+  if (PackedPartOf(g, value, /*heads=*/true, packed, &kv->part, nodes)) {
     kv->x = packed->p;
     return true;
   }
+  if (HeadsOf(g, value, &kv->x, nodes)) {
+    if (PackedPartOf(g, kv->x, /*heads=*/false, packed, &kv->part, nodes)) kv->x = packed->p;
+    return true;
+  }
   kv->part = -1;
-  return HeadsOf(g, value, &kv->x, nodes) || RepeatedCacheOf(g, value, kv, nodes);
+  return RepeatedCacheOf(g, value, kv, nodes);
 }
 
 // `value` is K^T (B, N, D, S): Transpose(k, [0, 2, 3, 1]), or Transpose(keys, [0, 1, 3, 2])
@@ -333,6 +369,7 @@ bool TransposedKeysOf(const Graph& g, const std::string& value, KeysOrValues* k,
   if (IsTranspose(g.nodes[t], {0, 2, 3, 1})) {
     *k = {g.nodes[t].proto->input(0), false, 1};
     nodes->push_back(t);
+    if (PackedPartOf(g, k->x, /*heads=*/false, packed, &k->part, nodes)) k->x = packed->p;
     return true;
   }
   if (!IsTranspose(g.nodes[t], {0, 1, 3, 2})) return false;
@@ -458,19 +495,24 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
   if (k.bnsd != v.bnsd || k.repeat != v.repeat) return std::nullopt;  // one layout for both
   // A packed projection serves q, k and v in its order, or none of them.
   int q_part = -1;
-  if (!packed.p.empty() && (!PackedPartOf(g, q_heads, &packed, &q_part, &nodes) || q_part != 0 || k.part != 1 ||
-                            v.part != 2)) {
-    return std::nullopt;
+  bool q_bnsd = false;
+  if (!packed.p.empty()) {
+    if (!PackedPartOf(g, q_heads, /*heads=*/true, &packed, &q_part, &nodes) &&
+        !(HeadsOf(g, q_heads, &q, &nodes) && PackedPartOf(g, q, /*heads=*/false, &packed, &q_part, &nodes))) {
+      return std::nullopt;
+    }
+    if (q_part != 0 || k.part != 1 || v.part != 2) return std::nullopt;
+  } else {
+    // Q split into heads by the pattern's Transpose; with a cache, also Q already in heads (LLaMA
+    // rotates it after the split): the cache's rank 4 makes the scores 4-D whatever Q's rank, and the
+    // kernel reads a lower-rank Q as broadcast over the leading dimensions, as MatMul does.
+    q_bnsd = !HeadsOf(g, q_heads, &q, &nodes);
   }
-  // Q split into heads by the pattern's Transpose; with a cache, also Q already in heads (LLaMA
-  // rotates it after the split): the cache's rank 4 makes the scores 4-D whatever Q's rank, and the
-  // kernel reads a lower-rank Q as broadcast over the leading dimensions, as MatMul does.
-  const bool q_bnsd = q_part < 0 && !HeadsOf(g, q_heads, &q, &nodes);
   if (q_bnsd && !k.bnsd) return std::nullopt;
   if (q_bnsd) q = q_heads;
   if (q_part == 0) {
     q = packed.p;
-    for (const Id shared : {packed.transpose, packed.reshape, packed.split}) {
+    for (const Id shared : {packed.reshape, packed.transpose, packed.split}) {
       if (shared != kNone) nodes.push_back(shared);
     }
   }

@@ -207,7 +207,9 @@ TEST_F(QkvMergeTest, EntriesThatDoNotFitTheRowsAreRefused) {
 
 // timm's ViT attention: one qkv projection, qkv.reshape(B, S, 3, N, D).permute(2, 0, 3, 1, 4),
 // unbound into q, k and v (Split + Squeeze, or three Gathers), q scaled, softmax(q k^T) v, back.
-enum class Unbind { kSplit, kGathers };
+// kSplitFirst is the graph ONNX Runtime saves from it: its transpose optimizer splits the
+// (B, S, 3, N, D) tensor on axis 2 first and transposes each part (k straight into K^T).
+enum class Unbind { kSplit, kGathers, kSplitFirst };
 
 class UnboundQkvTest : public GraphTest,
                        public ::testing::WithParamInterface<std::tuple<Unbind, std::vector<int64_t>, bool>> {
@@ -235,7 +237,21 @@ class UnboundQkvTest : public GraphTest,
       model.Initializer("shape5", Tensor::FromVector<int64_t>({5}, {lead[0], lead[1], 3, kHeads, kHeadSize}));
     }
     model.Node("Reshape", {"qkv", target}, {"qkv5"});
-    SetAttr(model.Node("Transpose", {"qkv5"}, {"parts"}), "perm", std::vector<int64_t>{2, 0, 3, 1, 4});
+    if (unbind == Unbind::kSplitFirst) {
+      model.Initializer("ones", Tensor::FromVector<int64_t>({3}, {1, 1, 1}));
+      model.Initializer("axis_0", Tensor::FromVector<int64_t>({1}, {0}));
+      model.Initializer("axis_2", Tensor::FromVector<int64_t>({1}, {2}));
+      SetAttr(model.Node("Split", {"qkv5", "ones"}, {"q5", "k5", "v5"}), "axis", int64_t{2});
+      for (const char* p : {"q", "v"}) {
+        SetAttr(model.Node("Transpose", {std::string(p) + "5"}, {std::string(p) + "t"}), "perm",
+                std::vector<int64_t>{2, 0, 3, 1, 4});
+        model.Node("Squeeze", {std::string(p) + "t", "axis_0"}, {std::string(p) + "h"});
+      }
+      model.Node("Squeeze", {"k5", "axis_2"}, {"k4"});
+      SetAttr(model.Node("Transpose", {"k4"}, {"kt"}), "perm", std::vector<int64_t>{0, 2, 3, 1});
+    } else {
+      SetAttr(model.Node("Transpose", {"qkv5"}, {"parts"}), "perm", std::vector<int64_t>{2, 0, 3, 1, 4});
+    }
     if (unbind == Unbind::kSplit) {
       model.Initializer("ones", Tensor::FromVector<int64_t>({3}, {1, 1, 1}));
       model.Initializer("squeeze_axes", Tensor::FromVector<int64_t>({1}, {0}));
@@ -243,7 +259,7 @@ class UnboundQkvTest : public GraphTest,
       for (const char* p : {"q", "k", "v"}) {
         model.Node("Squeeze", {std::string(p) + "1", "squeeze_axes"}, {std::string(p) + "h"});
       }
-    } else {
+    } else if (unbind == Unbind::kGathers) {
       const char* names[] = {"q", "k", "v"};
       for (int64_t i = 0; i < 3; ++i) {
         const std::string index = std::string("index_") + names[i];
@@ -252,7 +268,9 @@ class UnboundQkvTest : public GraphTest,
       }
     }
     const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadSize));
-    SetAttr(model.Node("Transpose", {"kh"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+    if (unbind != Unbind::kSplitFirst) {
+      SetAttr(model.Node("Transpose", {"kh"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+    }
     if (sdpa_scales) {  // torch's scaled_dot_product_attention export: sqrt(scale) on q and on k^T
       model.Initializer("root_scale", Tensor::Scalar<float>(std::sqrt(scale)));
       model.Node("Mul", {"qh", "root_scale"}, {"qs"});
@@ -290,7 +308,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(std::make_tuple(Unbind::kSplit, std::vector<int64_t>{1, kTokens}, false),
                       std::make_tuple(Unbind::kGathers, std::vector<int64_t>{0, -1}, false),
                       std::make_tuple(Unbind::kSplit, std::vector<int64_t>{}, true),
-                      std::make_tuple(Unbind::kGathers, std::vector<int64_t>{}, false)));
+                      std::make_tuple(Unbind::kGathers, std::vector<int64_t>{}, false),
+                      std::make_tuple(Unbind::kSplitFirst, std::vector<int64_t>{1, kTokens}, false),
+                      std::make_tuple(Unbind::kSplitFirst, std::vector<int64_t>{}, true)));
 
 // Parts taken in another order (k from part 0), or a part something else reads, stay unfused.
 TEST_F(UnboundQkvTest, OtherOrdersAndSharedPartsStay) {
