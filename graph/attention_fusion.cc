@@ -289,7 +289,10 @@ bool PackedPartOf(const Graph& g, const std::string& value, bool heads, PackedSo
     std::vector<Id> shapes;
     const std::vector<int64_t> e =
         ShapeWithLeadingDims(g, g.nodes[reshape].proto->input(1), {p, ProjectedInput(g, p)}, &shapes);
-    if (e.size() != 5 || e[0] < -1 || e[1] < -1 || (e[0] == -1 && e[1] == -1) || e[2] != 3 || e[3] < 1 || e[4] < 1) {
+    // (Head counts and sizes past the kernel's 2^16 stay unfused: FusedAttentionSpec refuses them.)
+    constexpr int64_t kMax = int64_t{1} << 16;
+    if (e.size() != 5 || e[0] < -1 || e[1] < -1 || (e[0] == -1 && e[1] == -1) || e[2] != 3 || e[3] < 1 ||
+        e[4] < 1 || e[3] > kMax || e[4] > kMax) {
       return false;
     }
     *src = {p, reshape, transpose, split, e[0], e[1], e[3], e[4]};

@@ -33,8 +33,10 @@ bool HeadsShape(const Graph& g, const std::string& shape, Projection* pr) {
   for (const Id s : shapes) {
     if (g.nodes[s].proto->input(0) == pr->p) pr->shapes_of_p.push_back(s);
   }
+  // (Head counts and sizes past the kernel's 2^16 stay unmerged: FusedAttentionSpec refuses them.)
+  constexpr int64_t kMax = int64_t{1} << 16;
   if (entries.size() != 4 || entries[0] < -1 || entries[1] < -1 || (entries[0] == -1 && entries[1] == -1) ||
-      entries[2] < 1 || entries[3] < 1) {
+      entries[2] < 1 || entries[3] < 1 || entries[2] > kMax || entries[3] > kMax) {
     return false;
   }
   pr->batch = entries[0];
