@@ -11,10 +11,14 @@ The expected outputs come from ONNX Runtime: see make_cases.sh next to this file
 """
 import argparse
 import os
+import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from graph_writer import GraphWriter  # noqa: E402
 
 
 def main():
@@ -32,29 +36,13 @@ def main():
     H, N, S, L = a.hidden, a.heads, a.seq, a.layers
     D = H // N
     F = 4 * H
-    nodes, inits = [], []
-
-    def init(name, arr):
-        inits.append(numpy_helper.from_array(np.asarray(arr), name))
-        return name
-
-    def weight(name, shape, std=0.02):
-        return init(name, (rng.standard_normal(shape) * std).astype(np.float32))
-
-    def node(op, inputs, outputs, **attrs):
-        nodes.append(helper.make_node(op, inputs, outputs, name=outputs[0] + "_node", **attrs))
-        return outputs[0]
+    w = GraphWriter(rng)
+    init, weight, node, nodes, inits = w.init, w.weight, w.node, w.nodes, w.inits
 
     def layer_norm(x, prefix):
-        g = init(prefix + ".gamma", (1.0 + 0.1 * rng.standard_normal(H)).astype(np.float32))
-        b = init(prefix + ".beta", (0.1 * rng.standard_normal(H)).astype(np.float32))
-        return node("LayerNormalization", [x, g, b], [prefix + ".out"], axis=-1, epsilon=1e-12)
+        return w.layer_norm(x, prefix, H, 1e-12)
 
-    def linear(x, prefix, n_in, n_out):
-        w = weight(prefix + ".weight", (n_in, n_out))
-        b = weight(prefix + ".bias", (n_out,))
-        m = node("MatMul", [x, w], [prefix + ".mm"])
-        return node("Add", [m, b], [prefix + ".out"])
+    linear = w.linear
 
     # Embeddings: word + position + token type (all type 0), then LayerNorm.
     word = weight("emb.word", (a.vocab, H))

@@ -15,10 +15,14 @@ The expected outputs come from ONNX Runtime: tools/gen_models/ort_expected.js.
 """
 import argparse
 import os
+import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from graph_writer import GraphWriter  # noqa: E402
 
 
 def main():
@@ -34,28 +38,13 @@ def main():
     D = H // N
     P = (a.image // a.patch) ** 2
     S = P + 1
-    nodes, inits = [], []
-
-    def init(name, arr):
-        inits.append(numpy_helper.from_array(np.asarray(arr), name))
-        return name
-
-    def weight(name, shape, std=0.02):
-        return init(name, (rng.standard_normal(shape) * std).astype(np.float32))
-
-    def node(op, inputs, outputs, **attrs):
-        nodes.append(helper.make_node(op, inputs, outputs, name=outputs[0] + "_node", **attrs))
-        return outputs[0]
+    w = GraphWriter(rng)
+    init, weight, node, nodes, inits = w.init, w.weight, w.node, w.nodes, w.inits
 
     def layer_norm(x, prefix):
-        g = init(prefix + ".gamma", (1.0 + 0.1 * rng.standard_normal(H)).astype(np.float32))
-        b = init(prefix + ".beta", (0.1 * rng.standard_normal(H)).astype(np.float32))
-        return node("LayerNormalization", [x, g, b], [prefix + ".out"], axis=-1, epsilon=1e-6)
+        return w.layer_norm(x, prefix, H, 1e-6)
 
-    def linear(x, prefix, n_in, n_out):
-        w = weight(prefix + ".weight", (n_in, n_out))
-        b = weight(prefix + ".bias", (n_out,))
-        return node("Add", [node("MatMul", [x, w], [prefix + ".mm"]), b], [prefix + ".out"])
+    linear = w.linear
 
     # Patch embedding: Conv -> (1, H, P) -> (1, P, H); class token first; position embedding.
     conv = node("Conv", ["pixel_values", weight("patch.weight", (H, 3, a.patch, a.patch)), weight("patch.bias", (H,))],
