@@ -80,7 +80,6 @@ void RunAttention(const AttentionProblem& p, int threads) {
       // running max and sum, and its output rows are rescaled when the max grows, so the scores
       // held at a time are rows x chunk whatever the sequence length.
       const int64_t kc = n <= kSinglePassKeys ? n : kKeyBlock;
-      const bool single = kc == n;
       scores.resize(static_cast<size_t>(rows * kc));
       const bool has_sink = p.sink != nullptr || p.smooth;
       const float sink = p.sink != nullptr ? p.sink[h] : 0.0f;
@@ -91,9 +90,16 @@ void RunAttention(const AttentionProblem& p, int threads) {
       for (int64_t c0 = 0; c0 < n; c0 += kc) {
         const int64_t w = std::min(kc, n - c0);
         // Q K^T unscaled: a scaled A would be packed, an unscaled one is read in place. The scale
-        // is applied below in the same pass over the row as the first additive term.
+        // is applied below in the same pass over the row as the first additive term, or in the
+        // exponent.
         GemmInputB kt{nullptr, p.k.at(b, kvh, c0), p.k.row, true};
         Sgemm(rows, w, p.head_size, qa, kt, scores.data(), w, GemmEpilogue{}, 1);
+        // The scale is folded into the exponent (exp(s * scale - max)) when nothing is added to
+        // the scores in this chunk: scaling then adding would differ from adding to the unscaled
+        // scores. Keys that drop out (-inf) are the same either way.
+        const bool adds_mask = p.mask_value != neg_inf && (kb > c0 || ke < c0 + w);
+        const bool fold_scale = p.scale > 0.0f && p.softcap <= 0.0f && !adds_mask && p.key_add == nullptr &&
+                                p.row_add == nullptr && p.bias == nullptr;
         for (int64_t r = 0; r < rows; ++r) {
           float* s = scores.data() + r * w;
           const int64_t i = r0 + r, pos = off + i;
@@ -110,7 +116,10 @@ void RunAttention(const AttentionProblem& p, int threads) {
           if (p.key_add != nullptr) add(p.key_add + b * p.kv_len + c0);
           if (p.row_add != nullptr) add(p.row_add + b * p.row_add_batch + i * p.row_add_row + c0);
           if (p.bias != nullptr) add(p.bias + b * p.bias_batch + h * p.bias_head + i * p.bias_row + c0);
-          if (pending != 1.0f) AffineRow(s, pending, 0.0f, s, w);
+          if (pending != 1.0f && !fold_scale) {
+            AffineRow(s, pending, 0.0f, s, w);
+            pending = 1.0f;
+          }
           // Invisible keys: outside [kb, ke) they get mask_value; past the causal limit or before
           // the window they drop out whatever mask_value is, as ONNX Runtime masks them (its
           // mask_filter_value applies to the masks a model passes, not to unidirectional).
@@ -124,18 +133,16 @@ void RunAttention(const AttentionProblem& p, int threads) {
           if (p.causal) hide(pos + 1, p.kv_len, true);
           if (p.window >= 0) hide(0, pos - p.window, true);
           const float old_max = row_max[r];
-          const float max = std::max(old_max, RowMax(s, w));
+          const float max = std::max(old_max, RowMax(s, w) * pending);  // pending > 0 here
           if (max == neg_inf) {  // nothing visible yet: no weight
             std::fill(s, s + w, 0.0f);
             continue;
           }
-          const float sum = ExpShiftSum(s, max, s, w);
+          const float sum = ExpShiftSum(s, max, s, w, pending);
           const float correction = old_max == neg_inf ? 0.0f : std::exp(old_max - max);
           row_sum[r] = row_sum[r] * correction + sum;
           row_max[r] = max;
-          if (single) {  // one chunk: normalize the probabilities, the product is the output
-            AffineRow(s, 1.0f / (row_sum[r] + (has_sink ? std::exp(sink - max) : 0.0f)), 0.0f, s, w);
-          } else if (c0 > 0 && correction != 1.0f) {
+          if (c0 > 0 && correction != 1.0f) {
             float* o = out0 + r * p.out.row;
             AffineRow(o, correction, 0.0f, o, p.v_head_size);
           }
@@ -146,7 +153,8 @@ void RunAttention(const AttentionProblem& p, int threads) {
         ep.accumulate = c0 > 0;
         Sgemm(rows, p.v_head_size, w, pa, vb, out0, p.out.row, ep, 1);
       }
-      if (single) continue;
+      // The weights were left unnormalized: each output row is divided by its sum once, v_head_size
+      // values rather than a row of scores per chunk.
       for (int64_t r = 0; r < rows; ++r) {
         float* o = out0 + r * p.out.row;
         if (row_max[r] == neg_inf) {  // no key was visible (and no sink)

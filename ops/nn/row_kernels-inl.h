@@ -26,16 +26,28 @@ namespace hn = hwy::HWY_NAMESPACE;
 using DF = hn::ScalableTag<float>;
 using VF = hn::Vec<DF>;
 
-// Copies the last `rem` (< lanes) floats into a full vector padded with `pad`.
+// The last `rem` (< lanes) floats as a full vector padded with `pad`, and the store of a vector's
+// first `rem` lanes. AVX2 and AVX-512 mask the lanes in one instruction that never touches the
+// masked memory; other targets copy through a stack buffer. (Through the buffer, a 197-key
+// attention row's tail cost as much as its twelve full vectors of exp: attention_benchmark.)
 inline VF LoadTail(DF d, const float* x, size_t rem, float pad) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  const auto m = hn::FirstN(d, rem);
+  return hn::IfThenElse(m, hn::MaskedLoad(m, d, x), hn::Set(d, pad));
+#else
   HWY_ALIGN float buf[hn::MaxLanes(DF())];
   for (size_t i = 0; i < hn::Lanes(d); ++i) buf[i] = i < rem ? x[i] : pad;
   return hn::Load(d, buf);
+#endif
 }
 inline void StoreTail(DF d, VF v, float* y, size_t rem) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  hn::BlendedStore(v, hn::FirstN(d, rem), d, y);
+#else
   HWY_ALIGN float buf[hn::MaxLanes(DF())];
   hn::Store(v, d, buf);
   std::memcpy(y, buf, rem * sizeof(float));
+#endif
 }
 
 inline float RowMaxImpl(const float* x, int64_t n64) {
@@ -112,23 +124,55 @@ inline int64_t RowFindImpl(const float* x, int64_t n, float v, bool last) {
   return -1;
 }
 
-inline float ExpShiftSumImpl(const float* x, float shift, float* y, int64_t n64) {
+// exp(x) for a softmax's shifted scores (x <= 0, but any x up to 88 works): Cody-Waite reduction
+// to r in [-ln2/2, ln2/2], Cephes' degree-6 polynomial for exp(r), and 2^n written straight into
+// the exponent bits. Within 2 ulp of exp where exp is a normal float; x < -87.3 (a weight below
+// 1e-38 next to the row's maximum of 1) gives 0, so no denormal is ever made. NaN stays NaN.
+// About half the instructions of hwy's Exp, which handles the whole range: the attention core's
+// softmax spent 19% of its time in it (ViT-S shape, 1 thread; attention_benchmark).
+HWY_INLINE VF SoftmaxExp(DF d, VF x) {
+  const hn::RebindToSigned<DF> di;
+  const VF hi = hn::Set(d, 88.0f);  // n <= 127; a NaN fails the test and stays
+  const VF xc = hn::IfThenElse(hn::Gt(x, hi), hi, x);
+  const VF n = hn::Round(hn::Mul(xc, hn::Set(d, 1.44269504088896341f)));
+  VF r = hn::NegMulAdd(n, hn::Set(d, 0.693359375f), xc);  // ln 2 in two parts: n * hi is exact
+  r = hn::NegMulAdd(n, hn::Set(d, -2.12194440e-4f), r);
+  VF p = hn::Set(d, 1.9875691500e-4f);
+  p = hn::MulAdd(p, r, hn::Set(d, 1.3981999507e-3f));
+  p = hn::MulAdd(p, r, hn::Set(d, 8.3334519073e-3f));
+  p = hn::MulAdd(p, r, hn::Set(d, 4.1665795894e-2f));
+  p = hn::MulAdd(p, r, hn::Set(d, 1.6666665459e-1f));
+  p = hn::MulAdd(p, r, hn::Set(d, 5.0000001201e-1f));
+  p = hn::MulAdd(p, hn::Mul(r, r), hn::Add(r, hn::Set(d, 1.0f)));
+  const auto bits = hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, n), hn::Set(di, 127)));
+  return hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, -87.33654f)), hn::Mul(p, hn::BitCast(d, bits)));
+}
+
+inline float ExpShiftSumImpl(const float* x, float scale, float shift, float* y, int64_t n64) {
   const DF d;
   const size_t n = static_cast<size_t>(n64), lanes = hn::Lanes(d);
-  const VF s = hn::Set(d, shift);
-  VF sum = hn::Zero(d);
+  const VF a = hn::Set(d, scale), s = hn::Set(d, shift);
+  VF sum0 = hn::Zero(d), sum1 = hn::Zero(d);
   size_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    const VF e0 = SoftmaxExp(d, hn::MulSub(hn::LoadU(d, x + i), a, s));
+    const VF e1 = SoftmaxExp(d, hn::MulSub(hn::LoadU(d, x + i + lanes), a, s));
+    hn::StoreU(e0, d, y + i);
+    hn::StoreU(e1, d, y + i + lanes);
+    sum0 = hn::Add(sum0, e0);
+    sum1 = hn::Add(sum1, e1);
+  }
   for (; i + lanes <= n; i += lanes) {
-    const VF e = hn::Exp(d, hn::Sub(hn::LoadU(d, x + i), s));
+    const VF e = SoftmaxExp(d, hn::MulSub(hn::LoadU(d, x + i), a, s));
     hn::StoreU(e, d, y + i);
-    sum = hn::Add(sum, e);
+    sum0 = hn::Add(sum0, e);
   }
   if (i < n) {
-    const VF e = hn::IfThenElseZero(hn::FirstN(d, n - i), hn::Exp(d, hn::Sub(LoadTail(d, x + i, n - i, shift), s)));
+    const VF e = hn::IfThenElseZero(hn::FirstN(d, n - i), SoftmaxExp(d, hn::MulSub(LoadTail(d, x + i, n - i, 0.0f), a, s)));
     StoreTail(d, e, y + i, n - i);
-    sum = hn::Add(sum, e);
+    sum1 = hn::Add(sum1, e);
   }
-  return hn::GetLane(hn::SumOfLanes(d, sum));
+  return hn::GetLane(hn::SumOfLanes(d, hn::Add(sum0, sum1)));
 }
 
 inline void AffineRowImpl(const float* x, float a, float b, float* y, int64_t n64) {
@@ -246,7 +290,7 @@ inline void MaxIntoImpl(const float* x, float* m, int64_t n64) {
 inline void ExpSubAccumulateImpl(const float* x, const float* m, float* y, float* s, int64_t n64) {
   const DF d;
   const size_t n = static_cast<size_t>(n64), lanes = hn::Lanes(d);
-  auto one = [&](VF xv, VF mv) { return hn::Exp(d, hn::Sub(xv, mv)); };
+  auto one = [&](VF xv, VF mv) { return SoftmaxExp(d, hn::Sub(xv, mv)); };
   size_t i = 0;
   for (; i + lanes <= n; i += lanes) {
     const VF e = one(hn::LoadU(d, x + i), hn::LoadU(d, m + i));

@@ -32,8 +32,8 @@ float RowExtreme(const float* x, int64_t n, bool max) { return HWY_DYNAMIC_DISPA
 int64_t RowFind(const float* x, int64_t n, float v, bool last) {
   return HWY_DYNAMIC_DISPATCH(RowFindImpl)(x, n, v, last);
 }
-float ExpShiftSum(const float* x, float shift, float* y, int64_t n) {
-  return HWY_DYNAMIC_DISPATCH(ExpShiftSumImpl)(x, shift, y, n);
+float ExpShiftSum(const float* x, float shift, float* y, int64_t n, float scale) {
+  return HWY_DYNAMIC_DISPATCH(ExpShiftSumImpl)(x, scale, shift, y, n);
 }
 void AffineRow(const float* x, float a, float b, float* y, int64_t n) {
   HWY_DYNAMIC_DISPATCH(AffineRowImpl)(x, a, b, y, n);

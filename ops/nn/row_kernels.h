@@ -13,8 +13,9 @@ float RowMax(const float* x, int64_t n);
 float RowExtreme(const float* x, int64_t n, bool max);
 // The first i (the last, with `last`) with x[i] == v, or -1 (v NaN: always -1).
 int64_t RowFind(const float* x, int64_t n, float v, bool last);
-// y = exp(x - shift); returns sum(y).
-float ExpShiftSum(const float* x, float shift, float* y, int64_t n);
+// y = exp(x * scale - shift) (x * scale exact inside a fused multiply-add); returns sum(y). Within
+// 2 ulp of exp; a result below 1e-38 is 0 (a softmax's weight next to its maximum's 1).
+float ExpShiftSum(const float* x, float shift, float* y, int64_t n, float scale = 1.0f);
 // y = x * a + b.
 void AffineRow(const float* x, float a, float b, float* y, int64_t n);
 // sum(x).
@@ -28,7 +29,7 @@ void NormalizeRow(const float* x, float mean, float inv_std, const float* scale,
                   int64_t n);
 
 // Element-wise steps of a softmax along a strided axis, one row of the axis at a time:
-// m = max(m, x);  y = exp(x - m), s += y;  y = y / s;  y = x - m - log(s).
+// m = max(m, x);  y = exp(x - m) (as ExpShiftSum), s += y;  y = y / s;  y = x - m - log(s).
 void MaxInto(const float* x, float* m, int64_t n);
 void ExpSubAccumulate(const float* x, const float* m, float* y, float* s, int64_t n);
 void DivideInto(float* y, const float* s, int64_t n);

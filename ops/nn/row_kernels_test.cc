@@ -153,6 +153,44 @@ TEST_P(RowKernels, ExpShiftSumAffineNormalize) {
   }
 }
 
+// The softmax exp over the whole range it promises: within 2 ulp (plus the reference's own
+// rounding) where exp is a normal float, 0 below, -inf to 0, NaN kept; the scale applied exactly.
+TEST_P(RowKernels, ExpShiftSumRange) {
+  std::vector<float> x;
+  for (float v = -87.3f; v <= 88.0f; v += 0.0137f) x.push_back(v);
+  const int64_t n = static_cast<int64_t>(x.size());
+  std::vector<float> y(n);
+  ExpShiftSum(x.data(), 0.0f, y.data(), n);
+  double worst = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double e = std::exp(static_cast<double>(x[i]));
+    worst = std::max(worst, std::fabs(y[i] - e) / e);
+  }
+  EXPECT_LT(worst, 2.5 * std::numeric_limits<float>::epsilon());
+
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> edge = {-inf, -1000.0f, -87.4f, 0.0f, std::nanf("")}, out(edge.size());
+  const float sum = ExpShiftSum(edge.data(), 0.0f, out.data(), 4);
+  EXPECT_EQ(out[0], 0.0f);
+  EXPECT_EQ(out[1], 0.0f);
+  EXPECT_EQ(out[2], 0.0f);
+  EXPECT_EQ(out[3], 1.0f);
+  EXPECT_EQ(sum, 1.0f);
+  ExpShiftSum(edge.data() + 4, 0.0f, out.data() + 4, 1);
+  EXPECT_TRUE(std::isnan(out[4]));
+
+  // exp(x * 0.125 - 2), the scale inside the fused multiply-add: one rounding of the argument.
+  std::vector<float> scaled(n);
+  const float total = ExpShiftSum(x.data(), 2.0f, scaled.data(), n, 0.125f);
+  double ref_total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double e = std::exp(static_cast<double>(std::fmaf(x[i], 0.125f, -2.0f)));
+    ref_total += e;
+    EXPECT_NEAR(scaled[i], e, 3 * std::numeric_limits<float>::epsilon() * e) << x[i];
+  }
+  EXPECT_NEAR(total, ref_total, 1e-5 * ref_total);
+}
+
 TEST_P(RowKernels, StridedSoftmaxSteps) {
   for (int64_t n : kSizes) {
     for (int64_t off : kOffsets) {
