@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <vector>
 
 #include "ops/framework/parallel.h"
 #include "ops/math/gemm.h"
 #include "ops/nn/row_kernels.h"
+#include "ops/vec/vec_ops.h"
 
 namespace onnxflow {
 namespace contrib {
@@ -23,6 +26,11 @@ constexpr int64_t kScoreBlockFloats = 1 << 15;  // 128 KiB of scores per task
 // with the online softmax.
 constexpr int64_t kSinglePassKeys = 1024;
 constexpr int64_t kKeyBlock = 512;
+// Up to this many query rows (a decoding step, a few speculative tokens), the products read K and
+// V where they lie, as dot products and weighted sums of rows: the GEMM would transpose and copy
+// the whole cache for a product that reads each of its values once or twice. One step over 1024
+// cached tokens spent 45% of its time there (attention_benchmark).
+constexpr int64_t kDotRows = 4;
 
 int64_t QueryBlock(const AttentionProblem& p, int threads) {
   int64_t rows = kScoreBlockFloats / std::max<int64_t>(p.kv_len, 1);
@@ -50,6 +58,44 @@ void RotateHead(float* x, int64_t rot, const float* cos, const float* sin, bool 
   }
 }
 
+// Keys in chunks of kKeyBlock past kSinglePassKeys: each chunk's K^T and V as the GEMM reads them.
+int64_t KeyChunk(int64_t keys) { return keys <= kSinglePassKeys ? keys : kKeyBlock; }
+
+// K^T and V of every (batch, kv head, chunk of keys), packed once for all the tasks that read
+// them: the query blocks of a head (a long sequence has many) and the query heads of a group.
+// Packed per task instead, a 2048-token causal prompt spent 17% of its time transposing and
+// copying the same keys and values again for each block of 64 rows (attention_benchmark).
+class SharedKeys {
+ public:
+  SharedKeys(const AttentionProblem& p, int threads) : chunk_(KeyChunk(p.kv_len)) {
+    chunks_ = (p.kv_len + chunk_ - 1) / chunk_;
+    kv_heads_ = std::max<int64_t>(p.kv_heads, 1);
+    const int64_t n = p.batch * kv_heads_ * chunks_;
+    kt_.resize(static_cast<size_t>(n));
+    v_.resize(static_cast<size_t>(n));
+    const int64_t cost = chunk_ * (p.head_size + p.v_head_size) / 16;  // copies, not multiply-adds
+    ParallelFor(threads, n, MacCost(cost), [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t c = i % chunks_, bh = i / chunks_, h = bh % kv_heads_, b = bh / kv_heads_;
+        const int64_t c0 = c * chunk_, w = std::min(chunk_, p.kv_len - c0);
+        kt_[i] = PackB(p.k.at(b, h, c0), p.k.row, /*trans=*/true, p.head_size, w);
+        v_[i] = PackB(p.v.at(b, h, c0), p.v.row, /*trans=*/false, w, p.v_head_size);
+      }
+    });
+  }
+  int64_t chunk() const { return chunk_; }
+  // Chunk c0 / chunk() of (b, kv head h); a product may read a prefix of its keys (gemm.h).
+  const PackedB& kt(int64_t b, int64_t h, int64_t c0) const { return kt_[Index(b, h, c0)]; }
+  const PackedB& v(int64_t b, int64_t h, int64_t c0) const { return v_[Index(b, h, c0)]; }
+
+ private:
+  size_t Index(int64_t b, int64_t h, int64_t c0) const {
+    return static_cast<size_t>((b * kv_heads_ + h) * chunks_ + c0 / chunk_);
+  }
+  int64_t chunk_ = 0, chunks_ = 0, kv_heads_ = 1;
+  std::vector<PackedB> kt_, v_;
+};
+
 void RunAttention(const AttentionProblem& p, int threads) {
   const int64_t block = QueryBlock(p, threads);
   const int64_t blocks = (p.q_len + block - 1) / block;
@@ -57,6 +103,11 @@ void RunAttention(const AttentionProblem& p, int threads) {
   const int64_t group = p.heads / std::max<int64_t>(p.kv_heads, 1);
   const int64_t cost = block * p.kv_len * (p.head_size + p.v_head_size);
   const float neg_inf = -std::numeric_limits<float>::infinity();
+  // Several tasks read each head's keys and values: pack them once, before the tasks. (One block
+  // of rows per head packs its own inside the GEMM, as it reads them once.)
+  const bool dots = block <= kDotRows;
+  std::optional<SharedKeys> shared;
+  if (!dots && (blocks > 1 || group > 1)) shared.emplace(p, threads);
   ParallelFor(threads, tasks, MacCost(cost), [&](int64_t t0, int64_t t1) {
     std::vector<float> scores, row_max, row_sum;
     for (int64_t t = t0; t < t1; ++t) {
@@ -78,8 +129,9 @@ void RunAttention(const AttentionProblem& p, int threads) {
       }
       // Keys in chunks of kKeyBlock past kSinglePassKeys (online softmax): each row keeps its
       // running max and sum, and its output rows are rescaled when the max grows, so the scores
-      // held at a time are rows x chunk whatever the sequence length.
-      const int64_t kc = n <= kSinglePassKeys ? n : kKeyBlock;
+      // held at a time are rows x chunk whatever the sequence length. Shared packs fix the chunks
+      // by the whole sequence.
+      const int64_t kc = shared ? shared->chunk() : KeyChunk(n);
       scores.resize(static_cast<size_t>(rows * kc));
       const bool has_sink = p.sink != nullptr || p.smooth;
       const float sink = p.sink != nullptr ? p.sink[h] : 0.0f;
@@ -92,8 +144,15 @@ void RunAttention(const AttentionProblem& p, int threads) {
         // Q K^T unscaled: a scaled A would be packed, an unscaled one is read in place. The scale
         // is applied below in the same pass over the row as the first additive term, or in the
         // exponent.
-        GemmInputB kt{nullptr, p.k.at(b, kvh, c0), p.k.row, true};
-        Sgemm(rows, w, p.head_size, qa, kt, scores.data(), w, GemmEpilogue{}, 1);
+        if (dots) {
+          for (int64_t r = 0; r < rows; ++r) {
+            vec::DotRows(p.q.at(b, h, r0 + r), p.k.at(b, kvh, c0), p.k.row, w, p.head_size, scores.data() + r * w);
+          }
+        } else {
+          GemmInputB kt{nullptr, p.k.at(b, kvh, c0), p.k.row, true};
+          if (shared) kt = GemmInputB{&shared->kt(b, kvh, c0)};
+          Sgemm(rows, w, p.head_size, qa, kt, scores.data(), w, GemmEpilogue{}, 1);
+        }
         // The scale is folded into the exponent (exp(s * scale - max)) when nothing is added to
         // the scores in this chunk: scaling then adding would differ from adding to the unscaled
         // scores. Keys that drop out (-inf) are the same either way.
@@ -147,8 +206,17 @@ void RunAttention(const AttentionProblem& p, int threads) {
             AffineRow(o, correction, 0.0f, o, p.v_head_size);
           }
         }
+        if (dots) {
+          for (int64_t r = 0; r < rows; ++r) {
+            float* o = out0 + r * p.out.row;
+            if (c0 == 0) std::fill(o, o + p.v_head_size, 0.0f);
+            vec::AccumulateRows(scores.data() + r * w, p.v.at(b, kvh, c0), p.v.row, w, p.v_head_size, o);
+          }
+          continue;
+        }
         GemmInputA pa{nullptr, scores.data(), w, false, 1.0f};
         GemmInputB vb{nullptr, p.v.at(b, kvh, c0), p.v.row, false};
+        if (shared) vb = GemmInputB{&shared->v(b, kvh, c0)};
         GemmEpilogue ep;
         ep.accumulate = c0 > 0;
         Sgemm(rows, p.v_head_size, w, pa, vb, out0, p.out.row, ep, 1);

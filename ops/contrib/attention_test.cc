@@ -487,6 +487,43 @@ TEST(MultiHeadAttention, LongCausalWithKeyLengthsGoesByKeyChunks) {
   EXPECT_TRUE(TensorsNear(F({B, S, D}, expected), (*out)[0].tensor(), 1e-4, 1e-5));
 }
 
+// A prompt of 40 tokens, 4 query heads over 2 kv heads: the two heads of a group and the query
+// blocks share K^T and V packed once (attention_core.cc SharedKeys).
+TEST(GroupQueryAttention, GroupedPromptSharesPackedKeys) {
+  const int64_t S = 40, N = 4, Nkv = 2, H = 8;
+  const auto q = Random(S * N * H, 33), k = Random(S * Nkv * H, 34), v = Random(S * Nkv * H, 35);
+  const auto expected = Reference(ToHeads(q, 1, S, N, H, N * H), ToHeads(k, 1, S, Nkv, H, Nkv * H),
+                                  ToHeads(v, 1, S, Nkv, H, Nkv * H), 1, N, Nkv, S, S, H, 1.0f / std::sqrt(8.0f),
+                                  -INFINITY, [](int64_t, int64_t i, int64_t j) { return j <= i; });
+  OpTest test("GroupQueryAttention", 1, kMsDomain);
+  test.Input(F({1, S, N * H}, q)).Input(F({1, S, Nkv * H}, k)).Input(F({1, S, Nkv * H}, v)).AbsentInput().AbsentInput();
+  test.Input(Tensor::FromVector<int32_t>({1}, {static_cast<int32_t>(S - 1)}))
+      .Input(Tensor::FromVector<int32_t>({}, {static_cast<int32_t>(S)}));
+  test.Attr("num_heads", N).Attr("kv_num_heads", Nkv).Outputs(3);
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({1, S, N * H}, expected), (*out)[0].tensor(), 1e-4, 1e-5));
+}
+
+// One token over a 1500-token past with padded key lengths (-10000 added past them): the step reads
+// the cache as dot products and weighted rows, 512 keys at a time with the online softmax.
+TEST(MultiHeadAttention, DecoderStepOverALongPastGoesByKeyChunks) {
+  const int64_t B = 2, S = 1, P = 1499, N = 2, H = 4, D = N * H, T = P + S;
+  const auto q = Random(B * D, 36), k = Random(B * D, 37), v = Random(B * D, 38);
+  const auto pk = Random(B * N * P * H, 39), pv = Random(B * N * P * H, 40);
+  const std::vector<int32_t> lengths = {1500, 900};
+  const auto kk = Concat(pk, ToHeads(k, B, S, N, H, D), B, N, P, S, H), vv = Concat(pv, ToHeads(v, B, S, N, H, D), B, N, P, S, H);
+  const auto expected = Reference(ToHeads(q, B, S, N, H, D), kk, vv, B, N, N, S, T, H, 0.5f, -10000.0f,
+                                  [&](int64_t b, int64_t, int64_t j) { return j < lengths[b]; });
+  OpTest test("MultiHeadAttention", 1, kMsDomain);
+  test.Input(F({B, S, D}, q)).Input(F({B, S, D}, k)).Input(F({B, S, D}, v)).AbsentInput();
+  test.Input(Tensor::FromVector<int32_t>({B}, lengths)).AbsentInput();
+  test.Input(F({B, N, P, H}, pk)).Input(F({B, N, P, H}, pv)).Attr("num_heads", N).Outputs(3);
+  auto out = test.Run(RegisterAllKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(TensorsNear(F({B, S, D}, expected), (*out)[0].tensor(), 1e-4, 1e-5));
+}
+
 TEST(RotaryEmbedding, ContribInputOrderWithScalarPositionOffset) {
   // (B=1, S=2, hidden=4) with heads of 4, rotary over all of it: token s at position 1 + s.
   const std::vector<float> cos = {9, 9, 0.5f, 0.0f, 1.0f, 0.0f}, sin = {9, 9, 0.25f, 1.0f, 0.0f, 1.0f};

@@ -54,7 +54,9 @@ struct PackedB {
 
 // Packs op(A) (M x K; A is K x M when trans) scaled by `scale`; `threads` > 1 may split the work.
 PackedA PackA(const float* a, int64_t lda, bool trans, int64_t m, int64_t k, float scale = 1.0f, int threads = 1);
-// Packs op(B) (K x N; B is N x K when trans).
+// Packs op(B) (K x N; B is N x K when trans). A product may read a prefix of what was packed: the
+// first N' <= N columns, or the first K' <= K rows (the strips keep their packed stride); the
+// attention core packs each chunk of keys once and reads as many keys as a block of queries sees.
 PackedB PackB(const float* b, int64_t ldb, bool trans, int64_t k, int64_t n, int threads = 1);
 
 // One operand: either packed, or raw memory with a leading dimension and a transpose flag.
