@@ -15,6 +15,7 @@
 #include "graph/graph_test.h"
 #include "graph/qkv_merge.h"
 #include "ops/framework/domains.h"
+#include "ops/framework/numeric.h"
 
 namespace onnxflow::graph {
 namespace {
@@ -160,6 +161,44 @@ TEST_F(QkvMergeTest, MergesProductsWithoutBiases) {
   EXPECT_EQ(Run("MergeQkvProjections", MergeQkvProjections), 1);
   EXPECT_EQ(Ops(), (Names{"MatMul", fused_ + "FusedAttention"}));
   ExpectSameOutputs(Inputs(), 1e-4);
+}
+
+// A half model's projections (graph/half_compute.cc leaves their weights and biases in 16 bits for
+// the kernel to widen): the joined weights and biases stay 16-bit, the three parts side by side.
+TEST_F(QkvMergeTest, MergesHalfWeightsKeepingThemHalf) {
+  Build(HeadsShape::kConstant);
+  FuseAttentionAndBiases(3);
+  for (const char* name : {"q_w", "k_w", "v_w", "q_b", "k_b", "v_b"}) {
+    const Tensor f = graph().constants.at(name);
+    Tensor h(DataType::kFloat16, f.shape());
+    for (int64_t i = 0; i < f.size(); ++i) h.mutable_data<Float16>()[i] = Float16{FloatToHalf(f.data<float>()[i])};
+    graph().constants[name] = h;
+  }
+  const Tensor k_w = graph().constants.at("k_w");
+  EXPECT_EQ(Run("MergeQkvProjections", MergeQkvProjections), 1);
+  const Node& product = Only("FusedMatMul");
+  const Tensor& w = graph().constants.at(product.proto->input(1));
+  ASSERT_EQ(w.dtype(), DataType::kFloat16);
+  ASSERT_EQ(w.shape(), (Shape{kHidden, 3 * kHidden}));
+  EXPECT_EQ(graph().constants.at(product.proto->input(2)).dtype(), DataType::kFloat16);
+  for (int64_t r = 0; r < kHidden; ++r) {
+    for (int64_t c = 0; c < kHidden; ++c) {
+      EXPECT_EQ(w.data<Float16>()[r * 3 * kHidden + kHidden + c].bits, k_w.data<Float16>()[r * kHidden + c].bits);
+    }
+  }
+  // The unoptimized model has the float weights: the half ones are within their rounding.
+  ExpectSameOutputs(Inputs(), 1e-2);
+}
+
+// One product of float weights, one of half: not one matrix.
+TEST_F(QkvMergeTest, ProjectionsOfMixedWeightTypesStay) {
+  Build(HeadsShape::kConstant);
+  FuseAttentionAndBiases(3);
+  const Tensor f = graph().constants.at("v_w");
+  Tensor h(DataType::kFloat16, f.shape());
+  for (int64_t i = 0; i < f.size(); ++i) h.mutable_data<Float16>()[i] = Float16{FloatToHalf(f.data<float>()[i])};
+  graph().constants["v_w"] = h;
+  EXPECT_EQ(Run("MergeQkvProjections", MergeQkvProjections), 0);
 }
 
 TEST_F(QkvMergeTest, ProjectionsOfTwoInputsStay) {

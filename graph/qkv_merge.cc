@@ -17,8 +17,8 @@ namespace {
 struct Projection {
   Id reshape = kNone, product = kNone;
   std::string x, p;
-  const Tensor* w = nullptr;     // [K, heads * head_size], float
-  const Tensor* bias = nullptr;  // [heads * head_size], float; null for a MatMul
+  const Tensor* w = nullptr;     // [K, heads * head_size]: float, or a half model's 16-bit weights
+  const Tensor* bias = nullptr;  // [heads * head_size]; null for a MatMul
   int64_t heads = 0, head_size = 0;
   int64_t batch = 0, seq = 0;    // the reshape's leading entries (0 copies, -1 infers)
   std::vector<Id> shapes_of_p;   // Shape(P) nodes the reshape's shape operand reads
@@ -69,10 +69,10 @@ bool ProjectionOf(const Graph& g, const std::string& value, Projection* pr) {
                      pp.input_size() == 3 && !HasEpilogue(product);
   if ((!matmul && !fused) || pp.output_size() != 1) return false;
   pr->x = pp.input(0);
-  pr->w = FloatConstant(g, pp, 1);
+  pr->w = WeightConstant(g, pp, 1);
   if (pr->w == nullptr || pr->w->rank() != 2) return false;
   if (fused) {
-    pr->bias = FloatConstant(g, pp, 2);
+    pr->bias = WeightConstant(g, pp, 2);
     if (pr->bias == nullptr || pr->bias->rank() != 1 || pr->bias->size() != pr->w->dim(1)) return false;
   }
   pr->shapes_of_p.clear();
@@ -87,19 +87,21 @@ bool ProjectionOf(const Graph& g, const std::string& value, Projection* pr) {
   return true;
 }
 
-// Columns side by side: [K, Hq], [K, Hk], [K, Hv] -> [K, Hq + Hk + Hv] (or rank-1 biases).
+// Columns side by side: [K, Hq], [K, Hk], [K, Hv] -> [K, Hq + Hk + Hv] (or rank-1 biases), in
+// the parts' own element type (a half model's weights stay 16-bit for the kernel to widen).
 Tensor Concatenate(const std::vector<const Tensor*>& parts) {
   const bool matrix = parts[0]->rank() == 2;
   const int64_t rows = matrix ? parts[0]->dim(0) : 1;
   int64_t cols = 0;
   for (const Tensor* t : parts) cols += t->dim(t->rank() - 1);
-  Tensor out(DataType::kFloat, matrix ? Shape{rows, cols} : Shape{cols});
-  float* o = out.mutable_data<float>();
+  Tensor out(parts[0]->dtype(), matrix ? Shape{rows, cols} : Shape{cols});
+  const size_t element = ElementSize(out.dtype());
+  auto* o = static_cast<unsigned char*>(out.mutable_raw_data());
   for (int64_t r = 0; r < rows; ++r) {
     for (const Tensor* t : parts) {
-      const int64_t c = t->dim(t->rank() - 1);
-      std::memcpy(o, t->data<float>() + r * c, static_cast<size_t>(c) * sizeof(float));
-      o += c;
+      const size_t bytes = static_cast<size_t>(t->dim(t->rank() - 1)) * element;
+      std::memcpy(o, static_cast<const unsigned char*>(t->raw_data()) + r * bytes, bytes);
+      o += bytes;
     }
   }
   return out;
@@ -124,6 +126,7 @@ std::optional<Patch> MergeQkvProjections(Rewriter& r, Id id) {
   const bool biased = q.bias != nullptr;
   for (const Projection* p : {&k, &v}) {
     if (p->x != q.x || (p->bias != nullptr) != biased || p->w->dim(0) != q.w->dim(0) || p->heads != q.heads ||
+        p->w->dtype() != q.w->dtype() || (biased && p->bias->dtype() != q.bias->dtype()) ||
         p->batch != q.batch || p->seq != q.seq || r[p->product].domain != r[q.product].domain) {
       return std::nullopt;
     }

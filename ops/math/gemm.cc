@@ -224,6 +224,9 @@ void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float
   // scratch first: one stream of demand loads there held GPT-2's step at 9 GB/s of weights.
   const uint16_t* half_strips =
       plan.b == BPath::kPackEachBlock && m == 1 && !gather_a && b.source != nullptr ? b.source->HalfStrips(nr) : nullptr;
+  // More rows widen a half B block by block; each block's tiles request the next one's strips.
+  const uint16_t* half_blocks =
+      plan.b == BPath::kPackEachBlock && half_strips == nullptr && b.source != nullptr ? b.source->HalfStrips(nr) : nullptr;
   const int64_t* in_place_offsets = nullptr;
   const float* in_place_base = plan.b == BPath::kSourceInPlace ? b.source->InPlaceRows(&in_place_offsets) : nullptr;
   PackedB shared_b;
@@ -283,6 +286,18 @@ void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float
             }
             if (block.get() == nullptr) block = AlignedFloats::Make(block_strips * plan.kc * nr, /*zero=*/false);
             source->PackBlock(k0, kc, j0, cols, nr, block.get());
+            if (half_blocks != nullptr) {
+              // The next block this task widens: the next K block, or the next task's first.
+              int64_t next_strip = s0, next_k = k0 + kc;
+              if (kb + 1 == k_blocks) {
+                next_strip = task + 1 < t1 ? ((task + 1) % n_blocks) * n_strips / n_blocks : -1;
+                next_k = 0;
+              }
+              if (next_strip >= 0) {
+                blk.next_half = half_blocks + (next_strip * k + next_k) * nr;
+                blk.next_half_strip_stride = k * nr;
+              }
+            }
             blk.b = block.get();
             blk.b_strip_stride = kc * nr;
             blk.b_row_stride = nr;

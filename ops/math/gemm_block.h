@@ -28,6 +28,9 @@ struct GemmBlock {
   const uint16_t* b_half = nullptr;  // when set (one row of A, packed), B's strips are float16
                                  // here instead (strides b_strip_stride, b_row_stride), widened
                                  // as they are read: a half model's weights (BPanelSource::HalfStrips)
+  const uint16_t* next_half = nullptr;  // when set (a half B widened block by block), the 16-bit
+  int64_t next_half_strip_stride = 0;   // strips of the block this task widens next: requested a
+                                 // share per tile while this block runs (RunBlockImpl)
   const int64_t* b_row_offsets = nullptr;  // when set, B is read in place: element (k, j) of
                                  // strip t is b[t * b_strip_stride + b_row_offsets[k] + j]
   int64_t n = 0;                 // columns of C in the block
