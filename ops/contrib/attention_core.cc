@@ -21,7 +21,11 @@ namespace {
 // 64 rows, as long as the heads alone still give each core two tasks.
 constexpr int64_t kQueryBlock = 64;
 constexpr int64_t kMaxQueryBlock = 256;
-constexpr int64_t kScoreBlockFloats = 1 << 15;  // 128 KiB of scores per task
+// 256 KiB of scores per task: ViT-S/16's 197 rows are one block per head, six equal tasks rather
+// than blocks of 160 and 37 rows (at 2 threads 128 -> 155 GFLOP/s, attention_benchmark, 4 rounds
+// alternated; 1 thread and 384 or 2048 tokens unchanged). At 128 KiB, the last session measured
+// no clear gain; packing K and V once per head since then made smaller blocks no cheaper.
+constexpr int64_t kScoreBlockFloats = 1 << 16;
 // Up to kSinglePassKeys keys, a row's scores are computed at once; past it, kKeyBlock at a time
 // with the online softmax.
 constexpr int64_t kSinglePassKeys = 1024;
