@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ops/attention/common.h"
+#include "ops/contrib/attention_core.h"
 #include "ops/attention/register.h"
 #include "ops/vec/vec_ops.h"
 #include "ops/framework/dispatch.h"
@@ -363,6 +364,47 @@ Status AttentionKernel::ComputeIn(KernelContext& ctx) const {
     if (nonpad_data != nullptr) return nonpad_data[b] - q_seq;
     return 0;
   };
+
+  // Float attention that asks for no raw scores, 16-bit rounding or a right window runs on the
+  // blocked core the com.microsoft ops share (GEMM products, query blocks and heads over the cores,
+  // online softmax past 1024 keys). The row loop below computes the rest (and double).
+  if constexpr (std::is_same_v<C, float>) {
+    if (!want_qk && !round_scores && !round_probs && right_window_ < 0) {
+      contrib::AttentionProblem p;
+      p.batch = batch;
+      p.heads = q_heads;
+      p.kv_heads = kv_heads;
+      p.q_len = q_seq;
+      p.kv_len = total;
+      p.head_size = head_size;
+      p.v_head_size = v_head_size;
+      p.q = {q_view.data, q_view.batch_stride, q_view.head_stride, q_view.row_stride};
+      p.k = {k_view.data, k_view.batch_stride, k_view.head_stride, k_view.row_stride};
+      p.v = {v_view.data, v_view.batch_stride, v_view.head_stride, v_view.row_stride};
+      p.out = rank3 ? contrib::HeadOut{y_buf.data(), q_seq * q_heads * v_head_size, v_head_size, q_heads * v_head_size}
+                    : contrib::HeadOut{y_buf.data(), q_heads * q_seq * v_head_size, q_seq * v_head_size, v_head_size};
+      p.scale = scale;
+      p.softcap = softcap;
+      p.causal = is_causal_;
+      p.window = left_window_;
+      // Keys past the mask's last column or a batch entry's nonpad length drop out (-inf).
+      p.mask_value = kNegInf;
+      for (int64_t b = 0; b < batch; ++b) {
+        int64_t end = mask != nullptr ? mask_bias.last : total;
+        if (nonpad_data != nullptr) end = std::min<int64_t>(end, nonpad_data[b]);
+        p.key_end.push_back(end);
+        p.q_offset.push_back(offset_of(b));
+      }
+      if (mask != nullptr) {
+        p.bias = mask_bias.values.data();
+        p.bias_batch = mask_bias.stride[0];
+        p.bias_head = mask_bias.stride[1];
+        p.bias_row = mask_bias.stride[2];
+      }
+      contrib::RunAttention(p, ctx.threads());
+      return WriteFloatTensor<C>(y_buf.data(), y->size(), y);
+    }
+  }
 
   const int64_t cost = q_seq * total * (head_size + v_head_size + 16);
   ParallelFor(ctx, batch * q_heads, cost, [&](int64_t begin, int64_t end) {
