@@ -429,30 +429,37 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
   if (softmax == kNone || !LastAxisSoftmax(r[softmax])) return std::nullopt;
   nodes.push_back(softmax);
 
-  // Softmax's input: [Add(scores, mask)], the scores [scaled], the product Q K^T.
-  std::string logits = r[softmax].proto->input(0), mask;
-  Id mask_add = kNone;
-  if (const Id add = Inner(g, logits); add != kNone && IsOp(r[add], "Add")) {
-    mask_add = add;
+  // Softmax's input: [Add(scores, term)]..., the scores [scaled], the product Q K^T. Each Add adds
+  // one term: a mask, or T5's and Swin's per-head position bias before it; the kernel adds their sum.
+  std::string logits = r[softmax].proto->input(0);
+  std::vector<std::string> terms;
+  std::vector<Id> term_adds;
+  constexpr int kMaxTerms = 4;
+  for (Id add = Inner(g, logits); add != kNone && IsOp(r[add], "Add") && terms.size() < kMaxTerms;
+       add = Inner(g, logits)) {
     const auto& a = *r[add].proto;
     if (r[add].opset < 7 || a.input_size() != 2 || a.output_size() != 1 || a.input(0) == a.input(1)) {
       return std::nullopt;
     }
-    // The scores are the operand a product (or its scaling) writes for this Add alone.
+    // The scores are the operand a product or its scaling writes for this Add alone, or else an Add
+    // before it (a term computed in the layer, Add(m1, m2), is then never taken for the scores).
     int side = -1;
-    for (int s = 0; s < 2 && side < 0; ++s) {
-      const Id p = Inner(g, a.input(s));
-      if (p == kNone) continue;
-      const Node& n = r[p];
-      if (IsOp(n, "MatMul") || IsOp(n, "Div") || IsOp(n, "Mul") || IsOp(n, "Where") ||
-          (n.domain == kMsDomain && n.op_type() == "FusedMatMul")) {
-        side = s;
+    for (const bool chained : {false, true}) {
+      for (int s = 0; s < 2 && side < 0; ++s) {
+        const Id p = Inner(g, a.input(s));
+        if (p == kNone) continue;
+        const Node& n = r[p];
+        const bool scores = IsOp(n, "MatMul") || IsOp(n, "Div") || IsOp(n, "Mul") || IsOp(n, "Where") ||
+                            (n.domain == kMsDomain && n.op_type() == "FusedMatMul");
+        if (chained ? IsOp(n, "Add") : scores) side = s;
       }
     }
     if (side < 0) return std::nullopt;
-    mask = a.input(1 - side);
+    const std::string& term = a.input(1 - side);
     // A constant mask of rank > 4 would raise the scores' rank (and move Softmax's axis).
-    if (auto c = g.constants.find(mask); c != g.constants.end() && c->second.rank() > 4) return std::nullopt;
+    if (auto c = g.constants.find(term); c != g.constants.end() && c->second.rank() > 4) return std::nullopt;
+    terms.push_back(term);
+    term_adds.push_back(add);
     logits = a.input(side);
     nodes.push_back(add);
   }
@@ -556,20 +563,22 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
     causal->add_output(additive);
     patch.added.push_back(WithProto(r[where], std::move(causal)));
     patch.types.push_back({additive, DataType::kFloat});
-    if (mask.empty()) {
-      mask = additive;
-    } else {  // both masks: their sum, (1, 1, S, T) or so, once per layer
-      const std::string both = r.FreshName(w.output(0) + "_masks");
-      auto sum = std::make_shared<onnx::NodeProto>();
-      sum->set_op_type("Add");
-      sum->set_name(r[mask_add].proto->name());
-      sum->add_input(additive);
-      sum->add_input(mask);
-      sum->add_output(both);
-      patch.added.push_back(WithProto(r[mask_add], std::move(sum)));
-      patch.types.push_back({both, DataType::kFloat});
-      mask = both;
-    }
+    terms.push_back(additive);
+    term_adds.push_back(where);
+  }
+  // Several terms: their sum, (1, N, S, T) or so, once per layer, in the order the model adds them.
+  std::string mask = terms.empty() ? std::string() : terms.back();
+  for (int i = static_cast<int>(terms.size()) - 2; i >= 0; --i) {
+    const std::string both = r.FreshName(terms[i] + "_terms");
+    auto sum = std::make_shared<onnx::NodeProto>();
+    sum->set_op_type("Add");
+    sum->set_name(r[term_adds[i]].proto->name());
+    sum->add_input(mask);
+    sum->add_input(terms[i]);
+    sum->add_output(both);
+    patch.added.push_back(WithProto(r[term_adds[i]], std::move(sum)));
+    patch.types.push_back({both, DataType::kFloat});
+    mask = both;
   }
   auto fused = std::make_shared<onnx::NodeProto>();
   fused->set_name(r[last].proto->name());

@@ -75,6 +75,7 @@ struct Case {
   int softmax_opset = 17;
   bool scores_output = false;  // the scores are also a graph output
   int64_t hidden_prefix = 0;   // the mask hides the first keys with -inf instead of -10000s
+  Shape bias;                  // a per-head position bias added before the mask (T5, Swin); empty: none
 };
 
 std::string Build(const Case& c, std::vector<NamedValue>* inputs) {
@@ -116,6 +117,12 @@ std::string Build(const Case& c, std::vector<NamedValue>* inputs) {
   if (c.scale == Scale::kMulLeft) m.Node("Mul", {"inv_root", s}, {"scaled"});
   if (c.scale == Scale::kMulRight) m.Node("Mul", {s, "inv_root"}, {"scaled"});
   if (c.scale != Scale::kNone && c.scale != Scale::kOnQuery) s = "scaled";
+  if (!c.bias.empty()) {
+    m.Input("bias", DataType::kFloat, c.bias);
+    inputs->push_back({"bias", Random(c.bias, 5, -2.0f, 2.0f)});
+    m.Node("Add", {s, "bias"}, {"biased"});
+    s = "biased";
+  }
   if (!c.mask.empty()) {
     m.Input("mask", DataType::kFloat, c.mask);
     // Zeros and -10000s, as an export's (1 - mask) * -10000 gives.
@@ -167,6 +174,29 @@ TEST(AttentionFusion, EveryScaleMaskAndKeyFormFuses) {
     }
   }
   EXPECT_EQ(cases, 70);
+}
+
+// T5's and Swin's attention: unscaled or scaled scores plus a per-head position bias, then the
+// mask: the kernel adds the two terms' sum (an Add node of (1 or B, N, S, T) per layer).
+TEST(AttentionFusion, PositionBiasThenMaskFuses) {
+  for (const auto& [scale, mask, bias] : std::vector<std::tuple<Scale, Shape, Shape>>{
+           {Scale::kNone, {2, 1, 1, 7}, {1, 3, 3, 7}},
+           {Scale::kDiv, {}, {1, 3, 3, 7}},
+           {Scale::kNone, {2, 1, 3, 7}, {2, 3, 3, 7}},
+           {Scale::kMulRight, {7}, {3, 3, 7}}}) {
+    Case c;
+    c.q_len = 3;
+    c.kv_len = 7;
+    c.scale = scale;
+    c.mask = mask;
+    c.bias = bias;
+    c.mask_first = mask.size() == 1;
+    std::vector<NamedValue> inputs;
+    const std::string bytes = Build(c, &inputs);
+    const std::vector<std::string> want =
+        mask.empty() ? std::vector<std::string>{"FusedAttention"} : std::vector<std::string>{"Add", "FusedAttention"};
+    EXPECT_EQ(OpsWithSameOutputs(bytes, inputs), want) << "mask " << mask.size() << "-D, bias " << bias.size() << "-D";
+  }
 }
 
 // BERT's shape (one batch, 12 heads of 64, 128 tokens) from 3-D projections, at the opset-11
