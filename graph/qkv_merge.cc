@@ -132,6 +132,13 @@ std::optional<Patch> MergeQkvProjections(Rewriter& r, Id id) {
     }
   }
   if (k.head_size != q.head_size) return std::nullopt;
+  // A Shape of P is rewritten as Concat(Slice(Shape(x), 0, -1), [width]) in the Shape's opset:
+  // Slice takes its bounds as inputs from opset 10 (Concat's axis is required from 4).
+  for (const Projection* p : {&q, &k, &v}) {
+    for (const Id s : p->shapes_of_p) {
+      if (r[s].opset < 10) return std::nullopt;
+    }
+  }
 
   const std::string packed = r.FreshName(at.output(0) + "_qkv");
   const std::string weights = r.FreshName(packed + "_weights");
@@ -179,9 +186,6 @@ std::optional<Patch> MergeQkvProjections(Rewriter& r, Id id) {
       concat->add_input(width);
       concat->add_output(base);
       SetAttribute(*concat, "axis", int64_t{0});
-      // Slice takes its bounds as inputs from opset 10, Concat's axis is required from 4: the
-      // nodes keep the Shape's opset, which a model with a Slice from opset 10 has.
-      if (old.opset < 10) return std::nullopt;
       patch.AddAt(WithProto(old, std::move(shape)), s);
       patch.AddAt(WithProto(old, std::move(slice)), s);
       patch.AddAt(WithProto(old, std::move(concat)), s);
