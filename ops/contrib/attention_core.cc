@@ -87,6 +87,15 @@ class SharedKeys {
       }
     });
   }
+  // Whether packing them all at once stays within twice what K and V hold: strips pad the head
+  // sizes to the GEMM's tile width, which a head of a few values would multiply (a head size of 1
+  // would pack V 48 times over, every head at once).
+  static bool Fits(const AttentionProblem& p) {
+    const int64_t nr = GemmTile().nr, keys = KeyChunk(p.kv_len);
+    const auto up = [nr](int64_t x) { return (x + nr - 1) / nr * nr; };
+    const int64_t packed = p.head_size * up(keys) + keys * up(p.v_head_size);
+    return packed <= 2 * keys * (p.head_size + p.v_head_size);
+  }
   int64_t chunk() const { return chunk_; }
   // Chunk c0 / chunk() of (b, kv head h); a product may read a prefix of its keys (gemm.h).
   const PackedB& kt(int64_t b, int64_t h, int64_t c0) const { return kt_[Index(b, h, c0)]; }
@@ -111,7 +120,7 @@ void RunAttention(const AttentionProblem& p, int threads) {
   // of rows per head packs its own inside the GEMM, as it reads them once.)
   const bool dots = block <= kDotRows;
   std::optional<SharedKeys> shared;
-  if (!dots && (blocks > 1 || group > 1)) shared.emplace(p, threads);
+  if (!dots && (blocks > 1 || group > 1) && SharedKeys::Fits(p)) shared.emplace(p, threads);
   ParallelFor(threads, tasks, MacCost(cost), [&](int64_t t0, int64_t t1) {
     std::vector<float> scores, row_max, row_sum;
     for (int64_t t = t0; t < t1; ++t) {
