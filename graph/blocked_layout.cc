@@ -10,6 +10,7 @@
 #include "ops/blocked/blocked_conv.h"
 #include "ops/blocked/blocked_layout.h"
 #include "ops/blocked/reorder.h"
+#include "ops/framework/domains.h"
 #include "ops/framework/internal_ops.h"
 #include "ops/framework/node_attributes.h"
 #include "ops/framework/registry.h"
@@ -128,6 +129,12 @@ bool IsElementwise(const Node& node) {
   static const std::set<std::string> kOps = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Clip",
                                              "Identity", "Add", "Sub", "Mul", "Div", "Sum", "Max", "Min"};
   if (IsFused(node, internal_ops::kElementwiseChain)) return true;
+  // ONNX Runtime's saved activations of one input (QuickGelu of an alpha other than 1, which no
+  // epilogue takes, left a ToBlocked and a FromBlocked around each of them).
+  if (node.domain == kMsDomain) {
+    const std::string& op = node.op_type();
+    return (op == "QuickGelu" || op == "Gelu" || op == "FastGelu") && node.proto->input_size() == 1;
+  }
   if (!node.domain.empty() || kOps.count(node.op_type()) == 0) return false;
   return node.op_type() != "Add" && node.op_type() != "Sub" && node.op_type() != "Mul" && node.op_type() != "Div"
              ? true

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ops/framework/activation.h"
+#include "ops/framework/domains.h"
 #include "ops/framework/numeric.h"
 #include "ops/framework/internal_ops.h"
 #include "ops/framework/node_attributes.h"
@@ -173,6 +174,14 @@ std::vector<float> PerChannelValues(const Tensor& t, int64_t rank, int64_t chann
 
 bool EpilogueOf(const Graph& g, const Node& act, FusedActivationSpec* spec) {
   const auto& a = *act.proto;
+  // ONNX Runtime saves x * Sigmoid(x) after a product as com.microsoft QuickGelu with alpha 1
+  // (YOLO's SiLU, 57 of them in YOLOv8n at the extended level): the epilogue's Swish. Other alphas
+  // (CLIP's 1.702) keep the op's kernel.
+  if (act.domain == kMsDomain && a.op_type() == "QuickGelu") {
+    const auto* alpha = Attr(a, "alpha");
+    if (a.input_size() != 1 || a.output_size() != 1 || alpha == nullptr || alpha->f() != 1.0f) return false;
+    return FusedActivationSpec::From(ActOp::kSwish, ActParams{1.0f}, spec);
+  }
   const ActivationOpDef* def = act.domain.empty() ? FindActivationOp(a.op_type()) : nullptr;
   if (def == nullptr || act.opset < def->since) return false;
   ActParams p = ReadActParams(*def, [&](const char* name, float fallback) {

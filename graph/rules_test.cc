@@ -424,6 +424,34 @@ TEST_F(RulesTest, FuseActivationLeakyReluKeepsItsAlpha) {
   ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-4);
 }
 
+// ONNX Runtime saves SiLU after a Conv as com.microsoft QuickGelu with alpha 1: the Conv's Swish
+// epilogue. CLIP's alpha 1.702 is not x * sigmoid(x) and keeps its op.
+class QuickGeluRulesTest : public RulesTest {
+ protected:
+  void ConvThenQuickGelu(float alpha) {
+    ConvFromX();
+    auto& gelu = model.Node("QuickGelu", {"c"}, {"y"});
+    gelu.set_domain(kMsDomain);
+    SetAttr(gelu, "alpha", alpha);
+    model.Output("y", DataType::kFloat, {1, 16, 6, 6});
+    model.proto().add_opset_import()->set_domain(kMsDomain);
+    model.proto().mutable_opset_import(1)->set_version(1);
+  }
+};
+
+TEST_F(QuickGeluRulesTest, AlphaOneIsTheConvsSwishEpilogue) {
+  ConvThenQuickGelu(1.0f);
+  EXPECT_EQ(Run("FuseActivation", FuseActivation), 1);
+  EXPECT_EQ(Ops(), (Names{std::string(kOnnxflowDomain) + ".FusedConv"}));
+  ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-4);
+}
+
+TEST_F(QuickGeluRulesTest, ClipsAlphaStays) {
+  ConvThenQuickGelu(1.702f);
+  EXPECT_EQ(Run("FuseActivation", FuseActivation), 0);
+  EXPECT_EQ(Ops(), (Names{"Conv", std::string(kMsDomain) + ".QuickGelu"}));
+}
+
 TEST_F(RulesTest, FuseElementwiseChainTakesTheWholeChainAtOnce) {
   model.Input("x", DataType::kFloat, {5});
   model.Initializer("two", Tensor::Scalar<float>(2.0f));
@@ -1248,6 +1276,20 @@ TEST_F(RulesTest, BlockedLayoutAndItsRules) {
   const std::string d = std::string(kOnnxflowDomain) + ".";
   // Stem convolutions (4 input channels) read x as it is; the Concat is gone, the Relu too.
   EXPECT_EQ(Ops(), (Names{d + "BlockedConv", d + "BlockedConv", d + "BlockedBatchNormalization", d + "FromBlocked"}));
+  ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-4);
+}
+
+// ONNX Runtime's com.microsoft activations of one input between convolutions (QuickGelu with an
+// alpha no epilogue takes) run on the blocked values: no reorder around them.
+TEST_F(QuickGeluRulesTest, BlockedBetweenConvolutions) {
+  ConvThenQuickGelu(1.702f);
+  model.Initializer("w2", Floats({16, 16, 1, 1}, 4));
+  model.Node("Conv", {"y", "w2"}, {"z"}, "conv2");
+  model.Output("z", DataType::kFloat, {1, 16, 6, 6});
+  ASSERT_TRUE(UseBlockedLayout(&graph()).ok());
+  const std::string d = std::string(kOnnxflowDomain) + ".";
+  EXPECT_EQ(Ops(), (Names{d + "BlockedConv", std::string(kMsDomain) + ".QuickGelu", d + "FromBlocked",
+                          d + "BlockedConv", d + "FromBlocked"}));
   ExpectSameOutputs({Input("x", {1, 4, 6, 6})}, 1e-4);
 }
 
