@@ -38,11 +38,18 @@ def halve_values(values):
             vi.type.tensor_type.elem_type = H
 
 
+# Inputs whose type the op fixes as float whatever its data type (onnxconverter-common keeps them
+# float too): Resize's roi and scales.
+FLOAT_ONLY_INPUTS = {"Resize": (1, 2)}
+
+
 def halve_graph(g, outer=False):
     """Everything float in g becomes half; the main graph's own inputs and outputs (outer=True)
     stay float behind Casts."""
+    float_only = {n.input[k] for n in g.node for k in FLOAT_ONLY_INPUTS.get(n.op_type, ()) if k < len(n.input)}
     for i, t in enumerate(g.initializer):
-        g.initializer[i].CopyFrom(to_half(t))
+        if t.name not in float_only:
+            g.initializer[i].CopyFrom(to_half(t))
     for n in g.node:
         for a in n.attribute:
             if a.type == onnx.AttributeProto.TENSOR:
@@ -60,7 +67,7 @@ def halve_graph(g, outer=False):
         halve_values(g.input)
         halve_values(g.output)
         return
-    halve_values(v for v in g.input if v.name in init_names)
+    halve_values(v for v in g.input if v.name in init_names and v.name not in float_only)
     renamed, head, tail = {}, [], []
     for inp in g.input:
         if inp.name not in init_names and inp.type.tensor_type.elem_type == F:
