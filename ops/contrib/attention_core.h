@@ -1,7 +1,9 @@
-// The attention computation the com.microsoft attention ops and com.onnxflow FusedAttention
-// share: for each (batch, head, block of query rows), scores = scale * Q K^T on the GEMM, softcap,
-// additive biases and masks, softmax (with an optional sink term), then the block's rows of P V on
-// the GEMM. Heads and query blocks are split over the cores, and no (batch, heads, queries, keys)
+// The attention computation the com.microsoft attention ops, com.onnxflow FusedAttention and float
+// ONNX Attention share: for each (batch, head, block of query rows), scores = scale * Q K^T on the
+// GEMM, softcap, additive biases and masks, softmax (with an optional sink term), then the block's
+// rows of P V on the GEMM (K^T and V packed once when several blocks or heads read them; a few rows,
+// a decoding step, read them in place as dot products and weighted rows instead). Heads and query
+// blocks are split over the cores, and no (batch, heads, queries, keys)
 // score tensor is ever written: a task holds its rows' scores for at most 1024 keys; longer key
 // sequences go 512 keys at a time with an online softmax (running max and sum per row, the output
 // rescaled as the max grows), so what a core holds does not grow with the sequence.
