@@ -222,11 +222,11 @@ void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float
   // A one-row product of float16 weights (a half decoder's per-token step) reads their strips as
   // they are, widened in registers four streams at a time, instead of widening each block into
   // scratch first: one stream of demand loads there held GPT-2's step at 9 GB/s of weights.
-  const uint16_t* half_strips =
-      plan.b == BPath::kPackEachBlock && m == 1 && !gather_a && b.source != nullptr ? b.source->HalfStrips(nr) : nullptr;
   // More rows widen a half B block by block; each block's tiles request the next one's strips.
-  const uint16_t* half_blocks =
-      plan.b == BPath::kPackEachBlock && half_strips == nullptr && b.source != nullptr ? b.source->HalfStrips(nr) : nullptr;
+  const uint16_t* half_source =
+      plan.b == BPath::kPackEachBlock && b.source != nullptr ? b.source->HalfStrips(nr) : nullptr;
+  const uint16_t* half_strips = m == 1 && !gather_a ? half_source : nullptr;
+  const uint16_t* half_blocks = half_strips == nullptr ? half_source : nullptr;
   const int64_t* in_place_offsets = nullptr;
   const float* in_place_base = plan.b == BPath::kSourceInPlace ? b.source->InPlaceRows(&in_place_offsets) : nullptr;
   PackedB shared_b;

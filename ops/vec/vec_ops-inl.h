@@ -1,4 +1,4 @@
-// Highway bodies of DotRowsF32 / AccumulateRowsF32 / ExpShiftedF32, compiled once per CPU target through
+// Highway bodies of DotRowsF32 / AccumulateRowsF32, compiled once per CPU target through
 // hwy/foreach_target.h (see vec_ops.cc).
 #if defined(ONNXFLOW_OPS_ATTENTION_VEC_OPS_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ONNXFLOW_OPS_ATTENTION_VEC_OPS_INL_H_
@@ -7,11 +7,9 @@
 #define ONNXFLOW_OPS_ATTENTION_VEC_OPS_INL_H_
 #endif
 
-#include <cmath>
 #include <cstdint>
 
 #include "hwy/highway.h"
-#include "hwy/contrib/math/math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace onnxflow {
@@ -87,28 +85,6 @@ inline void AccumulateRowsImpl(const float* w, const float* m, int64_t m_stride,
     }
     for (; i < n; ++i) out[i] += wr * row[i];
   }
-}
-
-// x[i] = exp(x[i] - shift), returning the sum. Exp is zero below -104, so -inf (a masked key)
-// is clamped into its range first and comes out as an exact 0.
-inline float ExpShiftedImpl(float* x, int64_t n, float shift) {
-  const hn::ScalableTag<float> d;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const auto vshift = hn::Set(d, shift);
-  const auto lowest = hn::Set(d, -200.0f);
-  auto sum = hn::Zero(d);
-  int64_t i = 0;
-  for (; i + lanes <= n; i += lanes) {
-    const auto e = hn::Exp(d, hn::Max(hn::Sub(hn::LoadU(d, x + i), vshift), lowest));
-    hn::StoreU(e, d, x + i);
-    sum = hn::Add(sum, e);
-  }
-  float total = hn::GetLane(hn::SumOfLanes(d, sum));
-  for (; i < n; ++i) {
-    x[i] = std::exp(x[i] - shift);
-    total += x[i];
-  }
-  return total;
 }
 
 }  // namespace HWY_NAMESPACE

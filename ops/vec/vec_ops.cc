@@ -1,5 +1,7 @@
 #include "ops/vec/vec_ops.h"
 
+#include "ops/nn/row_kernels.h"
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "ops/vec/vec_ops.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -12,7 +14,6 @@ namespace vec {
 
 HWY_EXPORT(DotRowsImpl);
 HWY_EXPORT(AccumulateRowsImpl);
-HWY_EXPORT(ExpShiftedImpl);
 
 void DotRowsF32(const float* x, const float* m, int64_t m_stride, int64_t rows, int64_t n, float* out) {
   HWY_DYNAMIC_DISPATCH(DotRowsImpl)(x, m, m_stride, rows, n, out);
@@ -22,7 +23,8 @@ void AccumulateRowsF32(const float* w, const float* m, int64_t m_stride, int64_t
   HWY_DYNAMIC_DISPATCH(AccumulateRowsImpl)(w, m, m_stride, rows, n, out);
 }
 
-float ExpShiftedF32(float* x, int64_t n, float shift) { return HWY_DYNAMIC_DISPATCH(ExpShiftedImpl)(x, n, shift); }
+// The row kernels' softmax exp (ops/nn/row_kernels.h), the one every float softmax uses.
+float ExpShiftedF32(float* x, int64_t n, float shift) { return ExpShiftSum(x, shift, x, n); }
 
 }  // namespace vec
 }  // namespace onnxflow
