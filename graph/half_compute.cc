@@ -126,7 +126,7 @@ class HalfRegion {
   // Whether `n` runs in float: its op does, every value it touches has a known type, and one of
   // them is 16-bit.
   bool Converts(const Node& n) const {
-    if (!RunsInFloat(n) || FoldsIntoHalfWeight(n) || AppendsToHalfCache(n)) return false;
+    if (!RunsInFloat(n) || FoldsIntoHalfWeight(n) || AppendsToHalfCache(n) || GathersFromHalfTable(n)) return false;
     bool half = false;
     for (const auto* list : {&n.proto->input(), &n.proto->output()}) {
       for (const auto& name : *list) {
@@ -158,6 +158,17 @@ class HalfRegion {
     }
     return false;
   }
+
+  // A Gather of rows of a big 16-bit constant (an embedding table) runs in 16 bits, and only the
+  // rows it picks are widened (by the Cast after it): in float, the whole table was widened at
+  // load. A half BERT-base's 30522 x 768 word embeddings are 47 MB in half; an LLM's are hundreds.
+  bool GathersFromHalfTable(const Node& n) const {
+    if (!n.domain.empty() || n.op_type() != "Gather" || n.proto->input_size() < 1) return false;
+    auto table = g_->constants.find(n.proto->input(0));
+    return table != g_->constants.end() && IsHalf(table->second.dtype()) && table->second.size() >= kMinHalfTable;
+  }
+  // Smaller tables are widened with the other constants: no Cast node for a few KB.
+  static constexpr int64_t kMinHalfTable = int64_t{1} << 16;
 
   // A layout op of constants whose 16-bit result only Gemm's B or Conv's W reads: it stays 16-bit,
   // so FoldConstants makes it a 16-bit weight that HalfWeights keeps (real_inception_v1's

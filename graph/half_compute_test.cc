@@ -182,6 +182,45 @@ TEST(HalfComputeTest, ProductWeightsStayHalf) {
   }
 }
 
+// An embedding table (a Gather's data of 64 K values or more) stays 16-bit: the Gather runs in
+// half and a Cast widens the rows it picked; a small table is widened with the other constants.
+TEST(HalfComputeTest, EmbeddingTablesStayHalf) {
+  constexpr int64_t kRows = 1024, kWidth = 64;
+  std::vector<float> table(kRows * kWidth);
+  for (int64_t i = 0; i < kRows * kWidth; ++i) table[i] = static_cast<float>((i * 13) % 97) / 8 - 6;
+  ModelBuilder m(17);
+  m.Input("ids", DataType::kInt64, {3});
+  m.Initializer("table", Half({kRows, kWidth}, table));
+  m.Initializer("small", Half({4, kWidth}, std::vector<float>(table.begin(), table.begin() + 4 * kWidth)));
+  m.Initializer("two", Tensor::FromVector<int64_t>({1}, {2}));
+  m.Node("Gather", {"table", "ids"}, {"rows"}, "embed");
+  m.Node("Gather", {"small", "two"}, {"pos"}, "position");
+  m.Node("Add", {"rows", "pos"}, {"y"});
+  m.Output("y", DataType::kFloat16, {3, kWidth});
+  auto model = ThisPassOnly(m.Serialize());
+  ASSERT_NE(model, nullptr);
+  Graph& g = *model->graph;
+  EXPECT_EQ(Ops(g), (std::vector<std::string>{"Gather", "Cast", "Gather", "Add", "Cast"}));
+  EXPECT_EQ(g.nodes.At(0).proto->input(0), "table");
+  EXPECT_EQ(g.constants.at("table").dtype(), DataType::kFloat16);
+  EXPECT_EQ(g.constants.count("table/float"), 0u);
+  EXPECT_EQ(g.nodes.At(2).proto->input(0), "small/float");
+  auto session = Session::LoadFromBytes(m.Serialize());
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  const std::vector<int64_t> ids = {5, 1023, 0};
+  auto out = session->Run({{"ids", Value(Tensor::FromVector<int64_t>({3}, ids))}});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const Tensor& y = (*out)[0].value.tensor();
+  ASSERT_EQ(y.dtype(), DataType::kFloat16);
+  for (int64_t r = 0; r < 3; ++r) {
+    for (int64_t c = 0; c < kWidth; ++c) {
+      const float row = HalfToFloat(FloatToHalf(table[ids[r] * kWidth + c]));
+      const float pos = HalfToFloat(FloatToHalf(table[2 * kWidth + c]));
+      EXPECT_EQ(HalfToFloat(y.data<Float16>()[r * kWidth + c].bits), HalfToFloat(FloatToHalf(row + pos))) << r << "," << c;
+    }
+  }
+}
+
 // A half CNN's convolution weights stay 16-bit through the load: BatchNormalization folds into
 // them in 16 bits (as ONNX Runtime folds it), a Reshape of constants into a classifier's weights
 // folds in 16 bits, and the blocked convolutions and Gemm keep them so (their kernels widen them

@@ -31,15 +31,18 @@ class FloatsFreeList {
     return *list;
   }
 
-  void* Take(size_t bytes) {
-    if (bytes < kMinKept) return nullptr;
+  // A kept buffer of `bytes` to twice that, or null; `*bytes` becomes its size (what it is freed
+  // with).
+  void* Take(size_t* bytes) {
+    if (*bytes < kMinKept) return nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
     auto best = kept_.end();
     for (auto it = kept_.begin(); it != kept_.end(); ++it) {
-      if (it->bytes >= bytes && it->bytes <= 2 * bytes && (best == kept_.end() || it->bytes < best->bytes)) best = it;
+      if (it->bytes >= *bytes && it->bytes <= 2 * *bytes && (best == kept_.end() || it->bytes < best->bytes)) best = it;
     }
     if (best == kept_.end()) return nullptr;
     void* p = best->ptr;
+    *bytes = best->bytes;
     retained_ -= best->bytes;
     kept_.erase(best);
     return p;
@@ -98,7 +101,7 @@ AlignedFloats AlignedFloats::Make(int64_t n, bool zero) {
   const bool huge = bytes >= kHugePage;
   const size_t align = huge ? kHugePage : 64;
   bytes = (bytes + align - 1) / align * align;
-  void* p = FloatsFreeList::Global().Take(bytes);
+  void* p = FloatsFreeList::Global().Take(&bytes);
   if (p == nullptr) {
     p = std::aligned_alloc(align, bytes);
     if (p == nullptr) throw std::bad_alloc();

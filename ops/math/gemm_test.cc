@@ -590,5 +590,22 @@ TEST(GemmScratchTest, BoundedAndReleased) {
   EXPECT_EQ(RetainedScratchBytes(), 0u);
 }
 
+// A kept buffer taken for a smaller request goes back with its own size: the free list once
+// recorded the request's, so what it counted against its cap fell short of what it held.
+TEST(GemmScratchTest, ABufferGoesBackWithItsOwnSize) {
+  ReleaseAlignedFloats();
+  { AlignedFloats big = AlignedFloats::Make(int64_t{3} << 17, false); }  // 1.5 MiB, kept
+  const size_t kept = RetainedScratchBytes();
+  ASSERT_EQ(kept, size_t{3} << 19);
+  {
+    AlignedFloats smaller = AlignedFloats::Make(int64_t{1} << 18, false);  // 1 MiB: the kept one
+    EXPECT_EQ(RetainedScratchBytes(), 0u);
+    EXPECT_EQ(smaller.ptr.get_deleter().bytes, kept);
+  }
+  EXPECT_EQ(RetainedScratchBytes(), kept);
+  ReleaseAlignedFloats();
+  EXPECT_EQ(RetainedScratchBytes(), 0u);
+}
+
 }  // namespace
 }  // namespace onnxflow
