@@ -43,14 +43,20 @@ Result<std::vector<Tensor>> Evaluate(const Graph& g, const Node& node, const Ker
 
 }  // namespace
 
-std::vector<DataType> KnownInputTypes(const Graph& g, const Node& node) {
+namespace {
+template <class Names>
+std::vector<DataType> KnownTypes(const Graph& g, const Names& names) {
   std::vector<DataType> types;
-  for (const auto& name : node.proto->input()) {
+  for (const auto& name : names) {
     auto it = g.known_types.find(name);
     types.push_back(it == g.known_types.end() ? DataType::kUndefined : it->second);
   }
   return types;
 }
+}  // namespace
+
+std::vector<DataType> KnownInputTypes(const Graph& g, const Node& node) { return KnownTypes(g, node.proto->input()); }
+std::vector<DataType> KnownOutputTypes(const Graph& g, const Node& node) { return KnownTypes(g, node.proto->output()); }
 
 namespace {
 

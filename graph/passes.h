@@ -25,7 +25,8 @@ Status FoldConstants(Graph* graph, const KernelRegistry& registry, const Session
 // Removes nodes none of whose outputs is read, and constants nobody reads.
 void RemoveDeadNodes(Graph* graph);
 
-// The element types of a node's inputs known at load (kUndefined where not).
+// The element types of a node's inputs (outputs) known at load (kUndefined where not).
 std::vector<DataType> KnownInputTypes(const Graph& graph, const Node& node);
+std::vector<DataType> KnownOutputTypes(const Graph& graph, const Node& node);
 
 }  // namespace onnxflow::graph

@@ -190,6 +190,7 @@ Result<std::unique_ptr<Plan>> Plan::Build(graph::Graph& g, const std::vector<std
       constants.push_back(it == g.constants.end() ? nullptr : &it->second);
     }
     KernelInfo info(*node.proto, node.opset, graph::KnownInputTypes(g, node), constants, subgraphs);
+    info.set_output_types(graph::KnownOutputTypes(g, node));
     auto kernel = def->Create(info);
     if (!kernel.ok()) {
       if (kernel.status().code() == StatusCode::kUnimplemented) {

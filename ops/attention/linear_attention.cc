@@ -36,6 +36,11 @@ class LinearAttentionKernel : public OpKernel {
                              std::to_string(k->kv_heads_) + ")");
     }
     k->scale_ = info.GetFloat("scale", 0.0f);
+    // S's types only (float, float16, bfloat16); anything else is left to T.
+    const DataType declared = info.output_type(1);
+    if (declared == DataType::kFloat || declared == DataType::kFloat16 || declared == DataType::kBFloat16) {
+      k->declared_state_ = declared;
+    }
     const std::string rule = info.GetString("update_rule", "gated_delta");
     if (rule == "linear") {
     } else if (rule == "gated") {
@@ -60,6 +65,7 @@ class LinearAttentionKernel : public OpKernel {
 
  private:
   int64_t q_heads_ = 0, kv_heads_ = 0;
+  DataType declared_state_ = DataType::kUndefined;
   float scale_ = 0.0f;
   bool gated_ = false, delta_ = false;
 };
@@ -191,7 +197,10 @@ Status LinearAttentionKernel::Compute(KernelContext& ctx) const {
   ONNXFLOW_ASSIGN_OR_RETURN(Tensor * output, ctx.Allocate(0, query->dtype(), {batch, steps, q_heads_ * dv}));
   ONNXFLOW_RETURN_IF_ERROR(WriteFloatTensor<float>(out.data(), output->size(), output));
   if (ctx.has_output(1)) {
-    const DataType state_type = past != nullptr ? past->dtype() : query->dtype();
+    // S: past_state's type, else the type the model gives present_state, else T's.
+    const DataType state_type = past != nullptr                               ? past->dtype()
+                                : declared_state_ != DataType::kUndefined ? declared_state_
+                                                                          : query->dtype();
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * present, ctx.Allocate(1, state_type, state_shape));
     ONNXFLOW_RETURN_IF_ERROR(WriteFloatTensor<float>(state.data(), present->size(), present));
   }

@@ -161,6 +161,30 @@ TEST(LinearAttention, Float16KeepsStateInFloat) {
   EXPECT_EQ(DataType::kFloat16, (*out)[1].tensor().dtype());
 }
 
+// Without a past state, present_state takes the type the model declares (S, which no input binds
+// then): float16 over float activations.
+TEST(LinearAttention, StateTypeAsDeclaredWithoutPast) {
+  Ref r;
+  r.t = 2, r.dk = 2, r.dv = 2;
+  const auto q = Random(4, 22), k = Random(4, 23), v = Random(4, 24);
+  std::vector<float> want_out, want_state;
+  r.Run(q, k, v, {}, {}, {}, &want_out, &want_state);
+  OpTest test("LinearAttention", 27);
+  test.Input(F({1, 2, 2}, q)).Input(F({1, 2, 2}, k)).Input(F({1, 2, 2}, v))
+      .Attr("q_num_heads", int64_t{1})
+      .Attr("kv_num_heads", int64_t{1})
+      .Attr("update_rule", std::string("linear"))
+      .Outputs(2)
+      .OutputTypes({DataType::kFloat, DataType::kFloat16});
+  auto out = test.Run(RegisterAttentionKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ((*out)[0].tensor().dtype(), DataType::kFloat);
+  ASSERT_EQ((*out)[1].tensor().dtype(), DataType::kFloat16);
+  for (size_t i = 0; i < want_state.size(); ++i) {
+    EXPECT_NEAR(HalfToFloat((*out)[1].tensor().data<Float16>()[i].bits), want_state[i], 2e-3) << i;
+  }
+}
+
 TEST(LinearAttention, Errors) {
   const auto x = Random(64, 15);
   auto base = [&](OpTest& t) {

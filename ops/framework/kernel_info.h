@@ -35,6 +35,12 @@ class KernelInfo {
   DataType input_type(int i) const {
     return i < static_cast<int>(input_types_.size()) ? input_types_[i] : DataType::kUndefined;
   }
+  // An output's type as inferred or declared at load (kUndefined when not known): what fixes a type
+  // constraint no input binds (LinearAttention's state type without a past state).
+  DataType output_type(int i) const {
+    return i < static_cast<int>(output_types_.size()) ? output_types_[i] : DataType::kUndefined;
+  }
+  void set_output_types(std::vector<DataType> types) { output_types_ = std::move(types); }
   // The value of input i when it is an initializer or folded constant, else nullptr.
   const Tensor* constant_input(int i) const {
     return i < static_cast<int>(constant_inputs_.size()) ? constant_inputs_[i] : nullptr;
@@ -64,6 +70,7 @@ class KernelInfo {
   const onnx::NodeProto& node_;
   int opset_;
   std::vector<DataType> input_types_;
+  std::vector<DataType> output_types_;
   std::vector<const Tensor*> constant_inputs_;
   std::map<std::string, const Subgraph*> subgraphs_;
   mutable std::string attribute_error_;  // the first misread attribute (load time, one thread)

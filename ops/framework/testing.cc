@@ -34,6 +34,7 @@ OpTest& OpTest::AbsentInput() {
 OpTest& OpTest::Outputs(int count) { outputs_ = count; return *this; }
 OpTest& OpTest::ConstantInput(int i) { constant_.at(i) = true; return *this; }
 OpTest& OpTest::Threads(int threads) { threads_ = threads; return *this; }
+OpTest& OpTest::OutputTypes(std::vector<DataType> types) { output_types_ = std::move(types); return *this; }
 
 #define ONNXFLOW_ATTR(T, TYPE, SETTER)                                   \
   OpTest& OpTest::Attr(const std::string& name, T v) {                   \
@@ -67,6 +68,7 @@ Result<std::vector<Value>> OpTest::Run(const std::function<Status(KernelRegistry
     constants.push_back(present && constant_[i] ? &inputs_[i].tensor() : nullptr);
   }
   KernelInfo info(node_, opset_, types, constants, {});
+  info.set_output_types(output_types_);
   EvaluateOptions options;
   options.threads = threads_;
   options.reusable = reusable_;

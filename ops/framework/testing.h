@@ -33,6 +33,7 @@ class OpTest {
   // Marks input i as a load-time constant (initializer), as kernels that pre-pack weights see it.
   OpTest& ConstantInput(int i);
   OpTest& Threads(int threads);
+  OpTest& OutputTypes(std::vector<DataType> types);  // as the model declares them (KernelInfo::output_type)
   // Lets the kernel write into input i, as the plan lets a value's last reader
   // (KernelContext::ReusableInput); the kernel gets a copy that only the run holds.
   OpTest& ReusableInput(int i);
@@ -54,6 +55,7 @@ class OpTest {
   std::vector<const void*> output_data_;  // of the last Run, per output
   int outputs_ = 1;
   int threads_ = 1;
+  std::vector<DataType> output_types_;
 };
 
 // A refusal for the stated reason: not OK, with `code`, and a message that contains `reason` (the

@@ -77,14 +77,21 @@ class GemmKernel : public OpKernel {
       using T = decltype(tag);
       T* yd = y->mutable_data<T>();
       NaiveMatMul<T>(m, n, k, a->data<T>(), a->dim(1), trans_a_, b->data<T>(), b->dim(1), trans_b_, yd, n);
-      const T alpha = static_cast<T>(alpha_), beta = static_cast<T>(beta_);
+      // Integer products scale in double and convert back as C does (toward zero), as the spec's
+      // reference computes alpha * (A B) + beta * C: alpha 0.5 converted to an int64 first made every
+      // output 0. With alpha and beta 1 the sum stays in T, exact past double's 53 bits.
+      const bool unit = alpha_ == 1.0f && (beta_ == 1.0f || !use_c);
       for (int64_t i = 0; i < m; ++i) {
         for (int64_t j = 0; j < n; ++j) {
-          T v = alpha * yd[i * n + j];
-          if (use_c) {
-            v += beta * c->data<T>()[(bias.rows == 1 ? 0 : i) * bias.cols + (bias.cols == 1 ? 0 : j)];
+          const T p = yd[i * n + j];
+          const T cv = use_c ? c->data<T>()[(bias.rows == 1 ? 0 : i) * bias.cols + (bias.cols == 1 ? 0 : j)] : T{0};
+          if (unit) {
+            yd[i * n + j] = p + cv;
+          } else {
+            double v = static_cast<double>(alpha_) * static_cast<double>(p);
+            if (use_c) v += static_cast<double>(beta_) * static_cast<double>(cv);
+            yd[i * n + j] = static_cast<T>(v);
           }
-          yd[i * n + j] = v;
         }
       }
       return Status::Ok();

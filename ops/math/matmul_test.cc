@@ -3,6 +3,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -270,6 +271,16 @@ TEST(GemmOpTest, TypesFusedAndErrors) {
   out = i.Run(RegisterMathKernels);
   ASSERT_TRUE(out.ok());
   EXPECT_EQ((*out)[0].tensor().data<int64_t>()[0], 22);
+  // Fractional alpha and beta on integers scale the product and C, then convert toward zero
+  // (alpha 0.5 was converted to 0 first): 0.5 * 11 + 0.5 * 7 = 9; -0.5 * 11 + 0.25 * 7 = -3.75 -> -3.
+  for (const auto& [alpha, beta, want] : {std::tuple{0.5f, 0.5f, 9}, std::tuple{-0.5f, 0.25f, -3}}) {
+    OpTest f("Gemm", 13);
+    f.Input(Tensor::FromVector<int32_t>({1, 2}, {1, 2})).Input(Tensor::FromVector<int32_t>({2, 1}, {3, 4}))
+        .Input(Tensor::FromVector<int32_t>({1}, {7})).Attr("alpha", alpha).Attr("beta", beta);
+    out = f.Run(RegisterMathKernels);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ((*out)[0].tensor().data<int32_t>()[0], want) << alpha << " " << beta;
+  }
   OpTest h("FusedGemm", 1, "com.onnxflow");
   h.Input(Tensor::FromVector<Float16>({1, 2}, {Float16{FloatToHalf(1)}, Float16{FloatToHalf(2)}}))
       .Input(Tensor::FromVector<Float16>({2, 1}, {Float16{FloatToHalf(-3)}, Float16{FloatToHalf(1)}}))

@@ -6,6 +6,8 @@
 //   RMSNormalization:   y = x / sqrt(mean(x^2) + epsilon) * scale.
 // scale and B are broadcast to the row shape x.shape[axis:]. Statistics are computed in float
 // (stash_type 1, the default) or double for double input; the rows run through the SIMD kernels.
+// Types as the spec constrains them: Mean and InvStdDev are stash_type's (float or bfloat16);
+// RMSNormalization's Y is scale's type (V), which may differ from X's (T).
 #include "ops/nn/register.h"
 
 #include <cmath>
@@ -52,7 +54,8 @@ class RowNormKernel : public OpKernel {
       : rms_(rms),
         axis_(info.GetInt("axis", -1)),
         epsilon_(info.GetFloat("epsilon", 1e-5f)),
-        stash_float_(info.GetInt("stash_type", 1) == 1) {}
+        stat_type_(info.GetInt("stash_type", 1) == static_cast<int64_t>(DataType::kBFloat16) ? DataType::kBFloat16
+                                                                                         : DataType::kFloat) {}
 
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
@@ -75,10 +78,11 @@ class RowNormKernel : public OpKernel {
       ONNXFLOW_ASSIGN_OR_RETURN(bias, ExpandToRow<C>(*ctx.input_tensor(2), "B", row_shape));
     }
 
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor* y, ctx.Allocate(0, x.dtype(), x.shape()));
+    const DataType y_type = rms_ ? scale_t->dtype() : x.dtype();
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor* y, ctx.Allocate(0, y_type, x.shape()));
     Shape stat_shape(x.shape().begin(), x.shape().begin() + axis);
     stat_shape.resize(rank, 1);
-    const DataType stat_type = stash_float_ ? DataType::kFloat : x.dtype();  // U: the stash type
+    const DataType stat_type = stat_type_;
     Tensor* mean_out = nullptr;
     Tensor* inv_out = nullptr;
     if (!rms_ && ctx.has_output(1)) { ONNXFLOW_ASSIGN_OR_RETURN(mean_out, ctx.Allocate(1, stat_type, stat_shape)); }
@@ -87,7 +91,13 @@ class RowNormKernel : public OpKernel {
 
     std::vector<C> in_storage, out_storage;
     const C* in = ComputeView<C>(x.data<T>(), x.size(), in_storage);
-    C* out = ComputeOut<C>(y->mutable_data<T>(), y->size(), out_storage);
+    // Y in X's type is written in place (or through StoreBack); in another type, converted after.
+    const bool y_as_x = y_type == x.dtype();
+    C* out = y_as_x ? ComputeOut<C>(y->mutable_data<T>(), y->size(), out_storage) : nullptr;
+    if (!y_as_x) {
+      out_storage.resize(y->size());
+      out = out_storage.data();
+    }
     const C* bias_ptr = bias.empty() ? nullptr : bias.data();
     ParallelFor(ctx, rows, n * 4, [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
@@ -106,26 +116,31 @@ class RowNormKernel : public OpKernel {
         if (!inv_stats.empty()) inv_stats[r] = static_cast<C>(inv);
       }
     });
-    StoreBack<C>(out, y->mutable_data<T>(), y->size());
-    for (auto pair : {std::make_pair(mean_out, &mean_stats), std::make_pair(inv_out, &inv_stats)}) {
-      // Plain locals, not a structured binding: C++17 lambdas cannot capture those (clang refuses).
-      auto* t = pair.first;
-      auto* stats = pair.second;
-      if (t == nullptr) continue;
-      ONNXFLOW_RETURN_IF_ERROR(DispatchNormType(t->dtype(), [&](auto tag) {
-        using S = decltype(tag);
-        S* p = t->template mutable_data<S>();
-        for (int64_t r = 0; r < rows; ++r) p[r] = FromCompute<S>(static_cast<ComputeType<S>>((*stats)[r]));
-        return Status::Ok();
-      }));
+    if (y_as_x) {
+      StoreBack<C>(out, y->mutable_data<T>(), y->size());
+    } else {
+      ONNXFLOW_RETURN_IF_ERROR(StoreAs(out, y));
     }
+    if (mean_out != nullptr) ONNXFLOW_RETURN_IF_ERROR(StoreAs(mean_stats.data(), mean_out));
+    if (inv_out != nullptr) ONNXFLOW_RETURN_IF_ERROR(StoreAs(inv_stats.data(), inv_out));
     return Status::Ok();
+  }
+
+  // values (t's size of them) converted into t, of any of the float types.
+  template <typename C>
+  static Status StoreAs(const C* values, Tensor* t) {
+    return DispatchNormType(t->dtype(), [&](auto tag) {
+      using S = decltype(tag);
+      S* p = t->template mutable_data<S>();
+      for (int64_t i = 0; i < t->size(); ++i) p[i] = FromCompute<S>(static_cast<ComputeType<S>>(values[i]));
+      return Status::Ok();
+    });
   }
 
   bool rms_;
   int64_t axis_;
   float epsilon_;
-  bool stash_float_;
+  DataType stat_type_;  // U, of Mean and InvStdDev
 };
 
 }  // namespace

@@ -211,6 +211,33 @@ TEST(RmsNorm, MatchesReference) {
   EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({4, 33}, ref), (*out)[0].tensor(), 1e-4, 1e-4));
 }
 
+// The spec's types: RMSNormalization's Y is scale's type (V), here double over a float X; with
+// stash_type 16, LayerNormalization's Mean and InvStdDev are bfloat16.
+TEST(RmsNorm, OutputTakesTheScalesType) {
+  const std::vector<float> x = Ramp(2 * 17);
+  std::vector<double> scale(17);
+  for (int i = 0; i < 17; ++i) scale[i] = 0.5 + i * 0.25;
+  OpTest t("RMSNormalization", 23);
+  t.Input(Tensor::FromVector<float>({2, 17}, x)).Input(Tensor::FromVector<double>({17}, scale));
+  auto out = t.Run(RegisterNnKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ((*out)[0].tensor().dtype(), DataType::kDouble);
+  auto ref = NormalizeGroups(x, 17, 1e-5, [&](int64_t i) { return scale[i % 17]; }, [](int64_t) { return 0.0; }, true);
+  for (int i = 0; i < 34; ++i) EXPECT_NEAR((*out)[0].tensor().data<double>()[i], ref[i], 1e-5) << i;
+
+  OpTest ln("LayerNormalization", 17);
+  ln.Input(Tensor::FromVector<float>({2, 17}, x)).Input(Tensor::FromVector<float>({17}, std::vector<float>(17, 1.0f)))
+      .Attr("stash_type", int64_t{16}).Outputs(3);
+  out = ln.Run(RegisterNnKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ((*out)[0].tensor().dtype(), DataType::kFloat);
+  ASSERT_EQ((*out)[1].tensor().dtype(), DataType::kBFloat16);
+  ASSERT_EQ((*out)[2].tensor().dtype(), DataType::kBFloat16);
+  double mean0 = 0;
+  for (int i = 0; i < 17; ++i) mean0 += x[i];
+  EXPECT_NEAR(BFloat16ToFloat((*out)[1].tensor().data<BFloat16>()[0].bits), mean0 / 17, std::abs(mean0 / 17) / 128 + 1e-6);
+}
+
 TEST(Lrn, MatchesReference) {
   const int64_t n = 1, c = 5, plane = 6, size = 3;
   const std::vector<float> x = Ramp(n * c * plane);
