@@ -1024,8 +1024,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1, help="onnxflow --threads")
     ap.add_argument("--force", action="store_true", help="redo what was done")
     a = ap.parse_args()
-    global CASES_ROOT
-    CASES_ROOT = a.cases
+    globals()["CASES_ROOT"] = a.cases
     steps = ["make", "ort", "proxy", "flow", "report"] if a.step == "all" else [a.step]
     for s in steps:
         globals()["cmd_" + s](a)
