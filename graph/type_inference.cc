@@ -172,6 +172,9 @@ class Inference {
         return InvalidArgument(where + ": output '" + out.name + "' is declared " + TypeName(declared) +
                                " but the graph produces " + TypeName(produced));
       }
+      // A declared output type the nodes do not fix (a constraint no input binds: LinearAttention's
+      // state without a past) is known too: the kernel reads it (KernelInfo::output_type).
+      if (produced == DataType::kUndefined && declared != DataType::kUndefined) g.known_types.emplace(out.name, declared);
       result.push_back(produced != DataType::kUndefined ? produced : declared);
     }
     return result;

@@ -310,6 +310,26 @@ TEST(Running, InputsNothingReadsAreOptional) {
   EXPECT_NE(missing.status().message().find("input 'x' is required"), std::string::npos);
 }
 
+// A declared output type that no input fixes reaches the kernel: LinearAttention without a past
+// state writes present_state in the type the model gives it (S), not in the activations' (T).
+TEST(Running, DeclaredOutputTypeNoInputBindsIsKept) {
+  ModelBuilder m(27);
+  for (const char* name : {"q", "k", "v"}) m.Input(name, DataType::kFloat, {1, 2, 4});
+  auto& node = m.Node("LinearAttention", {"q", "k", "v"}, {"out", "state"});
+  tools::SetAttr(node, "q_num_heads", int64_t{1});
+  tools::SetAttr(node, "kv_num_heads", int64_t{1});
+  tools::SetAttr(node, "update_rule", std::string("linear"));
+  m.Output("out", DataType::kFloat, {1, 2, 4});
+  m.Output("state", DataType::kBFloat16, {1, 1, 4, 4});
+  auto s = Session::LoadFromBytes(m.Serialize());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  Tensor x(DataType::kFloat, {1, 2, 4});
+  auto run = s->Run({{"q", x}, {"k", x}, {"v", x}});
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ((*run)[0].value.tensor().dtype(), DataType::kFloat);
+  EXPECT_EQ((*run)[1].value.tensor().dtype(), DataType::kBFloat16);
+}
+
 TEST(Running, KernelErrorNamesTheNode) {
   ModelBuilder m(17);
   m.Input("x", DataType::kFloat, {2, 3});
