@@ -1,5 +1,6 @@
-// Pieces shared by the attention kernels: reading any float tensor in its compute type, rounding
-// to a storage type where the spec computes in it, and the masked-row-safe softmax.
+// Pieces shared by the attention kernels: rounding to a storage type where the spec computes in
+// it, and the masked-row-safe softmax (reading and writing any float tensor in a compute type:
+// ops/framework/float_tensor.h).
 #pragma once
 
 #include <cmath>
@@ -12,32 +13,13 @@
 #include "include/onnxflow/tensor.h"
 #include "ops/framework/numeric.h"
 #include "ops/framework/dispatch.h"
+#include "ops/framework/float_tensor.h"
 #include "ops/framework/kernel.h"
 #include "ops/framework/shape.h"
 #include "ops/vec/vec_ops.h"
 
 namespace onnxflow {
 namespace attention {
-
-
-// The tensor's elements as C: the tensor's own storage when it already is C, else a converted copy
-// kept in `storage`.
-template <typename T, typename C>
-const C* AsCompute(const Tensor& t, std::vector<C>& storage) {
-  if constexpr (std::is_same_v<T, C>) {
-    return t.data<T>();
-  } else {
-    const T* src = t.data<T>();
-    storage.resize(static_cast<size_t>(t.size()));
-    for (int64_t i = 0; i < t.size(); ++i) storage[i] = static_cast<C>(ToCompute<T>(src[i]));
-    return storage.data();
-  }
-}
-
-template <typename T, typename C>
-void StoreAs(const C* src, int64_t n, T* dst) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = FromCompute<T>(static_cast<ComputeType<T>>(src[i]));
-}
 
 // Rounds v to the precision of `dtype` (float16/bfloat16/float/double) and back: the reference
 // computes some steps in the storage type, and matching its rounding keeps 16-bit results close.
@@ -79,37 +61,6 @@ void SoftmaxRow(C* x, int64_t n) {
   const C inv = C(1) / sum;
   for (int64_t j = 0; j < n; ++j) x[j] *= inv;
 }
-
-}  // namespace attention
-}  // namespace onnxflow
-
-
-namespace onnxflow {
-namespace attention {
-
-// A float tensor of any float element type read as C (a copy unless it already is C).
-template <typename C>
-Result<const C*> ReadFloatTensor(const Tensor& t, std::vector<C>& storage, const char* what) {
-  const C* out = nullptr;
-  Status s = DispatchType<float, double, Float16, BFloat16>(t.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    out = AsCompute<T, C>(t, storage);
-    return Status::Ok();
-  });
-  if (!s.ok()) return InvalidArgument(std::string(what) + " must be a float tensor, got " + DataTypeName(t.dtype()));
-  return out;
-}
-
-// Writes n C values into `dst` (a float tensor of any float element type).
-template <typename C>
-Status WriteFloatTensor(const C* src, int64_t n, Tensor* dst) {
-  return DispatchType<float, double, Float16, BFloat16>(dst->dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    StoreAs<T, C>(src, n, dst->mutable_data<T>());
-    return Status::Ok();
-  });
-}
-
 
 inline bool IsAttentionFloat(DataType t) {
   return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 || t == DataType::kBFloat16;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/framework/float_tensor.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
 #include "ops/nn/norm_util.h"
@@ -119,22 +120,11 @@ class RowNormKernel : public OpKernel {
     if (y_as_x) {
       StoreBack<C>(out, y->mutable_data<T>(), y->size());
     } else {
-      ONNXFLOW_RETURN_IF_ERROR(StoreAs(out, y));
+      ONNXFLOW_RETURN_IF_ERROR(WriteFloatTensor(out, y->size(), y));
     }
-    if (mean_out != nullptr) ONNXFLOW_RETURN_IF_ERROR(StoreAs(mean_stats.data(), mean_out));
-    if (inv_out != nullptr) ONNXFLOW_RETURN_IF_ERROR(StoreAs(inv_stats.data(), inv_out));
+    if (mean_out != nullptr) ONNXFLOW_RETURN_IF_ERROR(WriteFloatTensor(mean_stats.data(), rows, mean_out));
+    if (inv_out != nullptr) ONNXFLOW_RETURN_IF_ERROR(WriteFloatTensor(inv_stats.data(), rows, inv_out));
     return Status::Ok();
-  }
-
-  // values (t's size of them) converted into t, of any of the float types.
-  template <typename C>
-  static Status StoreAs(const C* values, Tensor* t) {
-    return DispatchNormType(t->dtype(), [&](auto tag) {
-      using S = decltype(tag);
-      S* p = t->template mutable_data<S>();
-      for (int64_t i = 0; i < t->size(); ++i) p[i] = FromCompute<S>(static_cast<ComputeType<S>>(values[i]));
-      return Status::Ok();
-    });
   }
 
   bool rms_;
