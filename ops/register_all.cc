@@ -23,6 +23,7 @@
 #include "ops/controlflow/register.h"
 #include "ops/sequence/register.h"
 #include "ops/legacy/register.h"
+#include "ops/generation/register.h"
 #include "ops/contrib/register.h"
 
 namespace onnxflow {
@@ -48,6 +49,7 @@ Status RegisterAllKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(RegisterSequenceKernels(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterBlockedKernels(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterLegacyKernels(registry));
+  ONNXFLOW_RETURN_IF_ERROR(RegisterGenerationKernels(registry));
   // Last: the com.microsoft ops wrap kernels the families above registered.
   ONNXFLOW_RETURN_IF_ERROR(RegisterContribKernels(registry));
   return Status::Ok();

@@ -1,0 +1,305 @@
+// GreedySearch, BeamSearch and NGramRepeatBlock against ONNX Runtime 1.30 on the seeded tiny models
+// of tools/gen_models/gen_generation.py (testdata/: each case is one node of its model with its own
+// inputs <case>_*; output_<i>.pb are ONNX Runtime's outputs), and the refusals of malformed nodes.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "include/onnxflow/session.h"
+#include "ops/framework/tensor_proto.h"
+#include "proto/onnx.pb.h"
+
+namespace onnxflow {
+namespace {
+
+const char kData[] = "ops/generation/testdata/";
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A folder's model, its inputs and ONNX Runtime's outputs by name.
+struct Case {
+  onnx::ModelProto model;
+  std::vector<NamedValue> inputs;
+  std::map<std::string, Tensor> expected;
+};
+
+Case LoadCase(const std::string& name) {
+  Case c;
+  const std::string dir = std::string(kData) + name;
+  EXPECT_TRUE(c.model.ParseFromString(ReadFile(dir + "/model.onnx"))) << dir;
+  for (int i = 0;; ++i) {
+    const std::string bytes = ReadFile(dir + "/test_data_set_0/input_" + std::to_string(i) + ".pb");
+    if (bytes.empty()) break;
+    onnx::TensorProto t;
+    EXPECT_TRUE(t.ParseFromString(bytes));
+    auto tensor = TensorFromProto(t);
+    EXPECT_TRUE(tensor.ok());
+    c.inputs.push_back({t.name(), *tensor});
+  }
+  for (int i = 0; i < c.model.graph().output_size(); ++i) {
+    onnx::TensorProto t;
+    EXPECT_TRUE(t.ParseFromString(ReadFile(dir + "/test_data_set_0/output_" + std::to_string(i) + ".pb")));
+    auto tensor = TensorFromProto(t);
+    EXPECT_TRUE(tensor.ok());
+    c.expected[c.model.graph().output(i).name()] = *tensor;
+  }
+  EXPECT_FALSE(c.inputs.empty()) << dir;
+  return c;
+}
+
+Result<std::vector<NamedValue>> RunModel(const onnx::ModelProto& model, const std::vector<NamedValue>& inputs) {
+  ONNXFLOW_ASSIGN_OR_RETURN(Session session, Session::LoadFromBytes(model.SerializeAsString()));
+  return session.Run(inputs);
+}
+
+// Each model runs once; every case of it reads the outputs.
+const std::vector<NamedValue>& Outputs(const std::string& name) {
+  static std::map<std::string, std::vector<NamedValue>> cache;
+  auto it = cache.find(name);
+  if (it == cache.end()) {
+    Case c = LoadCase(name);
+    auto out = RunModel(c.model, c.inputs);
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    it = cache.emplace(name, out.ok() ? *out : std::vector<NamedValue>{}).first;
+  }
+  return it->second;
+}
+
+const Tensor& Expected(const std::string& model, const std::string& output) {
+  static std::map<std::string, Case> cases;
+  if (!cases.count(model)) cases.emplace(model, LoadCase(model));
+  return cases.at(model).expected.at(output);
+}
+
+const Tensor* Actual(const std::string& model, const std::string& output) {
+  const Value* v = FindValue(Outputs(model), output);
+  return v != nullptr && v->is_tensor() ? &v->tensor() : nullptr;
+}
+
+// Token sequences, exactly. ONNX Runtime leaves the columns after a greedy search's last step
+// unwritten when every row ended early (onnxflow pads them): columns after the first one that is
+// pad in every row of both are not compared.
+void ExpectSequences(const std::string& model, const std::string& name, int pad) {
+  const Tensor& want = Expected(model, name + "_sequences");
+  const Tensor* got = Actual(model, name + "_sequences");
+  ASSERT_NE(got, nullptr) << name;
+  ASSERT_EQ(want.shape(), got->shape()) << name;
+  const int64_t width = want.shape().back(), rows = want.size() / width;
+  int64_t compared = width;
+  for (int64_t j = 0; j < width && compared == width; ++j) {
+    bool all_pad = true;
+    for (int64_t r = 0; r < rows; ++r) {
+      all_pad &= want.data<int32_t>()[r * width + j] == pad && got->data<int32_t>()[r * width + j] == pad;
+    }
+    if (all_pad && j > 0) compared = j + 1;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < compared; ++j) {
+      EXPECT_EQ(want.data<int32_t>()[r * width + j], got->data<int32_t>()[r * width + j])
+          << name << " row " << r << " column " << j;
+    }
+  }
+}
+
+void ExpectNear(const std::string& model, const std::string& output, float tolerance, bool skip_unreached = false) {
+  const Tensor& want = Expected(model, output);
+  const Tensor* got = Actual(model, output);
+  ASSERT_NE(got, nullptr) << output;
+  ASSERT_EQ(want.shape(), got->shape()) << output;
+  // Per-step scores: steps after every sentence finished stay 0 here, unwritten in ONNX Runtime.
+  const int64_t step = want.size() / want.dim(0);
+  int64_t reached = 0;
+  for (int64_t i = 0; i < got->size(); ++i) {
+    const bool unreached = skip_unreached && got->data<float>()[i / step * step] == 0.0f &&
+                           std::all_of(got->data<float>() + i / step * step, got->data<float>() + (i / step + 1) * step,
+                                       [](float x) { return x == 0.0f; });
+    if (unreached) continue;
+    ++reached;
+    const float w = want.data<float>()[i], g = got->data<float>()[i];
+    // Barred tokens hold the lowest float plus a beam score: equal in both, or both that large.
+    if (std::fabs(w) > 1e30f) {
+      EXPECT_GT(std::fabs(g), 1e30f) << output << " element " << i;
+      continue;
+    }
+    EXPECT_NEAR(w, g, tolerance * (1 + std::fabs(w))) << output << " element " << i;
+  }
+  EXPECT_GT(reached, 0) << output;
+}
+
+constexpr int kPad = 0;
+
+TEST(GreedySearch, PaddedBatchMatchesOnnxRuntime) { ExpectSequences("gpt", "greedy_padded", kPad); }
+TEST(GreedySearch, PenaltyNgramVocabMaskMinLengthMatchOnnxRuntime) {
+  ExpectSequences("gpt", "greedy_processors", kPad);
+}
+TEST(GreedySearch, PrefixVocabMaskMatchesOnnxRuntime) { ExpectSequences("gpt", "greedy_prefix", kPad); }
+
+TEST(BeamSearch, GptPaddedBatchMatchesOnnxRuntime) {
+  ExpectSequences("gpt", "beam_basic", kPad);
+  ExpectNear("gpt", "beam_basic_sequences_scores", 1e-4f);
+  ExpectNear("gpt", "beam_basic_scores", 1e-4f, true);
+}
+TEST(BeamSearch, GptEarlyStoppingMatchesOnnxRuntime) {
+  ExpectSequences("gpt", "beam_early", kPad);
+  ExpectNear("gpt", "beam_early_sequences_scores", 1e-4f);
+}
+TEST(BeamSearch, GptLengthAndRepetitionPenaltiesMinLengthMatchOnnxRuntime) {
+  ExpectSequences("gpt", "beam_penalties", kPad);
+  ExpectNear("gpt", "beam_penalties_sequences_scores", 1e-4f);
+  ExpectNear("gpt", "beam_penalties_scores", 1e-4f, true);
+}
+TEST(BeamSearch, GptMasksAndNoRepeatNgramMatchOnnxRuntime) {
+  ExpectSequences("gpt", "beam_masks", kPad);
+  ExpectNear("gpt", "beam_masks_sequences_scores", 1e-4f);
+}
+TEST(BeamSearch, GptOneBeamMatchesOnnxRuntime) {
+  ExpectSequences("gpt", "beam_one", kPad);
+  ExpectNear("gpt", "beam_one_sequences_scores", 1e-4f);
+}
+TEST(BeamSearch, T5MatchesOnnxRuntime) {
+  ExpectSequences("t5", "t5_basic", kPad);
+  ExpectNear("t5", "t5_basic_sequences_scores", 1e-4f);
+  ExpectNear("t5", "t5_basic_scores", 1e-4f, true);
+}
+TEST(BeamSearch, T5EarlyStoppingPenaltiesNgramMatchOnnxRuntime) {
+  ExpectSequences("t5", "t5_processors", kPad);
+  ExpectNear("t5", "t5_processors_sequences_scores", 1e-4f);
+}
+
+TEST(NGramRepeatBlock, MatchesOnnxRuntime) { ExpectNear("ngram", "scores_out", 0.0f); }
+
+// ---- refusals: a Status naming node, op and what is wrong; never a crash ----
+
+onnx::NodeProto* FindNode(onnx::ModelProto& m, const std::string& name) {
+  for (auto& n : *m.mutable_graph()->mutable_node()) {
+    if (n.name() == name) return &n;
+  }
+  return nullptr;
+}
+
+onnx::AttributeProto* FindAttr(onnx::NodeProto* n, const std::string& name) {
+  for (auto& a : *n->mutable_attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+void SetInput(std::vector<NamedValue>& inputs, const std::string& name, Tensor t) {
+  for (auto& in : inputs) {
+    if (in.name == name) in.value = std::move(t);
+  }
+}
+
+void ExpectRefused(const Result<std::vector<NamedValue>>& out, const std::vector<std::string>& words) {
+  ASSERT_FALSE(out.ok());
+  std::printf("refused: %s\n", out.status().ToString().c_str());
+  for (const auto& w : words) EXPECT_NE(out.status().message().find(w), std::string::npos) << out.status().ToString();
+}
+
+TEST(GenerationRefusals, NumBeamsZero) {
+  Case c = LoadCase("gpt");
+  SetInput(c.inputs, "beam_basic_num_beams", Tensor::FromVector<int32_t>({1}, {0}));
+  ExpectRefused(RunModel(c.model, c.inputs), {"beam_basic", "BeamSearch", "num_beams"});
+}
+
+TEST(GenerationRefusals, NumReturnSequencesAboveNumBeams) {
+  Case c = LoadCase("gpt");
+  SetInput(c.inputs, "beam_early_num_return_sequences", Tensor::FromVector<int32_t>({1}, {5}));
+  ExpectRefused(RunModel(c.model, c.inputs), {"beam_early", "num_return_sequences"});
+}
+
+TEST(GenerationRefusals, MaxLengthNotAboveInputLength) {
+  Case c = LoadCase("gpt");
+  SetInput(c.inputs, "greedy_padded_max_length", Tensor::FromVector<int32_t>({1}, {3}));
+  ExpectRefused(RunModel(c.model, c.inputs), {"greedy_padded", "GreedySearch", "max_length"});
+}
+
+TEST(GenerationRefusals, TokenOutsideVocabulary) {
+  Case c = LoadCase("gpt");
+  std::vector<int32_t> ids(15, 3);
+  ids[7] = 50;  // the vocabulary is 0..49
+  SetInput(c.inputs, "beam_one_input_ids", Tensor::FromVector<int32_t>({3, 5}, ids));
+  ExpectRefused(RunModel(c.model, c.inputs), {"beam_one", "input_ids", "vocabulary"});
+}
+
+TEST(GenerationRefusals, VocabMaskOfWrongShape) {
+  Case c = LoadCase("gpt");
+  SetInput(c.inputs, "beam_masks_vocab_mask", Tensor::FromVector<int32_t>({3}, {1, 1, 1}));
+  for (auto& in : *c.model.mutable_graph()->mutable_input()) {  // declared as given: the node is what refuses
+    if (in.name() == "beam_masks_vocab_mask") in.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(3);
+  }
+  ExpectRefused(RunModel(c.model, c.inputs), {"beam_masks", "BeamSearch", "'vocab_mask' must be int32 [50]"});
+}
+
+TEST(GenerationRefusals, DecoderWithWrongNumberOfInputs) {
+  Case c = LoadCase("gpt");
+  onnx::GraphProto* decoder = FindAttr(FindNode(c.model, "greedy_padded"), "decoder")->mutable_g();
+  auto* extra = decoder->add_input();  // an input the convention has no value for
+  extra->CopyFrom(decoder->input(3));
+  extra->set_name("unused_extra");
+  ExpectRefused(RunModel(c.model, c.inputs), {"greedy_padded", "GreedySearch", "decoder", "inputs"});
+}
+
+TEST(GenerationRefusals, DecoderWithWrongNumberOfOutputs) {
+  Case c = LoadCase("gpt");
+  onnx::GraphProto* decoder = FindAttr(FindNode(c.model, "beam_basic"), "decoder")->mutable_g();
+  decoder->mutable_output()->RemoveLast();  // present_1
+  ExpectRefused(RunModel(c.model, c.inputs), {"beam_basic", "BeamSearch", "decoder", "outputs"});
+}
+
+TEST(GenerationRefusals, DecoderInputsOutOfOrder) {
+  Case c = LoadCase("gpt");
+  onnx::GraphProto* decoder = FindAttr(FindNode(c.model, "beam_early"), "decoder")->mutable_g();
+  decoder->mutable_input()->SwapElements(1, 2);
+  ExpectRefused(RunModel(c.model, c.inputs), {"beam_early", "position_ids"});
+}
+
+TEST(GenerationRefusals, LogitsOfWrongShape) {
+  // vocab_size 49 against a decoder whose logits hold 50 tokens: refused at the first step.
+  Case c = LoadCase("gpt");
+  FindAttr(FindNode(c.model, "beam_penalties"), "vocab_size")->set_i(49);
+  ExpectRefused(RunModel(c.model, c.inputs), {"beam_penalties", "BeamSearch", "logits", "49"});
+}
+
+TEST(GenerationRefusals, T5WithoutDecoderStartToken) {
+  Case c = LoadCase("t5");
+  FindAttr(FindNode(c.model, "t5_basic"), "decoder_start_token_id")->set_i(-1);
+  ExpectRefused(RunModel(c.model, c.inputs), {"t5_basic", "decoder_start_token_id"});
+}
+
+TEST(GenerationRefusals, T5WithoutEncoder) {
+  Case c = LoadCase("t5");
+  auto* attrs = FindNode(c.model, "t5_processors")->mutable_attribute();
+  for (int i = 0; i < attrs->size(); ++i) {
+    if (attrs->Get(i).name() == "encoder") {
+      attrs->DeleteSubrange(i, 1);
+      break;
+    }
+  }
+  ExpectRefused(RunModel(c.model, c.inputs), {"t5_processors", "encoder"});
+}
+
+TEST(GenerationRefusals, EosTokenMissing) {
+  Case c = LoadCase("gpt");
+  auto* attrs = FindNode(c.model, "greedy_prefix")->mutable_attribute();
+  for (int i = 0; i < attrs->size(); ++i) {
+    if (attrs->Get(i).name() == "eos_token_id") {
+      attrs->DeleteSubrange(i, 1);
+      break;
+    }
+  }
+  ExpectRefused(RunModel(c.model, c.inputs), {"greedy_prefix", "eos_token_id"});
+}
+
+}  // namespace
+}  // namespace onnxflow

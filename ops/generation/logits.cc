@@ -1,0 +1,90 @@
+#include "ops/generation/logits.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <unordered_set>
+
+namespace onnxflow::generation {
+namespace {
+
+// ONNX Runtime bars a token with the lowest float, not -inf: a barred token plus a beam score
+// stays finite (and ties with other barred tokens, broken by index).
+constexpr float kBarred = std::numeric_limits<float>::lowest();
+
+void PenalizeRepeats(float penalty, const Sequences& sequences, int vocab, float* scores) {
+  for (int r = 0; r < sequences.rows(); ++r) {
+    float* row = scores + static_cast<size_t>(r) * vocab;
+    const int32_t* tokens = sequences.row(r);
+    std::unordered_set<int32_t> seen(tokens, tokens + sequences.length());
+    // Scores are log-probabilities (or logits of one sign): a penalty above 1 makes both kinds less likely.
+    for (int32_t t : seen) row[t] = row[t] < 0 ? row[t] * penalty : row[t] / penalty;
+  }
+}
+
+void BlockRepeatedNgrams(int n, const Sequences& sequences, int vocab, float* scores) {
+  const int length = sequences.length();
+  if (n > length) return;
+  for (int r = 0; r < sequences.rows(); ++r) {
+    const int32_t* tokens = sequences.row(r);
+    const int32_t* prefix = tokens + length - (n - 1);  // the last n - 1 tokens
+    float* row = scores + static_cast<size_t>(r) * vocab;
+    for (int j = 0; j + n <= length; ++j) {
+      if (std::equal(prefix, prefix + n - 1, tokens + j)) row[tokens[j + n - 1]] = kBarred;
+    }
+  }
+}
+
+}  // namespace
+
+void ApplyScoreRules(const ScoreRules& rules, const Sequences& sequences, int step, int vocab, float* scores) {
+  const int rows = sequences.rows();
+  if (rules.repetition_penalty != 1.0f) PenalizeRepeats(rules.repetition_penalty, sequences, vocab, scores);
+  if (rules.no_repeat_ngram_size > 0) BlockRepeatedNgrams(rules.no_repeat_ngram_size, sequences, vocab, scores);
+  if (rules.vocab_mask != nullptr) {
+    for (int r = 0; r < rows; ++r) {
+      for (int t = 0; t < vocab; ++t) {
+        if (rules.vocab_mask[t] == 0) scores[static_cast<size_t>(r) * vocab + t] = kBarred;
+      }
+    }
+  }
+  if (rules.prefix_vocab_mask != nullptr && step == 1) {
+    const int beams = rows / rules.batch_size;
+    for (int r = 0; r < rows; ++r) {
+      const int32_t* mask = rules.prefix_vocab_mask + static_cast<size_t>(r / beams) * vocab;
+      for (int t = 0; t < vocab; ++t) {
+        if (mask[t] == 0) scores[static_cast<size_t>(r) * vocab + t] = kBarred;
+      }
+    }
+  }
+  if (rules.min_length > 0 && sequences.length() < rules.min_length) {
+    for (int r = 0; r < rows; ++r) scores[static_cast<size_t>(r) * vocab + rules.eos_token_id] = kBarred;
+  }
+}
+
+void LogSoftmaxRows(const float* in, int rows, int vocab, float* out) {
+  for (int r = 0; r < rows; ++r) {
+    const float* x = in + static_cast<size_t>(r) * vocab;
+    float* y = out + static_cast<size_t>(r) * vocab;
+    const float max = *std::max_element(x, x + vocab);
+    float sum = 0.0f;
+    for (int t = 0; t < vocab; ++t) sum += std::exp(x[t] - max);
+    const float log_sum = std::log(sum);
+    for (int t = 0; t < vocab; ++t) y[t] = x[t] - max - log_sum;
+  }
+}
+
+void TopK(const float* values, int64_t n, int k, std::vector<float>* top, std::vector<int64_t>* indices) {
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  std::partial_sort(order.begin(), order.begin() + k, order.end(), [values](int64_t a, int64_t b) {
+    return values[a] > values[b] || (values[a] == values[b] && a < b);
+  });
+  for (int i = 0; i < k; ++i) {
+    indices->push_back(order[i]);
+    top->push_back(values[order[i]]);
+  }
+}
+
+}  // namespace onnxflow::generation

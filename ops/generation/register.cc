@@ -1,0 +1,9 @@
+#include "ops/generation/register.h"
+
+namespace onnxflow {
+
+Status RegisterGenerationKernels(KernelRegistry& registry) {
+  return RegisterEach(registry, {ONNXFLOW_GENERATION_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
+}
+
+}  // namespace onnxflow

@@ -1,0 +1,1 @@
+Bbeam_penalties_length_penaltyJš™?

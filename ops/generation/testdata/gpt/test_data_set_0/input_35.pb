@@ -1,0 +1,1 @@
+B!beam_penalties_repetition_penaltyJ33³?

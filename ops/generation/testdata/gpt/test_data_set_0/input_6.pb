@@ -1,0 +1,1 @@
+B$greedy_processors_repetition_penaltyJмлл?

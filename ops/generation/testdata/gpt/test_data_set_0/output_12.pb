@@ -1,0 +1,2 @@
+
+Bbeam_masks_sequences_scoresJÓñÁ½R£¹½

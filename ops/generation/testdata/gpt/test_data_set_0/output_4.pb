@@ -1,0 +1,2 @@
+
+Bbeam_basic_sequences_scoresJäSú¾^u¿DC¾F[¾

@@ -1,0 +1,1 @@
+B t5_processors_repetition_penaltyJff¦?

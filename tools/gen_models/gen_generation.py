@@ -1,0 +1,421 @@
+#!/usr/bin/python3
+"""Seeded generator of the test models of ONNX Runtime's generation ops (ops/generation).
+
+Writes, under OUT_DIR (default ops/generation/testdata), three case folders, each model.onnx and
+test_data_set_0/input_<i>.pb; tools/gen_models/ort_expected.js adds ONNX Runtime's output_<i>.pb:
+
+  gpt/  a tiny GPT-2-like decoder (2 layers, hidden 32, 2 heads of 16, vocabulary 50, learned
+        positions, a KV cache past_i / present_i of [2, batch, 2, seq, 16] per layer, ONNX Runtime's
+        subgraph convention input_ids, position_ids, attention_mask, past_0.. -> logits, present_0..)
+        run by several GreedySearch and BeamSearch nodes (model_type 0), one per attribute set. The
+        weights are initializers of the main graph that each node's decoder reads from the outer
+        scope, so the file holds them once. Every node has its own inputs, named <case>_<input>,
+        and outputs <case>_sequences (and <case>_sequences_scores, <case>_scores).
+  t5/   a tiny T5-like encoder / decoder pair (model_type 1): the `encoder` graph (encoder_input_ids,
+        encoder_attention_mask, decoder_input_ids -> logits, encoder_hidden_states,
+        present_{key,value}_self_i, present_{key,value}_cross_i) and the `decoder` graph (input_ids,
+        encoder_attention_mask, encoder_hidden_states, past_{key,value}_self_i,
+        past_{key,value}_cross_i -> logits, present_{key,value}_self_i), 2 decoder layers.
+  ngram/ NGramRepeatBlock on a few rows.
+
+  /usr/bin/python3 tools/gen_models/gen_generation.py [OUT_DIR]
+  for c in gpt t5 ngram; do NODE_PATH=~/ort/node_modules node tools/gen_models/ort_expected.js OUT_DIR/$c; done
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+VOCAB, HIDDEN, HEADS, HEAD, LAYERS, POSITIONS = 50, 32, 2, 16, 2, 32
+EOS, PAD = 7, 0
+rng = np.random.default_rng(20261129)
+
+
+def weight(name, shape, scale):
+  return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+
+
+def const(name, array):
+  return numpy_helper.from_array(np.asarray(array), name)
+
+
+class Nodes:
+  """Node list of one graph with unique value names."""
+
+  def __init__(self, prefix):
+    self.nodes, self.prefix, self.count = [], prefix, 0
+
+  def __call__(self, op, inputs, n_out=1, **attrs):
+    self.count += 1
+    outs = [f"{self.prefix}{op.lower()}_{self.count}_{i}" for i in range(n_out)]
+    self.nodes.append(helper.make_node(op, inputs, outs, **attrs))
+    return outs[0] if n_out == 1 else outs
+
+
+def layer_norm(n, x, w):
+  return n("LayerNormalization", [x, f"{w}_g", f"{w}_b"], axis=-1, epsilon=1e-5)
+
+
+def linear(n, x, w):
+  return n("Add", [n("MatMul", [x, f"{w}_w"]), f"{w}_b"])
+
+
+def heads(n, x):
+  """[B, S, 32] -> [B, 2, S, 16]"""
+  return n("Transpose", [n("Reshape", [x, "c_bshd"])], perm=[0, 2, 1, 3])
+
+
+def merge_heads(n, x):
+  return n("Reshape", [n("Transpose", [x], perm=[0, 2, 1, 3]), "c_bsd"])
+
+
+def attend(n, q, k, v, additive):
+  scores = n("Mul", [n("MatMul", [q, n("Transpose", [k], perm=[0, 1, 3, 2])]), "c_scale"])
+  if additive is not None:
+    scores = n("Add", [scores, additive])
+  return merge_heads(n, n("MatMul", [n("Softmax", [scores], axis=-1), v]))
+
+
+def mlp(n, x, w):
+  return linear(n, n("Relu", [linear(n, layer_norm(n, x, f"{w}_ln2"), f"{w}_fc1")]), f"{w}_fc2")
+
+
+def shared_constants():
+  return [const("c_bshd", np.array([0, 0, HEADS, HEAD], np.int64)),
+          const("c_bsd", np.array([0, 0, HIDDEN], np.int64)),
+          const("c_scale", np.array(1 / np.sqrt(HEAD), np.float32)),
+          const("c_neg", np.array(-10000.0, np.float32)),
+          const("c_zero_f", np.array(0.0, np.float32)),
+          const("c_one_f", np.array(1.0, np.float32)),
+          const("c_i0", np.array([0], np.int64)), const("c_i1", np.array([1], np.int64)),
+          const("c_i2", np.array([2], np.int64)), const("c_i3", np.array([3], np.int64)),
+          const("c_s0", np.array(0, np.int64)), const("c_s1", np.array(1, np.int64))]
+
+
+def block_weights(prefix, cross=False):
+  ws = []
+  for ln in ["ln1", "ln2"] + (["lnx"] if cross else []):
+    ws += [numpy_helper.from_array((1 + 0.1 * rng.standard_normal(HIDDEN)).astype(np.float32), f"{prefix}_{ln}_g"),
+           weight(f"{prefix}_{ln}_b", [HIDDEN], 0.1)]
+  for name, shape in [("qkv", [HIDDEN, 3 * HIDDEN]), ("proj", [HIDDEN, HIDDEN]), ("fc1", [HIDDEN, 2 * HIDDEN]),
+                      ("fc2", [2 * HIDDEN, HIDDEN])] + ([("xq", [HIDDEN, HIDDEN]), ("xkv", [HIDDEN, 2 * HIDDEN]),
+                                                        ("xproj", [HIDDEN, HIDDEN])] if cross else []):
+    ws += [weight(f"{prefix}_{name}_w", shape, 0.35), weight(f"{prefix}_{name}_b", [shape[1]], 0.1)]
+  return ws
+
+
+def lm_weights(prefix):
+  bias = rng.standard_normal(VOCAB).astype(np.float32) * 0.3
+  bias[EOS] += 2.0  # ends some hypotheses before max_length
+  return [weight(f"{prefix}_wte", [VOCAB, HIDDEN], 0.6), weight(f"{prefix}_wpe", [POSITIONS, HIDDEN], 0.3),
+          numpy_helper.from_array(bias, f"{prefix}_lm_bias"),
+          numpy_helper.from_array(np.ones(HIDDEN, np.float32), f"{prefix}_lnf_g"),
+          weight(f"{prefix}_lnf_b", [HIDDEN], 0.1)]
+
+
+def logits_of(n, x, prefix):
+  wte_t = n("Transpose", [f"{prefix}_wte"], perm=[1, 0])
+  return n("Add", [n("MatMul", [layer_norm(n, x, f"{prefix}_lnf"), wte_t]), f"{prefix}_lm_bias"])
+
+
+def vi(name, elem, shape):
+  return helper.make_tensor_value_info(name, elem, shape)
+
+
+# ------------------------------------------------------------------------------------------------
+# GPT-2-like decoder subgraph
+# ------------------------------------------------------------------------------------------------
+def gpt_decoder(tag):
+  n = Nodes(f"{tag}_")
+  x = n("Add", [n("Gather", ["g_wte", "input_ids"]), n("Gather", ["g_wpe", "position_ids"])])
+  # Additive mask [B, 1, S, T]: causal (key j visible to query i when j <= P + i) plus padding.
+  mask_f = n("Cast", ["attention_mask"], to=TensorProto.FLOAT)
+  pad_add = n("Mul", [n("Sub", ["c_one_f", n("Unsqueeze", [mask_f, n("Concat", ["c_i1", "c_i2"], axis=0)])]), "c_neg"])
+  t_len = n("Gather", [n("Shape", ["attention_mask"]), "c_i1"])
+  s_len = n("Gather", [n("Shape", ["input_ids"]), "c_i1"])
+  ones = n("ConstantOfShape", [n("Concat", [s_len, t_len], axis=0)], value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0]))
+  causal = n("Trilu", [ones, n("Squeeze", [n("Sub", [t_len, s_len])])], upper=0)
+  causal_add = n("Mul", [n("Sub", ["c_one_f", causal]), "c_neg"])
+  additive = n("Add", [pad_add, causal_add])
+  outputs = []
+  for i in range(LAYERS):
+    w = f"g_l{i}"
+    q, k, v = n("Split", [linear(n, layer_norm(n, x, f"{w}_ln1"), f"{w}_qkv")], n_out=3, axis=-1)
+    past_k = n("Gather", [f"past_{i}", "c_s0"], axis=0)
+    past_v = n("Gather", [f"past_{i}", "c_s1"], axis=0)
+    k_all = n("Concat", [past_k, heads(n, k)], axis=2)
+    v_all = n("Concat", [past_v, heads(n, v)], axis=2)
+    n.nodes.append(helper.make_node("Concat", [n("Unsqueeze", [k_all, "c_i0"]), n("Unsqueeze", [v_all, "c_i0"])],
+                                    [f"present_{i}"], axis=0))
+    x = n("Add", [x, linear(n, attend(n, heads(n, q), k_all, v_all, additive), f"{w}_proj")])
+    x = n("Add", [x, mlp(n, x, w)])
+  n.nodes.append(helper.make_node("Identity", [logits_of(n, x, "g")], ["logits"]))
+  inputs = [vi("input_ids", TensorProto.INT32, ["B", "S"]), vi("position_ids", TensorProto.INT32, ["B", "S"]),
+            vi("attention_mask", TensorProto.INT32, ["B", "T"])]
+  inputs += [vi(f"past_{i}", TensorProto.FLOAT, [2, "B", HEADS, "P", HEAD]) for i in range(LAYERS)]
+  outputs = [vi("logits", TensorProto.FLOAT, ["B", "S", VOCAB])]
+  outputs += [vi(f"present_{i}", TensorProto.FLOAT, [2, "B", HEADS, "T", HEAD]) for i in range(LAYERS)]
+  return helper.make_graph(n.nodes, f"{tag}_decoder", inputs, outputs)
+
+
+def gpt_weights():
+  ws = lm_weights("g")
+  for i in range(LAYERS):
+    ws += block_weights(f"g_l{i}")
+  return ws
+
+
+# ------------------------------------------------------------------------------------------------
+# T5-like encoder (with the decoder's first step) and decoder subgraphs
+# ------------------------------------------------------------------------------------------------
+def t5_decoder_step(n, ids, position, enc_mask_add, hidden, self_past, cross_kv):
+  """One decoder step: returns logits, [(present_k, present_v)] per layer."""
+  x = n("Add", [n("Gather", ["t_wte", ids]), n("Gather", ["t_wpe", position])])
+  presents = []
+  for i in range(LAYERS):
+    w = f"t_d{i}"
+    q, k, v = n("Split", [linear(n, layer_norm(n, x, f"{w}_ln1"), f"{w}_qkv")], n_out=3, axis=-1)
+    k, v = heads(n, k), heads(n, v)
+    if self_past is not None:
+      k = n("Concat", [self_past[i][0], k], axis=2)
+      v = n("Concat", [self_past[i][1], v], axis=2)
+    presents.append((k, v))
+    x = n("Add", [x, linear(n, attend(n, heads(n, q), k, v, None), f"{w}_proj")])
+    xq = heads(n, linear(n, layer_norm(n, x, f"{w}_lnx"), f"{w}_xq"))
+    x = n("Add", [x, linear(n, attend(n, xq, cross_kv[i][0], cross_kv[i][1], enc_mask_add), f"{w}_xproj")])
+    x = n("Add", [x, mlp(n, x, w)])
+  return logits_of(n, x, "t"), presents
+
+
+def mask_add_of(n, mask):
+  mask_f = n("Cast", [mask], to=TensorProto.FLOAT)
+  return n("Mul", [n("Sub", ["c_one_f", n("Unsqueeze", [mask_f, n("Concat", ["c_i1", "c_i2"], axis=0)])]), "c_neg"])
+
+
+def t5_encoder():
+  n = Nodes("e_")
+  s_len = n("Gather", [n("Shape", ["encoder_input_ids"]), "c_i1"])
+  positions = n("Range", ["c_s0", n("Squeeze", [s_len]), "c_s1"])
+  x = n("Add", [n("Gather", ["t_wte", "encoder_input_ids"]), n("Gather", ["t_epe", positions])])
+  mask_add = mask_add_of(n, "encoder_attention_mask")
+  w = "t_e0"
+  q, k, v = n("Split", [linear(n, layer_norm(n, x, f"{w}_ln1"), f"{w}_qkv")], n_out=3, axis=-1)
+  x = n("Add", [x, linear(n, attend(n, heads(n, q), heads(n, k), heads(n, v), mask_add), f"{w}_proj")])
+  x = n("Add", [x, mlp(n, x, w)])
+  n.nodes.append(helper.make_node("LayerNormalization", [x, "t_lne_g", "t_lne_b"], ["encoder_hidden_states"], axis=-1))
+  cross = []
+  for i in range(LAYERS):
+    ck, cv = n("Split", [linear(n, "encoder_hidden_states", f"t_d{i}_xkv")], n_out=2, axis=-1)
+    cross.append((heads(n, ck), heads(n, cv)))
+  zero_pos = n("Mul", [n("Cast", ["decoder_input_ids"], to=TensorProto.INT64), "c_s0"])
+  logits, presents = t5_decoder_step(n, "decoder_input_ids", zero_pos, mask_add, "encoder_hidden_states", None, cross)
+  n.nodes.append(helper.make_node("Identity", [logits], ["logits"]))
+  outputs = [vi("logits", TensorProto.FLOAT, ["B", 1, VOCAB]), vi("encoder_hidden_states", TensorProto.FLOAT, ["B", "S", HIDDEN])]
+  for kind, pairs, length in (("self", presents, 1), ("cross", cross, "S")):
+    for i, (pk, pv) in enumerate(pairs):
+      n.nodes.append(helper.make_node("Identity", [pk], [f"present_key_{kind}_{i}"]))
+      n.nodes.append(helper.make_node("Identity", [pv], [f"present_value_{kind}_{i}"]))
+      outputs += [vi(f"present_key_{kind}_{i}", TensorProto.FLOAT, ["B", HEADS, length, HEAD]),
+                  vi(f"present_value_{kind}_{i}", TensorProto.FLOAT, ["B", HEADS, length, HEAD])]
+  inputs = [vi("encoder_input_ids", TensorProto.INT32, ["B", "S"]), vi("encoder_attention_mask", TensorProto.INT32, ["B", "S"]),
+            vi("decoder_input_ids", TensorProto.INT32, ["B", 1])]
+  return helper.make_graph(n.nodes, "t5_encoder", inputs, outputs)
+
+
+def t5_decoder():
+  n = Nodes("d_")
+  mask_add = mask_add_of(n, "encoder_attention_mask")
+  past_len = n("Gather", [n("Shape", ["past_key_self_0"]), "c_i2"])
+  position = n("Add", [n("Mul", [n("Cast", ["input_ids"], to=TensorProto.INT64), "c_s0"]), past_len])
+  self_past = [(f"past_key_self_{i}", f"past_value_self_{i}") for i in range(LAYERS)]
+  cross = [(f"past_key_cross_{i}", f"past_value_cross_{i}") for i in range(LAYERS)]
+  logits, presents = t5_decoder_step(n, "input_ids", position, mask_add, "encoder_hidden_states", self_past, cross)
+  n.nodes.append(helper.make_node("Identity", [logits], ["logits"]))
+  outputs = [vi("logits", TensorProto.FLOAT, ["B", 1, VOCAB])]
+  for i, (pk, pv) in enumerate(presents):
+    n.nodes.append(helper.make_node("Identity", [pk], [f"present_key_self_{i}"]))
+    n.nodes.append(helper.make_node("Identity", [pv], [f"present_value_self_{i}"]))
+    outputs += [vi(f"present_key_self_{i}", TensorProto.FLOAT, ["B", HEADS, "T", HEAD]),
+                vi(f"present_value_self_{i}", TensorProto.FLOAT, ["B", HEADS, "T", HEAD])]
+  inputs = [vi("input_ids", TensorProto.INT32, ["B", 1]), vi("encoder_attention_mask", TensorProto.INT32, ["B", "S"]),
+            vi("encoder_hidden_states", TensorProto.FLOAT, ["B", "S", HIDDEN])]
+  for kind, length in (("self", "P"), ("cross", "S")):
+    for i in range(LAYERS):
+      inputs += [vi(f"past_key_{kind}_{i}", TensorProto.FLOAT, ["B", HEADS, length, HEAD]),
+                 vi(f"past_value_{kind}_{i}", TensorProto.FLOAT, ["B", HEADS, length, HEAD])]
+  return helper.make_graph(n.nodes, "t5_decoder", inputs, outputs)
+
+
+def t5_weights():
+  ws = lm_weights("t") + [weight("t_epe", [POSITIONS, HIDDEN], 0.3),
+                          numpy_helper.from_array(np.ones(HIDDEN, np.float32), "t_lne_g"), weight("t_lne_b", [HIDDEN], 0.1)]
+  ws += block_weights("t_e0")
+  for i in range(LAYERS):
+    ws += block_weights(f"t_d{i}", cross=True)
+  return ws
+
+
+# ------------------------------------------------------------------------------------------------
+# Cases: one node per attribute set, its own inputs
+# ------------------------------------------------------------------------------------------------
+GREEDY_INPUTS = ["input_ids", "max_length", "min_length", "repetition_penalty", "vocab_mask", "prefix_vocab_mask",
+                 "attention_mask"]
+BEAM_INPUTS = ["input_ids", "max_length", "min_length", "num_beams", "num_return_sequences", "length_penalty",
+               "repetition_penalty", "vocab_mask", "prefix_vocab_mask", "attention_mask"]
+
+
+def padded_prompts(rows, pad_left=True):
+  width = max(len(r) for r in rows)
+  ids = np.full((len(rows), width), PAD, np.int32)
+  mask = np.zeros((len(rows), width), np.int32)
+  for i, r in enumerate(rows):
+    start = width - len(r) if pad_left else 0
+    ids[i, start:start + len(r)] = r
+    mask[i, start:start + len(r)] = 1
+  return ids, mask
+
+
+def vocab_mask(blocked):
+  m = np.ones(VOCAB, np.int32)
+  m[blocked] = 0
+  return m
+
+
+def make_case(op, name, attrs, values, graphs, with_scores=False):
+  """The node, its graph inputs and outputs, and the input values, in the model's input order."""
+  names = GREEDY_INPUTS if op == "GreedySearch" else BEAM_INPUTS
+  node_inputs, graph_inputs, feeds = [], [], []
+  for input_name in names:
+    if input_name not in values:
+      node_inputs.append("")
+      continue
+    value = np.asarray(values[input_name])
+    full = f"{name}_{input_name}"
+    node_inputs.append(full)
+    elem = TensorProto.FLOAT if value.dtype == np.float32 else TensorProto.INT32
+    graph_inputs.append(vi(full, elem, list(value.shape)))
+    feeds.append(numpy_helper.from_array(value, full))
+  while node_inputs and node_inputs[-1] == "":
+    node_inputs.pop()
+  outs = [f"{name}_sequences"]
+  graph_outputs = [vi(outs[0], TensorProto.INT32, None)]
+  if op == "BeamSearch":
+    outs.append(f"{name}_sequences_scores")
+    graph_outputs.append(vi(outs[1], TensorProto.FLOAT, None))
+    if with_scores:
+      outs.append(f"{name}_scores")
+      graph_outputs.append(vi(outs[2], TensorProto.FLOAT, None))
+  node = helper.make_node(op, node_inputs, outs, name=name, domain="com.microsoft", **attrs, **graphs)
+  return node, graph_inputs, graph_outputs, feeds
+
+
+def scalar_i(v):
+  return np.array([v], np.int32)
+
+
+def scalar_f(v):
+  return np.array([v], np.float32)
+
+
+def gpt_cases():
+  prompts2, mask2 = padded_prompts([[11, 23, 5, 40], [3, 17]])
+  prompts3, mask3 = padded_prompts([[11, 23, 5], [31, 2, 9, 14, 28], [44]])
+  prefix = np.ones((2, VOCAB), np.int32)
+  prefix[0, :25] = 0
+  prefix[1, 25:] = 0
+  common = dict(eos_token_id=EOS, pad_token_id=PAD)
+  cases = [
+      ("GreedySearch", "greedy_padded", dict(common, model_type=0),
+       dict(input_ids=prompts2, max_length=scalar_i(14), attention_mask=mask2), False),
+      ("GreedySearch", "greedy_processors", dict(common, model_type=0, no_repeat_ngram_size=2, vocab_size=VOCAB),
+       dict(input_ids=prompts3, max_length=scalar_i(16), min_length=scalar_i(9), repetition_penalty=scalar_f(1.6),
+            vocab_mask=vocab_mask([4, 9, 33]), attention_mask=mask3), False),
+      ("GreedySearch", "greedy_prefix", dict(common), dict(input_ids=prompts2, max_length=scalar_i(10),
+                                                           prefix_vocab_mask=prefix, attention_mask=mask2), False),
+      ("BeamSearch", "beam_basic", dict(common, model_type=0, early_stopping=0),
+       dict(input_ids=prompts2, max_length=scalar_i(16), min_length=scalar_i(0), num_beams=scalar_i(4),
+            num_return_sequences=scalar_i(2), length_penalty=scalar_f(1.0), repetition_penalty=scalar_f(1.0),
+            attention_mask=mask2), True),
+      ("BeamSearch", "beam_early", dict(common, model_type=0, early_stopping=1),
+       dict(input_ids=prompts2, max_length=scalar_i(16), min_length=scalar_i(0), num_beams=scalar_i(4),
+            num_return_sequences=scalar_i(3), length_penalty=scalar_f(1.0), repetition_penalty=scalar_f(1.0),
+            attention_mask=mask2), False),
+      ("BeamSearch", "beam_penalties", dict(common, model_type=0, early_stopping=0, vocab_size=VOCAB),
+       dict(input_ids=prompts3, max_length=scalar_i(15), min_length=scalar_i(9), num_beams=scalar_i(3),
+            num_return_sequences=scalar_i(3), length_penalty=scalar_f(0.6), repetition_penalty=scalar_f(1.4),
+            attention_mask=mask3), True),
+      ("BeamSearch", "beam_masks", dict(common, model_type=0, early_stopping=0, no_repeat_ngram_size=2),
+       dict(input_ids=prompts2, max_length=scalar_i(14), min_length=scalar_i(0), num_beams=scalar_i(3),
+            num_return_sequences=scalar_i(1), length_penalty=scalar_f(2.0), repetition_penalty=scalar_f(1.0),
+            vocab_mask=vocab_mask([1, 12, 30]), prefix_vocab_mask=prefix, attention_mask=mask2), False),
+      ("BeamSearch", "beam_one", dict(common), dict(input_ids=prompts3, max_length=scalar_i(12), min_length=scalar_i(0),
+                                                    num_beams=scalar_i(1), num_return_sequences=scalar_i(1), length_penalty=scalar_f(1.0),
+                                                    repetition_penalty=scalar_f(1.0), attention_mask=mask3), False),
+  ]
+  return cases
+
+
+def t5_cases():
+  prompts, mask = padded_prompts([[21, 8, 34, 2, 7], [15, 40, 3]], pad_left=False)
+  # The random T5 repeats a few tokens; those are the ends of sentence here, so hypotheses end early.
+  common = dict(pad_token_id=PAD, decoder_start_token_id=PAD, model_type=1)
+  return [
+      ("BeamSearch", "t5_basic", dict(common, eos_token_id=16, early_stopping=0),
+       dict(input_ids=prompts, max_length=scalar_i(12), min_length=scalar_i(0), num_beams=scalar_i(3),
+            num_return_sequences=scalar_i(2), length_penalty=scalar_f(1.0), repetition_penalty=scalar_f(1.0),
+            attention_mask=mask), True),
+      ("BeamSearch", "t5_processors", dict(common, eos_token_id=27, early_stopping=1, no_repeat_ngram_size=3, vocab_size=VOCAB),
+       dict(input_ids=prompts, max_length=scalar_i(14), min_length=scalar_i(6), num_beams=scalar_i(4),
+            num_return_sequences=scalar_i(4), length_penalty=scalar_f(1.5), repetition_penalty=scalar_f(1.3),
+            vocab_mask=vocab_mask([11, 19])), False),
+  ]
+
+
+def write_model(out_dir, cases, graphs, weights, opset=17):
+  nodes, inputs, outputs, feeds = [], [], [], []
+  for op, name, attrs, values, with_scores in cases:
+    node, gi, go, f = make_case(op, name, attrs, values, graphs(name), with_scores)
+    nodes.append(node)
+    inputs += gi
+    outputs += go
+    feeds += f
+  graph = helper.make_graph(nodes, os.path.basename(out_dir), inputs, outputs, initializer=weights + shared_constants())
+  model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid("com.microsoft", 1)],
+                            producer_name="gen_generation.py")
+  model.ir_version = 8
+  save(out_dir, model, feeds)
+
+
+def save(out_dir, model, feeds):
+  os.makedirs(os.path.join(out_dir, "test_data_set_0"), exist_ok=True)
+  onnx.save(model, os.path.join(out_dir, "model.onnx"))
+  for i, t in enumerate(feeds):
+    with open(os.path.join(out_dir, "test_data_set_0", f"input_{i}.pb"), "wb") as f:
+      f.write(t.SerializeToString())
+
+
+def write_ngram(out_dir):
+  ids = np.array([[3, 4, 5, 3, 4], [1, 1, 1, 2, 1], [9, 8, 7, 6, 5]], np.int64)
+  scores = rng.standard_normal((3, 10)).astype(np.float32)
+  node = helper.make_node("NGramRepeatBlock", ["input_ids", "scores"], ["scores_out"], domain="com.microsoft", ngram_size=2)
+  graph = helper.make_graph([node], "ngram", [vi("input_ids", TensorProto.INT64, [3, 5]), vi("scores", TensorProto.FLOAT, [3, 10])],
+                            [vi("scores_out", TensorProto.FLOAT, [3, 10])])
+  model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+  model.ir_version = 8
+  save(out_dir, model, [numpy_helper.from_array(ids, "input_ids"), numpy_helper.from_array(scores, "scores")])
+
+
+def main():
+  out = sys.argv[1] if len(sys.argv) > 1 else "ops/generation/testdata"
+  weights = gpt_weights()
+  write_model(os.path.join(out, "gpt"), gpt_cases(), lambda name: {"decoder": gpt_decoder(name)}, weights)
+  weights = t5_weights()
+  write_model(os.path.join(out, "t5"), t5_cases(),
+              lambda name: {"encoder": t5_encoder(), "decoder": t5_decoder()}, weights)
+  write_ngram(os.path.join(out, "ngram"))
+
+
+if __name__ == "__main__":
+  main()
