@@ -6,8 +6,11 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <new>
+
+#include "include/onnxflow/storage_arena.h"
 
 namespace onnxflow {
 
@@ -106,30 +109,13 @@ namespace {
 // 64-byte alignment: one cache line, and a full AVX-512 vector.
 constexpr size_t kAlignment = 64;
 
-// From 1 MiB up, a tensor's storage is its own mapping, given back to the system when freed.
-// Through malloc it was not: glibc raises its mmap threshold to the size of every mapped chunk it
-// frees (up to 32 MiB), so once a model's parsed initializers were dropped, the load's constants
-// and then the run's tensors came from the heap, and the holes they left stayed resident. Peak RSS
-// (2 threads): half BERT-base 301 -> 252 MB, real_inception_v1 117 -> 99 MB (its fp16 form 74 ->
-// 51 MB), YOLOv8n 139 -> 125 MB; others within 1%. The pool keeps the buffers, so a run maps
-// nothing again: YOLOv8s took 15 page faults a run, 120 before. (GEMM scratch stays on malloc:
-// mapped, what its free list cannot keep was faulted in again every run.)
-constexpr size_t kMappedBytes = size_t{1} << 20;
+// Tensor storage of 1 MiB to 256 MiB comes from the process's arena (storage_arena.h): its free
+// space is split and merged, so a run holds what its live tensors need. The size classes below
+// kept a high-water mark per class: YOLOv8n at 640 x 640 held 45.6 MB of buffers for live tensors
+// of at most 19.2 MB (the arena: 24 MB). Storage past 256 MiB is a mapping of its own, unmapped
+// when freed; smaller than 1 MiB, it comes from the size classes.
+constexpr size_t kMappedBytes = kArenaMaxBytes;
 constexpr size_t kPage = 4096;
-
-// AddressSanitizer checks malloc's blocks only: under it every buffer comes from malloc, so
-// overruns of the big ones are still found.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kMapBigBuffers = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kMapBigBuffers = false;
-#else
-constexpr bool kMapBigBuffers = true;
-#endif
-#else
-constexpr bool kMapBigBuffers = true;
-#endif
 
 size_t RoundUpTo(size_t bytes, size_t to) { return (bytes + to - 1) / to * to; }
 bool Mapped(size_t bytes) { return kMapBigBuffers && bytes >= kMappedBytes; }
@@ -165,15 +151,13 @@ void FreeAligned(void* p, size_t bytes) {
   }
 }
 
-// Storage for numeric tensors comes from size classes that are recycled: a run's intermediate
-// buffers go back to the pool when their last reader is done and the next run (or the next node)
-// takes them again, hot in cache and already mapped, instead of faulting in fresh pages. Classes
-// are four per power of two, so a buffer wastes at most a fifth of its size; a request whose class
-// is empty takes a freed buffer of up to four classes above (at most twice its size), else every
-// class kept its own high-water mark: YOLOv8n at 640 x 640 peaked at 159 MB, 139 MB so (YOLOv8s
-// 404 -> 341 MB; ResNet-50, BERT, GPT-2 within 1%). Small buffers are
-// pooled too (a graph of tiny nodes otherwise spends a fifth of its time in malloc and free);
-// buffers above 256 MiB are not kept, and the pool holds at most 1 GiB.
+// Storage under 1 MiB (and all of it under AddressSanitizer) comes from size classes that are
+// recycled: a run's intermediate buffers go back to the pool when their last reader is done and
+// the next run (or the next node) takes them again, hot in cache, instead of malloc and free (a
+// graph of tiny nodes otherwise spends a fifth of its time there). Classes are four per power of
+// two, so a buffer wastes at most a fifth of its size; a request whose class is empty takes a
+// freed buffer of up to four classes above (at most twice its size). Buffers above 256 MiB are not
+// kept, and the pool holds at most 1 GiB.
 class BufferPool {
  public:
   static BufferPool& Global() {
@@ -274,6 +258,12 @@ std::shared_ptr<void> AllocateStorage(DataType dtype, int64_t count, bool zero) 
                                  [](void* p) { delete[] static_cast<std::string*>(p); });
   }
   const size_t bytes = static_cast<size_t>(count) * ElementSize(dtype);
+  if (StorageArena* arena = ArenaFor(bytes)) {
+    void* p = arena->Take(bytes);
+    if (p == nullptr) throw std::bad_alloc();
+    if (zero) std::memset(p, 0, bytes);
+    return std::shared_ptr<void>(p, [arena](void* q) { arena->Give(q); });
+  }
   size_t class_bytes = 0;
   void* p = BufferPool::Global().Take(bytes, &class_bytes);
   if (p == nullptr) throw std::bad_alloc();
@@ -283,9 +273,15 @@ std::shared_ptr<void> AllocateStorage(DataType dtype, int64_t count, bool zero) 
 
 }  // namespace
 
-void ReleasePooledStorage() { BufferPool::Global().Release(); }
+void ReleasePooledStorage() {
+  BufferPool::Global().Release();
+  if (StorageArena* arena = ProcessArena()) arena->Release();
+}
 
-size_t PooledStorageBytes() { return BufferPool::Global().retained(); }
+size_t PooledStorageBytes() {
+  const StorageArena* arena = ProcessArena();
+  return BufferPool::Global().retained() + (arena != nullptr ? arena->retained() : 0);
+}
 
 Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   storage_ = AllocateStorage(dtype_, size(), /*zero=*/true);

@@ -9,6 +9,8 @@
 #include <new>
 #include <vector>
 
+#include "include/onnxflow/storage_arena.h"
+
 namespace onnxflow {
 namespace {
 
@@ -90,12 +92,27 @@ void ReleaseAlignedFloats() { FloatsFreeList::Global().Release(); }
 size_t RetainedScratchBytes() { return FloatsFreeList::Global().retained(); }
 
 void AlignedFloatsFree::operator()(float* p) const {
-  if (!FloatsFreeList::Global().Give(p, bytes)) std::free(p);
+  if (StorageArena* arena = ArenaFor(bytes)) {
+    arena->Give(p);
+  } else if (!FloatsFreeList::Global().Give(p, bytes)) {
+    std::free(p);
+  }
 }
 
 AlignedFloats AlignedFloats::Make(int64_t n, bool zero) {
   AlignedFloats out;
   size_t bytes = static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(float);
+  // From 1 MiB, the arena tensors come from: a convolution's scratch (Winograd's transformed
+  // image, up to 8 MB) fits in space the run's freed tensors left, where a free list of its own
+  // kept it beside them. [figures]
+  if (StorageArena* arena = ArenaFor(bytes)) {
+    void* p = arena->Take(bytes);
+    if (p == nullptr) throw std::bad_alloc();
+    out.ptr = std::unique_ptr<float[], Free>(static_cast<float*>(p), Free{bytes});
+    if (zero) std::memset(p, 0, bytes);
+    out.size = n;
+    return out;
+  }
   // Packed weights and big blocks are streamed once per use: on 4 KiB pages the hardware
   // prefetcher restarts at every page and the TLB misses; 2 MiB pages avoid both.
   const bool huge = bytes >= kHugePage;

@@ -1,11 +1,14 @@
-// The GEMM's scratch memory: owning, 64-byte aligned float buffers (2 MiB aligned on huge pages from
-// 2 MiB up), recycled through one process-wide free list. GEMM and convolution scratch (packed A,
-// B blocks, unfolded images) is taken on every call, and a fresh mapping would fault in (and zero)
-// its pages each time; the free list keeps freed buffers for the next call.
+// The GEMM's scratch memory: owning, 64-byte aligned float buffers, recycled. GEMM and convolution
+// scratch (packed A, B blocks, unfolded images) is taken on every call, and a fresh mapping would
+// fault in (and zero) its pages each time. Buffers of 1 MiB to 256 MiB come from the process's
+// arena (include/onnxflow/storage_arena.h, 4 KiB-aligned, on huge pages), which tensors share;
+// the others from malloc (2 MiB aligned on huge pages from 2 MiB up), through one process-wide
+// free list that keeps freed buffers for the next call.
 //
-// The free list is the one owner of that memory between calls: it keeps at most
+// The free list is the one owner of its memory between calls: it keeps at most
 // kMaxRetainedScratchBytes, keeps no per-thread buffers, and ReleaseAlignedFloats() returns all it
-// keeps to the system (the session calls it after load and after an idle second).
+// keeps to the system (the session calls it after load and after an idle second, with
+// ReleasePooledStorage, which releases the arena's free space).
 #pragma once
 
 #include <cstddef>

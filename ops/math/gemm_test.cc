@@ -576,13 +576,13 @@ TEST(GemmPlanTest, PlannedAheadMatches) {
   EXPECT_EQ(c1, c2);
 }
 
-// The scratch free list keeps freed buffers for the next call, never more than its cap, and gives
-// everything back on ReleaseAlignedFloats.
+// The scratch free list keeps freed buffers (under 1 MiB; bigger ones are the arena's) for the next
+// call, never more than its cap, and gives everything back on ReleaseAlignedFloats.
 TEST(GemmScratchTest, BoundedAndReleased) {
   ReleaseAlignedFloats();
   for (int round = 0; round < 3; ++round) {
     std::vector<AlignedFloats> held;
-    for (int64_t i = 0; i < 40; ++i) held.push_back(AlignedFloats::Make((int64_t{1} << 18) + i * 4096, false));
+    for (int64_t i = 0; i < 100; ++i) held.push_back(AlignedFloats::Make((int64_t{1} << 17) + i * 1024, false));
   }
   EXPECT_GT(RetainedScratchBytes(), 0u);
   EXPECT_LE(RetainedScratchBytes(), kMaxRetainedScratchBytes);
@@ -594,11 +594,11 @@ TEST(GemmScratchTest, BoundedAndReleased) {
 // recorded the request's, so what it counted against its cap fell short of what it held.
 TEST(GemmScratchTest, ABufferGoesBackWithItsOwnSize) {
   ReleaseAlignedFloats();
-  { AlignedFloats big = AlignedFloats::Make(int64_t{3} << 17, false); }  // 1.5 MiB, kept
+  { AlignedFloats big = AlignedFloats::Make(int64_t{3} << 16, false); }  // 768 KiB, kept
   const size_t kept = RetainedScratchBytes();
-  ASSERT_EQ(kept, size_t{3} << 19);
+  ASSERT_EQ(kept, size_t{3} << 18);
   {
-    AlignedFloats smaller = AlignedFloats::Make(int64_t{1} << 18, false);  // 1 MiB: the kept one
+    AlignedFloats smaller = AlignedFloats::Make(int64_t{1} << 17, false);  // 512 KiB: the kept one
     EXPECT_EQ(RetainedScratchBytes(), 0u);
     EXPECT_EQ(smaller.ptr.get_deleter().bytes, kept);
   }

@@ -1,0 +1,158 @@
+#include "include/onnxflow/storage_arena.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iterator>
+
+namespace onnxflow {
+namespace {
+
+constexpr size_t kPage = 4096;
+constexpr size_t kHugePage = size_t{2} << 20;
+// Past any machine's memory (and far from overflowing the rounding below).
+constexpr size_t kMaxBytes = size_t{1} << 48;
+
+size_t RoundUpTo(size_t bytes, size_t to) { return (bytes + to - 1) / to * to; }
+
+// Mappings of 32 MiB: the activations of most models' runs fit in one (YOLOv8n at 640 x 640
+// needs 24 MB of it), and the part never used is never resident.
+constexpr size_t kChunkBytes = size_t{32} << 20;
+
+}  // namespace
+
+StorageArena* ProcessArena() {
+  if (!kMapBigBuffers) return nullptr;
+  static StorageArena* arena = new StorageArena(kChunkBytes);
+  return arena;
+}
+
+StorageArena::StorageArena(size_t chunk_bytes) : chunk_bytes_(RoundUpTo(chunk_bytes, kHugePage)) {}
+
+StorageArena::~StorageArena() {
+  for (const auto& [start, bytes] : chunks_) munmap(reinterpret_cast<void*>(start), bytes);
+}
+
+void* StorageArena::Take(size_t bytes) {
+  if (bytes > kMaxBytes) return nullptr;
+  const size_t size = RoundUpTo(std::max<size_t>(bytes, 1), kPage);
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto best = free_.lower_bound({size, 0});
+  const Blocks::iterator it = best != free_.end() ? blocks_.find(best->second) : NewChunk(size);
+  if (it == blocks_.end()) return nullptr;
+  Unfree(it);
+  Block& block = it->second;
+  if (block.size > size) {  // the rest stays free, first in line for the next request that fits
+    Block rest{block.size - size, block.chunk, false};
+    if (block.dirty_end > size) {
+      rest.dirty_begin = std::max(block.dirty_begin, size) - size;
+      rest.dirty_end = block.dirty_end - size;
+    }
+    block.size = size;
+    MarkFree(blocks_.emplace(it->first + size, rest).first);
+  }
+  block.dirty_begin = block.dirty_end = 0;
+  in_use_ += size;
+  return reinterpret_cast<void*>(it->first);
+}
+
+void StorageArena::Give(void* p) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Blocks::iterator it = blocks_.find(reinterpret_cast<uintptr_t>(p));
+  if (it == blocks_.end() || it->second.free) std::abort();  // not ours, or given twice: as free() would
+  in_use_ -= it->second.size;
+  it->second.dirty_begin = 0;
+  it->second.dirty_end = it->second.size;
+  MarkFree(it);
+  MergeNext(it);
+  if (it != blocks_.begin()) MergeNext(std::prev(it));
+}
+
+void StorageArena::Release() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (Blocks::iterator it = blocks_.begin(); it != blocks_.end();) {
+    Block& block = it->second;
+    if (!block.free) {
+      ++it;
+    } else if (it->first == block.chunk && block.size == chunks_.at(block.chunk)) {  // a whole mapping
+      Unfree(it);
+      munmap(reinterpret_cast<void*>(it->first), block.size);
+      mapped_ -= block.size;
+      chunks_.erase(block.chunk);
+      it = blocks_.erase(it);
+    } else {
+      if (block.dirty() > 0) {
+        Unfree(it);
+        madvise(reinterpret_cast<void*>(it->first + block.dirty_begin), block.dirty(), MADV_DONTNEED);
+        block.dirty_begin = block.dirty_end = 0;
+        MarkFree(it);
+      }
+      ++it;
+    }
+  }
+}
+
+size_t StorageArena::retained() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return retained_;
+}
+
+size_t StorageArena::in_use() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return in_use_;
+}
+
+size_t StorageArena::mapped() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return mapped_;
+}
+
+StorageArena::Blocks::iterator StorageArena::NewChunk(size_t bytes) {
+  const size_t size = RoundUpTo(std::max(bytes, chunk_bytes_), kHugePage);
+  // mmap aligns to pages only: map a huge page more and trim both ends to 2 MiB boundaries.
+  void* region = mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                      -1, 0);
+  if (region == MAP_FAILED) return blocks_.end();
+  const uintptr_t start = reinterpret_cast<uintptr_t>(region);
+  const uintptr_t aligned = RoundUpTo(start, kHugePage);
+  if (aligned > start) munmap(region, aligned - start);
+  const uintptr_t end = start + size + kHugePage;
+  if (end > aligned + size) munmap(reinterpret_cast<void*>(aligned + size), end - (aligned + size));
+  madvise(reinterpret_cast<void*>(aligned), size, MADV_HUGEPAGE);
+  chunks_.emplace(aligned, size);
+  mapped_ += size;
+  const Blocks::iterator it = blocks_.emplace(aligned, Block{size, aligned, false}).first;
+  MarkFree(it);
+  return it;
+}
+
+void StorageArena::MarkFree(Blocks::iterator it) {
+  it->second.free = true;
+  free_.emplace(it->second.size, it->first);
+  retained_ += it->second.dirty();
+}
+
+void StorageArena::Unfree(Blocks::iterator it) {
+  free_.erase({it->second.size, it->first});
+  retained_ -= it->second.dirty();
+  it->second.free = false;
+}
+
+void StorageArena::MergeNext(Blocks::iterator it) {
+  const Blocks::iterator next = std::next(it);
+  if (!it->second.free || next == blocks_.end() || !next->second.free || next->second.chunk != it->second.chunk) return;
+  Unfree(it);
+  Unfree(next);
+  Block& block = it->second;
+  const Block& after = next->second;
+  if (after.dirty() > 0) {  // the union of both dirty ranges, `after`'s moved past `block`
+    if (block.dirty() == 0) block.dirty_begin = block.size + after.dirty_begin;
+    block.dirty_end = block.size + after.dirty_end;
+  }
+  block.size += after.size;
+  blocks_.erase(next);
+  MarkFree(it);
+}
+
+}  // namespace onnxflow

@@ -1,0 +1,96 @@
+// Where big buffers live: one best-fit arena over large mappings, its free space split and merged,
+// so the memory a run holds follows the bytes its live buffers need, not the sizes they came in.
+// Tensor storage (include/onnxflow/tensor.cc) and kernels' scratch (ops/math/gemm_scratch.cc)
+// share it, so a convolution's scratch fits in the space tensors freed. Internal to the runtime.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <set>
+#include <utility>
+
+namespace onnxflow {
+
+class StorageArena {
+ public:
+  // Mappings are made `chunk_bytes` or more at a time (a multiple of 2 MiB), 2 MiB-aligned, on
+  // transparent huge pages; what is never handed out is never touched, so never resident.
+  explicit StorageArena(size_t chunk_bytes);
+  ~StorageArena();
+  StorageArena(const StorageArena&) = delete;
+  StorageArena& operator=(const StorageArena&) = delete;
+
+  // `bytes` (rounded up to 4 KiB pages, page-aligned) from the smallest free block that holds them,
+  // or a new mapping; null when the system has no memory left.
+  void* Take(size_t bytes);
+  // A pointer Take returned, whole.
+  void Give(void* p);
+  // Free blocks go back to the system: whole mappings unmapped, the rest of the free pages dropped.
+  void Release();
+
+  // Bytes of free blocks that were used since they were last released (resident, most likely; a
+  // never-used gap between two such parts of one free block counts too).
+  size_t retained() const;
+  // Bytes handed out and not given back.
+  size_t in_use() const;
+  // Bytes mapped (resident or not).
+  size_t mapped() const;
+
+ private:
+  struct Block {
+    size_t size;
+    uintptr_t chunk;  // the mapping it is in: blocks of two mappings never merge
+    bool free;
+    // Of a free block, the bytes [dirty_begin, dirty_end) from its start hold every page used
+    // since the last Release (none when equal).
+    size_t dirty_begin = 0, dirty_end = 0;
+    size_t dirty() const { return dirty_end - dirty_begin; }
+  };
+  using Blocks = std::map<uintptr_t, Block>;
+
+  Blocks::iterator NewChunk(size_t bytes);
+  void MarkFree(Blocks::iterator it);
+  void Unfree(Blocks::iterator it);
+  // Merges `it` with the free block right after it in the same mapping, if any.
+  void MergeNext(Blocks::iterator it);
+
+  const size_t chunk_bytes_;
+  mutable std::mutex mutex_;
+  Blocks blocks_;                                // every block, by address
+  std::set<std::pair<size_t, uintptr_t>> free_;  // free blocks by size, then address: best fit
+  std::map<uintptr_t, size_t> chunks_;           // mappings: start -> bytes
+  size_t retained_ = 0, in_use_ = 0, mapped_ = 0;
+};
+
+// AddressSanitizer checks malloc's blocks only: under it every buffer comes from malloc, so
+// overruns of the big ones are still found; otherwise big buffers are mapped memory.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kMapBigBuffers = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kMapBigBuffers = false;
+#else
+inline constexpr bool kMapBigBuffers = true;
+#endif
+#else
+inline constexpr bool kMapBigBuffers = true;
+#endif
+
+// Buffers of kArenaMinBytes to kArenaMaxBytes come from the process's arena. Smaller ones stay
+// with malloc and the size-class pools, which recycle them without a lock held across sizes;
+// bigger ones are mapped alone and unmapped when freed.
+inline constexpr size_t kArenaMinBytes = size_t{1} << 20;
+inline constexpr size_t kArenaMaxBytes = size_t{256} << 20;
+
+// The process's arena (never destroyed: buffers may outlive main()), or null without
+// kMapBigBuffers.
+StorageArena* ProcessArena();
+
+// ProcessArena() when `bytes` is its to serve, else null.
+inline StorageArena* ArenaFor(size_t bytes) {
+  return bytes >= kArenaMinBytes && bytes <= kArenaMaxBytes ? ProcessArena() : nullptr;
+}
+
+}  // namespace onnxflow
