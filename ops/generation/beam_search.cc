@@ -136,7 +136,8 @@ class BeamSearch : public OpKernel {
     const int64_t rows = int64_t{batch} * c.num_beams;
     const int64_t steps = c.max_length - length;
     ONNXFLOW_RETURN_IF_ERROR(ctx.CheckScratch({rows, vocab}, sizeof(float), "the next-token scores"));
-    ONNXFLOW_RETURN_IF_ERROR(ctx.CheckScratch({rows, c.max_length, c.max_length}, sizeof(int32_t), "the hypotheses"));
+    // The rows twice (a step reads one buffer and writes the other); the kept hypotheses are fewer.
+    ONNXFLOW_RETURN_IF_ERROR(ctx.CheckScratch({2, rows, c.max_length}, sizeof(int32_t), "the token rows"));
 
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * sequences_out, ctx.AllocateUninitialized(0, DataType::kInt32,
                                                                                  {batch, c.num_return_sequences, c.max_length}));
@@ -169,7 +170,7 @@ class BeamSearch : public OpKernel {
     const int vocab = gpt_->vocab(), length = static_cast<int>(input_ids.dim(1));
     std::vector<int32_t> prompt;
     ONNXFLOW_ASSIGN_OR_RETURN(GptDecoder::Feeds feeds,
-                              gpt_->Start(input_ids, attention_mask, c.num_beams, c.pad_token_id, &prompt));
+                              gpt_->Start(input_ids, attention_mask, c.num_beams, c.pad_token_id, c.max_length, &prompt));
     search->emplace(c, Sequences(c.batch_size * c.num_beams, c.max_length, length, prompt));
     ONNXFLOW_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphFrame> frame, gpt_->graph().NewFrame(ctx));
     std::vector<Value> outputs;

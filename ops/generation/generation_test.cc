@@ -176,6 +176,14 @@ TEST(BeamSearch, T5EarlyStoppingPenaltiesNgramMatchOnnxRuntime) {
   ExpectNear("t5", "t5_processors_sequences_scores", 1e-4f);
 }
 
+// past_present_share_buffer: the caches do not follow the beams (as in ONNX Runtime without
+// cache_indirection), so these sequences differ from GptPaddedBatch's for the same weights.
+TEST(BeamSearch, GptSharedBufferDecoderMatchesOnnxRuntime) {
+  ExpectSequences("gpt_shared", "shared_beams", kPad);
+  ExpectNear("gpt_shared", "shared_beams_sequences_scores", 1e-4f);
+  ExpectNear("gpt_shared", "shared_beams_scores", 1e-4f, true);
+}
+
 TEST(NGramRepeatBlock, MatchesOnnxRuntime) { ExpectNear("ngram", "scores_out", 0.0f); }
 
 // ---- refusals: a Status naming node, op and what is wrong; never a crash ----
@@ -269,6 +277,36 @@ TEST(GenerationRefusals, LogitsOfWrongShape) {
   Case c = LoadCase("gpt");
   FindAttr(FindNode(c.model, "beam_penalties"), "vocab_size")->set_i(49);
   ExpectRefused(RunModel(c.model, c.inputs), {"beam_penalties", "BeamSearch", "logits", "49"});
+}
+
+TEST(GenerationRefusals, CacheIndirectionDecoder) {
+  Case c = LoadCase("gpt_shared");
+  onnx::GraphProto* decoder = FindAttr(FindNode(c.model, "shared_beams"), "decoder")->mutable_g();
+  for (const char* name : {"beam_width", "cache_indirection"}) {
+    auto* in = decoder->add_input();
+    in->CopyFrom(decoder->input(decoder->input_size() - 2));  // past_sequence_length's declaration
+    in->set_name(name);
+  }
+  ExpectRefused(RunModel(c.model, c.inputs), {"shared_beams", "BeamSearch", "cache_indirection", "not supported"});
+}
+
+TEST(GenerationRefusals, SharedBufferPresentOfWrongLength) {
+  // present_1 cut to 5 positions while past_1 holds max_length (12): refused, never read past its end.
+  Case c = LoadCase("gpt_shared");
+  onnx::GraphProto* decoder = FindAttr(FindNode(c.model, "shared_beams"), "decoder")->mutable_g();
+  for (auto& node : *decoder->mutable_node()) {
+    for (auto& out : *node.mutable_output()) {
+      if (out == "present_1") out = "present_1_full";
+    }
+  }
+  auto* ends = decoder->add_initializer();
+  TensorToProto(Tensor::FromVector<int64_t>({1}, {5}), ends);
+  ends->set_name("test_ends");
+  auto* cut = decoder->add_node();
+  cut->set_op_type("Slice");
+  for (const char* in : {"present_1_full", "c_i0", "test_ends", "c_i3"}) cut->add_input(in);
+  cut->add_output("present_1");
+  ExpectRefused(RunModel(c.model, c.inputs), {"shared_beams", "BeamSearch", "present_1", "past_1", "[2,6,2,12,16]"});
 }
 
 TEST(GenerationRefusals, T5WithoutDecoderStartToken) {

@@ -21,13 +21,12 @@ Result<GptDecoder> GptDecoder::Prepare(const KernelInfo& info, int vocab_attribu
     return InvalidArgument("graph 'decoder' returns " + std::to_string(n_out) +
                            " outputs; it must return logits and at least one present state");
   }
-  const bool shares_buffer = (n_in == n_out + 3 && ins.back() == "past_sequence_length") ||
-                             (n_in == n_out + 5 && ins[n_in - 3] == "past_sequence_length");
-  if (shares_buffer) {
-    return Unimplemented("graph 'decoder' takes past_sequence_length" + std::string(n_in == n_out + 5 ? ", beam_width and cache_indirection" : "") +
-                         " (past_present_share_buffer): not supported, only decoders whose present states grow");
+  if (n_in == n_out + 5 && ins[n_in - 3] == "past_sequence_length") {
+    // ONNX Runtime's CUDA form for DecoderMaskedMultiHeadAttention; its CPU kernels refuse it too.
+    return Unimplemented("graph 'decoder' takes beam_width and cache_indirection: not supported");
   }
-  if (n_in != n_out + 2) {
+  d.shares_buffer_ = n_in == n_out + 3 && ins.back() == "past_sequence_length";
+  if (n_in != n_out + 2 + (d.shares_buffer_ ? 1 : 0)) {
     return InvalidArgument("graph 'decoder' takes " + std::to_string(n_in) + " inputs and returns " + std::to_string(n_out) +
                            " outputs; it must take input_ids, position_ids, attention_mask and one past per present (" +
                            std::to_string(n_out + 2) + " inputs)");
@@ -58,13 +57,14 @@ Result<GptDecoder> GptDecoder::Prepare(const KernelInfo& info, int vocab_attribu
 }
 
 Result<GptDecoder::Feeds> GptDecoder::Start(const Tensor& input_ids, const Tensor* attention_mask, int beams,
-                                            int pad_token_id, std::vector<int32_t>* prompt) const {
+                                            int pad_token_id, int max_length, std::vector<int32_t>* prompt) const {
   const int batch = static_cast<int>(input_ids.dim(0)), length = static_cast<int>(input_ids.dim(1));
   const int rows = batch * beams;
   const int32_t* ids = input_ids.data<int32_t>();
   Feeds f;
   std::vector<int32_t> expanded_ids, positions, lengths;
   f.width = length;
+  f.max_length = max_length;
   for (int b = 0; b < batch; ++b) {
     // Positions skip pad tokens, whatever the mask says (ONNX Runtime's CreateGptInputs).
     std::vector<int32_t> row_positions(length), row_mask(length);
@@ -87,8 +87,14 @@ Result<GptDecoder::Feeds> GptDecoder::Start(const Tensor& input_ids, const Tenso
   f.values.emplace_back(Int32({rows, length}, expanded_ids));
   f.values.emplace_back(Int32({rows, length}, positions));
   f.values.emplace_back(Int32({rows, length}, f.mask));
-  const Tensor empty_past(DataType::kFloat, {2, rows, heads_, 0, head_size_});
-  for (int i = 0; i < layers_; ++i) f.values.emplace_back(empty_past);
+  if (!shares_buffer_) {
+    const Tensor empty_past(DataType::kFloat, {2, rows, heads_, 0, head_size_});
+    for (int i = 0; i < layers_; ++i) f.values.emplace_back(empty_past);
+    return f;
+  }
+  // One buffer per layer of the whole length; ONNX Runtime leaves it uninitialized, zeros here.
+  for (int i = 0; i < layers_; ++i) f.values.emplace_back(Tensor(DataType::kFloat, {2, rows, heads_, max_length, head_size_}));
+  f.values.emplace_back(Int32({1}, {0}));
   return f;
 }
 
@@ -116,13 +122,21 @@ Status GptDecoder::Advance(std::vector<Value>& outputs, const std::vector<int32_
       return InvalidArgument(what + " must be [2, " + std::to_string(n) + ", heads, length, head_size], got " +
                              (present.is_tensor() ? ShapeToString(present.tensor().shape()) : std::string("no tensor")));
     }
-    if (rows == nullptr) {
+    const Shape shared{2, n, heads_, f->max_length, head_size_};
+    if (shares_buffer_ && present.tensor().shape() != shared) {
+      return InvalidArgument(what + " has shape " + ShapeToString(present.tensor().shape()) +
+                             "; sharing its buffer with past_" + std::to_string(i) + ", it must keep " +
+                             ShapeToString(shared));
+    }
+    if (rows == nullptr || shares_buffer_) {
       f->values[3 + i] = std::move(outputs[1 + i]);
     } else {
       ONNXFLOW_ASSIGN_OR_RETURN(Tensor picked, GatherRows(present.tensor(), 1, *rows, what));
       f->values[3 + i] = std::move(picked);
     }
   }
+  // The tokens already in the cache: every one but the new one.
+  if (shares_buffer_) f->values[3 + layers_] = Int32({1}, {f->width - 1});
   return Status::Ok();
 }
 

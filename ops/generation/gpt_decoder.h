@@ -3,6 +3,12 @@
 // ([2, batch*beams, heads, past_length, head_size] per layer) and returns logits
 // [batch*beams, length, vocab] and present_0..present_{n-1}. The first run sees the whole prompt
 // and empty pasts; each later run one token per row, the presents of the beams it continues.
+//
+// A decoder that also takes past_sequence_length (int32 [1], last) shares its past and present
+// buffers (past_present_share_buffer): the pasts are [2, batch*beams, heads, max_length, head_size]
+// from the start, the decoder writes the new keys and values at past_sequence_length, and each
+// present is the next run's past as it is. As in ONNX Runtime, those caches stay with their rows:
+// without cache_indirection (its CUDA-only form) a beam search does not reorder them.
 #pragma once
 
 #include <cstdint>
@@ -32,9 +38,10 @@ class GptDecoder {
     std::vector<int32_t> positions;    // of the next token, per row
     std::vector<int32_t> mask;         // [rows, width]
     int width = 0;
+    int max_length = 0;                // the shared buffers' length
   };
   Result<Feeds> Start(const Tensor& input_ids, const Tensor* attention_mask, int beams, int pad_token_id,
-                      std::vector<int32_t>* prompt) const;
+                      int max_length, std::vector<int32_t>* prompt) const;
 
   // The next run's feeds: the chosen tokens, positions one further (after the second run), the mask
   // one column longer, and each row's past the present of row `rows[r]` (as is when `rows` is null).
@@ -44,6 +51,7 @@ class GptDecoder {
  private:
   const Subgraph* graph_ = nullptr;
   int layers_ = 0, heads_ = 0, head_size_ = 0, vocab_ = 0;
+  bool shares_buffer_ = false;
 };
 
 }  // namespace onnxflow::generation

@@ -54,7 +54,7 @@ class GreedySearch : public OpKernel {
 
     std::vector<int32_t> prompt;
     ONNXFLOW_ASSIGN_OR_RETURN(GptDecoder::Feeds feeds,
-                              decoder_.Start(*input_ids, attention_mask, 1, attrs_.pad_token_id, &prompt));
+                              decoder_.Start(*input_ids, attention_mask, 1, attrs_.pad_token_id, max_length, &prompt));
     Sequences sequences(batch, max_length, length, prompt);
     ONNXFLOW_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphFrame> frame, decoder_.graph().NewFrame(ctx));
     std::vector<char> ended(batch, 0);

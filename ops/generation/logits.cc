@@ -78,8 +78,11 @@ void LogSoftmaxRows(const float* in, int rows, int vocab, float* out) {
 void TopK(const float* values, int64_t n, int k, std::vector<float>* top, std::vector<int64_t>* indices) {
   std::vector<int64_t> order(static_cast<size_t>(n));
   std::iota(order.begin(), order.end(), int64_t{0});
-  std::partial_sort(order.begin(), order.begin() + k, order.end(), [values](int64_t a, int64_t b) {
-    return values[a] > values[b] || (values[a] == values[b] && a < b);
+  // NaN (a broken decoder) ranks last, so the order stays strict and weak.
+  auto key = [values](int64_t i) { return std::isnan(values[i]) ? -std::numeric_limits<float>::infinity() : values[i]; };
+  std::partial_sort(order.begin(), order.begin() + k, order.end(), [&key](int64_t a, int64_t b) {
+    const float ka = key(a), kb = key(b);
+    return ka > kb || (ka == kb && a < b);
   });
   for (int i = 0; i < k; ++i) {
     indices->push_back(order[i]);

@@ -16,10 +16,15 @@ test_data_set_0/input_<i>.pb; tools/gen_models/ort_expected.js adds ONNX Runtime
         present_{key,value}_self_i, present_{key,value}_cross_i) and the `decoder` graph (input_ids,
         encoder_attention_mask, encoder_hidden_states, past_{key,value}_self_i,
         past_{key,value}_cross_i -> logits, present_{key,value}_self_i), 2 decoder layers.
+  gpt_shared/ the same decoder written for past_present_share_buffer (past_i and present_i
+        [2, batch, 2, max_length, 16], the new keys and values written at the extra input
+        past_sequence_length) under one BeamSearch node of 3 beams. Its weights are the decoder's
+        own initializers: ONNX Runtime 1.30 fails such a decoder that reads outer-scope values (it
+        takes the last feed, an outer value, for past_sequence_length).
   ngram/ NGramRepeatBlock on a few rows.
 
   /usr/bin/python3 tools/gen_models/gen_generation.py [OUT_DIR]
-  for c in gpt t5 ngram; do NODE_PATH=~/ort/node_modules node tools/gen_models/ort_expected.js OUT_DIR/$c; done
+  for c in gpt t5 gpt_shared ngram; do NODE_PATH=~/ort/node_modules node tools/gen_models/ort_expected.js OUT_DIR/$c; done
 """
 import os
 import sys
@@ -91,7 +96,8 @@ def shared_constants():
           const("c_one_f", np.array(1.0, np.float32)),
           const("c_i0", np.array([0], np.int64)), const("c_i1", np.array([1], np.int64)),
           const("c_i2", np.array([2], np.int64)), const("c_i3", np.array([3], np.int64)),
-          const("c_s0", np.array(0, np.int64)), const("c_s1", np.array(1, np.int64))]
+          const("c_s0", np.array(0, np.int64)), const("c_s1", np.array(1, np.int64)),
+          const("c_big", np.array([1 << 30], np.int64))]
 
 
 def block_weights(prefix, cross=False):
@@ -157,6 +163,44 @@ def gpt_decoder(tag):
   inputs += [vi(f"past_{i}", TensorProto.FLOAT, [2, "B", HEADS, "P", HEAD]) for i in range(LAYERS)]
   outputs = [vi("logits", TensorProto.FLOAT, ["B", "S", VOCAB])]
   outputs += [vi(f"present_{i}", TensorProto.FLOAT, [2, "B", HEADS, "T", HEAD]) for i in range(LAYERS)]
+  return helper.make_graph(n.nodes, f"{tag}_decoder", inputs, outputs)
+
+
+def gpt_decoder_shared(tag):
+  """The decoder for past_present_share_buffer: each present is its past with the new keys and
+  values written at past_sequence_length (Slice, Concat); attention reads the first P + S."""
+  n = Nodes(f"{tag}_")
+  x = n("Add", [n("Gather", ["g_wte", "input_ids"]), n("Gather", ["g_wpe", "position_ids"])])
+  mask_f = n("Cast", ["attention_mask"], to=TensorProto.FLOAT)
+  pad_add = n("Mul", [n("Sub", ["c_one_f", n("Unsqueeze", [mask_f, n("Concat", ["c_i1", "c_i2"], axis=0)])]), "c_neg"])
+  t_len = n("Gather", [n("Shape", ["attention_mask"]), "c_i1"])
+  s_len = n("Gather", [n("Shape", ["input_ids"]), "c_i1"])
+  ones = n("ConstantOfShape", [n("Concat", [s_len, t_len], axis=0)], value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0]))
+  causal = n("Trilu", [ones, n("Squeeze", [n("Sub", [t_len, s_len])])], upper=0)
+  additive = n("Add", [pad_add, n("Mul", [n("Sub", ["c_one_f", causal]), "c_neg"])])
+  start = n("Reshape", [n("Cast", ["past_sequence_length"], to=TensorProto.INT64), "c_i1"])
+  end = n("Add", [start, s_len])
+  for i in range(LAYERS):
+    w = f"g_l{i}"
+    q, k, v = n("Split", [linear(n, layer_norm(n, x, f"{w}_ln1"), f"{w}_qkv")], n_out=3, axis=-1)
+    full = []
+    for half, new in (("c_s0", heads(n, k)), ("c_s1", heads(n, v))):
+      buffer = n("Gather", [f"past_{i}", half], axis=0)
+      full.append(n("Concat", [n("Slice", [buffer, "c_i0", start, "c_i2"]), new,
+                               n("Slice", [buffer, end, "c_big", "c_i2"])], axis=2))
+    n.nodes.append(helper.make_node("Concat", [n("Unsqueeze", [full[0], "c_i0"]), n("Unsqueeze", [full[1], "c_i0"])],
+                                    [f"present_{i}"], axis=0))
+    k_all = n("Slice", [full[0], "c_i0", end, "c_i2"])
+    v_all = n("Slice", [full[1], "c_i0", end, "c_i2"])
+    x = n("Add", [x, linear(n, attend(n, heads(n, q), k_all, v_all, additive), f"{w}_proj")])
+    x = n("Add", [x, mlp(n, x, w)])
+  n.nodes.append(helper.make_node("Identity", [logits_of(n, x, "g")], ["logits"]))
+  inputs = [vi("input_ids", TensorProto.INT32, ["B", "S"]), vi("position_ids", TensorProto.INT32, ["B", "S"]),
+            vi("attention_mask", TensorProto.INT32, ["B", "T"])]
+  inputs += [vi(f"past_{i}", TensorProto.FLOAT, [2, "B", HEADS, "M", HEAD]) for i in range(LAYERS)]
+  inputs.append(vi("past_sequence_length", TensorProto.INT32, [1]))
+  outputs = [vi("logits", TensorProto.FLOAT, ["B", "S", VOCAB])]
+  outputs += [vi(f"present_{i}", TensorProto.FLOAT, [2, "B", HEADS, "M", HEAD]) for i in range(LAYERS)]
   return helper.make_graph(n.nodes, f"{tag}_decoder", inputs, outputs)
 
 
@@ -357,6 +401,14 @@ def gpt_cases():
   return cases
 
 
+def gpt_shared_cases():
+  prompts2, mask2 = padded_prompts([[11, 23, 5, 40], [3, 17]])
+  return [("BeamSearch", "shared_beams", dict(eos_token_id=EOS, pad_token_id=PAD),
+           dict(input_ids=prompts2, max_length=scalar_i(12), min_length=scalar_i(0), num_beams=scalar_i(3),
+                num_return_sequences=scalar_i(2), length_penalty=scalar_f(1.0), repetition_penalty=scalar_f(1.0),
+                attention_mask=mask2), True)]
+
+
 def t5_cases():
   prompts, mask = padded_prompts([[21, 8, 34, 2, 7], [15, 40, 3]], pad_left=False)
   # The random T5 repeats a few tokens; those are the ends of sentence here, so hypotheses end early.
@@ -373,7 +425,7 @@ def t5_cases():
   ]
 
 
-def write_model(out_dir, cases, graphs, weights, opset=17):
+def write_model(out_dir, cases, graphs, weights, opset=17, weights_inside=False):
   nodes, inputs, outputs, feeds = [], [], [], []
   for op, name, attrs, values, with_scores in cases:
     node, gi, go, f = make_case(op, name, attrs, values, graphs(name), with_scores)
@@ -381,7 +433,14 @@ def write_model(out_dir, cases, graphs, weights, opset=17):
     inputs += gi
     outputs += go
     feeds += f
-  graph = helper.make_graph(nodes, os.path.basename(out_dir), inputs, outputs, initializer=weights + shared_constants())
+  initializers = weights + shared_constants()
+  if weights_inside:
+    for node in nodes:
+      for a in node.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+          a.g.initializer.extend(initializers)
+    initializers = []
+  graph = helper.make_graph(nodes, os.path.basename(out_dir), inputs, outputs, initializer=initializers)
   model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid("com.microsoft", 1)],
                             producer_name="gen_generation.py")
   model.ir_version = 8
@@ -409,11 +468,13 @@ def write_ngram(out_dir):
 
 def main():
   out = sys.argv[1] if len(sys.argv) > 1 else "ops/generation/testdata"
-  weights = gpt_weights()
-  write_model(os.path.join(out, "gpt"), gpt_cases(), lambda name: {"decoder": gpt_decoder(name)}, weights)
+  gpt = gpt_weights()
+  write_model(os.path.join(out, "gpt"), gpt_cases(), lambda name: {"decoder": gpt_decoder(name)}, gpt)
   weights = t5_weights()
   write_model(os.path.join(out, "t5"), t5_cases(),
               lambda name: {"encoder": t5_encoder(), "decoder": t5_decoder()}, weights)
+  write_model(os.path.join(out, "gpt_shared"), gpt_shared_cases(), lambda name: {"decoder": gpt_decoder_shared(name)},
+              gpt, weights_inside=True)
   write_ngram(os.path.join(out, "ngram"))
 
 
