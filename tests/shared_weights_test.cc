@@ -1,8 +1,9 @@
 // Weights shared across sessions (issue 25): a second session of the same model keeps no second
 // copy of its weights (the packed ones included), so two sessions of real_inception_v1 in one
-// process peak at most 1.15x one session's peak.
+// process peak no more than the second load's transient parse above one session's peak.
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -26,7 +27,7 @@ Result<Session> LoadAndRun(const std::string& path) {
 
 // Peak and resident set of the whole process (/usr/bin/time -v's "Maximum resident set size" is
 // the peak), after loading and running one session, then a second one beside it.
-TEST(SharedWeights, TwoSessionsOfInceptionPeakAtMost115PercentOfOne) {
+TEST(SharedWeights, TwoSessionsOfInceptionPeakAtMostTheParseAboveOne) {
   auto dir = testing::TestDataDir();
   ASSERT_TRUE(dir.ok()) << dir.status().ToString();
   const std::string path = *dir + "/models/real_inception_v1/model.onnx";
@@ -45,10 +46,16 @@ TEST(SharedWeights, TwoSessionsOfInceptionPeakAtMost115PercentOfOne) {
   std::printf("one session: peak %.1f MiB, resident %.1f MiB; two sessions: peak %.1f MiB (%.2fx), "
               "resident %.1f MiB (%.2fx)\n",
               one_peak, one_rss, two_peak, two_peak / one_peak, two_rss, two_rss / one_rss);
-  // Peak (the issue's measure): 1.80x before the weights were shared, 1.04x-1.05x after. The second
-  // load's parsed weights become its initializers without a copy and take the place of the pools'
-  // free buffers, and its kernels find their packed weights already made.
-  EXPECT_LE(two_peak, one_peak * 1.15) << "peak: one session " << one_peak << " MiB, two " << two_peak << " MiB";
+  // Peak (the issue's measure): 1.80x before the weights were shared, 1.04x-1.05x after, when the
+  // first session's pools held ~40 MB of free buffers that the second load's parse took the place
+  // of. Since big buffers share one arena (include/onnxflow/storage_arena.h) the first session
+  // holds little free memory and peaks lower (~91 MiB, was ~100), so the second load's parsed
+  // weights (28 MB, dropped once its kernels find their packed weights already made) show: 105 MiB
+  // for two sessions, as before, 1.16x. A second copy of the weights (packed, and the constants)
+  // would add more than the file's size.
+  const double file_mb = static_cast<double>(std::filesystem::file_size(path)) / (1 << 20);
+  EXPECT_LE(two_peak - one_peak, 0.75 * file_mb)
+      << "peak: one session " << one_peak << " MiB, two " << two_peak << " MiB";
   // The resident sets are printed, not asserted: one idle second between the runs (a stalled CI
   // machine) frees the pools and moves them by a quarter. Measured 1.00x-1.01x (1.67x before).
 }
