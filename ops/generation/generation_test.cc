@@ -162,6 +162,10 @@ TEST(BeamSearch, GptMasksAndNoRepeatNgramMatchOnnxRuntime) {
   ExpectSequences("gpt", "beam_masks", kPad);
   ExpectNear("gpt", "beam_masks_sequences_scores", 1e-4f);
 }
+TEST(BeamSearch, GptFourSentencesEosEqualToPadMatchesOnnxRuntime) {
+  ExpectSequences("gpt", "beam_batch4", kPad);
+  ExpectNear("gpt", "beam_batch4_sequences_scores", 1e-4f);
+}
 TEST(BeamSearch, GptOneBeamMatchesOnnxRuntime) {
   ExpectSequences("gpt", "beam_one", kPad);
   ExpectNear("gpt", "beam_one_sequences_scores", 1e-4f);
@@ -337,6 +341,37 @@ TEST(GenerationRefusals, EosTokenMissing) {
     }
   }
   ExpectRefused(RunModel(c.model, c.inputs), {"greedy_prefix", "eos_token_id"});
+}
+
+// The shared-buffer decoder under GreedySearch, fed greedy_padded's prompts: ONNX Runtime gives the
+// same sequences for both decoder forms (checked when the data was generated), so they are the expected.
+TEST(GreedySearch, SharedBufferDecoderMatchesOnnxRuntime) {
+  Case c = LoadCase("gpt_shared");
+  onnx::NodeProto greedy = *FindNode(c.model, "shared_beams");
+  greedy.set_name("shared_greedy");
+  greedy.set_op_type("GreedySearch");
+  greedy.clear_input();
+  for (const char* in : {"shared_beams_input_ids", "greedy_max_length", "", "", "", "", "shared_beams_attention_mask"}) {
+    greedy.add_input(in);
+  }
+  greedy.clear_output();
+  greedy.add_output("greedy_sequences");
+  c.model.mutable_graph()->clear_node();
+  *c.model.mutable_graph()->add_node() = greedy;
+  c.model.mutable_graph()->clear_output();
+  auto* out = c.model.mutable_graph()->add_output();
+  out->set_name("greedy_sequences");
+  out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT32);
+  auto* max_length = c.model.mutable_graph()->add_input();
+  max_length->CopyFrom(c.model.graph().input(1));  // shared_beams_max_length's declaration
+  max_length->set_name("greedy_max_length");
+  c.inputs.push_back({"greedy_max_length", Tensor::FromVector<int32_t>({1}, {14})});
+  auto result = RunModel(c.model, c.inputs);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  const Tensor& want = Expected("gpt", "greedy_padded_sequences");
+  const Tensor& got = (*result)[0].value.tensor();
+  ASSERT_EQ(want.shape(), got.shape());
+  for (int64_t i = 0; i < want.size(); ++i) EXPECT_EQ(want.data<int32_t>()[i], got.data<int32_t>()[i]) << i;
 }
 
 }  // namespace

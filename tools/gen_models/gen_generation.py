@@ -366,6 +366,7 @@ def scalar_f(v):
 def gpt_cases():
   prompts2, mask2 = padded_prompts([[11, 23, 5, 40], [3, 17]])
   prompts3, mask3 = padded_prompts([[11, 23, 5], [31, 2, 9, 14, 28], [44]])
+  prompts4, mask4 = padded_prompts([[34, 44, 29, 39], [12, 3, 15, 14, 43], [1, 25, 41, 7, 40], [23]])
   prefix = np.ones((2, VOCAB), np.int32)
   prefix[0, :25] = 0
   prefix[1, 25:] = 0
@@ -394,6 +395,13 @@ def gpt_cases():
        dict(input_ids=prompts2, max_length=scalar_i(14), min_length=scalar_i(0), num_beams=scalar_i(3),
             num_return_sequences=scalar_i(1), length_penalty=scalar_f(2.0), repetition_penalty=scalar_f(1.0),
             vocab_mask=vocab_mask([1, 12, 30]), prefix_vocab_mask=prefix, attention_mask=mask2), False),
+      # Four sentences, eos equal to pad: ONNX Runtime's done test reads each sentence's best candidate
+      # score from offset batch * num_beams of the 2 * num_beams-per-sentence list; this case
+      # ends differently when that offset is batch * 2 * num_beams (found by a seeded search).
+      ("BeamSearch", "beam_batch4", dict(eos_token_id=0, pad_token_id=PAD, early_stopping=0),
+       dict(input_ids=prompts4, max_length=scalar_i(12), min_length=scalar_i(0), num_beams=scalar_i(4),
+            num_return_sequences=scalar_i(4), length_penalty=scalar_f(0.5), repetition_penalty=scalar_f(1.0),
+            attention_mask=mask4), False),
       ("BeamSearch", "beam_one", dict(common), dict(input_ids=prompts3, max_length=scalar_i(12), min_length=scalar_i(0),
                                                     num_beams=scalar_i(1), num_return_sequences=scalar_i(1), length_penalty=scalar_f(1.0),
                                                     repetition_penalty=scalar_f(1.0), attention_mask=mask3), False),

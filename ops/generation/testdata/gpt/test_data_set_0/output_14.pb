@@ -1,2 +1,2 @@
 
-Bbeam_one_sequences_scoresJ^q£¾8ô¾?í…¼
+Bbeam_batch4_sequences_scoresJ@­,ˆ¾¯\Ã¿ò,ì¿	ø¿íd’¿²â¬¿üÚ¿óÉÜ¿>^¿éÖi¿|[¥¿âS«¿R’Ÿ¿Áš£¿Â|¬¿²Ö¿
