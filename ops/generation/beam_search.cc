@@ -72,9 +72,15 @@ class BeamSearch : public OpKernel {
  public:
   static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     ONNXFLOW_ASSIGN_OR_RETURN(SearchAttributes attrs, SearchAttributes::Parse(info));
+    // Whisper's inputs (decoder_input_ids, logits_processor, cross_qk_layer_head, extra_decoding_ids,
+    // temperature) and outputs (cross_qk, non_speech_probs) are another kernel's.
+    if (info.input_count() > 10 || info.output_count() > 3) {
+      return Unimplemented("BeamSearch takes at most 10 inputs (through attention_mask) and 3 outputs here");
+    }
     std::unique_ptr<BeamSearch> k(new BeamSearch(attrs));
     if (attrs.model_type == kModelTypeGpt) {
-      ONNXFLOW_ASSIGN_OR_RETURN(GptDecoder d, GptDecoder::Prepare(info, attrs.vocab_size));
+      ONNXFLOW_ASSIGN_OR_RETURN(GptDecoder d, GptDecoder::Prepare(info, "decoder", attrs.vocab_size));
+      ONNXFLOW_ASSIGN_OR_RETURN(k->gpt_init_, GptDecoder::PrepareInit(info, d));
       k->gpt_.emplace(std::move(d));
     } else {
       if (attrs.decoder_start_token_id < 0) {
@@ -122,9 +128,6 @@ class BeamSearch : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(c.length_penalty, ScalarFloat(ctx, 5, "length_penalty", 1.0f));
     ONNXFLOW_ASSIGN_OR_RETURN(rules.repetition_penalty, ScalarFloat(ctx, 6, "repetition_penalty", 1.0f));
     if (!(rules.repetition_penalty > 0.0f)) return InvalidArgument("input 'repetition_penalty' must be greater than 0");
-    if (ctx.has_input(10) || ctx.has_input(11)) {
-      return Unimplemented("inputs 'decoder_input_ids' and 'logits_processor' (Whisper) are not supported");
-    }
     c.early_stopping = attrs_.early_stopping;
     c.pad_token_id = attrs_.pad_token_id;
     c.eos_token_id = attrs_.eos_token_id;
@@ -173,12 +176,17 @@ class BeamSearch : public OpKernel {
                               gpt_->Start(input_ids, attention_mask, c.num_beams, c.pad_token_id, c.max_length, &prompt));
     search->emplace(c, Sequences(c.batch_size * c.num_beams, c.max_length, length, prompt));
     ONNXFLOW_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphFrame> frame, gpt_->graph().NewFrame(ctx));
+    std::unique_ptr<SubgraphFrame> init_frame;
+    if (gpt_init_) {
+      ONNXFLOW_ASSIGN_OR_RETURN(init_frame, gpt_init_->graph().NewFrame(ctx));
+    }
     std::vector<Value> outputs;
     std::vector<float> logits;
     for (int current = length, step = 1; current < c.max_length; ++step) {
       ONNXFLOW_RETURN_IF_ERROR(ctx.run().CheckInterrupt());
-      Status s = frame->Run(feeds.values, &outputs);  // moves every feed; Advance sets each again
-      if (!s.ok()) return s.WithContext("graph 'decoder', step " + std::to_string(step));
+      const bool first = step == 1 && init_frame != nullptr;  // init_decoder runs the prompt
+      Status s = (first ? init_frame : frame)->Run(feeds.values, &outputs);  // moves every feed; Advance sets each again
+      if (!s.ok()) return s.WithContext(std::string(first ? "graph 'init_decoder'" : "graph 'decoder'") + ", step " + std::to_string(step));
       ONNXFLOW_RETURN_IF_ERROR(LastLogits(outputs[0], "decoder", c.batch_size, c.num_beams, vocab, &logits));
       (*search)->Step(rules, step, vocab, logits, StepScores(scores_out, step - 1));
       if ((*search)->scorer.AllDone()) break;
@@ -230,7 +238,7 @@ class BeamSearch : public OpKernel {
   }
 
   const SearchAttributes attrs_;
-  std::optional<GptDecoder> gpt_;
+  std::optional<GptDecoder> gpt_, gpt_init_;
   std::optional<T5Model> t5_;
 };
 

@@ -166,6 +166,10 @@ TEST(BeamSearch, GptFourSentencesEosEqualToPadMatchesOnnxRuntime) {
   ExpectSequences("gpt", "beam_batch4", kPad);
   ExpectNear("gpt", "beam_batch4_sequences_scores", 1e-4f);
 }
+TEST(BeamSearch, GptInitDecoderMatchesOnnxRuntime) {
+  ExpectSequences("gpt", "beam_init", kPad);
+  ExpectNear("gpt", "beam_init_sequences_scores", 1e-4f);
+}
 TEST(BeamSearch, GptOneBeamMatchesOnnxRuntime) {
   ExpectSequences("gpt", "beam_one", kPad);
   ExpectNear("gpt", "beam_one_sequences_scores", 1e-4f);
@@ -372,6 +376,24 @@ TEST(GreedySearch, SharedBufferDecoderMatchesOnnxRuntime) {
   const Tensor& got = (*result)[0].value.tensor();
   ASSERT_EQ(want.shape(), got.shape());
   for (int64_t i = 0; i < want.size(); ++i) EXPECT_EQ(want.data<int32_t>()[i], got.data<int32_t>()[i]) << i;
+}
+
+// The init_decoder (logits x 3) is what makes beam_init's first step: without it the search differs.
+TEST(BeamSearch, InitDecoderRunsTheFirstStep) {
+  Case c = LoadCase("gpt");
+  auto* attrs = FindNode(c.model, "beam_init")->mutable_attribute();
+  for (int i = 0; i < attrs->size(); ++i) {
+    if (attrs->Get(i).name() == "init_decoder") {
+      attrs->DeleteSubrange(i, 1);
+      break;
+    }
+  }
+  auto out = RunModel(c.model, c.inputs);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const Tensor& want = Expected("gpt", "beam_init_sequences");
+  const Tensor& got = FindValue(*out, "beam_init_sequences")->tensor();
+  ASSERT_EQ(want.shape(), got.shape());
+  EXPECT_FALSE(std::equal(want.data<int32_t>(), want.data<int32_t>() + want.size(), got.data<int32_t>()));
 }
 
 }  // namespace

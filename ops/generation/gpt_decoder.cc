@@ -11,37 +11,38 @@ Tensor Int32(Shape shape, const std::vector<int32_t>& values) { return Tensor::F
 
 }  // namespace
 
-Result<GptDecoder> GptDecoder::Prepare(const KernelInfo& info, int vocab_attribute) {
+Result<GptDecoder> GptDecoder::Prepare(const KernelInfo& info, const std::string& attr, int vocab_attribute) {
   GptDecoder d;
-  ONNXFLOW_ASSIGN_OR_RETURN(d.graph_, RequireSubgraph(info, "decoder"));
+  d.attr_ = attr;
+  ONNXFLOW_ASSIGN_OR_RETURN(d.graph_, RequireSubgraph(info, attr));
   const auto& ins = d.graph_->input_names();
   const auto& outs = d.graph_->output_names();
   const int n_in = static_cast<int>(ins.size()), n_out = static_cast<int>(outs.size());
   if (n_out < 2) {
-    return InvalidArgument("graph 'decoder' returns " + std::to_string(n_out) +
+    return InvalidArgument("graph '" + attr + "' returns " + std::to_string(n_out) +
                            " outputs; it must return logits and at least one present state");
   }
   if (n_in == n_out + 5 && ins[n_in - 3] == "past_sequence_length") {
     // ONNX Runtime's CUDA form for DecoderMaskedMultiHeadAttention; its CPU kernels refuse it too.
-    return Unimplemented("graph 'decoder' takes beam_width and cache_indirection: not supported");
+    return Unimplemented("graph '" + attr + "' takes beam_width and cache_indirection: not supported");
   }
   d.shares_buffer_ = n_in == n_out + 3 && ins.back() == "past_sequence_length";
   if (n_in != n_out + 2 + (d.shares_buffer_ ? 1 : 0)) {
-    return InvalidArgument("graph 'decoder' takes " + std::to_string(n_in) + " inputs and returns " + std::to_string(n_out) +
+    return InvalidArgument("graph '" + attr + "' takes " + std::to_string(n_in) + " inputs and returns " + std::to_string(n_out) +
                            " outputs; it must take input_ids, position_ids, attention_mask and one past per present (" +
                            std::to_string(n_out + 2) + " inputs)");
   }
-  ONNXFLOW_RETURN_IF_ERROR(ExpectName(ins, 0, "input_ids", "decoder", "input"));
-  ONNXFLOW_RETURN_IF_ERROR(ExpectName(ins, 1, "position_ids", "decoder", "input"));
-  ONNXFLOW_RETURN_IF_ERROR(ExpectName(ins, 2, "attention_mask", "decoder", "input"));
-  ONNXFLOW_RETURN_IF_ERROR(ExpectName(ins, 3, "past_0", "decoder", "input"));
-  ONNXFLOW_RETURN_IF_ERROR(ExpectName(outs, 0, "logits", "decoder", "output"));
-  ONNXFLOW_RETURN_IF_ERROR(ExpectName(outs, 1, "present_0", "decoder", "output"));
+  ONNXFLOW_RETURN_IF_ERROR(ExpectName(ins, 0, "input_ids", attr, "input"));
+  ONNXFLOW_RETURN_IF_ERROR(ExpectName(ins, 1, "position_ids", attr, "input"));
+  ONNXFLOW_RETURN_IF_ERROR(ExpectName(ins, 2, "attention_mask", attr, "input"));
+  ONNXFLOW_RETURN_IF_ERROR(ExpectName(ins, 3, "past_0", attr, "input"));
+  ONNXFLOW_RETURN_IF_ERROR(ExpectName(outs, 0, "logits", attr, "output"));
+  ONNXFLOW_RETURN_IF_ERROR(ExpectName(outs, 1, "present_0", attr, "output"));
   d.layers_ = n_out - 1;
   // The empty first past needs heads and head size: ONNX Runtime reads them off past_0's declaration.
-  const std::vector<int64_t> past = DeclaredInputDims(info, "decoder", 3);
+  const std::vector<int64_t> past = DeclaredInputDims(info, attr, 3);
   if (past.size() != 5 || past[0] != 2 || past[2] <= 0 || past[4] <= 0) {
-    return InvalidArgument("graph 'decoder': input 'past_0' must declare shape [2, batch, heads, past_length, head_size] "
+    return InvalidArgument("graph '" + attr + "': input 'past_0' must declare shape [2, batch, heads, past_length, head_size] "
                            "with heads and head_size fixed");
   }
   d.heads_ = static_cast<int>(past[2]);
@@ -50,10 +51,21 @@ Result<GptDecoder> GptDecoder::Prepare(const KernelInfo& info, int vocab_attribu
   const int64_t declared = logits.has_shape && logits.shape.size() == 3 ? logits.shape[2] : -1;
   d.vocab_ = vocab_attribute > 0 ? vocab_attribute : static_cast<int>(declared);
   if (d.vocab_ <= 0) {
-    return InvalidArgument("graph 'decoder': output 'logits' must declare [batch, length, vocab] with vocab fixed, "
+    return InvalidArgument("graph '" + attr + "': output 'logits' must declare [batch, length, vocab] with vocab fixed, "
                            "or the node must set attribute 'vocab_size'");
   }
   return d;
+}
+
+Result<std::optional<GptDecoder>> GptDecoder::PrepareInit(const KernelInfo& info, const GptDecoder& decoder) {
+  if (info.subgraph("init_decoder") == nullptr) return std::optional<GptDecoder>();
+  ONNXFLOW_ASSIGN_OR_RETURN(GptDecoder init, Prepare(info, "init_decoder", decoder.vocab_));
+  // Its presents feed the decoder's pasts and both read the same feeds.
+  if (init.layers_ != decoder.layers_ || init.heads_ != decoder.heads_ || init.head_size_ != decoder.head_size_ ||
+      init.shares_buffer_ != decoder.shares_buffer_) {
+    return InvalidArgument("graph 'init_decoder' must have the layers, heads, head size and buffer sharing of graph 'decoder'");
+  }
+  return std::optional<GptDecoder>(std::move(init));
 }
 
 Result<GptDecoder::Feeds> GptDecoder::Start(const Tensor& input_ids, const Tensor* attention_mask, int beams,
@@ -116,7 +128,7 @@ Status GptDecoder::Advance(std::vector<Value>& outputs, const std::vector<int32_
   f->values[2] = Int32({n, f->width}, f->mask);
   for (int i = 0; i < layers_; ++i) {
     const Value& present = outputs[1 + i];
-    const std::string what = "graph 'decoder' output 'present_" + std::to_string(i) + "'";
+    const std::string what = "graph '" + attr_ + "' output 'present_" + std::to_string(i) + "'";
     if (!present.is_tensor() || present.tensor().rank() != 5 || present.tensor().dim(0) != 2 ||
         present.tensor().dim(1) != n) {
       return InvalidArgument(what + " must be [2, " + std::to_string(n) + ", heads, length, head_size], got " +

@@ -12,6 +12,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "include/onnxflow/status.h"
@@ -25,7 +27,11 @@ class GptDecoder {
  public:
   // Checks the decoder's inputs and outputs at load; `vocab_attribute` > 0 overrides the logits'
   // declared vocabulary as in ONNX Runtime.
-  static Result<GptDecoder> Prepare(const KernelInfo& info, int vocab_attribute);
+  // `attr` is "decoder", or "init_decoder" (ONNX Runtime's optional graph for the first run).
+  static Result<GptDecoder> Prepare(const KernelInfo& info, const std::string& attr, int vocab_attribute);
+
+  // The node's init_decoder, when it has one: the first run's graph, of the decoder's convention.
+  static Result<std::optional<GptDecoder>> PrepareInit(const KernelInfo& info, const GptDecoder& decoder);
 
   const Subgraph& graph() const { return *graph_; }
   int vocab() const { return vocab_; }
@@ -49,6 +55,7 @@ class GptDecoder {
                  bool increase_position, Feeds* feeds) const;
 
  private:
+  std::string attr_;
   const Subgraph* graph_ = nullptr;
   int layers_ = 0, heads_ = 0, head_size_ = 0, vocab_ = 0;
   bool shares_buffer_ = false;

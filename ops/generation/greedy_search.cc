@@ -5,6 +5,7 @@
 // Inputs: input_ids, max_length, min_length, repetition_penalty, vocab_mask, prefix_vocab_mask,
 // attention_mask. Output: sequences [batch, max_length] (int32).
 #include <algorithm>
+#include <optional>
 
 #include "ops/framework/domains.h"
 #include "ops/framework/registry.h"
@@ -26,12 +27,16 @@ class GreedySearch : public OpKernel {
       return Unimplemented("GreedySearch with model_type " + std::to_string(attrs.model_type) +
                            ": only 0 (a decoder-only model) is supported");
     }
-    ONNXFLOW_ASSIGN_OR_RETURN(GptDecoder decoder, GptDecoder::Prepare(info, attrs.vocab_size));
+    if (info.input_count() > 7 || info.output_count() > 1) {
+      return Unimplemented("GreedySearch takes at most 7 inputs (through attention_mask) and returns sequences only");
+    }
+    ONNXFLOW_ASSIGN_OR_RETURN(GptDecoder decoder, GptDecoder::Prepare(info, "decoder", attrs.vocab_size));
+    ONNXFLOW_ASSIGN_OR_RETURN(std::optional<GptDecoder> init, GptDecoder::PrepareInit(info, decoder));
     if (attrs.eos_token_id >= decoder.vocab() || attrs.pad_token_id >= decoder.vocab()) {
       return InvalidArgument("attributes 'eos_token_id' and 'pad_token_id' must be below the vocabulary size " +
                              std::to_string(decoder.vocab()));
     }
-    return std::unique_ptr<OpKernel>(new GreedySearch(attrs, std::move(decoder)));
+    return std::unique_ptr<OpKernel>(new GreedySearch(attrs, std::move(decoder), std::move(init)));
   }
 
   Status Compute(KernelContext& ctx) const override {
@@ -57,14 +62,19 @@ class GreedySearch : public OpKernel {
                               decoder_.Start(*input_ids, attention_mask, 1, attrs_.pad_token_id, max_length, &prompt));
     Sequences sequences(batch, max_length, length, prompt);
     ONNXFLOW_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphFrame> frame, decoder_.graph().NewFrame(ctx));
+    std::unique_ptr<SubgraphFrame> init_frame;
+    if (init_) {
+      ONNXFLOW_ASSIGN_OR_RETURN(init_frame, init_->graph().NewFrame(ctx));
+    }
     std::vector<char> ended(batch, 0);
     std::vector<float> scores;
     std::vector<Value> outputs;
     std::vector<int32_t> tokens(batch);
     for (int current = length, step = 1; current < max_length; ++step) {
       ONNXFLOW_RETURN_IF_ERROR(ctx.run().CheckInterrupt());
-      Status s = frame->Run(feeds.values, &outputs);  // moves every feed; Advance sets each again
-      if (!s.ok()) return s.WithContext("graph 'decoder', step " + std::to_string(step));
+      const bool first = step == 1 && init_frame != nullptr;  // init_decoder runs the prompt
+      Status s = (first ? init_frame : frame)->Run(feeds.values, &outputs);  // moves every feed; Advance sets each again
+      if (!s.ok()) return s.WithContext(std::string(first ? "graph 'init_decoder'" : "graph 'decoder'") + ", step " + std::to_string(step));
       ONNXFLOW_RETURN_IF_ERROR(LastLogits(outputs[0], "decoder", batch, 1, vocab, &scores));
       ApplyScoreRules(rules, sequences, step, vocab, scores.data());
       for (int b = 0; b < batch; ++b) {
@@ -91,10 +101,12 @@ class GreedySearch : public OpKernel {
   }
 
  private:
-  GreedySearch(const SearchAttributes& attrs, GptDecoder decoder) : attrs_(attrs), decoder_(std::move(decoder)) {}
+  GreedySearch(const SearchAttributes& attrs, GptDecoder decoder, std::optional<GptDecoder> init)
+      : attrs_(attrs), decoder_(std::move(decoder)), init_(std::move(init)) {}
 
   const SearchAttributes attrs_;
   const GptDecoder decoder_;
+  const std::optional<GptDecoder> init_;
 };
 
 }  // namespace

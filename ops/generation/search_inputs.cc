@@ -69,9 +69,6 @@ Result<const Tensor*> ReadInputIds(const KernelContext& ctx, int vocab) {
     return InvalidArgument("input 'input_ids' must be int32 [batch_size, sequence_length] with both at least 1, got " +
                            std::string(DataTypeName(ids->dtype())) + " " + ShapeToString(ids->shape()));
   }
-  if (ids->dim(0) > kMaxLength * int64_t{kMaxBeams}) {
-    return InvalidArgument("input 'input_ids' has a batch of " + std::to_string(ids->dim(0)) + ", too large");
-  }
   const int32_t* data = ids->data<int32_t>();
   for (int64_t i = 0; i < ids->size(); ++i) {
     // Token ids index score rows (repetition penalty, n-grams): one outside the vocabulary is refused.

@@ -4,7 +4,8 @@
 Writes, under OUT_DIR (default ops/generation/testdata), three case folders, each model.onnx and
 test_data_set_0/input_<i>.pb; tools/gen_models/ort_expected.js adds ONNX Runtime's output_<i>.pb:
 
-  gpt/  a tiny GPT-2-like decoder (2 layers, hidden 32, 2 heads of 16, vocabulary 50, learned
+  gpt/  (beam_init also has an init_decoder, the decoder with its logits times 3, for the first run)
+        a tiny GPT-2-like decoder (2 layers, hidden 32, 2 heads of 16, vocabulary 50, learned
         positions, a KV cache past_i / present_i of [2, batch, 2, seq, 16] per layer, ONNX Runtime's
         subgraph convention input_ids, position_ids, attention_mask, past_0.. -> logits, present_0..)
         run by several GreedySearch and BeamSearch nodes (model_type 0), one per attribute set. The
@@ -133,7 +134,7 @@ def vi(name, elem, shape):
 # ------------------------------------------------------------------------------------------------
 # GPT-2-like decoder subgraph
 # ------------------------------------------------------------------------------------------------
-def gpt_decoder(tag):
+def gpt_decoder(tag, logit_scale=None):
   n = Nodes(f"{tag}_")
   x = n("Add", [n("Gather", ["g_wte", "input_ids"]), n("Gather", ["g_wpe", "position_ids"])])
   # Additive mask [B, 1, S, T]: causal (key j visible to query i when j <= P + i) plus padding.
@@ -157,7 +158,10 @@ def gpt_decoder(tag):
                                     [f"present_{i}"], axis=0))
     x = n("Add", [x, linear(n, attend(n, heads(n, q), k_all, v_all, additive), f"{w}_proj")])
     x = n("Add", [x, mlp(n, x, w)])
-  n.nodes.append(helper.make_node("Identity", [logits_of(n, x, "g")], ["logits"]))
+  logits = logits_of(n, x, "g")
+  if logit_scale is not None:  # an init_decoder that differs, so a test sees which graph ran first
+    logits = n("Mul", [logits, logit_scale])
+  n.nodes.append(helper.make_node("Identity", [logits], ["logits"]))
   inputs = [vi("input_ids", TensorProto.INT32, ["B", "S"]), vi("position_ids", TensorProto.INT32, ["B", "S"]),
             vi("attention_mask", TensorProto.INT32, ["B", "T"])]
   inputs += [vi(f"past_{i}", TensorProto.FLOAT, [2, "B", HEADS, "P", HEAD]) for i in range(LAYERS)]
@@ -402,6 +406,10 @@ def gpt_cases():
        dict(input_ids=prompts4, max_length=scalar_i(12), min_length=scalar_i(0), num_beams=scalar_i(4),
             num_return_sequences=scalar_i(4), length_penalty=scalar_f(0.5), repetition_penalty=scalar_f(1.0),
             attention_mask=mask4), False),
+      ("BeamSearch", "beam_init", dict(common, model_type=0, early_stopping=0),
+       dict(input_ids=prompts2, max_length=scalar_i(12), min_length=scalar_i(0), num_beams=scalar_i(3),
+            num_return_sequences=scalar_i(2), length_penalty=scalar_f(1.0), repetition_penalty=scalar_f(1.0),
+            attention_mask=mask2), False),
       ("BeamSearch", "beam_one", dict(common), dict(input_ids=prompts3, max_length=scalar_i(12), min_length=scalar_i(0),
                                                     num_beams=scalar_i(1), num_return_sequences=scalar_i(1), length_penalty=scalar_f(1.0),
                                                     repetition_penalty=scalar_f(1.0), attention_mask=mask3), False),
@@ -477,7 +485,15 @@ def write_ngram(out_dir):
 def main():
   out = sys.argv[1] if len(sys.argv) > 1 else "ops/generation/testdata"
   gpt = gpt_weights()
-  write_model(os.path.join(out, "gpt"), gpt_cases(), lambda name: {"decoder": gpt_decoder(name)}, gpt)
+  def gpt_graphs(name):
+    graphs = {"decoder": gpt_decoder(name)}
+    if name == "beam_init":  # ONNX Runtime's optional graph for the first run, here with logits x 3
+      # The scale is the graph's own: ONNX Runtime feeds both graphs the node's outer values, so
+      # they must read the same ones.
+      graphs["init_decoder"] = gpt_decoder(name + "_init", logit_scale="init_three")
+      graphs["init_decoder"].initializer.append(const("init_three", np.array(3.0, np.float32)))
+    return graphs
+  write_model(os.path.join(out, "gpt"), gpt_cases(), gpt_graphs, gpt)
   weights = t5_weights()
   write_model(os.path.join(out, "t5"), t5_cases(),
               lambda name: {"encoder": t5_encoder(), "decoder": t5_decoder()}, weights)
