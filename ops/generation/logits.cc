@@ -61,6 +61,11 @@ void ApplyScoreRules(const ScoreRules& rules, const Sequences& sequences, int st
   if (rules.min_length > 0 && sequences.length() < rules.min_length) {
     for (int r = 0; r < rows; ++r) scores[static_cast<size_t>(r) * vocab + rules.eos_token_id] = kBarred;
   }
+  if (rules.temperature != 1.0f) {
+    // After the masks, as ONNX Runtime's list orders it: a barred token becomes lowest / temperature.
+    const size_t n = static_cast<size_t>(rows) * vocab;
+    for (size_t i = 0; i < n; ++i) scores[i] /= rules.temperature;
+  }
 }
 
 void LogSoftmaxRows(const float* in, int rows, int vocab, float* out) {

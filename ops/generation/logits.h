@@ -1,7 +1,7 @@
 // What ONNX Runtime's CPU generation ops do to a step's scores before choosing tokens
 // (contrib_ops/cpu/transformers/logits_processor.*, generation_device_helper.cc), in its order:
 // repetition penalty, no-repeat n-grams, the vocabulary mask, the prefix mask (first step only),
-// the minimum length. Beam search applies them to log-probabilities, greedy search to raw logits.
+// the minimum length, the temperature (Whisper's input; scores divided by it). Beam search applies them to log-probabilities, greedy search to raw logits.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,7 @@ struct ScoreRules {
   const int32_t* vocab_mask = nullptr;         // [vocab]; 0 bars a token
   const int32_t* prefix_vocab_mask = nullptr;  // [batch, vocab], first step only
   int batch_size = 1;                          // rows of the prefix mask; rows / batch_size beams each
+  float temperature = 1.0f;                    // 1: none
 };
 
 // `scores` holds sequences.rows() rows of `vocab` values; `step` counts from 1.

@@ -41,9 +41,9 @@ Result<SearchAttributes> SearchAttributes::Parse(const KernelInfo& info) {
   }
   a.no_repeat_ngram_size = static_cast<int>(ngram);
   const int64_t model_type = info.GetInt("model_type", kModelTypeGpt);
-  if (model_type != kModelTypeGpt && model_type != kModelTypeT5) {
+  if (model_type != kModelTypeGpt && model_type != kModelTypeT5 && model_type != kModelTypeWhisper) {
     return Unimplemented("attribute 'model_type' " + std::to_string(model_type) +
-                         ": only 0 (GPT-2 style decoder) and 1 (T5/BART encoder-decoder) are supported");
+                         ": only 0 (GPT-2 style decoder), 1 (T5/BART encoder-decoder) and 2 (Whisper) are supported");
   }
   a.model_type = static_cast<int>(model_type);
   const int64_t early = info.GetInt("early_stopping", 0);

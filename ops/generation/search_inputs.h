@@ -15,6 +15,7 @@ namespace onnxflow::generation {
 
 inline constexpr int kModelTypeGpt = 0;
 inline constexpr int kModelTypeT5 = 1;
+inline constexpr int kModelTypeWhisper = 2;
 // ONNX Runtime's bounds (beam_search_parameters.cc): buffers are sized from them before any step.
 inline constexpr int kMaxLength = 4096;
 inline constexpr int kMaxBeams = 128;

@@ -15,19 +15,29 @@ std::vector<int32_t> Repeat(int batch, int beams) {
 
 }  // namespace
 
-Result<T5Model> T5Model::Prepare(const KernelInfo& info, int vocab_attribute) {
+Result<T5Model> T5Model::Prepare(const KernelInfo& info, int vocab_attribute, bool whisper) {
   T5Model m;
   ONNXFLOW_ASSIGN_OR_RETURN(m.encoder_, RequireSubgraph(info, "encoder"));
   ONNXFLOW_ASSIGN_OR_RETURN(m.decoder_, RequireSubgraph(info, "decoder"));
   const auto& e_in = m.encoder_->input_names();
   const auto& e_out = m.encoder_->output_names();
-  if (e_in.size() != 3) {
-    return InvalidArgument("graph 'encoder' takes " + std::to_string(e_in.size()) +
-                           " inputs; it must take encoder_input_ids, encoder_attention_mask and decoder_input_ids");
+  if (whisper) {
+    if (e_in.size() != 2) {
+      return InvalidArgument("graph 'encoder' takes " + std::to_string(e_in.size()) +
+                             " inputs; for model_type 2 it must take encoder_input_ids (the input features) and "
+                             "decoder_input_ids");
+    }
+    ONNXFLOW_RETURN_IF_ERROR(ExpectName(e_in, 0, "encoder_input_ids", "encoder", "input"));
+    ONNXFLOW_RETURN_IF_ERROR(ExpectName(e_in, 1, "decoder_input_ids", "encoder", "input"));
+  } else {
+    if (e_in.size() != 3) {
+      return InvalidArgument("graph 'encoder' takes " + std::to_string(e_in.size()) +
+                             " inputs; it must take encoder_input_ids, encoder_attention_mask and decoder_input_ids");
+    }
+    ONNXFLOW_RETURN_IF_ERROR(ExpectName(e_in, 0, "encoder_input_ids", "encoder", "input"));
+    ONNXFLOW_RETURN_IF_ERROR(ExpectName(e_in, 1, "encoder_attention_mask", "encoder", "input"));
+    ONNXFLOW_RETURN_IF_ERROR(ExpectName(e_in, 2, "decoder_input_ids", "encoder", "input"));
   }
-  ONNXFLOW_RETURN_IF_ERROR(ExpectName(e_in, 0, "encoder_input_ids", "encoder", "input"));
-  ONNXFLOW_RETURN_IF_ERROR(ExpectName(e_in, 1, "encoder_attention_mask", "encoder", "input"));
-  ONNXFLOW_RETURN_IF_ERROR(ExpectName(e_in, 2, "decoder_input_ids", "encoder", "input"));
   if (e_out.size() < 6 || (e_out.size() - 2) % 4 != 0) {
     return InvalidArgument("graph 'encoder' returns " + std::to_string(e_out.size()) +
                            " outputs; it must return logits, encoder_hidden_states and 4 presents per layer");
@@ -38,9 +48,11 @@ Result<T5Model> T5Model::Prepare(const KernelInfo& info, int vocab_attribute) {
 
   const auto& d_in = m.decoder_->input_names();
   const auto& d_out = m.decoder_->output_names();
-  m.first_past_ = d_in.size() > 2 && d_in[2] == "encoder_hidden_states" ? 3 : 2;
+  m.has_mask_ = !whisper;
+  const size_t hidden_at = m.has_mask_ ? 2 : 1;
+  m.first_past_ = static_cast<int>(hidden_at) + (d_in.size() > hidden_at && d_in[hidden_at] == "encoder_hidden_states" ? 1 : 0);
   ONNXFLOW_RETURN_IF_ERROR(ExpectName(d_in, 0, "input_ids", "decoder", "input"));
-  ONNXFLOW_RETURN_IF_ERROR(ExpectName(d_in, 1, "encoder_attention_mask", "decoder", "input"));
+  if (m.has_mask_) ONNXFLOW_RETURN_IF_ERROR(ExpectName(d_in, 1, "encoder_attention_mask", "decoder", "input"));
   const int want_in = m.first_past_ + 4 * m.layers_, want_out = 1 + 2 * m.layers_;
   if (static_cast<int>(d_in.size()) > want_in && d_in[want_in] == "past_sequence_length") {
     return Unimplemented("graph 'decoder' takes past_sequence_length (past_present_share_buffer): not supported");
@@ -86,6 +98,13 @@ std::vector<Value> T5Model::EncoderFeeds(const Tensor& input_ids, const Tensor* 
   return feeds;
 }
 
+std::vector<Value> T5Model::WhisperEncoderFeeds(const Tensor& features, Tensor prompt) const {
+  std::vector<Value> feeds;
+  feeds.emplace_back(features);
+  feeds.emplace_back(std::move(prompt));
+  return feeds;
+}
+
 Tensor T5Model::InputIds(const std::vector<int32_t>& tokens, const Sequences& sequences) const {
   const int rows = static_cast<int>(tokens.size());
   if (!sequence_as_input_ids_) return Tensor::FromVector<int32_t>({rows, 1}, tokens);
@@ -101,10 +120,13 @@ Result<std::vector<Value>> T5Model::DecoderStart(const std::vector<Value>& encod
   const std::vector<int32_t> rows = Repeat(batch, beams);
   std::vector<Value> feeds;
   feeds.emplace_back(InputIds(tokens, sequences));
-  ONNXFLOW_ASSIGN_OR_RETURN(Tensor mask, GatherRows(encoder_feeds[1].tensor(), 0, rows, "encoder_attention_mask"));
-  feeds.emplace_back(std::move(mask));
+  if (has_mask_) {
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor mask, GatherRows(encoder_feeds[1].tensor(), 0, rows, "encoder_attention_mask"));
+    feeds.emplace_back(std::move(mask));
+  }
   // Encoder outputs from encoder_hidden_states (or the first present) on feed the decoder in order.
-  for (size_t j = 4 - first_past_; j < encoder_outputs.size(); ++j) {
+  const bool takes_hidden = first_past_ == (has_mask_ ? 3 : 2);
+  for (size_t j = takes_hidden ? 1 : 2; j < encoder_outputs.size(); ++j) {
     const std::string what = "graph 'encoder' output '" + encoder_->output_names()[j] + "'";
     if (!encoder_outputs[j].is_tensor() || encoder_outputs[j].tensor().rank() < 1 ||
         encoder_outputs[j].tensor().dim(0) != batch) {

@@ -6,6 +6,12 @@
 // head_size]). The graph attribute `decoder` takes input_ids, encoder_attention_mask,
 // [encoder_hidden_states], past_{key,value}_self_i, past_{key,value}_cross_i and returns logits
 // and present_{key,value}_self_i; each beam's self-attention cache follows it, the cross one stays.
+//
+// Whisper (model_type 2; subgraph_whisper_encoder.cc, subgraph_whisper_decoder.cc) is the same
+// loop with other feeds: its `encoder` takes encoder_input_ids (the float input features
+// [batch, feature_size, frames]) and decoder_input_ids (the forced prompt, [batch, length]) and
+// returns the same outputs (logits [batch, length, vocab]); its `decoder` takes input_ids,
+// [encoder_hidden_states], past_{key,value}_self_i, past_{key,value}_cross_i: no attention mask.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +27,7 @@ namespace onnxflow::generation {
 
 class T5Model {
  public:
-  static Result<T5Model> Prepare(const KernelInfo& info, int vocab_attribute);
+  static Result<T5Model> Prepare(const KernelInfo& info, int vocab_attribute, bool whisper = false);
 
   const Subgraph& encoder() const { return *encoder_; }
   const Subgraph& decoder() const { return *decoder_; }
@@ -30,6 +36,8 @@ class T5Model {
   // The encoder's feeds: the mask is `attention_mask`, or 0 over leading pad tokens and 1 after.
   std::vector<Value> EncoderFeeds(const Tensor& input_ids, const Tensor* attention_mask, int pad_token_id,
                                   int start_token_id) const;
+  // Whisper's: the features and the prompt [batch, length].
+  std::vector<Value> WhisperEncoderFeeds(const Tensor& features, Tensor prompt) const;
 
   // The decoder's first feeds from the encoder's feeds and outputs, each expanded to `beams` rows
   // per sentence; input_ids are `tokens` (or the whole rows of `sequences`, for a decoder that
@@ -50,7 +58,8 @@ class T5Model {
   const Subgraph* encoder_ = nullptr;
   const Subgraph* decoder_ = nullptr;
   int layers_ = 0, vocab_ = 0;
-  int first_past_ = 3;  // 2 when the decoder takes no encoder_hidden_states
+  int first_past_ = 3;  // 2 when the decoder takes no encoder_hidden_states; one less without a mask
+  bool has_mask_ = true;  // the decoder's encoder_attention_mask (T5's; Whisper's takes none)
   bool sequence_as_input_ids_ = false;
 };
 

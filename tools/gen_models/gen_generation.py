@@ -23,9 +23,20 @@ test_data_set_0/input_<i>.pb; tools/gen_models/ort_expected.js adds ONNX Runtime
         own initializers: ONNX Runtime 1.30 fails such a decoder that reads outer-scope values (it
         takes the last feed, an outer value, for past_sequence_length).
   ngram/ NGramRepeatBlock on a few rows.
+  whisper/ a tiny Whisper-like pair (model_type 2; hidden 16, 2 heads of 8, vocabulary 60, 8 mel
+        bins x 40 frames, 2 encoder and 2 decoder layers) under one WhisperBeamSearch node: the
+        `encoder` graph (encoder_input_ids = the float features, decoder_input_ids = the forced
+        prompt -> logits [B, L, 60], encoder_hidden_states, presents as T5's, the prompt run
+        causally) and the `decoder` graph (T5's without encoder_attention_mask). Its knobs are
+        inputs, so the node serves several input sets: test_data_set_0 (4 beams, 2 returned) and
+        test_data_set_1 (penalties, masks, min_length, temperature). Its weights are each graph's
+        own (ONNX Runtime 1.30's Whisper search fails subgraphs that read outer-scope values).
+        With BeamSearch for WhisperBeamSearch (inputs through logits_processor) or without
+        decoder_input_ids, ONNX Runtime gives the outputs whisper_test.cc checks.
 
   /usr/bin/python3 tools/gen_models/gen_generation.py [OUT_DIR]
   for c in gpt t5 gpt_shared ngram; do NODE_PATH=~/ort/node_modules node tools/gen_models/ort_expected.js OUT_DIR/$c; done
+  for s in 0 1; do NODE_PATH=~/ort/node_modules node tools/gen_models/ort_expected.js OUT_DIR/whisper $s; done
 """
 import os
 import sys
@@ -113,10 +124,10 @@ def block_weights(prefix, cross=False):
   return ws
 
 
-def lm_weights(prefix):
-  bias = rng.standard_normal(VOCAB).astype(np.float32) * 0.3
-  bias[EOS] += 2.0  # ends some hypotheses before max_length
-  return [weight(f"{prefix}_wte", [VOCAB, HIDDEN], 0.6), weight(f"{prefix}_wpe", [POSITIONS, HIDDEN], 0.3),
+def lm_weights(prefix, vocab=VOCAB, eos=EOS, wte_scale=0.6):
+  bias = rng.standard_normal(vocab).astype(np.float32) * 0.3
+  bias[eos] += 2.0  # ends some hypotheses before max_length
+  return [weight(f"{prefix}_wte", [vocab, HIDDEN], wte_scale), weight(f"{prefix}_wpe", [POSITIONS, HIDDEN], 0.3),
           numpy_helper.from_array(bias, f"{prefix}_lm_bias"),
           numpy_helper.from_array(np.ones(HIDDEN, np.float32), f"{prefix}_lnf_g"),
           weight(f"{prefix}_lnf_b", [HIDDEN], 0.1)]
@@ -218,23 +229,23 @@ def gpt_weights():
 # ------------------------------------------------------------------------------------------------
 # T5-like encoder (with the decoder's first step) and decoder subgraphs
 # ------------------------------------------------------------------------------------------------
-def t5_decoder_step(n, ids, position, enc_mask_add, hidden, self_past, cross_kv):
-  """One decoder step: returns logits, [(present_k, present_v)] per layer."""
-  x = n("Add", [n("Gather", ["t_wte", ids]), n("Gather", ["t_wpe", position])])
+def t5_decoder_step(n, ids, position, enc_mask_add, hidden, self_past, cross_kv, prefix="t", self_add=None):
+  """One decoder step (or, with a causal `self_add`, the first steps): logits, [(present_k, present_v)] per layer."""
+  x = n("Add", [n("Gather", [f"{prefix}_wte", ids]), n("Gather", [f"{prefix}_wpe", position])])
   presents = []
   for i in range(LAYERS):
-    w = f"t_d{i}"
+    w = f"{prefix}_d{i}"
     q, k, v = n("Split", [linear(n, layer_norm(n, x, f"{w}_ln1"), f"{w}_qkv")], n_out=3, axis=-1)
     k, v = heads(n, k), heads(n, v)
     if self_past is not None:
       k = n("Concat", [self_past[i][0], k], axis=2)
       v = n("Concat", [self_past[i][1], v], axis=2)
     presents.append((k, v))
-    x = n("Add", [x, linear(n, attend(n, heads(n, q), k, v, None), f"{w}_proj")])
+    x = n("Add", [x, linear(n, attend(n, heads(n, q), k, v, self_add), f"{w}_proj")])
     xq = heads(n, linear(n, layer_norm(n, x, f"{w}_lnx"), f"{w}_xq"))
     x = n("Add", [x, linear(n, attend(n, xq, cross_kv[i][0], cross_kv[i][1], enc_mask_add), f"{w}_xproj")])
     x = n("Add", [x, mlp(n, x, w)])
-  return logits_of(n, x, "t"), presents
+  return logits_of(n, x, prefix), presents
 
 
 def mask_add_of(n, mask):
@@ -306,12 +317,92 @@ def t5_weights():
 
 
 # ------------------------------------------------------------------------------------------------
+# Whisper-like encoder / decoder pair (model_type 2)
+# ------------------------------------------------------------------------------------------------
+W_VOCAB, N_MELS, FRAMES, W_ENC_LAYERS = 60, 8, 40, 2
+W_WTE_SCALE = 0.2  # flatter next-token distributions than the other models: the beams differ
+W_EOS, W_SOT = 50, 51  # end of text (also pad), start of transcript; 52-55 languages, 56-57 tasks
+
+
+def whisper_encoder():
+  """input features [B, 8, 40] and the forced prompt -> logits, encoder_hidden_states, presents."""
+  n = Nodes("we_")
+  x = n("Transpose", ["encoder_input_ids"], perm=[0, 2, 1])  # [B, frames, mels]
+  x = n("Add", [n("Relu", [linear(n, x, "w_conv")]), "w_epe"])
+  for i in range(W_ENC_LAYERS):
+    w = f"w_e{i}"
+    q, k, v = n("Split", [linear(n, layer_norm(n, x, f"{w}_ln1"), f"{w}_qkv")], n_out=3, axis=-1)
+    x = n("Add", [x, linear(n, attend(n, heads(n, q), heads(n, k), heads(n, v), None), f"{w}_proj")])
+    x = n("Add", [x, mlp(n, x, w)])
+  n.nodes.append(helper.make_node("LayerNormalization", [x, "w_lne_g", "w_lne_b"], ["encoder_hidden_states"], axis=-1))
+  cross = []
+  for i in range(LAYERS):
+    ck, cv = n("Split", [linear(n, "encoder_hidden_states", f"w_d{i}_xkv")], n_out=2, axis=-1)
+    cross.append((heads(n, ck), heads(n, cv)))
+  # The prompt runs causally: position j attends to 0..j.
+  length = n("Gather", [n("Shape", ["decoder_input_ids"]), "c_i1"])
+  positions = n("Range", ["c_s0", n("Squeeze", [length]), "c_s1"])
+  ones = n("ConstantOfShape", [n("Concat", [length, length], axis=0)],
+           value=numpy_helper.from_array(np.array([1.0], np.float32)))
+  causal = n("Mul", [n("Sub", ["c_one_f", n("Trilu", [ones], upper=0)]), "c_neg"])
+  logits, presents = t5_decoder_step(n, "decoder_input_ids", positions, None, "encoder_hidden_states", None, cross,
+                                     prefix="w", self_add=causal)
+  n.nodes.append(helper.make_node("Identity", [logits], ["logits"]))
+  outputs = [vi("logits", TensorProto.FLOAT, ["B", "L", W_VOCAB]),
+             vi("encoder_hidden_states", TensorProto.FLOAT, ["B", FRAMES, HIDDEN])]
+  for kind, pairs, length in (("self", presents, "L"), ("cross", cross, FRAMES)):
+    for i, (pk, pv) in enumerate(pairs):
+      n.nodes.append(helper.make_node("Identity", [pk], [f"present_key_{kind}_{i}"]))
+      n.nodes.append(helper.make_node("Identity", [pv], [f"present_value_{kind}_{i}"]))
+      outputs += [vi(f"present_key_{kind}_{i}", TensorProto.FLOAT, ["B", HEADS, length, HEAD]),
+                  vi(f"present_value_{kind}_{i}", TensorProto.FLOAT, ["B", HEADS, length, HEAD])]
+  inputs = [vi("encoder_input_ids", TensorProto.FLOAT, ["B", N_MELS, FRAMES]),
+            vi("decoder_input_ids", TensorProto.INT32, ["B", "L"])]
+  return helper.make_graph(n.nodes, "whisper_encoder", inputs, outputs)
+
+
+def whisper_decoder():
+  n = Nodes("wd_")
+  past_len = n("Gather", [n("Shape", ["past_key_self_0"]), "c_i2"])
+  position = n("Add", [n("Mul", [n("Cast", ["input_ids"], to=TensorProto.INT64), "c_s0"]), past_len])
+  self_past = [(f"past_key_self_{i}", f"past_value_self_{i}") for i in range(LAYERS)]
+  cross = [(f"past_key_cross_{i}", f"past_value_cross_{i}") for i in range(LAYERS)]
+  logits, presents = t5_decoder_step(n, "input_ids", position, None, "encoder_hidden_states", self_past, cross, prefix="w")
+  n.nodes.append(helper.make_node("Identity", [logits], ["logits"]))
+  outputs = [vi("logits", TensorProto.FLOAT, ["B", 1, W_VOCAB])]
+  for i, (pk, pv) in enumerate(presents):
+    n.nodes.append(helper.make_node("Identity", [pk], [f"present_key_self_{i}"]))
+    n.nodes.append(helper.make_node("Identity", [pv], [f"present_value_self_{i}"]))
+    outputs += [vi(f"present_key_self_{i}", TensorProto.FLOAT, ["B", HEADS, "T", HEAD]),
+                vi(f"present_value_self_{i}", TensorProto.FLOAT, ["B", HEADS, "T", HEAD])]
+  inputs = [vi("input_ids", TensorProto.INT32, ["B", 1]), vi("encoder_hidden_states", TensorProto.FLOAT, ["B", FRAMES, HIDDEN])]
+  for kind, length in (("self", "P"), ("cross", FRAMES)):
+    for i in range(LAYERS):
+      inputs += [vi(f"past_key_{kind}_{i}", TensorProto.FLOAT, ["B", HEADS, length, HEAD]),
+                 vi(f"past_value_{kind}_{i}", TensorProto.FLOAT, ["B", HEADS, length, HEAD])]
+  return helper.make_graph(n.nodes, "whisper_decoder", inputs, outputs)
+
+
+def whisper_weights():
+  ws = lm_weights("w", W_VOCAB, W_EOS, W_WTE_SCALE) + [
+      weight("w_epe", [FRAMES, HIDDEN], 0.3), weight("w_conv_w", [N_MELS, HIDDEN], 0.5), weight("w_conv_b", [HIDDEN], 0.1),
+      numpy_helper.from_array(np.ones(HIDDEN, np.float32), "w_lne_g"), weight("w_lne_b", [HIDDEN], 0.1)]
+  for i in range(W_ENC_LAYERS):
+    ws += block_weights(f"w_e{i}")
+  for i in range(LAYERS):
+    ws += block_weights(f"w_d{i}", cross=True)
+  return ws
+
+
+# ------------------------------------------------------------------------------------------------
 # Cases: one node per attribute set, its own inputs
 # ------------------------------------------------------------------------------------------------
 GREEDY_INPUTS = ["input_ids", "max_length", "min_length", "repetition_penalty", "vocab_mask", "prefix_vocab_mask",
                  "attention_mask"]
 BEAM_INPUTS = ["input_ids", "max_length", "min_length", "num_beams", "num_return_sequences", "length_penalty",
-               "repetition_penalty", "vocab_mask", "prefix_vocab_mask", "attention_mask"]
+               "repetition_penalty", "vocab_mask", "prefix_vocab_mask", "attention_mask", "decoder_input_ids",
+               "logits_processor"]
+WHISPER_INPUTS = BEAM_INPUTS + ["cross_qk_layer_head", "extra_decoding_ids", "temperature"]
 
 
 def padded_prompts(rows, pad_left=True):
@@ -325,15 +416,15 @@ def padded_prompts(rows, pad_left=True):
   return ids, mask
 
 
-def vocab_mask(blocked):
-  m = np.ones(VOCAB, np.int32)
+def vocab_mask(blocked, vocab=VOCAB):
+  m = np.ones(vocab, np.int32)
   m[blocked] = 0
   return m
 
 
 def make_case(op, name, attrs, values, graphs, with_scores=False):
   """The node, its graph inputs and outputs, and the input values, in the model's input order."""
-  names = GREEDY_INPUTS if op == "GreedySearch" else BEAM_INPUTS
+  names = {"GreedySearch": GREEDY_INPUTS, "BeamSearch": BEAM_INPUTS, "WhisperBeamSearch": WHISPER_INPUTS}[op]
   node_inputs, graph_inputs, feeds = [], [], []
   for input_name in names:
     if input_name not in values:
@@ -349,7 +440,7 @@ def make_case(op, name, attrs, values, graphs, with_scores=False):
     node_inputs.pop()
   outs = [f"{name}_sequences"]
   graph_outputs = [vi(outs[0], TensorProto.INT32, None)]
-  if op == "BeamSearch":
+  if op != "GreedySearch":
     outs.append(f"{name}_sequences_scores")
     graph_outputs.append(vi(outs[1], TensorProto.FLOAT, None))
     if with_scores:
@@ -441,6 +532,57 @@ def t5_cases():
   ]
 
 
+def whisper_sets():
+  """One WhisperBeamSearch node, several input sets (test_data_set_<i>): the knobs are inputs."""
+  rng_w = np.random.default_rng(20261130)
+  features = rng_w.standard_normal((2, N_MELS, FRAMES)).astype(np.float32)
+  prompt = np.array([[W_SOT, 53, 56], [W_SOT, 54, 57]], np.int32)  # start of transcript, language, task
+  no_prefix = np.ones((2, W_VOCAB), np.int32)
+  prefix = no_prefix.copy()
+  prefix[0, 30:] = 0
+  prefix[1, :20] = 0
+  beams = dict(input_ids=features, max_length=scalar_i(14), min_length=scalar_i(0), num_beams=scalar_i(4),
+               num_return_sequences=scalar_i(2), length_penalty=scalar_f(1.0), repetition_penalty=scalar_f(1.0),
+               vocab_mask=np.ones(W_VOCAB, np.int32), prefix_vocab_mask=no_prefix, decoder_input_ids=prompt,
+               logits_processor=scalar_i(0), temperature=scalar_f(1.0))
+  penalties = dict(beams, max_length=scalar_i(15), min_length=scalar_i(8), num_beams=scalar_i(3),
+                   length_penalty=scalar_f(0.6), repetition_penalty=scalar_f(1.5),
+                   vocab_mask=vocab_mask([4, 9, 33], W_VOCAB), prefix_vocab_mask=prefix, temperature=scalar_f(1.7))
+  return [beams, penalties]
+
+
+def used_initializers(graph, initializers):
+  used = {i for node in graph.node for i in node.input}
+  return [t for t in initializers if t.name in used]
+
+
+def write_whisper(out_dir):
+  """The Whisper-like pair at hidden 16 (2 heads of 8): ONNX Runtime 1.30's Whisper search fails
+  subgraphs that read outer-scope values (one feed too many), so each graph holds the weights it
+  reads, and one node serves every input set."""
+  global HIDDEN, HEAD
+  HIDDEN, HEAD = 16, 8  # after the other models: they keep theirs
+  initializers = whisper_weights() + shared_constants()
+  sets = whisper_sets()
+  graphs = {"encoder": whisper_encoder(), "decoder": whisper_decoder()}
+  for g in graphs.values():
+    g.initializer.extend(used_initializers(g, initializers))
+  node, inputs, outputs, _ = make_case("WhisperBeamSearch", "whisper",
+                                       dict(eos_token_id=W_EOS, pad_token_id=W_EOS, decoder_start_token_id=W_SOT,
+                                            model_type=2, early_stopping=0), sets[0], graphs, with_scores=True)
+  graph = helper.make_graph([node], "whisper", inputs, outputs)
+  model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
+                            producer_name="gen_generation.py")
+  model.ir_version = 8
+  save(out_dir, model, [])
+  for k, values in enumerate(sets):
+    os.makedirs(os.path.join(out_dir, f"test_data_set_{k}"), exist_ok=True)
+    _, _, _, feeds = make_case("WhisperBeamSearch", "whisper", {}, values, {})
+    for i, t in enumerate(feeds):
+      with open(os.path.join(out_dir, f"test_data_set_{k}", f"input_{i}.pb"), "wb") as f:
+        f.write(t.SerializeToString())
+
+
 def write_model(out_dir, cases, graphs, weights, opset=17, weights_inside=False):
   nodes, inputs, outputs, feeds = [], [], [], []
   for op, name, attrs, values, with_scores in cases:
@@ -500,6 +642,7 @@ def main():
   write_model(os.path.join(out, "gpt_shared"), gpt_shared_cases(), lambda name: {"decoder": gpt_decoder_shared(name)},
               gpt, weights_inside=True)
   write_ngram(os.path.join(out, "ngram"))
+  write_whisper(os.path.join(out, "whisper"))  # last: the other models keep their seeded weights
 
 
 if __name__ == "__main__":

@@ -1,0 +1,2 @@
+
+Bwhisper_sequences_scoresJß“¿ùM•¿8ïz¿ð3}¿

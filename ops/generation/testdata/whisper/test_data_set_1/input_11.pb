@@ -1,0 +1,1 @@
+Bwhisper_temperatureJš™Ù?

@@ -1,0 +1,1 @@
+Bwhisper_length_penaltyJš™?

@@ -1,0 +1,2 @@
+
+Bwhisper_sequences_scoresJidÀY€ÀÓõÀÿÀ
