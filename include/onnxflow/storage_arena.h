@@ -10,13 +10,15 @@
 #include <mutex>
 #include <set>
 #include <utility>
+#include <vector>
 
 namespace onnxflow {
 
 class StorageArena {
  public:
-  // Mappings are made `chunk_bytes` or more at a time (a multiple of 2 MiB), 2 MiB-aligned, on
-  // transparent huge pages; what is never handed out is never touched, so never resident.
+  // Mappings are made `chunk_bytes` or more at a time (a multiple of 2 MiB), 2 MiB-aligned; what
+  // is never handed out is never touched, so never resident. The whole 2 MiB pages inside a block
+  // of 2 MiB or more are asked for as transparent huge pages when it is first handed out.
   explicit StorageArena(size_t chunk_bytes);
   ~StorageArena();
   StorageArena(const StorageArena&) = delete;
@@ -50,7 +52,14 @@ class StorageArena {
   };
   using Blocks = std::map<uintptr_t, Block>;
 
+  struct Chunk {
+    size_t bytes;
+    std::vector<bool> huge;  // per 2 MiB page: asked for as a huge page already
+  };
+
   Blocks::iterator NewChunk(size_t bytes);
+  // Asks for huge pages on the whole 2 MiB pages of [start, start + size) not asked for yet.
+  void AdviseHugePages(uintptr_t start, size_t size, uintptr_t chunk);
   void MarkFree(Blocks::iterator it);
   void Unfree(Blocks::iterator it);
   // Merges `it` with the free block right after it in the same mapping, if any.
@@ -60,7 +69,7 @@ class StorageArena {
   mutable std::mutex mutex_;
   Blocks blocks_;                                // every block, by address
   std::set<std::pair<size_t, uintptr_t>> free_;  // free blocks by size, then address: best fit
-  std::map<uintptr_t, size_t> chunks_;           // mappings: start -> bytes
+  std::map<uintptr_t, Chunk> chunks_;            // mappings, by start
   size_t retained_ = 0, in_use_ = 0, mapped_ = 0;
 };
 
