@@ -258,16 +258,12 @@ std::shared_ptr<void> AllocateStorage(DataType dtype, int64_t count, bool zero) 
                                  [](void* p) { delete[] static_cast<std::string*>(p); });
   }
   const size_t bytes = static_cast<size_t>(count) * ElementSize(dtype);
-  if (StorageArena* arena = ArenaFor(bytes)) {
-    void* p = arena->Take(bytes);
-    if (p == nullptr) throw std::bad_alloc();
-    if (zero) std::memset(p, 0, bytes);
-    return std::shared_ptr<void>(p, [arena](void* q) { arena->Give(q); });
-  }
+  StorageArena* arena = ArenaFor(bytes);
   size_t class_bytes = 0;
-  void* p = BufferPool::Global().Take(bytes, &class_bytes);
+  void* p = arena != nullptr ? arena->Take(bytes) : BufferPool::Global().Take(bytes, &class_bytes);
   if (p == nullptr) throw std::bad_alloc();
   if (zero) std::memset(p, 0, bytes);
+  if (arena != nullptr) return std::shared_ptr<void>(p, [arena](void* q) { arena->Give(q); });
   return std::shared_ptr<void>(p, [class_bytes](void* q) { BufferPool::Global().Give(q, class_bytes); });
 }
 

@@ -100,33 +100,32 @@ void AlignedFloatsFree::operator()(float* p) const {
 }
 
 AlignedFloats AlignedFloats::Make(int64_t n, bool zero) {
-  AlignedFloats out;
   size_t bytes = static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(float);
-  // From 1 MiB, the arena tensors come from: a convolution's scratch (Winograd's transformed
-  // image, up to 8 MB) and the GEMM's blocks fit in space the run's freed tensors left, where a
-  // free list of its own kept them beside those. Peak RSS at 2 threads, tensors alone in the arena
-  // -> scratch too: YOLOv8n 112 -> 92 MB, YOLOv8s-like 332 -> 267 MB, BERT-base 447 -> 394 MB.
+  void* p = nullptr;
   if (StorageArena* arena = ArenaFor(bytes)) {
-    void* p = arena->Take(bytes);
-    if (p == nullptr) throw std::bad_alloc();
-    out.ptr = std::unique_ptr<float[], Free>(static_cast<float*>(p), Free{bytes});
-    if (zero) std::memset(p, 0, bytes);
-    out.size = n;
-    return out;
+    // From 1 MiB, the arena tensors come from: a convolution's scratch (Winograd's transformed
+    // image, up to 8 MB) and the GEMM's blocks fit in space the run's freed tensors left, where a
+    // free list of its own kept them beside those. Peak RSS at 2 threads, tensors alone in the
+    // arena -> scratch too: YOLOv8n 112 -> 92 MB, YOLOv8s-like 332 -> 267 MB, BERT-base 447 -> 394 MB.
+    p = arena->Take(bytes);
+  } else {
+    // Packed weights and big blocks are streamed once per use: on 4 KiB pages the hardware
+    // prefetcher restarts at every page and the TLB misses; 2 MiB pages avoid both. Rounding up
+    // keeps `bytes` outside the arena's range (below 1 MiB it rounds to 64 bytes, above 256 MiB
+    // to 2 MiB: both bounds are multiples), so the buffer is freed the way it was made.
+    const bool huge = bytes >= kHugePage;
+    const size_t align = huge ? kHugePage : 64;
+    bytes = (bytes + align - 1) / align * align;
+    p = FloatsFreeList::Global().Take(&bytes);
+    if (p == nullptr) {
+      p = std::aligned_alloc(align, bytes);
+      if (p != nullptr && huge) madvise(p, bytes, MADV_HUGEPAGE);
+    }
   }
-  // Packed weights and big blocks are streamed once per use: on 4 KiB pages the hardware
-  // prefetcher restarts at every page and the TLB misses; 2 MiB pages avoid both.
-  const bool huge = bytes >= kHugePage;
-  const size_t align = huge ? kHugePage : 64;
-  bytes = (bytes + align - 1) / align * align;
-  void* p = FloatsFreeList::Global().Take(&bytes);
-  if (p == nullptr) {
-    p = std::aligned_alloc(align, bytes);
-    if (p == nullptr) throw std::bad_alloc();
-    if (huge) madvise(p, bytes, MADV_HUGEPAGE);
-  }
+  if (p == nullptr) throw std::bad_alloc();
+  AlignedFloats out;
   out.ptr = std::unique_ptr<float[], Free>(static_cast<float*>(p), Free{bytes});
-  if (zero) std::memset(out.ptr.get(), 0, bytes);
+  if (zero) std::memset(p, 0, bytes);
   out.size = n;
   return out;
 }
