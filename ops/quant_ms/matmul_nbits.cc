@@ -45,41 +45,6 @@ namespace onnxflow {
 namespace quant_ms {
 namespace {
 
-// Rows of A from which the GEMM's dequantized panels pay off against the four-row kernel (K = N =
-// 4096, 1 thread, ms, four-row against GEMM: M = 4 1.3 / 4.1, 8 3.1 / 4.7, 16 5.0 / 6.8, 32 9.6 /
-// 8.6, 64 19.2 / 14.1).
-constexpr int64_t kGemmRows = 32;
-
-class NBitsPanels : public BPanelSource {
- public:
-  explicit NBitsPanels(const PackedNBits& b) : b_(b) {}
-  void PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr, float* dst) const override {
-    DequantizeNBitsPanel(b_, k0, kc, j0, cols, nr, dst);
-  }
-
- private:
-  const PackedNBits& b_;
-};
-
-// Where the codes come from: MatMulNBits' B [N, blocks, block_size * bits / 8] (value e of column
-// j in byte e * bits / 8 of its row, the lowest bits first), or MatMulBnb4's flat N x K 4-bit
-// codes (element j * K + e, the high nibble first).
-struct Codes {
-  const uint8_t* data;
-  int64_t row_bytes;  // MatMulNBits: bytes per column; MatMulBnb4: 0
-  int64_t k;
-  int bits;
-  int operator()(int64_t j, int64_t e) const {
-    if (row_bytes > 0) {
-      const int per = 8 / bits;
-      const uint8_t byte = data[j * row_bytes + e / per];
-      return (byte >> ((e % per) * bits)) & ((1 << bits) - 1);
-    }
-    const int64_t i = j * k + e;
-    return (i & 1) ? data[i / 2] & 15 : data[i / 2] >> 4;
-  }
-};
-
 void SetSizes(int64_t k, int64_t n, int64_t block_size, int bits, bool int8, PackedNBits* p) {
   p->bits = bits;
   p->k = k;
@@ -89,6 +54,22 @@ void SetSizes(int64_t k, int64_t n, int64_t block_size, int bits, bool int8, Pac
   p->k_padded = p->blocks * block_size;
   p->int8 = int8;
 }
+
+}  // namespace
+
+void PackFloatLayoutCodes(const NBitsCodes& codes, PackedNBits* b) {
+  PackedNBits& p = *b;
+  p.q.assign(p.n * p.column_bytes(), 0);
+  const int64_t group = p.group_values();
+  for (int64_t j = 0; j < p.n; ++j) {
+    uint8_t* col = p.q.data() + j * p.column_bytes();
+    for (int64_t e = 0; e < p.k; ++e) {
+      col[(e / group) * 16 + (e % 16)] |= static_cast<uint8_t>(codes(j, e) << (((e % group) / 16) * p.bits));
+    }
+  }
+}
+
+namespace {
 
 // Whether all `count` zero points are whole bytes, and whether they are all the same (none given,
 // zf null: neither).
@@ -110,22 +91,14 @@ ZeroKinds Classify(const float* zf, int64_t count) {
 
 // Repacks the codes into the layout of the kernel that reads them (matmul_nbits.h), with scales
 // sc and zero points zf (null: all 0; the float layout only), both [n, blocks].
-void PackCodes(const Codes& codes, const float* sc, const float* zf, PackedNBits* out) {
+void PackCodes(const NBitsCodes& codes, const float* sc, const float* zf, PackedNBits* out) {
   PackedNBits& p = *out;
   const int64_t k = p.k, n = p.n;
   // The zero points as one value, whole bytes, or scale * zero (matmul_nbits.h), in either layout.
   const ZeroKinds kinds = Classify(zf, n * p.blocks);
   if (kinds.integer && kinds.uniform) p.uniform_zero = static_cast<int>(zf[0]);
   if (!p.int8) {
-    p.q.assign(n * p.column_bytes(), 0);
-    const int64_t group = p.group_values();
-    for (int64_t j = 0; j < n; ++j) {
-      uint8_t* col = p.q.data() + j * p.column_bytes();
-      for (int64_t e = 0; e < k; ++e) {
-        const int q = codes(j, e);
-        col[(e / group) * 16 + (e % 16)] |= static_cast<uint8_t>(q << (((e % group) / 16) * p.bits));
-      }
-    }
+    PackFloatLayoutCodes(codes, &p);
     p.scales.assign(sc, sc + n * p.blocks);
     if (zf == nullptr || p.uniform_zero >= 0) return;
     if (kinds.integer) {
@@ -196,7 +169,7 @@ Status PackNBits(int64_t k, int64_t n, int64_t block_size, int bits, bool int8, 
   // The zero points as floats [n, blocks], 2^(bits - 1) when none are given.
   std::vector<float> zf(n * p.blocks, static_cast<float>(1 << (bits - 1)));
   if (zero_points != nullptr && zero_points->dtype() == DataType::kUint8) {
-    const Codes zeros{zero_points->data<uint8_t>(), zp_bytes, p.blocks, bits};
+    const NBitsCodes zeros{zero_points->data<uint8_t>(), zp_bytes, p.blocks, bits};
     for (int64_t j = 0; j < n; ++j) {
       for (int64_t blk = 0; blk < p.blocks; ++blk) zf[j * p.blocks + blk] = static_cast<float>(zeros(j, blk));
     }
@@ -205,7 +178,7 @@ Status PackNBits(int64_t k, int64_t n, int64_t block_size, int bits, bool int8, 
     std::copy(z.data, z.data + n * p.blocks, zf.begin());
   }
   const FloatIn sc(scales);
-  PackCodes(Codes{b.data<uint8_t>(), p.blocks * blob, k, bits}, sc.data, zf.data(), &p);
+  PackCodes(NBitsCodes{b.data<uint8_t>(), p.blocks * blob, k, bits}, sc.data, zf.data(), &p);
   return Status::Ok();
 }
 
@@ -233,7 +206,7 @@ Status PackBnb4(int64_t k, int64_t n, int64_t block_size, int64_t quant_type, co
   }
   p.codebook.assign(quant_type == 0 ? kFp4 : kNf4, (quant_type == 0 ? kFp4 : kNf4) + 16);
   const FloatIn sc(absmax);
-  PackCodes(Codes{b.data<uint8_t>(), 0, k, 4}, sc.data, nullptr, &p);
+  PackCodes(NBitsCodes{b.data<uint8_t>(), 0, k, 4}, sc.data, nullptr, &p);
   return Status::Ok();
 }
 
@@ -386,8 +359,8 @@ class MatMulNBitsKernel : public OpKernel {
       });
       return Status::Ok();
     }
-    if (m >= kGemmRows) {
-      NBitsPanels panels(p);
+    if (m >= kNBitsGemmRows) {
+      NBitsPanelSource panels(p);
       GemmInputA ga;
       ga.data = pa;
       ga.ld = k_;

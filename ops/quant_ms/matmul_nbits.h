@@ -30,8 +30,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "ops/math/gemm.h"
+
 namespace onnxflow {
 namespace quant_ms {
+
+// Rows of A from which the GEMM's dequantized panels pay off against the four-row kernel (K = N =
+// 4096, 1 thread, ms, four-row against GEMM: M = 4 1.3 / 4.1, 8 3.1 / 4.7, 16 5.0 / 6.8, 32 9.6 /
+// 8.6, 64 19.2 / 14.1).
+inline constexpr int64_t kNBitsGemmRows = 32;
 
 struct PackedNBits {
   int64_t k = 0, n = 0, block_size = 0, blocks = 0;
@@ -77,6 +84,29 @@ struct PackedNBits {
   int64_t panel_blocks(int64_t p) const { return p * kPanelVecs * 16 * blocks; }
 };
 
+// Where codes come from: MatMulNBits' B [N, blocks, block_size * bits / 8] (and QMoE's expert
+// weights [N, K * bits / 8]: value e of column j in byte e * bits / 8 of its row, the lowest bits
+// first), or MatMulBnb4's flat N x K 4-bit codes (element j * K + e, the high nibble first).
+struct NBitsCodes {
+  const uint8_t* data;
+  int64_t row_bytes;  // bytes per column; 0: MatMulBnb4's flat layout
+  int64_t k;
+  int bits;
+  int operator()(int64_t j, int64_t e) const {
+    if (row_bytes > 0) {
+      const int per = 8 / bits;
+      const uint8_t byte = data[j * row_bytes + e / per];
+      return (byte >> ((e % per) * bits)) & ((1 << bits) - 1);
+    }
+    const int64_t i = j * k + e;
+    return (i & 1) ? data[i / 2] & 15 : data[i / 2] >> 4;
+  }
+};
+
+// Writes the codes of columns [0, b->n) into b->q in the float layout (b's sizes already set; the
+// padding past k stays code 0).
+void PackFloatLayoutCodes(const NBitsCodes& codes, PackedNBits* b);
+
 // Whether the int8 kernel runs here (the dispatched target is AVX-512 and the CPU has VNNI).
 bool NBitsInt8Available();
 
@@ -106,6 +136,20 @@ void MatMulNBitsInt8(const PackedNBits& b, const NBitsQuantA& qa, int64_t m, int
 // The float layout only.
 void DequantizeNBitsPanel(const PackedNBits& b, int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr,
                           float* dst);
+
+// B of a product over columns [offset, ...) of `b`, dequantized block by block into the GEMM's
+// panels (ops/math/gemm.h) as the GEMM asks for them.
+class NBitsPanelSource : public BPanelSource {
+ public:
+  explicit NBitsPanelSource(const PackedNBits& b, int64_t offset = 0) : b_(b), offset_(offset) {}
+  void PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr, float* dst) const override {
+    DequantizeNBitsPanel(b_, k0, kc, offset_ + j0, cols, nr, dst);
+  }
+
+ private:
+  const PackedNBits& b_;
+  int64_t offset_;
+};
 
 }  // namespace quant_ms
 }  // namespace onnxflow
