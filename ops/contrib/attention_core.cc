@@ -118,11 +118,22 @@ void RunAttention(const AttentionProblem& p, int threads) {
   const float neg_inf = -std::numeric_limits<float>::infinity();
   // Several tasks read each head's keys and values: pack them once, before the tasks. (One block
   // of rows per head packs its own inside the GEMM, as it reads them once.)
-  const bool dots = block <= kDotRows;
+  const bool dots = block <= kDotRows || p.key_batch != nullptr;
   std::optional<SharedKeys> shared;
   if (!dots && (blocks > 1 || group > 1) && SharedKeys::Fits(p)) shared.emplace(p, threads);
   ParallelFor(threads, tasks, MacCost(cost), [&](int64_t t0, int64_t t1) {
     std::vector<float> scores, row_max, row_sum;
+    // Calls run(src, j, len) for the runs of keys [c0, c0 + w) of batch entry b that lie in one
+    // batch entry src: b itself, or with beam indirection the entries key_batch names (beams share
+    // long prefixes, so a step is a few runs).
+    auto each_run = [&p](int64_t b, int64_t c0, int64_t w, auto&& run) {
+      if (p.key_batch == nullptr) return run(b, c0, w);
+      const int32_t* src = p.key_batch + b * p.key_batch_stride;
+      for (int64_t j = c0, e = c0; j < c0 + w; j = e) {
+        for (e = j + 1; e < c0 + w && src[e] == src[j];) ++e;
+        run(static_cast<int64_t>(src[j]), j, e - j);
+      }
+    };
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t blk = t % blocks, bh = t / blocks, h = bh % p.heads, b = bh / p.heads;
       const int64_t kvh = h / group;
@@ -159,7 +170,10 @@ void RunAttention(const AttentionProblem& p, int threads) {
         // exponent.
         if (dots) {
           for (int64_t r = 0; r < rows; ++r) {
-            vec::DotRows(p.q.at(b, h, r0 + r), p.k.at(b, kvh, c0), p.k.row, w, p.head_size, scores.data() + r * w);
+            each_run(b, c0, w, [&](int64_t src, int64_t j, int64_t len) {
+              vec::DotRows(p.q.at(b, h, r0 + r), p.k.at(src, kvh, j), p.k.row, len, p.head_size,
+                           scores.data() + r * w + (j - c0));
+            });
           }
         } else {
           GemmInputB kt{nullptr, p.k.at(b, kvh, c0), p.k.row, true};
@@ -170,8 +184,11 @@ void RunAttention(const AttentionProblem& p, int threads) {
         // the scores in this chunk: scaling then adding would differ from adding to the unscaled
         // scores. Keys that drop out (-inf) are the same either way.
         const bool adds_mask = p.mask_value != neg_inf && (kb > c0 || ke < c0 + w);
+        // Nor with a block-sparse layout: its hidden keys' -FLT_MAX must be the scaled score (a
+        // row that hides every key weighs them equally), and exp(s * scale - max) with s = -FLT_MAX
+        // is off by the rounding of -FLT_MAX * scale, far past exp's range.
         const bool fold_scale = p.scale > 0.0f && p.softcap <= 0.0f && !adds_mask && p.key_add == nullptr &&
-                                p.row_add == nullptr && p.bias == nullptr;
+                                p.row_add == nullptr && p.bias == nullptr && p.sparse_visible == nullptr;
         for (int64_t r = 0; r < rows; ++r) {
           float* s = scores.data() + r * w;
           const int64_t i = r0 + r, pos = off + i;
@@ -204,6 +221,13 @@ void RunAttention(const AttentionProblem& p, int threads) {
           hide(ke, p.kv_len, false);
           if (p.causal) hide(pos + 1, p.kv_len, true);
           if (p.window >= 0) hide(0, pos - p.window, true);
+          if (p.sparse_visible != nullptr) {
+            const unsigned char* visible =
+                p.sparse_visible + ((h % p.sparse_layouts) * p.sparse_blocks + pos / p.sparse_block) * p.sparse_blocks;
+            for (int64_t j = c0; j < c0 + w; ++j) {  // the scale is applied (pending == 1) here
+              if (visible[j / p.sparse_block] == 0 && s[j - c0] != neg_inf) s[j - c0] = -std::numeric_limits<float>::max();
+            }
+          }
           const float old_max = row_max[r];
           const float max = std::max(old_max, RowMax(s, w) * pending);  // pending > 0 here
           if (max == neg_inf) {  // nothing visible yet: no weight
@@ -223,7 +247,9 @@ void RunAttention(const AttentionProblem& p, int threads) {
           for (int64_t r = 0; r < rows; ++r) {
             float* o = out0 + r * p.out.row;
             if (c0 == 0) std::fill(o, o + p.v_head_size, 0.0f);
-            vec::AccumulateRows(scores.data() + r * w, p.v.at(b, kvh, c0), p.v.row, w, p.v_head_size, o);
+            each_run(b, c0, w, [&](int64_t src, int64_t j, int64_t len) {
+              vec::AccumulateRows(scores.data() + r * w + (j - c0), p.v.at(src, kvh, j), p.v.row, len, p.v_head_size, o);
+            });
           }
           continue;
         }

@@ -56,6 +56,21 @@ struct AttentionProblem {
   // smooth_softmax is a sink of 0 for every head).
   const float* sink = nullptr;
   bool smooth = false;
+  // Block-sparse attention (SparseAttention): with sparse_visible set, query row i of batch b and
+  // head h sees key j only where
+  //   sparse_visible[((h % sparse_layouts) * sparse_blocks + pos / sparse_block) * sparse_blocks + j / sparse_block]
+  // is non-zero, pos = q_offset[b] + i. The caller makes sure every visible position and key falls
+  // within sparse_blocks * sparse_block. A key hidden this way (and not already dropped by the
+  // causal limit) takes the score -FLT_MAX as ONNX Runtime writes it: a row that hides every key
+  // then weighs them all equally, as there, where -inf would give zeros.
+  const unsigned char* sparse_visible = nullptr;
+  int64_t sparse_block = 1, sparse_layouts = 1, sparse_blocks = 0;
+  // Beam search's cache indirection (DecoderMaskedMultiHeadAttention): key and value row j of batch
+  // entry b are row j of batch entry key_batch[b * key_batch_stride + j] (its absolute index in
+  // k and v). With it the products read the cache in place as dot products and weighted rows, run
+  // by run of keys from one entry, whatever the number of query rows (a decoding step has one).
+  const int32_t* key_batch = nullptr;
+  int64_t key_batch_stride = 0;
 };
 
 // Runs the problem on up to `threads` cores.

@@ -18,7 +18,9 @@
   X(RegisterFusedAttention)  /* fused_attention.cc */ \
   X(RegisterCDist)  /* cdist.cc */                    \
   X(RegisterLegacyMsOps)  /* legacy_ms.cc */          \
-  X(RegisterCropAndResize)  /* crop_and_resize.cc */
+  X(RegisterCropAndResize)  /* crop_and_resize.cc */  \
+  X(RegisterSparseAttention)  /* sparse_attention.cc */ \
+  X(RegisterDecoderMaskedMha)  /* decoder_masked_mha.cc */
 
 namespace onnxflow {
 namespace contrib {

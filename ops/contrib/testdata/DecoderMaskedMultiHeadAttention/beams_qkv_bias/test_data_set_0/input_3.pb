@@ -1,0 +1,1 @@
+Battention_biasJGˆ½úh|>‚Ge¿@…€=íðí?
