@@ -321,10 +321,17 @@ Result<std::unique_ptr<Plan>> Plan::Build(graph::Graph& g, const std::vector<std
   for (size_t t = 0; t < p.tasks_.size(); ++t) {
     if (p.tasks_[t].predecessors == 0) p.root_tasks_.push_back(static_cast<int>(t));
   }
-  // The caller's inputs are theirs; outputs, constants and outer values outlive the nodes.
+  // Outputs, constants and outer values outlive the nodes. The main graph's inputs are the
+  // caller's. A subgraph's inputs are what its frame moved in (scheduler/subgraph.cc): a decoding
+  // loop's cache, a Loop's carried state, which the last reader may write into (a shared-buffer
+  // attention writes its new keys there instead of copying the cache each step). Whether it may is
+  // still decided per run (KernelContext::ReusableInput): a value the parent still holds has a
+  // second handle, and borrowed memory has no storage to take.
   std::vector<bool> pinned(slots, false);
   for (int s = 0; s < slots; ++s) pinned[s] = p.reader_counts_[s] == kNeverFree;
-  for (int s : p.input_slots_) pinned[s] = true;
+  if (depth == 0) {
+    for (int s : p.input_slots_) pinned[s] = true;
+  }
   MarkReusableInputs(p.nodes_, preds, pinned);
 
   std::vector<int> level(n, 0), per_level(n + 1, 0);

@@ -59,6 +59,30 @@ TEST(Plan, ALastReaderAfterEveryOtherReaderMayReuse) {
   EXPECT_TRUE(Reusable(*plan, "d", 1));
 }
 
+TEST(Plan, ASubgraphsLastReaderMayReuseItsInputs) {
+  // The same graph planned as a subgraph (depth 1): its inputs are what its frame moved in (a
+  // decoding loop's cache, a Loop's carried state), so their last reader may write into them; the
+  // run still checks that nobody else holds the value (KernelContext::ReusableInput).
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {4});
+  m.Input("y", DataType::kFloat, {4});
+  m.Node("Relu", {"x"}, {"a"}, "a");
+  m.Node("Add", {"y", "a"}, {"b"}, "b");
+  m.Node("Neg", {"y"}, {"c"}, "c");
+  m.Output("b", DataType::kFloat, {4});
+  m.Output("c", DataType::kFloat, {4});
+  SessionOptions options;
+  options.optimize = false;
+  auto model = graph::LoadModelBytes(m.Serialize(), "", options, GlobalKernelRegistry());
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  for (int depth : {0, 1}) {
+    auto plan = Plan::Build(*(*model)->graph, {}, GlobalKernelRegistry(), options, depth);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    EXPECT_EQ(Reusable(**plan, "a", 0), depth > 0) << "x, at depth " << depth;
+    EXPECT_FALSE(Reusable(**plan, "b", 0)) << "c may read y after b, at depth " << depth;
+  }
+}
+
 TEST(Plan, ReadersOnParallelBranchesDoNotReuse) {
   // b and c both read a and may run at once: neither may write into it.
   ModelBuilder m(17);
