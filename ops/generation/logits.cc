@@ -68,6 +68,10 @@ void ApplyScoreRules(const ScoreRules& rules, const Sequences& sequences, int st
     const size_t n = static_cast<size_t>(rows) * vocab;
     for (size_t i = 0; i < n; ++i) scores[i] /= rules.temperature;
   }
+  if (rules.presence_mask != nullptr && rules.presence_penalty != 0.0f) {
+    const size_t n = static_cast<size_t>(rows) * vocab;
+    for (size_t i = 0; i < n; ++i) scores[0] -= static_cast<float>(rules.presence_mask[i]) * rules.presence_penalty;
+  }
 }
 
 // On the SIMD row kernels Softmax and LogSoftmax use: a vocabulary of 50 K tokens per beam and

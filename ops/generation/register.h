@@ -6,6 +6,7 @@
 // A new kernel file adds its line here; register.cc calls them in this order.
 #define ONNXFLOW_GENERATION_REGISTRARS(X) \
   X(RegisterGreedySearch)                 \
+  X(RegisterSampling)                     \
   X(RegisterBeamSearch)                   \
   X(RegisterNGramRepeatBlock)
 

@@ -109,14 +109,14 @@ Result<const Tensor*> ReadAttentionMask(const KernelContext& ctx, int index, con
   return m;
 }
 
-Status CheckMaxLength(int max_length, int length) {
+Status CheckMaxLength(int max_length, int length, int limit) {
   if (max_length <= length) {
     return InvalidArgument("input 'max_length' (" + std::to_string(max_length) +
                            ") must be greater than the input sequence length (" + std::to_string(length) + ")");
   }
-  if (max_length > kMaxLength) {
+  if (max_length > limit) {
     return InvalidArgument("input 'max_length' (" + std::to_string(max_length) + ") must be at most " +
-                           std::to_string(kMaxLength));
+                           std::to_string(limit));
   }
   return Status::Ok();
 }

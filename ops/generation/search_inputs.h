@@ -18,6 +18,8 @@ inline constexpr int kModelTypeT5 = 1;
 inline constexpr int kModelTypeWhisper = 2;
 // ONNX Runtime's bounds (beam_search_parameters.cc): buffers are sized from them before any step.
 inline constexpr int kMaxLength = 4096;
+// GreedySearch's and Sampling's (greedy_search_parameters.cc).
+inline constexpr int kMaxGreedyLength = 16384;
 inline constexpr int kMaxBeams = 128;
 
 struct SearchAttributes {
@@ -45,7 +47,7 @@ Status ReadMasks(const KernelContext& ctx, int vocab_mask_index, int prefix_mask
                  ScoreRules* rules);
 Result<const Tensor*> ReadAttentionMask(const KernelContext& ctx, int index, const Tensor& input_ids);
 
-// max_length against the prompt length and the bounds above.
-Status CheckMaxLength(int max_length, int length);
+// max_length against the prompt length and `limit` (kMaxLength or kMaxGreedyLength).
+Status CheckMaxLength(int max_length, int length, int limit = kMaxLength);
 
 }  // namespace onnxflow::generation

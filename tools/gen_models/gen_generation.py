@@ -37,6 +37,12 @@ test_data_set_0/input_<i>.pb; tools/gen_models/ort_expected.js adds ONNX Runtime
   /usr/bin/python3 tools/gen_models/gen_generation.py [OUT_DIR]
   for c in gpt t5 gpt_shared ngram; do NODE_PATH=~/ort/node_modules node tools/gen_models/ort_expected.js OUT_DIR/$c; done
   for s in 0 1; do NODE_PATH=~/ort/node_modules node tools/gen_models/ort_expected.js OUT_DIR/whisper $s; done
+  for s in 0 1 2 3; do NODE_PATH=~/ort/node_modules node tools/gen_models/ort_expected.js OUT_DIR/sampling $s; done
+
+  sampling/ Sampling nodes on the gpt/ decoder, one per attribute set (top_p, temperature,
+        min_tokens_to_keep, filter_value, custom, presence_penalty, the score rules, an init_decoder),
+        each with its own inputs, and one test_data_set per seed (5, 123, 0, 2^31 - 1); no_seed is
+        top_p's node without the seed input. `gen_generation.py OUT_DIR sampling` writes that folder alone.
 """
 import os
 import sys
@@ -403,6 +409,7 @@ BEAM_INPUTS = ["input_ids", "max_length", "min_length", "num_beams", "num_return
                "repetition_penalty", "vocab_mask", "prefix_vocab_mask", "attention_mask", "decoder_input_ids",
                "logits_processor"]
 WHISPER_INPUTS = BEAM_INPUTS + ["cross_qk_layer_head", "extra_decoding_ids", "temperature"]
+SAMPLING_INPUTS = GREEDY_INPUTS + ["presence_mask", "seed"]
 
 
 def padded_prompts(rows, pad_left=True):
@@ -424,7 +431,8 @@ def vocab_mask(blocked, vocab=VOCAB):
 
 def make_case(op, name, attrs, values, graphs, with_scores=False):
   """The node, its graph inputs and outputs, and the input values, in the model's input order."""
-  names = {"GreedySearch": GREEDY_INPUTS, "BeamSearch": BEAM_INPUTS, "WhisperBeamSearch": WHISPER_INPUTS}[op]
+  names = {"GreedySearch": GREEDY_INPUTS, "BeamSearch": BEAM_INPUTS, "WhisperBeamSearch": WHISPER_INPUTS,
+           "Sampling": SAMPLING_INPUTS}[op]
   node_inputs, graph_inputs, feeds = [], [], []
   for input_name in names:
     if input_name not in values:
@@ -440,7 +448,7 @@ def make_case(op, name, attrs, values, graphs, with_scores=False):
     node_inputs.pop()
   outs = [f"{name}_sequences"]
   graph_outputs = [vi(outs[0], TensorProto.INT32, None)]
-  if op != "GreedySearch":
+  if op not in ("GreedySearch", "Sampling"):
     outs.append(f"{name}_sequences_scores")
     graph_outputs.append(vi(outs[1], TensorProto.FLOAT, None))
     if with_scores:
@@ -551,6 +559,76 @@ def whisper_sets():
   return [beams, penalties]
 
 
+SAMPLING_SEEDS = [5, 123, 0, 2147483647]  # one test_data_set each; 0 and 2^31 - 1 draw as seed 1 does
+
+
+def sampling_sets():
+  """The Sampling nodes (one per attribute set) and, per seed, every node's input values."""
+  prompts2, mask2 = padded_prompts([[11, 23, 5, 40], [3, 17]])
+  prompts3, mask3 = padded_prompts([[11, 23, 5], [31, 2, 9, 14, 28], [44]])
+  prefix = np.ones((3, VOCAB), np.int32)
+  prefix[0, :25] = 0
+  prefix[2, 25:] = 0
+  presence = np.zeros((2, VOCAB), np.int32)
+  presence[0, [3, 11, 17, 23]] = 1
+  presence[1, [5, 40, 41]] = 2
+  common = dict(eos_token_id=EOS, pad_token_id=PAD)
+  nodes = [  # name, attributes, inputs (the seed added per set)
+      ("top_p", dict(common, top_p=0.9), dict(input_ids=prompts2, max_length=scalar_i(14), attention_mask=mask2)),
+      ("hot", dict(common, top_p=0.7, temperature=1.8), dict(input_ids=prompts2, max_length=scalar_i(16), attention_mask=mask2)),
+      ("cold_keep", dict(common, top_p=0.05, temperature=0.6, min_tokens_to_keep=3),
+       dict(input_ids=prompts2, max_length=scalar_i(14), attention_mask=mask2)),
+      ("filter_value", dict(common, top_p=0.3, filter_value=-1.0, temperature=1.5),
+       dict(input_ids=prompts2, max_length=scalar_i(14), attention_mask=mask2)),
+      ("processors", dict(common, top_p=0.95, no_repeat_ngram_size=2, vocab_size=VOCAB, temperature=1.3),
+       dict(input_ids=prompts3, max_length=scalar_i(16), min_length=scalar_i(10), repetition_penalty=scalar_f(1.4),
+            vocab_mask=vocab_mask([4, 9, 33]), prefix_vocab_mask=prefix, attention_mask=mask3)),
+      # ONNX Runtime's presence penalty moves the first score of the first row only (logits.h); a
+      # negative penalty lifts that token (0) so that the draws show it.
+      ("presence", dict(common, top_p=0.9, presence_penalty=-0.25, temperature=1.4),
+       dict(input_ids=prompts2, max_length=scalar_i(14), attention_mask=mask2, presence_mask=presence)),
+      ("custom", dict(common, top_p=0.8, custom=1, temperature=1.6),
+       dict(input_ids=prompts2, max_length=scalar_i(14), attention_mask=mask2)),
+      # ONNX Runtime scales by a temperature above 0 only: this node draws as top_p's does.
+      ("zero_temperature", dict(common, top_p=0.9, temperature=0.0),
+       dict(input_ids=prompts2, max_length=scalar_i(14), attention_mask=mask2)),
+      # With an init_decoder (the decoder with its logits times 3) for the first run.
+      ("init", dict(common, top_p=0.9, temperature=1.5), dict(input_ids=prompts2, max_length=scalar_i(14), attention_mask=mask2)),
+  ]
+  sets = [{name: dict(values, seed=scalar_i(seed)) for name, _, values in nodes} for seed in SAMPLING_SEEDS]
+  # top_p's node again without the seed input: ONNX Runtime then seeds with 0.
+  nodes.append(("no_seed", nodes[0][1], nodes[0][2]))
+  for s in sets:
+    s["no_seed"] = nodes[0][2]
+  return nodes, sets
+
+
+def write_sampling(out_dir, weights):
+  """Sampling nodes on the GPT decoder (its weights once, in the main graph), one input set per seed."""
+  nodes, sets = sampling_sets()
+  graph_nodes, inputs, outputs = [], [], []
+  for name, attrs, _ in nodes:
+    graphs = {"decoder": gpt_decoder(name)}
+    if name == "init":  # its scale is the graph's own, as beam_init's
+      graphs["init_decoder"] = gpt_decoder(name + "_init", logit_scale="init_three")
+      graphs["init_decoder"].initializer.append(const("init_three", np.array(3.0, np.float32)))
+    node, gi, go, _ = make_case("Sampling", name, attrs, sets[0][name], graphs)
+    graph_nodes.append(node)
+    inputs += gi
+    outputs += go
+  graph = helper.make_graph(graph_nodes, "sampling", inputs, outputs, initializer=weights + shared_constants())
+  model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
+                            producer_name="gen_generation.py")
+  model.ir_version = 8
+  save(out_dir, model, [])
+  for k, values in enumerate(sets):
+    os.makedirs(os.path.join(out_dir, f"test_data_set_{k}"), exist_ok=True)
+    feeds = [f for name, _, _ in nodes for f in make_case("Sampling", name, {}, values[name], {})[3]]
+    for i, t in enumerate(feeds):
+      with open(os.path.join(out_dir, f"test_data_set_{k}", f"input_{i}.pb"), "wb") as f:
+        f.write(t.SerializeToString())
+
+
 def used_initializers(graph, initializers):
   used = {i for node in graph.node for i in node.input}
   return [t for t in initializers if t.name in used]
@@ -627,6 +705,9 @@ def write_ngram(out_dir):
 def main():
   out = sys.argv[1] if len(sys.argv) > 1 else "ops/generation/testdata"
   gpt = gpt_weights()
+  if sys.argv[2:] == ["sampling"]:  # that folder only (same weights: they are the generator's first draws)
+    write_sampling(os.path.join(out, "sampling"), gpt)
+    return
   def gpt_graphs(name):
     graphs = {"decoder": gpt_decoder(name)}
     if name == "beam_init":  # ONNX Runtime's optional graph for the first run, here with logits x 3
@@ -642,6 +723,7 @@ def main():
   write_model(os.path.join(out, "gpt_shared"), gpt_shared_cases(), lambda name: {"decoder": gpt_decoder_shared(name)},
               gpt, weights_inside=True)
   write_ngram(os.path.join(out, "ngram"))
+  write_sampling(os.path.join(out, "sampling"), gpt)
   write_whisper(os.path.join(out, "whisper"))  # last: the other models keep their seeded weights
 
 

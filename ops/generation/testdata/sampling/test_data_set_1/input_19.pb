@@ -1,0 +1,1 @@
+Bprocessors_repetition_penaltyJ33³?

@@ -1,0 +1,1 @@
+Bcold_keep_seedJÿÿÿ

@@ -1,0 +1,1 @@
+Bfilter_value_seedJÿÿÿ

@@ -1,0 +1,1 @@
+Bprocessors_seedJÿÿÿ

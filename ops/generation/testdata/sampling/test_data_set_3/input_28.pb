@@ -1,0 +1,1 @@
+Bpresence_seedJÿÿÿ

@@ -1,0 +1,1 @@
+Bcustom_seedJÿÿÿ

@@ -1,0 +1,1 @@
+Bzero_temperature_seedJÿÿÿ
