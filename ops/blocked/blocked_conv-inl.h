@@ -171,7 +171,7 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
     HWY_UNROLL(12)
     for (size_t p = 0; p < kP; ++p) {
       HWY_UNROLL(4)
-      for (size_t v = 0; v < kVecs; ++v) acc[p][v] = hn::Max(acc[p][v], hn::Zero(d));
+      for (size_t v = 0; v < kVecs; ++v) acc[p][v] = MaxKeepNaN(d, hn::Zero(d), acc[p][v]);
     }
   } else if (t.last && t.activation.kind != Activation::kNone) {
     HWY_UNROLL(12)

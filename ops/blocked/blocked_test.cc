@@ -3,6 +3,7 @@
 // several weight groups and input chunks, residuals, activations and threads; the reorders against
 // a scalar index formula; the blocked pools against MaxPool / AveragePool / the global pools.
 #include <cmath>
+#include <limits>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -182,6 +183,38 @@ TARGETS_TEST(BlockedConvTest, ResidualAndThreads) {
   RunConvCase({{1, 64, 14, 14}, {64, 64, 1, 1}, {}, {}, {}, false, true, "", 2});
   RunConvCase({{1, 64, 28, 28}, {128, 64, 3, 3}, {}, {1, 1, 1, 1}, {}, true, false, "Relu", 2});
   RunConvCase({{1, 3, 56, 56}, {64, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {}, true, false, "Relu", 2});
+}
+
+// A NaN in the input stays NaN through a fused Relu or Clip (activate-inl.h's MaxKeepNaN): the
+// same outputs are NaN with the activation as without, in a pointwise, a Winograd and a stem
+// convolution.
+TARGETS_TEST(BlockedConvTest, FusedActivationsKeepNaN) {
+  const ConvCase cases[] = {{{1, 16, 5, 7}, {16, 16, 1, 1}}, {{1, 32, 9, 9}, {32, 32, 3, 3}, {}, {1, 1, 1, 1}},
+                            {{1, 3, 11, 11}, {16, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}}};
+  for (const ConvCase& cs : cases) {
+    std::vector<int64_t> nan_count;
+    for (const char* activation : {"", "Relu", "Clip"}) {
+      std::vector<float> x = Random(ElementCount(cs.x), 1);
+      x[x.size() / 2] = std::numeric_limits<float>::quiet_NaN();
+      const Tensor x_nchw = Tensor::FromVector<float>(cs.x, x);
+      OpTest test("BlockedConv", 1, "com.onnxflow");
+      test.Input(cs.x[1] < kChannelBlock ? x_nchw : ToBlockedRef(x_nchw))
+          .Input(Tensor::FromVector<float>(cs.w, Random(ElementCount(cs.w), 2)))
+          .ConstantInput(1);
+      if (!cs.strides.empty()) test.Attr("strides", cs.strides);
+      if (!cs.pads.empty()) test.Attr("pads", cs.pads);
+      if (*activation != '\0') test.Attr("activation", std::string(activation));
+      if (std::string(activation) == "Clip") test.Attr("activation_alpha", -0.5f).Attr("activation_beta", 0.5f);
+      Result<Tensor> y = RunOne(test);
+      ASSERT_TRUE(y.ok()) << y.status().ToString();
+      int64_t nans = 0;
+      for (int64_t i = 0; i < y->size(); ++i) nans += std::isnan(y->data<float>()[i]) ? 1 : 0;
+      nan_count.push_back(nans);
+    }
+    EXPECT_GT(nan_count[0], 0) << ShapeToString(cs.w);
+    EXPECT_EQ(nan_count[1], nan_count[0]) << "Relu, W " << ShapeToString(cs.w);
+    EXPECT_EQ(nan_count[2], nan_count[0]) << "Clip, W " << ShapeToString(cs.w);
+  }
 }
 
 // 3x3 stride-1 windows run as Winograd F(4x4, 3x3) up to 256x256 channels and directly past

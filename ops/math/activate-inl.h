@@ -20,6 +20,31 @@ namespace onnxflow {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// max(lo, x) and min(hi, x) that keep a NaN x NaN, as ONNX Runtime's fused activations and the
+// standalone Relu and Clip do: a NaN (an fp16 overflow's inf times a zero weight, a bad input)
+// must not come out of a fused convolution as 0 or as the clip bound. x86's max and min return
+// their second operand when either is NaN, so with x second it is one instruction; Highway's
+// portable targets return the number, so there x is tested.
+#if HWY_ARCH_X86 && (HWY_TARGET & (HWY_EMU128 | HWY_SCALAR)) == 0
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V MaxKeepNaN(D, V lo, V x) {
+  return hn::Max(lo, x);
+}
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V MinKeepNaN(D, V hi, V x) {
+  return hn::Min(hi, x);
+}
+#else
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V MaxKeepNaN(D, V lo, V x) {
+  return hn::IfThenElse(hn::IsNaN(x), x, hn::Max(lo, x));
+}
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V MinKeepNaN(D, V hi, V x) {
+  return hn::IfThenElse(hn::IsNaN(x), x, hn::Min(hi, x));
+}
+#endif
+
 // 1 / (1 + e^-x) within 1e-6 relative, for Swish's epilogue, where it runs on every output of a
 // convolution: cheaper than hwy's Exp (range checks, two-step scaling) and a divide. x is clamped
 // to [-87, 87], where e^-x and 1 + e^-x stay finite for the reciprocal estimate; e^-x = 2^n 2^f
@@ -53,11 +78,11 @@ HWY_INLINE V Activate(D d, const ActivationSpec& act, V x) {
     case Activation::kNone:
       return x;
     case Activation::kRelu:
-      return hn::Max(x, hn::Zero(d));
+      return MaxKeepNaN(d, hn::Zero(d), x);
     case Activation::kLeakyRelu:
       return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Mul(x, hn::Set(d, act.alpha)), x);
     case Activation::kClip:
-      return hn::Min(hn::Max(x, hn::Set(d, act.alpha)), hn::Set(d, act.beta));
+      return MinKeepNaN(d, hn::Set(d, act.beta), MaxKeepNaN(d, hn::Set(d, act.alpha), x));
     case Activation::kSigmoid: {
       // 1 / (1 + e^-x); Exp overflows to inf for very negative x, which gives 0 as it should.
       const V one = hn::Set(d, 1.0f);
@@ -68,7 +93,7 @@ HWY_INLINE V Activate(D d, const ActivationSpec& act, V x) {
       return hn::Tanh(d, x);
     case Activation::kHardSigmoid: {
       const V y = hn::MulAdd(x, hn::Set(d, act.alpha), hn::Set(d, act.beta));
-      return hn::Min(hn::Max(y, hn::Zero(d)), hn::Set(d, 1.0f));
+      return MinKeepNaN(d, hn::Set(d, 1.0f), MaxKeepNaN(d, hn::Zero(d), y));
     }
     case Activation::kHardSwish: {
       // As the HardSwish kernel computes it (ops/activation/activation_simd.cc), one rounding for
@@ -95,7 +120,7 @@ enum class EpilogueKind { kNone, kRelu, kAny };
 
 template <EpilogueKind kKind, class D, class V = hn::Vec<D>>
 HWY_INLINE V ApplyEpilogue(D d, const ActivationSpec& act, V x) {
-  if constexpr (kKind == EpilogueKind::kRelu) return hn::Max(x, hn::Zero(d));
+  if constexpr (kKind == EpilogueKind::kRelu) return MaxKeepNaN(d, hn::Zero(d), x);
   if constexpr (kKind == EpilogueKind::kAny) return Activate(d, act, x);
   return x;
 }

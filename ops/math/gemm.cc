@@ -40,12 +40,12 @@ void AddThenActivate(const ActivationSpec& spec, const float* addend, float* dat
 float ActivationScalar(const ActivationSpec& spec, float x) {
   switch (spec.kind) {
     case Activation::kNone: return x;
-    case Activation::kRelu: return x > 0.0f ? x : 0.0f;
+    case Activation::kRelu: return x > 0.0f || std::isnan(x) ? x : 0.0f;  // NaN stays, as in Activate
     case Activation::kLeakyRelu: return x < 0.0f ? x * spec.alpha : x;
     case Activation::kClip: return std::min(std::max(x, spec.alpha), spec.beta);
     case Activation::kSigmoid: return 1.0f / (1.0f + std::exp(-x));
     case Activation::kTanh: return std::tanh(x);
-    case Activation::kHardSigmoid: return std::min(std::max(x * spec.alpha + spec.beta, 0.0f), 1.0f);
+    case Activation::kHardSigmoid: return std::min(std::max(x * spec.alpha + spec.beta, 0.0f), 1.0f);  // NaN stays
     case Activation::kHardSwish: return x * std::min(std::max(x * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f);
     case Activation::kSwish: return x / (1.0f + std::exp(-x));
     case Activation::kGelu: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752440f));

@@ -178,6 +178,37 @@ TEST_P(GemmTarget, ProductsAndActivations) {
   }
 }
 
+// A NaN reaching a fused Relu, Clip or HardSigmoid stays NaN, in the product's epilogue (Relu's
+// inline path and the general one) and on its own, on every target: ONNX Runtime keeps it, and
+// an fp16 overflow's inf times a zero weight must not come out as 0 or as the clip bound.
+TEST_P(GemmTarget, FusedClampsKeepNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const ActivationSpec acts[] = {{Activation::kRelu}, {Activation::kClip, -1.0f, 2.0f}, {Activation::kHardSigmoid, 0.2f, 0.5f}};
+  for (const ActivationSpec& act : acts) {
+    // A (3 x 2) times B (2 x 20): row 1 reads inf * 0, so its every column is NaN.
+    std::vector<float> a = {1, 2, inf, 0, -3, 1}, b(40, 0.0f), c(60, 7.0f);
+    for (int j = 0; j < 20; ++j) b[20 + j] = (j % 3) - 1.0f;  // B's first row is 0
+    GemmEpilogue ep;
+    ep.activation = act;
+    GemmInputA ga;
+    ga.data = a.data();
+    ga.ld = 2;
+    GemmInputB gb{nullptr, b.data(), 20, false};
+    Sgemm(3, 20, 2, ga, gb, c.data(), 20, ep, 1);
+    for (int j = 0; j < 20; ++j) {
+      EXPECT_TRUE(std::isnan(c[20 + j])) << static_cast<int>(act.kind) << " column " << j << ": " << c[20 + j];
+      for (int r : {0, 2}) {
+        const float want = ActivationScalar(act, a[r * 2] * b[j] + a[r * 2 + 1] * b[20 + j]);
+        EXPECT_NEAR(c[r * 20 + j], want, 1e-5f) << static_cast<int>(act.kind) << " row " << r << " column " << j;
+      }
+    }
+    std::vector<float> x = {nan, -nan, 3.0f, -3.0f};
+    ApplyActivation(act, x.data(), 4);
+    EXPECT_TRUE(std::isnan(x[0]) && std::isnan(x[1])) << static_cast<int>(act.kind);
+    EXPECT_TRUE(std::isnan(ActivationScalar(act, nan))) << static_cast<int>(act.kind);
+  }
+}
+
 // One row of C takes the row tile (several B strips side by side): M = 1 and a last strip of one
 // row (M = 9, 17), with whole-strip groups, leftovers of 1, 2 and 3 strips (one tile each), a
 // partial and a raw B's tail strip, K over two blocks, every epilogue input; and the same bits as
