@@ -99,6 +99,7 @@ class HalfRegion {
       if (!in_float.count(id)) continue;
       const Node& n = g_->nodes[id];
       auto proto = std::make_shared<onnx::NodeProto>(*n.proto);
+      if (n.domain.empty() && n.op_type() == "Clip") BoundClip(proto.get());
       for (auto& in : *proto->mutable_input()) {
         if (!in.empty() && IsHalf(KnownType(*g_, in)) && !kept.count(in)) in = twin(in);
       }
@@ -123,6 +124,28 @@ class HalfRegion {
   }
 
  private:
+  // A 16-bit Clip without a bound clips at its type's largest finite value (numeric_limits::max,
+  // the spec's default; ONNX Runtime's float16 Clip gives 65504 for +inf). Run in float, the
+  // missing bound would be float's and the narrowed result inf: the bound is written out instead,
+  // as an input from opset 11 on, else as the min / max attribute.
+  void BoundClip(onnx::NodeProto* clip) {
+    const DataType type = KnownType(*g_, clip->input(0));
+    if (!IsHalf(type)) return;
+    const float largest = type == DataType::kFloat16 ? 65504.0f : 3.38953139e38f;  // bfloat16's
+    if (opset_ < 11) {
+      if (Attr(*clip, "min") == nullptr) SetFloatAttr(clip, "min", -largest);
+      if (Attr(*clip, "max") == nullptr) SetFloatAttr(clip, "max", largest);
+      return;
+    }
+    while (clip->input_size() < 3) clip->add_input("");
+    for (int i : {1, 2}) {
+      if (!clip->input(i).empty()) continue;
+      const std::string name = names_->Fresh(clip->output(0) + (i == 1 ? "/min" : "/max"));
+      patch_.constants.emplace_back(name, Tensor::FromVector<float>({}, {i == 1 ? -largest : largest}));
+      clip->set_input(i, name);
+    }
+  }
+
   // Whether `n` runs in float: its op does, every value it touches has a known type, and one of
   // them is 16-bit.
   bool Converts(const Node& n) const {

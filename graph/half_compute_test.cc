@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <limits>
 #include <vector>
 
 #include "graph/model.h"
@@ -179,6 +180,35 @@ TEST(HalfComputeTest, ProductWeightsStayHalf) {
       }
       EXPECT_EQ(HalfToFloat(y.data<Float16>()[i * 3 + j].bits), HalfToFloat(FloatToHalf(sum))) << i << "," << j;
     }
+  }
+}
+
+// A 16-bit Clip without a bound clips at the type's largest value, as the spec's default
+// (numeric_limits::max) and ONNX Runtime's float16 Clip do: +inf becomes 65504, not inf. Opset 11+
+// (bounds as inputs, min given and max absent) and opset 6 (attributes, both absent).
+TEST(HalfComputeTest, ClipWithoutABoundClipsAtTheTypesLargest) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int opset : {17, 6}) {
+    ModelBuilder m(opset);
+    m.Input("x", DataType::kFloat16, {4});
+    if (opset >= 11) {
+      m.Initializer("lo", Half({}, {-1.0f}));
+      m.Node("Clip", {"x", "lo"}, {"c"});
+    } else {
+      m.Node("Clip", {"x"}, {"c"});
+    }
+    m.Node("Relu", {"c"}, {"y"});  // a float neighbour, so the Clip runs in the float region
+    m.Output("y", DataType::kFloat16, {4});
+    auto session = Session::LoadFromBytes(m.Serialize());
+    ASSERT_TRUE(session.ok()) << session.status().ToString();
+    auto out = session->Run({{"x", Value(Half({4}, {inf, -inf, 2.0f, -3.0f}))}});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    const Tensor& y = (*out)[0].value.tensor();
+    std::vector<float> got(4);
+    for (int i = 0; i < 4; ++i) got[i] = HalfToFloat(y.data<Float16>()[i].bits);
+    const float lo = opset >= 11 ? -1.0f : -65504.0f;
+    EXPECT_EQ(got, (std::vector<float>{65504.0f, std::max(lo, 0.0f), 2.0f, std::max(std::max(-3.0f, lo), 0.0f)}))
+        << "opset " << opset;
   }
 }
 
