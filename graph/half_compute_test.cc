@@ -183,6 +183,24 @@ TEST(HalfComputeTest, ProductWeightsStayHalf) {
   }
 }
 
+// A 16-bit LSTM runs in float: its weights become float constants, which the kernel packs once at
+// load (ops/rnn/packed_rows.h); in 16 bits it widened and multiplied them unpacked every run.
+TEST(HalfComputeTest, RecurrentOpsRunInFloat) {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat16, {2, 1, 3});
+  m.Initializer("w", Half({1, 16, 3}, Ramp(48, 0.01f)));
+  m.Initializer("r", Half({1, 16, 4}, Ramp(64, 0.02f)));
+  SetAttr(m.Node("LSTM", {"x", "w", "r"}, {"y", "y_h"}), "hidden_size", int64_t{4});
+  m.Output("y_h", DataType::kFloat16, {1, 1, 4});
+  auto model = ThisPassOnly(m.Serialize());
+  ASSERT_NE(model, nullptr);
+  Graph& g = *model->graph;
+  EXPECT_EQ(Ops(g), (std::vector<std::string>{"Cast", "LSTM", "Cast"}));
+  const onnx::NodeProto& lstm = *g.nodes.At(1).proto;
+  EXPECT_EQ(g.constants.at(lstm.input(1)).dtype(), DataType::kFloat);
+  EXPECT_EQ(g.constants.at(lstm.input(2)).dtype(), DataType::kFloat);
+}
+
 // A 16-bit Clip without a bound clips at the type's largest value, as the spec's default
 // (numeric_limits::max) and ONNX Runtime's float16 Clip do: +inf becomes 65504, not inf. Opset 11+
 // (bounds as inputs, min given and max absent) and opset 6 (attributes, both absent).
