@@ -84,6 +84,47 @@ bool ConvertsConv(const Graph& g, const Node& node) {
 
 using Values = std::set<std::string>;  // values produced channels-last
 
+// A scalar constant that broadcasts against a rank-4 value without raising its rank.
+bool IsScalarOperand(const Graph& g, const onnx::NodeProto& n, int i) {
+  return IsScalarConstant(g, n, i) && g.constants.at(n.input(i)).rank() <= 4;
+}
+
+// Ops that compute each element from the same element of their operands (and scalars): on
+// channels-last values they give the channels-last result. Per-tensor DequantizeLinear and
+// QuantizeLinear are among them (their scale and zero point scalars), so a quantized model's float
+// ops between two quantized convolutions (DQ -> LeakyRelu / HardSigmoid * x / Add -> Q, what a
+// quantizer leaves in float) join the region instead of a Transpose pair around each convolution
+// (a PP-OCR detector quantized to QDQ: 85 Transposes, 19% of its time).
+bool IsPointwise(const Node& node) {
+  static const std::set<std::string> kOnnx = {
+      "Abs", "Add", "Celu", "Clip", "DequantizeLinear", "Div", "Elu", "Erf", "Exp", "Gelu", "HardSigmoid",
+      "HardSwish", "LeakyRelu", "Log", "Max", "Min", "Mish", "Mul", "Neg", "Pow", "QuantizeLinear", "Reciprocal",
+      "Relu", "Selu", "Sigmoid", "Softplus", "Softsign", "Sqrt", "Sub", "Tanh", "ThresholdedRelu"};
+  if (node.domain.empty()) return kOnnx.count(node.op_type()) != 0;
+  return node.domain == kOnnxflowDomain && node.op_type() == internal_ops::kElementwiseChain;
+}
+
+// A pointwise op whose every operand is a region value or a scalar, at least one a region value.
+// (A QuantizeLinear / DequantizeLinear with a block_size is not pointwise.)
+bool FollowsTheRegion(const Graph& g, const Node& node, const Values& nhwc) {
+  const auto& n = *node.proto;
+  if (!IsPointwise(node) || n.output_size() != 1) return false;
+  if (const auto* block = Attr(n, "block_size"); block != nullptr && block->i() != 0) return false;
+  if (const auto* rank = Attr(n, "rank"); node.domain == kOnnxflowDomain && (rank == nullptr || rank->i() > 4)) {
+    return false;  // ElementwiseChain: the rank of its largest scalar
+  }
+  bool region = false;
+  for (int i = 0; i < n.input_size(); ++i) {
+    if (!HasInput(n, i)) continue;
+    if (nhwc.count(n.input(i)) != 0) {
+      region = true;
+    } else if (!IsScalarOperand(g, n, i)) {
+      return false;
+    }
+  }
+  return region;
+}
+
 Role RoleOf(const Graph& g, const Node& node, const Values& nhwc) {
   if (ConvertsConv(g, node)) return Role::kConv;
   const auto& n = *node.proto;
@@ -100,6 +141,7 @@ Role RoleOf(const Graph& g, const Node& node, const Values& nhwc) {
     }
     return Role::kConcat;
   }
+  if (FollowsTheRegion(g, node, nhwc)) return Role::kLayoutFree;
   if (!in(0)) return Role::kPlain;
   if (IsOp(node, "Max") && n.input_size() == 2 && IsScalarConstant(g, n, 1)) return Role::kLayoutFree;
   if (node.domain == kOnnxflowDomain && node.op_type() == internal_ops::kByteLookup) return Role::kLayoutFree;
@@ -122,12 +164,13 @@ Role RoleOf(const Graph& g, const Node& node, const Values& nhwc) {
 }
 
 // The inputs of a converted node that are data (read channels-last); the others are parameters.
-bool IsDataInput(const Node& node, Role role, int i) {
+bool IsDataInput(const Graph& g, const Node& node, Role role, int i) {
   switch (role) {
     case Role::kConv: return i == 0;
     case Role::kConcat: return i >= 2 && (i - 2) % 3 == 0;
     case Role::kLayoutFree:
       if (IsMs(node, "QLinearAdd") || IsMs(node, "QLinearMul")) return i == 0 || i == 3;
+      if (IsPointwise(node)) return !IsScalarOperand(g, *node.proto, i);
       return i == 0;
     default: return i == 0;
   }
@@ -178,12 +221,13 @@ class QuantLayoutPass {
       }
     }
     if (!any_conv) return Status::Ok();
+    Prune(order, &roles, &nhwc);
     // Region values plain readers (nodes, subgraphs, graph outputs) still need in their layout.
     std::set<std::string> read_plain;
     for (size_t i = 0; i < order.size(); ++i) {
       const Node& node = g_->nodes[order[i]];
       for (int k = 0; k < node.proto->input_size(); ++k) {
-        if (roles[i] == Role::kPlain || !IsDataInput(node, roles[i], k)) read_plain.insert(node.proto->input(k));
+        if (roles[i] == Role::kPlain || !IsDataInput(*g_, node, roles[i], k)) read_plain.insert(node.proto->input(k));
       }
       for (const auto& v : node.implicit_inputs) read_plain.insert(v);
     }
@@ -196,7 +240,7 @@ class QuantLayoutPass {
       const Node& node = g_->nodes[id];
       auto proto = std::make_shared<onnx::NodeProto>(*node.proto);
       for (int k = 0; k < proto->input_size(); ++k) {
-        if (proto->input(k).empty() || !IsDataInput(node, roles[i], k)) continue;
+        if (proto->input(k).empty() || !IsDataInput(*g_, node, roles[i], k)) continue;
         const std::string& v = proto->input(k);
         proto->set_input(k, nhwc.count(v) != 0 ? NhwcName(v, &patch) : ToNhwc(v, id, &patch));
       }
@@ -216,6 +260,33 @@ class QuantLayoutPass {
   }
 
  private:
+  // A pointwise op stays in the region only on the way to a region op that reads it as data:
+  // one whose value only plain nodes (or the graph's outputs) read would just move the boundary's
+  // Transpose onto its output, a float one four times the bytes. From the last node back, so that
+  // a chain of them leaves the region from its end.
+  void Prune(const std::vector<Id>& order, std::vector<Role>* roles, Values* nhwc) const {
+    std::map<Id, size_t> index;
+    for (size_t i = 0; i < order.size(); ++i) index[order[i]] = i;
+    for (size_t i = order.size(); i-- > 0;) {
+      const Node& node = g_->nodes[order[i]];
+      if ((*roles)[i] != Role::kLayoutFree || !IsPointwise(node)) continue;
+      const std::string& out = node.proto->output(0);
+      bool read_in_region = false;
+      for (Id r : g_->nodes.Readers(out)) {
+        const size_t j = index.at(r);
+        if ((*roles)[j] == Role::kPlain) continue;
+        const Node& reader = g_->nodes[r];
+        for (int k = 0; k < reader.proto->input_size(); ++k) {
+          read_in_region |= reader.proto->input(k) == out && IsDataInput(*g_, reader, (*roles)[j], k);
+        }
+      }
+      if (!read_in_region) {
+        (*roles)[i] = Role::kPlain;
+        nhwc->erase(out);
+      }
+    }
+  }
+
   // The op a converted node becomes.
   static void Convert(Role role, onnx::NodeProto* proto, Node* node) {
     if (role == Role::kConv || role == Role::kMaxPool) {

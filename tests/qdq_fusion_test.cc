@@ -98,6 +98,47 @@ TEST(QdqFusion, ConvWithPerChannelInt8WeightsAndBias) {
       DataType::kUint8, {1, 3, 6, 6}, {"QLinearConvNhwc", "Transpose", "Transpose"});
 }
 
+// What a quantizer leaves in float between two quantized convolutions (DQ -> LeakyRelu -> Q, a
+// residual Add of two dequantized values, x * HardSigmoid(x)) runs channels-last with them
+// (graph/quant_layout.cc): one Transpose into the region and one out, not a pair per convolution.
+TEST(QdqFusion, FloatOpsBetweenQuantizedConvsJoinTheirLayout) {
+  ExpectFused(
+      [](tools::ModelBuilder& m) {
+        auto conv = [&](const std::string& in, const std::string& name) {
+          Tensor w(DataType::kInt8, {4, 4, 3, 3});
+          for (int64_t i = 0; i < w.size(); ++i) w.mutable_data<int8_t>()[i] = static_cast<int8_t>((i * 37 + name.size()) % 255 - 127);
+          m.Initializer(name + "_w", w);
+          m.Initializer(name + "_ws", Tensor::Scalar<float>(0.002f));
+          m.Initializer(name + "_wz", Tensor::Scalar<int8_t>(0));
+          m.Node("DequantizeLinear", {name + "_w", name + "_ws", name + "_wz"}, {name + "_wd"});
+          auto& c = m.Node("Conv", {in, name + "_wd"}, {name + "_c"});
+          tools::SetAttr(c, "pads", std::vector<int64_t>{1, 1, 1, 1});
+          Q(m, name + "_c", name + "_q", 0.03f, 120);
+          m.Initializer(name + "_qs", Tensor::Scalar<float>(0.03f));
+          m.Initializer(name + "_qz", Tensor::Scalar<uint8_t>(120));
+          m.Node("DequantizeLinear", {name + "_q", name + "_qs", name + "_qz"}, {name + "_d"});
+        };
+        conv("xd", "a");
+        conv("xd", "a2");
+        auto& leaky = m.Node("LeakyRelu", {"a_d"}, {"l"});
+        tools::SetAttr(leaky, "alpha", 0.1f);
+        m.Node("Add", {"l", "a2_d"}, {"s"});  // both operands in the region
+        m.Node("HardSigmoid", {"s"}, {"h"});
+        m.Node("Mul", {"s", "h"}, {"hs"});
+        Q(m, "hs", "hq", 0.02f, 128);
+        m.Initializer("hq_s2", Tensor::Scalar<float>(0.02f));
+        m.Initializer("hq_z2", Tensor::Scalar<uint8_t>(128));
+        m.Node("DequantizeLinear", {"hq", "hq_s2", "hq_z2"}, {"hd"});
+        conv("hd", "b");
+        m.Node("Relu", {"b_d"}, {"r"});
+        Q(m, "r", "y", 0.03f, 100);
+      },
+      // Two Transposes: into the region (x's bytes) and out of it (y).
+      DataType::kUint8, {1, 4, 6, 6},
+      {"Add", "ByteLookup", "DequantizeLinear", "DequantizeLinear", "ElementwiseChain", "LeakyRelu", "Max",
+       "QLinearConvNhwc", "QLinearConvNhwc", "QLinearConvNhwc", "QuantizeLinear", "Transpose", "Transpose"});
+}
+
 // Conv -> Relu -> Q with zero point 0 (uint8) or -128 (int8): the quantization clamps at zero,
 // so the Relu goes and the group is one QLinearConv. With another zero point Q moves before the
 // Relu, which becomes a Max with the zero point on the convolution's bytes.
