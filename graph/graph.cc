@@ -137,6 +137,17 @@ Result<Tensor> DensifySparse(const onnx::SparseTensorProto& sp, const BuildConte
   if (indices.dtype() != DataType::kInt64 || values.rank() != 1 || values.dtype() == DataType::kString) {
     return InvalidArgument("sparse initializer '" + name + "' needs int64 indices and 1-D numeric values");
   }
+  // The dense size is the file's word, not its bytes: checked as a tensor's would be.
+  const Result<int64_t> count = CheckedElementCount(shape);
+  if (!count.ok()) {
+    return InvalidArgument("sparse initializer '" + name + "' has dims " + ShapeToString(shape) + ": " +
+                           count.status().message());
+  }
+  if (*count > ctx.limits->max_tensor_bytes / static_cast<int64_t>(ElementSize(values.dtype()))) {
+    return ResourceExhausted("sparse initializer '" + name + "' of dims " + ShapeToString(shape) +
+                             " would pass the limit of " + std::to_string(ctx.limits->max_tensor_bytes) +
+                             " bytes per tensor (max_tensor_bytes)");
+  }
   Tensor dense(values.dtype(), shape);
   const int64_t nnz = values.size(), total = dense.size();
   const size_t elem = ElementSize(values.dtype());

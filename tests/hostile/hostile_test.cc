@@ -258,6 +258,9 @@ std::string BlockedConvThen(int opset, int64_t channels, const std::function<voi
 std::map<std::string, std::pair<std::string, std::string>> Reasons() {
   return {
       {"empty_file", {"InvalidArgument", "the model has no ir_version"}},
+      {"sparse_initializer_negative_dims", {"InvalidArgument", "sparse initializer 'w' has dims [-4]"}},
+      {"sparse_initializer_dims_overflow", {"InvalidArgument", "has too many elements"}},
+      {"sparse_initializer_past_the_limit", {"ResourceExhausted", "sparse initializer 'w' of dims [1099511627776]"}},
       {"not_protobuf", {"InvalidArgument", "the file is not a valid ONNX model (protobuf parse failed)"}},
       {"truncated_1_of_9", {"InvalidArgument", "the file is not a valid ONNX model (protobuf parse failed)"}},
       {"truncated_2_of_9", {"InvalidArgument", "the file is not a valid ONNX model (protobuf parse failed)"}},
@@ -528,6 +531,26 @@ std::map<std::string, std::pair<std::string, std::string>> Reasons() {
   };
 }
 
+// A model adding a sparse initializer "w" (one value at index 0) of dims `dims` to x.
+std::string SparseModel(std::vector<int64_t> dims) {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {2});
+  m.Node("Add", {"x", "w"}, {"y"});
+  m.Output("y", DataType::kFloat, {2});
+  onnx::SparseTensorProto* sp = m.proto().mutable_graph()->add_sparse_initializer();
+  for (int64_t d : dims) sp->add_dims(d);
+  onnx::TensorProto* values = sp->mutable_values();
+  values->set_name("w");
+  values->set_data_type(onnx::TensorProto::FLOAT);
+  values->add_dims(1);
+  values->add_float_data(1.0f);
+  onnx::TensorProto* indices = sp->mutable_indices();
+  indices->set_data_type(onnx::TensorProto::INT64);
+  indices->add_dims(1);
+  indices->add_int64_data(0);
+  return m.Serialize();
+}
+
 std::vector<Case> AllCases() {
   std::vector<Case> c;
   const int64_t kMin = std::numeric_limits<int64_t>::min();
@@ -535,6 +558,10 @@ std::vector<Case> AllCases() {
 
   // --- Damaged files.
   c.push_back(Simple("empty_file", [] { return std::string(); }));
+  // A sparse initializer's dims are the file's word: negative, past int64, past the tensor limit.
+  c.push_back(Simple("sparse_initializer_negative_dims", [] { return SparseModel({-4}); }));
+  c.push_back(Simple("sparse_initializer_dims_overflow", [] { return SparseModel({int64_t{1} << 40, int64_t{1} << 40}); }));
+  c.push_back(Simple("sparse_initializer_past_the_limit", [] { return SparseModel({int64_t{1} << 40}); }));
   c.push_back(Simple("not_protobuf", [] { return std::string("this is not an onnx model\n\xff\xff\xff", 29); }));
   for (int cut : {1, 2, 3, 5, 8}) {
     c.push_back(Simple("truncated_" + std::to_string(cut) + "_of_9", [cut] {
