@@ -24,6 +24,7 @@
 #include "ops/sequence/register.h"
 #include "ops/legacy/register.h"
 #include "ops/generation/register.h"
+#include "ops/ms_misc/register.h"
 #include "ops/moe/register.h"
 #include "ops/contrib/register.h"
 
@@ -51,6 +52,7 @@ Status RegisterAllKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(RegisterBlockedKernels(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterLegacyKernels(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterGenerationKernels(registry));
+  ONNXFLOW_RETURN_IF_ERROR(RegisterMsMiscKernels(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterMoeKernels(registry));
   // Last: the com.microsoft ops wrap kernels the families above registered.
   ONNXFLOW_RETURN_IF_ERROR(RegisterContribKernels(registry));

@@ -1,0 +1,9 @@
+#include "ops/ms_misc/register.h"
+
+namespace onnxflow {
+
+Status RegisterMsMiscKernels(KernelRegistry& registry) {
+  return RegisterEach(registry, {ONNXFLOW_MS_MISC_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
+}
+
+}  // namespace onnxflow
