@@ -3,6 +3,7 @@
 // kernel another family registered under other attribute names.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -22,6 +23,52 @@ inline Status RequireFloatLike(const Tensor& t, const char* op, const char* inpu
   if (IsFloatLike(t.dtype())) return Status::Ok();
   return InvalidArgument(std::string(op) + ": input '" + input + "' must be float, float16 or bfloat16, got " +
                          DataTypeName(t.dtype()));
+}
+
+// Q, K and V of `rows` tokens as dense float copies (rows x d, rows x kvd, rows x kvd) that rotary
+// may rotate in place: split from a packed query (rows of d + 2 kvd, GroupQueryAttention's and
+// SparseAttention's packed QKV) or copied from three inputs.
+struct DenseQkv {
+  std::vector<float> q, k, v;
+};
+inline DenseQkv CopyQkv(const Tensor& query, const Tensor* key, const Tensor* value, int64_t rows, int64_t d,
+                        int64_t kvd, bool packed) {
+  DenseQkv out{std::vector<float>(rows * d), std::vector<float>(rows * kvd), std::vector<float>(rows * kvd)};
+  const FloatIn qi(query);
+  if (packed) {
+    const int64_t w = d + 2 * kvd;
+    for (int64_t t = 0; t < rows; ++t) {
+      std::copy(qi.data + t * w, qi.data + t * w + d, out.q.data() + t * d);
+      std::copy(qi.data + t * w + d, qi.data + t * w + d + kvd, out.k.data() + t * kvd);
+      std::copy(qi.data + t * w + d + kvd, qi.data + (t + 1) * w, out.v.data() + t * kvd);
+    }
+    return out;
+  }
+  const FloatIn ki(*key), vi(*value);
+  std::copy(qi.data, qi.data + out.q.size(), out.q.begin());
+  std::copy(ki.data, ki.data + out.k.size(), out.k.begin());
+  std::copy(vi.data, vi.data + out.v.size(), out.v.begin());
+  return out;
+}
+
+// Runs `kernel` on `inputs` (a none Value is an absent input) in place of the node's own and hands
+// its outputs on as the node's: for a com.microsoft op whose inputs differ only in shape or place
+// from what the kernel it runs on takes (Pad-1 on Pad-11, ConvTransposeWithDynamicPads on
+// ConvTranspose). The run's state (limits, byte budget, threads) and the node's name stay the
+// node's, so the inner kernel's allocations count against the same limits and its errors name it.
+inline Status ComputeOn(const OpKernel& kernel, KernelContext& ctx, std::vector<Value> inputs) {
+  const int in_count = static_cast<int>(inputs.size()), out_count = ctx.output_count();
+  NodeSlots slots;
+  for (int i = 0; i < in_count; ++i) slots.inputs.push_back(inputs[i].is_none() ? -1 : i);
+  for (int o = 0; o < out_count; ++o) slots.outputs.push_back(ctx.has_output(o) ? in_count + o : -1);
+  std::vector<Value> values = std::move(inputs);
+  values.resize(static_cast<size_t>(in_count + out_count));
+  KernelContext inner(slots, values.data(), &ctx.run(), ctx.node_name());
+  ONNXFLOW_RETURN_IF_ERROR(kernel.Compute(inner));
+  for (int o = 0; o < out_count; ++o) {
+    if (ctx.has_output(o)) ctx.SetOutput(o, std::move(values[in_count + o]));
+  }
+  return Status::Ok();
 }
 
 // A NodeProto rewritten for another kernel: what the kernel factory of one family needs to build

@@ -112,24 +112,6 @@ class MatMulInteger16Kernel final : public OpKernel {
   }
 };
 
-// Runs `kernel` on `inputs` in place of the node's own and hands its outputs on to the node's: for
-// a com.microsoft op whose inputs differ from what the ONNX kernel it runs on takes only in shape.
-Status ComputeOn(const OpKernel& kernel, KernelContext& ctx, std::vector<Value> inputs) {
-  const int in_count = static_cast<int>(inputs.size()), out_count = ctx.output_count();
-  NodeSlots slots;
-  for (int i = 0; i < in_count; ++i) slots.inputs.push_back(inputs[i].is_none() ? -1 : i);
-  for (int o = 0; o < out_count; ++o) slots.outputs.push_back(ctx.has_output(o) ? in_count + o : -1);
-  std::vector<Value> values = std::move(inputs);
-  values.resize(static_cast<size_t>(in_count + out_count));
-  // The run's state (limits, byte budget, threads) and the node's name stay the node's.
-  KernelContext inner(slots, values.data(), &ctx.run(), ctx.node_name());
-  ONNXFLOW_RETURN_IF_ERROR(kernel.Compute(inner));
-  for (int o = 0; o < out_count; ++o) {
-    if (ctx.has_output(o)) ctx.SetOutput(o, std::move(values[in_count + o]));
-  }
-  return Status::Ok();
-}
-
 // com.microsoft Pad (version 1): ONNX Pad-11 (pads and the constant value as inputs), except that
 // pads (int64) may also be [1, 2 * rank], the value must be one element, and the modes are
 // constant, reflect and edge (Pad-19's wrap is not in this schema). Runs on the ONNX Pad kernel.

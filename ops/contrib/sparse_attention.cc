@@ -227,21 +227,10 @@ class SparseAttentionKernel : public OpKernel {
     }
 
     // Q, K, V as dense float (B, S, width) copies: rotary rotates them in place.
-    FloatIn qi(*q);
-    std::vector<float> qd(batch * seq * d), kd(batch * seq * kvd), vd(batch * seq * kvd);
-    if (packed) {
-      const int64_t w = d + 2 * kvd;
-      for (int64_t t = 0; t < batch * seq; ++t) {
-        std::copy(qi.data + t * w, qi.data + t * w + d, qd.data() + t * d);
-        std::copy(qi.data + t * w + d, qi.data + t * w + d + kvd, kd.data() + t * kvd);
-        std::copy(qi.data + t * w + d + kvd, qi.data + (t + 1) * w, vd.data() + t * kvd);
-      }
-    } else {
-      FloatIn ki(*key), vi(*value);
-      std::copy(qi.data, qi.data + qd.size(), qd.begin());
-      std::copy(ki.data, ki.data + kd.size(), kd.begin());
-      std::copy(vi.data, vi.data + vd.size(), vd.begin());
-    }
+    DenseQkv qkv = CopyQkv(*q, key, value, batch * seq, d, kvd, packed);
+    std::vector<float>& qd = qkv.q;
+    std::vector<float>& kd = qkv.k;
+    std::vector<float>& vd = qkv.v;
     if (do_rotary_) ONNXFLOW_RETURN_IF_ERROR(Rotate(ctx, batch, seq, hs, total, past, qd.data(), kd.data()));
 
     // The cache: the new rows at past_b of the shared buffer.

@@ -14,7 +14,7 @@
 #include "ops/framework/domains.h"
 #include "ops/framework/shape.h"
 #include "ops/math/register.h"
-#include "ops/ms_misc/compute_on.h"
+#include "ops/contrib/common.h"
 #include "ops/ms_misc/register.h"
 
 namespace onnxflow {
@@ -84,7 +84,7 @@ class ConvTransposeDynamicPadsKernel final : public OpKernel {
     }
     if (conv == nullptr) return Internal("ConvTransposeWithDynamicPads: no ConvTranspose kernel was built");
     // The inner kernel's messages speak of ConvTranspose and its attribute 'pads': say where they came from.
-    return ms_misc::ComputeOn(*conv, ctx, {Value(*x), Value(*w), b != nullptr ? Value(*b) : Value()})
+    return contrib::ComputeOn(*conv, ctx, {Value(*x), Value(*w), b != nullptr ? Value(*b) : Value()})
         .WithContext("ConvTransposeWithDynamicPads (input 'Pads' as ConvTranspose's 'pads')");
   }
 
