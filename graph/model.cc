@@ -10,6 +10,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
 #include "graph/blocked_layout.h"
+#include "graph/conv1d_as_2d.h"
 #include "graph/functions.h"
 #include "graph/fusion_util.h"
 #include "graph/fusion.h"
@@ -118,6 +119,7 @@ Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionO
     // Hands what it folds down to the subgraphs that read it, and folds there again.
     ONNXFLOW_RETURN_IF_ERROR(FoldConstants(model->graph.get(), registry, options.limits));
     ONNXFLOW_RETURN_IF_ERROR(FuseForInference(model->graph.get()));
+    ONNXFLOW_RETURN_IF_ERROR(LiftConv1dTo2d(model->graph.get()));  // 1-D convolutions join the layouts below
     ONNXFLOW_RETURN_IF_ERROR(UseBlockedLayout(model->graph.get()));
     ONNXFLOW_RETURN_IF_ERROR(UseChannelsLastQuant(model->graph.get()));
     RemoveDeadNodes(model->graph.get());
