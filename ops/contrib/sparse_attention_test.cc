@@ -3,16 +3,15 @@
 // and ONNX Runtime's outputs, its past and present sharing one buffer), against a scalar reference
 // on a hand-built layout, the cache written in place, and the refusals.
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "ops/framework/case_folder.h"
+#include "ops/framework/node_attributes.h"
 #include "ops/framework/domains.h"
-#include "ops/framework/tensor_proto.h"
 #include "ops/framework/testing.h"
 #include "ops/register_all.h"
 #include "proto/onnx.pb.h"
@@ -22,52 +21,11 @@ namespace {
 
 const char kData[] = "ops/contrib/testdata/SparseAttention/";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+// A case's node (its attributes, its inputs in place, absent ones undefined) and ONNX Runtime's
+// outputs by node output index.
+using Case = NodeCase;
 
-Tensor ReadTensor(const std::string& path) {
-  onnx::TensorProto t;
-  EXPECT_TRUE(t.ParseFromString(ReadFile(path))) << path;
-  auto tensor = TensorFromProto(t);
-  EXPECT_TRUE(tensor.ok()) << path;
-  return tensor.ok() ? *tensor : Tensor();
-}
-
-// A case's node as an OpTest (its attributes, its inputs in place, absent ones absent) and ONNX
-// Runtime's outputs by node output index.
-struct Case {
-  OpTest test{"SparseAttention", 1, kMsDomain};
-  std::vector<Tensor> inputs;  // by node input; undefined where absent
-  std::vector<Tensor> expected;
-};
-
-Case Load(const std::string& name) {
-  Case c;
-  const std::string dir = std::string(kData) + name;
-  onnx::ModelProto model;
-  EXPECT_TRUE(model.ParseFromString(ReadFile(dir + "/model.onnx"))) << dir;
-  const onnx::NodeProto& node = model.graph().node(0);
-  for (const auto& a : node.attribute()) *c.test.node().add_attribute() = a;
-  int next = 0;
-  for (const std::string& in : node.input()) {
-    if (in.empty()) {
-      c.test.AbsentInput();
-      c.inputs.emplace_back();
-    } else {
-      c.inputs.push_back(ReadTensor(dir + "/test_data_set_0/input_" + std::to_string(next++) + ".pb"));
-      c.test.Input(c.inputs.back());
-    }
-  }
-  c.test.Outputs(node.output_size());
-  for (int i = 0; i < node.output_size(); ++i) {
-    c.expected.push_back(ReadTensor(dir + "/test_data_set_0/output_" + std::to_string(i) + ".pb"));
-  }
-  return c;
-}
+Case Load(const std::string& name) { return LoadNodeCase(kData + name); }
 
 // Tolerances against ONNX Runtime. float: the core sums in another order and its exp is within 2
 // ulp, so outputs agree to a few float ulps of values around 1 (1e-5 abs); the presents are the
@@ -78,9 +36,11 @@ Case Load(const std::string& name) {
 void ExpectOrt(const Case& c, const std::vector<Value>& out) {
   const bool half = c.expected[0].dtype() == DataType::kFloat16;
   ASSERT_EQ(out.size(), 3u);
-  EXPECT_TRUE(TensorsNear(c.expected[0], out[0].tensor(), half ? 4e-3 : 1e-4, half ? 4e-3 : 1e-5)) << "output";
+  EXPECT_TRUE(
+      CaseTensorNear(c.dir + " output", c.expected[0], out[0].tensor(), half ? 4e-3 : 1e-4, half ? 4e-3 : 1e-5));
   for (int i = 1; i < 3; ++i) {
-    EXPECT_TRUE(TensorsNear(c.expected[i], out[i].tensor(), half ? 1e-3 : 1e-6, half ? 1e-3 : 1e-6)) << "present " << i;
+    EXPECT_TRUE(CaseTensorNear(c.dir + " present " + std::to_string(i), c.expected[i], out[i].tensor(),
+                               half ? 1e-3 : 1e-6, half ? 1e-3 : 1e-6));
   }
 }
 
@@ -93,12 +53,13 @@ class SparseAttentionOrt : public ::testing::TestWithParam<std::tuple<const char
 TEST_P(SparseAttentionOrt, MatchesOnnxRuntime) {
   const auto [name, threads, constant] = GetParam();
   Case c = Load(name);
-  c.test.Threads(threads);
-  if (constant) c.test.ConstantInput(5).ConstantInput(6);
-  auto out = c.test.Run(RegisterAllKernels);
+  OpTest t = NodeTest(c);
+  t.Threads(threads);
+  if (constant) t.ConstantInput(5).ConstantInput(6);
+  auto out = t.Run(RegisterAllKernels);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   ExpectOrt(c, *out);
-  EXPECT_FALSE(c.test.WroteInto(3, 1)) << "a past the caller holds is never written";
+  EXPECT_FALSE(t.WroteInto(3, 1)) << "a past the caller holds is never written";
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, SparseAttentionOrt,
@@ -112,11 +73,12 @@ TEST(SparseAttention, WritesTheCacheInPlace) {
   for (const char* name : {"decode_rotary", "fp16_decode_packed", "multi_token"}) {
     SCOPED_TRACE(name);
     Case c = Load(name);
-    c.test.ReusableInput(3).ReusableInput(4);
-    auto out = c.test.Run(RegisterAllKernels);
+    OpTest t = NodeTest(c);
+    t.ReusableInput(3).ReusableInput(4);
+    auto out = t.Run(RegisterAllKernels);
     ASSERT_TRUE(out.ok()) << out.status().ToString();
-    EXPECT_TRUE(c.test.WroteInto(3, 1));
-    EXPECT_TRUE(c.test.WroteInto(4, 2));
+    EXPECT_TRUE(t.WroteInto(3, 1));
+    EXPECT_TRUE(t.WroteInto(4, 2));
     ExpectOrt(c, *out);
   }
 }
@@ -188,31 +150,10 @@ TEST(SparseAttention, LayoutMatchesScalarReference) {
 Status RunChanged(const std::function<void(Case&)>& change, const char* name = "decode_rotary") {
   Case c = Load(name);
   change(c);
-  OpTest t("SparseAttention", 1, kMsDomain);
-  for (const auto& a : c.test.node().attribute()) *t.node().add_attribute() = a;
-  for (const Tensor& in : c.inputs) {
-    if (in.defined()) {
-      t.Input(in);
-    } else {
-      t.AbsentInput();
-    }
-  }
-  t.Outputs(3);
-  return t.Run(RegisterAllKernels).status();
+  return NodeTest(c).Run(RegisterAllKernels).status();
 }
 
-void SetInt(Case& c, const std::string& name, int64_t v) {
-  for (auto& a : *c.test.node().mutable_attribute()) {
-    if (a.name() == name) {
-      a.set_i(v);
-      return;
-    }
-  }
-  auto* a = c.test.node().add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
+void SetInt(Case& c, const std::string& name, int64_t v) { SetAttribute(c.node, name, v); }
 
 TEST(SparseAttention, RefusesMalformedInputs) {
   // Layouts: a column outside the blocks, rows that fall, layouts that do not divide the heads.
@@ -280,10 +221,9 @@ TEST(SparseAttention, RefusesMalformedNodes) {
   Case c = Load("prompt_gqa");
   Tensor cols = c.inputs[6].Clone();
   cols.mutable_data<int32_t>()[1] = -3;
-  OpTest t("SparseAttention", 1, kMsDomain);
-  for (const auto& a : c.test.node().attribute()) *t.node().add_attribute() = a;
-  for (size_t i = 0; i < c.inputs.size(); ++i) t.Input(i == 6 ? cols : c.inputs[i]);
-  t.ConstantInput(5).ConstantInput(6).Outputs(3);
+  c.inputs[6] = cols;
+  OpTest t = NodeTest(c);
+  t.ConstantInput(5).ConstantInput(6);
   EXPECT_TRUE(Refused(t.Run(RegisterAllKernels), StatusCode::kInvalidArgument, "block_col_indices[0, 1] = -3"));
 }
 

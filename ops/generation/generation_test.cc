@@ -4,13 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "include/onnxflow/session.h"
+#include "ops/framework/case_folder.h"
+#include "ops/framework/node_attributes.h"
 #include "ops/framework/tensor_proto.h"
 #include "proto/onnx.pb.h"
 
@@ -19,48 +19,10 @@ namespace {
 
 const char kData[] = "ops/generation/testdata/";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // A folder's model, its inputs and ONNX Runtime's outputs by name.
-struct Case {
-  onnx::ModelProto model;
-  std::vector<NamedValue> inputs;
-  std::map<std::string, Tensor> expected;
-};
+using Case = CaseFolder;
 
-Case LoadCase(const std::string& name) {
-  Case c;
-  const std::string dir = std::string(kData) + name;
-  EXPECT_TRUE(c.model.ParseFromString(ReadFile(dir + "/model.onnx"))) << dir;
-  for (int i = 0;; ++i) {
-    const std::string bytes = ReadFile(dir + "/test_data_set_0/input_" + std::to_string(i) + ".pb");
-    if (bytes.empty()) break;
-    onnx::TensorProto t;
-    EXPECT_TRUE(t.ParseFromString(bytes));
-    auto tensor = TensorFromProto(t);
-    EXPECT_TRUE(tensor.ok());
-    c.inputs.push_back({t.name(), *tensor});
-  }
-  for (int i = 0; i < c.model.graph().output_size(); ++i) {
-    onnx::TensorProto t;
-    EXPECT_TRUE(t.ParseFromString(ReadFile(dir + "/test_data_set_0/output_" + std::to_string(i) + ".pb")));
-    auto tensor = TensorFromProto(t);
-    EXPECT_TRUE(tensor.ok());
-    c.expected[c.model.graph().output(i).name()] = *tensor;
-  }
-  EXPECT_FALSE(c.inputs.empty()) << dir;
-  return c;
-}
-
-Result<std::vector<NamedValue>> RunModel(const onnx::ModelProto& model, const std::vector<NamedValue>& inputs) {
-  ONNXFLOW_ASSIGN_OR_RETURN(Session session, Session::LoadFromBytes(model.SerializeAsString()));
-  return session.Run(inputs);
-}
+Case LoadCase(const std::string& name) { return LoadCaseFolder(kData + name); }
 
 // Each model runs once; every case of it reads the outputs.
 const std::vector<NamedValue>& Outputs(const std::string& name) {
@@ -68,17 +30,17 @@ const std::vector<NamedValue>& Outputs(const std::string& name) {
   auto it = cache.find(name);
   if (it == cache.end()) {
     Case c = LoadCase(name);
-    auto out = RunModel(c.model, c.inputs);
+    auto out = RunCase(c);
     EXPECT_TRUE(out.ok()) << out.status().ToString();
     it = cache.emplace(name, out.ok() ? *out : std::vector<NamedValue>{}).first;
   }
   return it->second;
 }
 
-const Tensor& Expected(const std::string& model, const std::string& output) {
+Tensor Expected(const std::string& model, const std::string& output) {
   static std::map<std::string, Case> cases;
   if (!cases.count(model)) cases.emplace(model, LoadCase(model));
-  return cases.at(model).expected.at(output);
+  return ExpectedOutput(cases.at(model), output);
 }
 
 const Tensor* Actual(const std::string& model, const std::string& output) {
@@ -225,19 +187,19 @@ void ExpectRefused(const Result<std::vector<NamedValue>>& out, const std::vector
 TEST(GenerationRefusals, NumBeamsZero) {
   Case c = LoadCase("gpt");
   SetInput(c.inputs, "beam_basic_num_beams", Tensor::FromVector<int32_t>({1}, {0}));
-  ExpectRefused(RunModel(c.model, c.inputs), {"beam_basic", "BeamSearch", "num_beams"});
+  ExpectRefused(RunCase(c), {"beam_basic", "BeamSearch", "num_beams"});
 }
 
 TEST(GenerationRefusals, NumReturnSequencesAboveNumBeams) {
   Case c = LoadCase("gpt");
   SetInput(c.inputs, "beam_early_num_return_sequences", Tensor::FromVector<int32_t>({1}, {5}));
-  ExpectRefused(RunModel(c.model, c.inputs), {"beam_early", "num_return_sequences"});
+  ExpectRefused(RunCase(c), {"beam_early", "num_return_sequences"});
 }
 
 TEST(GenerationRefusals, MaxLengthNotAboveInputLength) {
   Case c = LoadCase("gpt");
   SetInput(c.inputs, "greedy_padded_max_length", Tensor::FromVector<int32_t>({1}, {3}));
-  ExpectRefused(RunModel(c.model, c.inputs), {"greedy_padded", "GreedySearch", "max_length"});
+  ExpectRefused(RunCase(c), {"greedy_padded", "GreedySearch", "max_length"});
 }
 
 TEST(GenerationRefusals, TokenOutsideVocabulary) {
@@ -245,7 +207,7 @@ TEST(GenerationRefusals, TokenOutsideVocabulary) {
   std::vector<int32_t> ids(15, 3);
   ids[7] = 50;  // the vocabulary is 0..49
   SetInput(c.inputs, "beam_one_input_ids", Tensor::FromVector<int32_t>({3, 5}, ids));
-  ExpectRefused(RunModel(c.model, c.inputs), {"beam_one", "input_ids", "vocabulary"});
+  ExpectRefused(RunCase(c), {"beam_one", "input_ids", "vocabulary"});
 }
 
 TEST(GenerationRefusals, VocabMaskOfWrongShape) {
@@ -254,7 +216,7 @@ TEST(GenerationRefusals, VocabMaskOfWrongShape) {
   for (auto& in : *c.model.mutable_graph()->mutable_input()) {  // declared as given: the node is what refuses
     if (in.name() == "beam_masks_vocab_mask") in.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(3);
   }
-  ExpectRefused(RunModel(c.model, c.inputs), {"beam_masks", "BeamSearch", "'vocab_mask' must be int32 [50]"});
+  ExpectRefused(RunCase(c), {"beam_masks", "BeamSearch", "'vocab_mask' must be int32 [50]"});
 }
 
 TEST(GenerationRefusals, DecoderWithWrongNumberOfInputs) {
@@ -263,28 +225,28 @@ TEST(GenerationRefusals, DecoderWithWrongNumberOfInputs) {
   auto* extra = decoder->add_input();  // an input the convention has no value for
   extra->CopyFrom(decoder->input(3));
   extra->set_name("unused_extra");
-  ExpectRefused(RunModel(c.model, c.inputs), {"greedy_padded", "GreedySearch", "decoder", "inputs"});
+  ExpectRefused(RunCase(c), {"greedy_padded", "GreedySearch", "decoder", "inputs"});
 }
 
 TEST(GenerationRefusals, DecoderWithWrongNumberOfOutputs) {
   Case c = LoadCase("gpt");
   onnx::GraphProto* decoder = FindAttr(FindNode(c.model, "beam_basic"), "decoder")->mutable_g();
   decoder->mutable_output()->RemoveLast();  // present_1
-  ExpectRefused(RunModel(c.model, c.inputs), {"beam_basic", "BeamSearch", "decoder", "outputs"});
+  ExpectRefused(RunCase(c), {"beam_basic", "BeamSearch", "decoder", "outputs"});
 }
 
 TEST(GenerationRefusals, DecoderInputsOutOfOrder) {
   Case c = LoadCase("gpt");
   onnx::GraphProto* decoder = FindAttr(FindNode(c.model, "beam_early"), "decoder")->mutable_g();
   decoder->mutable_input()->SwapElements(1, 2);
-  ExpectRefused(RunModel(c.model, c.inputs), {"beam_early", "position_ids"});
+  ExpectRefused(RunCase(c), {"beam_early", "position_ids"});
 }
 
 TEST(GenerationRefusals, LogitsOfWrongShape) {
   // vocab_size 49 against a decoder whose logits hold 50 tokens: refused at the first step.
   Case c = LoadCase("gpt");
   FindAttr(FindNode(c.model, "beam_penalties"), "vocab_size")->set_i(49);
-  ExpectRefused(RunModel(c.model, c.inputs), {"beam_penalties", "BeamSearch", "logits", "49"});
+  ExpectRefused(RunCase(c), {"beam_penalties", "BeamSearch", "logits", "49"});
 }
 
 TEST(GenerationRefusals, CacheIndirectionDecoder) {
@@ -295,7 +257,7 @@ TEST(GenerationRefusals, CacheIndirectionDecoder) {
     in->CopyFrom(decoder->input(decoder->input_size() - 2));  // past_sequence_length's declaration
     in->set_name(name);
   }
-  ExpectRefused(RunModel(c.model, c.inputs), {"shared_beams", "BeamSearch", "cache_indirection", "not supported"});
+  ExpectRefused(RunCase(c), {"shared_beams", "BeamSearch", "cache_indirection", "not supported"});
 }
 
 TEST(GenerationRefusals, SharedBufferPresentOfWrongLength) {
@@ -314,37 +276,25 @@ TEST(GenerationRefusals, SharedBufferPresentOfWrongLength) {
   cut->set_op_type("Slice");
   for (const char* in : {"present_1_full", "c_i0", "test_ends", "c_i3"}) cut->add_input(in);
   cut->add_output("present_1");
-  ExpectRefused(RunModel(c.model, c.inputs), {"shared_beams", "BeamSearch", "present_1", "past_1", "[2,6,2,12,16]"});
+  ExpectRefused(RunCase(c), {"shared_beams", "BeamSearch", "present_1", "past_1", "[2,6,2,12,16]"});
 }
 
 TEST(GenerationRefusals, T5WithoutDecoderStartToken) {
   Case c = LoadCase("t5");
   FindAttr(FindNode(c.model, "t5_basic"), "decoder_start_token_id")->set_i(-1);
-  ExpectRefused(RunModel(c.model, c.inputs), {"t5_basic", "decoder_start_token_id"});
+  ExpectRefused(RunCase(c), {"t5_basic", "decoder_start_token_id"});
 }
 
 TEST(GenerationRefusals, T5WithoutEncoder) {
   Case c = LoadCase("t5");
-  auto* attrs = FindNode(c.model, "t5_processors")->mutable_attribute();
-  for (int i = 0; i < attrs->size(); ++i) {
-    if (attrs->Get(i).name() == "encoder") {
-      attrs->DeleteSubrange(i, 1);
-      break;
-    }
-  }
-  ExpectRefused(RunModel(c.model, c.inputs), {"t5_processors", "encoder"});
+  RemoveAttribute(*FindNode(c.model, "t5_processors"), "encoder");
+  ExpectRefused(RunCase(c), {"t5_processors", "encoder"});
 }
 
 TEST(GenerationRefusals, EosTokenMissing) {
   Case c = LoadCase("gpt");
-  auto* attrs = FindNode(c.model, "greedy_prefix")->mutable_attribute();
-  for (int i = 0; i < attrs->size(); ++i) {
-    if (attrs->Get(i).name() == "eos_token_id") {
-      attrs->DeleteSubrange(i, 1);
-      break;
-    }
-  }
-  ExpectRefused(RunModel(c.model, c.inputs), {"greedy_prefix", "eos_token_id"});
+  RemoveAttribute(*FindNode(c.model, "greedy_prefix"), "eos_token_id");
+  ExpectRefused(RunCase(c), {"greedy_prefix", "eos_token_id"});
 }
 
 // The shared-buffer decoder under GreedySearch, fed greedy_padded's prompts: ONNX Runtime gives the
@@ -370,7 +320,7 @@ TEST(GreedySearch, SharedBufferDecoderMatchesOnnxRuntime) {
   max_length->CopyFrom(c.model.graph().input(1));  // shared_beams_max_length's declaration
   max_length->set_name("greedy_max_length");
   c.inputs.push_back({"greedy_max_length", Tensor::FromVector<int32_t>({1}, {14})});
-  auto result = RunModel(c.model, c.inputs);
+  auto result = RunCase(c);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   const Tensor& want = Expected("gpt", "greedy_padded_sequences");
   const Tensor& got = (*result)[0].value.tensor();
@@ -381,14 +331,8 @@ TEST(GreedySearch, SharedBufferDecoderMatchesOnnxRuntime) {
 // The init_decoder (logits x 3) is what makes beam_init's first step: without it the search differs.
 TEST(BeamSearch, InitDecoderRunsTheFirstStep) {
   Case c = LoadCase("gpt");
-  auto* attrs = FindNode(c.model, "beam_init")->mutable_attribute();
-  for (int i = 0; i < attrs->size(); ++i) {
-    if (attrs->Get(i).name() == "init_decoder") {
-      attrs->DeleteSubrange(i, 1);
-      break;
-    }
-  }
-  auto out = RunModel(c.model, c.inputs);
+  RemoveAttribute(*FindNode(c.model, "beam_init"), "init_decoder");
+  auto out = RunCase(c);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   const Tensor& want = Expected("gpt", "beam_init_sequences");
   const Tensor& got = FindValue(*out, "beam_init_sequences")->tensor();

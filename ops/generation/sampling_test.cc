@@ -3,16 +3,15 @@
 // outputs ONNX Runtime's), its random numbers and top-p filter against hand-computed values and
 // the standard library, its draws against the distribution they come from, and its refusals.
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <random>
-#include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "include/onnxflow/session.h"
-#include "ops/framework/tensor_proto.h"
+#include "ops/framework/case_folder.h"
+#include "ops/framework/node_attributes.h"
 #include "ops/generation/logits.h"
 #include "ops/generation/top_p_sampler.h"
 #include "proto/onnx.pb.h"
@@ -26,70 +25,30 @@ using generation::Minstd0;
 using generation::TopPChooser;
 using generation::TopPParams;
 
-const char kDir[] = "ops/generation/testdata/sampling/";
+const char kDir[] = "ops/generation/testdata/sampling";
 constexpr int kSets = 4;  // seeds 5, 123, 0, 2^31 - 1
 constexpr int kPad = 0;
 const char* const kNodes[] = {"top_p",  "hot",    "cold_keep",        "filter_value", "processors",
                               "presence", "custom", "zero_temperature", "init",         "no_seed"};
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+// Test data set `set` (inputs and ONNX Runtime's outputs), read once.
+const CaseFolder& Set(int set) {
+  static std::map<int, CaseFolder> sets;
+  if (!sets.count(set)) sets.emplace(set, LoadCaseFolder(kDir, set));
+  return sets.at(set);
 }
 
-Tensor ReadTensor(const std::string& path, std::string* name) {
-  onnx::TensorProto t;
-  EXPECT_TRUE(t.ParseFromString(ReadFile(path))) << path;
-  auto tensor = TensorFromProto(t);
-  EXPECT_TRUE(tensor.ok()) << path;
-  *name = t.name();
-  return tensor.ok() ? *tensor : Tensor();
-}
-
-onnx::ModelProto Model() {
-  onnx::ModelProto m;
-  EXPECT_TRUE(m.ParseFromString(ReadFile(std::string(kDir) + "model.onnx")));
-  return m;
-}
-
-std::vector<NamedValue> Inputs(int set) {
-  std::vector<NamedValue> inputs;
-  const std::string dir = std::string(kDir) + "test_data_set_" + std::to_string(set) + "/";
-  for (int i = 0;; ++i) {
-    const std::string path = dir + "input_" + std::to_string(i) + ".pb";
-    if (ReadFile(path).empty()) break;
-    std::string name;
-    Tensor t = ReadTensor(path, &name);
-    inputs.push_back({name, t});
-  }
-  EXPECT_FALSE(inputs.empty()) << dir;
-  return inputs;
-}
+onnx::ModelProto Model() { return Set(0).model; }
+std::vector<NamedValue> Inputs(int set) { return Set(set).inputs; }
 
 // ONNX Runtime's `<node>_sequences` of a set.
-Tensor Expected(int set, const std::string& node) {
-  const onnx::ModelProto m = Model();
-  for (int i = 0; i < m.graph().output_size(); ++i) {
-    if (m.graph().output(i).name() != node + "_sequences") continue;
-    std::string name;
-    return ReadTensor(std::string(kDir) + "test_data_set_" + std::to_string(set) + "/output_" + std::to_string(i) + ".pb", &name);
-  }
-  ADD_FAILURE() << node;
-  return Tensor();
-}
-
-Result<std::vector<NamedValue>> RunModel(const onnx::ModelProto& model, const std::vector<NamedValue>& inputs) {
-  ONNXFLOW_ASSIGN_OR_RETURN(Session session, Session::LoadFromBytes(model.SerializeAsString()));
-  return session.Run(inputs);
-}
+Tensor Expected(int set, const std::string& node) { return ExpectedOutput(Set(set), node + "_sequences"); }
 
 // onnxflow's `<node>_sequences` of a set; the model runs once per set.
 Tensor Actual(int set, const std::string& node) {
   static std::map<int, std::vector<NamedValue>> runs;
   if (!runs.count(set)) {
-    auto out = RunModel(Model(), Inputs(set));
+    auto out = RunCase(Set(set));
     EXPECT_TRUE(out.ok()) << out.status().ToString();
     runs[set] = out.ok() ? *out : std::vector<NamedValue>{};
   }
@@ -137,6 +96,13 @@ TEST(Sampling, CustomMatchesOnnxRuntime) { ExpectNodeMatches("custom"); }
 TEST(Sampling, AbsentSeedMatchesOnnxRuntime) { ExpectNodeMatches("no_seed"); }
 TEST(Sampling, InitDecoderMatchesOnnxRuntime) { ExpectNodeMatches("init"); }
 
+onnx::NodeProto* FindNode(onnx::ModelProto& m, const std::string& name) {
+  for (auto& n : *m.mutable_graph()->mutable_node()) {
+    if (n.name() == name) return &n;
+  }
+  return nullptr;
+}
+
 // A temperature of 0 scales nothing (ONNX Runtime adds its processor above 0 only): the node draws
 // as top_p's, which has the same inputs, in ONNX Runtime and here.
 TEST(Sampling, ZeroTemperatureMatchesOnnxRuntime) {
@@ -151,16 +117,10 @@ TEST(Sampling, ZeroTemperatureMatchesOnnxRuntime) {
 // Runtime's in some set.
 TEST(Sampling, InitDecoderRunsTheFirstStep) {
   onnx::ModelProto m = Model();
-  for (auto& n : *m.mutable_graph()->mutable_node()) {
-    if (n.name() != "init") continue;
-    auto* attrs = n.mutable_attribute();
-    for (int i = 0; i < attrs->size(); ++i) {
-      if (attrs->Get(i).name() == "init_decoder") attrs->DeleteSubrange(i, 1);
-    }
-  }
+  RemoveAttribute(*FindNode(m, "init"), "init_decoder");
   bool differ = false;
   for (int set = 0; set < kSets; ++set) {
-    auto out = RunModel(m, Inputs(set));
+    auto out = RunCase(m, Inputs(set));
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     const Tensor& got = FindValue(*out, "init_sequences")->tensor();
     const Tensor want = Expected(set, "init");
@@ -343,33 +303,6 @@ TEST(SamplingScoreRules, PresencePenaltyMovesTheFirstScoreOnly) {
 
 // ---- refusals: a Status naming node, op and what is wrong ----
 
-onnx::NodeProto* FindNode(onnx::ModelProto& m, const std::string& name) {
-  for (auto& n : *m.mutable_graph()->mutable_node()) {
-    if (n.name() == name) return &n;
-  }
-  return nullptr;
-}
-
-void SetAttr(onnx::NodeProto* n, const std::string& name, float f, int64_t i, bool is_int) {
-  onnx::AttributeProto* a = nullptr;
-  for (auto& x : *n->mutable_attribute()) {
-    if (x.name() == name) a = &x;
-  }
-  if (a == nullptr) {
-    a = n->add_attribute();
-    a->set_name(name);
-  }
-  a->set_type(is_int ? onnx::AttributeProto::INT : onnx::AttributeProto::FLOAT);
-  if (is_int) a->set_i(i); else a->set_f(f);
-}
-
-void RemoveAttr(onnx::NodeProto* n, const std::string& name) {
-  auto* attrs = n->mutable_attribute();
-  for (int i = 0; i < attrs->size(); ++i) {
-    if (attrs->Get(i).name() == name) attrs->DeleteSubrange(i, 1);
-  }
-}
-
 void SetInput(std::vector<NamedValue>& inputs, const std::string& name, Tensor t) {
   for (auto& in : inputs) {
     if (in.name == name) in.value = std::move(t);
@@ -378,7 +311,7 @@ void SetInput(std::vector<NamedValue>& inputs, const std::string& name, Tensor t
 
 void ExpectRefused(const onnx::ModelProto& model, const std::vector<NamedValue>& inputs,
                    const std::vector<std::string>& words) {
-  auto out = RunModel(model, inputs);
+  auto out = RunCase(model, inputs);
   ASSERT_FALSE(out.ok());
   std::printf("refused: %s\n", out.status().ToString().c_str());
   for (const auto& w : words) EXPECT_NE(out.status().message().find(w), std::string::npos) << out.status().ToString();
@@ -392,27 +325,27 @@ TEST(SamplingRefusals, FilteredLogitsOutput) {
 
 TEST(SamplingRefusals, DefaultTopPOfZero) {
   onnx::ModelProto m = Model();
-  RemoveAttr(FindNode(m, "hot"), "top_p");
+  RemoveAttribute(*FindNode(m, "hot"), "top_p");
   ExpectRefused(m, Inputs(0), {"hot", "Sampling", "top_p"});
 }
 
 TEST(SamplingRefusals, MinTokensToKeepAboveVocabulary) {
   onnx::ModelProto m = Model();
-  SetAttr(FindNode(m, "cold_keep"), "min_tokens_to_keep", 0, 51, true);
+  SetAttribute(*FindNode(m, "cold_keep"), "min_tokens_to_keep", int64_t{51});
   ExpectRefused(m, Inputs(0), {"cold_keep", "Sampling", "min_tokens_to_keep"});
-  SetAttr(FindNode(m, "cold_keep"), "min_tokens_to_keep", 0, -1, true);
+  SetAttribute(*FindNode(m, "cold_keep"), "min_tokens_to_keep", int64_t{-1});
   ExpectRefused(m, Inputs(0), {"cold_keep", "min_tokens_to_keep"});
 }
 
 TEST(SamplingRefusals, CustomNotZeroOrOne) {
   onnx::ModelProto m = Model();
-  SetAttr(FindNode(m, "custom"), "custom", 0, 2, true);
+  SetAttribute(*FindNode(m, "custom"), "custom", int64_t{2});
   ExpectRefused(m, Inputs(0), {"custom", "Sampling", "'custom'"});
 }
 
 TEST(SamplingRefusals, EncoderDecoderModelType) {
   onnx::ModelProto m = Model();
-  SetAttr(FindNode(m, "top_p"), "model_type", 0, 1, true);
+  SetAttribute(*FindNode(m, "top_p"), "model_type", int64_t{1});
   ExpectRefused(m, Inputs(0), {"top_p", "Sampling", "model_type"});
 }
 
@@ -449,8 +382,10 @@ TEST(SamplingRefusals, MaxLengthAbove16384) {
   SetInput(inputs, "top_p_max_length", Tensor::FromVector<int32_t>({1}, {16385}));
   ExpectRefused(Model(), inputs, {"top_p", "Sampling", "max_length", "at most 16384"});
   SetInput(inputs, "top_p_max_length", Tensor::FromVector<int32_t>({1}, {5000}));
-  auto out = RunModel(Model(), inputs);
-  if (!out.ok()) EXPECT_EQ(out.status().message().find("max_length"), std::string::npos) << out.status().ToString();
+  auto out = RunCase(Model(), inputs);
+  if (!out.ok()) {
+    EXPECT_EQ(out.status().message().find("max_length"), std::string::npos) << out.status().ToString();
+  }
 }
 
 TEST(SamplingRefusals, TooManyInputs) {

@@ -5,13 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "include/onnxflow/session.h"
-#include "ops/framework/tensor_proto.h"
+#include "ops/framework/case_folder.h"
 #include "proto/onnx.pb.h"
 
 namespace onnxflow {
@@ -20,44 +18,10 @@ namespace {
 const char kDir[] = "ops/generation/testdata/whisper";
 constexpr int kEos = 50;  // also the pad token
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+// The model, input set `set` and ONNX Runtime's outputs (sequences, sequences_scores, scores).
+using Case = CaseFolder;
 
-Tensor ReadTensor(const std::string& path, std::string* name = nullptr) {
-  onnx::TensorProto t;
-  EXPECT_TRUE(t.ParseFromString(ReadFile(path))) << path;
-  auto tensor = TensorFromProto(t);
-  EXPECT_TRUE(tensor.ok()) << path;
-  if (name != nullptr) *name = t.name();
-  return tensor.ok() ? *tensor : Tensor();
-}
-
-// The model, input set `set` and ONNX Runtime's outputs 0..2 (sequences, sequences_scores, scores).
-struct Case {
-  onnx::ModelProto model;
-  std::vector<NamedValue> inputs;
-  std::vector<Tensor> expected;
-};
-
-Case Load(int set) {
-  Case c;
-  EXPECT_TRUE(c.model.ParseFromString(ReadFile(std::string(kDir) + "/model.onnx")));
-  const std::string dir = std::string(kDir) + "/test_data_set_" + std::to_string(set);
-  for (int i = 0;; ++i) {
-    const std::string path = dir + "/input_" + std::to_string(i) + ".pb";
-    if (ReadFile(path).empty()) break;
-    std::string name;
-    Tensor t = ReadTensor(path, &name);
-    c.inputs.push_back({name, t});
-  }
-  for (int i = 0; i < 3; ++i) c.expected.push_back(ReadTensor(dir + "/output_" + std::to_string(i) + ".pb"));
-  EXPECT_FALSE(c.inputs.empty()) << dir;
-  return c;
-}
+Case Load(int set) { return LoadCaseFolder(kDir, set); }
 
 onnx::NodeProto* Node(Case& c) { return c.model.mutable_graph()->mutable_node(0); }
 
@@ -66,11 +30,6 @@ onnx::AttributeProto* Attr(Case& c, const std::string& name) {
     if (a.name() == name) return &a;
   }
   return nullptr;
-}
-
-Result<std::vector<NamedValue>> RunCase(const Case& c) {
-  ONNXFLOW_ASSIGN_OR_RETURN(Session session, Session::LoadFromBytes(c.model.SerializeAsString()));
-  return session.Run(c.inputs);
 }
 
 onnx::ValueInfoProto* GraphInput(Case& c, const std::string& name) {
@@ -122,7 +81,7 @@ void ExpectMatches(const Case& c, const std::vector<NamedValue>& out) {
     const Value* v = FindValue(out, names[i]);
     ASSERT_TRUE(v != nullptr && v->is_tensor()) << names[i];
     const Tensor& got = v->tensor();
-    const Tensor& want = c.expected[i];
+    const Tensor want = ExpectedOutput(c, names[i]);
     ASSERT_EQ(want.shape(), got.shape()) << names[i];
     if (i == 0) {
       for (int64_t j = 0; j < want.size(); ++j) {

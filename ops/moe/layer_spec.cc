@@ -1,6 +1,7 @@
 #include "ops/moe/layer_spec.h"
 
 #include <limits>
+#include <optional>
 
 #include "ops/framework/shape.h"
 #include "ops/math/float_view.h"
@@ -67,6 +68,21 @@ Result<RunDims> CheckActivations(const Tensor& input, const Tensor& router, int6
                            " experts");
   }
   return d;
+}
+
+Status RouteAndRunExperts(KernelContext& ctx, const ExpertLayer& layer, const Tensor& input, const Tensor& router,
+                          const Tensor* router_weights, Routing routing, const RunDims& d,
+                          const LayerAttributes& attrs) {
+  const FloatIn x(input), logits(router);
+  std::optional<FloatIn> weights;
+  if (router_weights != nullptr) weights.emplace(*router_weights);
+  const std::vector<Route> routes = RouteTokens(routing, logits.data, weights ? weights->data : nullptr, d.tokens,
+                                                d.experts, attrs.k, attrs.normalize);
+  ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, input.dtype(), input.shape()));
+  FloatOut out(y);
+  ONNXFLOW_RETURN_IF_ERROR(RunExperts(ctx, layer, x.data, d.tokens, attrs.k, routes, out.data));
+  out.Finish();
+  return Status::Ok();
 }
 
 Status ReadBias(const Tensor* b, const char* name, DataType type, int64_t experts, int64_t n, std::vector<float>* out) {

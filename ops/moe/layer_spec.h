@@ -1,6 +1,6 @@
-// What MoE and QMoE share: their attributes, and the checks of the activations and router inputs
+// What MoE and QMoE share: their attributes, the checks of the activations and router inputs
 // (input 0: [rows, hidden] or [batch, seq, hidden]; input 1: router_probs [rows, E]; both float
-// or float16, the op's T).
+// or float16, the op's T), and the end of their Compute.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,9 @@
 #include "include/onnxflow/status.h"
 #include "include/onnxflow/tensor.h"
 #include "ops/framework/kernel_info.h"
+#include "ops/framework/kernel.h"
 #include "ops/moe/experts.h"
+#include "ops/moe/routing.h"
 
 namespace onnxflow {
 namespace moe {
@@ -33,6 +35,12 @@ struct RunDims {
 // Checks input 0 and router_probs against hidden and E from the weights, and k <= E.
 Result<RunDims> CheckActivations(const Tensor& input, const Tensor& router, int64_t hidden, int64_t experts,
                                  int64_t k);
+
+// Once the inputs are checked: routes the tokens (router_probs `router`, and QMoE's router_weights
+// or null) as `routing` says, runs `layer` on them and writes output 0 in the input's type and shape.
+Status RouteAndRunExperts(KernelContext& ctx, const ExpertLayer& layer, const Tensor& input, const Tensor& router,
+                          const Tensor* router_weights, Routing routing, const RunDims& d,
+                          const LayerAttributes& attrs);
 
 // A bias [E, n] of type `type` (input `name`, checked) widened into `out`; empty when absent.
 Status ReadBias(const Tensor* b, const char* name, DataType type, int64_t experts, int64_t n, std::vector<float>* out);

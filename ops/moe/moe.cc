@@ -110,14 +110,7 @@ class MoEKernel : public OpKernel {
     }
     ONNXFLOW_ASSIGN_OR_RETURN(RunDims d,
                               CheckActivations(*input, *router, layer->fc2->n(), layer->fc1->experts(), attrs_.k));
-    const FloatIn x(*input), logits(*router);
-    const std::vector<Route> routes =
-        RouteTokens(Routing::kSoftmaxAll, logits.data, nullptr, d.tokens, d.experts, attrs_.k, attrs_.normalize);
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, input->dtype(), input->shape()));
-    FloatOut out(y);
-    ONNXFLOW_RETURN_IF_ERROR(RunExperts(ctx, *layer, x.data, d.tokens, attrs_.k, routes, out.data));
-    out.Finish();
-    return Status::Ok();
+    return RouteAndRunExperts(ctx, *layer, *input, *router, nullptr, Routing::kSoftmaxAll, d, attrs_);
   }
 
  private:

@@ -3,64 +3,35 @@
 // file, which ONNX Runtime's CPU provider computes wrongly, the generator's numpy reference), on a
 // hand-computed layer, and the refusals of malformed nodes.
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "include/onnxflow/session.h"
-#include "ops/framework/tensor_proto.h"
+#include "ops/framework/case_folder.h"
 #include "ops/framework/testing.h"
 #include "ops/moe/register.h"
-#include "proto/onnx.pb.h"
 
 namespace onnxflow {
 namespace {
 
 const char kData[] = "ops/moe/testdata/";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-Tensor ReadTensor(const std::string& path, std::string* name = nullptr) {
-  onnx::TensorProto t;
-  EXPECT_TRUE(t.ParseFromString(ReadFile(path))) << path;
-  if (name != nullptr) *name = t.name();
-  auto tensor = TensorFromProto(t);
-  EXPECT_TRUE(tensor.ok()) << path;
-  return tensor.ok() ? *tensor : Tensor();
-}
-
 // Runs a case at `threads` cores and compares with its expected output. Tolerances: float
 // products of 16-32 terms summed in another order than ONNX Runtime's (MLAS), then weighted and
 // summed over k experts: relative 1e-4 of outputs of magnitude 1-50; float16 outputs: 2 ulp.
 void CheckCase(const std::string& name, int threads) {
   SCOPED_TRACE(name + " at " + std::to_string(threads) + " threads");
-  const std::string dir = std::string(kData) + name;
-  std::vector<NamedValue> inputs;
-  for (int i = 0;; ++i) {
-    const std::string path = dir + "/test_data_set_0/input_" + std::to_string(i) + ".pb";
-    if (ReadFile(path).empty()) break;
-    std::string input_name;
-    Tensor t = ReadTensor(path, &input_name);
-    inputs.push_back({input_name, t});
-  }
-  ASSERT_FALSE(inputs.empty());
-  const Tensor expected = ReadTensor(dir + "/test_data_set_0/output_0.pb");
+  const CaseFolder c = LoadCaseFolder(kData + name);
+  ASSERT_FALSE(c.inputs.empty());
+  ASSERT_FALSE(c.expected.empty());
   SessionOptions options;
   options.threads = threads;
-  auto session = Session::LoadFromBytes(ReadFile(dir + "/model.onnx"), options);
-  ASSERT_TRUE(session.ok()) << session.status().ToString();
-  auto out = session->Run(inputs);
+  auto out = RunCase(c, options);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
-  const bool half = expected.dtype() == DataType::kFloat16;
-  EXPECT_TRUE(TensorsNear(expected, (*out)[0].value.tensor(), half ? 2e-3 : 1e-4, half ? 2e-3 : 1e-4));
+  const bool half = c.expected[0].value.tensor().dtype() == DataType::kFloat16;
+  EXPECT_TRUE(OutputsNear(c, *out, half ? 2e-3 : 1e-4, half ? 2e-3 : 1e-4));
 }
 
 class OrtCase : public ::testing::TestWithParam<const char*> {};

@@ -23,7 +23,6 @@
 // a block_size that is not 0 or a power of 2 from 16 (as ONNX Runtime), SwiGLU not interleaved, the
 // legacy weight shapes.
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -218,16 +217,7 @@ class QMoEKernel : public OpKernel {
       return InvalidArgument("input 'router_weights' must be " + std::string(DataTypeName(type)) + " [" +
                              std::to_string(d.tokens) + ", " + std::to_string(d.experts) + "], got " + Describe(*rw));
     }
-    const FloatIn x(*input), logits(*router);
-    std::optional<FloatIn> weights;
-    if (rw != nullptr) weights.emplace(*rw);
-    const std::vector<Route> routes = RouteTokens(Routing::kSoftmaxTopK, logits.data, weights ? weights->data : nullptr,
-                                                  d.tokens, d.experts, attrs_.k, attrs_.normalize);
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, input->dtype(), input->shape()));
-    FloatOut out(y);
-    ONNXFLOW_RETURN_IF_ERROR(RunExperts(ctx, *layer, x.data, d.tokens, attrs_.k, routes, out.data));
-    out.Finish();
-    return Status::Ok();
+    return RouteAndRunExperts(ctx, *layer, *input, *router, rw, Routing::kSoftmaxTopK, d, attrs_);
   }
 
  private:

@@ -11,13 +11,8 @@
 // there (a few 1e-7 off std::tanh), inside the same bound.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <map>
-#include <sstream>
-
 #include "include/onnxflow/session.h"
-#include "ops/framework/tensor_proto.h"
-#include "ops/framework/testing.h"
+#include "ops/framework/case_folder.h"
 #include "proto/onnx.pb.h"
 
 namespace onnxflow {
@@ -25,66 +20,22 @@ namespace {
 
 const char kData[] = "ops/ms_misc/testdata/";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-struct Case {
-  onnx::ModelProto model;
-  std::vector<NamedValue> inputs;
-  std::vector<std::pair<std::string, Tensor>> expected;  // graph output order
-};
-
-Case LoadCase(const std::string& name) {
-  Case c;
-  const std::string dir = std::string(kData) + name;
-  EXPECT_TRUE(c.model.ParseFromString(ReadFile(dir + "/model.onnx"))) << dir;
-  for (int i = 0;; ++i) {
-    const std::string bytes = ReadFile(dir + "/test_data_set_0/input_" + std::to_string(i) + ".pb");
-    if (bytes.empty()) break;
-    onnx::TensorProto t;
-    EXPECT_TRUE(t.ParseFromString(bytes));
-    auto tensor = TensorFromProto(t);
-    EXPECT_TRUE(tensor.ok()) << tensor.status().ToString();
-    c.inputs.push_back({t.name(), *tensor});
-  }
-  for (int i = 0; i < c.model.graph().output_size(); ++i) {
-    onnx::TensorProto t;
-    EXPECT_TRUE(t.ParseFromString(ReadFile(dir + "/test_data_set_0/output_" + std::to_string(i) + ".pb")));
-    auto tensor = TensorFromProto(t);
-    EXPECT_TRUE(tensor.ok()) << tensor.status().ToString();
-    c.expected.emplace_back(c.model.graph().output(i).name(), *tensor);
-  }
-  EXPECT_FALSE(c.inputs.empty()) << dir;
-  EXPECT_FALSE(c.expected.empty()) << dir;
+CaseFolder LoadCase(const std::string& name) {
+  CaseFolder c = LoadCaseFolder(kData + name);
+  EXPECT_FALSE(c.expected.empty()) << name;
   return c;
 }
 
 // Runs the case's model (optimized or not) and compares every output: exactly when `tolerance`
 // is 0, else within it (absolute and relative).
 void ExpectOrtOutputs(const std::string& name, double tolerance) {
-  const Case c = LoadCase(name);
+  const CaseFolder c = LoadCase(name);
   for (bool optimize : {false, true}) {
     SessionOptions options;
     options.optimize = optimize;
-    auto session = Session::LoadFromBytes(c.model.SerializeAsString(), options);
-    ASSERT_TRUE(session.ok()) << session.status().ToString();
-    auto out = session->Run(c.inputs);
+    auto out = RunCase(c, options);
     ASSERT_TRUE(out.ok()) << out.status().ToString();
-    for (const auto& [output, want] : c.expected) {
-      const Value* got = FindValue(*out, output);
-      ASSERT_NE(got, nullptr) << output;
-      ASSERT_TRUE(got->is_tensor()) << output;
-      if (tolerance == 0) {
-        EXPECT_TRUE(TensorsEqual(want, got->tensor())) << name << " " << output << " optimize " << optimize;
-      } else {
-        EXPECT_TRUE(TensorsNear(want, got->tensor(), tolerance, tolerance))
-            << name << " " << output << " optimize " << optimize;
-      }
-    }
+    EXPECT_TRUE(OutputsNear(c, *out, tolerance, tolerance)) << "optimize " << optimize;
   }
 }
 
@@ -98,7 +49,7 @@ TEST(MsMiscOrt, MatMulFpQ4) { ExpectOrtOutputs("fpq4", 1e-5); }
 
 // A refusal at run names the node and the op (the executor's context) and the input (the kernel's).
 TEST(MsMiscOrt, RunRefusalNamesNodeOpAndInput) {
-  Case c = LoadCase("fpq4");
+  CaseFolder c = LoadCase("fpq4");
   for (auto& v : c.inputs) {
     if (v.name == "q_zp_shape") v.value = Tensor::FromVector<int64_t>({2}, {40, 6});
   }
@@ -114,7 +65,7 @@ TEST(MsMiscOrt, RunRefusalNamesNodeOpAndInput) {
 
 // A refusal at load (a hostile attribute) names the node and the op, and the attribute.
 TEST(MsMiscOrt, LoadRefusalNamesNodeOpAndAttribute) {
-  Case c = LoadCase("unfold");
+  CaseFolder c = LoadCase("unfold");
   for (auto& node : *c.model.mutable_graph()->mutable_node()) {
     if (node.name() != "u_f32") continue;
     for (auto& a : *node.mutable_attribute()) {
