@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "graph/heads_shapes.h"
 #include "graph/fusion.h"
 #include "ops/contrib/fused_attention.h"
 #include "ops/framework/domains.h"
@@ -17,17 +18,6 @@ namespace {
 // The producer of `value` when the pattern is its one reader (not a graph output, not a
 // subgraph's implicit input); kNone otherwise.
 Id Inner(const Graph& g, const std::string& value) { return SoleReaderProducer(g, value); }
-
-bool IsTranspose(const Node& n, std::initializer_list<int64_t> perm) {
-  if (!IsOp(n, "Transpose") || n.proto->input_size() != 1 || n.proto->output_size() != 1) return false;
-  const auto* p = Attr(*n.proto, "perm");
-  if (p == nullptr || p->ints_size() != static_cast<int>(perm.size())) return false;
-  int i = 0;
-  for (int64_t v : perm) {
-    if (p->ints(i++) != v) return false;
-  }
-  return true;
-}
 
 // A float constant of one element and rank <= 4 (it cannot raise the scores' rank).
 bool ScalarConstant(const Graph& g, const onnx::NodeProto& n, int input, float* value) {
@@ -75,53 +65,19 @@ bool HeadsOf(const Graph& g, const std::string& value,
   return true;
 }
 
-int64_t IntAttr(const onnx::NodeProto& n, const char* name, int64_t fallback) {
-  const auto* a = Attr(n, name);
-  return a != nullptr ? a->i() : fallback;
-}
-
 // A shape vector entry read off a tensor's shape at run time (a batch or sequence length).
 constexpr int64_t kFromShape = std::numeric_limits<int64_t>::min();
 
-// One dimension of some tensor's shape: Gather(Shape(t), i) with a one-element constant index, or
-// that Unsqueezed to one element, or Slice(Shape(t), i, i + 1).
-bool IsShapeDim(const Graph& g, const std::string& value, int depth = 0) {
-  const Id p = g.nodes.Producer(value);
-  if (p == kNone || depth > 1) return false;
-  const Node& n = g.nodes[p];
-  const auto& pr = *n.proto;
-  auto of_shape = [&](const std::string& v) {
-    const Id s = g.nodes.Producer(v);
-    return s != kNone && IsOp(g.nodes[s], "Shape");
-  };
-  if (IsOp(n, "Gather") && pr.input_size() == 2) {
-    return of_shape(pr.input(0)) && Int64Constant(g, pr.input(1)).size() == 1;
-  }
-  if (IsOp(n, "Unsqueeze") && pr.input_size() >= 1) return IsShapeDim(g, pr.input(0), depth + 1);
-  if (IsOp(n, "Slice") && pr.input_size() >= 3 && of_shape(pr.input(0))) {
-    const std::vector<int64_t> b = Int64Constant(g, pr.input(1)), e = Int64Constant(g, pr.input(2));
-    return b.size() == 1 && e.size() == 1 && b[0] >= 0 && e[0] == b[0] + 1;
-  }
-  return false;
-}
-
 // The entries of a shape operand (Expand's, Reshape's): an int64 constant, or, as exporters write
-// shapes that depend on the batch and sequence, Concat(axis 0) of one-element constants and
-// dimensions read off shapes at run time (those entries kFromShape). Empty when neither.
+// shapes that depend on the batch and sequence, Concat(axis 0) of constants and dimensions read off
+// shapes at run time (those entries kFromShape). Empty when neither.
 std::vector<int64_t> ShapeEntries(const Graph& g, const std::string& name) {
-  std::vector<int64_t> v = Int64Constant(g, name);
-  if (!v.empty()) return v;
-  const Id c = g.nodes.Producer(name);
-  if (c == kNone || !IsOp(g.nodes[c], "Concat") || IntAttr(*g.nodes[c].proto, "axis", -1) != 0) return {};
-  for (const std::string& piece : g.nodes[c].proto->input()) {
-    const std::vector<int64_t> p = Int64Constant(g, piece);
-    if (p.size() == 1) {
-      v.push_back(p[0]);
-    } else if (p.empty() && IsShapeDim(g, piece)) {
-      v.push_back(kFromShape);
-    } else {
-      return {};
-    }
+  std::vector<Dim> dims;
+  if (!ShapeOperandEntries(g, name, &dims)) return {};
+  std::vector<int64_t> v;
+  for (const Dim& d : dims) {
+    if (!d.of.empty() && d.value != 1) return {};  // a product of dimensions is no batch or sequence
+    v.push_back(d.of.empty() ? d.value : kFromShape);
   }
   return v;
 }
@@ -344,6 +300,32 @@ bool RepeatedCacheOf(const Graph& g, const std::string& value, KeysOrValues* kv,
   return true;
 }
 
+// Whether `value` is 4-D by the ops that wrote it: a Transpose with four perm entries, a Reshape to a
+// constant shape of four entries, a graph input declared 4-D, or an op that keeps its input's rank
+// (Slice, Neg, Cast, Identity, Concat: all of Concat's inputs share its rank) over one of those.
+bool IsFourD(const Graph& g, const std::string& value, int depth = 0) {
+  for (const ValueInfo& info : g.inputs) {
+    if (info.name == value) return info.has_shape && info.shape.size() == 4;
+  }
+  const Id p = g.nodes.Producer(value);
+  if (p == kNone || depth > 8) return false;  // a hostile chain must not cost its length squared
+  const Node& n = g.nodes[p];
+  const auto& pr = *n.proto;
+  if (IsOp(n, "Transpose")) {
+    const auto* perm = Attr(pr, "perm");
+    return perm != nullptr && perm->ints_size() == 4;
+  }
+  if (IsOp(n, "Reshape") && pr.input_size() == 2) return Int64Constant(g, pr.input(1)).size() == 4;
+  if (IsOp(n, "Concat")) {
+    for (const std::string& in : pr.input()) {
+      if (IsFourD(g, in, depth + 1)) return true;
+    }
+    return false;
+  }
+  const bool keeps_rank = IsOp(n, "Slice") || IsOp(n, "Neg") || IsOp(n, "Cast") || IsOp(n, "Identity");
+  return keeps_rank && pr.input_size() >= 1 && IsFourD(g, pr.input(0), depth + 1);
+}
+
 bool KeysOrValuesOf(const Graph& g, const std::string& value, KeysOrValues* kv, std::vector<Id>* nodes,
                     PackedSource* packed) {
   if (CacheShape(g, value) != nullptr) {
@@ -360,7 +342,12 @@ bool KeysOrValuesOf(const Graph& g, const std::string& value, KeysOrValues* kv, 
     return true;
   }
   kv->part = -1;
-  return RepeatedCacheOf(g, value, kv, nodes);
+  if (RepeatedCacheOf(g, value, kv, nodes)) return true;
+  // Heads the model computed itself, (B, N, S, D): GPT-NeoX's and Phi's partial rotary rotates Q and
+  // K after the split into heads and Concats the rotated part with the rest; read as they are.
+  if (!IsFourD(g, value)) return false;
+  *kv = {value, true, 1};
+  return true;
 }
 
 // `value` is K^T (B, N, D, S): Transpose(k, [0, 2, 3, 1]), or Transpose(keys, [0, 1, 3, 2])
@@ -414,6 +401,32 @@ bool LastAxisSoftmax(const Node& n) {
   return axis == -1 || axis == 3;
 }
 
+// x = Reshape(Mul(P, c), shape) with c a scalar constant, each read by the pattern alone: HF BART's
+// and Whisper's q_proj(x) * scaling before the split into heads. c joins the scale, and a Reshape of
+// P takes the old one's place (so MergeQkvProjections finds the product right before it).
+struct Prescaled {
+  Id mul = kNone, reshape = kNone;
+  std::string p;
+};
+
+bool PrescaledHeads(const Graph& g, const std::string& x, float* scale, Prescaled* out) {
+  const Id reshape = Inner(g, x);
+  if (reshape == kNone || !IsOp(g.nodes[reshape], "Reshape") || g.nodes[reshape].proto->input_size() != 2) return false;
+  const Id mul = Inner(g, g.nodes[reshape].proto->input(0));
+  if (mul == kNone || !IsOp(g.nodes[mul], "Mul") || g.nodes[mul].opset < 7) return false;
+  const auto& m = *g.nodes[mul].proto;
+  if (m.input_size() != 2 || m.output_size() != 1) return false;
+  for (int i = 0; i < 2; ++i) {
+    float c = 0.0f;
+    if (ScalarConstant(g, m, i, &c) && !g.constants.count(m.input(1 - i))) {
+      *scale *= c;
+      *out = {mul, reshape, m.input(1 - i)};
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
@@ -424,7 +437,12 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
   nodes.push_back(index);
   KeysOrValues v;
   PackedSource packed;  // q, k and v of one packed projection, when they are
-  if (!KeysOrValuesOf(g, pv.proto->input(1), &v, &nodes, &packed)) return std::nullopt;
+  FlatHeads flat;       // the bmm form (heads > 0): q, k and v flattened to (B * N, S, D)
+  std::string values = pv.proto->input(1);
+  FlatHeadsOf(g, &values, &flat, &nodes);
+  if (!KeysOrValuesOf(g, values, &v, &nodes, &packed)) return std::nullopt;
+  if (flat.heads > 0 && (v.bnsd || v.part >= 0)) return std::nullopt;
+  const size_t v_nodes_end = nodes.size();  // V's own nodes: nodes[1, v_nodes_end)
   const Id softmax = Inner(g, pv.proto->input(0));
   if (softmax == kNone || !LastAxisSoftmax(r[softmax])) return std::nullopt;
   nodes.push_back(softmax);
@@ -432,6 +450,18 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
   // Softmax's input: [Add(scores, term)]..., the scores [scaled], the product Q K^T. Each Add adds
   // one term: a mask, or T5's and Swin's per-head position bias before it; the kernel adds their sum.
   std::string logits = r[softmax].proto->input(0);
+  // The bmm form adds its mask to the scores Reshaped to (B, N, S, T), then flattens them back.
+  bool flat_detour = false;
+  std::vector<Dim> back_tail, up_tail;  // the detour's (S, T) entries, checked once S and T are known
+  if (const Id back = Inner(g, logits); flat.heads > 0 && back != kNone) {
+    std::vector<Dim> e;
+    if (ReshapeTo(g, r[back], &e) && e.size() == 3 && e[0] == flat.rows) {
+      flat_detour = true;
+      back_tail = {e[1], e[2]};
+      logits = r[back].proto->input(0);
+      nodes.push_back(back);
+    }
+  }
   std::vector<std::string> terms;
   std::vector<Id> term_adds;
   constexpr int kMaxTerms = 4;
@@ -449,8 +479,10 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
         const Id p = Inner(g, a.input(s));
         if (p == kNone) continue;
         const Node& n = r[p];
-        const bool scores = IsOp(n, "MatMul") || IsOp(n, "Div") || IsOp(n, "Mul") || IsOp(n, "Where") ||
-                            (n.domain == kMsDomain && n.op_type() == "FusedMatMul");
+        // (In the bmm form, the scores are those Reshaped to (B, N, S, T).)
+        const bool scores = flat_detour ? UnflattensHeads(g, n, flat, &up_tail)
+                                        : IsOp(n, "MatMul") || IsOp(n, "Div") || IsOp(n, "Mul") || IsOp(n, "Where") ||
+                                              (n.domain == kMsDomain && n.op_type() == "FusedMatMul");
         if (chained ? IsOp(n, "Add") : scores) side = s;
       }
     }
@@ -464,17 +496,34 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
     nodes.push_back(add);
   }
   // GPT-2's causal mask as transformers writes it, on the scaled scores before the padding mask:
-  // Where(causal, scores, lowest). It becomes the additive Where(causal, 0, lowest) the kernel adds:
-  // scores + lowest rounds to lowest in float for any score below 1e30, so both give the same
-  // probabilities (a -inf would make a row of nothing visible NaN instead of the kernel's 0).
+  // Where(causal, scores, lowest); or masked_fill as DistilBERT writes its padding mask:
+  // Where(mask == 0, lowest, scores). It becomes the additive Where(causal, 0, lowest) (or
+  // Where(hidden, lowest, 0)) the kernel adds: scores + lowest rounds to lowest in float for any
+  // score below 1e30, so both give the same probabilities (a -inf would make a row of nothing
+  // visible NaN instead of the kernel's 0).
   Id where = kNone;
-  float lowest = 0.0f;
-  if (const Id w = Inner(g, logits); w != kNone && IsOp(r[w], "Where") && r[w].proto->input_size() == 3 &&
-                                     ScalarConstant(g, *r[w].proto, 2, &lowest) && std::isfinite(lowest) &&
-                                     lowest <= -1e30f) {
-    where = w;
-    logits = r[w].proto->input(1);
-    nodes.push_back(w);
+  int where_scores = 0;  // the Where's input holding the scores, 1 or 2
+  if (const Id w = Inner(g, logits); w != kNone && IsOp(r[w], "Where") && r[w].proto->input_size() == 3) {
+    for (const int at : {1, 2}) {
+      float lowest = 0.0f;
+      if (where == kNone && ScalarConstant(g, *r[w].proto, 3 - at, &lowest) && std::isfinite(lowest) &&
+          lowest <= -1e30f) {
+        where = w;
+        where_scores = at;
+      }
+    }
+    if (where != kNone) {
+      logits = r[w].proto->input(where_scores);
+      nodes.push_back(w);
+    }
+  }
+  if (flat_detour) {
+    const Id up = Inner(g, logits);
+    if (up == kNone || !UnflattensHeads(g, r[up], flat, &up_tail)) return std::nullopt;
+    logits = r[up].proto->input(0);
+    nodes.push_back(up);
+  } else if (flat.heads > 0 && (!terms.empty() || where != kNone)) {
+    return std::nullopt;  // a term of the flattened scores' shape is not the kernel's (B, N, S, T)
   }
   float scale = 1.0f;
   PeelScales(g, &logits, &scale, &nodes);
@@ -498,9 +547,45 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
   std::string q_heads = pq.input(0), kt = pq.input(1), q;
   PeelScales(g, &q_heads, &scale, &nodes);
   PeelScales(g, &kt, &scale, &nodes);
+  if (flat.heads > 0) {  // K^T = Transpose(K, [0, 2, 1]) of flattened heads (or FusedMatMul's transB)
+    if (!k_transposed) {
+      const Id t = Inner(g, kt);
+      if (t == kNone || !IsTranspose(r[t], {0, 2, 1})) return std::nullopt;
+      nodes.push_back(t);
+      kt = r[t].proto->input(0);
+      PeelScales(g, &kt, &scale, &nodes);
+    }
+    FlatHeads fq, fk;
+    if (!FlatHeadsOf(g, &kt, &fk, &nodes) || !FlatHeadsOf(g, &q_heads, &fq, &nodes) || !(fk.rows == flat.rows) ||
+        !(fq.rows == flat.rows) || fk.heads != flat.heads || fq.heads != flat.heads || fq.head_size != fk.head_size) {
+      return std::nullopt;
+    }
+    if (flat_detour && !(ScoresTail(back_tail, fq.seq, fk.seq) && ScoresTail(up_tail, fq.seq, fk.seq))) {
+      return std::nullopt;
+    }
+    k_transposed = true;  // kt is now K's heads, (B, N, T, D)
+    PeelScales(g, &q_heads, &scale, &nodes);
+    PeelScales(g, &kt, &scale, &nodes);
+  }
   KeysOrValues k;
   if (k_transposed ? !KeysOrValuesOf(g, kt, &k, &nodes, &packed) : !TransposedKeysOf(g, kt, &k, &nodes, &packed)) {
     return std::nullopt;
+  }
+  // K computed in heads (rotated after the split) and V split by the pattern's Transpose: V is read
+  // as that Transpose writes it, (B, N, S, D), the Transpose kept, so both share one layout.
+  if (k.bnsd && !v.bnsd && v.part < 0 && packed.p.empty() && v_nodes_end == 2 && IsFourD(g, pv.proto->input(1))) {
+    nodes.erase(nodes.begin() + 1);
+    v = {pv.proto->input(1), true, 1};
+  }
+  // Otherwise (ONNX Runtime's transpose optimizer moves K's Transpose after a rotary while V is
+  // sliced in heads) the one in (B, S, N, D) is put in heads by a Transpose of its own: a copy of
+  // K or V, where unfused the scores and probabilities of every head went through separate ops.
+  std::string to_heads, in_heads;  // that Transpose's input and output
+  if (k.bnsd != v.bnsd && k.repeat == 1 && v.repeat == 1 && k.part < 0 && v.part < 0 && packed.p.empty()) {
+    KeysOrValues& split = k.bnsd ? v : k;
+    to_heads = split.x;
+    in_heads = r.FreshName(split.x + "_heads");
+    split = {in_heads, true, 1};
   }
   if (k.bnsd != v.bnsd || k.repeat != v.repeat) return std::nullopt;  // one layout for both
   // A packed projection serves q, k and v in its order, or none of them.
@@ -526,6 +611,15 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
       if (shared != kNone) nodes.push_back(shared);
     }
   }
+  // q_proj(x) * scaling (and the same on k) before the split into heads: the scaling joins the scale.
+  std::vector<Prescaled> prescaled;
+  for (const auto& [x, split] : {std::pair{&q, !q_bnsd && q_part < 0}, std::pair{&k.x, !k.bnsd && k.part < 0}}) {
+    Prescaled pre;
+    if (split && PrescaledHeads(g, *x, &scale, &pre)) {
+      prescaled.push_back(pre);
+      nodes.insert(nodes.end(), {pre.mul, pre.reshape});
+    }
+  }
   // The kernel computes in float: the pattern must hold float, float16 or bfloat16.
   if (!IsFloatLikeValue(g, q) && !IsFloatLikeValue(g, k.x) && !IsFloatLikeValue(g, v.x)) return std::nullopt;
 
@@ -543,6 +637,14 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
   }
   std::string output = pv.proto->output(0);
   Id last = index;
+  if (flat.heads > 0) {  // the context (B * N, S, Dv) back to (B, N, S, Dv)
+    const Id up = SoleReader(g, output);
+    std::vector<Dim> tail;
+    if (up == kNone || !UnflattensHeads(g, r[up], flat, &tail) || !tail[1].Is(flat.head_size)) return std::nullopt;
+    last = up;
+    output = r[up].proto->output(0);
+    nodes.push_back(up);
+  }
   const Id back = SoleReader(g, output);
   spec.output_bsnd = back != kNone && IsTranspose(r[back], {0, 2, 1, 3});
   if (spec.output_bsnd) {
@@ -552,6 +654,24 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
   }
 
   Patch patch{nodes, {}, {}};
+  if (!to_heads.empty()) {
+    auto transpose = std::make_shared<onnx::NodeProto>();
+    transpose->set_op_type("Transpose");
+    transpose->set_name(in_heads);
+    transpose->add_input(to_heads);
+    transpose->add_output(in_heads);
+    onnx::AttributeProto* perm = transpose->add_attribute();
+    perm->set_name("perm");
+    perm->set_type(onnx::AttributeProto::INTS);
+    for (const int64_t axis : {0, 2, 1, 3}) perm->add_ints(axis);
+    patch.added.push_back(WithProto(pv, std::move(transpose)));  // pv: a plain MatMul of the model's opset
+    if (const DataType t = KnownType(g, to_heads); t != DataType::kUndefined) patch.types.push_back({in_heads, t});
+  }
+  for (const Prescaled& pre : prescaled) {  // Reshape(P) in place of Reshape(Mul(P, c))
+    auto reshape = std::make_shared<onnx::NodeProto>(*r[pre.reshape].proto);
+    reshape->set_input(0, pre.p);
+    patch.added.push_back(WithProto(r[pre.reshape], std::move(reshape)));
+  }
   if (where != kNone) {
     const auto& w = *r[where].proto;
     const std::string zero = r.FreshName(w.output(0) + "_zero"), additive = r.FreshName(w.output(0) + "_additive");
@@ -559,7 +679,9 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
     auto causal = std::make_shared<onnx::NodeProto>();
     causal->set_op_type("Where");
     causal->set_name(w.name());
-    for (const std::string& in : {w.input(0), zero, w.input(2)}) causal->add_input(in);
+    causal->add_input(w.input(0));
+    causal->add_input(where_scores == 1 ? zero : w.input(1));
+    causal->add_input(where_scores == 2 ? zero : w.input(2));
     causal->add_output(additive);
     patch.added.push_back(WithProto(r[where], std::move(causal)));
     patch.types.push_back({additive, DataType::kFloat});

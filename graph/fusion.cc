@@ -264,6 +264,7 @@ std::optional<Patch> FuseSwish(Rewriter& r, Id mul_id) {
 
 // GELU written out as PyTorch exports it, after a product x:
 //   Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5)   or   Mul(Mul(x, 0.5), Add(Erf(Div(x, sqrt 2)), 1))
+//   or Mul(x, Mul(Add(Erf(Div(x, sqrt 2)), 1), 0.5))
 // (operands of Add and Mul in either order, Div also as Mul by 1/sqrt 2): the producer applies it in
 // its epilogue ("Gelu", the erf form), instead of an ElementwiseChain pass over BERT's 128 x 3072
 // FFN activations. x must be read by those two nodes only.
@@ -304,14 +305,22 @@ std::optional<Patch> FuseGelu(Rewriter& r, Id mul_id) {
           nodes = found;
         }
       }
-    } else {
+    } else if (const std::string halved = OtherThanConstant(g, r[inner], "Mul", 0.5f, true); !halved.empty()) {
       // Form 2: last = Mul(half, 1 + erf), half = Mul(x, 0.5), inner being either of them.
-      const std::string half_x = OtherThanConstant(g, r[inner], "Mul", 0.5f, true);
       std::vector<Id> found;
-      const std::string erf_x = half_x.empty() ? "" : one_plus_erf(m.input(1 - side), &found);
-      if (!erf_x.empty() && erf_x == half_x) {
+      if (const std::string erf_x = one_plus_erf(m.input(1 - side), &found); !erf_x.empty() && erf_x == halved) {
         x = erf_x;
         nodes = found;
+      }
+      // Form 3: last = Mul(x, cdf), cdf = Mul(1 + erf, 0.5): x * (0.5 * (1 + erf(x / sqrt 2))), as
+      // BERT's gelu is often written (cdf = 0.5 * (1.0 + erf(x / sqrt(2.0))); return x * cdf).
+      if (x.empty()) {
+        found.clear();
+        const std::string cdf_x = one_plus_erf(halved, &found);
+        if (!cdf_x.empty() && cdf_x == m.input(1 - side)) {
+          x = cdf_x;
+          nodes = found;
+        }
       }
     }
     if (x.empty()) continue;

@@ -18,6 +18,22 @@ const onnx::AttributeProto* Attr(const onnx::NodeProto& n, const std::string& na
   return nullptr;
 }
 
+int64_t IntAttr(const onnx::NodeProto& n, const char* name, int64_t fallback) {
+  const auto* a = Attr(n, name);
+  return a != nullptr ? a->i() : fallback;
+}
+
+bool IsTranspose(const Node& n, std::initializer_list<int64_t> perm) {
+  if (!IsOp(n, "Transpose") || n.proto->input_size() != 1 || n.proto->output_size() != 1) return false;
+  const auto* p = Attr(*n.proto, "perm");
+  if (p == nullptr || p->ints_size() != static_cast<int>(perm.size())) return false;
+  int i = 0;
+  for (int64_t v : perm) {
+    if (p->ints(i++) != v) return false;
+  }
+  return true;
+}
+
 const Tensor* FloatConstant(const Graph& g, const onnx::NodeProto& n, int input) {
   if (input >= n.input_size() || n.input(input).empty()) return nullptr;
   auto it = g.constants.find(n.input(input));

@@ -2,6 +2,7 @@
 // type lookups, the epilogue vocabulary, fresh names. Internal to graph/.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <unordered_set>
@@ -16,6 +17,10 @@ using Id = NodeGraph::Id;
 inline const Id kNone = NodeGraph::None();
 
 const onnx::AttributeProto* Attr(const onnx::NodeProto& n, const std::string& name);
+// Integer attribute `name` of `n`, or `fallback` when `n` has none.
+int64_t IntAttr(const onnx::NodeProto& n, const char* name, int64_t fallback);
+// `n` is a Transpose of one input and output with exactly this perm.
+bool IsTranspose(const Node& n, std::initializer_list<int64_t> perm);
 
 // Input `input` of `n` when it is a float constant; null otherwise.
 const Tensor* FloatConstant(const Graph& g, const onnx::NodeProto& n, int input);

@@ -41,6 +41,13 @@ const Tensor* VectorOperand(const Graph& g, const Node& node, const char* op, co
   return nullptr;
 }
 
+// A float constant of one element equal to 1.
+bool IsConstantOne(const Graph& g, const std::string& name) {
+  auto c = g.constants.find(name);
+  return c != g.constants.end() && c->second.size() == 1 && c->second.dtype() == DataType::kFloat &&
+         c->second.data<float>()[0] == 1.0f;
+}
+
 bool IsConstantTwo(const Graph& g, const std::string& name) {
   auto c = g.constants.find(name);
   if (c == g.constants.end() || c->second.size() != 1) return false;
@@ -109,11 +116,19 @@ std::optional<Patch> FuseRmsNormalization(Rewriter& r, Id index) {
   } else if (const Id mul = ProducerOf(g, normalized, "Mul", 1); mul != kNone) {
     const auto& m = *r[mul].proto;
     if (r[mul].opset < 7 || m.input_size() != 2) return std::nullopt;
+    // The reciprocal is Reciprocal(rs), or Div(1, rs): torch exports rsqrt so (T5's and LLaMA's
+    // hidden * torch.rsqrt(variance + eps)).
     for (int i = 0; i < 2 && rs.empty(); ++i) {
       if (const Id rec = ProducerOf(g, m.input(i), "Reciprocal", 1); rec != kNone) {
         rs = r[rec].proto->input(0);
         x = m.input(1 - i);
         nodes.push_back(rec);
+      } else if (const Id one_over = ProducerOf(g, m.input(i), "Div", 1);
+                 one_over != kNone && r[one_over].opset >= 7 && r[one_over].proto->input_size() == 2 &&
+                 IsConstantOne(g, r[one_over].proto->input(0))) {
+        rs = r[one_over].proto->input(1);
+        x = m.input(1 - i);
+        nodes.push_back(one_over);
       }
     }
     if (rs.empty()) return std::nullopt;

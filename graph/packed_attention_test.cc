@@ -43,10 +43,11 @@ enum class HeadsShape {
 
 class QkvMergeTest : public GraphTest {
  protected:
-  // x [1, T, H] -> three projections (MatMul, Add bias when `biased`) of `inputs[i]`, each reshaped
-  // into heads as `shape` says -> Transposes -> softmax(Q K^T / sqrt(D) + mask) V -> back to BSND.
-  void Build(HeadsShape shape, bool biased = true, const std::vector<std::string>& inputs = {"x", "x", "x"},
-             const std::vector<int64_t>& heads_shape = {0, 0, kHeads, kHeadSize}) {
+  // x [1, T, H] -> three projections (MatMul, Add bias when `biased`, except for `no_bias`) of
+  // `inputs[i]`, each reshaped into heads as `shape` says -> Transposes -> softmax(Q K^T / sqrt(D) +
+  // mask) V -> back to BSND.
+  void Build(HeadsShape shape, bool all_biased = true, const std::vector<std::string>& inputs = {"x", "x", "x"},
+             const std::vector<int64_t>& heads_shape = {0, 0, kHeads, kHeadSize}, const std::string& no_bias = "") {
     model.Input("x", DataType::kFloat, {1, kTokens, kHidden});
     if (inputs[2] != "x") model.Input(inputs[2], DataType::kFloat, {1, kTokens, kHidden});
     model.Input("mask", DataType::kFloat, {1, 1, 1, kTokens});
@@ -61,6 +62,7 @@ class QkvMergeTest : public GraphTest {
     const char* names[] = {"q", "k", "v"};
     for (int i = 0; i < 3; ++i) {
       const std::string p = names[i];
+      const bool biased = all_biased && p != no_bias;
       model.Initializer(p + "_w", Floats({kHidden, kHidden}, 3 + i));
       model.Node("MatMul", {inputs[i], p + "_w"}, {biased ? p + "_mm" : p + "_p"});
       if (biased) {
@@ -160,6 +162,38 @@ TEST_F(QkvMergeTest, MergesProductsWithoutBiases) {
   FuseAttentionAndBiases(0);
   EXPECT_EQ(Run("MergeQkvProjections", MergeQkvProjections), 1);
   EXPECT_EQ(Ops(), (Names{"MatMul", fused_ + "FusedAttention"}));
+  ExpectSameOutputs(Inputs(), 1e-4);
+}
+
+// Whisper's attention: q and v projections with biases, k's without. Merged all the same, k's part
+// of the packed bias zeros.
+TEST_F(QkvMergeTest, MergesAProjectionWithoutBiasWithZeros) {
+  Build(HeadsShape::kConstant, true, {"x", "x", "x"}, {0, 0, kHeads, kHeadSize}, "k");
+  FuseAttentionAndBiases(2);
+  EXPECT_EQ(Run("MergeQkvProjections", MergeQkvProjections), 1);
+  EXPECT_EQ(Ops(), (Names{fused_ + "FusedMatMul", fused_ + "FusedAttention"}));
+  const Tensor& bias = graph().constants.at(Only("FusedMatMul").proto->input(2));
+  ASSERT_EQ(bias.shape(), (Shape{3 * kHidden}));
+  const Tensor q_b = Floats({kHidden}, 7), v_b = Floats({kHidden}, 9);
+  for (int64_t c = 0; c < kHidden; ++c) {
+    EXPECT_EQ(bias.data<float>()[c], q_b.data<float>()[c]);
+    EXPECT_EQ(bias.data<float>()[kHidden + c], 0.0f);
+    EXPECT_EQ(bias.data<float>()[2 * kHidden + c], v_b.data<float>()[c]);
+  }
+  ExpectSameOutputs(Inputs(), 1e-4);
+}
+
+// transformers' _shape(x, tgt_len, bsz) for q and _shape(x, -1, bsz) for k and v: the sequence
+// entry copied in one and inferred in the others, the same rows. Merged.
+TEST_F(QkvMergeTest, MergesSequenceEntriesCopiedOrInferred) {
+  Build(HeadsShape::kConstant);
+  model.Initializer("kv_heads_shape", Tensor::FromVector<int64_t>({4}, {0, -1, kHeads, kHeadSize}));
+  for (auto& node : *model.proto().mutable_graph()->mutable_node()) {
+    if (node.output(0) == "k_heads" || node.output(0) == "v_heads") node.set_input(1, "kv_heads_shape");
+  }
+  FuseAttentionAndBiases(3);
+  EXPECT_EQ(Run("MergeQkvProjections", MergeQkvProjections), 1);
+  EXPECT_EQ(Ops(), (Names{fused_ + "FusedMatMul", fused_ + "FusedAttention"}));
   ExpectSameOutputs(Inputs(), 1e-4);
 }
 

@@ -122,14 +122,22 @@ std::optional<Patch> MergeQkvProjections(Rewriter& r, Id id) {
   if (!ProjectionOf(g, at.input(0), &q) || !ProjectionOf(g, at.input(1), &k) || !ProjectionOf(g, at.input(2), &v)) {
     return std::nullopt;
   }
-  // One input, one kind of product, one K; q and k of one head size, all of one head count.
-  const bool biased = q.bias != nullptr;
+  // One input, one K; q and k of one head size, all of one head count. Biases on some of the three
+  // only (Whisper's k projection has none) are merged with zeros for the others: the packed
+  // product's epilogue adds them for free, where unmerged the three products ran apart.
+  const Projection* biased = q.bias != nullptr ? &q : k.bias != nullptr ? &k : v.bias != nullptr ? &v : nullptr;
+  // The sequence entry may be 0 in one and -1 in another (transformers' _shape(x, tgt_len, bsz) for
+  // q, _shape(x, -1, bsz) for k and v): with the batch entry the same, both Reshapes of one x's
+  // products take the same rows.
+  auto same_seq = [](int64_t a, int64_t b) { return a == b || (a == 0 && b == -1) || (a == -1 && b == 0); };
   for (const Projection* p : {&k, &v}) {
-    if (p->x != q.x || (p->bias != nullptr) != biased || p->w->dim(0) != q.w->dim(0) || p->heads != q.heads ||
-        p->w->dtype() != q.w->dtype() || (biased && p->bias->dtype() != q.bias->dtype()) ||
-        p->batch != q.batch || p->seq != q.seq || r[p->product].domain != r[q.product].domain) {
+    if (p->x != q.x || p->w->dim(0) != q.w->dim(0) || p->heads != q.heads || p->w->dtype() != q.w->dtype() ||
+        p->batch != q.batch || !same_seq(p->seq, q.seq)) {
       return std::nullopt;
     }
+  }
+  for (const Projection* p : {&q, &k, &v}) {
+    if (biased != nullptr && p->bias != nullptr && p->bias->dtype() != biased->bias->dtype()) return std::nullopt;
   }
   if (k.head_size != q.head_size) return std::nullopt;
   // A Shape of P is rewritten as Concat(Slice(Shape(x), 0, -1), [width]) in the Shape's opset:
@@ -144,16 +152,27 @@ std::optional<Patch> MergeQkvProjections(Rewriter& r, Id id) {
   const std::string weights = r.FreshName(packed + "_weights");
   Patch patch{{q.product, k.product, v.product, q.reshape, k.reshape, v.reshape}, {}, {}};
   patch.constants.push_back({weights, Concatenate({q.w, k.w, v.w})});
-  auto product = std::make_shared<onnx::NodeProto>(*r[q.product].proto);
+  const Id base = biased != nullptr ? biased->product : q.product;  // a FusedMatMul when any has a bias
+  auto product = std::make_shared<onnx::NodeProto>(*r[base].proto);
   product->set_input(0, q.x);
   product->set_input(1, weights);
-  if (biased) {
+  if (biased != nullptr) {
+    std::vector<Tensor> zeros;
+    zeros.reserve(3);
+    std::vector<const Tensor*> parts;
+    for (const Projection* p : {&q, &k, &v}) {
+      if (p->bias == nullptr) {
+        zeros.emplace_back(biased->bias->dtype(), Shape{p->w->dim(1)});
+        std::memset(zeros.back().mutable_raw_data(), 0, zeros.back().size() * ElementSize(zeros.back().dtype()));
+      }
+      parts.push_back(p->bias != nullptr ? p->bias : &zeros.back());
+    }
     const std::string bias = r.FreshName(packed + "_bias");
-    patch.constants.push_back({bias, Concatenate({q.bias, k.bias, v.bias})});
+    patch.constants.push_back({bias, Concatenate(parts)});
     product->set_input(2, bias);
   }
   product->set_output(0, packed);
-  patch.AddAt(WithProto(r[q.product], std::move(product)), q.product);
+  patch.AddAt(WithProto(r[base], std::move(product)), q.product);
   patch.types.push_back({packed, DataType::kFloat});
 
   // A Shape of P now reads x: Concat(Slice(Shape(x), 0, -1), [width of P]), the same dimensions.

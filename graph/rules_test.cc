@@ -841,15 +841,39 @@ TEST_F(RulesTest, FuseAttentionTakesTheCausalWhere) {
                     1e-4);
 }
 
-// The same Concat of two computed values is no cache (nothing says it is 4-D): no fusion.
-TEST_F(RulesTest, FuseAttentionNeedsTheCacheDeclared) {
-  for (const char* name : {"q", "k", "v", "k2", "v2"}) model.Input(name, DataType::kFloat, {1, 1, 2, 8});
-  model.Initializer("scale", Tensor::Scalar<float>(std::sqrt(8.0f)));
-  SetAttr(model.Node("Transpose", {"k2"}, {"past_k"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
-  SetAttr(model.Node("Transpose", {"v2"}, {"past_v"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
-  HeadsAfterCaches(2, 2);
-  ScaledScores("qh", "present_k", "Div");
-  ProbabilitiesTimes("scaled", "present_v", {1, 1, 2, 8}, {1, 2, 2, 8});
+// The same Concat of two computed heads, no cache, is still 4-D (its inputs are Transposes into
+// heads): read in place as heads. With values of unknown rank (a 2-D V would broadcast over the
+// probabilities' batch and heads) it stays unfused.
+class ComputedHeadsTest : public RulesTest {
+ protected:
+  void Build(bool v_rank_known) {
+    for (const char* name : {"q", "k", "v", "k2", "v2"}) model.Input(name, DataType::kFloat, {1, 1, 2, 8});
+    model.Initializer("scale", Tensor::Scalar<float>(std::sqrt(8.0f)));
+    SetAttr(model.Node("Transpose", {"k2"}, {"past_k"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+    if (v_rank_known) {
+      SetAttr(model.Node("Transpose", {"v2"}, {"past_v"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+    } else {
+      model.Input("v_any", DataType::kFloat, {}, /*rank_known=*/false);
+      model.Node("Identity", {"v_any"}, {"past_v"});
+    }
+    HeadsAfterCaches(2, 2);
+    ScaledScores("qh", "present_k", "Div");
+    // Unknown: the probabilities times v_any itself (a Concat with the 4-D heads would be 4-D).
+    ProbabilitiesTimes("scaled", v_rank_known ? "present_v" : "past_v", {1, 1, 2, 8}, {1, 2, 2, 8});
+  }
+};
+
+TEST_F(ComputedHeadsTest, ConcatOfHeadsIsReadInPlace) {
+  Build(true);
+  EXPECT_EQ(Run("FuseAttention", FuseAttention), 1);
+  EXPECT_EQ(Only(internal_ops::kFusedAttention).proto->input(1), "present_k");
+  ExpectSameOutputs({Input("q", {1, 1, 2, 8}, 1), Input("k", {1, 1, 2, 8}, 2), Input("v", {1, 1, 2, 8}, 3),
+                     Input("k2", {1, 1, 2, 8}, 4), Input("v2", {1, 1, 2, 8}, 5)},
+                    1e-4);
+}
+
+TEST_F(ComputedHeadsTest, ValuesOfUnknownRankStay) {
+  Build(false);
   EXPECT_EQ(Run("FuseAttention", FuseAttention), 0);
 }
 

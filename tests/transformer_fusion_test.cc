@@ -4,6 +4,7 @@
 // the subgraph computed, and anything that differs from the pattern stays as written.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -288,7 +289,231 @@ TEST(AttentionFusion, NearMissesStayUnfused) {
   }
 }
 
-enum class GeluForm { kHalfLast, kHalfFirst, kMulBySqrtHalf };
+// DistilBERT's masked_fill: Where(attention_mask == 0, lowest, scores) on q / sqrt(d) times K^T.
+// The Where becomes an additive mask (lowest where hidden, 0 elsewhere) the kernel adds; a fill of
+// -1 (no mask: it shifts the hidden keys' scores) stays as written.
+std::string MaskedFillModel(float fill, std::vector<NamedValue>* inputs) {
+  tools::ModelBuilder m(17);
+  const int64_t b = 2, s = 5, n = 3, d = 4;
+  for (const auto& [name, seed] : std::vector<std::pair<std::string, uint32_t>>{{"q", 1}, {"k", 2}, {"v", 3}}) {
+    m.Input(name, DataType::kFloat, {b, s, n, d});
+    inputs->push_back({name, Random({b, s, n, d}, seed)});
+  }
+  m.Input("attention_mask", DataType::kInt64, {b, s});
+  inputs->push_back({"attention_mask", Tensor::FromVector<int64_t>({b, s}, {1, 1, 1, 0, 0, 1, 1, 1, 1, 1})});
+  m.Initializer("zero", Tensor::Scalar<int64_t>(0));
+  m.Initializer("mask_shape", Tensor::FromVector<int64_t>({4}, {b, 1, 1, s}));
+  m.Initializer("root", Tensor::Scalar<float>(2.0f));
+  m.Initializer("fill", Tensor::Scalar<float>(fill));
+  m.Node("Equal", {"attention_mask", "zero"}, {"eq"});
+  m.Node("Reshape", {"eq", "mask_shape"}, {"hidden"});
+  SetAttr(m.Node("Transpose", {"q"}, {"qt"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  m.Node("Div", {"qt", "root"}, {"qs"});
+  SetAttr(m.Node("Transpose", {"k"}, {"kh"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  SetAttr(m.Node("Transpose", {"kh"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+  SetAttr(m.Node("Transpose", {"v"}, {"vt"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  m.Node("MatMul", {"qs", "kt"}, {"scores"});
+  m.Node("Where", {"hidden", "fill", "scores"}, {"filled"});
+  SetAttr(m.Node("Softmax", {"filled"}, {"probs"}), "axis", int64_t{-1});
+  m.Node("MatMul", {"probs", "vt"}, {"ctx"});
+  SetAttr(m.Node("Transpose", {"ctx"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  m.Output("y", DataType::kFloat, {b, s, n, d});
+  return m.Serialize();
+}
+
+TEST(AttentionFusion, MaskedFillWhereFuses) {
+  std::vector<NamedValue> inputs;
+  EXPECT_EQ(OpsWithSameOutputs(MaskedFillModel(std::numeric_limits<float>::lowest(), &inputs), inputs),
+            (std::vector<std::string>{"Equal", "FusedAttention", "Reshape", "Where"}));
+  inputs.clear();
+  const auto ops = OpsWithSameOutputs(MaskedFillModel(-1.0f, &inputs), inputs);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "FusedAttention"), 0);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "Softmax"), 1);
+}
+
+// GPT-NeoX's and Phi's prefill: Q and K rotated after the split into heads, on the first half of the
+// head only (Slice, Mul by a table, Concat with the rest), V split by the usual Transpose, scores Div
+// by sqrt(d) then Where(causal, scores, lowest). With `as_ort_saves`, ONNX Runtime's transpose
+// optimizer's form: K rotated before its Transpose (K^T = Transpose(k, [0, 2, 3, 1])) and V sliced
+// from its heads.
+std::string RotaryModel(bool as_ort_saves, std::vector<NamedValue>* inputs) {
+  tools::ModelBuilder m(17);
+  const int64_t b = 1, s = 6, n = 2, d = 8, rotary = 4;
+  for (const auto& [name, seed] : std::vector<std::pair<std::string, uint32_t>>{{"q", 1}, {"k", 2}, {"v", 3}}) {
+    m.Input(name, DataType::kFloat, {b, s, n, d});
+    inputs->push_back({name, Random({b, s, n, d}, seed)});
+  }
+  Tensor causal(DataType::kBool, {1, 1, s, s});
+  for (int64_t i = 0; i < s * s; ++i) causal.mutable_data<bool>()[i] = i % s <= i / s;
+  m.Initializer("causal", causal);
+  m.Initializer("table", Random({s, rotary}, 9));
+  m.Initializer("table_bsnd", Random({s, 1, rotary}, 10));
+  m.Initializer("root", Tensor::Scalar<float>(std::sqrt(static_cast<float>(d))));
+  m.Initializer("lowest", Tensor::Scalar<float>(std::numeric_limits<float>::lowest()));
+  for (const auto& [name, v] : std::vector<std::pair<std::string, int64_t>>{
+           {"zero", 0}, {"rot", rotary}, {"end", d}, {"last", 3}}) {
+    m.Initializer(name, Tensor::FromVector<int64_t>({1}, {v}));
+  }
+  auto rotate = [&](const std::string& x, const std::string& heads, const std::string& table) {
+    m.Node("Slice", {heads, "zero", "rot", "last"}, {x + "_rot"});
+    m.Node("Slice", {heads, "rot", "end", "last"}, {x + "_pass"});
+    m.Node("Mul", {x + "_rot", table}, {x + "_turned"});
+    SetAttr(m.Node("Concat", {x + "_turned", x + "_pass"}, {x + "r"}), "axis", int64_t{-1});
+  };
+  SetAttr(m.Node("Transpose", {"q"}, {"qh"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  rotate("q", "qh", "table");
+  SetAttr(m.Node("Transpose", {"v"}, {"vt"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  std::string values = "vt";
+  if (as_ort_saves) {
+    rotate("k", "k", "table_bsnd");
+    SetAttr(m.Node("Transpose", {"kr"}, {"kt"}), "perm", std::vector<int64_t>{0, 2, 3, 1});
+    m.Node("Slice", {"vt", "zero", "end", "last"}, {"vs"});
+    values = "vs";
+  } else {
+    SetAttr(m.Node("Transpose", {"k"}, {"kh"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+    rotate("k", "kh", "table");
+    SetAttr(m.Node("Transpose", {"kr"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+  }
+  m.Node("MatMul", {"qr", "kt"}, {"scores"});
+  m.Node("Div", {"scores", "root"}, {"scaled"});
+  m.Node("Where", {"causal", "scaled", "lowest"}, {"masked"});
+  SetAttr(m.Node("Softmax", {"masked"}, {"probs"}), "axis", int64_t{-1});
+  m.Node("MatMul", {"probs", values}, {"ctx"});
+  SetAttr(m.Node("Transpose", {"ctx"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  m.Output("y", DataType::kFloat, {b, s, n, d});
+  return m.Serialize();
+}
+
+// Q and K are read as the model computed them, (B, N, S, D), and V as its Transpose writes it; in
+// ONNX Runtime's form K gets a Transpose into heads of its own, as V is already in heads.
+TEST(AttentionFusion, PartialRotaryHeadsFuse) {
+  for (const bool as_ort_saves : {false, true}) {
+    SCOPED_TRACE(as_ort_saves ? "as ONNX Runtime saves it" : "as exported");
+    std::vector<NamedValue> inputs;
+    const auto ops = OpsWithSameOutputs(RotaryModel(as_ort_saves, &inputs), inputs);
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "FusedAttention"), 1);
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "Softmax"), 0);
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "Transpose"), 3);  // Q's, K's and V's into heads
+  }
+}
+
+// The bmm form of transformers before 4.48 (BART, Marian, HF Whisper): q_proj(x) * scaling, heads
+// (B, S, N, D) -> (B, N, S, D) flattened to (B * N, S, D), K^T = Transpose(K, [0, 2, 1]), the scores
+// Reshaped to (B, N, S, T) for the mask and back to (B * N, S, T) for Softmax, the context Reshaped
+// to (B, N, S, D) -> Transpose -> (B, S, N * D).
+struct BmmCase {
+  bool mask = true;
+  bool batch_constant = true;  // the heads Reshape's batch entry B (else 0: copied, unknown at load)
+  int64_t rows = 0;            // the flattened rows; 0: B * N
+  // The sizes read off q's shape at run time, as an export with dynamic axes writes them: bsz =
+  // Gather(Shape(q), 0), tgt_len = Gather(Shape(q), 1), the rows bsz * N (or, wrongly, tgt_len * N).
+  bool dynamic = false;
+  bool rows_of_tgt_len = false;
+};
+
+std::string BmmModel(const BmmCase& c, std::vector<NamedValue>* inputs) {
+  tools::ModelBuilder m(17);
+  const int64_t b = 2, s = 5, n = 3, d = 4, rows = c.rows > 0 ? c.rows : b * n;
+  m.Initializer("heads", Tensor::FromVector<int64_t>({4}, {c.batch_constant ? b : 0, s, n, d}));
+  m.Initializer("flat", Tensor::FromVector<int64_t>({3}, {rows, -1, d}));
+  m.Initializer("scores4", Tensor::FromVector<int64_t>({4}, {b, n, s, s}));
+  m.Initializer("scores3", Tensor::FromVector<int64_t>({3}, {b * n, s, s}));
+  m.Initializer("ctx4", Tensor::FromVector<int64_t>({4}, {b, n, s, d}));
+  m.Initializer("hidden", Tensor::FromVector<int64_t>({3}, {b, s, n * d}));
+  m.Initializer("scaling", Tensor::Scalar<float>(0.5f));
+  if (c.dynamic) {
+    for (const auto& [name, v] : std::vector<std::pair<std::string, int64_t>>{
+             {"n", n}, {"d", d}, {"minus_one", -1}, {"axis0", 0}}) {
+      m.Initializer(name, Tensor::FromVector<int64_t>({1}, {v}));
+    }
+    m.Initializer("heads_n", Tensor::Scalar<int64_t>(n));
+    m.Initializer("zero", Tensor::Scalar<int64_t>(0));
+    m.Initializer("one", Tensor::Scalar<int64_t>(1));
+    m.Node("Shape", {"q"}, {"q_shape"});
+    SetAttr(m.Node("Gather", {"q_shape", "zero"}, {"bsz"}), "axis", int64_t{0});
+    SetAttr(m.Node("Gather", {"q_shape", "one"}, {"tgt_len"}), "axis", int64_t{0});
+    m.Node("Unsqueeze", {"bsz", "axis0"}, {"bsz_u"});
+    m.Node("Unsqueeze", {"tgt_len", "axis0"}, {"tgt_u"});
+    m.Node("Mul", {c.rows_of_tgt_len ? "tgt_len" : "bsz", "heads_n"}, {"rows"});
+    m.Node("Unsqueeze", {"rows", "axis0"}, {"rows_u"});
+    SetAttr(m.Node("Concat", {"bsz_u", "tgt_u", "n", "d"}, {"q_heads_shape"}), "axis", int64_t{0});
+    SetAttr(m.Node("Concat", {"bsz_u", "minus_one", "n", "d"}, {"kv_heads_shape"}), "axis", int64_t{0});
+    SetAttr(m.Node("Concat", {"rows_u", "minus_one", "d"}, {"flat_shape"}), "axis", int64_t{0});
+    SetAttr(m.Node("Concat", {"bsz_u", "n", "tgt_u", "minus_one"}, {"scores4_shape"}), "axis", int64_t{0});
+    SetAttr(m.Node("Concat", {"rows_u", "tgt_u", "minus_one"}, {"scores3_shape"}), "axis", int64_t{0});
+    SetAttr(m.Node("Concat", {"bsz_u", "n", "tgt_u", "d"}, {"ctx4_shape"}), "axis", int64_t{0});
+  }
+  auto shape = [&](const std::string& name) { return c.dynamic ? name + "_shape" : name; };
+  for (const auto& [name, seed] : std::vector<std::pair<std::string, uint32_t>>{{"q", 1}, {"k", 2}, {"v", 3}}) {
+    m.Input(name, DataType::kFloat, {b, s, n * d});
+    inputs->push_back({name, Random({b, s, n * d}, seed)});
+    std::string x = name;
+    if (name == "q") x = m.Node("Mul", {name, "scaling"}, {"q_scaled"}).output(0);
+    m.Node("Reshape", {x, c.dynamic ? (name == "q" ? "q_heads_shape" : "kv_heads_shape") : "heads"}, {name + "_r"});
+    SetAttr(m.Node("Transpose", {name + "_r"}, {name + "_t"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+    m.Node("Reshape", {name + "_t", shape("flat")}, {name + "_flat"});
+  }
+  SetAttr(m.Node("Transpose", {"k_flat"}, {"kt"}), "perm", std::vector<int64_t>{0, 2, 1});
+  m.Node("MatMul", {"q_flat", "kt"}, {"scores"});
+  std::string logits = "scores";
+  if (c.mask) {
+    m.Input("mask", DataType::kFloat, {b, 1, 1, s});
+    Tensor mask(DataType::kFloat, {b, 1, 1, s});
+    for (int64_t i = 0; i < mask.size(); ++i) mask.mutable_data<float>()[i] = i % 4 == 3 ? -1e9f : 0.0f;
+    inputs->push_back({"mask", mask});
+    m.Node("Reshape", {"scores", shape("scores4")}, {"s4"});
+    m.Node("Add", {"s4", "mask"}, {"masked"});
+    m.Node("Reshape", {"masked", shape("scores3")}, {"s3"});
+    logits = "s3";
+  }
+  SetAttr(m.Node("Softmax", {logits}, {"probs"}), "axis", int64_t{-1});
+  m.Node("MatMul", {"probs", "v_flat"}, {"ctx3"});
+  m.Node("Reshape", {"ctx3", shape("ctx4")}, {"ctx"});
+  SetAttr(m.Node("Transpose", {"ctx"}, {"ctx_t"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  m.Node("Reshape", {"ctx_t", "hidden"}, {"y"});
+  m.Output("y", DataType::kFloat, {b, s, n * d});
+  return m.Serialize();
+}
+
+// With and without the mask, sizes as numbers or read at run time: one FusedAttention reading the
+// (B, S, N, D) heads, the q scaling in its scale (Q's Reshape now reads q itself), the output
+// Reshape kept (and with dynamic sizes the shape arithmetic the heads Reshapes read).
+TEST(AttentionFusion, BmmFormFuses) {
+  for (const bool dynamic : {false, true}) {
+    for (const bool mask : {true, false}) {
+      SCOPED_TRACE(std::string(mask ? "mask" : "no mask") + (dynamic ? ", dynamic" : ""));
+      BmmCase c;
+      c.mask = mask;
+      c.dynamic = dynamic;
+      std::vector<NamedValue> inputs;
+      const auto ops = OpsWithSameOutputs(BmmModel(c, &inputs), inputs);
+      EXPECT_EQ(std::count(ops.begin(), ops.end(), "FusedAttention"), 1);
+      EXPECT_EQ(std::count(ops.begin(), ops.end(), "Reshape"), 4);
+      EXPECT_EQ(std::count(ops.begin(), ops.end(), "MatMul") + std::count(ops.begin(), ops.end(), "Softmax") +
+                    std::count(ops.begin(), ops.end(), "Transpose"),
+                0);
+    }
+  }
+}
+
+// Flattened rows that are not B * N (3 of B = 2 by N = 3: two heads' rows in one product; or at run
+// time tgt_len * N), or B unknown at load: nothing proves the flattening, so the bmm form stays.
+TEST(AttentionFusion, BmmFormNearMissesStay) {
+  for (int variant = 0; variant < 3; ++variant) {
+    BmmCase c;
+    c.mask = false;
+    if (variant == 0) c.rows = 3;
+    if (variant == 1) c.batch_constant = false;
+    if (variant == 2) c.dynamic = c.rows_of_tgt_len = true;
+    std::vector<NamedValue> inputs;
+    const auto ops = OpsWithSameOutputs(BmmModel(c, &inputs), inputs);
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "FusedAttention"), 0) << variant;
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "Softmax"), 1) << variant;
+  }
+}
+
+// kCdfTimesX: x * (0.5 * (1 + erf(x / sqrt 2))), BERT's gelu as cdf * x.
+enum class GeluForm { kHalfLast, kHalfFirst, kMulBySqrtHalf, kCdfTimesX };
 
 // y = GELU(x W + b) as PyTorch writes GELU out; `extra_reader` also reads x W + b elsewhere,
 // `half` is the constant of the final scaling (0.5 in a GELU).
@@ -314,6 +539,9 @@ std::string GeluModel(GeluForm form, bool swapped, bool extra_reader, float half
   if (form == GeluForm::kHalfFirst) {
     m.Node("Mul", swapped ? std::vector<std::string>{"half", "h"} : std::vector<std::string>{"h", "half"}, {"hh"});
     m.Node("Mul", swapped ? std::vector<std::string>{"a", "hh"} : std::vector<std::string>{"hh", "a"}, {"y"});
+  } else if (form == GeluForm::kCdfTimesX) {
+    m.Node("Mul", swapped ? std::vector<std::string>{"a", "half"} : std::vector<std::string>{"half", "a"}, {"cdf"});
+    m.Node("Mul", swapped ? std::vector<std::string>{"cdf", "h"} : std::vector<std::string>{"h", "cdf"}, {"y"});
   } else {
     m.Node("Mul", swapped ? std::vector<std::string>{"a", "h"} : std::vector<std::string>{"h", "a"}, {"ha"});
     m.Node("Mul", swapped ? std::vector<std::string>{"half", "ha"} : std::vector<std::string>{"ha", "half"}, {"y"});
@@ -399,7 +627,8 @@ TEST(ResidualNormFusion, NearMissesStay) {
 
 // ---- RMS normalization written out (LLaMA's RMSNorm) -> SimplifiedLayerNormalization ----
 
-enum class RmsForm { kDivPow, kReciprocalMulSquare, kReciprocalFirst };
+// kRsqrtAsDiv: x * Div(1, rs), torch's rsqrt (T5's and LLaMA's hidden * torch.rsqrt(var + eps)).
+enum class RmsForm { kDivPow, kReciprocalMulSquare, kReciprocalFirst, kRsqrtAsDiv };
 
 struct RmsCase {
   RmsForm form = RmsForm::kDivPow;
@@ -407,6 +636,7 @@ struct RmsCase {
   bool x_read = false;      // x also read elsewhere
   int64_t mean_axis = -1;
   int64_t weight_size = 8;  // 1: a scalar weight, which broadcasts, stays
+  float numerator = 1.0f;   // kRsqrtAsDiv's Div(numerator, rs): only 1 is a reciprocal
 };
 
 std::string RmsModel(const RmsCase& c, std::vector<NamedValue>* inputs) {
@@ -416,6 +646,7 @@ std::string RmsModel(const RmsCase& c, std::vector<NamedValue>* inputs) {
   m.Initializer("weight", Random({c.weight_size}, 31, 0.5f, 1.5f));
   m.Initializer("two", Tensor::Scalar<float>(2.0f));
   m.Initializer("eps", Tensor::Scalar<float>(1e-5f));
+  m.Initializer("numerator", Tensor::Scalar<float>(c.numerator));
   std::string x = "a";
   if (c.residual) {
     m.Node("Add", {"a", "b"}, {"x"});
@@ -431,6 +662,9 @@ std::string RmsModel(const RmsCase& c, std::vector<NamedValue>* inputs) {
   m.Node("Sqrt", {"ve"}, {"rs"});
   if (c.form == RmsForm::kDivPow) {
     m.Node("Div", {x, "rs"}, {"n"});
+  } else if (c.form == RmsForm::kRsqrtAsDiv) {
+    m.Node("Div", {"numerator", "rs"}, {"inv"});
+    m.Node("Mul", {x, "inv"}, {"n"});
   } else {
     m.Node("Reciprocal", {"rs"}, {"inv"});
     m.Node("Mul", c.form == RmsForm::kReciprocalFirst ? std::vector<std::string>{"inv", x} : std::vector<std::string>{x, "inv"}, {"n"});
@@ -449,7 +683,8 @@ std::string RmsModel(const RmsCase& c, std::vector<NamedValue>* inputs) {
 // Each written-out form is one SimplifiedLayerNormalization; after a residual Add, one
 // AddLayerNormalization (the RMS form of SkipLayerNormalization), the stream still readable.
 TEST(RmsNormFusion, WrittenOutRmsNormIsOneNode) {
-  for (RmsForm form : {RmsForm::kDivPow, RmsForm::kReciprocalMulSquare, RmsForm::kReciprocalFirst}) {
+  for (RmsForm form :
+       {RmsForm::kDivPow, RmsForm::kReciprocalMulSquare, RmsForm::kReciprocalFirst, RmsForm::kRsqrtAsDiv}) {
     for (bool residual : {false, true}) {
       for (bool x_read : {false, true}) {
         SCOPED_TRACE(std::to_string(static_cast<int>(form)) + (residual ? " residual" : "") + (x_read ? " x read" : ""));
@@ -467,12 +702,16 @@ TEST(RmsNormFusion, WrittenOutRmsNormIsOneNode) {
   }
 }
 
-// The mean over another axis, or a scalar weight: no SimplifiedLayerNormalization.
+// The mean over another axis, a scalar weight, or Div(2, rs): no SimplifiedLayerNormalization.
 TEST(RmsNormFusion, NearMissesStay) {
-  for (int variant = 0; variant < 2; ++variant) {
+  for (int variant = 0; variant < 3; ++variant) {
     RmsCase c;
     if (variant == 0) c.mean_axis = 1;
     if (variant == 1) c.weight_size = 1;
+    if (variant == 2) {
+      c.form = RmsForm::kRsqrtAsDiv;
+      c.numerator = 2.0f;
+    }
     std::vector<NamedValue> inputs;
     const auto ops = OpsWithSameOutputs(RmsModel(c, &inputs), inputs);
     EXPECT_EQ(std::count(ops.begin(), ops.end(), "SimplifiedLayerNormalization"), 0) << variant;
@@ -482,7 +721,7 @@ TEST(RmsNormFusion, NearMissesStay) {
 
 // The written-out GELU after a linear layer is the layer's epilogue: one FusedMatMul.
 TEST(GeluFusion, WrittenOutGeluJoinsTheProduct) {
-  for (GeluForm form : {GeluForm::kHalfLast, GeluForm::kHalfFirst, GeluForm::kMulBySqrtHalf}) {
+  for (GeluForm form : {GeluForm::kHalfLast, GeluForm::kHalfFirst, GeluForm::kMulBySqrtHalf, GeluForm::kCdfTimesX}) {
     for (bool swapped : {false, true}) {
       SCOPED_TRACE(std::to_string(static_cast<int>(form)) + (swapped ? " swapped" : ""));
       std::vector<NamedValue> inputs;
@@ -496,8 +735,11 @@ TEST(GeluFusion, WrittenOutGeluJoinsTheProduct) {
 // ElementwiseChain) and the product keeps no activation.
 TEST(GeluFusion, NearMissesStayAChain) {
   std::vector<NamedValue> inputs;
-  EXPECT_EQ(OpsWithSameOutputs(GeluModel(GeluForm::kHalfLast, false, false, 0.6f, &inputs), inputs),
-            (std::vector<std::string>{"ElementwiseChain", "FusedMatMul"}));
+  for (GeluForm form : {GeluForm::kHalfLast, GeluForm::kCdfTimesX}) {
+    inputs.clear();
+    EXPECT_EQ(OpsWithSameOutputs(GeluModel(form, false, false, 0.6f, &inputs), inputs),
+              (std::vector<std::string>{"ElementwiseChain", "FusedMatMul"}));
+  }
   inputs.clear();
   EXPECT_EQ(OpsWithSameOutputs(GeluModel(GeluForm::kHalfLast, false, true, 0.5f, &inputs), inputs),
             (std::vector<std::string>{"ElementwiseChain", "FusedMatMul", "Relu"}));
