@@ -9,6 +9,7 @@
 #include "graph/fusion.h"
 #include "ops/contrib/fused_attention.h"
 #include "ops/framework/domains.h"
+#include "ops/framework/node_attributes.h"
 #include "ops/framework/internal_ops.h"
 #include "ops/math/float_view.h"
 
@@ -660,10 +661,7 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
     transpose->set_name(in_heads);
     transpose->add_input(to_heads);
     transpose->add_output(in_heads);
-    onnx::AttributeProto* perm = transpose->add_attribute();
-    perm->set_name("perm");
-    perm->set_type(onnx::AttributeProto::INTS);
-    for (const int64_t axis : {0, 2, 1, 3}) perm->add_ints(axis);
+    SetAttribute(*transpose, "perm", std::vector<int64_t>{0, 2, 1, 3});
     patch.added.push_back(WithProto(pv, std::move(transpose)));  // pv: a plain MatMul of the model's opset
     if (const DataType t = KnownType(g, to_heads); t != DataType::kUndefined) patch.types.push_back({in_heads, t});
   }

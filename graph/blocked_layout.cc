@@ -35,8 +35,6 @@ enum class Role {
 
 bool IsFused(const Node& n, const char* op) { return n.domain == kOnnxflowDomain && n.op_type() == op; }
 
-bool HasInput(const onnx::NodeProto& n, int i) { return i < n.input_size() && !n.input(i).empty(); }
-
 // The weights of a float 2-D Conv / FusedConv of one output whose weights (and bias) are
 // constants, the ones a blocked convolution packs at load; null for any other node.
 const Tensor* ConstantConvWeights(const Graph& g, const Node& node) {

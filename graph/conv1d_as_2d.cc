@@ -16,7 +16,6 @@
 namespace onnxflow::graph {
 namespace {
 
-bool HasInput(const onnx::NodeProto& n, int i) { return i < n.input_size() && !n.input(i).empty(); }
 bool IsInternal(const Node& n, const char* op) { return n.domain == kOnnxflowDomain && n.op_type() == op; }
 
 const Tensor* Constant(const Graph& g, const std::string& name) {

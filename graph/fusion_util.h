@@ -22,6 +22,9 @@ int64_t IntAttr(const onnx::NodeProto& n, const char* name, int64_t fallback);
 // `n` is a Transpose of one input and output with exactly this perm.
 bool IsTranspose(const Node& n, std::initializer_list<int64_t> perm);
 
+// Whether `n` is given input `i` (present, and not left empty as an optional input).
+inline bool HasInput(const onnx::NodeProto& n, int i) { return i < n.input_size() && !n.input(i).empty(); }
+
 // Input `input` of `n` when it is a float constant; null otherwise.
 const Tensor* FloatConstant(const Graph& g, const onnx::NodeProto& n, int input);
 

@@ -26,8 +26,6 @@ enum class Role {
 
 bool Is8Bit(DataType t) { return t == DataType::kUint8 || t == DataType::kInt8; }
 bool IsMs(const Node& n, const char* op) { return n.domain == kMsDomain && n.op_type() == op; }
-bool HasInput(const onnx::NodeProto& n, int i) { return i < n.input_size() && !n.input(i).empty(); }
-
 bool IsScalarConstant(const Graph& g, const onnx::NodeProto& n, int i) {
   if (!HasInput(n, i)) return false;
   auto c = g.constants.find(n.input(i));
