@@ -4,6 +4,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <unordered_set>
 
 #include "graph/heads_shapes.h"
 #include "graph/fusion.h"
@@ -304,12 +305,16 @@ bool RepeatedCacheOf(const Graph& g, const std::string& value, KeysOrValues* kv,
 // Whether `value` is 4-D by the ops that wrote it: a Transpose with four perm entries, a Reshape to a
 // constant shape of four entries, a graph input declared 4-D, or an op that keeps its input's rank
 // (Slice, Neg, Cast, Identity, Concat: all of Concat's inputs share its rank) over one of those.
-bool IsFourD(const Graph& g, const std::string& value, int depth = 0) {
+// `examined` holds the values this query found no proof for: a value reached again (Concats of
+// Concats of one value, a hostile model's fan-out at every level) is not walked again, so a query
+// costs at most the nodes above `value`, not the paths to them.
+bool IsFourD(const Graph& g, const std::string& value, std::unordered_set<std::string>* examined, int depth = 0) {
   for (const ValueInfo& info : g.inputs) {
     if (info.name == value) return info.has_shape && info.shape.size() == 4;
   }
   const Id p = g.nodes.Producer(value);
   if (p == kNone || depth > 8) return false;  // a hostile chain must not cost its length squared
+  if (!examined->insert(value).second) return false;
   const Node& n = g.nodes[p];
   const auto& pr = *n.proto;
   if (IsOp(n, "Transpose")) {
@@ -319,12 +324,17 @@ bool IsFourD(const Graph& g, const std::string& value, int depth = 0) {
   if (IsOp(n, "Reshape") && pr.input_size() == 2) return Int64Constant(g, pr.input(1)).size() == 4;
   if (IsOp(n, "Concat")) {
     for (const std::string& in : pr.input()) {
-      if (IsFourD(g, in, depth + 1)) return true;
+      if (IsFourD(g, in, examined, depth + 1)) return true;
     }
     return false;
   }
   const bool keeps_rank = IsOp(n, "Slice") || IsOp(n, "Neg") || IsOp(n, "Cast") || IsOp(n, "Identity");
-  return keeps_rank && pr.input_size() >= 1 && IsFourD(g, pr.input(0), depth + 1);
+  return keeps_rank && pr.input_size() >= 1 && IsFourD(g, pr.input(0), examined, depth + 1);
+}
+
+bool IsFourD(const Graph& g, const std::string& value) {
+  std::unordered_set<std::string> examined;
+  return IsFourD(g, value, &examined);
 }
 
 bool KeysOrValuesOf(const Graph& g, const std::string& value, KeysOrValues* kv, std::vector<Id>* nodes,

@@ -275,8 +275,19 @@ class LiftPass {
   // The rank of `v` when the load can tell it: a declared graph input, a constant, a lifted value
   // (3-D as written), or what Unsqueeze, Reshape and rank-keeping ops make of values of known rank;
   // -1 otherwise.
+  // Each value's answer is kept: values reached again through many paths (binary ops over one
+  // value, level after level) are worked out once, so a query costs at most the nodes above `v`.
+  // (A value first reached at the depth bound keeps its -1: unknown, which keeps the plain kernel.)
   int64_t KnownRank(const std::string& v, int depth) const {
     if (lifted_.count(v) != 0) return 3;
+    if (auto it = ranks_.find(v); it != ranks_.end()) return it->second;
+    const int64_t rank = RankByProducer(v, depth);
+    ranks_[v] = rank;
+    return rank;
+  }
+
+  // KnownRank's answer for `v`, not lifted and not asked before.
+  int64_t RankByProducer(const std::string& v, int depth) const {
     if (const Tensor* c = Constant(*g_, v); c != nullptr) return c->rank();
     for (const ValueInfo& in : g_->inputs) {
       if (in.name == v) return in.has_shape ? static_cast<int64_t>(in.shape.size()) : -1;
@@ -425,6 +436,7 @@ class LiftPass {
   std::optional<NameSet> names_;
   Patch patch_;
   std::set<std::string> lifted_;  // values (by their 3-D name) the region computes in 4-D
+  mutable std::map<std::string, int64_t> ranks_;  // KnownRank's answers for the values not lifted
   std::map<std::string, DataType> types_;  // their element types, where known
   std::map<std::string, std::string> lifted_names_, lifted_constants_, entries_;
   std::string axis_;
