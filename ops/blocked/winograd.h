@@ -12,6 +12,7 @@
 #include "ops/blocked/blocked_conv_tile.h"
 #include "ops/blocked/winograd_tiles.h"
 #include "ops/math/gemm.h"
+#include "ops/math/gemm_scratch.h"
 
 namespace onnxflow {
 
@@ -49,8 +50,8 @@ class WinogradConv {
   // ([36][in_width][group width]).
   void TransformGroup(const PackedWeights& g, int64_t c0, float* u) const;
   // U of the group from output channel c0: the constructor's, or (16-bit W) transformed into
-  // `transformed`.
-  const float* GroupWeights(int64_t c0, std::unique_ptr<float[]>* transformed) const;
+  // `transformed`, memory of the process's arena (winograd.cc says why).
+  const float* GroupWeights(int64_t c0, AlignedFloats* transformed) const;
 
   // Transformed input tiles: point xi of input block b's tile t at
   // v + xi * xi_stride + b * block_stride + (t - first_tile) * 16.

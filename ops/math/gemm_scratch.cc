@@ -92,11 +92,23 @@ void ReleaseAlignedFloats() { FloatsFreeList::Global().Release(); }
 size_t RetainedScratchBytes() { return FloatsFreeList::Global().retained(); }
 
 void AlignedFloatsFree::operator()(float* p) const {
-  if (StorageArena* arena = ArenaFor(bytes)) {
+  if (StorageArena* arena = this->arena ? ProcessArena() : ArenaFor(bytes)) {
     arena->Give(p);
   } else if (!FloatsFreeList::Global().Give(p, bytes)) {
     std::free(p);
   }
+}
+
+AlignedFloats AlignedFloats::FromArena(int64_t n) {
+  StorageArena* arena = ProcessArena();
+  if (arena == nullptr) return Make(n, /*zero=*/false);
+  const size_t bytes = (static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(float) + 63) / 64 * 64;
+  void* p = arena->Take(bytes);
+  if (p == nullptr) throw std::bad_alloc();
+  AlignedFloats out;
+  out.ptr = std::unique_ptr<float[], Free>(static_cast<float*>(p), Free{bytes, /*arena=*/true});
+  out.size = n;
+  return out;
 }
 
 AlignedFloats AlignedFloats::Make(int64_t n, bool zero) {

@@ -22,6 +22,7 @@ inline constexpr size_t kMaxRetainedScratchBytes = size_t{64} << 20;
 
 struct AlignedFloatsFree {
   size_t bytes = 0;  // the allocation's size, which the free list is keyed by
+  bool arena = false;  // taken from the process's arena whatever its size (FromArena)
   void operator()(float* p) const;
 };
 
@@ -30,6 +31,10 @@ struct AlignedFloats {
   std::unique_ptr<float[], Free> ptr;
   int64_t size = 0;
   static AlignedFloats Make(int64_t n, bool zero = true);
+  // Uninitialized, from the process's arena (storage_arena.h) at any size, not kept by the free
+  // list: scratch of many sizes that is taken once a task, whose sizes the free list would each
+  // keep for good (16-bit weights widened or transformed per task). Make's without an arena.
+  static AlignedFloats FromArena(int64_t n);
   float* get() const { return ptr.get(); }
 };
 
