@@ -25,7 +25,10 @@ const Tensor* Constant(const Graph& g, const std::string& name) {
 
 // The input holding W of a convolution this pass lifts; -1 for any other node.
 int WeightInput(const Node& node) {
-  if (IsOp(node, "Conv") || IsOp(node, "ConvInteger") || IsInternal(node, internal_ops::kFusedConv)) return 1;
+  if (IsOp(node, "Conv") || IsOp(node, "ConvInteger") || IsOp(node, "ConvTranspose") ||
+      IsInternal(node, internal_ops::kFusedConv)) {
+    return 1;
+  }
   if (IsOp(node, "QLinearConv")) return 3;
   return -1;
 }
@@ -41,23 +44,11 @@ bool IntsOk(const onnx::NodeProto& n, const char* name, int size, int64_t least)
   return true;
 }
 
-// A 1-D convolution of one output with constant weights [M, C/g, k] and attributes of the 1-D
-// form that its plain kernel would accept: the 2-D form of height 1 computes the same. Anything
-// else (weights computed at run, attributes the plain kernel refuses) keeps the plain kernel and
-// its messages.
-bool IsLiftableConv(const Graph& g, const Node& node) {
-  const int wi = WeightInput(node);
-  if (wi < 0) return false;
-  const auto& n = *node.proto;
-  if (n.output_size() != 1 || !HasInput(n, 0) || !HasInput(n, wi)) return false;
-  const Tensor* w = Constant(g, n.input(wi));
-  if (w == nullptr || w->rank() != 3 || w->size() == 0) return false;
+// The attributes of a 1-D window (a convolution's or a pool's) in their 1-D form: one kernel
+// entry, stride and dilation each at least 1, two pads, and pads only with auto_pad NOTSET.
+bool IsWindow1d(const onnx::NodeProto& n) {
   if (!IntsOk(n, "kernel_shape", 1, 1) || !IntsOk(n, "strides", 1, 1) || !IntsOk(n, "dilations", 1, 1) ||
       !IntsOk(n, "pads", 2, 0)) {
-    return false;
-  }
-  if (const auto* k = Attr(n, "kernel_shape"); k != nullptr && k->ints(0) != w->dim(2)) return false;
-  if (const auto* group = Attr(n, "group"); group != nullptr && (group->i() < 1 || w->dim(0) % group->i() != 0)) {
     return false;
   }
   if (const auto* pad = Attr(n, "auto_pad"); pad != nullptr) {
@@ -66,6 +57,55 @@ bool IsLiftableConv(const Graph& g, const Node& node) {
     if (p != "NOTSET" && Attr(n, "pads") != nullptr) return false;
   }
   return true;
+}
+
+// A 1-D convolution of one output with constant weights ([M, C/g, k]; a ConvTranspose's
+// [C, M/g, k]) and attributes of the 1-D form that its plain kernel would accept: the 2-D form of
+// height 1 computes the same. Anything else (weights computed at run, attributes the plain kernel
+// refuses) keeps the plain kernel and its messages.
+bool IsLiftableConv(const Graph& g, const Node& node) {
+  const int wi = WeightInput(node);
+  if (wi < 0) return false;
+  const auto& n = *node.proto;
+  if (n.output_size() != 1 || !HasInput(n, 0) || !HasInput(n, wi)) return false;
+  const Tensor* w = Constant(g, n.input(wi));
+  if (w == nullptr || w->rank() != 3 || w->size() == 0) return false;
+  if (!IsWindow1d(n)) return false;
+  if (const auto* k = Attr(n, "kernel_shape"); k != nullptr && k->ints(0) != w->dim(2)) return false;
+  // W's first axis is M (a convolution's) or C (a ConvTranspose's): the groups divide either.
+  if (const auto* group = Attr(n, "group"); group != nullptr && (group->i() < 1 || w->dim(0) % group->i() != 0)) {
+    return false;
+  }
+  if (IsOp(node, "ConvTranspose")) {
+    if (!IntsOk(n, "output_padding", 1, 0)) return false;
+    // output_shape: the spatial length, or [N, M, L] as some exporters write it.
+    const auto* shape = Attr(n, "output_shape");
+    if (shape != nullptr && !IntsOk(n, "output_shape", shape->ints_size() == 3 ? 3 : 1, 0)) return false;
+  }
+  return true;
+}
+
+// A 1-D MaxPool or AveragePool of one output (a MaxPool's Indices would number the 4-D
+// positions), with the attributes of the 1-D form: the 2-D pool of height 1, whose blocked form
+// the layout pass has, computes the same.
+bool IsLiftablePool(const Node& node) {
+  if (!IsOp(node, "MaxPool") && !IsOp(node, "AveragePool")) return false;
+  const auto& n = *node.proto;
+  const auto* k = Attr(n, "kernel_shape");
+  return n.output_size() == 1 && k != nullptr && k->ints_size() == 1 && IsWindow1d(n);
+}
+
+// A Pad (opset 11 on: pads an input) of a rank-3 value by constant pads on the length axis only,
+// over every axis (no `axes` input): on [N, C, 1, L] the same pads on axis 3 give the same
+// values in any mode (reflect and edge pad nothing on the axis of height 1).
+bool IsLiftablePad(const Graph& g, const Node& node) {
+  if (!IsOp(node, "Pad") || node.opset < 11) return false;
+  const auto& n = *node.proto;
+  if (n.output_size() != 1 || !HasInput(n, 1) || HasInput(n, 3)) return false;
+  const Tensor* pads = Constant(g, n.input(1));
+  if (pads == nullptr || pads->dtype() != DataType::kInt64 || pads->rank() != 1 || pads->size() != 6) return false;
+  const int64_t* p = pads->data<int64_t>();
+  return p[0] == 0 && p[1] == 0 && p[3] == 0 && p[4] == 0;
 }
 
 // The binary elementwise ops (broadcasting from opset 7).
@@ -98,6 +138,14 @@ bool IsElementwise(const Node& node) {
 bool IsQLinearBinary(const Node& node) {
   return node.domain == kMsDomain && (node.op_type() == "QLinearAdd" || node.op_type() == "QLinearMul") &&
          node.proto->input_size() >= 7;
+}
+
+// com.microsoft QLinearLeakyRelu / QLinearSigmoid (X, X_scale, X_zero, Y_scale[, Y_zero]): what a
+// QDQ model's activation between quantized convolutions becomes (graph/qdq_fusion.cc), an
+// element's byte from the same element's.
+bool IsQLinearUnary(const Node& node) {
+  return node.domain == kMsDomain && (node.op_type() == "QLinearLeakyRelu" || node.op_type() == "QLinearSigmoid") &&
+         node.proto->input_size() >= 4;
 }
 
 // A Split or Concat's axis of a rank-3 value, normalized; -1 when absent or out of range.
@@ -164,6 +212,8 @@ class LiftPass {
 
       }
       if (roles[i] == Role::kConv) LiftConv(node, proto.get());
+      if (IsLiftablePool(node)) LiftWindow(*node.proto, proto.get());
+      if (IsOp(node, "Pad")) proto->set_input(1, LiftedPads(node.proto->input(1)));
       if (IsOp(node, "Split") || IsOp(node, "Concat")) {
         SetAttribute(*proto, "axis", Axis4(Axis3(*node.proto, IsOp(node, "Split") ? 0 : 1)));
       }
@@ -221,8 +271,9 @@ class LiftPass {
     for (const ValueInfo& in : g_->inputs) {
       if (in.name != n.input(0) || !in.has_shape || in.shape.size() != 3) continue;
       const auto* group = Attr(n, "group");
-      const int64_t channels = w.dim(1) * (group != nullptr ? group->i() : 1);
+      const int64_t channels = IsOp(node, "ConvTranspose") ? w.dim(0) : w.dim(1) * (group != nullptr ? group->i() : 1);
       if (in.shape[1] >= 0 && in.shape[1] != channels) return false;
+      if (IsOp(node, "ConvTranspose")) continue;  // any length: the output grows from it
       const auto* pads = Attr(n, "pads");
       const auto* dilation = Attr(n, "dilations");
       const int64_t padded = in.shape[2] + (pads != nullptr ? pads->ints(0) + pads->ints(1) : 0);
@@ -249,6 +300,7 @@ class LiftPass {
       return n.output_size() == 1 && (t == nullptr || t->i() == 0);
     }
     if (IsOp(node, "InstanceNormalization")) return n.output_size() == 1;  // over every spatial axis
+    if (IsLiftablePool(node) || IsLiftablePad(*g_, node)) return true;
     if (IsOp(node, "Split")) {
       if (node.opset < 11 && Attr(n, "split") == nullptr && n.input_size() > 1) return false;
       return Axis3(n, 0) >= 0;
@@ -260,7 +312,7 @@ class LiftPass {
     }
     if (IsInternal(node, internal_ops::kDequantizeAccumulator)) return n.output_size() == 1;  // channels on axis 1
     if (IsInternal(node, internal_ops::kByteLookup)) return n.output_size() == 1;
-    if (IsQLinearBinary(node)) return n.output_size() == 1;
+    if (IsQLinearBinary(node) || IsQLinearUnary(node)) return n.output_size() == 1;
     return false;
   }
 
@@ -321,8 +373,10 @@ class LiftPass {
     }
     // Ops whose output has the rank of their operands' broadcast (a convolution's: X's).
     if (IsElementwise(node) || IsOp(node, "InstanceNormalization") || IsOp(node, "BatchNormalization") ||
+        IsOp(node, "MaxPool") || IsOp(node, "AveragePool") || (IsOp(node, "Pad") && node.opset >= 11) ||
         IsOp(node, "QuantizeLinear") || IsOp(node, "DequantizeLinear") || IsOp(node, "DynamicQuantizeLinear") ||
-        WeightInput(node) >= 0 || IsQLinearBinary(node) || IsInternal(node, internal_ops::kElementwiseChain) ||
+        WeightInput(node) >= 0 || IsQLinearBinary(node) || IsQLinearUnary(node) ||
+        IsInternal(node, internal_ops::kElementwiseChain) ||
         IsInternal(node, internal_ops::kDequantizeAccumulator) || IsInternal(node, internal_ops::kByteLookup)) {
       int64_t rank = -1;
       for (int k = 0; k < n.input_size(); ++k) {
@@ -362,7 +416,8 @@ class LiftPass {
     return it != types_.end() ? it->second : KnownType(*g_, x);
   }
 
-  // Writes `proto`, a lifted 1-D convolution, as its 2-D form: W [M, C/g, 1, k] (the same bytes).
+  // Writes `proto`, a lifted 1-D convolution, as its 2-D form: W [M, C/g, 1, k] (the same bytes;
+  // a ConvTranspose's [C, M/g, 1, k]).
   void LiftConv(const Node& node, onnx::NodeProto* proto) {
     const int wi = WeightInput(node);
     const Tensor& w = g_->constants.at(node.proto->input(wi));
@@ -370,10 +425,33 @@ class LiftPass {
     patch_.constants.emplace_back(name, w.Reshaped({w.dim(0), w.dim(1), 1, w.dim(2)}));
     proto->set_input(wi, name);
     const auto& n = *node.proto;
+    LiftWindow(n, proto);
+    if (const auto* p = Attr(n, "output_padding"); p != nullptr) {
+      SetAttribute(*proto, "output_padding", std::vector<int64_t>{0, p->ints(0)});
+    }
+    if (const auto* s = Attr(n, "output_shape"); s != nullptr) {
+      const bool full = s->ints_size() == 3;  // [N, M, L]
+      SetAttribute(*proto, "output_shape", full ? std::vector<int64_t>{s->ints(0), s->ints(1), 1, s->ints(2)}
+                                                : std::vector<int64_t>{1, s->ints(0)});
+    }
+  }
+
+  // A 1-D window's attributes (a convolution's or a pool's) in their 2-D form of height 1.
+  static void LiftWindow(const onnx::NodeProto& n, onnx::NodeProto* proto) {
     if (const auto* k = Attr(n, "kernel_shape"); k != nullptr) SetAttribute(*proto, "kernel_shape", std::vector<int64_t>{1, k->ints(0)});
     if (const auto* s = Attr(n, "strides"); s != nullptr) SetAttribute(*proto, "strides", std::vector<int64_t>{1, s->ints(0)});
     if (const auto* d = Attr(n, "dilations"); d != nullptr) SetAttribute(*proto, "dilations", std::vector<int64_t>{1, d->ints(0)});
     if (const auto* p = Attr(n, "pads"); p != nullptr) SetAttribute(*proto, "pads", std::vector<int64_t>{0, p->ints(0), 0, p->ints(1)});
+  }
+
+  // A lifted Pad's pads [0, 0, b, 0, 0, e] as [0, 0, 0, b, 0, 0, 0, e].
+  std::string LiftedPads(const std::string& v) {
+    auto it = lifted_pads_.find(v);
+    if (it != lifted_pads_.end()) return it->second;
+    const int64_t* p = g_->constants.at(v).data<int64_t>();
+    const std::string name = names_->Fresh(v + "/2d");
+    patch_.constants.emplace_back(name, Tensor::FromVector<int64_t>({8}, {0, 0, 0, p[2], 0, 0, 0, p[5]}));
+    return lifted_pads_[v] = name;
   }
 
   static int64_t Axis4(int64_t axis3) { return axis3 < 2 ? axis3 : 3; }
@@ -438,7 +516,7 @@ class LiftPass {
   std::set<std::string> lifted_;  // values (by their 3-D name) the region computes in 4-D
   mutable std::map<std::string, int64_t> ranks_;  // KnownRank's answers for the values not lifted
   std::map<std::string, DataType> types_;  // their element types, where known
-  std::map<std::string, std::string> lifted_names_, lifted_constants_, entries_;
+  std::map<std::string, std::string> lifted_names_, lifted_constants_, lifted_pads_, entries_;
   std::string axis_;
 };
 

@@ -359,5 +359,188 @@ TEST_F(Conv1dAs2dTest, ConvIntegerChain) {
   EXPECT_LE(diff, 1e-6 * std::max(1.0, scale));
 }
 
+// A vocoder's upsampling stage (HiFi-GAN, MelGAN): Conv -> LeakyRelu -> ConvTranspose1d (stride
+// 4, kernel 8, a bias) -> LeakyRelu -> dilated Conv with a residual Add. The ConvTranspose joins
+// the region as its 2-D form of height 1, so the region goes on past it: the dilated Conv after
+// the upsampling is a blocked one too (before, the ConvTranspose's output had no known rank and
+// every convolution after the first upsampling ran on the plain 1-D kernel).
+TEST_F(Conv1dAs2dTest, ConvTransposeKeepsTheRegion) {
+  model.Input("x", DataType::kFloat, {1, 32, 20});
+  model.Initializer("w1", Floats({32, 32, 7}, 1));
+  SetAttr(model.Node("Conv", {"x", "w1"}, {"c1"}, "conv_pre"), "pads", Ints{3, 3});
+  SetAttr(model.Node("LeakyRelu", {"c1"}, {"l1"}), "alpha", 0.1f);
+  model.Initializer("wt", Floats({32, 16, 8}, 2));
+  model.Initializer("bt", Floats({16}, 3));
+  auto& up = model.Node("ConvTranspose", {"l1", "wt", "bt"}, {"u"}, "upsample");
+  SetAttr(up, "kernel_shape", Ints{8});
+  SetAttr(up, "strides", Ints{4});
+  SetAttr(up, "pads", Ints{2, 2});
+  SetAttr(model.Node("LeakyRelu", {"u"}, {"l2"}), "alpha", 0.1f);
+  model.Initializer("w2", Floats({16, 16, 3}, 4));
+  auto& dil = model.Node("Conv", {"l2", "w2"}, {"c2"}, "dilated");
+  SetAttr(dil, "dilations", Ints{3});
+  SetAttr(dil, "pads", Ints{3, 3});
+  model.Node("Add", {"c2", "u"}, {"y"});
+  model.Output("y", DataType::kFloat, {1, 16, 80});
+  const Tensor wt = graph().constants.at("wt");
+  ASSERT_TRUE(Lift().ok());
+  EXPECT_EQ(Ops(), (Names{"Unsqueeze", "Conv", "LeakyRelu", "ConvTranspose", "LeakyRelu", "Conv", "Add", "Squeeze"}));
+  const Node& t = Only("ConvTranspose");
+  EXPECT_EQ(IntsOf(t, "kernel_shape"), (Ints{1, 8}));
+  EXPECT_EQ(IntsOf(t, "strides"), (Ints{1, 4}));
+  EXPECT_EQ(IntsOf(t, "pads"), (Ints{0, 2, 0, 2}));
+  EXPECT_EQ(graph().constants.at(t.proto->input(1)).shape(), (Shape{32, 16, 1, 8}));
+  EXPECT_TRUE(graph().constants.at(t.proto->input(1)).SharesStorageWith(wt));
+  EXPECT_EQ(t.proto->input(2), "bt");  // the bias is a parameter: as it was
+  ASSERT_TRUE(UseBlockedLayout(&graph()).ok());
+  const Names ops = Ops();
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), kInternal + "BlockedConv"), 2);
+  double diff, scale;
+  Compare({{"x", Floats({1, 32, 20}, 5)}}, &diff, &scale);
+  EXPECT_GT(scale, 1.0);
+  EXPECT_LE(diff, 1e-5 * scale);  // float sums over 224 terms in another order
+}
+
+// The ConvTranspose attributes of other upsamplers: MelGAN's odd stride (output_padding 1), two
+// groups with a dilation, and output_shape as the length alone or as [N, M, L]; each against the
+// plain 1-D kernel.
+class ConvTransposeAttributesTest : public Conv1dAs2dTest {
+ protected:
+  void Check(int64_t group, int64_t dilation, int64_t output_padding, const Ints& output_shape) {
+    model.Input("x", DataType::kFloat, {1, 8, 12});
+    model.Initializer("w0", Floats({8, 8, 3}, 1));
+    SetAttr(model.Node("Conv", {"x", "w0"}, {"c"}, "conv"), "pads", Ints{1, 1});
+    model.Initializer("w", Floats({8, 8 / group, 6}, 2));
+    auto& t = model.Node("ConvTranspose", {"c", "w"}, {"y"}, "upsample");
+    SetAttr(t, "strides", Ints{3});
+    SetAttr(t, "pads", Ints{1, 2});
+    SetAttr(t, "group", group);
+    SetAttr(t, "dilations", Ints{dilation});
+    if (output_padding != 0) SetAttr(t, "output_padding", Ints{output_padding});
+    if (!output_shape.empty()) SetAttr(t, "output_shape", output_shape);
+    model.Output("y", DataType::kFloat, {}, false);
+    ASSERT_TRUE(Lift().ok());
+    EXPECT_EQ(Ops(), (Names{"Unsqueeze", "Conv", "ConvTranspose", "Squeeze"}));
+    if (!output_shape.empty()) {
+      EXPECT_EQ(IntsOf(Only("ConvTranspose"), "output_shape").size(), output_shape.size() == 3 ? 4u : 2u);
+    }
+    double diff, scale;
+    Compare({{"x", Floats({1, 8, 12}, 3)}}, &diff, &scale);
+    EXPECT_GT(scale, 0.5);
+    EXPECT_LE(diff, 1e-5 * scale);
+  }
+};
+
+TEST_F(ConvTransposeAttributesTest, OddStride) { Check(1, 1, 1, {}); }
+TEST_F(ConvTransposeAttributesTest, GroupsAndDilation) { Check(2, 2, 0, {}); }
+TEST_F(ConvTransposeAttributesTest, OutputLength) { Check(1, 1, 0, {37}); }
+TEST_F(ConvTransposeAttributesTest, OutputShape) { Check(1, 1, 0, {1, 8, 36}); }
+
+// MelGAN's reflection padding (Pad, mode reflect, on the length axis) and 1-D pools between
+// convolutions stay in the region: the pads given the 4-D form, the pools' windows height 1 (the
+// blocked layout has both pools).
+TEST_F(Conv1dAs2dTest, PadAndPoolsInTheRegion) {
+  model.Input("x", DataType::kFloat, {1, 16, 40});
+  model.Initializer("w1", Floats({16, 16, 3}, 1));
+  SetAttr(model.Node("Conv", {"x", "w1"}, {"c1"}, "conv1"), "pads", Ints{1, 1});
+  model.Initializer("pads", Tensor::FromVector<int64_t>({6}, {0, 0, 3, 0, 0, 3}));
+  SetAttr(model.Node("Pad", {"c1", "pads"}, {"p"}, "reflect"), "mode", std::string("reflect"));
+  model.Initializer("w2", Floats({16, 16, 7}, 2));
+  model.Node("Conv", {"p", "w2"}, {"c2"}, "conv2");
+  auto& mp = model.Node("MaxPool", {"c2"}, {"m"}, "max");
+  SetAttr(mp, "kernel_shape", Ints{3});
+  SetAttr(mp, "strides", Ints{2});
+  SetAttr(mp, "pads", Ints{1, 1});
+  auto& ap = model.Node("AveragePool", {"m"}, {"a"}, "avg");
+  SetAttr(ap, "kernel_shape", Ints{2});
+  SetAttr(ap, "strides", Ints{2});
+  model.Initializer("w3", Floats({16, 16, 1}, 3));
+  model.Node("Conv", {"a", "w3"}, {"y"}, "conv3");
+  model.Output("y", DataType::kFloat, {1, 16, 10});
+  ASSERT_TRUE(Lift().ok());
+  EXPECT_EQ(Ops(), (Names{"Unsqueeze", "Conv", "Pad", "Conv", "MaxPool", "AveragePool", "Conv", "Squeeze"}));
+  const Tensor& pads = graph().constants.at(Only("Pad").proto->input(1));
+  EXPECT_EQ(std::vector<int64_t>(pads.data<int64_t>(), pads.data<int64_t>() + pads.size()),
+            (Ints{0, 0, 0, 3, 0, 0, 0, 3}));
+  EXPECT_EQ(IntsOf(Only("MaxPool"), "kernel_shape"), (Ints{1, 3}));
+  EXPECT_EQ(IntsOf(Only("MaxPool"), "pads"), (Ints{0, 1, 0, 1}));
+  EXPECT_EQ(IntsOf(Only("AveragePool"), "strides"), (Ints{1, 2}));
+  ASSERT_TRUE(UseBlockedLayout(&graph()).ok());
+  const Names ops = Ops();
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), kInternal + "BlockedMaxPool"), 1);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), kInternal + "BlockedAveragePool"), 1);
+  double diff, scale;
+  Compare({{"x", Floats({1, 16, 40}, 4)}}, &diff, &scale);
+  EXPECT_GT(scale, 1.0);
+  EXPECT_LE(diff, 1e-5 * scale);
+}
+
+// Near misses that end the region (a Squeeze before them) or stay 1-D: a Pad of the channel axis,
+// a MaxPool whose Indices are read, a ConvTranspose whose weights come at run time, and one whose
+// declared input's channels do not match W (the plain kernel's refusal stays).
+TEST_F(Conv1dAs2dTest, WhatEndsTheRegion) {
+  model.Input("x", DataType::kFloat, {1, 8, 20});
+  model.Initializer("w", Floats({8, 8, 3}, 1));
+  model.Node("Conv", {"x", "w"}, {"c"}, "conv");
+  model.Initializer("pads", Tensor::FromVector<int64_t>({6}, {0, 1, 0, 0, 1, 0}));
+  model.Node("Pad", {"c", "pads"}, {"p"}, "channels");
+  auto& mp = model.Node("MaxPool", {"c"}, {"m", "idx"}, "with_indices");
+  SetAttr(mp, "kernel_shape", Ints{2});
+  model.Input("w_run", DataType::kFloat, {8, 4, 4});
+  SetAttr(model.Node("ConvTranspose", {"c", "w_run"}, {"t"}, "runtime_weights"), "strides", Ints{2});
+  model.Input("x16", DataType::kFloat, {1, 16, 20});
+  model.Initializer("wt", Floats({8, 4, 4}, 2));
+  model.Node("ConvTranspose", {"x16", "wt"}, {"bad"}, "wrong_channels");
+  for (const char* out : {"p", "m", "t"}) model.Output(out, DataType::kFloat, {}, false);
+  model.Output("idx", DataType::kInt64, {}, false);
+  model.Output("bad", DataType::kFloat, {}, false);
+  ASSERT_TRUE(Lift().ok());
+  EXPECT_EQ(Ops(), (Names{"Unsqueeze", "Conv", "Squeeze", "Pad", "MaxPool", "ConvTranspose", "ConvTranspose"}));
+  EXPECT_EQ(IntsOf(Only("MaxPool"), "kernel_shape"), (Ints{2}));
+  for (const Node& n : graph().nodes) {
+    if (n.op_type() == "ConvTranspose") {
+      auto w = graph().constants.find(n.proto->input(1));  // none for w_run
+      if (w != graph().constants.end()) EXPECT_EQ(w->second.rank(), 3);
+    }
+  }
+}
+
+// A QDQ vocoder's residual block as the QDQ fusion leaves it: QLinearConv -> com.microsoft
+// QLinearLeakyRelu -> QLinearConv. The quantized LeakyRelu carries the lifted region (its output
+// known 3-D, so the second convolution is lifted too, where it had stayed on the plain 1-D
+// kernel), and the channels-last region through it: one Transpose in, one out. Same bytes.
+TEST_F(Conv1dAs2dTest, QuantizedLeakyReluKeepsBothRegions) {
+  auto* ms = model.proto().add_opset_import();
+  ms->set_domain(kMsDomain);
+  ms->set_version(1);
+  model.Input("x", DataType::kUint8, {1, 16, 40});
+  model.Initializer("s", Tensor::Scalar<float>(0.02f));
+  model.Initializer("z", Tensor::Scalar<uint8_t>(128));
+  Tensor ws = Floats({16}, 2);
+  for (int64_t i = 0; i < 16; ++i) ws.mutable_data<float>()[i] = 1e-3f + 1e-3f * std::abs(ws.data<float>()[i]);
+  model.Initializer("ws", ws);
+  model.Initializer("wz", Tensor::FromVector<int8_t>({16}, std::vector<int8_t>(16, 0)));
+  model.Initializer("w1", Bytes<int8_t>({16, 16, 3}, 1, -127, 127));
+  model.Initializer("w2", Bytes<int8_t>({16, 16, 5}, 2, -127, 127));
+  SetAttr(model.Node("QLinearConv", {"x", "s", "z", "w1", "ws", "wz", "s", "z"}, {"c1"}, "conv1"), "pads", Ints{1, 1});
+  auto& lrelu = model.Node("QLinearLeakyRelu", {"c1", "s", "z", "s", "z"}, {"l"}, "lrelu");
+  lrelu.set_domain(kMsDomain);
+  SetAttr(lrelu, "alpha", 0.1f);
+  auto& c2 = model.Node("QLinearConv", {"l", "s", "z", "w2", "ws", "wz", "s", "z"}, {"y"}, "conv2");
+  SetAttr(c2, "pads", Ints{4, 4});
+  SetAttr(c2, "dilations", Ints{2});
+  model.Output("y", DataType::kUint8, {1, 16, 40});
+  ASSERT_TRUE(Lift().ok());
+  EXPECT_EQ(Ops(), (Names{"Unsqueeze", "QLinearConv", "com.microsoft.QLinearLeakyRelu", "QLinearConv", "Squeeze"}));
+  ASSERT_TRUE(UseChannelsLastQuant(&graph()).ok());
+  const Names ops = Ops();
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), kInternal + "QLinearConvNhwc"), 2);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "Transpose"), 2);
+  double diff, scale;
+  Compare({{"x", Bytes<uint8_t>({1, 16, 40}, 3, 0, 255)}}, &diff, &scale);
+  EXPECT_GT(scale, 0.0);
+  EXPECT_EQ(diff, 0.0);
+}
+
 }  // namespace
 }  // namespace onnxflow::graph

@@ -143,6 +143,9 @@ Role RoleOf(const Graph& g, const Node& node, const Values& nhwc) {
   if (!in(0)) return Role::kPlain;
   if (IsOp(node, "Max") && n.input_size() == 2 && IsScalarConstant(g, n, 1)) return Role::kLayoutFree;
   if (node.domain == kOnnxflowDomain && node.op_type() == internal_ops::kByteLookup) return Role::kLayoutFree;
+  // A QDQ model's LeakyRelu / Sigmoid between quantized convolutions (a vocoder's, after each
+  // upsampling and in every residual block): a byte per element, its parameters scalars.
+  if (IsMs(node, "QLinearLeakyRelu") || IsMs(node, "QLinearSigmoid")) return Role::kLayoutFree;
   if (IsOp(node, "MaxPool") && node.opset >= 12 && Is8Bit(TypeOf(g, n.input(0)))) {
     const auto* k = Attr(n, "kernel_shape");
     const auto* order = Attr(n, "storage_order");

@@ -119,6 +119,62 @@ TEST(ConvTransposeTest, UpsamplingOnTwoCoresAnd1D) {
   }
 }
 
+// A vocoder's upsampling as 1-D and as the height-1 plane graph/conv1d_as_2d.cc makes of it (the
+// same numbers either way), W constant (packed at load) or not, groups, dilation, output_padding,
+// one and two cores; and a 2-D kernel of one row over an image of several rows.
+TEST(ConvTransposeTest, RowsAgainstTheScatterReference) {
+  struct RowCase {
+    Shape x, w;
+    int64_t group, stride, dilation, pad_begin, pad_end, output_padding;
+  };
+  const std::vector<RowCase> cases = {
+      {{1, 32, 25}, {32, 16, 16}, 1, 8, 1, 4, 4, 0},   // HiFi-GAN's 8x
+      {{2, 8, 40}, {8, 4, 4}, 1, 2, 1, 1, 1, 0},       // 2x, two images
+      {{1, 6, 17}, {6, 5, 6}, 3, 3, 1, 2, 1, 1},       // MelGAN's odd stride, three groups
+      {{1, 4, 9}, {4, 3, 5}, 1, 2, 3, 0, 4, 1},        // dilated, pads past the taps
+  };
+  for (const RowCase& c : cases) {
+    const int64_t in = c.x[2], k = c.w[2], m = c.w[1] * c.group;
+    const int64_t length = c.stride * (in - 1) + c.output_padding + (k - 1) * c.dilation + 1 - c.pad_begin - c.pad_end;
+    const auto x = Random(ElementCount(c.x), 11), w = Random(ElementCount(c.w), 12), b = Random(m, 13);
+    const auto expected = Reference({c.x[0], c.x[1], 1, in}, {c.w[0], c.w[1], 1, k}, c.group, {1, c.stride},
+                                    {1, c.dilation}, {0, c.pad_begin}, {c.x[0], m, 1, length}, x, w, b);
+    for (bool plane : {false, true}) {
+      for (bool constant : {false, true}) {
+        for (int threads : {1, 2}) {
+          const Shape xs = plane ? Shape{c.x[0], c.x[1], 1, in} : c.x, ws = plane ? Shape{c.w[0], c.w[1], 1, k} : c.w;
+          auto two = [&](int64_t a, int64_t v) { return plane ? std::vector<int64_t>{a, v} : std::vector<int64_t>{v}; };
+          OpTest t("ConvTranspose", 22);
+          t.Input(Tensor::FromVector<float>(xs, x)).Input(Tensor::FromVector<float>(ws, w))
+              .Input(Tensor::FromVector<float>({m}, b)).Attr("strides", two(1, c.stride))
+              .Attr("dilations", two(1, c.dilation)).Attr("output_padding", two(0, c.output_padding)).Threads(threads);
+          t.Attr("pads", plane ? std::vector<int64_t>{0, c.pad_begin, 0, c.pad_end}
+                               : std::vector<int64_t>{c.pad_begin, c.pad_end});
+          if (c.group != 1) t.Attr("group", c.group);
+          if (constant) t.ConstantInput(1);
+          auto out = t.Run(RegisterMathKernels);
+          ASSERT_TRUE(out.ok()) << out.status().ToString();
+          const Shape ys = plane ? Shape{c.x[0], m, 1, length} : Shape{c.x[0], m, length};
+          EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>(ys, expected), (*out)[0].tensor(), 1e-5, 1e-5))
+              << ShapeToString(xs) << " W " << ShapeToString(ws) << (constant ? " constant" : "") << " threads "
+              << threads;
+        }
+      }
+    }
+  }
+  // A 1 x 3 kernel over 3 rows.
+  const Shape xs = {1, 4, 3, 5}, ws = {4, 2, 1, 3}, ys = {1, 2, 3, 11};
+  const auto x = Random(ElementCount(xs), 14), w = Random(ElementCount(ws), 15), b = Random(2, 16);
+  OpTest t("ConvTranspose", 22);
+  t.Input(Tensor::FromVector<float>(xs, x)).Input(Tensor::FromVector<float>(ws, w));
+  t.Input(Tensor::FromVector<float>({2}, b));
+  t.Attr("strides", std::vector<int64_t>{1, 2}).ConstantInput(1);
+  auto out = t.Run(RegisterMathKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const auto expected = Reference(xs, ws, 1, {1, 2}, {1, 1}, {0, 0}, ys, x, w, b);
+  EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>(ys, expected), (*out)[0].tensor(), 1e-5, 1e-5));
+}
+
 TEST(ConvTransposeTest, DoubleAndFloat16) {
   // One input pixel of value 2 spreads the 2x2 kernel with stride 1: y = 2 * w.
   OpTest d("ConvTranspose", 11);
