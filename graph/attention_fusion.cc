@@ -438,6 +438,70 @@ bool PrescaledHeads(const Graph& g, const std::string& x, float* scale, Prescale
   return false;
 }
 
+// Adds to `nodes` the Shapes in `shapes` and the shape arithmetic after them, when all of it only
+// feeds nodes of the pattern (the bmm form's views of the scores, (bsz, N, tgt_len, src_len)):
+// replaced with them, nothing reads it after. False when any of it is read elsewhere or is a
+// graph output. At most 32 nodes: an export's cone is a Gather, an Unsqueeze and two Concats.
+bool AbsorbShapeCones(const Graph& g, const std::vector<Id>& shapes, std::vector<Id>* nodes) {
+  std::unordered_set<Id> in(nodes->begin(), nodes->end());
+  std::vector<Id> work = shapes;
+  int budget = 32;
+  while (!work.empty()) {
+    const Id n = work.back();
+    work.pop_back();
+    if (in.count(n)) continue;
+    const Node& node = g.nodes[n];
+    const bool plumbing = IsOp(node, "Shape") || IsOp(node, "Gather") || IsOp(node, "Unsqueeze") ||
+                          IsOp(node, "Squeeze") || IsOp(node, "Concat") || IsOp(node, "Slice") ||
+                          IsOp(node, "Cast") || IsOp(node, "Mul");
+    if (--budget < 0 || !plumbing || !node.subgraphs.empty()) return false;
+    in.insert(n);
+    nodes->push_back(n);
+    for (const std::string& out : node.proto->output()) {
+      const std::vector<Id> readers = g.nodes.Readers(out);
+      if (g.nodes.ReadCount(out) != static_cast<int>(readers.size())) return false;  // a graph output
+      for (const Id reader : readers) {
+        if (!in.count(reader)) work.push_back(reader);
+      }
+    }
+  }
+  return true;
+}
+
+// Adds Reshape(view.x, [B, N, -1, D]) writing `name`, B a number or Gather(Shape(of), [axis]):
+// the bmm form's flattened keys or values as the (B, N, T, D) heads whose rows they are.
+void AddFlatView(Rewriter& r, const Node& like, const std::string& name, const FlatView& view,
+                 const FlatHeads& flat, Patch* patch) {
+  auto node = [&](const char* op, std::vector<std::string> inputs, const std::string& output) {
+    auto n = std::make_shared<onnx::NodeProto>();
+    n->set_op_type(op);
+    n->set_name(output);
+    for (const std::string& in : inputs) n->add_input(in);
+    n->add_output(output);
+    return n;
+  };
+  const std::string shape = r.FreshName(name + "_shape");
+  if (view.batch.of.empty()) {
+    patch->constants.push_back(
+        {shape, Tensor::FromVector<int64_t>({4}, {view.batch.value, flat.heads, -1, flat.head_size})});
+  } else {
+    const std::string of = r.FreshName(name + "_of"), index = r.FreshName(name + "_axis");
+    const std::string batch = r.FreshName(name + "_batch"), tail = r.FreshName(name + "_tail");
+    patch->constants.push_back({index, Tensor::FromVector<int64_t>({1}, {view.batch.axis})});
+    patch->constants.push_back({tail, Tensor::FromVector<int64_t>({3}, {flat.heads, -1, flat.head_size})});
+    patch->added.push_back(WithProto(like, node("Shape", {view.batch.of}, of)));
+    auto gather = node("Gather", {of, index}, batch);
+    SetAttribute(*gather, "axis", int64_t{0});
+    patch->added.push_back(WithProto(like, std::move(gather)));
+    auto concat = node("Concat", {batch, tail}, shape);
+    SetAttribute(*concat, "axis", int64_t{0});
+    patch->added.push_back(WithProto(like, std::move(concat)));
+    for (const std::string* t : {&of, &batch, &shape}) patch->types.push_back({*t, DataType::kInt64});
+  }
+  patch->added.push_back(WithProto(like, node("Reshape", {view.x, shape}, name)));
+  if (const DataType t = KnownType(r.graph(), view.x); t != DataType::kUndefined) patch->types.push_back({name, t});
+}
+
 }  // namespace
 
 std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
@@ -449,10 +513,24 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
   KeysOrValues v;
   PackedSource packed;  // q, k and v of one packed projection, when they are
   FlatHeads flat;       // the bmm form (heads > 0): q, k and v flattened to (B * N, S, D)
+  // The bmm form's Shapes of flattened values (an export's src_len = key_states.size(1)), removed
+  // with the plumbing after them when that only feeds the pattern's Reshapes (AbsorbShapeCones).
+  std::vector<Id> shape_readers;
+  // Flattened K or V of a cache or past input, read through a 4-D view of the same bytes: the
+  // view's name (kernel input) and entries.
+  std::vector<std::pair<std::string, FlatView>> views;
   std::string values = pv.proto->input(1);
-  FlatHeadsOf(g, &values, &flat, &nodes);
-  if (!KeysOrValuesOf(g, values, &v, &nodes, &packed)) return std::nullopt;
-  if (flat.heads > 0 && (v.bnsd || v.part >= 0)) return std::nullopt;
+  FlatView view;
+  if (FlatHeadsOf(g, &values, &flat, &nodes, &shape_readers)) {
+    // h = Transpose(Reshape(p, [B, S, N, D])) is proven (B, N, S, D): read in place when it is
+    // also read elsewhere (a decoder's present output).
+    if (!KeysOrValuesOf(g, values, &v, &nodes, &packed) || v.part >= 0) return std::nullopt;
+  } else if (FlatViewOf(g, values, &flat, &view, &nodes, &shape_readers)) {
+    v = {r.FreshName(view.x + "_heads"), true, 1};
+    views.push_back({v.x, view});
+  } else if (!KeysOrValuesOf(g, values, &v, &nodes, &packed)) {
+    return std::nullopt;
+  }
   const size_t v_nodes_end = nodes.size();  // V's own nodes: nodes[1, v_nodes_end)
   const Id softmax = Inner(g, pv.proto->input(0));
   if (softmax == kNone || !LastAxisSoftmax(r[softmax])) return std::nullopt;
@@ -566,8 +644,10 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
       kt = r[t].proto->input(0);
       PeelScales(g, &kt, &scale, &nodes);
     }
-    FlatHeads fq, fk;
-    if (!FlatHeadsOf(g, &kt, &fk, &nodes) || !FlatHeadsOf(g, &q_heads, &fq, &nodes) || !(fk.rows == flat.rows) ||
+    FlatHeads fq, fk = flat;
+    const bool k_view = !FlatHeadsOf(g, &kt, &fk, &nodes, &shape_readers);
+    if (k_view && !FlatViewOf(g, kt, &fk, &view, &nodes, &shape_readers)) return std::nullopt;
+    if (!FlatHeadsOf(g, &q_heads, &fq, &nodes, &shape_readers) || !(fk.rows == flat.rows) ||
         !(fq.rows == flat.rows) || fk.heads != flat.heads || fq.heads != flat.heads || fq.head_size != fk.head_size) {
       return std::nullopt;
     }
@@ -576,10 +656,18 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
     }
     k_transposed = true;  // kt is now K's heads, (B, N, T, D)
     PeelScales(g, &q_heads, &scale, &nodes);
-    PeelScales(g, &kt, &scale, &nodes);
+    if (k_view) {
+      kt = r.FreshName(view.x + "_heads");
+      views.push_back({kt, view});
+    } else {
+      PeelScales(g, &kt, &scale, &nodes);
+    }
   }
   KeysOrValues k;
-  if (k_transposed ? !KeysOrValuesOf(g, kt, &k, &nodes, &packed) : !TransposedKeysOf(g, kt, &k, &nodes, &packed)) {
+  if (!views.empty() && views.back().first == kt) {
+    k = {kt, true, 1};
+  } else if (k_transposed ? !KeysOrValuesOf(g, kt, &k, &nodes, &packed)
+                          : !TransposedKeysOf(g, kt, &k, &nodes, &packed)) {
     return std::nullopt;
   }
   // K computed in heads (rotated after the split) and V split by the pattern's Transpose: V is read
@@ -664,7 +752,10 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
     nodes.push_back(back);
   }
 
+  if (!shape_readers.empty() && !AbsorbShapeCones(g, shape_readers, &nodes)) return std::nullopt;
+
   Patch patch{nodes, {}, {}};
+  for (const auto& [name, fv] : views) AddFlatView(r, pv, name, fv, flat, &patch);
   if (!to_heads.empty()) {
     auto transpose = std::make_shared<onnx::NodeProto>();
     transpose->set_op_type("Transpose");

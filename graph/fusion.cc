@@ -479,6 +479,7 @@ Status FuseForInference(Graph* g) {
   static const std::pair<const char*, Rule> kRules[] = {
       {"RemovePassThrough", RemovePassThrough},
       {"AdoptSavedFusedConv", AdoptSavedFusedConv},      // ort_saved_forms.h
+      {"DropShapeStartZero", DropShapeStartZero},        // ort_saved_forms.h
       {"FuseAttention", FuseAttention},                  // attention_fusion.h
       {"FuseDynamicQuantMatMul", FuseDynamicQuantMatMul},  // dynamic_quant_fusion.h
       {"FuseConvIntegerTail", FuseConvIntegerTail},        // dynamic_quant_fusion.h

@@ -1,7 +1,8 @@
 // The shape operands of attention's Reshapes as the fusions read them: entries that are numbers
 // or dimensions read off a shape at run time (an export with dynamic axes), and the bmm form of
 // transformers before 4.48 (BART, Marian, HF Whisper), whose heads are flattened to (B * N, S, D)
-// for torch.bmm. Internal to graph/ (graph/attention_fusion.cc).
+// for torch.bmm, also as decoders write it (a cache Concat or past input flattened as it is) and with
+// src_len read off the flattened keys' shape. Internal to graph/ (graph/attention_fusion.cc).
 #pragma once
 
 #include <string>
@@ -44,9 +45,27 @@ struct FlatHeads {
 };
 
 // `*value` is Reshape(h, [B * N, S or -1, D]) read by the pattern alone, h = Transpose(Reshape(p,
-// [B, S, N, D]), [0, 2, 1, 3]) with N, D numbers and B a size: *value becomes h, the Reshape goes
-// to `nodes`.
-bool FlatHeadsOf(const Graph& g, std::string* value, FlatHeads* flat, std::vector<Id>* nodes);
+// [B, S, N, D]), [0, 2, 1, 3]) with N, D numbers (N * D > 1) and B a size, or 0 (ONNX Runtime
+// saves q's heads shape as [0, -1, N, D]: the dimension 0 of the input p projects, through a scale,
+// a bias and a product with 2-D weights): *value becomes h, the Reshape goes to `nodes`. S is the
+// entry, or when not a size the flattened value's own dimension 1. With `shape_readers`, *value may also be read by Shape nodes (an export's
+// src_len = key_states.size(1)), appended there: the caller removes them or refuses.
+bool FlatHeadsOf(const Graph& g, std::string* value, FlatHeads* flat, std::vector<Id>* nodes,
+                 std::vector<Id>* shape_readers = nullptr);
+
+// The bmm form's keys or values flattened from a tensor of unknown layout: `value` is Reshape(x,
+// [rows, -1, D]) (read by the pattern and by Shape nodes, appended to `shape_readers`), x a
+// decoder's cache Concat(past, new) or a past input used as it is (cross-attention's encoder keys).
+// Its rows must be B * N with B a size: numbers, or bsz * N with bsz read off a shape at run time
+// (`flat->rows` when flat->heads > 0; else they set it, N from the entry's factor). The flattened
+// rows b * N + n of length T * D are then exactly Reshape(x, [B, N, -1, D])'s (b, n): `batch`, the
+// B entry of that view, which the caller adds (the Reshape goes to `nodes`).
+struct FlatView {
+  std::string x;
+  Dim batch;
+};
+bool FlatViewOf(const Graph& g, const std::string& value, FlatHeads* flat, FlatView* view, std::vector<Id>* nodes,
+                std::vector<Id>* shape_readers);
 
 // `n` Reshapes (B * N, X, Y) to (B, N, X', Y'): four entries, the first two B and N; `*tail` X', Y'.
 bool UnflattensHeads(const Graph& g, const Node& n, const FlatHeads& flat, std::vector<Dim>* tail);

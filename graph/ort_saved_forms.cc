@@ -23,4 +23,15 @@ std::optional<Patch> AdoptSavedFusedConv(Rewriter& r, Id id) {
   return Patch{{id}, {InternalNode(n, std::move(node), internal_ops::kFusedConv)}, {}};
 }
 
+std::optional<Patch> DropShapeStartZero(Rewriter& r, Id id) {
+  const Node& n = r[id];
+  const auto* start = Attr(*n.proto, "start");
+  if (!IsOp(n, "Shape") || start == nullptr || start->i() != 0 || Attr(*n.proto, "end") != nullptr) {
+    return std::nullopt;
+  }
+  auto node = std::make_shared<onnx::NodeProto>(*n.proto);
+  RemoveAttribute(*node, "start");
+  return Patch{{id}, {WithProto(n, std::move(node))}, {}};
+}
+
 }  // namespace onnxflow::graph

@@ -16,4 +16,9 @@ namespace onnxflow::graph {
 // 19 FusedConv(LeakyRelu) ran outside the blocked layout: 0.93 ms against 0.79 as exported.
 std::optional<Patch> AdoptSavedFusedConv(Rewriter& r, NodeGraph::Id id);
 
+// Shape(x, start = 0) without `end`, as ONNX Runtime saves every Shape, -> Shape(x): the same
+// values, in the spelling the rules reading shapes at run time match (the heads' Reshape entries of
+// a dynamic-axes BART, which left its attention and q/k/v projections unfused as saved).
+std::optional<Patch> DropShapeStartZero(Rewriter& r, NodeGraph::Id id);
+
 }  // namespace onnxflow::graph

@@ -1,5 +1,6 @@
 #include "graph/qkv_merge.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -22,7 +23,64 @@ struct Projection {
   int64_t heads = 0, head_size = 0;
   int64_t batch = 0, seq = 0;    // the reshape's leading entries (0 copies, -1 infers)
   std::vector<Id> shapes_of_p;   // Shape(P) nodes the reshape's shape operand reads
+  // ONNX Runtime's saved form of a 3-D projection with a bias: P = Reshape(Gemm(x2, W, bias)) with
+  // x2 = Reshape(x, [-1 or M, K]); `x` is then x2, the Gemm's rows, `unflatten` the Reshape of
+  // them (kNone when the heads Reshape reads the Gemm itself).
+  Id unflatten = kNone;
+  std::string x3;  // x before any flattening: what the three must share
 };
+
+// P = [Reshape of] Gemm(x2, W, C), read by the heads Reshape alone, the Gemm plain (alpha and
+// beta 1, neither transposed) with a 1-D C, x2 = Reshape(x, [-1 or M, K]): fills `pr`'s product, x
+// (x2), x3 (x) and unflatten. Reshape(Reshape(G, s2), s3) is Reshape(G, s3) for an s3 without
+// zeros, so the heads read the Gemm's rows as they would read MatMul(x, W) + C's.
+bool SavedGemmProjection(const Graph& g, const std::string& p, const std::string& heads_shape, Projection* pr) {
+  Id unflatten = g.nodes.Producer(p);
+  const std::vector<int64_t> s3 = Int64Constant(g, heads_shape);
+  if (unflatten == kNone || g.nodes.ReadCount(p) != 1 || s3.empty() ||
+      std::find(s3.begin(), s3.end(), 0) != s3.end()) {
+    return false;
+  }
+  Id gemm = unflatten;  // or the heads Reshape reads the Gemm itself (ONNX Runtime joined the two)
+  if (!IsOp(g.nodes[gemm], "Gemm")) {
+    const Node& u = g.nodes[unflatten];
+    if (!IsOp(u, "Reshape") || u.proto->input_size() != 2 || IntAttr(*u.proto, "allowzero", 0) != 0 ||
+        Int64Constant(g, u.proto->input(1)).empty()) {
+      return false;
+    }
+    gemm = SoleReaderProducer(g, u.proto->input(0));
+  } else {
+    unflatten = kNone;
+  }
+  if (gemm == kNone || !IsOp(g.nodes[gemm], "Gemm") || g.nodes[gemm].opset < 7) return false;
+  const auto& gp = *g.nodes[gemm].proto;
+  const auto* alpha = Attr(gp, "alpha");
+  const auto* beta = Attr(gp, "beta");
+  if (gp.input_size() != 3 || gp.output_size() != 1 || IntAttr(gp, "transA", 0) != 0 || IntAttr(gp, "transB", 0) != 0 ||
+      (alpha != nullptr && alpha->f() != 1.0f) || (beta != nullptr && beta->f() != 1.0f)) {
+    return false;
+  }
+  const Id flatten = g.nodes.Producer(gp.input(0));
+  const Tensor* w = WeightConstant(g, gp, 1);
+  const Tensor* bias = WeightConstant(g, gp, 2);
+  if (flatten == kNone || w == nullptr || w->rank() != 2 || bias == nullptr || bias->rank() != 1 ||
+      bias->size() != w->dim(1)) {
+    return false;
+  }
+  const Node& f = g.nodes[flatten];
+  const std::vector<int64_t> rows = Int64Constant(g, f.proto->input(1));  // [-1 or M, K]
+  if (!IsOp(f, "Reshape") || f.proto->input_size() != 2 || IntAttr(*f.proto, "allowzero", 0) != 0 ||
+      rows.size() != 2 || rows[1] != w->dim(0) || (rows[0] != -1 && rows[0] < 1)) {
+    return false;
+  }
+  pr->product = gemm;
+  pr->unflatten = unflatten;
+  pr->x = gp.input(0);
+  pr->x3 = f.proto->input(0);
+  pr->w = w;
+  pr->bias = bias;
+  return true;
+}
 
 // The reshape's target is [d0, d1, N, D], its shape operand a constant or made of dimensions
 // of x or P read at run time (ShapeWithLeadingDims). d0 and d1 become the packed attention's (B, S)
@@ -54,6 +112,9 @@ bool ProjectionOf(const Graph& g, const std::string& value, Projection* pr) {
   if (!IsOp(reshape, "Reshape") || reshape.opset < 5 || rs.input_size() != 2 || rs.output_size() != 1) return false;
   if (const auto* allowzero = Attr(rs, "allowzero"); allowzero != nullptr && allowzero->i() != 0) return false;
   pr->p = rs.input(0);
+  pr->shapes_of_p.clear();
+  pr->unflatten = kNone;
+  if (SavedGemmProjection(g, pr->p, rs.input(1), pr)) return HeadsShape(g, rs.input(1), pr);
   // P read by the reshape and by Shapes of it only (not a graph output: outputs count as reads).
   pr->product = g.nodes.Producer(pr->p);
   if (pr->product == kNone || g.nodes.ReadCount(pr->p) != static_cast<int>(g.nodes.Readers(pr->p).size())) {
@@ -68,7 +129,7 @@ bool ProjectionOf(const Graph& g, const std::string& value, Projection* pr) {
   const bool fused = product.domain == kFusedDomain && product.op_type() == internal_ops::kFusedMatMul &&
                      pp.input_size() == 3 && !HasEpilogue(product);
   if ((!matmul && !fused) || pp.output_size() != 1) return false;
-  pr->x = pp.input(0);
+  pr->x = pr->x3 = pp.input(0);
   pr->w = WeightConstant(g, pp, 1);
   if (pr->w == nullptr || pr->w->rank() != 2) return false;
   if (fused) {
@@ -129,12 +190,29 @@ std::optional<Patch> MergeQkvProjections(Rewriter& r, Id id) {
   // The sequence entry may be 0 in one and -1 in another (transformers' _shape(x, tgt_len, bsz) for
   // q, _shape(x, -1, bsz) for k and v): with the batch entry the same, both Reshapes of one x's
   // products take the same rows.
-  auto same_seq = [](int64_t a, int64_t b) { return a == b || (a == 0 && b == -1) || (a == -1 && b == 0); };
+  // So may a number and -1 with one number of batch rows (a static export's q [1, S, N, D], k and v
+  // [1, -1, N, D]): of one x's rows, -1 infers S wherever the number fits; the number is kept.
+  auto same_seq = [&](int64_t a, int64_t b) {
+    return a == b || (a == 0 && b == -1) || (a == -1 && b == 0) ||
+           (q.batch > 0 && ((a == -1 && b > 0) || (a > 0 && b == -1)));
+  };
+  int64_t seq = q.seq;
   for (const Projection* p : {&k, &v}) {
-    if (p->x != q.x || p->w->dim(0) != q.w->dim(0) || p->heads != q.heads || p->w->dtype() != q.w->dtype() ||
+    if (p->x3 != q.x3 || p->w->dim(0) != q.w->dim(0) || p->heads != q.heads || p->w->dtype() != q.w->dtype() ||
         p->batch != q.batch || !same_seq(p->seq, q.seq)) {
       return std::nullopt;
     }
+    if (seq == -1 && p->seq > 0) seq = p->seq;
+  }
+  // ONNX Runtime's saved Gemms read x's rows, x2 = Reshape(x, [-1, K]): the merged product reads
+  // them too. A plain MatMul(x, W) of the three ran only for x of K columns, whose rows x2 are, so
+  // the rows are the same; the Shapes of P would not be, and stop the merge.
+  std::string input = q.x;
+  for (const Projection* p : {&q, &k, &v}) {
+    if (p->x != p->x3) input = p->x;
+  }
+  for (const Projection* p : {&q, &k, &v}) {
+    if (input != q.x3 && !p->shapes_of_p.empty()) return std::nullopt;
   }
   for (const Projection* p : {&q, &k, &v}) {
     if (biased != nullptr && p->bias != nullptr && p->bias->dtype() != biased->bias->dtype()) return std::nullopt;
@@ -151,10 +229,13 @@ std::optional<Patch> MergeQkvProjections(Rewriter& r, Id id) {
   const std::string packed = r.FreshName(at.output(0) + "_qkv");
   const std::string weights = r.FreshName(packed + "_weights");
   Patch patch{{q.product, k.product, v.product, q.reshape, k.reshape, v.reshape}, {}, {}};
+  for (const Projection* p : {&q, &k, &v}) {
+    if (p->unflatten != kNone) patch.replaced.push_back(p->unflatten);
+  }
   patch.constants.push_back({weights, Concatenate({q.w, k.w, v.w})});
   const Id base = biased != nullptr ? biased->product : q.product;  // a FusedMatMul when any has a bias
   auto product = std::make_shared<onnx::NodeProto>(*r[base].proto);
-  product->set_input(0, q.x);
+  product->set_input(0, input);
   product->set_input(1, weights);
   if (biased != nullptr) {
     std::vector<Tensor> zeros;
@@ -220,7 +301,7 @@ std::optional<Patch> MergeQkvProjections(Rewriter& r, Id id) {
   spec->packed_head_size = q.head_size;
   spec->packed_v_head_size = v.head_size;
   spec->packed_batch = q.batch;
-  spec->packed_seq = q.seq;
+  spec->packed_seq = seq;
   spec->WriteTo(*fused);
   patch.replaced.push_back(id);
   patch.AddAt(WithProto(attention, std::move(fused)), id);

@@ -1474,6 +1474,23 @@ TEST_F(SavedFusedConvTest, AnActivationNoEpilogueComputesStays) {
   EXPECT_EQ(Ops(), (Names{std::string(kOnnxflowDomain) + ".FusedConv", std::string(kMsDomain) + ".FusedConv"}));
 }
 
+// ONNX Runtime saves every Shape with start = 0: the same values as a plain Shape, which the rules
+// reading shapes at run time match. A start other than 0, or an end, keeps its attributes.
+TEST_F(RulesTest, DropShapeStartZero) {
+  model.Input("x", DataType::kFloat, {2, 3, 4});
+  SetAttr(model.Node("Shape", {"x"}, {"all"}), "start", int64_t{0});
+  SetAttr(model.Node("Shape", {"x"}, {"tail"}), "start", int64_t{1});
+  onnx::NodeProto& head = model.Node("Shape", {"x"}, {"head"});
+  SetAttr(head, "start", int64_t{0});
+  SetAttr(head, "end", int64_t{2});
+  for (const char* y : {"all", "tail", "head"}) model.Output(y, DataType::kInt64, {-1});
+  EXPECT_EQ(Run("DropShapeStartZero", DropShapeStartZero), 1);
+  int with_start = 0;
+  for (const Node& n : graph().nodes) with_start += Attr(*n.proto, "start") != nullptr;
+  EXPECT_EQ(with_start, 2);
+  ExpectSameOutputs({Input("x", {2, 3, 4})});
+}
+
 TEST_F(RulesTest, MergeNormalizationsAfterTheLayout) {
   ConvFromX();
   model.Node("Relu", {"c"}, {"r"});  // keeps the normalization out of the convolution's weights

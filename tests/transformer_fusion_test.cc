@@ -409,18 +409,37 @@ struct BmmCase {
   // Gather(Shape(q), 0), tgt_len = Gather(Shape(q), 1), the rows bsz * N (or, wrongly, tgt_len * N).
   bool dynamic = false;
   bool rows_of_tgt_len = false;
+  // With dynamic sizes: src_len = Gather(Shape(k_flat), 1) in the scores' views, as `key_states.size(1)`
+  // traces (`src_len_output`: also a graph output, so the Shape stays read).
+  bool src_len_of_k = false;
+  bool src_len_output = false;
+  // K and V as a decoder's: kPresent, the heads also graph outputs; kCache, Concat(past, new heads)
+  // on axis 2 (a graph output) flattened; kPast, the past inputs (B, N, P, D) flattened as they are.
+  enum { kHeads, kPresent, kCache, kPast } kv = kHeads;
+  int64_t seq = 5;  // S (2 = B: rows tgt_len * N then run, and equal B * N here alone)
+  // With dynamic sizes: q's heads Reshape [0, -1, N, D], as ONNX Runtime saves it (its B q's own
+  // dimension 0, through the scaling), and the scaling a graph input (not a constant: nothing
+  // says q * scaling keeps q's dimension 0).
+  bool q_heads_zero = false;
+  bool scaling_input = false;
 };
 
 std::string BmmModel(const BmmCase& c, std::vector<NamedValue>* inputs) {
   tools::ModelBuilder m(17);
-  const int64_t b = 2, s = 5, n = 3, d = 4, rows = c.rows > 0 ? c.rows : b * n;
+  const int64_t b = 2, s = c.seq, n = 3, d = 4, rows = c.rows > 0 ? c.rows : b * n;
   m.Initializer("heads", Tensor::FromVector<int64_t>({4}, {c.batch_constant ? b : 0, s, n, d}));
   m.Initializer("flat", Tensor::FromVector<int64_t>({3}, {rows, -1, d}));
   m.Initializer("scores4", Tensor::FromVector<int64_t>({4}, {b, n, s, s}));
   m.Initializer("scores3", Tensor::FromVector<int64_t>({3}, {b * n, s, s}));
   m.Initializer("ctx4", Tensor::FromVector<int64_t>({4}, {b, n, s, d}));
   m.Initializer("hidden", Tensor::FromVector<int64_t>({3}, {b, s, n * d}));
-  m.Initializer("scaling", Tensor::Scalar<float>(0.5f));
+  if (c.scaling_input) {
+    m.Input("scaling", DataType::kFloat, {});
+    inputs->push_back({"scaling", Tensor::Scalar<float>(0.5f)});
+  } else {
+    m.Initializer("scaling", Tensor::Scalar<float>(0.5f));
+  }
+  m.Initializer("q_zero_heads", Tensor::FromVector<int64_t>({4}, {0, -1, 3, 4}));
   if (c.dynamic) {
     for (const auto& [name, v] : std::vector<std::pair<std::string, int64_t>>{
              {"n", n}, {"d", d}, {"minus_one", -1}, {"axis0", 0}}) {
@@ -439,26 +458,52 @@ std::string BmmModel(const BmmCase& c, std::vector<NamedValue>* inputs) {
     SetAttr(m.Node("Concat", {"bsz_u", "tgt_u", "n", "d"}, {"q_heads_shape"}), "axis", int64_t{0});
     SetAttr(m.Node("Concat", {"bsz_u", "minus_one", "n", "d"}, {"kv_heads_shape"}), "axis", int64_t{0});
     SetAttr(m.Node("Concat", {"rows_u", "minus_one", "d"}, {"flat_shape"}), "axis", int64_t{0});
-    SetAttr(m.Node("Concat", {"bsz_u", "n", "tgt_u", "minus_one"}, {"scores4_shape"}), "axis", int64_t{0});
-    SetAttr(m.Node("Concat", {"rows_u", "tgt_u", "minus_one"}, {"scores3_shape"}), "axis", int64_t{0});
+    const char* src = c.src_len_of_k ? "src_u" : "minus_one";
+    if (c.src_len_of_k) {
+      m.Node("Shape", {"k_flat"}, {"k_flat_shape"});
+      SetAttr(m.Node("Gather", {"k_flat_shape", "one"}, {"src_len"}), "axis", int64_t{0});
+      m.Node("Unsqueeze", {"src_len", "axis0"}, {"src_u"});
+    }
+    SetAttr(m.Node("Concat", {"bsz_u", "n", "tgt_u", src}, {"scores4_shape"}), "axis", int64_t{0});
+    SetAttr(m.Node("Concat", {"rows_u", "tgt_u", src}, {"scores3_shape"}), "axis", int64_t{0});
     SetAttr(m.Node("Concat", {"bsz_u", "n", "tgt_u", "d"}, {"ctx4_shape"}), "axis", int64_t{0});
   }
   auto shape = [&](const std::string& name) { return c.dynamic ? name + "_shape" : name; };
+  const int64_t past = 3;
   for (const auto& [name, seed] : std::vector<std::pair<std::string, uint32_t>>{{"q", 1}, {"k", 2}, {"v", 3}}) {
+    if (name != "q" && c.kv == BmmCase::kPast) {  // (B, N, P, D) caches used as they are
+      m.Input("past_" + name, DataType::kFloat, {b, n, past, d});
+      inputs->push_back({"past_" + name, Random({b, n, past, d}, seed + 10)});
+      m.Node("Reshape", {"past_" + name, shape("flat")}, {name + "_flat"});
+      continue;
+    }
     m.Input(name, DataType::kFloat, {b, s, n * d});
     inputs->push_back({name, Random({b, s, n * d}, seed)});
     std::string x = name;
     if (name == "q") x = m.Node("Mul", {name, "scaling"}, {"q_scaled"}).output(0);
-    m.Node("Reshape", {x, c.dynamic ? (name == "q" ? "q_heads_shape" : "kv_heads_shape") : "heads"}, {name + "_r"});
+    const std::string target = !c.dynamic      ? "heads"
+                               : name != "q"     ? "kv_heads_shape"
+                               : c.q_heads_zero  ? "q_zero_heads"
+                                                 : "q_heads_shape";
+    m.Node("Reshape", {x, target}, {name + "_r"});
     SetAttr(m.Node("Transpose", {name + "_r"}, {name + "_t"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
-    m.Node("Reshape", {name + "_t", shape("flat")}, {name + "_flat"});
+    std::string heads = name + "_t";
+    if (name != "q" && c.kv == BmmCase::kCache) {
+      m.Input("past_" + name, DataType::kFloat, {b, n, past, d});
+      inputs->push_back({"past_" + name, Random({b, n, past, d}, seed + 10)});
+      heads = "present_" + name;
+      SetAttr(m.Node("Concat", {"past_" + name, name + "_t"}, {heads}), "axis", int64_t{2});
+    }
+    if (name != "q" && c.kv != BmmCase::kHeads) m.Output(heads, DataType::kFloat, {b, n, -1, d});
+    m.Node("Reshape", {heads, shape("flat")}, {name + "_flat"});
   }
   SetAttr(m.Node("Transpose", {"k_flat"}, {"kt"}), "perm", std::vector<int64_t>{0, 2, 1});
   m.Node("MatMul", {"q_flat", "kt"}, {"scores"});
   std::string logits = "scores";
   if (c.mask) {
-    m.Input("mask", DataType::kFloat, {b, 1, 1, s});
-    Tensor mask(DataType::kFloat, {b, 1, 1, s});
+    const int64_t t = c.kv == BmmCase::kPast ? past : c.kv == BmmCase::kCache ? past + s : s;
+    m.Input("mask", DataType::kFloat, {b, 1, 1, t});
+    Tensor mask(DataType::kFloat, {b, 1, 1, t});
     for (int64_t i = 0; i < mask.size(); ++i) mask.mutable_data<float>()[i] = i % 4 == 3 ? -1e9f : 0.0f;
     inputs->push_back({"mask", mask});
     m.Node("Reshape", {"scores", shape("scores4")}, {"s4"});
@@ -472,6 +517,7 @@ std::string BmmModel(const BmmCase& c, std::vector<NamedValue>* inputs) {
   SetAttr(m.Node("Transpose", {"ctx"}, {"ctx_t"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
   m.Node("Reshape", {"ctx_t", "hidden"}, {"y"});
   m.Output("y", DataType::kFloat, {b, s, n * d});
+  if (c.src_len_output) m.Output("src_u", DataType::kInt64, {1});
   return m.Serialize();
 }
 
@@ -496,15 +542,135 @@ TEST(AttentionFusion, BmmFormFuses) {
   }
 }
 
+// An export with dynamic axes: src_len read off the flattened keys' shape (its Shape, Gather and
+// Unsqueeze go with the pattern), and a decoder's keys and values: the heads also present outputs
+// (read in place), a cache Concat(past, new) or the past inputs flattened as they are (read through a
+// (B, N, -1, D) view of the same bytes: Reshape, Shape, Gather and Concat added for K and V each).
+TEST(AttentionFusion, BmmFormOfDecodersFuses) {
+  for (const auto kv : {BmmCase::kHeads, BmmCase::kPresent, BmmCase::kCache, BmmCase::kPast}) {
+    for (const bool mask : {true, false}) {
+      SCOPED_TRACE(std::to_string(kv) + (mask ? " mask" : " no mask"));
+      BmmCase c;
+      c.dynamic = c.src_len_of_k = true;
+      c.mask = mask;
+      c.kv = kv;
+      std::vector<NamedValue> inputs;
+      const auto ops = OpsWithSameOutputs(BmmModel(c, &inputs), inputs);
+      EXPECT_EQ(std::count(ops.begin(), ops.end(), "FusedAttention"), 1);
+      EXPECT_EQ(std::count(ops.begin(), ops.end(), "MatMul") + std::count(ops.begin(), ops.end(), "Softmax"), 0);
+      const bool views = kv == BmmCase::kCache || kv == BmmCase::kPast;
+      // Q's (and K's and V's) Reshape into heads and the output's, plus a view each of K and V.
+      EXPECT_EQ(std::count(ops.begin(), ops.end(), "Reshape"), (kv == BmmCase::kPast ? 2 : 4) + (views ? 2 : 0));
+      // Only what the remaining Reshapes read: no Shape of a flattened value.
+      EXPECT_EQ(std::count(ops.begin(), ops.end(), "Shape"), views ? 3 : 1);
+      // The present heads: their Transposes stay, as graph outputs.
+      EXPECT_EQ(std::count(ops.begin(), ops.end(), "Transpose"), kv == BmmCase::kHeads || kv == BmmCase::kPast ? 0 : 2);
+    }
+  }
+}
+
+// q's heads Reshape [0, -1, N, D] (ONNX Runtime's saved form): B is q's dimension 0, the one the
+// rows bsz * N read, through q * scaling; not through a product with a graph input.
+TEST(AttentionFusion, BmmFormWithACopiedBatchEntry) {
+  for (const bool scaling_input : {false, true}) {
+    BmmCase c;
+    c.dynamic = c.src_len_of_k = c.q_heads_zero = true;
+    c.scaling_input = scaling_input;
+    std::vector<NamedValue> inputs;
+    const auto ops = OpsWithSameOutputs(BmmModel(c, &inputs), inputs);
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "FusedAttention"), scaling_input ? 0 : 1) << scaling_input;
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "Softmax"), scaling_input ? 1 : 0) << scaling_input;
+  }
+}
+
+// src_len also read elsewhere (here a graph output): the Shape of the flattened keys cannot go, so
+// the pattern stays whole.
+TEST(AttentionFusion, BmmFormSrcLenReadElsewhereStays) {
+  for (const auto kv : {BmmCase::kHeads, BmmCase::kPast}) {
+    BmmCase c;
+    c.dynamic = c.src_len_of_k = c.src_len_output = true;
+    c.kv = kv;
+    std::vector<NamedValue> inputs;
+    const auto ops = OpsWithSameOutputs(BmmModel(c, &inputs), inputs);
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "FusedAttention"), 0) << kv;
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "Softmax"), 1) << kv;
+  }
+}
+
+// ONNX Runtime's saved form of a static export's projections: q and v with biases as
+// Reshape(Gemm(Reshape(x, [-1, K]), W, b), [1, S, H]) (v's without the Reshape after the Gemm, as
+// ONNX Runtime joins two Reshapes), k without one as MatMul(x, W); q's heads Reshape [1, S, N, D],
+// k's and v's [1, -1, N, D]. `gemm_attr` (when set) is given to q's Gemm,
+// which makes it another product than MatMul(x, W) + b.
+std::string SavedGemmModel(const std::string& gemm_attr, std::vector<NamedValue>* inputs) {
+  tools::ModelBuilder m(17);
+  const int64_t s = 5, n = 2, d = 4, h = n * d;
+  m.Input("x", DataType::kFloat, {1, s, h});
+  inputs->push_back({"x", Random({1, s, h}, 1)});
+  m.Initializer("rows", Tensor::FromVector<int64_t>({2}, {-1, h}));
+  m.Initializer("unflat", Tensor::FromVector<int64_t>({3}, {1, s, h}));
+  m.Initializer("q_heads", Tensor::FromVector<int64_t>({4}, {1, s, n, d}));
+  m.Initializer("kv_heads", Tensor::FromVector<int64_t>({4}, {1, -1, n, d}));
+  m.Initializer("scale", Tensor::Scalar<float>(0.5f));
+  for (const auto& [name, seed] : std::vector<std::pair<std::string, uint32_t>>{{"q", 2}, {"k", 3}, {"v", 4}}) {
+    m.Initializer(name + "_w", Random({h, h}, seed));
+    std::string p = name + "_p";
+    if (name == "k") {
+      m.Node("MatMul", {"x", "k_w"}, {p});
+    } else {
+      m.Initializer(name + "_b", Random({h}, seed + 10));
+      m.Node("Reshape", {"x", "rows"}, {name + "_x2"});
+      onnx::NodeProto& gemm = m.Node("Gemm", {name + "_x2", name + "_w", name + "_b"}, {name + "_g"});
+      if (name == "q" && gemm_attr == "alpha") SetAttr(gemm, "alpha", 0.5f);
+      if (name == "q" && gemm_attr == "transB") SetAttr(gemm, "transB", int64_t{1});
+      if (name == "q") {
+        m.Node("Reshape", {name + "_g", "unflat"}, {p});
+      } else {
+        p = name + "_g";  // the heads Reshape reads the Gemm itself (ONNX Runtime joins the two)
+      }
+    }
+    m.Node("Reshape", {p, name == "q" ? "q_heads" : "kv_heads"}, {name + "_r"});
+    SetAttr(m.Node("Transpose", {name + "_r"}, {name + "_t"}), "perm",
+            name == "k" ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 1, 3});
+  }
+  m.Node("MatMul", {"q_t", "k_t"}, {"scores"});
+  m.Node("Mul", {"scores", "scale"}, {"scaled"});
+  SetAttr(m.Node("Softmax", {"scaled"}, {"probs"}), "axis", int64_t{-1});
+  m.Node("MatMul", {"probs", "v_t"}, {"ctx"});
+  SetAttr(m.Node("Transpose", {"ctx"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  m.Output("y", DataType::kFloat, {1, s, n, d});
+  return m.Serialize();
+}
+
+// The three merge into one product of the flattened rows ([Wq | Wk | Wv], k's bias zeros) read
+// packed; a Gemm that is not MatMul + bias (alpha 0.5, or B transposed) keeps them apart.
+TEST(AttentionFusion, SavedGemmProjectionsMerge) {
+  for (const std::string attr : {"", "alpha", "transB"}) {
+    SCOPED_TRACE(attr);
+    std::vector<NamedValue> inputs;
+    const auto ops = OpsWithSameOutputs(SavedGemmModel(attr, &inputs), inputs);
+    const auto products = std::count(ops.begin(), ops.end(), "Gemm") + std::count(ops.begin(), ops.end(), "MatMul") +
+                          std::count(ops.begin(), ops.end(), "FusedMatMul") +
+                          std::count(ops.begin(), ops.end(), "FusedGemm");
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "FusedAttention"), 1);
+    EXPECT_EQ(products, attr.empty() ? 1 : 3);
+  }
+}
+
 // Flattened rows that are not B * N (3 of B = 2 by N = 3: two heads' rows in one product; or at run
 // time tgt_len * N), or B unknown at load: nothing proves the flattening, so the bmm form stays.
 TEST(AttentionFusion, BmmFormNearMissesStay) {
-  for (int variant = 0; variant < 3; ++variant) {
+  for (int variant = 0; variant < 5; ++variant) {
     BmmCase c;
     c.mask = false;
     if (variant == 0) c.rows = 3;
     if (variant == 1) c.batch_constant = false;
     if (variant == 2) c.dynamic = c.rows_of_tgt_len = true;
+    if (variant >= 3) {  // rows tgt_len * N over a cache or past input, B * N in this run alone
+      c.dynamic = c.rows_of_tgt_len = true;
+      c.seq = 2;
+      c.kv = variant == 3 ? BmmCase::kCache : BmmCase::kPast;
+    }
     std::vector<NamedValue> inputs;
     const auto ops = OpsWithSameOutputs(BmmModel(c, &inputs), inputs);
     EXPECT_EQ(std::count(ops.begin(), ops.end(), "FusedAttention"), 0) << variant;

@@ -429,6 +429,22 @@ VARIANTS = dict(t5=t5, distilbert=distilbert, roberta=roberta, whisper=whisper, 
                 whisper_hf=whisper_hf)
 
 
+def save_case(root, name, w, inputs, outputs, data, producer):
+    """Writes root/name/model.onnx (opset 17) of w's nodes and initializers, and its inputs `data`
+    as root/name/test_data_set_0/input_<j>.pb."""
+    graph = helper.make_graph(w.nodes, name, inputs, outputs, w.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name=producer)
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    out = os.path.join(root, name)
+    os.makedirs(os.path.join(out, "test_data_set_0"), exist_ok=True)
+    onnx.save(model, os.path.join(out, "model.onnx"))
+    for j, t in enumerate(data):
+        with open(os.path.join(out, "test_data_set_0", f"input_{j}.pb"), "wb") as fh:
+            fh.write(numpy_helper.from_array(t).SerializeToString())
+    print(f"{out}: {len(w.nodes)} nodes")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -439,19 +455,8 @@ def main():
         w = Writer(np.random.default_rng(a.seed * 100 + list(VARIANTS).index(name)))  # the same with --only
         inputs, data, y, shape = VARIANTS[name](w)
         w.nodes.append(helper.make_node("Identity", [y], ["output"], name="output_node"))
-        graph = helper.make_graph(w.nodes, name, inputs,
-                                  [helper.make_tensor_value_info("output", TensorProto.FLOAT, shape)], w.inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                                  producer_name="onnxflow gen_variants")
-        model.ir_version = 8
-        onnx.checker.check_model(model)
-        out = os.path.join(a.out, name)
-        os.makedirs(os.path.join(out, "test_data_set_0"), exist_ok=True)
-        onnx.save(model, os.path.join(out, "model.onnx"))
-        for j, t in enumerate(data):
-            with open(os.path.join(out, "test_data_set_0", f"input_{j}.pb"), "wb") as fh:
-                fh.write(numpy_helper.from_array(t).SerializeToString())
-        print(f"{out}: {len(w.nodes)} nodes")
+        save_case(a.out, name, w, inputs, [helper.make_tensor_value_info("output", TensorProto.FLOAT, shape)], data,
+                  "onnxflow gen_variants")
 
 
 if __name__ == "__main__":
