@@ -571,7 +571,7 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
         // (In the bmm form, the scores are those Reshaped to (B, N, S, T).)
         const bool scores = flat_detour ? UnflattensHeads(g, n, flat, &up_tail)
                                         : IsOp(n, "MatMul") || IsOp(n, "Div") || IsOp(n, "Mul") || IsOp(n, "Where") ||
-                                              (n.domain == kMsDomain && n.op_type() == "FusedMatMul");
+                                              IsMs(n, "FusedMatMul");
         if (chained ? IsOp(n, "Add") : scores) side = s;
       }
     }
@@ -622,7 +622,7 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
   const auto& pq = *product.proto;
   if (pq.input_size() != 2 || pq.output_size() != 1) return std::nullopt;
   bool k_transposed = false;  // B holds K (B, N, S, D), not K^T
-  if (product.domain == kMsDomain && product.op_type() == "FusedMatMul") {
+  if (IsMs(product, "FusedMatMul")) {
     if (IntAttr(pq, "transA", 0) != 0 || IntAttr(pq, "transBatchA", 0) != 0 || IntAttr(pq, "transBatchB", 0) != 0) {
       return std::nullopt;
     }

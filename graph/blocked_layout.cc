@@ -33,12 +33,10 @@ enum class Role {
   kShape,       // Shape of a blocked value -> BlockedShape (its output is not blocked)
 };
 
-bool IsFused(const Node& n, const char* op) { return n.domain == kOnnxflowDomain && n.op_type() == op; }
-
 // The weights of a float 2-D Conv / FusedConv of one output whose weights (and bias) are
 // constants, the ones a blocked convolution packs at load; null for any other node.
 const Tensor* ConstantConvWeights(const Graph& g, const Node& node) {
-  if (!IsOp(node, "Conv") && !IsFused(node, internal_ops::kFusedConv)) return nullptr;
+  if (!IsOp(node, "Conv") && !IsInternal(node, internal_ops::kFusedConv)) return nullptr;
   const auto& n = *node.proto;
   if (n.output_size() != 1 || !IsFloatProduct(g, node)) return nullptr;
   const Tensor* w = WeightConstant(g, n, 1);
@@ -126,7 +124,7 @@ void SetScaleShift(Patch* patch, onnx::NodeProto* bn, const std::string& base, c
 bool IsElementwise(const Node& node) {
   static const std::set<std::string> kOps = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Clip",
                                              "Identity", "Add", "Sub", "Mul", "Div", "Sum", "Max", "Min"};
-  if (IsFused(node, internal_ops::kElementwiseChain)) return true;
+  if (IsInternal(node, internal_ops::kElementwiseChain)) return true;
   // ONNX Runtime's saved activations of one input (QuickGelu of an alpha other than 1, which no
   // epilogue takes, left a ToBlocked and a FromBlocked around each of them).
   if (node.domain == kMsDomain) {
@@ -571,7 +569,7 @@ std::optional<Patch> JoinConcatsIntoConvs(Rewriter& r, Id ci) {
     if (p == kNone) return std::nullopt;
     const Node& conv = r[p];
     const Tensor* w = WeightConstant(g, *conv.proto, 1);
-    if (!IsFused(conv, internal_ops::kBlockedConv) || conv.proto->input_size() > 4 ||
+    if (!IsInternal(conv, internal_ops::kBlockedConv) || conv.proto->input_size() > 4 ||
         BlockedConvSpec::Parse(KernelInfo(*conv.proto, conv.opset, {}, {}, {})).joined() || w == nullptr ||
         w->dim(0) % kChannelBlock != 0) {
       return std::nullopt;
@@ -626,11 +624,11 @@ void NormalizationAffine(const Graph& g, const onnx::NodeProto& n, std::vector<d
 std::optional<Patch> MergeNormalizations(Rewriter& r, Id index) {
   const Graph& g = r.graph();
   const Node& second = r[index];
-  if (!IsFused(second, internal_ops::kBlockedBatchNormalization)) return std::nullopt;
+  if (!IsInternal(second, internal_ops::kBlockedBatchNormalization)) return std::nullopt;
   const Id p = SoleProducer(g, second);
   if (p == kNone) return std::nullopt;
   const Node& first = r[p];
-  if (!IsFused(first, internal_ops::kBlockedBatchNormalization) || HasEpilogue(first)) return std::nullopt;
+  if (!IsInternal(first, internal_ops::kBlockedBatchNormalization) || HasEpilogue(first)) return std::nullopt;
   std::vector<double> s1, b1, s2, b2;
   NormalizationAffine(g, *first.proto, &s1, &b1);
   NormalizationAffine(g, *second.proto, &s2, &b2);
@@ -659,7 +657,7 @@ std::optional<Patch> FuseNormalizeActivation(Rewriter& r, Id act_index) {
   const Id p = SoleProducer(g, act);
   if (p == kNone) return std::nullopt;
   const Node& norm = r[p];
-  if (!IsFused(norm, internal_ops::kBlockedBatchNormalization) || HasEpilogue(norm)) return std::nullopt;
+  if (!IsInternal(norm, internal_ops::kBlockedBatchNormalization) || HasEpilogue(norm)) return std::nullopt;
   auto node = std::make_shared<onnx::NodeProto>(*norm.proto);
   spec.WriteTo(*node);
   node->set_output(0, act.proto->output(0));

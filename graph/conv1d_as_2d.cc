@@ -16,8 +16,6 @@
 namespace onnxflow::graph {
 namespace {
 
-bool IsInternal(const Node& n, const char* op) { return n.domain == kOnnxflowDomain && n.op_type() == op; }
-
 const Tensor* Constant(const Graph& g, const std::string& name) {
   auto it = g.constants.find(name);
   return it == g.constants.end() ? nullptr : &it->second;
@@ -136,17 +134,12 @@ bool IsElementwise(const Node& node) {
 // com.microsoft QLinearAdd / QLinearMul (A, A_scale, A_zero, B, B_scale, B_zero, C_scale[, C_zero]):
 // what a QDQ model's elementwise Add and Mul become; A and B broadcast as Add and Mul do.
 bool IsQLinearBinary(const Node& node) {
-  return node.domain == kMsDomain && (node.op_type() == "QLinearAdd" || node.op_type() == "QLinearMul") &&
-         node.proto->input_size() >= 7;
+  return (IsMs(node, "QLinearAdd") || IsMs(node, "QLinearMul")) && node.proto->input_size() >= 7;
 }
 
-// com.microsoft QLinearLeakyRelu / QLinearSigmoid (X, X_scale, X_zero, Y_scale[, Y_zero]): what a
-// QDQ model's activation between quantized convolutions becomes (graph/qdq_fusion.cc), an
-// element's byte from the same element's.
-bool IsQLinearUnary(const Node& node) {
-  return node.domain == kMsDomain && (node.op_type() == "QLinearLeakyRelu" || node.op_type() == "QLinearSigmoid") &&
-         node.proto->input_size() >= 4;
-}
+// IsQLinearPointwiseUnary's ops given (X, X_scale, X_zero, Y_scale[, Y_zero]): what a QDQ model's
+// activation between quantized convolutions becomes (graph/qdq_fusion.cc).
+bool IsQLinearUnary(const Node& node) { return IsQLinearPointwiseUnary(node) && node.proto->input_size() >= 4; }
 
 // A Split or Concat's axis of a rank-3 value, normalized; -1 when absent or out of range.
 int64_t Axis3(const onnx::NodeProto& n, int64_t fallback) {

@@ -127,6 +127,9 @@ DataType KnownType(const Graph& g, const std::string& name) {
 }
 
 bool IsOp(const Node& n, const char* op) { return n.domain.empty() && n.op_type() == op; }
+bool IsMs(const Node& n, const char* op) { return n.domain == kMsDomain && n.op_type() == op; }
+bool IsInternal(const Node& n, const char* op) { return n.domain == kOnnxflowDomain && n.op_type() == op; }
+bool IsQLinearPointwiseUnary(const Node& n) { return IsMs(n, "QLinearLeakyRelu") || IsMs(n, "QLinearSigmoid"); }
 
 Id ProducerReadBy(const Graph& g, const std::string& value, int reads) {
   return g.nodes.ReadCount(value) == reads ? g.nodes.Producer(value) : kNone;
@@ -193,7 +196,7 @@ bool EpilogueOf(const Graph& g, const Node& act, FusedActivationSpec* spec) {
   // ONNX Runtime saves x * Sigmoid(x) after a product as com.microsoft QuickGelu with alpha 1
   // (YOLO's SiLU, 57 of them in YOLOv8n at the extended level): the epilogue's Swish. Other alphas
   // (CLIP's 1.702) keep the op's kernel.
-  if (act.domain == kMsDomain && a.op_type() == "QuickGelu") {
+  if (IsMs(act, "QuickGelu")) {
     const auto* alpha = Attr(a, "alpha");
     if (a.input_size() != 1 || a.output_size() != 1 || alpha == nullptr || alpha->f() != 1.0f) return false;
     return FusedActivationSpec::From(ActOp::kSwish, ActParams{1.0f}, spec);

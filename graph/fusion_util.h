@@ -48,6 +48,12 @@ std::vector<int64_t> ShapeWithLeadingDims(const Graph& g, const std::string& sha
 DataType KnownType(const Graph& g, const std::string& name);
 
 bool IsOp(const Node& n, const char* op);
+// `n` is com.microsoft `op` / internal (com.onnxflow) `op`.
+bool IsMs(const Node& n, const char* op);
+bool IsInternal(const Node& n, const char* op);
+// com.microsoft QLinearLeakyRelu / QLinearSigmoid: an element's byte from the same element's, its
+// quantization parameters per tensor, so any layout of the tensor computes the same bytes.
+bool IsQLinearPointwiseUnary(const Node& n);
 
 // The producer of `value` when exactly `reads` reads of it are all there are (a graph output
 // counts as two: NodeGraph::ReadCount); kNone otherwise.

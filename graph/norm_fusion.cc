@@ -213,7 +213,7 @@ std::optional<Patch> FuseSkipLayerNormalization(Rewriter& r, Id index) {
   const Node& ln = r[index];
   const auto& n = *ln.proto;
   const bool rms = IsOp(ln, "SimplifiedLayerNormalization") ||
-                   (ln.domain == kMsDomain && ln.op_type() == "SimplifiedLayerNormalization");
+                   IsMs(ln, "SimplifiedLayerNormalization");
   if (!(rms || (IsOp(ln, "LayerNormalization") && ln.opset >= 17)) || n.input_size() < 2 || n.output_size() < 1) {
     return std::nullopt;
   }

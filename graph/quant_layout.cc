@@ -25,7 +25,6 @@ enum class Role {
 };
 
 bool Is8Bit(DataType t) { return t == DataType::kUint8 || t == DataType::kInt8; }
-bool IsMs(const Node& n, const char* op) { return n.domain == kMsDomain && n.op_type() == op; }
 bool IsScalarConstant(const Graph& g, const onnx::NodeProto& n, int i) {
   if (!HasInput(n, i)) return false;
   auto c = g.constants.find(n.input(i));
@@ -99,7 +98,7 @@ bool IsPointwise(const Node& node) {
       "HardSwish", "LeakyRelu", "Log", "Max", "Min", "Mish", "Mul", "Neg", "Pow", "QuantizeLinear", "Reciprocal",
       "Relu", "Selu", "Sigmoid", "Softplus", "Softsign", "Sqrt", "Sub", "Tanh", "ThresholdedRelu"};
   if (node.domain.empty()) return kOnnx.count(node.op_type()) != 0;
-  return node.domain == kOnnxflowDomain && node.op_type() == internal_ops::kElementwiseChain;
+  return IsInternal(node, internal_ops::kElementwiseChain);
 }
 
 // A pointwise op whose every operand is a region value or a scalar, at least one a region value.
@@ -142,10 +141,10 @@ Role RoleOf(const Graph& g, const Node& node, const Values& nhwc) {
   if (FollowsTheRegion(g, node, nhwc)) return Role::kLayoutFree;
   if (!in(0)) return Role::kPlain;
   if (IsOp(node, "Max") && n.input_size() == 2 && IsScalarConstant(g, n, 1)) return Role::kLayoutFree;
-  if (node.domain == kOnnxflowDomain && node.op_type() == internal_ops::kByteLookup) return Role::kLayoutFree;
+  if (IsInternal(node, internal_ops::kByteLookup)) return Role::kLayoutFree;
   // A QDQ model's LeakyRelu / Sigmoid between quantized convolutions (a vocoder's, after each
   // upsampling and in every residual block): a byte per element, its parameters scalars.
-  if (IsMs(node, "QLinearLeakyRelu") || IsMs(node, "QLinearSigmoid")) return Role::kLayoutFree;
+  if (IsQLinearPointwiseUnary(node)) return Role::kLayoutFree;
   if (IsOp(node, "MaxPool") && node.opset >= 12 && Is8Bit(TypeOf(g, n.input(0)))) {
     const auto* k = Attr(n, "kernel_shape");
     const auto* order = Attr(n, "storage_order");
