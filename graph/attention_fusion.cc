@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "graph/heads_shapes.h"
+#include "graph/value_rank.h"
 #include "graph/fusion.h"
 #include "ops/contrib/fused_attention.h"
 #include "ops/framework/domains.h"
@@ -302,41 +303,6 @@ bool RepeatedCacheOf(const Graph& g, const std::string& value, KeysOrValues* kv,
   return true;
 }
 
-// Whether `value` is 4-D by the ops that wrote it: a Transpose with four perm entries, a Reshape to a
-// constant shape of four entries, a graph input declared 4-D, or an op that keeps its input's rank
-// (Slice, Neg, Cast, Identity, Concat: all of Concat's inputs share its rank) over one of those.
-// `examined` holds the values this query found no proof for: a value reached again (Concats of
-// Concats of one value, a hostile model's fan-out at every level) is not walked again, so a query
-// costs at most the nodes above `value`, not the paths to them.
-bool IsFourD(const Graph& g, const std::string& value, std::unordered_set<std::string>* examined, int depth = 0) {
-  for (const ValueInfo& info : g.inputs) {
-    if (info.name == value) return info.has_shape && info.shape.size() == 4;
-  }
-  const Id p = g.nodes.Producer(value);
-  if (p == kNone || depth > 8) return false;  // a hostile chain must not cost its length squared
-  if (!examined->insert(value).second) return false;
-  const Node& n = g.nodes[p];
-  const auto& pr = *n.proto;
-  if (IsOp(n, "Transpose")) {
-    const auto* perm = Attr(pr, "perm");
-    return perm != nullptr && perm->ints_size() == 4;
-  }
-  if (IsOp(n, "Reshape") && pr.input_size() == 2) return Int64Constant(g, pr.input(1)).size() == 4;
-  if (IsOp(n, "Concat")) {
-    for (const std::string& in : pr.input()) {
-      if (IsFourD(g, in, examined, depth + 1)) return true;
-    }
-    return false;
-  }
-  const bool keeps_rank = IsOp(n, "Slice") || IsOp(n, "Neg") || IsOp(n, "Cast") || IsOp(n, "Identity");
-  return keeps_rank && pr.input_size() >= 1 && IsFourD(g, pr.input(0), examined, depth + 1);
-}
-
-bool IsFourD(const Graph& g, const std::string& value) {
-  std::unordered_set<std::string> examined;
-  return IsFourD(g, value, &examined);
-}
-
 bool KeysOrValuesOf(const Graph& g, const std::string& value, KeysOrValues* kv, std::vector<Id>* nodes,
                     PackedSource* packed) {
   if (CacheShape(g, value) != nullptr) {
@@ -355,8 +321,9 @@ bool KeysOrValuesOf(const Graph& g, const std::string& value, KeysOrValues* kv, 
   kv->part = -1;
   if (RepeatedCacheOf(g, value, kv, nodes)) return true;
   // Heads the model computed itself, (B, N, S, D): GPT-NeoX's and Phi's partial rotary rotates Q and
-  // K after the split into heads and Concats the rotated part with the rest; read as they are.
-  if (!IsFourD(g, value)) return false;
+  // K after the split into heads and Concats the rotated part with the rest; read as they are where
+  // their declaration or producers prove them 4-D (graph/value_rank.h).
+  if (ProvenRank(g, value) != 4) return false;
   *kv = {value, true, 1};
   return true;
 }
@@ -672,7 +639,8 @@ std::optional<Patch> FuseAttention(Rewriter& r, Id index) {
   }
   // K computed in heads (rotated after the split) and V split by the pattern's Transpose: V is read
   // as that Transpose writes it, (B, N, S, D), the Transpose kept, so both share one layout.
-  if (k.bnsd && !v.bnsd && v.part < 0 && packed.p.empty() && v_nodes_end == 2 && IsFourD(g, pv.proto->input(1))) {
+  if (k.bnsd && !v.bnsd && v.part < 0 && packed.p.empty() && v_nodes_end == 2 &&
+      ProvenRank(g, pv.proto->input(1)) == 4) {
     nodes.erase(nodes.begin() + 1);
     v = {pv.proto->input(1), true, 1};
   }

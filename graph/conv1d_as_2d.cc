@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graph/rewrite.h"
+#include "graph/value_rank.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/internal_ops.h"
 #include "ops/framework/node_attributes.h"
@@ -157,7 +158,7 @@ enum class Role {
 
 class LiftPass {
  public:
-  explicit LiftPass(Graph* g) : g_(g) {}
+  explicit LiftPass(Graph* g) : g_(g), ranks_(*g) {}
 
   Status Run() {
     bool any = false;
@@ -173,6 +174,7 @@ class LiftPass {
       const int outputs = IsOp(node, "DynamicQuantizeLinear") || IsOp(node, "Dropout") ? 1 : node.proto->output_size();
       for (int k = 0; k < outputs; ++k) {
         lifted_.insert(node.proto->output(k));
+        ranks_.Assume(node.proto->output(k), 3);  // 3-D as written, whatever proves it
         types_[node.proto->output(k)] = OutputType(node, k);
       }
     }
@@ -199,7 +201,7 @@ class LiftPass {
           proto->set_input(k, LiftedName(v));
         } else if (Constant(*g_, v) != nullptr) {
           proto->set_input(k, LiftedConstant(v));
-        } else if (KnownRank(v, 0) == 3) {
+        } else if (ranks_.Of(v) == 3) {
           proto->set_input(k, Entry(v, id));
         }  // else a scalar (RoleOf), read as it is
 
@@ -233,7 +235,7 @@ class LiftPass {
       // refusal of another rank stays).
       for (int k : {0, 3}) {
         if (k == 3 && (WeightInput(node) != 1 || IsOp(node, "ConvInteger"))) continue;
-        if (HasInput(n, k) && lifted_.count(n.input(k)) == 0 && KnownRank(n.input(k), 0) != 3) return Role::kPlain;
+        if (HasInput(n, k) && lifted_.count(n.input(k)) == 0 && ranks_.Of(n.input(k)) != 3) return Role::kPlain;
       }
       return FitsDeclaredInput(node) ? Role::kConv : Role::kPlain;
     }
@@ -249,7 +251,7 @@ class LiftPass {
         any = true;
       } else if (const Tensor* c = Constant(*g_, v); c != nullptr) {
         if (c->rank() > 3) return Role::kPlain;
-      } else if (const int64_t rank = KnownRank(v, 0); rank != 3 && rank != 0) {
+      } else if (const int64_t rank = ranks_.Of(v); rank != 3 && rank != 0) {
         return Role::kPlain;  // a scalar broadcasts alike in 3-D and 4-D; a 3-D value enters
       }
     }
@@ -315,75 +317,6 @@ class LiftPass {
     if (IsBinary(node) || IsOp(node, "Concat")) return true;
     if (IsQLinearBinary(node)) return k == 0 || k == 3;
     return k == 0;
-  }
-
-  // The rank of `v` when the load can tell it: a declared graph input, a constant, a lifted value
-  // (3-D as written), or what Unsqueeze, Reshape and rank-keeping ops make of values of known rank;
-  // -1 otherwise.
-  // Each value's answer is kept: values reached again through many paths (binary ops over one
-  // value, level after level) are worked out once, so a query costs at most the nodes above `v`.
-  // (A value first reached at the depth bound keeps its -1: unknown, which keeps the plain kernel.)
-  int64_t KnownRank(const std::string& v, int depth) const {
-    if (lifted_.count(v) != 0) return 3;
-    if (auto it = ranks_.find(v); it != ranks_.end()) return it->second;
-    const int64_t rank = RankByProducer(v, depth);
-    ranks_[v] = rank;
-    return rank;
-  }
-
-  // KnownRank's answer for `v`, not lifted and not asked before.
-  int64_t RankByProducer(const std::string& v, int depth) const {
-    if (const Tensor* c = Constant(*g_, v); c != nullptr) return c->rank();
-    for (const ValueInfo& in : g_->inputs) {
-      if (in.name == v) return in.has_shape ? static_cast<int64_t>(in.shape.size()) : -1;
-    }
-    const Id p = g_->nodes.Producer(v);
-    if (p == kNone || depth > 16) return -1;
-    const Node& node = g_->nodes[p];
-    const auto& n = *node.proto;
-    if (IsOp(node, "DynamicQuantizeLinear") && n.output(0) != v) return 0;  // the scale and zero point
-    if (n.output_size() < 1 || n.output(0) != v || !HasInput(n, 0)) return -1;
-    if (IsOp(node, "Unsqueeze")) {
-      const int64_t in = KnownRank(n.input(0), depth + 1);
-      if (in < 0) return -1;
-      if (node.opset < 13) {
-        const auto* axes = Attr(n, "axes");
-        return axes != nullptr ? in + axes->ints_size() : -1;
-      }
-      const Tensor* axes = HasInput(n, 1) ? Constant(*g_, n.input(1)) : nullptr;
-      return axes != nullptr && axes->dtype() == DataType::kInt64 && axes->rank() <= 1 ? in + axes->size() : -1;
-    }
-    if (IsOp(node, "Reshape") && node.opset >= 5 && HasInput(n, 1)) {
-      if (const Tensor* shape = Constant(*g_, n.input(1)); shape != nullptr) {
-        return shape->dtype() == DataType::kInt64 && shape->rank() == 1 ? shape->size() : -1;
-      }
-      const Id s = g_->nodes.Producer(n.input(1));
-      if (s == kNone || !IsOp(g_->nodes[s], "Shape") || Attr(*g_->nodes[s].proto, "start") != nullptr ||
-          Attr(*g_->nodes[s].proto, "end") != nullptr) {
-        return -1;
-      }
-      return KnownRank(g_->nodes[s].proto->input(0), depth + 1);
-    }
-    // Ops whose output has the rank of their operands' broadcast (a convolution's: X's).
-    if (IsElementwise(node) || IsOp(node, "InstanceNormalization") || IsOp(node, "BatchNormalization") ||
-        IsOp(node, "MaxPool") || IsOp(node, "AveragePool") || (IsOp(node, "Pad") && node.opset >= 11) ||
-        IsOp(node, "QuantizeLinear") || IsOp(node, "DequantizeLinear") || IsOp(node, "DynamicQuantizeLinear") ||
-        WeightInput(node) >= 0 || IsQLinearBinary(node) || IsQLinearUnary(node) ||
-        IsInternal(node, internal_ops::kElementwiseChain) ||
-        IsInternal(node, internal_ops::kDequantizeAccumulator) || IsInternal(node, internal_ops::kByteLookup)) {
-      int64_t rank = -1;
-      for (int k = 0; k < n.input_size(); ++k) {
-        if (!(IsBinary(node) || (IsQLinearBinary(node) && k == 3) || k == 0)) continue;
-        const int64_t r = KnownRank(n.input(k), depth + 1);
-        if (r < 0) return -1;
-        rank = std::max(rank, r);
-      }
-      if (const auto* chain_rank = Attr(n, "rank"); IsInternal(node, internal_ops::kElementwiseChain)) {
-        rank = chain_rank != nullptr ? std::max(rank, chain_rank->i()) : rank;
-      }
-      return rank;
-    }
-    return -1;
   }
 
   // The element type of output `k` of lifted `node`, for the layout passes that read the lifted
@@ -507,7 +440,7 @@ class LiftPass {
   std::optional<NameSet> names_;
   Patch patch_;
   std::set<std::string> lifted_;  // values (by their 3-D name) the region computes in 4-D
-  mutable std::map<std::string, int64_t> ranks_;  // KnownRank's answers for the values not lifted
+  ValueRanks ranks_;  // proven ranks (graph/value_rank.h); the lifted values are 3-D
   std::map<std::string, DataType> types_;  // their element types, where known
   std::map<std::string, std::string> lifted_names_, lifted_constants_, lifted_pads_, entries_;
   std::string axis_;

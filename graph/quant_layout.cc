@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "graph/rewrite.h"
+#include "graph/value_rank.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/internal_ops.h"
 #include "ops/framework/registry.h"
@@ -22,6 +23,7 @@ enum class Role {
   kConcat,      // QLinearConcat over channels -> axis 3
   kLayoutFree,  // elementwise: the same op on channels-last values
   kShuffle,     // Reshape -> Transpose -> Reshape splitting the channels into groups and swapping them
+  kPad,         // Pad by constant pads -> the same pads in channels-last order
 };
 
 bool Is8Bit(DataType t) { return t == DataType::kUint8 || t == DataType::kInt8; }
@@ -101,9 +103,16 @@ bool IsPointwise(const Node& node) {
   return IsInternal(node, internal_ops::kElementwiseChain);
 }
 
-// A pointwise op whose every operand is a region value or a scalar, at least one a region value.
-// (A QuantizeLinear / DequantizeLinear with a block_size is not pointwise.)
-bool FollowsTheRegion(const Graph& g, const Node& node, const Values& nhwc) {
+// A plain value that can enter the region through a Transpose of its own, so that the op reading
+// it with a region value runs channels-last too: one proven 4-D (graph/value_rank.h). A value of
+// lower rank (a per-channel [C, 1, 1] constant) broadcasts along other axes channels-last, and one
+// of unknown rank may be such a value.
+bool CanEnter(ValueRanks& ranks, const std::string& v) { return ranks.Of(v) == 4; }
+
+// A pointwise op whose every operand is a region value, a scalar or a value that can enter, at
+// least one a region value; `*enters` tells whether one enters. (A QuantizeLinear /
+// DequantizeLinear with a block_size is not pointwise.)
+bool FollowsTheRegion(const Graph& g, const Node& node, const Values& nhwc, ValueRanks& ranks, bool* enters) {
   const auto& n = *node.proto;
   if (!IsPointwise(node) || n.output_size() != 1) return false;
   if (const auto* block = Attr(n, "block_size"); block != nullptr && block->i() != 0) return false;
@@ -115,33 +124,74 @@ bool FollowsTheRegion(const Graph& g, const Node& node, const Values& nhwc) {
     if (!HasInput(n, i)) continue;
     if (nhwc.count(n.input(i)) != 0) {
       region = true;
-    } else if (!IsScalarOperand(g, n, i)) {
+    } else if (IsScalarOperand(g, n, i)) {
+      continue;
+    } else if (CanEnter(ranks, n.input(i))) {
+      *enters = true;
+    } else {
       return false;
     }
   }
   return region;
 }
 
-Role RoleOf(const Graph& g, const Node& node, const Values& nhwc) {
+// The constant pads of a Pad (opset 11 on, over every axis of a 4-D value) that the region can
+// take in channels-last order, whatever its mode (each axis is padded on its own); null otherwise.
+const Tensor* PadsOf(const Graph& g, const Node& node) {
+  const auto& n = *node.proto;
+  if (!IsOp(node, "Pad") || node.opset < 11 || n.output_size() != 1 || !HasInput(n, 1) || HasInput(n, 3)) {
+    return nullptr;
+  }
+  auto pads = g.constants.find(n.input(1));
+  if (pads == g.constants.end() || pads->second.dtype() != DataType::kInt64 || pads->second.rank() != 1 ||
+      pads->second.size() != 8) {
+    return nullptr;
+  }
+  return &pads->second;
+}
+
+// The role of `node` given the region values before it. `*enters` is set when the node joins
+// with an operand from outside that enters through a Transpose (a residual's shortcut: a QDQ
+// HiFi-GAN's stream, ResNet's identity, a C2f's halves), which only pays when a region op reads
+// the node's output (QuantLayoutPass::Prune).
+Role RoleOf(const Graph& g, const Node& node, const Values& nhwc, ValueRanks& ranks, bool* enters) {
   if (ConvertsConv(g, node)) return Role::kConv;
   const auto& n = *node.proto;
   if (n.input_size() == 0 || n.output_size() != 1 || !node.subgraphs.empty()) return Role::kPlain;
   auto in = [&](int i) { return HasInput(n, i) && nhwc.count(n.input(i)) != 0; };
+  // Data operands `data`, each in the region or able to enter, at least one in the region.
+  auto joins = [&](const std::vector<int>& data) {
+    bool region = false, entering = false;
+    for (int i : data) {
+      if (in(i)) {
+        region = true;
+      } else if (HasInput(n, i) && CanEnter(ranks, n.input(i))) {
+        entering = true;
+      } else {
+        return false;
+      }
+    }
+    *enters = region && entering;
+    return region;
+  };
   if (IsMs(node, "QLinearAdd") || IsMs(node, "QLinearMul")) {
-    return n.input_size() >= 8 && in(0) && in(3) ? Role::kLayoutFree : Role::kPlain;
+    return n.input_size() >= 8 && joins({0, 3}) ? Role::kLayoutFree : Role::kPlain;
   }
   if (IsMs(node, "QLinearConcat")) {  // its data are inputs 2, 5, 8, ...
     const auto* axis = Attr(n, "axis");
     if (axis == nullptr || (axis->i() != 1 && axis->i() != -3) || n.input_size() < 5) return Role::kPlain;
-    for (int i = 2; i < n.input_size(); i += 3) {
-      if (!in(i)) return Role::kPlain;
-    }
-    return Role::kConcat;
+    std::vector<int> data;
+    for (int i = 2; i < n.input_size(); i += 3) data.push_back(i);
+    return joins(data) ? Role::kConcat : Role::kPlain;
   }
-  if (FollowsTheRegion(g, node, nhwc)) return Role::kLayoutFree;
+  if (FollowsTheRegion(g, node, nhwc, ranks, enters)) return Role::kLayoutFree;
+  *enters = false;
   if (!in(0)) return Role::kPlain;
   if (IsOp(node, "Max") && n.input_size() == 2 && IsScalarConstant(g, n, 1)) return Role::kLayoutFree;
   if (IsInternal(node, internal_ops::kByteLookup)) return Role::kLayoutFree;
+  // MelGAN's reflection Pad along the length between the float ops a quantizer leaves in each
+  // residual block (DQ -> LeakyRelu -> Pad -> Q -> conv): two Transposes a block where it left.
+  if (PadsOf(g, node) != nullptr) return Role::kPad;
   // A QDQ model's LeakyRelu / Sigmoid between quantized convolutions (a vocoder's, after each
   // upsampling and in every residual block): a byte per element, its parameters scalars.
   if (IsQLinearPointwiseUnary(node)) return Role::kLayoutFree;
@@ -195,7 +245,9 @@ bool HasPerm(const Node& n, const std::vector<int64_t>& perm) {
 
 class QuantLayoutPass {
  public:
-  explicit QuantLayoutPass(Graph* g) : g_(g) {}
+  // Ranks are asked in graph order and every region value is known 4-D, so the walks stay short
+  // (a vocoder's stream after its float ConvTranspose: 4 producers up to a region value).
+  explicit QuantLayoutPass(Graph* g) : g_(g), ranks_(*g) {}
 
   Status Run() {
     // Most graphs (and every subgraph level of a deeply nested one) hold no quantized
@@ -211,17 +263,21 @@ class QuantLayoutPass {
     for (Id id : order) {
       const Node& node = g_->nodes[id];
       const auto pending = shuffle_roles_.find(id);
+      bool enters = false;
       roles.push_back(pending != shuffle_roles_.end() ? Role::kShuffle
                       : MatchShuffle(id, nhwc)         ? Role::kShuffle
-                                                       : RoleOf(*g_, node, nhwc));
+                                                       : RoleOf(*g_, node, nhwc, ranks_, &enters));
       any_conv = any_conv || roles.back() == Role::kConv;
+      if (enters) entered_.insert(id);
       if (roles.back() != Role::kPlain) {
         nhwc.insert(node.proto->output(0));
+        ranks_.Assume(node.proto->output(0), 4);
         channels_[node.proto->output(0)] = ChannelsOut(id, roles.back());
       }
     }
     if (!any_conv) return Status::Ok();
     Prune(order, &roles, &nhwc);
+    PullEntries(order, &roles, &nhwc);
     // Region values plain readers (nodes, subgraphs, graph outputs) still need in their layout.
     std::set<std::string> read_plain;
     for (size_t i = 0; i < order.size(); ++i) {
@@ -249,6 +305,7 @@ class QuantLayoutPass {
       Node converted = WithProto(node, proto);
       Convert(roles[i], proto.get(), &converted);
       if (roles[i] == Role::kShuffle) ConvertShuffle(id, proto.get(), &patch);
+      if (roles[i] == Role::kPad) proto->set_input(1, NhwcPads(node.proto->input(1), &patch));
       patch.replaced.push_back(id);
       patch.AddAt(std::move(converted), id);
       if (read_plain.count(out) != 0) {
@@ -262,28 +319,75 @@ class QuantLayoutPass {
  private:
   // A pointwise op stays in the region only on the way to a region op that reads it as data:
   // one whose value only plain nodes (or the graph's outputs) read would just move the boundary's
-  // Transpose onto its output, a float one four times the bytes. From the last node back, so that
-  // a chain of them leaves the region from its end.
-  void Prune(const std::vector<Id>& order, std::vector<Role>* roles, Values* nhwc) const {
-    std::map<Id, size_t> index;
-    for (size_t i = 0; i < order.size(); ++i) index[order[i]] = i;
+  // Transpose onto its output, a float one four times the bytes. So does an op that an operand
+  // entered (its Transpose in, then one out, where staying plain costs one). From the last node
+  // back, so that a chain of them leaves the region from its end.
+  void Prune(const std::vector<Id>& order, std::vector<Role>* roles, Values* nhwc) {
+    index_.clear();
+    for (size_t i = 0; i < order.size(); ++i) index_[order[i]] = i;
     for (size_t i = order.size(); i-- > 0;) {
       const Node& node = g_->nodes[order[i]];
-      if ((*roles)[i] != Role::kLayoutFree || !IsPointwise(node)) continue;
+      const bool may_leave = ((*roles)[i] == Role::kLayoutFree && IsPointwise(node)) || entered_.count(order[i]) != 0;
+      if ((*roles)[i] == Role::kPlain || !may_leave) continue;
       const std::string& out = node.proto->output(0);
-      bool read_in_region = false;
-      for (Id r : g_->nodes.Readers(out)) {
-        const size_t j = index.at(r);
-        if ((*roles)[j] == Role::kPlain) continue;
-        const Node& reader = g_->nodes[r];
-        for (int k = 0; k < reader.proto->input_size(); ++k) {
-          read_in_region |= reader.proto->input(k) == out && IsDataInput(*g_, reader, (*roles)[j], k);
-        }
-      }
-      if (!read_in_region) {
+      if (!ReadInRegion(out, *roles, /*only=*/false)) {
         (*roles)[i] = Role::kPlain;
         nhwc->erase(out);
       }
+    }
+  }
+
+  // Whether a region op reads `out` as data (`only`: and nothing else reads it: no plain node, no
+  // subgraph, no graph output).
+  bool ReadInRegion(const std::string& out, const std::vector<Role>& roles, bool only) const {
+    bool read_in_region = false;
+    for (Id r : g_->nodes.Readers(out)) {
+      const size_t j = index_.at(r);
+      const Node& reader = g_->nodes[r];
+      for (int k = 0; k < reader.proto->input_size(); ++k) {
+        if (reader.proto->input(k) != out) continue;
+        const bool data = roles[j] != Role::kPlain && IsDataInput(*g_, reader, roles[j], k);
+        if (only && !data) return false;
+        read_in_region |= data;
+      }
+      if (only && !reader.implicit_inputs.empty()) {
+        for (const auto& v : reader.implicit_inputs) {
+          if (v == out) return false;
+        }
+      }
+    }
+    if (only) {
+      for (const auto& o : g_->outputs) {
+        if (o.name == out) return false;
+      }
+    }
+    return read_in_region;
+  }
+
+  // A plain op of one data operand that the region reads alone, its operand proven 4-D, joins
+  // the region, its operand entering instead: the Transpose moves above it. That costs the same
+  // bytes for an 8-bit op, a quarter for a DequantizeLinear (bytes, not floats), and one Transpose
+  // for all where the operand enters elsewhere too: a vocoder's residual stream feeds a
+  // QLinearLeakyRelu -> QLinearConv and the QLinearAdd that closes the block. Not a
+  // QuantizeLinear (floats would move instead of bytes). From the last node back, so that a chain
+  // of them moves the entry to its start.
+  void PullEntries(const std::vector<Id>& order, std::vector<Role>* roles, Values* nhwc) {
+    for (size_t i = order.size(); i-- > 0;) {
+      if ((*roles)[i] != Role::kPlain) continue;
+      const Node& node = g_->nodes[order[i]];
+      const auto& n = *node.proto;
+      if (n.output_size() != 1 || !node.subgraphs.empty() || !HasInput(n, 0) || IsOp(node, "QuantizeLinear")) continue;
+      const bool unary = IsQLinearPointwiseUnary(node) || IsInternal(node, internal_ops::kByteLookup) ||
+                         (IsOp(node, "Max") && n.input_size() == 2 && IsScalarConstant(*g_, n, 1)) ||
+                         IsPointwise(node);
+      if (!unary || nhwc->count(n.input(0)) != 0 || !CanEnter(ranks_, n.input(0))) continue;
+      if (IsPointwise(node)) {  // as FollowsTheRegion would take it with X in the region, no other operand entering
+        bool enters = false;
+        if (!FollowsTheRegion(*g_, node, {n.input(0)}, ranks_, &enters) || enters) continue;
+      }
+      if (!ReadInRegion(n.output(0), *roles, /*only=*/true)) continue;
+      (*roles)[i] = Role::kLayoutFree;
+      nhwc->insert(n.output(0));
     }
   }
 
@@ -311,6 +415,10 @@ class QuantLayoutPass {
     const auto& n = *g_->nodes[id].proto;
     if (role == Role::kConv) return g_->constants.at(n.input(3)).dim(0);
     if (role == Role::kShuffle) return shuffle_channels_.count(id) ? shuffle_channels_.at(id) : 0;
+    if (role == Role::kPad) {
+      const int64_t* p = g_->constants.at(n.input(1)).data<int64_t>();
+      return p[1] == 0 && p[5] == 0 ? Channels(n.input(0)) : 0;
+    }
     if (role == Role::kConcat) {
       int64_t sum = 0;
       for (int i = 2; i < n.input_size(); i += 3) {
@@ -365,6 +473,16 @@ class QuantLayoutPass {
     }
   }
 
+  // Pads [n, c, h, w, n', c', h', w'] (constant `v`) in channels-last order, made once.
+  std::string NhwcPads(const std::string& v, Patch* patch) {
+    auto it = nhwc_pads_.find(v);
+    if (it != nhwc_pads_.end()) return it->second;
+    const int64_t* p = g_->constants.at(v).data<int64_t>();
+    const std::string name = names_->Fresh(v + "/nhwc");
+    patch->constants.emplace_back(name, Tensor::FromVector<int64_t>({8}, {p[0], p[2], p[3], p[1], p[4], p[6], p[7], p[5]}));
+    return nhwc_pads_[v] = name;
+  }
+
   // The channels-last name of region value `v` (of v's type).
   std::string NhwcName(const std::string& v, Patch* patch) {
     auto it = nhwc_names_.find(v);
@@ -405,8 +523,11 @@ class QuantLayoutPass {
   }
 
   Graph* g_;
+  ValueRanks ranks_;              // proven ranks: region values are 4-D
+  std::set<Id> entered_;          // region nodes that an operand from outside enters
+  std::map<Id, size_t> index_;    // a node's place in the order
   std::optional<NameSet> names_;  // made when there is something to convert
-  std::map<std::string, std::string> to_nhwc_, nhwc_names_;
+  std::map<std::string, std::string> to_nhwc_, nhwc_names_, nhwc_pads_;
   std::map<std::string, int64_t> channels_;                  // ChannelsOut of region values
   std::map<Id, Role> shuffle_roles_;                         // a matched shuffle's later nodes
   std::map<Id, std::vector<int64_t>> shuffle_shapes_;        // its Reshapes' channels-last targets

@@ -5,11 +5,18 @@
 //  - com.microsoft QLinearAdd / QLinearMul of two channels-last operands, Max of one and a scalar
 //    (an 8-bit Relu), com.onnxflow ByteLookup: elementwise, the same op (a DequantizeLinear stays
 //    plain: the Transpose before it then moves bytes, not floats);
+//  - an elementwise op above (or a pointwise float op, a QLinearConcat) with one operand in the
+//    region and another from outside that is proven 4-D (graph/value_rank.h): the outside operand
+//    enters through one Transpose that all its region readers share (a residual's shortcut), where
+//    a region op reads the result; and a one-operand op of those whose only readers are region
+//    ops takes the entry's Transpose above it (a DequantizeLinear then moves bytes, not floats);
 //  - MaxPool on 8-bit values -> com.onnxflow MaxPoolNhwc (ops/quant_ms/qlinear_maxpool_nhwc.cc);
+//  - Pad by constant pads (any mode) -> the same pads in channels-last order;
 //  - com.microsoft QLinearGlobalAveragePool / QLinearAveragePool -> the same with channels_last;
 //  - com.microsoft QLinearConcat over channels of channels-last inputs -> axis 3.
-// A Transpose to channels-last goes before the region's first convolution reading a plain value,
-// and one back where a plain reader (another op, a subgraph, a graph output) reads a region value.
+// A Transpose to channels-last goes before the region's first reader of a plain value (a
+// convolution's input, an entering operand), and one back where a plain reader (another op, a
+// subgraph, a graph output) reads a region value.
 // Outputs are unchanged.
 #pragma once
 
