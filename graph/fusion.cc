@@ -8,6 +8,7 @@
 #include "graph/qkv_merge.h"
 #include "graph/chain_fusion.h"
 #include "graph/dynamic_quant_fusion.h"
+#include "graph/gated_ffn.h"
 #include "graph/fusion_util.h"
 #include "graph/hard_activation_fusion.h"
 #include "graph/norm_fusion.h"
@@ -498,6 +499,7 @@ Status FuseForInference(Graph* g) {
       {"FuseGeluTanh", FuseGeluTanh},
       {"FuseBiasGelu", FuseBiasGelu},
       {"FuseActivation", FuseActivation},
+      {"FuseGatedFeedForward", FuseGatedFeedForward},  // gated_ffn.h: after the gate's activation
       {"FuseElementwiseChain", FuseElementwiseChain},  // chain_fusion.h
   };
   for (const auto& [name, rule] : kRules) ONNXFLOW_RETURN_IF_ERROR(RunRule(g, name, rule));

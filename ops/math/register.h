@@ -15,7 +15,8 @@
   X(RegisterCol2ImKernels)          \
   X(RegisterCausalConvKernels)      \
   X(RegisterEinsumKernels)          \
-  X(RegisterDeformConvKernels)
+  X(RegisterDeformConvKernels)     \
+  X(RegisterGatedActivationKernels)
 
 namespace onnxflow {
 
