@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "graph/rewrite.h"
+#include "ops/activation/elementwise_chain.h"
 #include "ops/blocked/blocked_conv.h"
+#include "ops/blocked/blocked_group_norm.h"
 #include "ops/blocked/blocked_layout.h"
 #include "ops/blocked/reorder.h"
 #include "ops/framework/domains.h"
@@ -24,9 +26,10 @@ namespace {
 enum class Role {
   kPlain,       // stays as it is, reading plain values
   kConv,        // Conv / FusedConv -> BlockedConv
-  kDepthwise,   // a depthwise Conv / FusedConv on a blocked value -> BlockedDepthwiseConv
+  kDepthwise,   // a depthwise Conv / FusedConv on a blocked value (or a large window's) -> BlockedDepthwiseConv
   kPool,        // MaxPool / AveragePool / the global pools -> Blocked*
   kNormalize,   // inference BatchNormalization with constant parameters -> BlockedBatchNormalization
+  kGroupNorm,   // GroupNormalization / InstanceNormalization, constant parameters -> BlockedGroupNormalization
   kLayoutFree,  // elementwise, Concat over channels: the same op on blocked values
   kSplit,       // Split over channels in whole blocks: Split of the blocks, axis 1 of the 5-D tensor
   kResize,      // Resize of the spatial axes, nearest or bilinear -> BlockedResize
@@ -57,9 +60,14 @@ bool ConvertsConv(const Graph& g, const Node& node) {
 // Blocked values by name, with their channel count (pad lanes not counted).
 using BlockedValues = std::map<std::string, int64_t>;
 
+// The window (taps) from which a depthwise convolution of a plain value runs blocked all the same:
+// ConvNeXt's 7x7 (measured below; smaller windows were not).
+inline constexpr int64_t kPlainInputDepthwiseTaps = 49;
+
 // A float 2-D depthwise Conv (group = C = M) with constant weights (and bias) and no residual,
 // reading a blocked value of its C channels: MobileNet's layers between two pointwise convolutions,
-// which would otherwise cost a reorder out of the blocked layout and one back in each.
+// which would otherwise cost a reorder out of the blocked layout and one back in each; or reading
+// a plain value, with a window of kPlainInputDepthwiseTaps or more over whole blocks of channels.
 bool ConvertsDepthwise(const Graph& g, const Node& node, const BlockedValues& blocked) {
   const Tensor* w = ConstantConvWeights(g, node);
   const auto& n = *node.proto;
@@ -67,7 +75,11 @@ bool ConvertsDepthwise(const Graph& g, const Node& node, const BlockedValues& bl
   const auto* group = Attr(n, "group");
   if (group == nullptr || w->dim(1) != 1 || w->dim(0) != group->i()) return false;
   auto in = blocked.find(n.input(0));
-  return in != blocked.end() && in->second == w->dim(0);
+  if (in != blocked.end()) return in->second == w->dim(0);
+  // A plain input: worth a reorder in and out for a large window of whole blocks (ConvNeXt's 7x7,
+  // read off its residual stream): over gen_vision.py's ConvNeXt at 1 thread the depthwise layers
+  // and their reorders took 5.8-8.8 ms plain and 3.4-6.4 ms so (three alternated profiles).
+  return w->dim(0) % kChannelBlock == 0 && w->dim(2) * w->dim(3) >= kPlainInputDepthwiseTaps;
 }
 
 // Inference BatchNormalization (version 9 on: per-channel parameters) whose parameters are float
@@ -83,6 +95,33 @@ bool ConvertsBatchNorm(const Graph& g, const Node& node, int64_t channels) {
     if (p == nullptr || p->rank() != 1 || p->size() != channels) return false;
   }
   return true;
+}
+
+// The groups of GroupNormalization (18 on) or InstanceNormalization (6 on, a group per channel) of
+// a blocked value of `channels` channels whose scale and B are float constants, one per channel
+// (one per group for GroupNormalization 18 to 20); 0 for any other node. Stable Diffusion's U-Net
+// and VAE normalize the input of nearly every convolution so (torch.onnx's export of it,
+// Reshape -> InstanceNormalization -> Reshape, is read as GroupNormalization first:
+// FuseGroupNormExport); plain, each cost a reorder out of the blocked layout and one back in.
+int64_t NormalizedGroups(const Graph& g, const Node& node, int64_t channels) {
+  const auto& n = *node.proto;
+  const bool instance = IsOp(node, "InstanceNormalization") && node.opset >= 6;
+  if ((!instance && !(IsOp(node, "GroupNormalization") && node.opset >= 18)) || n.input_size() != 3 ||
+      n.output_size() != 1) {
+    return 0;
+  }
+  int64_t groups = channels;
+  if (!instance) {
+    const auto* attr = Attr(n, "num_groups");
+    if (attr == nullptr || attr->i() <= 0 || channels % attr->i() != 0) return 0;
+    groups = attr->i();
+  }
+  const int64_t params = instance || node.opset >= 21 ? channels : groups;
+  for (int i = 1; i < 3; ++i) {
+    const Tensor* p = FloatConstant(g, n, i);
+    if (p == nullptr || p->rank() != 1 || p->size() != params) return 0;
+  }
+  return groups;
 }
 
 // A Mul or Add of a blocked value by a constant per channel (a BatchNormalization's affine part, as
@@ -300,6 +339,7 @@ Role RoleOf(const Graph& g, const Node& node, const BlockedValues& blocked) {
   }
   if (IsOp(node, "GlobalAveragePool") || IsOp(node, "GlobalMaxPool")) return Role::kPool;
   if (ConvertsBatchNorm(g, node, blocked.at(n.input(0)))) return Role::kNormalize;
+  if (NormalizedGroups(g, node, blocked.at(n.input(0))) > 0) return Role::kGroupNorm;
   if (IsOp(node, "Concat")) {
     const auto* axis = Attr(n, "axis");
     if (axis == nullptr || (axis->i() != 1 && axis->i() != -3)) return Role::kPlain;
@@ -394,6 +434,8 @@ class LayoutPass {
         } else if (roles[i] == Role::kConv && !(k == 0 && IsStem(node))) {
           const Tensor* w = WeightConstant(*g_, *node.proto, 1);
           proto->set_input(k, ToBlocked(v, id, k == 0 ? w->dim(1) : w->dim(0)));
+        } else if (roles[i] == Role::kDepthwise && k == 0) {  // a large window's plain input
+          proto->set_input(k, ToBlocked(v, id, WeightConstant(*g_, *node.proto, 1)->dim(0)));
         }
       }
       if (roles[i] == Role::kSplit) ConvertSplit(node, proto.get(), blocked);
@@ -448,6 +490,10 @@ class LayoutPass {
       proto->set_domain(kOnnxflowDomain);
       return;
     }
+    if (role == Role::kGroupNorm) {
+      ConvertGroupNorm(node, proto, blocked);
+      return;
+    }
     if (role == Role::kNormalize && !IsOp(node, "BatchNormalization")) {
       ConvertChannelAffine(node, proto, blocked);
     }
@@ -490,6 +536,27 @@ class LayoutPass {
     } else {
       SetAttribute(*proto, "split", blocks);
     }
+  }
+
+  // GroupNormalization / InstanceNormalization (NormalizedGroups) as BlockedGroupNormalization: its
+  // groups as num_groups, and scale and B one per channel (GroupNormalization 18's per-group ones
+  // repeated over each group's channels, as new constants).
+  void ConvertGroupNorm(const Node& node, onnx::NodeProto* proto, const BlockedValues& blocked) {
+    const int64_t channels = blocked.at(node.proto->input(0));
+    const int64_t groups = NormalizedGroups(*g_, node, channels);
+    for (int i = 1; i < 3; ++i) {
+      const Tensor& param = *FloatConstant(*g_, *node.proto, i);
+      if (param.size() == channels) continue;
+      std::vector<float> per_channel(static_cast<size_t>(channels));
+      for (int64_t c = 0; c < channels; ++c) per_channel[static_cast<size_t>(c)] = param.data<float>()[c / (channels / groups)];
+      const std::string name = names_.Fresh(node.proto->output(0) + (i == 1 ? "/scale" : "/bias"));
+      patch_.constants.emplace_back(name, Tensor::FromVector<float>({channels}, per_channel));
+      proto->set_input(i, name);
+    }
+    SetIntAttr(proto, "num_groups", groups);
+    RemoveAttribute(*proto, "stash_type");  // the blocked kernel computes in float, GroupNormalization 21's default
+    proto->set_op_type(internal_ops::kBlockedGroupNormalization);
+    proto->set_domain(kOnnxflowDomain);
   }
 
   // A per-channel Mul or Add (ChannelAffineInput) as the BlockedBatchNormalization that computes
@@ -647,27 +714,153 @@ std::optional<Patch> MergeNormalizations(Rewriter& r, Id index) {
   return patch;
 }
 
-// A BlockedBatchNormalization whose only reader is an activation it can apply as it stores (a
-// pre-activation network's Relu) takes it: one pass over the tensor instead of two.
+// A BlockedGroupNormalization whose only reader is a BlockedBatchNormalization (the per-channel
+// Mul and Add after torch.onnx's GroupNorm, or after GroupNormalization 18, whose own scale and B
+// are per group) is one with scale * s and B * s + b, taking the second's activation if it has one.
+std::optional<Patch> MergeAffineIntoGroupNorm(Rewriter& r, Id index) {
+  const Graph& g = r.graph();
+  const Node& affine = r[index];
+  if (!IsInternal(affine, internal_ops::kBlockedBatchNormalization)) return std::nullopt;
+  const Id p = SoleProducer(g, affine);
+  if (p == kNone) return std::nullopt;
+  const Node& norm = r[p];
+  if (!IsInternal(norm, internal_ops::kBlockedGroupNormalization) || HasEpilogue(norm)) return std::nullopt;
+  std::vector<double> s, b;
+  NormalizationAffine(g, *affine.proto, &s, &b);
+  const Tensor* scale = FloatConstant(g, *norm.proto, 1);
+  const Tensor* bias = FloatConstant(g, *norm.proto, 2);
+  if (scale == nullptr || bias == nullptr || scale->size() != static_cast<int64_t>(s.size())) return std::nullopt;
+  std::vector<float> new_scale(s.size()), new_bias(s.size());
+  for (size_t c = 0; c < s.size(); ++c) {
+    new_scale[c] = static_cast<float>(scale->data<float>()[c] * s[c]);
+    new_bias[c] = static_cast<float>(bias->data<float>()[c] * s[c] + b[c]);
+  }
+  auto merged = std::make_shared<onnx::NodeProto>(*norm.proto);
+  merged->set_output(0, affine.proto->output(0));
+  const Result<FusedActivationSpec> activation = FusedActivationSpec::Parse(KernelInfo(*affine.proto, affine.opset, {}, {}, {}));
+  if (!activation.ok()) return std::nullopt;
+  activation->WriteTo(*merged);
+  Patch patch{{p, index}, {}, {}};
+  const int64_t channels = static_cast<int64_t>(s.size());
+  for (const auto& [input, values] : {std::pair{1, &new_scale}, {2, &new_bias}}) {
+    const std::string name = r.FreshName(affine.proto->output(0) + (input == 1 ? "/gn_scale" : "/gn_bias"));
+    patch.constants.emplace_back(name, Tensor::FromVector<float>({channels}, *values));
+    merged->set_input(input, name);
+  }
+  patch.added.push_back(WithProto(norm, std::move(merged)));
+  return patch;
+}
+
+namespace {
+
+// An ElementwiseChain of exactly Sigmoid then a Mul by the chain's input: SiLU, as the chain
+// fusion (graph/chain_fusion.cc) writes x * Sigmoid(x) that no product took.
+bool IsSiluChain(const Node& n) {
+  if (!IsInternal(n, internal_ops::kElementwiseChain) || n.proto->input_size() != 1) return false;
+  const Result<ChainSpec> chain = ChainSpec::Parse(KernelInfo(*n.proto, n.opset, {}, {}, {}));
+  if (!chain.ok() || chain->steps.size() != 2 || chain->ops != std::vector<std::string>{"Sigmoid", "Mul"}) return false;
+  const ChainOperand operand = chain->steps[1].operand;
+  return chain->steps[1].kind == ChainStep::kBinary &&
+         (operand == ChainOperand::kInputRight || operand == ChainOperand::kInputLeft);
+}
+
+bool IsBlockedNormalization(const Node& n) {
+  return IsInternal(n, internal_ops::kBlockedBatchNormalization) ||
+         IsInternal(n, internal_ops::kBlockedGroupNormalization);
+}
+
+}  // namespace
+
+// A BlockedBatchNormalization or BlockedGroupNormalization whose only reader is an activation it
+// can apply as it stores (a pre-activation network's Relu) takes it: one pass over the tensor
+// instead of two. So does SiLU written out, Mul(x, Sigmoid(x)) with x read by those two alone, or
+// the ElementwiseChain the fusions made of it (the GroupNorm -> SiLU before each of Stable
+// Diffusion's convolutions).
 std::optional<Patch> FuseNormalizeActivation(Rewriter& r, Id act_index) {
   const Graph& g = r.graph();
   const Node& act = r[act_index];
+  const auto& a = *act.proto;
   FusedActivationSpec spec;
-  if (act.proto->output_size() != 1 || !EpilogueOf(g, act, &spec)) return std::nullopt;
-  const Id p = SoleProducer(g, act);
+  std::vector<Id> replaced;
+  Id p = kNone;
+  if (a.output_size() == 1 && EpilogueOf(g, act, &spec)) {
+    p = SoleProducer(g, act);
+  } else if (IsSiluChain(act)) {
+    p = SoleProducer(g, act);
+    spec = FusedActivationSpec{{Activation::kSwish}};
+  } else if (IsOp(act, "Mul") && act.opset >= 7 && a.input_size() == 2 && a.output_size() == 1) {
+    for (int i = 0; i < 2 && p == kNone; ++i) {
+      const Id sigmoid = SoleReaderProducer(g, a.input(i));
+      if (sigmoid == kNone || !IsOp(r[sigmoid], "Sigmoid") || r[sigmoid].proto->input(0) != a.input(1 - i)) continue;
+      p = ProducerReadBy(g, a.input(1 - i), 2);
+      if (p != kNone) replaced.push_back(sigmoid);
+    }
+    spec = FusedActivationSpec{{Activation::kSwish}};
+  }
   if (p == kNone) return std::nullopt;
   const Node& norm = r[p];
-  if (!IsInternal(norm, internal_ops::kBlockedBatchNormalization) || HasEpilogue(norm)) return std::nullopt;
+  if (!IsBlockedNormalization(norm) || HasEpilogue(norm)) return std::nullopt;
   auto node = std::make_shared<onnx::NodeProto>(*norm.proto);
   spec.WriteTo(*node);
-  node->set_output(0, act.proto->output(0));
-  return Patch{{p, act_index}, {WithProto(norm, std::move(node))}, {}};
+  node->set_output(0, a.output(0));
+  replaced.insert(replaced.begin(), {p, act_index});
+  return Patch{replaced, {WithProto(norm, std::move(node))}, {}};
+}
+
+// torch.onnx's export of GroupNorm(G, C):
+//   Reshape(x, [0, G, -1]) -> InstanceNormalization(scale [G], B [G]) -> Reshape(., Shape(x))
+// is GroupNormalization 18 of x (per-group scale and B, as the instance norm applies them), which
+// the blocked layout then runs on blocked values. The Reshapes must read and write only this chain.
+std::optional<Patch> FuseGroupNormExport(Rewriter& r, Id index) {
+  const Graph& g = r.graph();
+  const Node& norm = r[index];
+  const auto& n = *norm.proto;
+  if (!IsOp(norm, "InstanceNormalization") || norm.opset < 6 || n.input_size() != 3 || n.output_size() != 1) {
+    return std::nullopt;
+  }
+  auto is_reshape = [&](Id id) {
+    if (id == kNone || !IsOp(r[id], "Reshape") || r[id].opset < 5 || r[id].proto->input_size() != 2) return false;
+    const auto* allowzero = Attr(*r[id].proto, "allowzero");
+    return allowzero == nullptr || allowzero->i() == 0;
+  };
+  const Id split = SoleReaderProducer(g, n.input(0));
+  if (!is_reshape(split)) return std::nullopt;
+  const auto& sp = *r[split].proto;
+  auto shape = g.constants.find(sp.input(1));
+  if (shape == g.constants.end() || shape->second.dtype() != DataType::kInt64 || shape->second.size() != 3) {
+    return std::nullopt;
+  }
+  const int64_t* dims = shape->second.data<int64_t>();
+  const int64_t groups = dims[1];
+  if (dims[0] != 0 || groups <= 0 || dims[2] != -1) return std::nullopt;
+  for (int i = 1; i < 3; ++i) {
+    const Tensor* param = FloatConstant(g, n, i);
+    if (param == nullptr || param->rank() != 1 || param->size() != groups) return std::nullopt;
+  }
+  const Id back = SoleReader(g, n.output(0));
+  if (!is_reshape(back) || r[back].proto->input(0) != n.output(0)) return std::nullopt;
+  const Id shape_of = g.nodes.Producer(r[back].proto->input(1));
+  if (shape_of == kNone || !IsOp(r[shape_of], "Shape") || r[shape_of].proto->input(0) != sp.input(0) ||
+      Attr(*r[shape_of].proto, "start") != nullptr || Attr(*r[shape_of].proto, "end") != nullptr) {
+    return std::nullopt;
+  }
+  auto gn = std::make_shared<onnx::NodeProto>(n);
+  gn->set_op_type("GroupNormalization");
+  gn->set_input(0, sp.input(0));
+  gn->set_output(0, r[back].proto->output(0));
+  SetIntAttr(gn.get(), "num_groups", groups);
+  if (Attr(n, "epsilon") == nullptr) SetFloatAttr(gn.get(), "epsilon", 1e-5f);  // InstanceNormalization's default
+  Node fused = WithProto(norm, std::move(gn));
+  fused.opset = 18;  // the version whose scale and B are per group
+  return Patch{{split, index, back}, {std::move(fused)}, {}};
 }
 
 Status UseBlockedLayout(Graph* g) {
+  ONNXFLOW_RETURN_IF_ERROR(RunRule(g, "FuseGroupNormExport", FuseGroupNormExport));
   ONNXFLOW_RETURN_IF_ERROR(LayoutPass(g).Run());
   ONNXFLOW_RETURN_IF_ERROR(RunRule(g, "JoinConcatsIntoConvs", JoinConcatsIntoConvs));
   ONNXFLOW_RETURN_IF_ERROR(RunRule(g, "MergeNormalizations", MergeNormalizations));
+  ONNXFLOW_RETURN_IF_ERROR(RunRule(g, "MergeAffineIntoGroupNorm", MergeAffineIntoGroupNorm));
   ONNXFLOW_RETURN_IF_ERROR(RunRule(g, "FuseNormalizeActivation", FuseNormalizeActivation));
   for (const Node& node : g->nodes) {
     for (const auto& [name, sub] : node.subgraphs) ONNXFLOW_RETURN_IF_ERROR(UseBlockedLayout(sub.get()));

@@ -3,7 +3,9 @@
 // elementwise ops and channel Concats between them run on the blocked values too
 // (ops/blocked/blocked_layout.h). ToBlocked / FromBlocked nodes go where the blocked region meets
 // plain readers (other ops, subgraphs, the graph's outputs) or plain inputs; a stem convolution
-// (fewer than 16 input channels) reads the plain image itself. Outputs are unchanged.
+// (fewer than 16 input channels) reads the plain image itself. Group and instance normalizations
+// of blocked values, and 7x7 depthwise convolutions of plain ones, run blocked too. Outputs are
+// unchanged.
 #pragma once
 
 #include "graph/graph.h"
@@ -13,11 +15,17 @@ namespace onnxflow::graph {
 
 Status UseBlockedLayout(Graph* graph);
 
+// Before the layout: torch.onnx's Reshape -> InstanceNormalization -> Reshape export of GroupNorm
+// becomes GroupNormalization (18), which the layout runs blocked.
+std::optional<Patch> FuseGroupNormExport(Rewriter& r, NodeGraph::Id id);
+
 // The rules that run after the layout is chosen (rewrite.h): channel Concats of BlockedConvs become
-// convolutions writing into one tensor, two normalizations in a row become one, and a normalization
-// takes the activation after it.
+// convolutions writing into one tensor, two normalizations in a row become one, a per-channel
+// affine map after a group normalization goes into its scale and B, and a normalization takes the
+// activation after it (SiLU written out included).
 std::optional<Patch> JoinConcatsIntoConvs(Rewriter& r, NodeGraph::Id id);
 std::optional<Patch> MergeNormalizations(Rewriter& r, NodeGraph::Id id);
+std::optional<Patch> MergeAffineIntoGroupNorm(Rewriter& r, NodeGraph::Id id);
 std::optional<Patch> FuseNormalizeActivation(Rewriter& r, NodeGraph::Id id);
 
 }  // namespace onnxflow::graph

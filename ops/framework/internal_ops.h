@@ -11,6 +11,7 @@
 //   BlockedConv                 BlockedConvSpec (ops/blocked/blocked_layout.h)  graph/blocked_layout.cc
 //   BlockedDepthwiseConv        FusedActivationSpec                         graph/blocked_layout.cc
 //   BlockedBatchNormalization   FusedActivationSpec (+ BatchNormalization's epsilon)  graph/blocked_layout.cc
+//   BlockedGroupNormalization   FusedActivationSpec + num_groups, epsilon (ops/blocked/blocked_group_norm.cc)  graph/blocked_layout.cc
 //   BlockedMaxPool, BlockedAveragePool, BlockedGlobalMaxPool, BlockedGlobalAveragePool
 //                               the ONNX pool's own attributes              graph/blocked_layout.cc
 //   BlockedResize, BlockedShape Resize's mode attributes + channels (ops/blocked/blocked_resize.h)  graph/blocked_layout.cc
@@ -22,6 +23,7 @@
 //   QLinearConvNhwc             QLinearConv's own attributes (ops/math/quant_conv.cc)  graph/quant_layout.cc
 //   ByteLookup                  none (ops/quant_ms/qlinear_lookup.cc)       graph/qdq_fusion.cc
 //   MaxPoolNhwc                 MaxPool's own attributes (ops/quant_ms/qlinear_maxpool_nhwc.cc)  graph/quant_layout.cc
+//   GatedActivation             GatedActivationSpec (ops/math/gated_activation.h)  graph/gated_ffn.cc
 //
 // All are version 1 of kOnnxflowDomain; a model may not use them (they are not a public format).
 #pragma once
@@ -39,6 +41,8 @@ inline constexpr char kElementwiseChain[] = "ElementwiseChain";
 inline constexpr char kBlockedConv[] = "BlockedConv";
 inline constexpr char kBlockedDepthwiseConv[] = "BlockedDepthwiseConv";
 inline constexpr char kBlockedBatchNormalization[] = "BlockedBatchNormalization";
+// GroupNormalization, and InstanceNormalization as one-channel groups, on blocked values.
+inline constexpr char kBlockedGroupNormalization[] = "BlockedGroupNormalization";
 inline constexpr char kBlockedMaxPool[] = "BlockedMaxPool";
 inline constexpr char kBlockedAveragePool[] = "BlockedAveragePool";
 inline constexpr char kBlockedGlobalMaxPool[] = "BlockedGlobalMaxPool";
@@ -58,6 +62,8 @@ inline constexpr char kDequantizeAccumulator[] = "DequantizeAccumulator";
 inline constexpr char kQLinearConvNhwc[] = "QLinearConvNhwc";
 inline constexpr char kByteLookup[] = "ByteLookup";
 inline constexpr char kMaxPoolNhwc[] = "MaxPoolNhwc";
+// act(P[..., :F]) * P[..., F:]: a gated feed-forward block's two products merged into one.
+inline constexpr char kGatedActivation[] = "GatedActivation";
 
 inline constexpr const char* kAll[] = {
     kFusedConv,         kFusedGemm,          kFusedMatMul,         kElementwiseChain,
@@ -65,7 +71,7 @@ inline constexpr const char* kAll[] = {
     kBlockedAveragePool, kBlockedGlobalMaxPool, kBlockedGlobalAveragePool, kToBlocked,
     kFromBlocked,       kFusedAttention,     kAddLayerNormalization, kDequantizeAccumulator,
     kQLinearConvNhwc,   kByteLookup,         kMaxPoolNhwc,          kBlockedResize,
-    kBlockedShape,
+    kBlockedShape,      kGatedActivation,    kBlockedGroupNormalization,
 };
 
 }  // namespace onnxflow::internal_ops
