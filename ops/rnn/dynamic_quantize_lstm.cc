@@ -113,7 +113,7 @@ struct QuantizedA {
 
 // C[rows, 4h] = dequantized (A - a_zero)(B_d - w_zero) for direction d, as ONNX Runtime's
 // quantized GEMM: float(sum) * (a_scale * w_scale[column]).
-void DequantizingGemm(const KernelContext& ctx, const QuantizedA& a, int64_t rows, int64_t k, const QPackedB& b,
+void DequantizingGemm(int threads, const QuantizedA& a, int64_t rows, int64_t k, const QPackedB& b,
                       const WeightQuant& q, int64_t d, float* c) {
   const int64_t n = b.n;
   if (rows == 0 || n == 0) return;
@@ -129,15 +129,15 @@ void DequantizingGemm(const KernelContext& ctx, const QuantizedA& a, int64_t row
   QEpilogue ep;
   ep.kind = QOutput::kFloat;
   ep.scale_col = multiplier.data();
-  const QPackedA packed = QPackA(a.bytes.data(), false, k, rows, k, ctx.threads());
-  QGemm(packed, b, zero, ep, c, n, ctx.threads());
+  const QPackedA packed = QPackA(a.bytes.data(), false, k, rows, k, threads);
+  QGemm(packed, b, zero, ep, c, n, threads);
 }
 
 // Quantizes `rows` rows of k floats (row i at row(i)) with the parameters set in `a`.
 template <typename Row>
-void QuantizeRows(const KernelContext& ctx, int64_t rows, int64_t k, Row&& row, QuantizedA* a) {
+void QuantizeRows(int threads, int64_t rows, int64_t k, Row&& row, QuantizedA* a) {
   a->bytes.resize(static_cast<size_t>(rows * k));
-  ParallelFor(ctx, rows, MacCost(k), [&](int64_t begin, int64_t end) {
+  ParallelFor(threads, rows, MacCost(k), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) QuantizeFloatToUint8(row(i), k, a->scale, a->zero_point, a->bytes.data() + i * k);
   });
 }
@@ -228,9 +228,9 @@ Status DynamicQuantizeLstmKernel::Compute(KernelContext& ctx) const {
     }
     DynamicUint8Params(lo, hi, &qx.scale, &qx.zero_point);
   }
-  QuantizedA qh;
   LstmOutputs<float> out(in);
-  for (int64_t d = 0; d < in.dirs; ++d) {
+  ForEachDirection(ctx.threads(), in.dirs, [&](int64_t d, int threads) {
+    QuantizedA qx_d = qx, qh;  // X's parameters; the bytes of this direction's rows
     const bool backward = attrs_.Backward(d);
     auto project = [&](int64_t s0, int64_t s1, float* xw) {
       // Row (s - s0) * batch + b is batch row b's step s; past its length, X's row at time s (what
@@ -239,8 +239,8 @@ Status DynamicQuantizeLstmKernel::Compute(KernelContext& ctx) const {
         const int64_t s = s0 + i / batch, b = i % batch;
         return in.X(s < in.lens[b] ? TimeIndex(in, backward, b, s) : s, b);
       };
-      QuantizeRows(ctx, (s1 - s0) * batch, is, row, &qx);
-      DequantizingGemm(ctx, qx, (s1 - s0) * batch, is, w->dirs[d], wq, d, xw);
+      QuantizeRows(threads, (s1 - s0) * batch, is, row, &qx_d);
+      DequantizingGemm(threads, qx_d, (s1 - s0) * batch, is, w->dirs[d], wq, d, xw);
     };
     auto recur = [&](int64_t s, const float* h, float* gr) {
       float lo = 0.0f, hi = 0.0f;
@@ -252,11 +252,11 @@ Status DynamicQuantizeLstmKernel::Compute(KernelContext& ctx) const {
         hi = std::max(hi, u);
       }
       DynamicUint8Params(lo, hi, &qh.scale, &qh.zero_point);
-      QuantizeRows(ctx, batch, hs, [&](int64_t b) { return h + b * hs; }, &qh);
-      DequantizingGemm(ctx, qh, batch, hs, r->dirs[d], rq, d, gr);
+      QuantizeRows(threads, batch, hs, [&](int64_t b) { return h + b * hs; }, &qh);
+      DequantizingGemm(threads, qh, batch, hs, r->dirs[d], rq, d, gr);
     };
     RunLstmDirection(in, attrs_, input_forget_, d, project, recur, &out);
-  }
+  });
   // ONNX Runtime's Y_h and Y_c of a batch row of length 0 are zeros, not the initial state.
   for (int64_t d = 0; d < in.dirs; ++d) {
     for (int64_t b = 0; b < batch; ++b) {

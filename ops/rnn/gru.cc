@@ -59,10 +59,9 @@ Status GruKernel::Run(KernelContext& ctx, DataType dtype) const {
   const int64_t hs = in.hidden, is = in.input, batch = in.batch, gh = 3 * hs;
   RunBuffer<C> y(in.seq * in.dirs * batch * hs, true), y_h(in.dirs * batch * hs, true);
   const int64_t steps = MaxLen(in), chunk = std::min(steps, ChunkSteps(batch, gh));
-  std::vector<C> h, wb(gh), rb(gh);
-  RunBuffer<C> xw(chunk * batch * gh, false), gr(batch * gh, true), reset_h(batch * hs, true), rh(batch * hs, true);
-
-  for (int64_t d = 0; d < in.dirs; ++d) {
+  ForEachDirection(ctx.threads(), in.dirs, [&](int64_t d, int threads) {
+    std::vector<C> h, wb(gh), rb(gh);
+    RunBuffer<C> xw(chunk * batch * gh, false), gr(batch * gh, true), reset_h(batch * hs, true), rh(batch * hs, true);
     const bool backward = attrs_.Backward(d);
     const Activation& f = attrs_.activations[d * 2];
     const Activation& g = attrs_.activations[d * 2 + 1];
@@ -76,10 +75,10 @@ Status GruKernel::Run(KernelContext& ctx, DataType dtype) const {
     InitialState(in, in.h0, d, h);
     for (int64_t s0 = 0; s0 < steps; s0 += chunk) {
       const int64_t s1 = std::min(steps, s0 + chunk);
-      ProjectInputs(ctx, in, w, gh, backward, s0, s1, xw.data(), PackOf(packed_w_, d));
+      ProjectInputs(threads, in, w, gh, backward, s0, s1, xw.data(), PackOf(packed_w_, d));
       for (int64_t s = s0; s < s1; ++s) {
         // z and r read H; with linear_before_reset the hidden gate's product does too.
-        MultiplyRows(ctx, in, s, r, linear_before_reset_ ? gh : 2 * hs, hs, h.data(), hs, gr.data(), gh,
+        MultiplyRows(threads, in, s, r, linear_before_reset_ ? gh : 2 * hs, hs, h.data(), hs, gr.data(), gh,
                      PackOf(packed_r_, d));
         for (int64_t b = 0; b < batch; ++b) {
           if (s >= in.lens[b]) continue;
@@ -97,7 +96,7 @@ Status GruKernel::Run(KernelContext& ctx, DataType dtype) const {
           }
         }
         if (!linear_before_reset_) {
-          MultiplyRows(ctx, in, s, r_h, hs, hs, reset_h.data(), hs, rh.data(), hs, PackOf(packed_rh_, d));
+          MultiplyRows(threads, in, s, r_h, hs, hs, reset_h.data(), hs, rh.data(), hs, PackOf(packed_rh_, d));
           for (int64_t b = 0; b < batch; ++b) {
             if (s >= in.lens[b]) continue;
             for (int64_t k = 0; k < hs; ++k) rh[b * hs + k] += rb[2 * hs + k];
@@ -116,7 +115,7 @@ Status GruKernel::Run(KernelContext& ctx, DataType dtype) const {
       }
     }
     StoreState(in, h, d, y_h);
-  }
+  });
   ONNXFLOW_RETURN_IF_ERROR(WriteOutput(ctx, 0, dtype, in.YShape(), y));
   return WriteOutput(ctx, 1, dtype, in.StateShape(), y_h);
 }

@@ -47,18 +47,20 @@ Status LstmKernel::Run(KernelContext& ctx, DataType dtype) const {
   ONNXFLOW_RETURN_IF_ERROR(LoadRecurrentData(ctx, attrs_, 4, true, &in));
   const int64_t hs = in.hidden, is = in.input, gh = 4 * hs;
   LstmOutputs<C> out(in);
-  for (int64_t d = 0; d < in.dirs; ++d) {
+  ForEachDirection(ctx.threads(), in.dirs, [&](int64_t d, int threads) {
     const bool backward = attrs_.Backward(d);
     const C* w = in.w + d * gh * is;
     const C* r = in.r + d * gh * hs;
     RunLstmDirection(
         in, attrs_, input_forget_, d,
         [&](int64_t s0, int64_t s1, C* xw) {
-          ProjectInputs(ctx, in, w, gh, backward, s0, s1, xw, PackOf(packed_w_, d));
+          ProjectInputs(threads, in, w, gh, backward, s0, s1, xw, PackOf(packed_w_, d));
         },
-        [&](int64_t s, const C* h, C* gr) { MultiplyRows(ctx, in, s, r, gh, hs, h, hs, gr, gh, PackOf(packed_r_, d)); },
+        [&](int64_t s, const C* h, C* gr) {
+          MultiplyRows(threads, in, s, r, gh, hs, h, hs, gr, gh, PackOf(packed_r_, d));
+        },
         &out);
-  }
+  });
   return out.Write(ctx, dtype, in);
 }
 

@@ -47,10 +47,9 @@ Status RnnKernel::Run(KernelContext& ctx, DataType dtype) const {
   const int64_t hs = in.hidden, is = in.input, batch = in.batch;
   RunBuffer<C> y(in.seq * in.dirs * batch * hs, true), y_h(in.dirs * batch * hs, true);
   const int64_t steps = MaxLen(in), chunk = std::min(steps, ChunkSteps(batch, hs));
-  std::vector<C> h, bias(hs);
-  RunBuffer<C> xw(chunk * batch * hs, false), rec(batch * hs, true);
-
-  for (int64_t d = 0; d < in.dirs; ++d) {
+  ForEachDirection(ctx.threads(), in.dirs, [&](int64_t d, int threads) {
+    std::vector<C> h, bias(hs);
+    RunBuffer<C> xw(chunk * batch * hs, false), rec(batch * hs, true);
     const bool backward = attrs_.Backward(d);
     const Activation& f = attrs_.activations[d];
     const C* w = in.w + d * hs * is;
@@ -59,9 +58,9 @@ Status RnnKernel::Run(KernelContext& ctx, DataType dtype) const {
     InitialState(in, in.h0, d, h);
     for (int64_t s0 = 0; s0 < steps; s0 += chunk) {
       const int64_t s1 = std::min(steps, s0 + chunk);
-      ProjectInputs(ctx, in, w, hs, backward, s0, s1, xw.data(), PackOf(packed_w_, d));
+      ProjectInputs(threads, in, w, hs, backward, s0, s1, xw.data(), PackOf(packed_w_, d));
       for (int64_t s = s0; s < s1; ++s) {
-        MultiplyRows(ctx, in, s, r, hs, hs, h.data(), hs, rec.data(), hs, PackOf(packed_r_, d));
+        MultiplyRows(threads, in, s, r, hs, hs, h.data(), hs, rec.data(), hs, PackOf(packed_r_, d));
         for (int64_t b = 0; b < batch; ++b) {
           if (s >= in.lens[b]) continue;
           const C* x = xw.data() + ((s - s0) * batch + b) * hs;
@@ -73,7 +72,7 @@ Status RnnKernel::Run(KernelContext& ctx, DataType dtype) const {
       }
     }
     StoreState(in, h, d, y_h);
-  }
+  });
   ONNXFLOW_RETURN_IF_ERROR(WriteOutput(ctx, 0, dtype, in.YShape(), y));
   return WriteOutput(ctx, 1, dtype, in.StateShape(), y_h);
 }

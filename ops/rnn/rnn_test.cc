@@ -287,7 +287,8 @@ TEST(Lstm, PeepholesInputForgetAndClip) {
 }
 
 TEST(Lstm, LargerSizesSplitOverThreads) {
-  // Big enough that the projections and R products are split over row blocks on 2 threads.
+  // Big enough that the products would be split over row blocks; on 2 threads the two directions
+  // run side by side instead (ForEachDirection), each on one core.
   Ref r = MakeRef("LSTM", 3, 8, 64, 128, 2, 45);
   r.lens = {3, 1, 2, 3, 0, 3, 2, 1};
   r.Run();
