@@ -568,6 +568,16 @@ TARGETS_TEST(BlockedDepthwiseTest, MatchesDirectConv) {
   RunDepthwiseCase({{1, 64, 28, 28}, {3, 3}, {}, {1, 1, 1, 1}, {}, true, "Relu", 2});
   // A window that never fits: every column is a border column.
   RunDepthwiseCase({{1, 16, 2, 2}, {3, 3}, {}, {2, 2, 2, 2}, {2, 2}});
+  // The wide interiors of 5- and 7-wide windows (EfficientNet's 5x5 with SiLU, ConvNeXt's 7x7),
+  // stride 1 and 2: rows of 8-pixel runs (4 on 16-register targets) and a remainder of 1 to 7
+  // columns that go to the 4-pixel runs and the border.
+  RunDepthwiseCase({{1, 40, 14, 23}, {5, 5}, {}, {2, 2, 2, 2}, {}, true, "Swish"});
+  RunDepthwiseCase({{1, 32, 9, 29}, {5, 5}, {2, 2}, {2, 2, 2, 2}, {}, true, "Swish"});
+  RunDepthwiseCase({{1, 24, 10, 27}, {7, 7}, {}, {3, 3, 3, 3}});
+  RunDepthwiseCase({{1, 16, 11, 41}, {7, 7}, {2, 2}, {3, 3, 3, 3}, {}, false, "Relu", 2});
+  // Near misses that keep the 4-pixel runs: a dilated 5-wide window, a 7-wide window of stride 3.
+  RunDepthwiseCase({{1, 16, 9, 30}, {5, 5}, {}, {4, 4, 4, 4}, {1, 2}});
+  RunDepthwiseCase({{1, 16, 9, 40}, {7, 7}, {3, 3}, {3, 3, 3, 3}});
 }
 
 TEST(BlockedDepthwiseTest, RefusesWhatItIsNot) {
