@@ -34,6 +34,11 @@ namespace onnxflow {
 
 HWY_EXPORT(ScaleShiftPixelsImpl);
 
+void ScaleShiftBlockPixels(const float* x, int64_t pixels, const float* scale, const float* shift,
+                           const ActivationSpec& activation, float* y) {
+  HWY_DYNAMIC_DISPATCH(ScaleShiftPixelsImpl)(x, pixels, scale, shift, activation, y);
+}
+
 namespace {
 
 class BlockedBatchNormKernel : public OpKernel {

@@ -1,8 +1,8 @@
 // SIMD part of the blocked GroupNormalization (blocked_group_norm.cc): with the channels in the
 // lanes, a block's statistics are per-lane sums over its pixels (one vector add a pixel, no
-// horizontal reduction until the block is done), and the normalization is one multiply-add per
-// pixel by the block's per-lane scales and shifts, then the fused activation. Compiled once per
-// CPU target through hwy/foreach_target.h.
+// horizontal reduction until the block is done). The normalization itself is BlockedBatchNorm's
+// per-pixel pass (ScaleShiftBlockPixels, blocked_batch_norm.h). Compiled once per CPU target
+// through hwy/foreach_target.h.
 
 #if defined(ONNXFLOW_OPS_BLOCKED_BLOCKED_GROUP_NORM_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ONNXFLOW_OPS_BLOCKED_BLOCKED_GROUP_NORM_INL_H_
@@ -16,7 +16,6 @@
 
 #include "hwy/highway.h"
 #include "ops/blocked/blocked_layout.h"
-#include "ops/math/activate-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace onnxflow {
@@ -57,23 +56,6 @@ void LaneSumsImpl(const float* HWY_RESTRICT x, int64_t pixels, const float* HWY_
       for (int64_t l = 0; l < lanes; ++l) sums[lane0 + l] += part[l];
     }
   }
-}
-
-// y = act(x * scale + shift) for `pixels` pixels of one block; scale and shift are the block's 16.
-void NormalizePixelsImpl(const float* HWY_RESTRICT x, int64_t pixels, const float* HWY_RESTRICT scale,
-                         const float* HWY_RESTRICT shift, const ActivationSpec& activation, float* HWY_RESTRICT y) {
-  const hn::CappedTag<float, kChannelBlock> d;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  WithEpilogueKind(activation, [&](auto tag) {
-    constexpr EpilogueKind kKind = decltype(tag)::value;
-    for (int64_t lane0 = 0; lane0 < kChannelBlock; lane0 += lanes) {
-      const auto s = hn::LoadU(d, scale + lane0), b = hn::LoadU(d, shift + lane0);
-      for (int64_t p = 0; p < pixels; ++p) {
-        const int64_t at = p * kChannelBlock + lane0;
-        hn::StoreU(ApplyEpilogue<kKind>(d, activation, hn::MulAdd(hn::LoadU(d, x + at), s, b)), d, y + at);
-      }
-    }
-  });
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/blocked/blocked_batch_norm.h"
 #include "ops/blocked/blocked_layout.h"
 #include "ops/framework/parallel.h"
 #include "ops/math/fused_activation.h"
@@ -38,7 +39,6 @@
 namespace onnxflow {
 
 HWY_EXPORT(LaneSumsImpl);
-HWY_EXPORT(NormalizePixelsImpl);
 
 namespace {
 
@@ -125,13 +125,12 @@ class BlockedGroupNormKernel : public OpKernel {
         }
       }
     }
-    const auto normalize = HWY_DYNAMIC_DISPATCH(NormalizePixelsImpl);
     // Items are rows of a plane, so that a few large planes still split over the cores.
     ParallelFor(ctx, planes * rows, row_pixels * kChannelBlock * kCopyCostPerElement, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t plane = r / rows, at = r * row_pixels * kChannelBlock;
-        normalize(xd + at, row_pixels, scale.data() + plane * kChannelBlock, shift.data() + plane * kChannelBlock,
-                  activation_, yd + at);
+        ScaleShiftBlockPixels(xd + at, row_pixels, scale.data() + plane * kChannelBlock,
+                              shift.data() + plane * kChannelBlock, activation_, yd + at);
       }
     });
     return Status::Ok();
