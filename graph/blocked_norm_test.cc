@@ -21,13 +21,6 @@ namespace {
 using tools::SetAttr;
 using Names = std::vector<std::string>;
 
-Tensor Floats(const std::vector<int64_t>& shape, int seed, float offset = 0.0f) {
-  Tensor t(DataType::kFloat, shape);
-  for (int64_t i = 0; i < t.size(); ++i) {
-    t.mutable_data<float>()[i] = offset + static_cast<float>((i * 37 + seed * 11) % 97) / 48.5f - 1.0f;
-  }
-  return t;
-}
 
 const std::string d = std::string(kOnnxflowDomain) + ".";
 

@@ -25,14 +25,6 @@ using tools::SetAttr;
 using Names = std::vector<std::string>;
 using Ints = std::vector<int64_t>;
 
-// Deterministic values in [-1, 1).
-Tensor Floats(const std::vector<int64_t>& shape, int seed) {
-  Tensor t(DataType::kFloat, shape);
-  for (int64_t i = 0; i < t.size(); ++i) {
-    t.mutable_data<float>()[i] = static_cast<float>((i * 37 + seed * 11) % 97) / 48.5f - 1.0f;
-  }
-  return t;
-}
 
 template <class T>
 Tensor Bytes(const std::vector<int64_t>& shape, int seed, int lo, int hi) {

@@ -24,14 +24,6 @@ using Names = std::vector<std::string>;
 
 const std::string kFused = std::string(kOnnxflowDomain) + ".";
 
-// Deterministic values in [-1, 1).
-Tensor Floats(const std::vector<int64_t>& shape, int seed) {
-  Tensor t(DataType::kFloat, shape);
-  for (int64_t i = 0; i < t.size(); ++i) {
-    t.mutable_data<float>()[i] = static_cast<float>((i * 37 + seed * 11) % 97) / 48.5f - 1.0f;
-  }
-  return t;
-}
 
 Tensor Halves(const std::vector<int64_t>& shape, int seed) {
   const Tensor f = Floats(shape, seed);

@@ -28,6 +28,15 @@ namespace onnxflow::graph {
 void ExpectSameWithAndWithoutPasses(const std::function<Result<Session>(const SessionOptions&)>& load,
                                     const std::vector<NamedValue>& inputs, double rtol);
 
+// Deterministic float values in [offset - 1, offset + 1), different for each seed.
+inline Tensor Floats(const std::vector<int64_t>& shape, int seed, float offset = 0.0f) {
+  Tensor t(DataType::kFloat, shape);
+  for (int64_t i = 0; i < t.size(); ++i) {
+    t.mutable_data<float>()[i] = offset + static_cast<float>((i * 37 + seed * 11) % 97) / 48.5f - 1.0f;
+  }
+  return t;
+}
+
 class GraphTest : public ::testing::Test {
  protected:
   explicit GraphTest(int opset = 17) : model(opset) {}

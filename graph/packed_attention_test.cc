@@ -25,13 +25,6 @@ using Names = std::vector<std::string>;
 
 constexpr int64_t kTokens = 5, kHeads = 2, kHeadSize = 4, kHidden = kHeads * kHeadSize;
 
-Tensor Floats(const std::vector<int64_t>& shape, int seed) {
-  Tensor t(DataType::kFloat, shape);
-  for (int64_t i = 0; i < t.size(); ++i) {
-    t.mutable_data<float>()[i] = static_cast<float>((i * 37 + seed * 11) % 97) / 48.5f - 1.0f;
-  }
-  return t;
-}
 
 // How a projection's heads shape is written.
 enum class HeadsShape {

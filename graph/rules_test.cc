@@ -37,14 +37,6 @@ namespace {
 using tools::SetAttr;
 using Names = std::vector<std::string>;
 
-// Deterministic values in [-1, 1).
-Tensor Floats(const std::vector<int64_t>& shape, int seed) {
-  Tensor t(DataType::kFloat, shape);
-  for (int64_t i = 0; i < t.size(); ++i) {
-    t.mutable_data<float>()[i] = static_cast<float>((i * 37 + seed * 11) % 97) / 48.5f - 1.0f;
-  }
-  return t;
-}
 
 NamedValue Input(const std::string& name, const std::vector<int64_t>& shape, int seed = 1) {
   return {name, Floats(shape, seed)};
