@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "ops/blocked/blocked_layout.h"
+#include "ops/blocked/blocked_test_util.h"
 #include "ops/blocked/register.h"
 #include "ops/framework/every_target.h"
 #include "ops/framework/shape.h"
@@ -18,40 +19,15 @@
 namespace onnxflow {
 namespace {
 
+using blocked_test::Random;
+using blocked_test::RunOne;
+using blocked_test::ToBlockedRef;
+
 class BlockedGroupNormTest : public EveryTargetTest {};
 ONNXFLOW_INSTANTIATE_EVERY_TARGET(BlockedGroupNormTest);
 
-std::vector<float> Random(int64_t n, uint32_t seed, float offset = 0.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = offset + dist(rng);
-  return v;
-}
 
-// (n, c, h, w) of NCHW at ((n * ceil(C/16) + c/16) * H * W + h * W + w) * 16 + c % 16; pad lanes 0.
-Tensor ToBlockedRef(const Tensor& nchw) {
-  const int64_t images = nchw.dim(0), channels = nchw.dim(1), pixels = nchw.dim(2) * nchw.dim(3);
-  const int64_t blocks = (channels + kChannelBlock - 1) / kChannelBlock;
-  Tensor out(DataType::kFloat, BlockedShape(nchw.shape()));
-  for (int64_t n = 0; n < images; ++n) {
-    for (int64_t c = 0; c < channels; ++c) {
-      for (int64_t p = 0; p < pixels; ++p) {
-        out.mutable_data<float>()[((n * blocks + c / kChannelBlock) * pixels + p) * kChannelBlock + c % kChannelBlock] =
-            nchw.data<float>()[(n * channels + c) * pixels + p];
-      }
-    }
-  }
-  return out;
-}
 
-Result<Tensor> RunOne(OpTest& test) {
-  ONNXFLOW_ASSIGN_OR_RETURN(std::vector<Value> out, test.Run([](KernelRegistry& r) {
-    ONNXFLOW_RETURN_IF_ERROR(RegisterNnKernels(r));
-    return RegisterBlockedKernels(r);
-  }));
-  return out[0].tensor();
-}
 
 // GroupNormalization of NCHW x in double, rounded to float.
 Tensor DoubleReference(const Tensor& x, const Tensor& scale, const Tensor& bias, int64_t groups) {

@@ -14,6 +14,7 @@
 #include "ops/blocked/blocked_conv_plan.h"
 #include "ops/blocked/blocked_conv_tile.h"
 #include "ops/blocked/blocked_layout.h"
+#include "ops/blocked/blocked_test_util.h"
 #include "ops/blocked/register.h"
 #include "ops/blocked/winograd.h"
 #include "ops/framework/numeric.h"
@@ -26,6 +27,10 @@
 
 namespace onnxflow {
 namespace {
+
+using blocked_test::Random;
+using blocked_test::RunOne;
+using blocked_test::ToBlockedRef;
 
 // Runs `body` once on each compiled Highway target (AVX-512, AVX2, SSE4 and the portable one, as
 // far as the CPU has them): every blocked kernel is SIMD code dispatched per target.
@@ -45,38 +50,8 @@ void OnEveryTarget(void (*body)()) {
   TEST(suite, name) { OnEveryTarget(&suite##_##name##_Body); }       \
   void suite##_##name##_Body()
 
-std::vector<float> Random(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
-// Element (n, c, h, w) of an NCHW tensor sits at ((n * ceil(C/16) + c/16) * H * W + h * W + w) * 16
-// + c % 16; pad lanes are zero.
-Tensor ToBlockedRef(const Tensor& nchw) {
-  const int64_t n_n = nchw.dim(0), c_n = nchw.dim(1), pixels = nchw.dim(2) * nchw.dim(3);
-  const int64_t blocks = (c_n + kChannelBlock - 1) / kChannelBlock;
-  Tensor out(DataType::kFloat, BlockedShape(nchw.shape()));  // zeros: the pad lanes stay 0
-  for (int64_t n = 0; n < n_n; ++n) {
-    for (int64_t c = 0; c < c_n; ++c) {
-      for (int64_t p = 0; p < pixels; ++p) {
-        out.mutable_data<float>()[((n * blocks + c / kChannelBlock) * pixels + p) * kChannelBlock +
-                                  c % kChannelBlock] = nchw.data<float>()[(n * c_n + c) * pixels + p];
-      }
-    }
-  }
-  return out;
-}
 
-Result<Tensor> RunOne(OpTest& test) {
-  ONNXFLOW_ASSIGN_OR_RETURN(std::vector<Value> out, test.Run([](KernelRegistry& r) {
-    ONNXFLOW_RETURN_IF_ERROR(RegisterNnKernels(r));
-    return RegisterBlockedKernels(r);
-  }));
-  return out[0].tensor();
-}
 
 struct ConvCase {
   Shape x, w;
