@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -9,8 +10,10 @@
 #include "graph/rewrite.h"
 #include "ops/activation/elementwise_chain.h"
 #include "ops/blocked/blocked_conv.h"
+#include "ops/blocked/blocked_conv_transpose.h"
 #include "ops/blocked/blocked_group_norm.h"
 #include "ops/blocked/blocked_layout.h"
+#include "ops/blocked/blocked_pad.h"
 #include "ops/blocked/reorder.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/internal_ops.h"
@@ -34,6 +37,8 @@ enum class Role {
   kSplit,       // Split over channels in whole blocks: Split of the blocks, axis 1 of the 5-D tensor
   kResize,      // Resize of the spatial axes, nearest or bilinear -> BlockedResize
   kShape,       // Shape of a blocked value -> BlockedShape (its output is not blocked)
+  kConvTranspose,  // a 2-D ConvTranspose of group 1 -> BlockedConvTranspose
+  kPad,         // Pad of the spatial axes of a blocked value -> BlockedPad
 };
 
 // The weights of a float 2-D Conv / FusedConv of one output whose weights (and bias) are
@@ -59,6 +64,69 @@ bool ConvertsConv(const Graph& g, const Node& node) {
 
 // Blocked values by name, with their channel count (pad lanes not counted).
 using BlockedValues = std::map<std::string, int64_t>;
+
+// A float 2-D ConvTranspose of group 1 with constant float weights [C, M, kh, kw] (and bias), at
+// least a block of output channels, and attributes BlockedConvTranspose runs (strides of 1 to 64,
+// positive dilations, one value per spatial axis): an up-sampling network's layers, which would
+// otherwise leave the blocked layout and come back at each (a reorder either side, and the plain
+// kernel's column buffer). Its X, when blocked, must have W's C channels.
+bool ConvertsConvTranspose(const Graph& g, const Node& node, const BlockedValues& blocked) {
+  if (!IsOp(node, "ConvTranspose")) return false;
+  const auto& n = *node.proto;
+  if (n.output_size() != 1 || n.input_size() < 2 || !IsFloatProduct(g, node)) return false;
+  const Tensor* w = FloatConstant(g, n, 1);
+  if (w == nullptr || w->rank() != 4 || w->dim(0) == 0 || w->dim(1) < kChannelBlock || w->dim(2) == 0 ||
+      w->dim(3) == 0) {
+    return false;
+  }
+  if (HasInput(n, 2)) {
+    const Tensor* b = FloatConstant(g, n, 2);
+    if (b == nullptr || b->size() != w->dim(1)) return false;
+  }
+  if (IntAttr(n, "group", 1) != 1) return false;
+  auto ints = [&](const char* name) {
+    const auto* a = Attr(n, name);
+    return a != nullptr ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : std::vector<int64_t>{};
+  };
+  const std::vector<int64_t> strides = ints("strides"), dilations = ints("dilations"), kernel = ints("kernel_shape");
+  if (!strides.empty() && (strides.size() != 2 || strides[0] < 1 || strides[1] < 1 || strides[0] > 64 || strides[1] > 64)) {
+    return false;
+  }
+  if (!dilations.empty() && (dilations.size() != 2 || dilations[0] < 1 || dilations[1] < 1)) return false;
+  if (!kernel.empty() && kernel != std::vector<int64_t>{w->dim(2), w->dim(3)}) return false;
+  auto in = blocked.find(n.input(0));
+  return in == blocked.end() || in->second == w->dim(0);
+}
+
+// The spec of a Pad (opset 2 on) of a blocked value's spatial axes only, BlockedPad's: constant
+// (of a finite value: it fills the pad lanes too), reflect or edge mode; pads a constant, none
+// negative, none on N or C; no axes input. Nothing for any other node.
+std::optional<BlockedPadSpec> PadSpecOf(const Graph& g, const Node& node) {
+  const auto& n = *node.proto;
+  if (!IsOp(node, "Pad") || node.opset < 2 || n.output_size() != 1 || n.input_size() < 1) return std::nullopt;
+  BlockedPadSpec spec;
+  const auto* mode = Attr(n, "mode");
+  if (!BlockedPadSpec::ModeOf(mode != nullptr ? mode->s() : "constant", &spec.mode)) return std::nullopt;
+  std::vector<int64_t> pads;
+  if (node.opset >= 11) {
+    if (!HasInput(n, 1) || HasInput(n, 3)) return std::nullopt;
+    pads = Int64Constant(g, n.input(1));
+    if (HasInput(n, 2) && !FloatScalar(g, n, 2, &spec.value)) return std::nullopt;
+  } else {
+    const auto* attr = Attr(n, "pads");
+    if (attr == nullptr) return std::nullopt;
+    pads.assign(attr->ints().begin(), attr->ints().end());
+    if (const auto* value = Attr(n, "value"); value != nullptr) spec.value = value->f();
+  }
+  if (pads.size() != 8 || pads[0] != 0 || pads[1] != 0 || pads[4] != 0 || pads[5] != 0) return std::nullopt;
+  if (pads[2] < 0 || pads[3] < 0 || pads[6] < 0 || pads[7] < 0 || !std::isfinite(spec.value)) return std::nullopt;
+  if (spec.mode != BlockedPadSpec::Mode::kConstant) spec.value = 0.0f;
+  spec.top = pads[2];
+  spec.left = pads[3];
+  spec.bottom = pads[6];
+  spec.right = pads[7];
+  return spec;
+}
 
 // The window (taps) from which a depthwise convolution of a plain value runs blocked all the same:
 // ConvNeXt's 7x7 (measured below; smaller windows were not).
@@ -317,6 +385,7 @@ bool BlockedOperandsFit(const Graph& g, const Node& node, const BlockedValues& b
 Role RoleOf(const Graph& g, const Node& node, const BlockedValues& blocked) {
   if (ConvertsConv(g, node) && BlockedOperandsFit(g, node, blocked)) return Role::kConv;
   if (ConvertsDepthwise(g, node, blocked)) return Role::kDepthwise;
+  if (ConvertsConvTranspose(g, node, blocked)) return Role::kConvTranspose;
   const auto& n = *node.proto;
   // Inference Dropout is the identity; its mask, when nobody reads it, does not matter.
   if (IsOp(node, "Dropout") && n.input_size() == 1 && blocked.count(n.input(0)) != 0 &&
@@ -333,6 +402,7 @@ Role RoleOf(const Graph& g, const Node& node, const BlockedValues& blocked) {
     return to != nullptr && to->i() == onnx::TensorProto::FLOAT ? Role::kLayoutFree : Role::kPlain;
   }
   if (ResizesBlocked(g, node, blocked)) return Role::kResize;
+  if (PadSpecOf(g, node)) return Role::kPad;
   if (IsOp(node, "MaxPool") || IsOp(node, "AveragePool")) {
     const auto* kernel = Attr(n, "kernel_shape");
     return kernel != nullptr && kernel->ints_size() == 2 ? Role::kPool : Role::kPlain;
@@ -361,6 +431,7 @@ Role RoleOf(const Graph& g, const Node& node, const BlockedValues& blocked) {
 // The channels of a converted node's output.
 int64_t OutputChannels(const Graph& g, const Node& node, Role role, const BlockedValues& blocked) {
   if (role == Role::kConv || role == Role::kDepthwise) return WeightConstant(g, *node.proto, 1)->dim(0);
+  if (role == Role::kConvTranspose) return WeightConstant(g, *node.proto, 1)->dim(1);
   if (IsOp(node, "Concat")) {
     int64_t sum = 0;
     for (const auto& in : node.proto->input()) sum += blocked.at(in);
@@ -427,14 +498,16 @@ class LayoutPass {
       auto proto = std::make_shared<onnx::NodeProto>(*node.proto);
       for (int k = 0; k < proto->input_size(); ++k) {
         const std::string& v = proto->input(k);
-        const bool weights = roles[i] == Role::kConv || roles[i] == Role::kDepthwise;
+        const bool weights =
+            roles[i] == Role::kConv || roles[i] == Role::kDepthwise || roles[i] == Role::kConvTranspose;
         if (v.empty() || (weights && (k == 1 || k == 2))) continue;
         if (blocked.count(v) != 0) {
           proto->set_input(k, BlockedName(v));
         } else if (roles[i] == Role::kConv && !(k == 0 && IsStem(node))) {
           const Tensor* w = WeightConstant(*g_, *node.proto, 1);
           proto->set_input(k, ToBlocked(v, id, k == 0 ? w->dim(1) : w->dim(0)));
-        } else if (roles[i] == Role::kDepthwise && k == 0) {  // a large window's plain input
+        } else if ((roles[i] == Role::kDepthwise || roles[i] == Role::kConvTranspose) && k == 0) {
+          // A large window's plain input; a ConvTranspose's plain input of W's C channels.
           proto->set_input(k, ToBlocked(v, id, WeightConstant(*g_, *node.proto, 1)->dim(0)));
         }
       }
@@ -492,6 +565,23 @@ class LayoutPass {
     }
     if (role == Role::kGroupNorm) {
       ConvertGroupNorm(node, proto, blocked);
+      return;
+    }
+    if (role == Role::kConvTranspose) {
+      proto->set_op_type(kBlockedConvTransposeOp);
+      proto->set_domain(kOnnxflowDomain);
+      return;
+    }
+    if (role == Role::kPad) {  // X alone; the pads, mode and value as BlockedPad's attributes
+      const BlockedPadSpec spec = *PadSpecOf(*g_, node);
+      const std::string x = proto->input(0);
+      proto->clear_input();
+      proto->add_input(x);
+      RemoveAttribute(*proto, "pads");
+      RemoveAttribute(*proto, "value");
+      spec.WriteTo(*proto);
+      proto->set_op_type(kBlockedPadOp);
+      proto->set_domain(kOnnxflowDomain);
       return;
     }
     if (role == Role::kNormalize && !IsOp(node, "BatchNormalization")) {
@@ -807,6 +897,60 @@ std::optional<Patch> FuseNormalizeActivation(Rewriter& r, Id act_index) {
   return Patch{replaced, {WithProto(norm, std::move(node))}, {}};
 }
 
+// A BlockedConvTranspose without an epilogue whose only reader is a BlockedBatchNormalization (a
+// DCGAN generator's: torch.onnx folds BatchNorm into a Conv, not into a ConvTranspose) or an
+// activation an epilogue computes takes it: the normalization into W (scaled per output channel,
+// W's axis 1) and B, with its epilogue; the activation as its epilogue. One pass over the output
+// instead of two or three.
+std::optional<Patch> FuseIntoConvTranspose(Rewriter& r, Id index) {
+  const Graph& g = r.graph();
+  const Node& after = r[index];
+  const bool normalization = IsInternal(after, internal_ops::kBlockedBatchNormalization);
+  FusedActivationSpec spec;
+  if (!normalization && (after.proto->output_size() != 1 || !EpilogueOf(g, after, &spec))) return std::nullopt;
+  const Id p = SoleProducer(g, after);
+  if (p == kNone) return std::nullopt;
+  const Node& conv = r[p];
+  if (!IsInternal(conv, kBlockedConvTransposeOp) || HasEpilogue(conv)) return std::nullopt;
+  auto fused = std::make_shared<onnx::NodeProto>(*conv.proto);
+  fused->set_output(0, after.proto->output(0));
+  Patch patch{{p, index}, {}, {}};
+  if (normalization) {
+    const Result<FusedActivationSpec> activation =
+        FusedActivationSpec::Parse(KernelInfo(*after.proto, after.opset, {}, {}, {}));
+    const Tensor* w = FloatConstant(g, *conv.proto, 1);
+    if (!activation.ok() || w == nullptr || w->rank() != 4) return std::nullopt;
+    std::vector<double> scale, shift;
+    NormalizationAffine(g, *after.proto, &scale, &shift);
+    const int64_t c_n = w->dim(0), m_n = w->dim(1), taps = w->dim(2) * w->dim(3);
+    if (static_cast<int64_t>(scale.size()) != m_n) return std::nullopt;
+    const Tensor* b = HasInput(*conv.proto, 2) ? FloatConstant(g, *conv.proto, 2) : nullptr;
+    std::vector<float> new_w(static_cast<size_t>(w->size())), new_b(static_cast<size_t>(m_n));
+    for (int64_t c = 0; c < c_n; ++c) {
+      for (int64_t m = 0; m < m_n; ++m) {
+        for (int64_t t = 0; t < taps; ++t) {
+          const int64_t i = (c * m_n + m) * taps + t;
+          new_w[static_cast<size_t>(i)] = static_cast<float>(w->data<float>()[i] * scale[m]);
+        }
+      }
+    }
+    for (int64_t m = 0; m < m_n; ++m) {
+      new_b[static_cast<size_t>(m)] = static_cast<float>((b != nullptr ? b->data<float>()[m] : 0.0) * scale[m] + shift[m]);
+    }
+    const std::string base = after.proto->output(0);
+    const std::string w_name = r.FreshName(base + "/folded_w"), b_name = r.FreshName(base + "/folded_b");
+    patch.constants.emplace_back(w_name, Tensor::FromVector<float>(w->shape(), new_w));
+    patch.constants.emplace_back(b_name, Tensor::FromVector<float>({m_n}, new_b));
+    fused->set_input(1, w_name);
+    while (fused->input_size() < 3) fused->add_input("");
+    fused->set_input(2, b_name);
+    spec = *activation;
+  }
+  spec.WriteTo(*fused);
+  patch.added.push_back(WithProto(conv, std::move(fused)));
+  return patch;
+}
+
 // torch.onnx's export of GroupNorm(G, C):
 //   Reshape(x, [0, G, -1]) -> InstanceNormalization(scale [G], B [G]) -> Reshape(., Shape(x))
 // is GroupNormalization 18 of x (per-group scale and B, as the instance norm applies them), which
@@ -862,6 +1006,7 @@ Status UseBlockedLayout(Graph* g) {
   ONNXFLOW_RETURN_IF_ERROR(RunRule(g, "MergeNormalizations", MergeNormalizations));
   ONNXFLOW_RETURN_IF_ERROR(RunRule(g, "MergeAffineIntoGroupNorm", MergeAffineIntoGroupNorm));
   ONNXFLOW_RETURN_IF_ERROR(RunRule(g, "FuseNormalizeActivation", FuseNormalizeActivation));
+  ONNXFLOW_RETURN_IF_ERROR(RunRule(g, "FuseIntoConvTranspose", FuseIntoConvTranspose));
   for (const Node& node : g->nodes) {
     for (const auto& [name, sub] : node.subgraphs) ONNXFLOW_RETURN_IF_ERROR(UseBlockedLayout(sub.get()));
   }

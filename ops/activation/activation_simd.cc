@@ -114,6 +114,13 @@ void SwiGluImpl(float alpha, const float* a, const float* b, float* y, int64_t n
   });
 }
 
+// The select keeps x where it is not below zero, so NaN and -0 pass through as the scalar form's.
+void PReluImpl(const float* x, bool x_bcast, const float* slope, bool slope_bcast, float* y, int64_t n) {
+  MapBinary(x, x_bcast, slope, slope_bcast, y, n, [](auto d, auto vx, auto vs) {
+    return hn::IfThenElse(hn::Lt(vx, hn::Zero(d)), hn::Mul(vx, vs), vx);
+  });
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace onnxflow
 HWY_AFTER_NAMESPACE();
@@ -123,6 +130,7 @@ namespace onnxflow {
 
 HWY_EXPORT(ActivationImpl);
 HWY_EXPORT(SwiGluImpl);
+HWY_EXPORT(PReluImpl);
 
 void ActivationFloat(ActOp op, const ActParams& p, const float* x, float* y, int64_t n) {
   if (n <= 0) return;
@@ -132,6 +140,11 @@ void ActivationFloat(ActOp op, const ActParams& p, const float* x, float* y, int
 void SwiGluFloat(float alpha, const float* a, const float* b, float* y, int64_t n) {
   if (n <= 0) return;
   HWY_DYNAMIC_DISPATCH(SwiGluImpl)(alpha, a, b, y, n);
+}
+
+void PReluFloat(const float* x, bool x_bcast, const float* slope, bool slope_bcast, float* y, int64_t n) {
+  if (n <= 0) return;
+  HWY_DYNAMIC_DISPATCH(PReluImpl)(x, x_bcast, slope, slope_bcast, y, n);
 }
 
 }  // namespace onnxflow

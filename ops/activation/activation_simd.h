@@ -17,6 +17,10 @@ void ActivationFloat(ActOp op, const ActParams& p, const float* x, float* y, int
 // y[i] = a[i] * sigmoid(alpha * a[i]) * b[i] (SwiGLU), vectorized.
 void SwiGluFloat(float alpha, const float* a, const float* b, float* y, int64_t n);
 
+// y[i] = x[i] < 0 ? x[i] * slope[i] : x[i] (PRelu), vectorized; x (slope) repeats x[0] (slope[0])
+// when x_bcast (slope_bcast): a per-channel slope is one value over each channel's plane. y may be x.
+void PReluFloat(const float* x, bool x_bcast, const float* slope, bool slope_bcast, float* y, int64_t n);
+
 // The scalar definition of each activation in compute type C (float or double).
 template <typename C>
 C ActivationScalar(ActOp op, const ActParams& p, C x) {

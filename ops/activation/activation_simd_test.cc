@@ -111,6 +111,47 @@ TEST_P(ActivationSimdTest, SwiGlu) {
   }
 }
 
+// PRelu's two run shapes, a slope per element and one slope over a channel's plane, bit for bit
+// against the scalar select, over odd sizes and misaligned pointers, and in place.
+TEST_P(ActivationSimdTest, PReluMatchesScalarSelect) {
+  const std::vector<float> x_all = RandomFloats(1100, -6, 6, 21), s_all = RandomFloats(1100, -0.5f, 1.5f, 22);
+  for (int64_t n : OddSizes()) {
+    for (int offset : {0, 1, 3}) {
+      const float* x = x_all.data() + offset;
+      const float* s = s_all.data() + 2 * offset;
+      for (bool slope_bcast : {false, true}) {
+        std::vector<float> y(n + 1, -777.0f);
+        PReluFloat(x, false, s, slope_bcast, y.data(), n);
+        ASSERT_EQ(y[n], -777.0f) << "wrote past the end, n " << n;
+        for (int64_t i = 0; i < n; ++i) {
+          const float slope = s[slope_bcast ? 0 : i];
+          ASSERT_EQ(y[i], x[i] < 0 ? x[i] * slope : x[i]) << "n " << n << " i " << i << " bcast " << slope_bcast;
+        }
+      }
+    }
+  }
+  std::vector<float> inplace(x_all.begin(), x_all.begin() + 257);
+  PReluFloat(inplace.data(), false, s_all.data(), true, inplace.data(), 257);
+  for (size_t i = 0; i < inplace.size(); ++i) {
+    ASSERT_EQ(inplace[i], x_all[i] < 0 ? x_all[i] * s_all[0] : x_all[i]) << i;
+  }
+}
+
+TEST_P(ActivationSimdTest, PReluSpecialValues) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> x = {0.0f, -0.0f, inf, -inf, nan, -2.0f, 3.0f};
+  std::vector<float> y(x.size());
+  const float slope = 0.25f;
+  PReluFloat(x.data(), false, &slope, true, y.data(), static_cast<int64_t>(x.size()));
+  EXPECT_EQ(y[0], 0.0f);
+  EXPECT_TRUE(std::signbit(y[1])) << "-0 is not below zero: it stays -0";
+  EXPECT_EQ(y[2], inf);
+  EXPECT_EQ(y[3], -inf);
+  EXPECT_TRUE(std::isnan(y[4]));
+  EXPECT_EQ(y[5], -0.5f);
+  EXPECT_EQ(y[6], 3.0f);
+}
+
 TEST_P(ActivationSimdTest, InPlace) {
   std::vector<float> x = RandomFloats(1031, -5, 5, 9);
   const std::vector<float> original = x;

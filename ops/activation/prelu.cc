@@ -2,6 +2,7 @@
 // unidirectional: the output has x's shape). Float types and int32/int64/uint32/uint64 (opset 16).
 #include <string>
 
+#include "ops/activation/activation_simd.h"
 #include "ops/activation/register.h"
 #include "ops/elementwise/broadcast.h"
 #include "ops/elementwise/common.h"
@@ -41,6 +42,12 @@ class PReluKernel : public OpKernel {
                              " does not broadcast to X's shape " + ShapeToString(x->shape()));
     }
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, x->dtype(), shape));
+    // Float in SIMD: the scalar select branches on each sign, which random-signed activations
+    // mispredict half the time (ArcFace-R50's 25 PRelus over 8 M values, 112x112 input: 17.5 ms of
+    // a 78 ms run at 1 thread, zoo_models.py).
+    if (x->dtype() == DataType::kFloat) {
+      return RunBinary<float, float, float>(ctx, *x, slope, y, 1, PReluFloat);
+    }
     return DispatchType<ONNXFLOW_FLOAT_TYPES, int32_t, int64_t, uint32_t, uint64_t>(x->dtype(), [&](auto tag) {
       using T = decltype(tag);
       return RunBinary<T, T, T>(ctx, *x, slope, y, 2, [](const T* a, bool ab, const T* b, bool bb, T* out, int64_t n) {

@@ -73,6 +73,7 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
     out_at[v] = (c / kChannelBlock) * t.y_block_stride + c % kChannelBlock;
   }
   const float* HWY_RESTRICT w = t.w + channel0;
+  const int64_t y_pixel_stride = t.y_pixel_stride;
 
   // The sums start from the output (a later chunk), or from the bias plus the residual. The
   // branches stay outside the 24 accumulators: inside, they cost a short tile (a stem's 27
@@ -84,7 +85,7 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
       const bool real = static_cast<int64_t>(p) < t.pixels;
       HWY_UNROLL(4)
       for (size_t v = 0; v < kVecs; ++v) {
-        acc[p][v] = real ? hn::LoadU(d, t.y + out_at[v] + static_cast<int64_t>(p) * kChannelBlock) : hn::Zero(d);
+        acc[p][v] = real ? hn::LoadU(d, t.y + out_at[v] + static_cast<int64_t>(p) * y_pixel_stride) : hn::Zero(d);
       }
     }
   } else {
@@ -104,7 +105,7 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
         if (static_cast<int64_t>(p) >= t.pixels) break;
         HWY_UNROLL(4)
         for (size_t v = 0; v < kVecs; ++v) {
-          acc[p][v] = hn::Add(acc[p][v], hn::LoadU(d, t.residual + out_at[v] + static_cast<int64_t>(p) * kChannelBlock));
+          acc[p][v] = hn::Add(acc[p][v], hn::LoadU(d, t.residual + out_at[v] + static_cast<int64_t>(p) * y_pixel_stride));
         }
       }
     }
@@ -185,7 +186,7 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
     if (static_cast<int64_t>(p) >= t.pixels) break;
     HWY_UNROLL(4)
     for (size_t v = 0; v < kVecs; ++v) {
-      hn::StoreU(acc[p][v], d, t.y + out_at[v] + static_cast<int64_t>(p) * kChannelBlock);
+      hn::StoreU(acc[p][v], d, t.y + out_at[v] + static_cast<int64_t>(p) * y_pixel_stride);
     }
   }
 }

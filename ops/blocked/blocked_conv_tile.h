@@ -91,6 +91,9 @@ struct BlockedTile {
   // first chunk), so it may be y itself: a convolution can write over the residual it adds.
   float* y = nullptr;
   int64_t y_block_stride = 0;
+  // Floats between the tile's output pixels (and the residual's): 16 for a run of a row; a
+  // transposed convolution's output phase (blocked_conv_transpose.cc) writes every stride-th pixel.
+  int64_t y_pixel_stride = kChannelBlock;
   int64_t tile_pixels = kTilePixels;  // BlockedTilePixels(width)
   int64_t pixels = 0;                 // valid pixels, at most tile_pixels
   const float* bias = nullptr;   // the tile's `width` biases, or null; read when !accumulate

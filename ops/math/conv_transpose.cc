@@ -10,22 +10,12 @@
 #include "ops/framework/shape.h"
 #include "ops/framework/window_geometry.h"
 #include "ops/math/conv_geometry.h"
+#include "ops/math/conv_transpose_geometry.h"
 #include "ops/math/float_view.h"
 #include "ops/math/gemm.h"
 
 namespace onnxflow {
 namespace {
-
-struct TransposeGeometry {
-  int64_t batch = 0, in_channels = 0, out_channels = 0, group = 1;
-  std::vector<int64_t> in_spatial, out_spatial, kernel, strides, dilations, pads_begin;
-  int64_t in_size() const { return ElementCount(in_spatial); }
-  int64_t out_size() const { return ElementCount(out_spatial); }
-  int64_t kernel_size() const { return ElementCount(kernel); }
-};
-
-// Python-style floor division (total padding may be negative when output_shape asks for more).
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
 // Col2ImAdd for a 1-D or 2-D transposed convolution (1-D as a plane of height 1), a channel per
 // task: each kernel tap's row of col adds into the output plane run by run, the run's bounds worked
@@ -75,7 +65,7 @@ void ScatterPlanes(const TransposeGeometry& g, int64_t channels, const float* co
 class ConvTransposeKernel : public OpKernel {
  public:
   static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
-    ONNXFLOW_ASSIGN_OR_RETURN(ConvAttributes attrs, ParseConvAttributes(info));
+    ONNXFLOW_ASSIGN_OR_RETURN(TransposeAttributes attrs, ParseTransposeAttributes(info));
     return std::unique_ptr<OpKernel>(new ConvTransposeKernel(info, std::move(attrs)));
   }
 
@@ -86,7 +76,7 @@ class ConvTransposeKernel : public OpKernel {
     if (x->dtype() != w->dtype() || (b != nullptr && b->dtype() != x->dtype())) {
       return InvalidArgument("ConvTranspose: X, W and B must have the same type");
     }
-    ONNXFLOW_ASSIGN_OR_RETURN(TransposeGeometry g, Geometry(x->shape(), w->shape()));
+    ONNXFLOW_ASSIGN_OR_RETURN(TransposeGeometry g, ComputeTransposeGeometry(attrs_, x->shape(), w->shape()));
     if (b != nullptr && b->size() != g.out_channels) {
       return InvalidArgument("ConvTranspose: B has " + std::to_string(b->size()) + " values for " +
                              std::to_string(g.out_channels) + " output channels");
@@ -117,91 +107,19 @@ class ConvTransposeKernel : public OpKernel {
   }
 
  private:
-  ConvTransposeKernel(const KernelInfo& info, ConvAttributes attrs)
-      : attrs_(std::move(attrs)),
-        output_padding_(info.GetInts("output_padding")),
-        output_shape_(info.GetInts("output_shape")) {
+  ConvTransposeKernel(const KernelInfo& info, TransposeAttributes attrs) : attrs_(std::move(attrs)) {
     // A constant W is packed once, per group as the transposed A operand [M/g * k, C/g].
     const Tensor* w = info.constant_input(1);
-    if (w != nullptr && IsFloatLike(w->dtype()) && w->rank() >= 3 && w->size() > 0 && w->dim(0) % attrs_.group == 0) {
+    if (w != nullptr && IsFloatLike(w->dtype()) && w->rank() >= 3 && w->size() > 0 && w->dim(0) % attrs_.conv.group == 0) {
       FloatScratch widened;
       const float* wd = FloatData(*w, widened);
-      const int64_t cg = w->dim(0) / attrs_.group, rows = w->size() / w->dim(0);
-      for (int64_t grp = 0; grp < attrs_.group; ++grp) {
+      const int64_t cg = w->dim(0) / attrs_.conv.group, rows = w->size() / w->dim(0);
+      for (int64_t grp = 0; grp < attrs_.conv.group; ++grp) {
         packed_w_.push_back(PackA(wd + grp * cg * rows, rows, /*trans=*/true, rows, cg));
       }
       packed_w_dtype_ = w->dtype();
       packed_w_shape_ = w->shape();
     }
-  }
-
-  Result<TransposeGeometry> Geometry(const Shape& x, const Shape& w) const {
-    if (x.size() < 3 || w.size() != x.size()) {
-      return InvalidArgument("ConvTranspose: X " + ShapeToString(x) + " and W " + ShapeToString(w) +
-                             " must have the same rank >= 3");
-    }
-    const size_t nd = x.size() - 2;
-    TransposeGeometry g;
-    g.batch = x[0];
-    g.in_channels = x[1];
-    g.group = attrs_.group;
-    if (w[0] != g.in_channels || g.in_channels % g.group != 0) {
-      return InvalidArgument("ConvTranspose: W " + ShapeToString(w) + " does not match the " +
-                             std::to_string(g.in_channels) + " channels of X in " + std::to_string(g.group) +
-                             " groups");
-    }
-    g.out_channels = w[1] * g.group;
-    g.in_spatial.assign(x.begin() + 2, x.end());
-    g.kernel.assign(w.begin() + 2, w.end());
-    if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != g.kernel) {
-      return InvalidArgument("ConvTranspose: kernel_shape does not match W " + ShapeToString(w));
-    }
-    g.strides = attrs_.strides.empty() ? std::vector<int64_t>(nd, 1) : attrs_.strides;
-    g.dilations = attrs_.dilations.empty() ? std::vector<int64_t>(nd, 1) : attrs_.dilations;
-    std::vector<int64_t> out_pad = output_padding_.empty() ? std::vector<int64_t>(nd, 0) : output_padding_;
-    if (g.strides.size() != nd || g.dilations.size() != nd || out_pad.size() != nd ||
-        (!attrs_.pads.empty() && attrs_.pads.size() != 2 * nd)) {
-      return InvalidArgument("ConvTranspose: strides, dilations, output_padding and pads need one value per axis");
-    }
-    std::vector<int64_t> requested = output_shape_;
-    if (requested.size() == nd + 2) requested.erase(requested.begin(), requested.begin() + 2);
-    if (!requested.empty() && requested.size() != nd) {
-      return InvalidArgument("ConvTranspose: output_shape needs one value per spatial axis");
-    }
-    const bool same = attrs_.auto_pad == AutoPad::kSameUpper || attrs_.auto_pad == AutoPad::kSameLower;
-    g.pads_begin.assign(nd, 0);
-    g.out_spatial.assign(nd, 0);
-    for (size_t d = 0; d < nd; ++d) {
-      ONNXFLOW_ASSIGN_OR_RETURN(const int64_t full, FullOutput(g, out_pad, d));
-      const std::string axis = " on spatial axis " + std::to_string(d);
-      if (!requested.empty() || same) {
-        int64_t target = 0, total = 0;
-        if (!requested.empty()) {
-          target = requested[d];
-          if (target < 0) return InvalidArgument("ConvTranspose: attribute 'output_shape' is negative" + axis);
-        } else if (__builtin_mul_overflow(g.in_spatial[d], g.strides[d], &target)) {
-          return InvalidArgument("ConvTranspose: attribute 'strides' makes the output too long" + axis);
-        }
-        if (__builtin_sub_overflow(full, target, &total)) {
-          return InvalidArgument("ConvTranspose: attribute 'output_shape' is too far from the full output" + axis);
-        }
-        g.pads_begin[d] = attrs_.auto_pad == AutoPad::kSameUpper ? FloorDiv(total, 2) : total - FloorDiv(total, 2);
-        g.out_spatial[d] = target;
-      } else {
-        int64_t pb = 0, pe = 0;
-        if (!attrs_.pads.empty() && attrs_.auto_pad != AutoPad::kValid) {
-          pb = attrs_.pads[d];
-          pe = attrs_.pads[d + nd];
-        }
-        g.pads_begin[d] = pb;
-        if (__builtin_sub_overflow(full, pb, &g.out_spatial[d]) ||
-            __builtin_sub_overflow(g.out_spatial[d], pe, &g.out_spatial[d]) || g.out_spatial[d] < 0) {
-          return InvalidArgument("ConvTranspose: attribute 'pads' (" + std::to_string(pb) + ", " + std::to_string(pe) +
-                                 ") leaves a negative output size" + axis);
-        }
-      }
-    }
-    return g;
   }
 
   // Run's col, [M/g, k1..kn, D1..Dn] for one image and group, checked against the run's one-tensor
@@ -211,19 +129,6 @@ class ConvTransposeKernel : public OpKernel {
     shape.insert(shape.end(), g.kernel.begin(), g.kernel.end());
     shape.insert(shape.end(), g.in_spatial.begin(), g.in_spatial.end());
     return ctx.CheckScratch(shape, element, "ConvTranspose: the unfolded product (col)");
-  }
-
-  // stride * (in - 1) + output_padding + (kernel - 1) * dilation + 1: the output before pads, refused
-  // when hostile strides, dilations or output_padding would carry it past INT64_MAX.
-  static Result<int64_t> FullOutput(const TransposeGeometry& g, const std::vector<int64_t>& out_pad, size_t d) {
-    int64_t step = 0, window = 0, full = 0;
-    if (!CheckedDilatedWindow(g.kernel[d], g.dilations[d], &window) ||
-        __builtin_mul_overflow(g.strides[d], g.in_spatial[d] - 1, &step) ||
-        __builtin_add_overflow(step, out_pad[d], &full) || __builtin_add_overflow(full, window, &full)) {
-      return InvalidArgument("ConvTranspose: attributes 'strides', 'dilations' and 'output_padding' make spatial axis " +
-                             std::to_string(d) + " of the output longer than any tensor");
-    }
-    return full;
   }
 
   template <typename T>
@@ -265,9 +170,7 @@ class ConvTransposeKernel : public OpKernel {
     }
   }
 
-  ConvAttributes attrs_;
-  std::vector<int64_t> output_padding_;
-  std::vector<int64_t> output_shape_;
+  TransposeAttributes attrs_;
   std::vector<PackedA> packed_w_;
   DataType packed_w_dtype_ = DataType::kUndefined;
   Shape packed_w_shape_;
