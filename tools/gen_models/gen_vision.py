@@ -39,25 +39,11 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from graph_writer import GraphWriter  # noqa: E402
+from graph_writer import NamedGraphWriter  # noqa: E402
 
 
-class Net(GraphWriter):
+class Net(NamedGraphWriter):
     """GraphWriter with unique names and the layers the three networks share."""
-
-    def __init__(self, rng):
-        super().__init__(rng)
-        self.count = 0
-
-    def name(self, prefix):
-        self.count += 1
-        return f"{prefix}{self.count}"
-
-    def op(self, op, inputs, prefix=None, **attrs):
-        return self.node(op, inputs, [self.name(prefix or op.lower())], **attrs)
-
-    def const(self, prefix, arr):
-        return self.init(self.name(prefix), arr)
 
     def conv(self, x, c_in, c_out, k=1, s=1, group=1, gain=1.5, bias_std=0.05, pad=None):
         """Conv with a folded batch norm's bias; weights scaled by fan-in to keep the activations' scale."""

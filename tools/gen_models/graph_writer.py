@@ -1,4 +1,4 @@
-"""The nodes and initializers a seeded model generator writes (gen_bert.py, gen_vit.py): weights
+"""The nodes and initializers a seeded model generator writes (gen_bert.py, gen_vit.py, ...): weights
 drawn from one generator in the order asked, nodes named after their first output."""
 import numpy as np
 from onnx import helper, numpy_helper
@@ -31,3 +31,22 @@ class GraphWriter:
         w = self.weight(prefix + ".weight", (n_in, n_out))
         b = self.weight(prefix + ".bias", (n_out,))
         return self.node("Add", [self.node("MatMul", [x, w], [prefix + ".mm"]), b], [prefix + ".out"])
+
+
+class NamedGraphWriter(GraphWriter):
+    """A GraphWriter that names what it adds itself: `prefix` and a running count, so layers can be
+    written without inventing names (gen_vision.py, upsample_models.py, zoo_models.py)."""
+
+    def __init__(self, rng):
+        super().__init__(rng)
+        self.count = 0
+
+    def name(self, prefix):
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+    def op(self, op, inputs, prefix=None, **attrs):
+        return self.node(op, inputs, [self.name(prefix or op.lower())], **attrs)
+
+    def const(self, prefix, arr):
+        return self.init(self.name(prefix), arr)

@@ -39,26 +39,12 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from graph_writer import GraphWriter  # noqa: E402
+from graph_writer import NamedGraphWriter  # noqa: E402
 
 CASES = ["style_convt", "style_resize", "dcgan", "unet", "espcn", "esrgan_tail"]
 
 
-class Net(GraphWriter):
-    def __init__(self, rng):
-        super().__init__(rng)
-        self.count = 0
-
-    def name(self, prefix):
-        self.count += 1
-        return f"{prefix}{self.count}"
-
-    def op(self, op, inputs, prefix=None, **attrs):
-        return self.node(op, inputs, [self.name(prefix or op.lower())], **attrs)
-
-    def const(self, prefix, arr):
-        return self.init(self.name(prefix), arr)
-
+class Net(NamedGraphWriter):
     def conv(self, x, c_in, c_out, k, s=1, pad=None, gain=np.sqrt(2.0), bias=True):
         p = self.name("conv")
         w = self.init(p + ".weight", (self.rng.standard_normal((c_out, c_in, k, k)) * (gain / np.sqrt(c_in * k * k)))

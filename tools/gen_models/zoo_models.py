@@ -45,27 +45,13 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from graph_writer import GraphWriter  # noqa: E402
+from graph_writer import NamedGraphWriter  # noqa: E402
 
 OPSET = 12  # the zoo's newest CNN files (densenet-12, vgg16-12, ssd-12, ...) are opset 12
 
 
-class Net(GraphWriter):
+class Net(NamedGraphWriter):
     """GraphWriter with unique names, Conv/BN/Gemm layers whose weights keep activations near unit scale."""
-
-    def __init__(self, rng):
-        super().__init__(rng)
-        self.count = 0
-
-    def name(self, prefix):
-        self.count += 1
-        return f"{prefix}{self.count}"
-
-    def op(self, op, inputs, prefix=None, **attrs):
-        return self.node(op, inputs, [self.name(prefix or op.lower())], **attrs)
-
-    def const(self, prefix, arr):
-        return self.init(self.name(prefix), arr)
 
     def randn(self, shape, std):
         return (self.rng.standard_normal(shape, dtype=np.float32) * np.float32(std)).astype(np.float32)
