@@ -30,7 +30,7 @@
 
 namespace onnxflow {
 
-Status RegisterAllKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterAllKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(RegisterElementwiseKernels(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterActivationKernels(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterMathKernels(registry));

@@ -14,12 +14,33 @@
 namespace onnxflow {
 namespace {
 
+// The file's bytes in one read into a string of the file's size. (Through a string stream, a
+// 4.9 MB input took 13.3 MB of heap at once, the stream's doubling buffer and the copy str()
+// returns, and the heap kept the pages: YOLOv8n's 640 x 640 input cost run_model 2 MB of peak RSS.)
+// A file whose size is unknown (a pipe) is read as it comes.
 Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  if (!file) return NotFound("cannot open '" + path + "'");
+  const std::streamoff size = file.tellg();
+  if (size < 0) {
+    file.clear();
+    std::ostringstream buffer;
+    buffer << file.rdbuf();
+    return buffer.str();
+  }
+  std::string bytes(static_cast<size_t>(size), '\0');
+  file.seekg(0);
+  if (!file.read(bytes.data(), size)) return InvalidArgument("cannot read '" + path + "'");
+  return bytes;
+}
+
+// A .pb file parsed as it is read: no copy of the file's bytes beside the message's.
+template <class Proto>
+Status ParseProtoFile(const std::string& path, const char* type, Proto* proto) {
   std::ifstream file(path, std::ios::binary);
   if (!file) return NotFound("cannot open '" + path + "'");
-  std::ostringstream buffer;
-  buffer << file.rdbuf();
-  return buffer.str();
+  if (!proto->ParseFromIstream(&file)) return InvalidArgument("'" + path + "' is not a serialized " + type);
+  return Status::Ok();
 }
 
 struct NpyType {
@@ -152,27 +173,27 @@ Comparison CompareElements(const std::vector<T>& e, const std::vector<T>& a, con
 }  // namespace
 
 Result<Value> ReadValueFile(const std::string& path, const ValueInfo* declared) {
-  ONNXFLOW_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
   if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0) {
+    ONNXFLOW_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor t, ParseNpy(bytes, path));
     return Value(std::move(t));
   }
   Result<Value> value = InvalidArgument("unreachable");
   if (declared != nullptr && declared->optional) {
     onnx::OptionalProto p;
-    if (!p.ParseFromString(bytes)) return InvalidArgument("'" + path + "' is not a serialized OptionalProto");
+    ONNXFLOW_RETURN_IF_ERROR(ParseProtoFile(path, "OptionalProto", &p));
     value = ValueFromOptionalProto(p);
   } else if (declared != nullptr && declared->kind == Value::Kind::kMap) {
     onnx::MapProto p;
-    if (!p.ParseFromString(bytes)) return InvalidArgument("'" + path + "' is not a serialized MapProto");
+    ONNXFLOW_RETURN_IF_ERROR(ParseProtoFile(path, "MapProto", &p));
     value = ValueFromMapProto(p);
   } else if (declared != nullptr && declared->kind == Value::Kind::kSequence) {
     onnx::SequenceProto p;
-    if (!p.ParseFromString(bytes)) return InvalidArgument("'" + path + "' is not a serialized SequenceProto");
+    ONNXFLOW_RETURN_IF_ERROR(ParseProtoFile(path, "SequenceProto", &p));
     value = ValueFromSequenceProto(p);
   } else {
     onnx::TensorProto p;
-    if (!p.ParseFromString(bytes)) return InvalidArgument("'" + path + "' is not a serialized TensorProto");
+    ONNXFLOW_RETURN_IF_ERROR(ParseProtoFile(path, "TensorProto", &p));
     auto t = TensorFromProto(p);
     if (!t.ok()) return t.status();
     value = Value(std::move(t).value());

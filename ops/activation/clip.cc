@@ -80,7 +80,7 @@ class ClipKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterClipKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterClipKernels(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "Clip", 1, kOpenEnded,
                            WithInputTypes<ONNXFLOW_NUMERIC_TYPES>(0, Make<ClipKernel>()));
 }

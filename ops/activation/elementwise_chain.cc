@@ -228,7 +228,7 @@ bool ChainStepFor(const std::string& op, int opset, const ChainAttributes& attri
   return true;
 }
 
-Status RegisterElementwiseChainKernel(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterElementwiseChainKernel(KernelRegistry& registry) {
   return registry.Register(kOnnxflowDomain, internal_ops::kElementwiseChain, internal_ops::kVersion, kOpenEnded, Make<ElementwiseChainKernel>());
 }
 

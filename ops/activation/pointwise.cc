@@ -95,7 +95,7 @@ class ActivationKernel : public OpKernel {
 // A factory that reads the op's attributes with `read(info, params)`.
 // The input types are checked at load when known.
 template <typename Read>
-KernelFactory ActivationFactory(ActOp op, Read read) {
+ONNXFLOW_REGISTRAR KernelFactory ActivationFactory(ActOp op, Read read) {
   KernelFactory make = [op, read](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
     ActParams p;
     ActOp actual = op;
@@ -109,7 +109,7 @@ KernelFactory ActivationFactory(ActOp op, Read read) {
 
 // The op's parameters from its attributes, with the ONNX defaults of the vocabulary
 // (ops/framework/activation.h).
-KernelFactory WithAttributes(ActOp op) {
+ONNXFLOW_REGISTRAR KernelFactory WithAttributes(ActOp op) {
   return ActivationFactory(op, [op](const KernelInfo& info, ActParams& p, ActOp&) {
     p = ReadActParams(*FindActivationOp(op),
                       [&](const char* name, float fallback) { return info.GetFloat(name, fallback); });
@@ -119,7 +119,7 @@ KernelFactory WithAttributes(ActOp op) {
 
 }  // namespace
 
-Status RegisterPointwiseActivationKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterPointwiseActivationKernels(KernelRegistry& registry) {
   auto reg = [&](ActOp op, KernelFactory factory) {
     const ActivationOpDef& def = *FindActivationOp(op);
     return registry.Register(kOnnxDomain, def.op_type, def.since, kOpenEnded, std::move(factory));

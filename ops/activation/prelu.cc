@@ -62,7 +62,7 @@ class PReluKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterPReluKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterPReluKernels(KernelRegistry& registry) {
   return registry.Register(
       kOnnxDomain, "PRelu", 1, kOpenEnded,
       WithInputTypes<ONNXFLOW_FLOAT_TYPES, int32_t, int64_t, uint32_t, uint64_t>(0, Make<PReluKernel>()));

@@ -2,7 +2,7 @@
 
 namespace onnxflow {
 
-Status RegisterActivationKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterActivationKernels(KernelRegistry& registry) {
   return RegisterEach(registry, {ONNXFLOW_ACTIVATION_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }
 

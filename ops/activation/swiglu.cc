@@ -54,7 +54,7 @@ class SwiGluKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterSwiGluKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterSwiGluKernels(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "SwiGLU", 28, kOpenEnded,
                            WithInputTypes<ONNXFLOW_FLOAT_TYPES>(0, Make<SwiGluKernel>()));
 }

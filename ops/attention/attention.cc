@@ -500,7 +500,7 @@ Status AttentionKernel::ComputeIn(KernelContext& ctx) const {
 
 }  // namespace
 
-Status RegisterAttention(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterAttention(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "Attention", 23, kOpenEnded, Make<AttentionKernel>());
 }
 

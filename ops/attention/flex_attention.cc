@@ -196,7 +196,7 @@ Status FlexAttentionKernel::ComputeIn(KernelContext& ctx, DataType sm_type) cons
 
 }  // namespace
 
-Status RegisterFlexAttention(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterFlexAttention(KernelRegistry& registry) {
   return registry.Register(kPreviewDomain, "FlexAttention", 1, kOpenEnded, Make<FlexAttentionKernel>());
 }
 

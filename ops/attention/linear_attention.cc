@@ -209,7 +209,7 @@ Status LinearAttentionKernel::Compute(KernelContext& ctx) const {
 
 }  // namespace
 
-Status RegisterLinearAttention(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterLinearAttention(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "LinearAttention", 27, kOpenEnded, Make<LinearAttentionKernel>());
 }
 

@@ -2,7 +2,7 @@
 
 namespace onnxflow {
 
-Status RegisterAttentionKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterAttentionKernels(KernelRegistry& registry) {
   using namespace attention;  // NOLINT: the per-file registration functions
   return RegisterEach(registry, {ONNXFLOW_ATTENTION_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }

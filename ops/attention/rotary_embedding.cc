@@ -151,7 +151,7 @@ Status RotaryEmbeddingKernel::ComputeTyped(KernelContext& ctx) const {
 
 }  // namespace
 
-Status RegisterRotaryEmbedding(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterRotaryEmbedding(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "RotaryEmbedding", 23, kOpenEnded, Make<RotaryEmbeddingKernel>());
 }
 

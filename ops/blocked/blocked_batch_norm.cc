@@ -107,7 +107,7 @@ class BlockedBatchNormKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterBlockedBatchNorm(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterBlockedBatchNorm(KernelRegistry& registry) {
   return registry.Register(kOnnxflowDomain, internal_ops::kBlockedBatchNormalization, internal_ops::kVersion, kOpenEnded, BlockedBatchNormKernel::Create);
 }
 

@@ -499,7 +499,7 @@ BlockedConvSpec BlockedConvSpec::Parse(const KernelInfo& info) {
   return BlockedConvSpec{info.GetInt("out_blocks", 0), info.GetInt("out_block_offset", 0)};
 }
 
-Status RegisterBlockedConv(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterBlockedConv(KernelRegistry& registry) {
   return registry.Register(kOnnxflowDomain, internal_ops::kBlockedConv, internal_ops::kVersion, kOpenEnded, BlockedConvKernel::Create);
 }
 

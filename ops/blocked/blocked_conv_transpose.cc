@@ -376,7 +376,7 @@ class BlockedConvTransposeKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterBlockedConvTranspose(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterBlockedConvTranspose(KernelRegistry& registry) {
   return registry.Register(kOnnxflowDomain, kBlockedConvTransposeOp, internal_ops::kVersion, kOpenEnded,
                            BlockedConvTransposeKernel::Create);
 }

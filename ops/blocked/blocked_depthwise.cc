@@ -134,7 +134,7 @@ class BlockedDepthwiseKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterBlockedDepthwiseConv(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterBlockedDepthwiseConv(KernelRegistry& registry) {
   return registry.Register(kOnnxflowDomain, internal_ops::kBlockedDepthwiseConv, internal_ops::kVersion, kOpenEnded, BlockedDepthwiseKernel::Create);
 }
 

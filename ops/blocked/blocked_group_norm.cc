@@ -163,7 +163,7 @@ class BlockedGroupNormKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterBlockedGroupNorm(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterBlockedGroupNorm(KernelRegistry& registry) {
   return registry.Register(kOnnxflowDomain, internal_ops::kBlockedGroupNormalization, internal_ops::kVersion,
                            kOpenEnded, BlockedGroupNormKernel::Create);
 }

@@ -131,7 +131,7 @@ Result<BlockedPadSpec> BlockedPadSpec::Parse(const KernelInfo& info) {
   return s;
 }
 
-Status RegisterBlockedPad(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterBlockedPad(KernelRegistry& registry) {
   return registry.Register(kOnnxflowDomain, kBlockedPadOp, internal_ops::kVersion, kOpenEnded, BlockedPadKernel::Create);
 }
 

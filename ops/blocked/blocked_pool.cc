@@ -151,7 +151,7 @@ class BlockedGlobalPoolKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterBlockedPools(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterBlockedPools(KernelRegistry& registry) {
   for (bool max : {true, false}) {
     ONNXFLOW_RETURN_IF_ERROR(registry.Register(
         kOnnxflowDomain, max ? "BlockedMaxPool" : "BlockedAveragePool", 1, kOpenEnded,

@@ -156,7 +156,7 @@ class BlockedShapeKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterBlockedResize(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterBlockedResize(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxflowDomain, internal_ops::kBlockedResize, internal_ops::kVersion,
                                              kOpenEnded, BlockedResizeKernel::Create));
   return registry.Register(kOnnxflowDomain, internal_ops::kBlockedShape, internal_ops::kVersion, kOpenEnded,

@@ -12,7 +12,7 @@
 
 namespace onnxflow {
 
-Status RegisterBlockedKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterBlockedKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(RegisterBlockedBatchNorm(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterBlockedConv(registry));
   ONNXFLOW_RETURN_IF_ERROR(RegisterBlockedConvTranspose(registry));

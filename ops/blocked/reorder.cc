@@ -114,7 +114,7 @@ void FromBlockedSpec::WriteTo(onnx::NodeProto& node) const {
 
 FromBlockedSpec FromBlockedSpec::Parse(const KernelInfo& info) { return FromBlockedSpec{info.GetInt("channels", 0)}; }
 
-Status RegisterBlockedReorders(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterBlockedReorders(KernelRegistry& registry) {
   for (bool to_blocked : {true, false}) {
     ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxflowDomain,
                                                to_blocked ? internal_ops::kToBlocked : internal_ops::kFromBlocked,

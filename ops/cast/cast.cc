@@ -105,7 +105,7 @@ class CastLikeKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterCastOps(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterCastOps(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Cast", 1, kOpenEnded, Make<CastKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "CastLike", 15, kOpenEnded, Make<CastLikeKernel>()));
   return Status::Ok();

@@ -2,7 +2,7 @@
 
 namespace onnxflow {
 
-Status RegisterCastKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterCastKernels(KernelRegistry& registry) {
   return RegisterEach(registry, {ONNXFLOW_CAST_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }
 

@@ -686,7 +686,7 @@ class GroupQueryAttentionKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterAttentionOps(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterAttentionOps(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "Attention", 1, kOpenEnded, Make<AttentionKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(
       registry.Register(kMsDomain, "MultiHeadAttention", 1, kOpenEnded, Make<MultiHeadAttentionKernel>()));

@@ -68,7 +68,7 @@ class CDistKernel final : public OpKernel {
 
 }  // namespace
 
-Status RegisterCDist(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterCDist(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "CDist", 1, kOpenEnded, Make<CDistKernel>());
 }
 

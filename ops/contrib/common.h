@@ -77,12 +77,13 @@ using NodeRewrite = std::function<Status(const onnx::NodeProto& from, onnx::Node
 
 // A factory that rewrites the node, then builds the kernel `target` registered (the rewritten
 // proto lives only while the kernel is built: kernels parse their attributes at construction).
-inline Result<KernelFactory> Adapt(const KernelRegistry& registry, const std::string& domain, const std::string& op,
-                                   int version, NodeRewrite rewrite) {
-  const KernelDef* def = registry.Find(domain, op, version);
+ONNXFLOW_REGISTRAR inline Result<KernelFactory> Adapt(const KernelRegistry& registry, std::string_view domain,
+                                                      std::string_view op_view, int version, NodeRewrite rewrite) {
+  const std::string op(op_view);
+  const KernelDef* def = registry.Find(std::string(domain), op, version);
   if (def == nullptr) {
     return Internal("contrib kernels register after the families they wrap; " + op + "-" +
-                    std::to_string(version) + " of domain '" + domain + "' is not registered yet");
+                    std::to_string(version) + " of domain '" + std::string(domain) + "' is not registered yet");
   }
   KernelFactory inner = def->factory;
   const int inner_version = version;

@@ -140,7 +140,7 @@ class CropAndResizeKernel final : public OpKernel {
 
 }  // namespace
 
-Status RegisterCropAndResize(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterCropAndResize(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "CropAndResize", 1, kOpenEnded, Make<CropAndResizeKernel>());
 }
 

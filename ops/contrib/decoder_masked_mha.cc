@@ -310,7 +310,7 @@ class DecoderMaskedMhaKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterDecoderMaskedMha(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterDecoderMaskedMha(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "DecoderMaskedMultiHeadAttention", 1, kOpenEnded,
                            Make<DecoderMaskedMhaKernel>());
 }

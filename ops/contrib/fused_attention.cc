@@ -202,7 +202,7 @@ class FusedAttentionKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterFusedAttention(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterFusedAttention(KernelRegistry& registry) {
   return registry.Register(kOnnxflowDomain, internal_ops::kFusedAttention, internal_ops::kVersion, kOpenEnded,
                            Make<FusedAttentionKernel>());
 }

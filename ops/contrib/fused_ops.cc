@@ -135,7 +135,7 @@ class FusedMatMulKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterFusedOps(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterFusedOps(KernelRegistry& registry) {
   ONNXFLOW_ASSIGN_OR_RETURN(KernelFactory conv, Adapt(registry, kOnnxflowDomain, "FusedConv", 1, RewriteFusedConv));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "FusedConv", 1, kOpenEnded, conv));
   // FusedGemm's attributes (Gemm's, activation, activation_alpha/beta) are the com.onnxflow op's.

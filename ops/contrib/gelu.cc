@@ -178,7 +178,7 @@ class BiasSoftmaxKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterGeluOps(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterGeluOps(KernelRegistry& registry) {
   auto act = [](const char* op, ActOp a, bool bias) {
     return Make<BiasActivationKernel>(op, a, bias);
   };

@@ -206,7 +206,7 @@ class MsUniqueKernel final : public OpKernel {
 
 }  // namespace
 
-Status RegisterLegacyMsOps(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterLegacyMsOps(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "ExpandDims", 1, kOpenEnded, Make<ExpandDimsKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(
       registry.Register(kMsDomain, "MatMulInteger16", 1, kOpenEnded, Make<MatMulInteger16Kernel>()));

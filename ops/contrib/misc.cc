@@ -284,7 +284,7 @@ class NhwcMaxPoolKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterMiscOps(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterMiscOps(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(
       registry.Register(kMsDomain, "GatherBlockQuantized", 1, kOpenEnded, Make<GatherBlockQuantizedKernel>()));
   ONNXFLOW_ASSIGN_OR_RETURN(KernelFactory trilu, Adapt(registry, kOnnxDomain, "Trilu", 14, nullptr));

@@ -395,7 +395,7 @@ class EmbedLayerNormKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterNormOps(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterNormOps(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "SkipLayerNormalization", 1, kOpenEnded,
                                              Make<SkipNormKernel>(/*rms=*/false)));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "SkipSimplifiedLayerNormalization", 1, kOpenEnded,

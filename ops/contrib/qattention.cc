@@ -118,7 +118,7 @@ class QAttentionKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterQAttention(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterQAttention(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "QAttention", 1, kOpenEnded, Make<QAttentionKernel>());
 }
 

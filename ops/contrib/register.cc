@@ -2,7 +2,7 @@
 
 namespace onnxflow {
 
-Status RegisterContribKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterContribKernels(KernelRegistry& registry) {
   using namespace contrib;  // NOLINT: the per-file registration functions
   return RegisterEach(registry, {ONNXFLOW_CONTRIB_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }

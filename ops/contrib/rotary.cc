@@ -94,7 +94,7 @@ class RotaryEmbeddingKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterRotaryEmbedding(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterRotaryEmbedding(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "RotaryEmbedding", 1, kOpenEnded, Make<RotaryEmbeddingKernel>());
 }
 

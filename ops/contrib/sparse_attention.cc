@@ -314,7 +314,7 @@ class SparseAttentionKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterSparseAttention(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterSparseAttention(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "SparseAttention", 1, kOpenEnded, Make<SparseAttentionKernel>());
 }
 

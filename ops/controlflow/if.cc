@@ -42,6 +42,6 @@ class If : public OpKernel {
 
 }  // namespace
 
-Status RegisterIf(KernelRegistry& registry) { return registry.Register(kOnnxDomain, "If", 1, kOpenEnded, Make<If>()); }
+ONNXFLOW_REGISTRAR Status RegisterIf(KernelRegistry& registry) { return registry.Register(kOnnxDomain, "If", 1, kOpenEnded, Make<If>()); }
 
 }  // namespace onnxflow

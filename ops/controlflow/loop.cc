@@ -113,6 +113,6 @@ class Loop : public OpKernel {
 
 }  // namespace
 
-Status RegisterLoop(KernelRegistry& registry) { return registry.Register(kOnnxDomain, "Loop", 1, kOpenEnded, Make<Loop>()); }
+ONNXFLOW_REGISTRAR Status RegisterLoop(KernelRegistry& registry) { return registry.Register(kOnnxDomain, "Loop", 1, kOpenEnded, Make<Loop>()); }
 
 }  // namespace onnxflow

@@ -2,7 +2,7 @@
 
 namespace onnxflow {
 
-Status RegisterControlflowKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterControlflowKernels(KernelRegistry& registry) {
   return RegisterEach(registry, {ONNXFLOW_CONTROLFLOW_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }
 

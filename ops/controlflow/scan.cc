@@ -170,6 +170,6 @@ class Scan : public OpKernel {
 
 }  // namespace
 
-Status RegisterScan(KernelRegistry& registry) { return registry.Register(kOnnxDomain, "Scan", 8, kOpenEnded, Make<Scan>()); }
+ONNXFLOW_REGISTRAR Status RegisterScan(KernelRegistry& registry) { return registry.Register(kOnnxDomain, "Scan", 8, kOpenEnded, Make<Scan>()); }
 
 }  // namespace onnxflow

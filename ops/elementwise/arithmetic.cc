@@ -110,13 +110,13 @@ class ArithmeticKernel : public OpKernel {
   LegacyBroadcast legacy_;
 };
 
-KernelFactory ArithmeticFactory(Arith op) {
+ONNXFLOW_REGISTRAR KernelFactory ArithmeticFactory(Arith op) {
   return WithInputTypes<ONNXFLOW_NUMERIC_TYPES>(0, Make<ArithmeticKernel>(op));
 }
 
 }  // namespace
 
-Status RegisterArithmeticKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterArithmeticKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Add", 1, kOpenEnded, ArithmeticFactory(Arith::kAdd)));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Sub", 1, kOpenEnded, ArithmeticFactory(Arith::kSub)));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Mul", 1, kOpenEnded, ArithmeticFactory(Arith::kMul)));

@@ -74,7 +74,7 @@ class BitCastKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterBitCastKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterBitCastKernels(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "BitCast", 26, kOpenEnded, Make<BitCastKernel>());
 }
 

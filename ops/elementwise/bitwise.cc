@@ -85,7 +85,7 @@ class BitwiseNotKernel : public OpKernel {
   }
 };
 
-KernelFactory BitsFactory(Bits op, const char* name) {
+ONNXFLOW_REGISTRAR KernelFactory BitsFactory(Bits op, const char* name) {
   return WithInputTypes<ONNXFLOW_INT_TYPES>(0, [op, name](const KernelInfo&) -> Result<std::unique_ptr<OpKernel>> {
     return std::unique_ptr<OpKernel>(new BitsKernel(op, name));
   });
@@ -93,7 +93,7 @@ KernelFactory BitsFactory(Bits op, const char* name) {
 
 }  // namespace
 
-Status RegisterBitwiseKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterBitwiseKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(
       (registry.Register(kOnnxDomain, "BitShift", 11, kOpenEnded,
                          WithInputTypes<uint8_t, uint16_t, uint32_t, uint64_t>(0, &BitsKernel::CreateShift))));

@@ -94,7 +94,7 @@ Status CheckInputType(const KernelInfo& info, int i) {
 
 // `inner`, after checking at load that input `input` has one of the types Ts.
 template <typename... Ts>
-KernelFactory WithInputTypes(int input, KernelFactory inner) {
+ONNXFLOW_REGISTRAR KernelFactory WithInputTypes(int input, KernelFactory inner) {
   return [input, inner](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
     ONNXFLOW_RETURN_IF_ERROR(CheckInputType<Ts...>(info, input));
     return inner(info);

@@ -58,7 +58,7 @@ class CompareKernel : public OpKernel {
 };
 
 template <Cmp op>
-KernelFactory CompareFactory(const char* name) {
+ONNXFLOW_REGISTRAR KernelFactory CompareFactory(const char* name) {
   KernelFactory make = Make<CompareKernel<op>>(name);
   if constexpr (op == Cmp::kEqual) return WithInputTypes<ONNXFLOW_ALL_TYPES>(0, make);
   return WithInputTypes<ONNXFLOW_NUMERIC_TYPES>(0, make);
@@ -66,7 +66,7 @@ KernelFactory CompareFactory(const char* name) {
 
 }  // namespace
 
-Status RegisterCompareKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterCompareKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(
       registry.Register(kOnnxDomain, "Equal", 1, kOpenEnded, CompareFactory<Cmp::kEqual>("Equal")));
   ONNXFLOW_RETURN_IF_ERROR(

@@ -99,7 +99,7 @@ class IsInfKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterFloatClassKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterFloatClassKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR((registry.Register(kOnnxDomain, "IsNaN", 9, kOpenEnded,
                                               WithInputTypes<ONNXFLOW_CLASSIFIED_TYPES>(0, Make<IsNaNKernel>()))));
   ONNXFLOW_RETURN_IF_ERROR((registry.Register(kOnnxDomain, "IsInf", 10, kOpenEnded,

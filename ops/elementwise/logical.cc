@@ -60,13 +60,13 @@ class NotKernel : public OpKernel {
   }
 };
 
-KernelFactory LogicalFactory(Logic op, const char* name) {
+ONNXFLOW_REGISTRAR KernelFactory LogicalFactory(Logic op, const char* name) {
   return WithInputTypes<bool>(0, Make<LogicalKernel>(op, name));
 }
 
 }  // namespace
 
-Status RegisterLogicalKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterLogicalKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR((registry.Register(kOnnxDomain, "And", 1, kOpenEnded, LogicalFactory(Logic::kAnd, "And"))));
   ONNXFLOW_RETURN_IF_ERROR((registry.Register(kOnnxDomain, "Or", 1, kOpenEnded, LogicalFactory(Logic::kOr, "Or"))));
   ONNXFLOW_RETURN_IF_ERROR((registry.Register(kOnnxDomain, "Xor", 1, kOpenEnded, LogicalFactory(Logic::kXor, "Xor"))));

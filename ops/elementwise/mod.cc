@@ -63,7 +63,7 @@ class ModKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterModKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterModKernels(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "Mod", 10, kOpenEnded,
                            WithInputTypes<ONNXFLOW_NUMERIC_TYPES>(0, Make<ModKernel>()));
 }

@@ -126,7 +126,7 @@ class PowKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterPowKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterPowKernels(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "Pow", 1, kOpenEnded,
                            WithInputTypes<float, double, Float16, BFloat16, int32_t, int64_t, int8_t, int16_t, uint8_t,
                                           uint16_t, uint32_t, uint64_t>(0, Make<PowKernel>()));

@@ -2,7 +2,7 @@
 
 namespace onnxflow {
 
-Status RegisterElementwiseKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterElementwiseKernels(KernelRegistry& registry) {
   return RegisterEach(registry, {ONNXFLOW_ELEMENTWISE_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }
 

@@ -175,7 +175,7 @@ class UnaryMathKernel : public OpKernel {
 };
 
 template <Math op>
-Status Add(KernelRegistry& registry, const char* name, int since) {
+ONNXFLOW_REGISTRAR Status Add(KernelRegistry& registry, const char* name, int since) {
   KernelFactory make = Make<UnaryMathKernel<op>>();
   if constexpr (op == Math::kAbs || op == Math::kNeg || op == Math::kSign || op == Math::kErf) {
     make = WithInputTypes<ONNXFLOW_NUMERIC_TYPES>(0, make);
@@ -187,7 +187,7 @@ Status Add(KernelRegistry& registry, const char* name, int since) {
 
 }  // namespace
 
-Status RegisterUnaryMathKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterUnaryMathKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(Add<Math::kAbs>(registry, "Abs", 1));
   ONNXFLOW_RETURN_IF_ERROR(Add<Math::kNeg>(registry, "Neg", 1));
   ONNXFLOW_RETURN_IF_ERROR(Add<Math::kSign>(registry, "Sign", 9));

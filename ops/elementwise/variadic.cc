@@ -109,7 +109,7 @@ class VariadicKernel : public OpKernel {
   const char* name_;
 };
 
-KernelFactory VariadicFactory(Fold op, const char* name) {
+ONNXFLOW_REGISTRAR KernelFactory VariadicFactory(Fold op, const char* name) {
   KernelFactory make = [op, name](const KernelInfo&) -> Result<std::unique_ptr<OpKernel>> {
     return std::unique_ptr<OpKernel>(new VariadicKernel(op, name));
   };
@@ -119,7 +119,7 @@ KernelFactory VariadicFactory(Fold op, const char* name) {
 
 }  // namespace
 
-Status RegisterVariadicKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterVariadicKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Max", 1, kOpenEnded, VariadicFactory(Fold::kMax, "Max")));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Min", 1, kOpenEnded, VariadicFactory(Fold::kMin, "Min")));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Sum", 1, kOpenEnded, VariadicFactory(Fold::kSum, "Sum")));

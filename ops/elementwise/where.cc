@@ -30,7 +30,7 @@ class WhereKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterWhereKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterWhereKernels(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "Where", 9, kOpenEnded,
                            WithInputTypes<bool>(0, WithInputTypes<ONNXFLOW_ALL_TYPES>(1, Make<WhereKernel>())));
 }

@@ -10,9 +10,10 @@ Result<std::unique_ptr<OpKernel>> KernelDef::Create(const KernelInfo& info) cons
 
 std::string NormalizeDomain(const std::string& domain) { return domain == "ai.onnx" ? kOnnxDomain : domain; }
 
-Status KernelRegistry::Register(const std::string& domain, const std::string& op_type, int since_version,
+Status KernelRegistry::Register(std::string_view domain_view, std::string_view op_view, int since_version,
                                 int until_version, KernelFactory factory) {
-  auto& defs = kernels_[{NormalizeDomain(domain), op_type}];
+  const std::string domain = NormalizeDomain(std::string(domain_view)), op_type(op_view);
+  auto& defs = kernels_[{domain, op_type}];
   for (const KernelDef& d : defs) {
     if (since_version <= d.until_version && d.since_version <= until_version) {
       return Internal("kernel for " + op_type + " [" + std::to_string(since_version) + ", " +
@@ -20,7 +21,7 @@ Status KernelRegistry::Register(const std::string& domain, const std::string& op
                       std::to_string(d.since_version) + ", " + std::to_string(d.until_version) + "]");
     }
   }
-  defs.push_back(KernelDef{NormalizeDomain(domain), op_type, since_version, until_version, std::move(factory)});
+  defs.push_back(KernelDef{domain, op_type, since_version, until_version, std::move(factory)});
   return Status::Ok();
 }
 

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -26,9 +27,33 @@ inline const char kOnnxDomain[] = "";  // "ai.onnx" is normalized to this
 inline const char kMlDomain[] = "ai.onnx.ml";
 inline const char kOnnxflowDomain[] = "com.onnxflow";  // the fused ops the load-time passes make
 
+// Every registrar is defined ONNXFLOW_REGISTRAR, which puts it with the other cold code, away from
+// its kernels: registration runs each registrar once, at startup, and a registrar sitting in its
+// kernel file's text made the kernel load a 64 KB fault-around window of that file's code into the
+// process (onnxflow's registration faulted in 7.2 MB of run_model's text, 115 windows of 64 KB,
+// 86 of them around a registrar: a third of `run_model --demo`'s 19 MB peak RSS).
+#define ONNXFLOW_REGISTRAR __attribute__((cold))
+
 // Builds a kernel for one node. May refuse (Unimplemented) when the node uses something the
 // kernel does not support, e.g. an input type known at load.
-using KernelFactory = std::function<Result<std::unique_ptr<OpKernel>>(const KernelInfo&)>;
+// Any callable of that signature converts to one; its copies share the callable. (A registrar
+// that gives one factory to several version ranges copies it, and copying a std::function runs
+// its manager, which lives in the kernel's file: that page and the 64 KB around it then loaded.)
+class KernelFactory {
+ public:
+  using Fn = std::function<Result<std::unique_ptr<OpKernel>>(const KernelInfo&)>;
+
+  KernelFactory() = default;
+  template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, KernelFactory> &&
+                                                    std::is_constructible_v<Fn, F>>>
+  ONNXFLOW_REGISTRAR KernelFactory(F f) : fn_(new Fn(std::move(f))) {}  // NOLINT: converts like std::function
+
+  Result<std::unique_ptr<OpKernel>> operator()(const KernelInfo& info) const { return (*fn_)(info); }
+  explicit operator bool() const { return fn_ != nullptr && *fn_; }
+
+ private:
+  std::shared_ptr<const Fn> fn_;
+};
 
 struct KernelDef {
   std::string domain;
@@ -44,9 +69,11 @@ struct KernelDef {
 
 class KernelRegistry {
  public:
-  // Refuses a range that overlaps one already registered for the same op.
-  Status Register(const std::string& domain, const std::string& op_type, int since_version,
-                  int until_version, KernelFactory factory);
+  // Refuses a range that overlaps one already registered for the same op. (Names as views: a
+  // registrar's literal became a std::string in the registrar's file, through a local clone of
+  // the string constructor in each file's text.)
+  Status Register(std::string_view domain, std::string_view op_type, int since_version, int until_version,
+                  KernelFactory factory);
 
   // The kernel for `op_type` in `domain` at the model's opset `version`, or nullptr.
   const KernelDef* Find(const std::string& domain, const std::string& op_type, int version) const;
@@ -89,7 +116,7 @@ struct HasCreate<std::void_t<decltype(K::Create(std::declval<const KernelInfo&>(
 // `Result<std::unique_ptr<OpKernel>> Create(const KernelInfo&, args...)`, which may refuse the node,
 // or, when it has none, in a constructor `K(const KernelInfo&, args...)` that cannot fail.
 template <typename K, typename... Args>
-KernelFactory Make(Args... args) {
+ONNXFLOW_REGISTRAR KernelFactory Make(Args... args) {
   return [args...](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
     if constexpr (registry_internal::HasCreate<void, K, Args...>::value) {
       return K::Create(info, args...);

@@ -368,7 +368,7 @@ class BeamSearch : public OpKernel {
 
 }  // namespace
 
-Status RegisterBeamSearch(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterBeamSearch(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "BeamSearch", 1, kOpenEnded, Make<BeamSearch>(false)));
   return registry.Register(kMsDomain, "WhisperBeamSearch", 1, kOpenEnded, Make<BeamSearch>(true));
 }

@@ -49,7 +49,7 @@ class GreedySearch : public OpKernel {
 
 }  // namespace
 
-Status RegisterGreedySearch(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterGreedySearch(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "GreedySearch", 1, kOpenEnded, Make<GreedySearch>());
 }
 

@@ -57,7 +57,7 @@ class NGramRepeatBlock : public OpKernel {
 
 }  // namespace
 
-Status RegisterNGramRepeatBlock(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterNGramRepeatBlock(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "NGramRepeatBlock", 1, kOpenEnded, Make<NGramRepeatBlock>());
 }
 

@@ -2,7 +2,7 @@
 
 namespace onnxflow {
 
-Status RegisterGenerationKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterGenerationKernels(KernelRegistry& registry) {
   return RegisterEach(registry, {ONNXFLOW_GENERATION_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }
 

@@ -97,7 +97,7 @@ class Sampling : public OpKernel {
 
 }  // namespace
 
-Status RegisterSampling(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterSampling(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "Sampling", 1, kOpenEnded, Make<Sampling>());
 }
 

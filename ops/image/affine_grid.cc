@@ -90,7 +90,7 @@ class AffineGridKernel final : public OpKernel {
 
 }  // namespace
 
-Status RegisterAffineGrid(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterAffineGrid(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "AffineGrid", 20, kOpenEnded, Make<AffineGridKernel>());
 }
 

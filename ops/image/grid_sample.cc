@@ -288,7 +288,7 @@ class GridSampleKernel final : public OpKernel {
 
 }  // namespace
 
-Status RegisterGridSample(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterGridSample(KernelRegistry& registry) {
   // com.microsoft GridSample (version 1) is what PyTorch exported grid_sample as before ONNX had it
   // (opset 16): the same attributes and modes as GridSample-16, 4-D only, which the kernel applies
   // to every opset below 20 (the com.microsoft version is 1).

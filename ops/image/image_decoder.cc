@@ -75,7 +75,7 @@ class ImageDecoderKernel final : public OpKernel {
 
 }  // namespace
 
-Status RegisterImageDecoder(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterImageDecoder(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "ImageDecoder", 20, kOpenEnded,
                            Make<ImageDecoderKernel>());
 }

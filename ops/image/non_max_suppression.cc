@@ -149,7 +149,7 @@ class NonMaxSuppressionKernel final : public OpKernel {
 
 }  // namespace
 
-Status RegisterNonMaxSuppression(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterNonMaxSuppression(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "NonMaxSuppression", 10, kOpenEnded,
                            Make<NonMaxSuppressionKernel>());
 }

@@ -564,7 +564,7 @@ Status ResizeKernel::Compute(KernelContext& ctx) const {
 
 }  // namespace
 
-Status RegisterResize(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterResize(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(
       registry.Register(kOnnxDomain, "Resize", 10, kOpenEnded, [](const KernelInfo& info) {
         return ResizeKernel::CreateResize(info);

@@ -225,7 +225,7 @@ class RoiAlignKernel final : public OpKernel {
 
 }  // namespace
 
-Status RegisterRoiAlign(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterRoiAlign(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "RoiAlign", 10, kOpenEnded,
                            Make<RoiAlignKernel>());
 }

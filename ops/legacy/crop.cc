@@ -91,7 +91,7 @@ class CropKernel final : public OpKernel {
 
 }  // namespace
 
-Status RegisterCrop(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterCrop(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "Crop", 1, kLastLegacyOpset, Make<CropKernel>());
 }
 

@@ -129,7 +129,7 @@ class ScaleOpKernel final : public OpKernel {
 
 }  // namespace
 
-Status RegisterScaleOps(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterScaleOps(KernelRegistry& registry) {
   const std::pair<const char*, ScaleOp> ops[] = {{"Affine", ScaleOp::kAffine},
                                                  {"Scale", ScaleOp::kScale},
                                                  {"ImageScaler", ScaleOp::kImageScaler},

@@ -75,7 +75,7 @@ class CausalConvKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterCausalConvKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterCausalConvKernels(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "CausalConvWithState", 27, kOpenEnded, Make<CausalConvKernel>());
 }
 

@@ -88,7 +88,7 @@ class Col2ImKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterCol2ImKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterCol2ImKernels(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "Col2Im", 18, kOpenEnded, Make<Col2ImKernel>());
 }
 

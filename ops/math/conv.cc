@@ -322,7 +322,7 @@ class ConvKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterConvKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterConvKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Conv", 1, kOpenEnded, Make<ConvKernel>(ActivationSpec{})));
   return registry.Register(kOnnxflowDomain, internal_ops::kFusedConv, internal_ops::kVersion, kOpenEnded,
                            [](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {

@@ -178,7 +178,7 @@ class ConvTransposeKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterConvTransposeKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterConvTransposeKernels(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "ConvTranspose", 1, kOpenEnded, Make<ConvTransposeKernel>());
 }
 

@@ -140,7 +140,7 @@ class DeformConvKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterDeformConvKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterDeformConvKernels(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "DeformConv", 19, kOpenEnded, Make<DeformConvKernel>());
 }
 

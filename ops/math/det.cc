@@ -58,7 +58,7 @@ class DetKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterDetKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterDetKernels(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "Det", 11, kOpenEnded, Make<DetKernel>());
 }
 

@@ -345,7 +345,7 @@ class EinsumKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterEinsumKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterEinsumKernels(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "Einsum", 12, kOpenEnded, Make<EinsumKernel>());
 }
 

@@ -76,7 +76,7 @@ class GatedActivationKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterGatedActivationKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterGatedActivationKernels(KernelRegistry& registry) {
   return registry.Register(kOnnxflowDomain, internal_ops::kGatedActivation, internal_ops::kVersion, kOpenEnded,
                            Make<GatedActivationKernel>());
 }

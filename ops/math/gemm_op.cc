@@ -141,7 +141,7 @@ class GemmKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterGemmKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterGemmKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Gemm", 1, kOpenEnded, Make<GemmKernel>(ActivationSpec{})));
   return registry.Register(kOnnxflowDomain, "FusedGemm", 1, kOpenEnded,
                            [](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {

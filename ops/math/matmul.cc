@@ -159,7 +159,7 @@ class MatMulKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterMatMulKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterMatMulKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(
       registry.Register(kOnnxDomain, "MatMul", 1, kOpenEnded, Make<MatMulKernel>(ActivationSpec{})));
   return registry.Register(kOnnxflowDomain, internal_ops::kFusedMatMul, internal_ops::kVersion, kOpenEnded,

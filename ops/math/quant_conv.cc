@@ -381,7 +381,7 @@ class QLinearConvNhwcKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterQuantConvKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterQuantConvKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxflowDomain, internal_ops::kQLinearConvNhwc, internal_ops::kVersion,
                                              internal_ops::kVersion, Make<QLinearConvNhwcKernel>()));
   // com.microsoft QLinearConv, what ONNX Runtime saves at its default level ("all") for a

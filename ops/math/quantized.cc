@@ -677,7 +677,7 @@ class QGemmKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterQuantizedMathKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterQuantizedMathKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "QGemm", 1, kOpenEnded, Make<QGemmKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "MatMulInteger", 10, kOpenEnded, Make<MatMulIntegerKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "QLinearMatMul", 10, kOpenEnded, Make<QLinearMatMulKernel>()));

@@ -2,7 +2,7 @@
 
 namespace onnxflow {
 
-Status RegisterMathKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterMathKernels(KernelRegistry& registry) {
   return RegisterEach(registry, {ONNXFLOW_MATH_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }
 

@@ -48,7 +48,7 @@ class ArrayFeatureExtractor final : public OpKernel {
 
 }  // namespace
 
-Status RegisterArrayFeatureExtractor(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterArrayFeatureExtractor(KernelRegistry& registry) {
   return registry.Register(kMlDomain, "ArrayFeatureExtractor", 1, kOpenEnded, Make<ArrayFeatureExtractor>());
 }
 

@@ -44,7 +44,7 @@ class Binarizer final : public OpKernel {
 
 }  // namespace
 
-Status RegisterBinarizer(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterBinarizer(KernelRegistry& registry) {
   return registry.Register(kMlDomain, "Binarizer", 1, kOpenEnded, Make<Binarizer>());
 }
 

@@ -68,7 +68,7 @@ class FeatureVectorizer final : public OpKernel {
 
 }  // namespace
 
-Status RegisterFeatureVectorizer(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterFeatureVectorizer(KernelRegistry& registry) {
   return registry.Register(kMlDomain, "FeatureVectorizer", 1, kOpenEnded, Make<FeatureVectorizer>());
 }
 

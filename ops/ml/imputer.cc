@@ -71,7 +71,7 @@ class Imputer final : public OpKernel {
 
 }  // namespace
 
-Status RegisterImputer(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterImputer(KernelRegistry& registry) {
   return registry.Register(kMlDomain, "Imputer", 1, kOpenEnded, Make<Imputer>());
 }
 

@@ -233,11 +233,11 @@ class CategoryMapper final : public OpKernel {
 
 }  // namespace
 
-Status RegisterCategoryMapper(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterCategoryMapper(KernelRegistry& registry) {
   return registry.Register(kMlDomain, "CategoryMapper", 1, kOpenEnded, Make<CategoryMapper>());
 }
 
-Status RegisterLabelEncoder(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterLabelEncoder(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMlDomain, "LabelEncoder", 1, 1, Make<LabelEncoder>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMlDomain, "LabelEncoder", 2, 3, Make<LabelEncoder>()));
   return registry.Register(kMlDomain, "LabelEncoder", 4, kOpenEnded, Make<LabelEncoder>());

@@ -177,7 +177,7 @@ class LinearClassifier final : public OpKernel {
 
 }  // namespace
 
-Status RegisterLinear(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterLinear(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMlDomain, "LinearRegressor", 1, kOpenEnded, Make<LinearRegressor>()));
   return registry.Register(kMlDomain, "LinearClassifier", 1, kOpenEnded, Make<LinearClassifier>());
 }

@@ -219,7 +219,7 @@ class CastMap final : public OpKernel {
 
 }  // namespace
 
-Status RegisterMaps(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterMaps(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMlDomain, "ZipMap", 1, kOpenEnded, Make<ZipMap>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMlDomain, "DictVectorizer", 1, kOpenEnded, Make<DictVectorizer>()));
   return registry.Register(kMlDomain, "CastMap", 1, kOpenEnded, Make<CastMap>());

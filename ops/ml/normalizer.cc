@@ -62,7 +62,7 @@ class Normalizer final : public OpKernel {
 
 }  // namespace
 
-Status RegisterNormalizer(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterNormalizer(KernelRegistry& registry) {
   return registry.Register(kMlDomain, "Normalizer", 1, kOpenEnded, Make<Normalizer>());
 }
 

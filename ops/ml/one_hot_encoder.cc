@@ -77,7 +77,7 @@ class OneHotEncoder final : public OpKernel {
 
 }  // namespace
 
-Status RegisterOneHotEncoder(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterOneHotEncoder(KernelRegistry& registry) {
   return registry.Register(kMlDomain, "OneHotEncoder", 1, kOpenEnded, Make<OneHotEncoder>());
 }
 

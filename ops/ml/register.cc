@@ -2,7 +2,7 @@
 
 namespace onnxflow {
 
-Status RegisterMlKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterMlKernels(KernelRegistry& registry) {
   return RegisterEach(registry, {ONNXFLOW_ML_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }
 

@@ -77,7 +77,7 @@ class Scaler final : public OpKernel {
 
 }  // namespace
 
-Status RegisterScaler(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterScaler(KernelRegistry& registry) {
   return registry.Register(kMlDomain, "Scaler", 1, kOpenEnded, Make<Scaler>());
 }
 

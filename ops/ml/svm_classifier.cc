@@ -255,7 +255,7 @@ class SVMClassifier final : public OpKernel {
 
 }  // namespace
 
-Status RegisterSVMClassifier(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterSVMClassifier(KernelRegistry& registry) {
   return registry.Register(kMlDomain, "SVMClassifier", 1, kOpenEnded, Make<SVMClassifier>());
 }
 

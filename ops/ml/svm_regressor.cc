@@ -89,7 +89,7 @@ class SVMRegressor final : public OpKernel {
 
 }  // namespace
 
-Status RegisterSVMRegressor(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterSVMRegressor(KernelRegistry& registry) {
   return registry.Register(kMlDomain, "SVMRegressor", 1, kOpenEnded, Make<SVMRegressor>());
 }
 

@@ -122,7 +122,7 @@ class MoEKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterMoE(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterMoE(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "MoE", 1, kOpenEnded, Make<MoEKernel>());
 }
 

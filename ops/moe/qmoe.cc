@@ -236,7 +236,7 @@ class QMoEKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterQMoE(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterQMoE(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "QMoE", 1, kOpenEnded, Make<QMoEKernel>());
 }
 

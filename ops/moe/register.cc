@@ -2,7 +2,7 @@
 
 namespace onnxflow {
 
-Status RegisterMoeKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterMoeKernels(KernelRegistry& registry) {
   using namespace moe;  // NOLINT: the per-file registration functions
   return RegisterEach(registry, {ONNXFLOW_MOE_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }

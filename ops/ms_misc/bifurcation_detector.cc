@@ -124,7 +124,7 @@ class BifurcationDetectorKernel final : public OpKernel {
 
 }  // namespace
 
-Status RegisterBifurcationDetector(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterBifurcationDetector(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "BifurcationDetector", 1, kOpenEnded, Make<BifurcationDetectorKernel>());
 }
 

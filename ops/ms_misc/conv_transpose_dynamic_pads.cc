@@ -145,7 +145,7 @@ class ConvTransposeDynamicPadsKernel final : public OpKernel {
 
 }  // namespace
 
-Status RegisterConvTransposeWithDynamicPads(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterConvTransposeWithDynamicPads(KernelRegistry& registry) {
   // The ConvTranspose kernel from a registry of its own: this family does not depend on the order
   // in which the families register.
   KernelRegistry math;

@@ -107,7 +107,7 @@ class DynamicTimeWarpingKernel final : public OpKernel {
 
 }  // namespace
 
-Status RegisterDynamicTimeWarping(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterDynamicTimeWarping(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "DynamicTimeWarping", 1, kOpenEnded, Make<DynamicTimeWarpingKernel>());
 }
 

@@ -151,7 +151,7 @@ class MatMulFpQ4Kernel final : public OpKernel {
 
 }  // namespace
 
-Status RegisterMatMulFpQ4(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterMatMulFpQ4(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "MatMulFpQ4", 1, kOpenEnded, Make<MatMulFpQ4Kernel>());
 }
 

@@ -227,7 +227,7 @@ class MaxpoolWithMaskKernel final : public OpKernel {
 
 }  // namespace
 
-Status RegisterMaxpoolWithMask(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterMaxpoolWithMask(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "MaxpoolWithMask", 1, kOpenEnded, Make<MaxpoolWithMaskKernel>());
 }
 

@@ -2,7 +2,7 @@
 
 namespace onnxflow {
 
-Status RegisterMsMiscKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterMsMiscKernels(KernelRegistry& registry) {
   return RegisterEach(registry, {ONNXFLOW_MS_MISC_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }
 

@@ -8,7 +8,7 @@
 
 namespace onnxflow {
 
-Status RegisterSparseToDenseMatMul(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterSparseToDenseMatMul(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "SparseToDenseMatMul", 1, kOpenEnded,
                            [](const KernelInfo&) -> Result<std::unique_ptr<OpKernel>> {
                              return Unimplemented(

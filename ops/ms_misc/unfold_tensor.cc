@@ -125,7 +125,7 @@ class UnfoldTensorKernel final : public OpKernel {
 
 }  // namespace
 
-Status RegisterUnfoldTensor(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterUnfoldTensor(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "UnfoldTensor", 1, kOpenEnded, Make<UnfoldTensorKernel>());
 }
 

@@ -174,7 +174,7 @@ class WordConvEmbeddingKernel final : public OpKernel {
 
 }  // namespace
 
-Status RegisterWordConvEmbedding(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterWordConvEmbedding(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "WordConvEmbedding", 1, kOpenEnded, Make<WordConvEmbeddingKernel>());
 }
 

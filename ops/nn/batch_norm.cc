@@ -124,7 +124,7 @@ class BatchNormKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterBatchNorm(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterBatchNorm(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "BatchNormalization", 1, kOpenEnded, Make<BatchNormKernel>());
 }
 

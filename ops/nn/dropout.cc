@@ -105,7 +105,7 @@ class DropoutKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterDropout(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterDropout(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "Dropout", 1, kOpenEnded, Make<DropoutKernel>());
 }
 

@@ -81,7 +81,7 @@ class GlobalPoolKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterGlobalPools(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterGlobalPools(KernelRegistry& registry) {
   struct Op { const char* name; GlobalKind kind; };
   for (const Op& op : {Op{"GlobalAveragePool", GlobalKind::kAverage}, Op{"GlobalMaxPool", GlobalKind::kMax},
                        Op{"GlobalLpPool", GlobalKind::kLp}}) {

@@ -79,7 +79,7 @@ class ChannelGroupNormKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterInstanceGroupNorm(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterInstanceGroupNorm(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "InstanceNormalization", 1, kOpenEnded,
                                              Make<ChannelGroupNormKernel>(/*group_norm=*/false)));
   return registry.Register(kOnnxDomain, "GroupNormalization", 18, kOpenEnded,

@@ -135,7 +135,7 @@ class RowNormKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterLayerNorm(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterLayerNorm(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(
       registry.Register(kOnnxDomain, "LayerNormalization", 17, kOpenEnded, Make<RowNormKernel>(/*rms=*/false)));
   return registry.Register(kOnnxDomain, "RMSNormalization", 23, kOpenEnded, Make<RowNormKernel>(/*rms=*/true));

@@ -144,7 +144,7 @@ class LossKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterLosses(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterLosses(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "NegativeLogLikelihoodLoss", 12, kOpenEnded,
                                              Make<LossKernel>(false)));
   return registry.Register(kOnnxDomain, "SoftmaxCrossEntropyLoss", 12, kOpenEnded,

@@ -71,7 +71,7 @@ class LpNormKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterLpNormalization(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterLpNormalization(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "LpNormalization", 1, kOpenEnded, Make<LpNormKernel>());
 }
 

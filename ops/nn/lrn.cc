@@ -81,7 +81,7 @@ class LrnKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterLrn(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterLrn(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "LRN", 1, kOpenEnded, Make<LrnKernel>());
 }
 

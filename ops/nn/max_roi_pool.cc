@@ -86,7 +86,7 @@ class MaxRoiPoolKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterMaxRoiPool(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterMaxRoiPool(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "MaxRoiPool", 1, kOpenEnded, Make<MaxRoiPoolKernel>());
 }
 

@@ -86,7 +86,7 @@ class MaxUnpoolKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterMaxUnpool(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterMaxUnpool(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "MaxUnpool", 9, kOpenEnded, Make<MaxUnpoolKernel>());
 }
 

@@ -122,7 +122,7 @@ class MvnKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterMeanVarianceNorm(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterMeanVarianceNorm(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "MeanVarianceNormalization", 1, kOpenEnded, Make<MvnKernel>());
 }
 

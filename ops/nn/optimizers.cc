@@ -150,7 +150,7 @@ class OptimizerKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterOptimizers(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterOptimizers(KernelRegistry& registry) {
   struct Op { const char* name; Optimizer kind; };
   for (const Op& op : {Op{"Adagrad", Optimizer::kAdagrad}, Op{"Adam", Optimizer::kAdam}, Op{"Momentum", Optimizer::kMomentum}}) {
     const Optimizer kind = op.kind;

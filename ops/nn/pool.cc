@@ -277,7 +277,7 @@ class PoolKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterPools(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterPools(KernelRegistry& registry) {
   struct Op { const char* name; PoolKind kind; };
   for (const Op& op : {Op{"MaxPool", PoolKind::kMax}, Op{"AveragePool", PoolKind::kAverage}, Op{"LpPool", PoolKind::kLp}}) {
     const PoolKind kind = op.kind;

@@ -2,7 +2,7 @@
 
 namespace onnxflow {
 
-Status RegisterNnKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterNnKernels(KernelRegistry& registry) {
   return RegisterEach(registry, {ONNXFLOW_NN_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }
 

@@ -166,7 +166,7 @@ class SoftmaxKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterSoftmaxOps(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterSoftmaxOps(KernelRegistry& registry) {
   struct Op { const char* name; SoftmaxKind kind; };
   for (const Op& op : {Op{"Softmax", SoftmaxKind::kSoftmax}, Op{"LogSoftmax", SoftmaxKind::kLogSoftmax},
                        Op{"Hardmax", SoftmaxKind::kHardmax}}) {

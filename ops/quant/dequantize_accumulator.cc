@@ -61,7 +61,7 @@ class DequantizeAccumulatorKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterDequantizeAccumulator(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterDequantizeAccumulator(KernelRegistry& registry) {
   return registry.Register(kOnnxflowDomain, internal_ops::kDequantizeAccumulator, internal_ops::kVersion, kOpenEnded,
                            Make<DequantizeAccumulatorKernel>());
 }

@@ -107,7 +107,7 @@ class DequantizeLinearKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterDequantizeLinear(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterDequantizeLinear(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(
       registry.Register(kOnnxDomain, "DequantizeLinear", 10, kOpenEnded, Make<DequantizeLinearKernel>()));
   // com.microsoft DequantizeLinear (version 1), as ONNX Runtime's quantizer writes it.

@@ -51,7 +51,7 @@ class DynamicQuantizeLinearKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterDynamicQuantizeLinear(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterDynamicQuantizeLinear(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "DynamicQuantizeLinear", 11, kOpenEnded, Make<DynamicQuantizeLinearKernel>());
 }
 

@@ -192,7 +192,7 @@ class QuantizeLinearKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterQuantizeLinear(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterQuantizeLinear(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(
       registry.Register(kOnnxDomain, "QuantizeLinear", 10, kOpenEnded, Make<QuantizeLinearKernel>()));
   // ONNX Runtime's quantizer also writes com.microsoft QuantizeLinear (version 1): the same

@@ -417,7 +417,7 @@ class MatMulNBitsKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterMatMulNBits(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterMatMulNBits(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "MatMulNBits", 1, kOpenEnded, Make<MatMulNBitsKernel>(false)));
   return registry.Register(kMsDomain, "MatMulBnb4", 1, kOpenEnded, Make<MatMulNBitsKernel>(true));
 }

@@ -64,7 +64,7 @@ class QLinearBinaryKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterQLinearBinary(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterQLinearBinary(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "QLinearAdd", 1, kOpenEnded, Make<QLinearBinaryKernel>(false)));
   return registry.Register(kMsDomain, "QLinearMul", 1, kOpenEnded, Make<QLinearBinaryKernel>(true));
 }

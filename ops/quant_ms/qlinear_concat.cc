@@ -86,7 +86,7 @@ class QLinearConcatKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterQLinearConcat(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterQLinearConcat(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "QLinearConcat", 1, kOpenEnded, Make<QLinearConcatKernel>());
 }
 

@@ -37,7 +37,7 @@ class ByteLookupKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterByteLookup(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterByteLookup(KernelRegistry& registry) {
   return registry.Register(kOnnxflowDomain, internal_ops::kByteLookup, internal_ops::kVersion, internal_ops::kVersion,
                            Make<ByteLookupKernel>());
 }

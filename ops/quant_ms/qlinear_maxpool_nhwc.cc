@@ -173,7 +173,7 @@ class MaxPoolNhwcKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterMaxPoolNhwc(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterMaxPoolNhwc(KernelRegistry& registry) {
   return registry.Register(kOnnxflowDomain, internal_ops::kMaxPoolNhwc, internal_ops::kVersion, internal_ops::kVersion,
                            Make<MaxPoolNhwcKernel>());
 }

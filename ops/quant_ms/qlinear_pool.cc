@@ -311,7 +311,7 @@ class QLinearPoolKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterQLinearPool(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterQLinearPool(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMsDomain, "QLinearGlobalAveragePool", 1, kOpenEnded,
                                              Make<QLinearPoolKernel>(true)));
   return registry.Register(kMsDomain, "QLinearAveragePool", 1, kOpenEnded,

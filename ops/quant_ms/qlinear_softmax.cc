@@ -170,7 +170,7 @@ class QLinearSoftmaxKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterQLinearSoftmax(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterQLinearSoftmax(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "QLinearSoftmax", 1, kOpenEnded, Make<QLinearSoftmaxKernel>());
 }
 

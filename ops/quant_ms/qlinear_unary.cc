@@ -48,7 +48,7 @@ class QLinearUnaryKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterQLinearUnary(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterQLinearUnary(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(
       registry.Register(kMsDomain, "QLinearSigmoid", 1, kOpenEnded, Make<QLinearUnaryKernel>(UnaryOp::kSigmoid)));
   return registry.Register(kMsDomain, "QLinearLeakyRelu", 1, kOpenEnded,

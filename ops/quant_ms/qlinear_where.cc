@@ -62,7 +62,7 @@ class QLinearWhereKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterQLinearWhere(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterQLinearWhere(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "QLinearWhere", 1, kOpenEnded, Make<QLinearWhereKernel>());
 }
 

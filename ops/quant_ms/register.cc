@@ -2,7 +2,7 @@
 
 namespace onnxflow {
 
-Status RegisterQuantMsKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterQuantMsKernels(KernelRegistry& registry) {
   using namespace quant_ms;  // NOLINT: the per-file registration functions
   return RegisterEach(registry, {ONNXFLOW_QUANT_MS_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }

@@ -67,7 +67,7 @@ class BernoulliKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterBernoulli(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterBernoulli(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "Bernoulli", 15, kOpenEnded, Make<BernoulliKernel>());
 }
 

@@ -84,7 +84,7 @@ class MultinomialKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterMultinomial(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterMultinomial(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "Multinomial", 7, kOpenEnded, Make<MultinomialKernel>());
 }
 

@@ -109,13 +109,13 @@ class RandomKernel : public OpKernel {
   Shape shape_;
 };
 
-KernelFactory Factory(Distribution dist, bool like) {
+ONNXFLOW_REGISTRAR KernelFactory Factory(Distribution dist, bool like) {
   return Make<RandomKernel>(dist, like);
 }
 
 }  // namespace
 
-Status RegisterRandomTensorOps(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterRandomTensorOps(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(
       registry.Register(kOnnxDomain, "RandomUniform", 1, kOpenEnded, Factory(Distribution::kUniform, false)));
   ONNXFLOW_RETURN_IF_ERROR(

@@ -2,7 +2,7 @@
 
 namespace onnxflow {
 
-Status RegisterRandomKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterRandomKernels(KernelRegistry& registry) {
   using namespace random_ops;  // NOLINT: the per-file registration functions
   return RegisterEach(registry, {ONNXFLOW_RANDOM_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }

@@ -120,7 +120,7 @@ Status ArgMinMaxKernel::Compute(KernelContext& ctx) const {
   });
 }
 
-Status RegisterArgMinMax(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterArgMinMax(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "ArgMax", 1, kOpenEnded, Make<ArgMinMaxKernel>(true)));
   return registry.Register(kOnnxDomain, "ArgMin", 1, kOpenEnded, Make<ArgMinMaxKernel>(false));
 }

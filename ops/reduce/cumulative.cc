@@ -91,7 +91,7 @@ class CumulativeKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterCumulativeOps(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterCumulativeOps(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "CumSum", 11, kOpenEnded, Make<CumulativeKernel>(false)));
   return registry.Register(kOnnxDomain, "CumProd", 26, kOpenEnded, Make<CumulativeKernel>(true));
 }

@@ -337,7 +337,7 @@ Status ReduceKernel::Compute(KernelContext& ctx) const {
   return Internal("unknown reduction");
 }
 
-Status RegisterReduceOps(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterReduceOps(KernelRegistry& registry) {
   struct Op { const char* name; ReduceKind kind; int axes_input_since; };
   const Op ops[] = {
       {"ReduceSum", ReduceKind::kSum, 13},         {"ReduceMean", ReduceKind::kMean, 18},

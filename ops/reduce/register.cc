@@ -2,7 +2,7 @@
 
 namespace onnxflow {
 
-Status RegisterReduceKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterReduceKernels(KernelRegistry& registry) {
   return RegisterEach(registry, {ONNXFLOW_REDUCE_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }
 

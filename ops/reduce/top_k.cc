@@ -120,7 +120,7 @@ class TopKKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterTopK(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterTopK(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "TopK", 1, kOpenEnded, Make<TopKKernel>());
 }
 

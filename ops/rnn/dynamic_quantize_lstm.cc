@@ -270,7 +270,7 @@ Status DynamicQuantizeLstmKernel::Compute(KernelContext& ctx) const {
 
 }  // namespace
 
-Status RegisterDynamicQuantizeLstm(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterDynamicQuantizeLstm(KernelRegistry& registry) {
   return registry.Register(kMsDomain, kOp, 1, kOpenEnded, Make<DynamicQuantizeLstmKernel>());
 }
 

@@ -122,7 +122,7 @@ Status GruKernel::Run(KernelContext& ctx, DataType dtype) const {
 
 }  // namespace
 
-Status RegisterGru(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterGru(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "GRU", 1, kOpenEnded, Make<GruKernel>());
 }
 

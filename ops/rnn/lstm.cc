@@ -66,7 +66,7 @@ Status LstmKernel::Run(KernelContext& ctx, DataType dtype) const {
 
 }  // namespace
 
-Status RegisterLstm(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterLstm(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "LSTM", 1, kOpenEnded, Make<LstmKernel>());
 }
 

@@ -2,7 +2,7 @@
 
 namespace onnxflow {
 
-Status RegisterRnnKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterRnnKernels(KernelRegistry& registry) {
   using namespace rnn;  // NOLINT: the per-file registration functions
   return RegisterEach(registry, {ONNXFLOW_RNN_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }

@@ -79,7 +79,7 @@ Status RnnKernel::Run(KernelContext& ctx, DataType dtype) const {
 
 }  // namespace
 
-Status RegisterRnn(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterRnn(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "RNN", 1, kOpenEnded, Make<RnnKernel>());
 }
 

@@ -38,7 +38,7 @@ class OptionalGetElement : public OpKernel {
 
 }  // namespace
 
-Status RegisterOptionalOps(KernelRegistry& r) {
+ONNXFLOW_REGISTRAR Status RegisterOptionalOps(KernelRegistry& r) {
   ONNXFLOW_RETURN_IF_ERROR(r.Register(kOnnxDomain, "Optional", 15, kOpenEnded, Make<Optional>()));
   ONNXFLOW_RETURN_IF_ERROR(r.Register(kOnnxDomain, "OptionalHasElement", 15, kOpenEnded, Make<OptionalHasElement>()));
   ONNXFLOW_RETURN_IF_ERROR(r.Register(kOnnxDomain, "OptionalGetElement", 15, kOpenEnded, Make<OptionalGetElement>()));

@@ -2,7 +2,7 @@
 
 namespace onnxflow {
 
-Status RegisterSequenceKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterSequenceKernels(KernelRegistry& registry) {
   return RegisterEach(registry, {ONNXFLOW_SEQUENCE_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }
 

@@ -61,7 +61,7 @@ class SequenceMap : public OpKernel {
 
 }  // namespace
 
-Status RegisterSequenceMap(KernelRegistry& r) {
+ONNXFLOW_REGISTRAR Status RegisterSequenceMap(KernelRegistry& r) {
   return r.Register(kOnnxDomain, "SequenceMap", 17, kOpenEnded, Make<SequenceMap>());
 }
 

@@ -106,7 +106,7 @@ class SequenceLength : public OpKernel {
 
 }  // namespace
 
-Status RegisterSequenceBasics(KernelRegistry& r) {
+ONNXFLOW_REGISTRAR Status RegisterSequenceBasics(KernelRegistry& r) {
   ONNXFLOW_RETURN_IF_ERROR(r.Register(kOnnxDomain, "SequenceEmpty", 11, kOpenEnded, Make<SequenceEmpty>()));
   ONNXFLOW_RETURN_IF_ERROR(r.Register(kOnnxDomain, "SequenceConstruct", 11, kOpenEnded, Make<SequenceConstruct>()));
   ONNXFLOW_RETURN_IF_ERROR(r.Register(kOnnxDomain, "SequenceInsert", 11, kOpenEnded, Make<SequenceInsert>()));

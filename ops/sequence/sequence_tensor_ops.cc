@@ -100,7 +100,7 @@ class ConcatFromSequence : public OpKernel {
 
 }  // namespace
 
-Status RegisterSequenceTensorOps(KernelRegistry& r) {
+ONNXFLOW_REGISTRAR Status RegisterSequenceTensorOps(KernelRegistry& r) {
   ONNXFLOW_RETURN_IF_ERROR(r.Register(kOnnxDomain, "SplitToSequence", 11, kOpenEnded, Make<SplitToSequence>()));
   ONNXFLOW_RETURN_IF_ERROR(r.Register(kOnnxDomain, "ConcatFromSequence", 11, kOpenEnded, Make<ConcatFromSequence>()));
   return Status::Ok();

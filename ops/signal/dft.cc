@@ -134,7 +134,7 @@ class DftKernel final : public OpKernel {
 
 }  // namespace
 
-Status RegisterDft(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterDft(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "DFT", 17, kOpenEnded, Make<DftKernel>());
 }
 

@@ -103,7 +103,7 @@ class MelWeightMatrixKernel final : public OpKernel {
 
 }  // namespace
 
-Status RegisterMelWeightMatrix(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterMelWeightMatrix(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "MelWeightMatrix", 17, kOpenEnded,
                            Make<MelWeightMatrixKernel>());
 }

@@ -2,7 +2,7 @@
 
 namespace onnxflow {
 
-Status RegisterSignalKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterSignalKernels(KernelRegistry& registry) {
   using namespace signal;  // NOLINT: the per-file registration functions
   return RegisterEach(registry, {ONNXFLOW_SIGNAL_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }

@@ -97,7 +97,7 @@ class StftKernel final : public OpKernel {
 
 }  // namespace
 
-Status RegisterStft(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterStft(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "STFT", 17, kOpenEnded, Make<StftKernel>());
 }
 

@@ -78,7 +78,7 @@ class WindowKernel final : public OpKernel {
 
 }  // namespace
 
-Status RegisterWindows(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterWindows(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "HannWindow", 17, kOpenEnded, Make<WindowKernel>(WindowKind::kHann)));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "HammingWindow", 17, kOpenEnded, Make<WindowKernel>(WindowKind::kHamming)));
   return registry.Register(kOnnxDomain, "BlackmanWindow", 17, kOpenEnded, Make<WindowKernel>(WindowKind::kBlackman));

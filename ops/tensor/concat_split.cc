@@ -200,7 +200,7 @@ class SplitKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterConcatSplitKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterConcatSplitKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Concat", 1, kOpenEnded, Make<ConcatKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Split", 1, kOpenEnded, Make<SplitKernel>()));
   return Status::Ok();

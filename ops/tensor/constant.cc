@@ -254,7 +254,7 @@ class RangeKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterConstantKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterConstantKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Constant", 1, kOpenEnded, Make<ConstantKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(
       registry.Register(kOnnxDomain, "ConstantOfShape", 9, kOpenEnded, Make<ConstantOfShapeKernel>()));

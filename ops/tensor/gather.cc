@@ -154,7 +154,7 @@ class GatherNDKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterGatherKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterGatherKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Gather", 1, kOpenEnded, Make<GatherKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(
       registry.Register(kOnnxDomain, "GatherElements", 11, kOpenEnded, Make<GatherElementsKernel>()));

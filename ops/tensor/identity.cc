@@ -62,7 +62,7 @@ class SizeKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterIdentityKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterIdentityKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Identity", 1, kOpenEnded, Make<IdentityKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Shape", 1, kOpenEnded, Make<ShapeKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Size", 1, kOpenEnded, Make<SizeKernel>()));

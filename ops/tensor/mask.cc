@@ -174,7 +174,7 @@ class ReverseSequenceKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterMaskKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterMaskKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Trilu", 14, kOpenEnded, Make<TriluKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "OneHot", 9, kOpenEnded, Make<OneHotKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(

@@ -264,7 +264,7 @@ class CenterCropPadKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterPadKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterPadKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Pad", 1, kOpenEnded, Make<PadKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "CenterCropPad", 18, kOpenEnded, Make<CenterCropPadKernel>()));
   return Status::Ok();

@@ -2,7 +2,7 @@
 
 namespace onnxflow {
 
-Status RegisterTensorKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterTensorKernels(KernelRegistry& registry) {
   using namespace tensor_ops;  // NOLINT: the per-file registration functions
   return RegisterEach(registry, {ONNXFLOW_TENSOR_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }

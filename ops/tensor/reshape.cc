@@ -181,7 +181,7 @@ class UnsqueezeKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterReshapeKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterReshapeKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Reshape", 1, kOpenEnded, Make<ReshapeKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Flatten", 1, kOpenEnded, Make<FlattenKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Squeeze", 1, kOpenEnded, Make<SqueezeKernel>()));

@@ -267,7 +267,7 @@ class TensorScatterKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterScatterKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterScatterKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Scatter", 9, kOpenEnded, Make<ScatterElementsKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(
       registry.Register(kOnnxDomain, "ScatterElements", 11, kOpenEnded, Make<ScatterElementsKernel>()));

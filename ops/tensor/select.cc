@@ -223,7 +223,7 @@ class UniqueKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterSelectKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterSelectKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "NonZero", 9, kOpenEnded, Make<NonZeroKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Compress", 9, kOpenEnded, Make<CompressKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Unique", 11, kOpenEnded, Make<UniqueKernel>()));

@@ -176,7 +176,7 @@ class SliceKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterSliceKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterSliceKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "DynamicSlice", 1, 9, Make<SliceKernel>()));
   return registry.Register(kOnnxDomain, "Slice", 1, kOpenEnded, Make<SliceKernel>());
 }

@@ -135,7 +135,7 @@ class ExpandKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterTileExpandKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterTileExpandKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Tile", 1, kOpenEnded, Make<TileKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Expand", 8, kOpenEnded, Make<ExpandKernel>()));
   return Status::Ok();

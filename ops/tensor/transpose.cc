@@ -102,7 +102,7 @@ class SpaceToDepthKernel : public OpKernel {
 
 }  // namespace
 
-Status RegisterTransposeKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterTransposeKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "Transpose", 1, kOpenEnded, Make<TransposeKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "DepthToSpace", 1, kOpenEnded, Make<DepthToSpaceKernel>()));
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kOnnxDomain, "SpaceToDepth", 1, kOpenEnded, Make<SpaceToDepthKernel>()));

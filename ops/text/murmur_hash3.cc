@@ -84,7 +84,7 @@ class MurmurHash3 final : public OpKernel {
 
 }  // namespace
 
-Status RegisterMurmurHash3(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterMurmurHash3(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "MurmurHash3", 1, kOpenEnded, Make<MurmurHash3>());
 }
 

@@ -60,7 +60,7 @@ class RegexFullMatch final : public OpKernel {
 
 }  // namespace
 
-Status RegisterRegexFullMatch(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterRegexFullMatch(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "RegexFullMatch", 20, kOpenEnded, Make<RegexFullMatch>());
 }
 

@@ -2,7 +2,7 @@
 
 namespace onnxflow {
 
-Status RegisterTextKernels(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterTextKernels(KernelRegistry& registry) {
   return RegisterEach(registry, {ONNXFLOW_TEXT_REGISTRARS(ONNXFLOW_REGISTRAR_POINTER)});
 }
 

@@ -38,7 +38,7 @@ class StringConcat final : public OpKernel {
 
 }  // namespace
 
-Status RegisterStringConcat(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterStringConcat(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "StringConcat", 20, kOpenEnded, Make<StringConcat>());
 }
 

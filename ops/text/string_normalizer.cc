@@ -76,7 +76,7 @@ class StringNormalizer final : public OpKernel {
 
 }  // namespace
 
-Status RegisterStringNormalizer(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterStringNormalizer(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "StringNormalizer", 10, kOpenEnded, Make<StringNormalizer>());
 }
 

@@ -90,7 +90,7 @@ class StringSplit final : public OpKernel {
 
 }  // namespace
 
-Status RegisterStringSplit(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterStringSplit(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "StringSplit", 20, kOpenEnded, Make<StringSplit>());
 }
 

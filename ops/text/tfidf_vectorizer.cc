@@ -207,7 +207,7 @@ class TfIdfVectorizer final : public OpKernel {
 
 }  // namespace
 
-Status RegisterTfIdfVectorizer(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterTfIdfVectorizer(KernelRegistry& registry) {
   return registry.Register(kOnnxDomain, "TfIdfVectorizer", 9, kOpenEnded, Make<TfIdfVectorizer>());
 }
 

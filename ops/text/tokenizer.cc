@@ -188,7 +188,7 @@ class Tokenizer final : public OpKernel {
 
 }  // namespace
 
-Status RegisterTokenizer(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterTokenizer(KernelRegistry& registry) {
   return registry.Register(kMsDomain, "Tokenizer", 1, kOpenEnded, Make<Tokenizer>());
 }
 
