@@ -568,7 +568,7 @@ class LayoutPass {
       return;
     }
     if (role == Role::kConvTranspose) {
-      proto->set_op_type(kBlockedConvTransposeOp);
+      proto->set_op_type(internal_ops::kBlockedConvTranspose);
       proto->set_domain(kOnnxflowDomain);
       return;
     }
@@ -580,7 +580,7 @@ class LayoutPass {
       RemoveAttribute(*proto, "pads");
       RemoveAttribute(*proto, "value");
       spec.WriteTo(*proto);
-      proto->set_op_type(kBlockedPadOp);
+      proto->set_op_type(internal_ops::kBlockedPad);
       proto->set_domain(kOnnxflowDomain);
       return;
     }
@@ -911,7 +911,7 @@ std::optional<Patch> FuseIntoConvTranspose(Rewriter& r, Id index) {
   const Id p = SoleProducer(g, after);
   if (p == kNone) return std::nullopt;
   const Node& conv = r[p];
-  if (!IsInternal(conv, kBlockedConvTransposeOp) || HasEpilogue(conv)) return std::nullopt;
+  if (!IsInternal(conv, internal_ops::kBlockedConvTranspose) || HasEpilogue(conv)) return std::nullopt;
   auto fused = std::make_shared<onnx::NodeProto>(*conv.proto);
   fused->set_output(0, after.proto->output(0));
   Patch patch{{p, index}, {}, {}};

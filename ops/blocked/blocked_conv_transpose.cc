@@ -377,7 +377,7 @@ class BlockedConvTransposeKernel : public OpKernel {
 }  // namespace
 
 ONNXFLOW_REGISTRAR Status RegisterBlockedConvTranspose(KernelRegistry& registry) {
-  return registry.Register(kOnnxflowDomain, kBlockedConvTransposeOp, internal_ops::kVersion, kOpenEnded,
+  return registry.Register(kOnnxflowDomain, internal_ops::kBlockedConvTranspose, internal_ops::kVersion, kOpenEnded,
                            BlockedConvTransposeKernel::Create);
 }
 

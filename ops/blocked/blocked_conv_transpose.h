@@ -9,10 +9,6 @@
 
 namespace onnxflow {
 
-// Its op name (com.onnxflow, version internal_ops::kVersion; attributes: ConvTranspose's and
-// FusedActivationSpec). It belongs in ops/framework/internal_ops.h's list with the others.
-inline constexpr char kBlockedConvTransposeOp[] = "BlockedConvTranspose";
-
 Status RegisterBlockedConvTranspose(KernelRegistry& registry);
 
 }  // namespace onnxflow

@@ -132,7 +132,7 @@ Result<BlockedPadSpec> BlockedPadSpec::Parse(const KernelInfo& info) {
 }
 
 ONNXFLOW_REGISTRAR Status RegisterBlockedPad(KernelRegistry& registry) {
-  return registry.Register(kOnnxflowDomain, kBlockedPadOp, internal_ops::kVersion, kOpenEnded, BlockedPadKernel::Create);
+  return registry.Register(kOnnxflowDomain, internal_ops::kBlockedPad, internal_ops::kVersion, kOpenEnded, BlockedPadKernel::Create);
 }
 
 }  // namespace onnxflow

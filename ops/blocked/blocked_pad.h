@@ -10,10 +10,6 @@
 
 namespace onnxflow {
 
-// Its op name (com.onnxflow, version internal_ops::kVersion). It belongs in
-// ops/framework/internal_ops.h's list with the others.
-inline constexpr char kBlockedPadOp[] = "BlockedPad";
-
 // BlockedPad's attributes: the mode, the pads of H and W (not negative), the constant's value.
 // The pass (graph/blocked_layout.cc) gives it a finite value only: it also fills the pad lanes,
 // which a following convolution's zero weights must cancel.

@@ -15,6 +15,8 @@
 //   BlockedMaxPool, BlockedAveragePool, BlockedGlobalMaxPool, BlockedGlobalAveragePool
 //                               the ONNX pool's own attributes              graph/blocked_layout.cc
 //   BlockedResize, BlockedShape Resize's mode attributes + channels (ops/blocked/blocked_resize.h)  graph/blocked_layout.cc
+//   BlockedConvTranspose        ConvTranspose's own attributes + FusedActivationSpec (ops/blocked/blocked_conv_transpose.cc)  graph/blocked_layout.cc
+//   BlockedPad                  BlockedPadSpec (ops/blocked/blocked_pad.h)  graph/blocked_layout.cc
 //   ToBlocked                   FromBlockedSpec (the channels X must have)  graph/blocked_layout.cc
 //   FromBlocked                 FromBlockedSpec (ops/blocked/blocked_layout.h)  graph/blocked_layout.cc
 //   FusedAttention              FusedAttentionSpec (ops/contrib/fused_attention.h)  graph/attention_fusion.cc
@@ -49,6 +51,10 @@ inline constexpr char kBlockedGlobalMaxPool[] = "BlockedGlobalMaxPool";
 inline constexpr char kBlockedGlobalAveragePool[] = "BlockedGlobalAveragePool";
 inline constexpr char kBlockedResize[] = "BlockedResize";
 inline constexpr char kBlockedShape[] = "BlockedShape";
+// An up-sampling network's ConvTranspose, stride phase by stride phase on the blocked conv tile.
+inline constexpr char kBlockedConvTranspose[] = "BlockedConvTranspose";
+// Pad of the spatial axes of a blocked value (constant, reflect, edge).
+inline constexpr char kBlockedPad[] = "BlockedPad";
 inline constexpr char kToBlocked[] = "ToBlocked";
 inline constexpr char kFromBlocked[] = "FromBlocked";
 inline constexpr char kFusedAttention[] = "FusedAttention";
@@ -71,7 +77,8 @@ inline constexpr const char* kAll[] = {
     kBlockedAveragePool, kBlockedGlobalMaxPool, kBlockedGlobalAveragePool, kToBlocked,
     kFromBlocked,       kFusedAttention,     kAddLayerNormalization, kDequantizeAccumulator,
     kQLinearConvNhwc,   kByteLookup,         kMaxPoolNhwc,          kBlockedResize,
-    kBlockedShape,      kGatedActivation,    kBlockedGroupNormalization,
+    kBlockedShape,      kGatedActivation,    kBlockedGroupNormalization, kBlockedConvTranspose,
+    kBlockedPad,
 };
 
 }  // namespace onnxflow::internal_ops
