@@ -10,8 +10,9 @@
 
 #include "ops/framework/dispatch.h"
 #include "ops/framework/numeric.h"
-#include "ops/framework/parallel.h"
 #include "ops/ml/register.h"
+#include "ops/ml/tree_eval.h"
+#include "ops/ml/tree_flat.h"
 #include "ops/ml/tree_model.h"
 
 namespace onnxflow {
@@ -147,32 +148,26 @@ class TreeEnsemble final : public OpKernel {
     return DispatchType<float, double, Float16>(x->dtype(), [&](auto tag) -> Status {
       using T = decltype(tag);
       ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, x->dtype(), Shape{rows, model_.n_targets}));
-      const T* in = x->data<T>();
       T* out = y->mutable_data<T>();
-      const int64_t cost = static_cast<int64_t>(model_.roots.size()) * 16 + features;
-      ParallelFor(ctx, rows, cost, [&](int64_t begin, int64_t end) {
-        std::vector<double> row(static_cast<size_t>(features));
-        std::vector<double> scores(static_cast<size_t>(model_.n_targets));
-        for (int64_t r = begin; r < end; ++r) {
-          for (int64_t f = 0; f < features; ++f) row[f] = static_cast<double>(ToCompute(in[r * features + f]));
-          model_.Score(row.data(), scores.data());
-          for (int64_t t = 0; t < model_.n_targets; ++t) {
-            out[r * model_.n_targets + t] = FromCompute<T>(static_cast<ComputeType<T>>(scores[t]));
-          }
-        }
+      const int64_t n_targets = model_.n_targets;
+      return EvaluateTreeRows(ctx, model_, flat_.get(), *x, rows, features, /*allow_float16=*/true, [&](int64_t r, double* scores) {
+        ApplyPostTransform(model_.post_transform, scores, n_targets);
+        for (int64_t t = 0; t < n_targets; ++t) out[r * n_targets + t] = FromCompute<T>(static_cast<ComputeType<T>>(scores[t]));
       });
-      return Status::Ok();
     });
   }
 
  private:
-  explicit TreeEnsemble(TreeModel model) : model_(std::move(model)) {}
+  explicit TreeEnsemble(TreeModel model) : model_(std::move(model)), flat_(FlatForest::Build(model_)) {
+    if (flat_ != nullptr) model_.DropTrees();
+  }
   TreeModel model_;
+  std::unique_ptr<FlatForest> flat_;  // null: model_ evaluates
 };
 
 }  // namespace
 
-Status RegisterTreeEnsemble(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterTreeEnsemble(KernelRegistry& registry) {
   return registry.Register(kMlDomain, "TreeEnsemble", 5, kOpenEnded, Make<TreeEnsemble>());
 }
 

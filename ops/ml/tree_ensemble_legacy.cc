@@ -15,9 +15,10 @@
 
 #include "ops/framework/dispatch.h"
 #include "ops/framework/kernel_info.h"
-#include "ops/framework/parallel.h"
 #include "ops/ml/register.h"
 #include "ops/ml/numeric_rows.h"
+#include "ops/ml/tree_eval.h"
+#include "ops/ml/tree_flat.h"
 #include "ops/ml/tree_model.h"
 
 namespace onnxflow {
@@ -141,22 +142,13 @@ Result<TreeModel> ParseLegacyTrees(const KernelInfo& info, const std::string& pr
 
 // Shared run loop: evaluates `model` on every row of X and hands each row's scores to `emit`.
 template <typename Emit>
-Status RunTrees(KernelContext& ctx, const TreeModel& model, const Tensor& x, int64_t rows, int64_t cols, Emit&& emit) {
-  ONNXFLOW_ASSIGN_OR_RETURN(RowLoader load, NumericRowLoader(x.dtype(), "X"));
+Status RunTrees(KernelContext& ctx, const TreeModel& model, const FlatForest* flat, const Tensor& x, int64_t rows, int64_t cols,
+                Emit&& emit) {
+  ONNXFLOW_RETURN_IF_ERROR(NumericRowLoader(x.dtype(), "X").status());
   if (rows > 0 && model.max_feature() >= cols) {
     return OutOfRange("a node reads feature " + std::to_string(model.max_feature()) + " but X has " + std::to_string(cols) + " features");
   }
-  const int64_t cost = static_cast<int64_t>(model.roots.size()) * 16 + cols;
-  ParallelFor(ctx, rows, cost, [&](int64_t begin, int64_t end) {
-    std::vector<double> row(static_cast<size_t>(cols));
-    std::vector<double> scores(static_cast<size_t>(model.n_targets));
-    for (int64_t r = begin; r < end; ++r) {
-      load(x.raw_data(), r * cols, cols, row.data());
-      model.AggregateVotes(row.data(), scores.data());
-      emit(r, scores.data());
-    }
-  });
-  return Status::Ok();
+  return EvaluateTreeRows(ctx, model, flat, x, rows, cols, /*allow_float16=*/false, std::forward<Emit>(emit));
 }
 
 class TreeEnsembleRegressor final : public OpKernel {
@@ -184,15 +176,18 @@ class TreeEnsembleRegressor final : public OpKernel {
     const int64_t targets = model_.n_targets;
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, DataType::kFloat, Shape{view.rows, targets}));
     float* out = y->mutable_data<float>();
-    return RunTrees(ctx, model_, *x, view.rows, view.cols, [&](int64_t r, double* scores) {
+    return RunTrees(ctx, model_, flat_.get(), *x, view.rows, view.cols, [&](int64_t r, double* scores) {
       ApplyPostTransform(model_.post_transform, scores, targets);
       for (int64_t t = 0; t < targets; ++t) out[r * targets + t] = static_cast<float>(scores[t]);
     });
   }
 
  private:
-  explicit TreeEnsembleRegressor(TreeModel model) : model_(std::move(model)) {}
+  explicit TreeEnsembleRegressor(TreeModel model) : model_(std::move(model)), flat_(FlatForest::Build(model_)) {
+    if (flat_ != nullptr) model_.DropTrees();
+  }
   TreeModel model_;
+  std::unique_ptr<FlatForest> flat_;  // null: model_ evaluates
 };
 
 class TreeEnsembleClassifier final : public OpKernel {
@@ -216,6 +211,8 @@ class TreeEnsembleClassifier final : public OpKernel {
     if (base.size() == 1) base.assign(static_cast<size_t>(n_classes), base[0]);
     k->model_.base_values = std::move(base);
     ONNXFLOW_RETURN_IF_ERROR(k->model_.Validate());
+    k->flat_ = FlatForest::Build(k->model_);
+    if (k->flat_ != nullptr) k->model_.DropTrees();
     const std::vector<int64_t> ids = info.GetInts("class_ids");
     k->binary_ = !ids.empty() && std::all_of(ids.begin(), ids.end(), [&](int64_t id) { return id == ids[0]; });
     if (k->binary_) k->binary_class_ = ids[0];
@@ -231,7 +228,7 @@ class TreeEnsembleClassifier final : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * z, ctx.Allocate(1, DataType::kFloat, Shape{view.rows, n_scores_}));
     float* scores_out = z->mutable_data<float>();
     const int64_t n_classes = model_.n_targets;
-    return RunTrees(ctx, model_, *x, view.rows, view.cols, [&](int64_t r, double* raw) {
+    return RunTrees(ctx, model_, flat_.get(), *x, view.rows, view.cols, [&](int64_t r, double* raw) {
       double s[2];
       double* scores = raw;
       if (binary_) {
@@ -259,6 +256,7 @@ class TreeEnsembleClassifier final : public OpKernel {
  private:
   TreeEnsembleClassifier() = default;
   TreeModel model_;
+  std::unique_ptr<FlatForest> flat_;  // null: model_ evaluates
   PostTransform transform_ = PostTransform::kNone;
   std::vector<int64_t> int_labels_;
   std::vector<std::string> string_labels_;
@@ -269,7 +267,7 @@ class TreeEnsembleClassifier final : public OpKernel {
 
 }  // namespace
 
-Status RegisterTreeEnsembleLegacy(KernelRegistry& registry) {
+ONNXFLOW_REGISTRAR Status RegisterTreeEnsembleLegacy(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(registry.Register(kMlDomain, "TreeEnsembleRegressor", 1, 4, Make<TreeEnsembleRegressor>()));
   return registry.Register(kMlDomain, "TreeEnsembleClassifier", 1, 4, Make<TreeEnsembleClassifier>());
 }

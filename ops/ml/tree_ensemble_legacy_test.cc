@@ -1,4 +1,5 @@
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -71,6 +72,93 @@ TEST(TreeEnsembleRegressor, BadModelsFail) {
   OpTest no_features = Regressor(3, "SUM");
   no_features.Input(Tensor::FromVector<float>({1, 0}, {}));
   EXPECT_TRUE(Refused(no_features.Run(RegisterMlKernels), StatusCode::kOutOfRange, "a node reads feature 0 but X has 0 features"));
+}
+
+// One single-split tree per mode on feature 0, tree k's true leaf worth 2^k: the output's bits say
+// which side each tree took. Thresholds as doubles that are no float (0.1), so float rows one float
+// either side of them, NaN (to each tree's missing side) and infinities test the comparisons
+// against the definition, x widened to double.
+OpTest EveryModeRegressor(double eq_threshold) {
+  const Strings modes = {"BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ",
+                         "BRANCH_LEQ", "BRANCH_GT"};
+  Ints tree_ids, node_ids, features, true_ids, false_ids, missing, vote_trees, vote_nodes, vote_ids;
+  Strings node_modes;
+  std::vector<double> values;
+  Floats weights;
+  for (int k = 0; k < static_cast<int>(modes.size()); ++k) {
+    for (int id = 0; id < 3; ++id) {
+      tree_ids.push_back(k);
+      node_ids.push_back(id);
+      features.push_back(0);
+      node_modes.push_back(id == 0 ? modes[k] : "LEAF");
+      true_ids.push_back(id == 0 ? 1 : 0);
+      false_ids.push_back(id == 0 ? 2 : 0);
+      missing.push_back(id == 0 && k % 2 == 1);
+      values.push_back(id != 0 ? 0.0 : (k == 4 || k == 5) ? eq_threshold : 0.1);
+    }
+    vote_trees.push_back(k), vote_nodes.push_back(1), vote_ids.push_back(0), weights.push_back(static_cast<float>(1 << k));
+  }
+  OpTest t("TreeEnsembleRegressor", 3, "ai.onnx.ml");
+  t.Attr("nodes_treeids", tree_ids).Attr("nodes_nodeids", node_ids).Attr("nodes_featureids", features)
+      .Attr("nodes_modes", node_modes).Attr("nodes_truenodeids", true_ids).Attr("nodes_falsenodeids", false_ids)
+      .Attr("nodes_missing_value_tracks_true", missing)
+      .Attr("nodes_values_as_tensor", Tensor::FromVector<double>({static_cast<int64_t>(values.size())}, values))
+      .Attr("target_treeids", vote_trees).Attr("target_nodeids", vote_nodes).Attr("target_ids", vote_ids)
+      .Attr("target_weights", weights).Attr("n_targets", int64_t{1});
+  return t;
+}
+
+float EveryModeExpected(double x, double eq_threshold) {
+  float sum = 0;
+  for (int k = 0; k < 8; ++k) {
+    const double t = (k == 4 || k == 5) ? eq_threshold : 0.1;
+    bool goes;
+    if (std::isnan(x) && k % 2 == 1) {
+      goes = true;
+    } else {
+      switch (k) {
+        case 0: case 6: goes = x <= t; break;
+        case 1: goes = x < t; break;
+        case 2: goes = x >= t; break;
+        case 3: case 7: goes = x > t; break;
+        case 4: goes = x == t; break;
+        default: goes = x != t; break;
+      }
+    }
+    if (goes) sum += static_cast<float>(1 << k);
+  }
+  return sum;
+}
+
+TEST(TreeEnsembleRegressor, EveryModeAtItsThresholdInEveryInputType) {
+  const float below = std::nextafter(0.1f, 0.f);  // 0.1f is above 0.1
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> fx = {below, std::nextafter(below, 1.f), 0.1f, 0.5f, std::nextafter(0.5f, 0.f), std::nextafter(0.5f, 1.f),
+                                 std::numeric_limits<float>::quiet_NaN(), inf, -inf, 0.f};
+  const std::vector<double> dx = {0.1, std::nextafter(0.1, 0.0), std::nextafter(0.1, 1.0), 0.5, std::nextafter(0.5, 1.0),
+                                  std::numeric_limits<double>::quiet_NaN(), -1e300};
+  const std::vector<int64_t> ix = {0, 1, -3};
+  // 0.5 keeps the EQ trees' thresholds floats (float rows compare in float); 0.1 does not (float
+  // rows then compare in double), a near miss of the same model.
+  for (double eq : {0.5, 0.1}) {
+    auto check = [&](const Tensor& x, const std::vector<double>& as_double) {
+      OpTest t = EveryModeRegressor(eq);
+      t.Input(x);
+      auto out = t.Run(RegisterMlKernels);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      std::vector<float> want;
+      for (double v : as_double) want.push_back(EveryModeExpected(v, eq));
+      EXPECT_TRUE(TensorsEqual(Tensor::FromVector<float>({static_cast<int64_t>(want.size()), 1}, want), out.value()[0].tensor()))
+          << "eq threshold " << eq << " input " << DataTypeName(x.dtype());
+    };
+    check(Tensor::FromVector<float>({static_cast<int64_t>(fx.size()), 1}, fx), std::vector<double>(fx.begin(), fx.end()));
+    check(Tensor::FromVector<double>({static_cast<int64_t>(dx.size()), 1}, dx), dx);
+    check(Tensor::FromVector<int64_t>({static_cast<int64_t>(ix.size()), 1}, ix), std::vector<double>(ix.begin(), ix.end()));
+    // 40 rows: the lanes path (8 rows and more) as well as the one-row path above.
+    std::vector<float> many;
+    for (int i = 0; i < 4; ++i) many.insert(many.end(), fx.begin(), fx.end());
+    check(Tensor::FromVector<float>({static_cast<int64_t>(many.size()), 1}, many), std::vector<double>(many.begin(), many.end()));
+  }
 }
 
 OpTest BinaryClassifier(const std::string& transform) {

@@ -78,6 +78,14 @@ Status TreeModel::Validate() {
   return Status::Ok();
 }
 
+void TreeModel::DropTrees() {
+  std::vector<Node>().swap(nodes);
+  std::vector<Leaf>().swap(leaves);
+  std::vector<Vote>().swap(votes);
+  std::vector<int32_t>().swap(roots);
+  std::vector<double>().swap(members);
+}
+
 bool TreeModel::Goes(const Node& node, double v) const {
   if (std::isnan(v) && node.missing_goes_true) return true;
   switch (node.mode) {

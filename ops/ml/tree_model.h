@@ -53,6 +53,10 @@ struct TreeModel {
 
   // Checks indices, targets and that every tree is finite (no cycles); computes max_feature.
   Status Validate();
+  // Frees nodes, leaves, votes, members and roots once a FlatForest evaluates them (a large
+  // forest would otherwise be held twice); n_targets, aggregate, post_transform, base_values and
+  // max_feature() stay. Descend, AggregateVotes and Score must not be called after.
+  void DropTrees();
   int64_t max_feature() const { return max_feature_; }
 
   // The leaf a tree sends the row `x` to.
