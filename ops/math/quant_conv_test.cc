@@ -147,6 +147,11 @@ TEST_P(QuantConvNhwc, MatchesDirectConvolution) {
       // 1-D and 3-D.
       {{13}, {3}, {2}, {1}, {1, 2}, 2, 5, 9, 1, false, true, false, true, true, 1},
       {{4, 5, 3}, {2, 3, 1}, {1, 2, 1}, {1, 1, 2}, {0, 1, 1, 1, 0, 0}, 1, 4, 20, 2, true, true, true, false, true, 2},
+      // MobileNetV2's 1x1 layers with uint8 weights and zero points (the zoo's u8u8 files): B's zero
+      // points in the VNNI epilogue's per-tile path, A's row sums over K = 24 and 43 (no whole
+      // 64-byte vector: 8 bytes at a time, then single bytes).
+      {{12, 12}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, 24, 96, 1, false, false, false, true, true, 2},
+      {{7, 9}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 2, 43, 20, 1, false, false, true, true, false, 1},
       // Many rows (row blocks split over threads), N past one strip.
       {{28, 28}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, 64, 100, 1, false, true, false, false, true, 2},
   };
@@ -159,7 +164,8 @@ TEST_P(QuantConvNhwc, MatchesDirectConvolution) {
 }
 
 // Depthwise (quant_depthwise.h) and channel multiplier 2 (still the per-group GEMM): channel
-// counts around the vector widths (4, 8, 16 int32 lanes and blocks of 4 vectors), 3x3 and 5x5,
+// counts around the vector widths (4, 8, 16 int32 lanes, pixel pairs below 4 vectors and blocks of
+// 4 vectors), 3x3 and 5x5,
 // strides 1 and 2, dilation 2, asymmetric pads, batch 2, every combination of 8-bit types, with
 // and without per-channel weight zero points, W packed at load (with and without its zero points)
 // and read at run.
@@ -174,7 +180,7 @@ TEST_P(QuantConvNhwc, DepthwiseMatchesDirectConvolution) {
     cases.push_back(d);
     ++i;
   };
-  for (int64_t c : {1, 15, 16, 17, 64, 136, 544}) {
+  for (int64_t c : {1, 15, 16, 17, 32, 64, 136, 544}) {
     const std::vector<int64_t> spatial = c > 100 ? std::vector<int64_t>{6, 7} : std::vector<int64_t>{9, 11};
     add(spatial, 3, 1, 1, {1, 1, 1, 1}, 2, c, 1);
     add(spatial, 3, 2, 1, {1, 1, 1, 1}, 1, c, 1);
@@ -185,6 +191,10 @@ TEST_P(QuantConvNhwc, DepthwiseMatchesDirectConvolution) {
     add(spatial, 3, 2, 2, {1, 0, 2, 1}, 1, c, 1);
     add(spatial, 3, 1, 1, {1, 1, 1, 1}, 2, c, 2);
   }
+  // A window wider than the padded image leaves no column whose taps are all inside (the pointer
+  // loop's fast path is empty); MobileNetV2's 32 channels, two pixels at a time, an odd width.
+  add({6, 7}, 5, 1, 2, {4, 4, 4, 4}, 1, 32, 1);
+  add({5, 9}, 3, 1, 1, {1, 1, 1, 1}, 1, 32, 1);
   // Big enough to split output rows over 2 threads (ParallelFor's threshold).
   cases.push_back({{64, 64}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 2, 17, 17, 17, false, true, false, true, true, 2, true});
   cases.push_back({{40, 40}, {3, 3}, {2, 2}, {1, 1}, {0, 0, 1, 1}, 1, 64, 64, 64, true, true, true, false, false, 2});

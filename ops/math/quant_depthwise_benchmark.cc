@@ -1,4 +1,4 @@
-// The 8-bit depthwise convolution (quant_depthwise.h) on QDQ ShuffleNet's shapes (3x3, pad 1,
+// The 8-bit depthwise convolution (quant_depthwise.h) on QDQ ShuffleNet's and MobileNetV2's shapes (3x3, pad 1,
 // uint8 activations, int8 weights), in multiply-adds per second, on 1 and 2 threads:
 //   ./bazelw run -c opt //ops/math:quant_depthwise_benchmark
 #include <random>
@@ -56,6 +56,11 @@ BENCHMARK(BM_QDepthwise)
     ->ArgsProduct({{56}, {112}, {2}, {1, 2}})
     ->ArgsProduct({{28}, {272}, {2}, {1, 2}})
     ->ArgsProduct({{14}, {544}, {2}, {1, 2}})
+    // MobileNetV2 (the zoo's mobilenetv2-12-int8, qzoo_models.py): 112x112x32, 56x56x144 at
+    // stride 1; 112x112x96 at stride 2.
+    ->ArgsProduct({{112}, {32}, {1}, {1, 2}})
+    ->ArgsProduct({{56}, {144}, {1}, {1, 2}})
+    ->ArgsProduct({{112}, {96}, {2}, {1, 2}})
     ->UseRealTime();
 
 }  // namespace

@@ -36,8 +36,10 @@ void BinaryImpl(const Q* a, bool a_bcast, const Q* b, bool b_bcast, Q* y, int64_
     hn::Vec<decltype(df)> v;
     if constexpr (kMul) {
       v = hn::MulAdd(hn::Mul(hn::Sub(va, vza), hn::Sub(vb, vzb)), vra, vzc);
-    } else {
+    } else if (a_bcast) {  // MLAS folds a broadcast operand into the constant first
       v = hn::MulAdd(vb, vrb, hn::MulAdd(va, vra, vfixed));
+    } else {  // B first, as MLAS's AVX2 kernel: A first rounds 2 of 12544 near-ties the other way
+      v = hn::MulAdd(va, vra, hn::MulAdd(vb, vrb, vfixed));
     }
     v = hn::Min(hn::Max(v, vlo), vhi);
     hn::StoreU(hn::DemoteTo(dq, hn::NearestInt(v)), dq, py);

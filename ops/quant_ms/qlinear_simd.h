@@ -3,7 +3,8 @@
 // Binary ops work in float, the same formula in the vector body and the scalar tail so that a
 // result never depends on where a run was cut, and ONNX Runtime's (MLAS's) formula, the output zero
 // point inside the rounding:
-//   add: y = sat(round_half_even(fma(b, rb, fma(a, ra, zc - ra * za - rb * zb))))   ra = sa/sc, rb = sb/sc
+//   add: y = sat(round_half_even(fma(a, ra, fma(b, rb, zc - ra * za - rb * zb))))   ra = sa/sc, rb = sb/sc
+//        (B's term first, as MLAS's AVX2 kernel; with A broadcast A's term first, folded into the constant)
 //   mul: y = sat(round_half_even(fma((a - za) * (b - zb), m, zc)))                  m = sa*sb/sc
 // Half to even is not the same on either side of an odd zero point: ONNX's QuantizeLinear
 // (round(x / s) + z) and ONNX Runtime's QLinearAdd / QLinearMul, which its optimizer also makes

@@ -137,6 +137,27 @@ TEST_P(QLinearBinary, VectorBodyAndTailAgree) {
   }
 }
 
+// The order of the two terms decides near-ties. From mobilenetv2 u8s8 (qzoo_models.py): a = 135,
+// b = 100 with these parameters is 103.499994 exactly; MLAS's AVX2 kernel (B's term first, both
+// fused) gives 103.49999 -> 103, A's term first 103.5 -> 104, and that one byte grew to 64 units
+// 30 layers on. Targets without FMA round each product and give 103.5 there (104): only the
+// x86 FMA targets are held to ONNX Runtime's byte. Near misses: one unit either side is no tie.
+TEST_P(QLinearBinary, AddTakesBsTermFirstAsOnnxRuntime) {
+  OpTest add("QLinearAdd", 1, "com.microsoft");
+  add.Input(Tensor::FromVector<uint8_t>({3}, {135, 134, 136})).Input(Tensor::Scalar<float>(0.1083432212471962f));
+  add.Input(Tensor::Scalar<uint8_t>(117));
+  add.Input(Tensor::FromVector<uint8_t>({3}, {100, 100, 100})).Input(Tensor::Scalar<float>(0.06647500395774841f));
+  add.Input(Tensor::Scalar<uint8_t>(136));
+  add.Input(Tensor::Scalar<float>(0.12654897570610046f)).Input(Tensor::Scalar<uint8_t>(107));
+  auto sum = add.Run(RegisterQuantMsKernels);
+  ASSERT_TRUE(sum.ok()) << sum.status().ToString();
+  const auto got = Values<uint8_t>((*sum)[0].tensor());
+  const bool fma = (GetParam() & (HWY_AVX2 | HWY_AVX3 | HWY_AVX3_DL)) != 0;
+  EXPECT_EQ(got[0], fma ? 103 : 104);
+  EXPECT_EQ(got[1], 103);  // 102.64
+  EXPECT_EQ(got[2], 104);  // 104.36
+}
+
 // a * 0.5 + b + zero point, rounded half to even with the zero point inside (as ONNX Runtime
 // computes; round(v) + 11 would differ on every tie): zero point 10 gives 0.5 + 10 -> 10, 1.5 ->
 // 12, 2.5 -> 12; zero point 11 gives 12, 12, 14; 255 saturates. QLinearMul alike: (a * 1) * 0.5
