@@ -39,7 +39,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from qdq_model import load13, set_nodes  # noqa: E402
+from qdq_model import calibrate as calibrate_values, load13, set_nodes  # noqa: E402
 
 PASS_THROUGH = {"MaxPool", "Flatten", "Reshape", "Transpose", "Dropout"}
 FUSED_ACTS = {"Relu", "Clip"}
@@ -56,15 +56,6 @@ def float_values(model):
             continue
         out.extend(o for o in n.output[:1] if o)
     return out
-
-
-def calibrate(src, dst):
-    model = load13(src)
-    values = float_values(model)
-    del model.graph.output[:]
-    for v in values:
-        model.graph.output.append(helper.make_tensor_value_info(v, TensorProto.FLOAT, None))
-    onnx.save(model, dst)
 
 
 def act_params(lo, hi):
@@ -253,7 +244,7 @@ def write(src, acts_dir, dst, weights="s8", per_channel=False, opset=12):
 
 if __name__ == "__main__":
     if sys.argv[1] == "calibrate":
-        calibrate(*sys.argv[2:4])
+        calibrate_values(*sys.argv[2:4], values_of=float_values)
     else:
         ap = argparse.ArgumentParser()
         ap.add_argument("cmd")
