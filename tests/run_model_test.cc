@@ -105,6 +105,13 @@ TEST(RunModel, RefusalsExitTwoWithAReason) {
   EXPECT_EQ(d.exit_code, 2);
   EXPECT_NE(d.output.find("input 'x' has type int64, the model expects float32"), std::string::npos) << d.output;
 
+  // An input file that is no TensorProto (read as it is parsed, ReadValueFile): refused, the
+  // file named.
+  const std::string garbage_input = Write("garbage_input.pb", "\x0a\xff\xff garbage");
+  Outcome e = RunTool(testing::WriteAddOneModel() + " --input x=" + garbage_input);
+  EXPECT_EQ(e.exit_code, 2);
+  EXPECT_NE(e.output.find("'" + garbage_input + "' is not a serialized TensorProto"), std::string::npos) << e.output;
+
   EXPECT_EQ(RunTool(Write("garbage.onnx", "\x08\xff\xff garbage")).exit_code, 2);
   EXPECT_EQ(RunTool("--no-such-flag").exit_code, 2);
   EXPECT_EQ(RunTool(testing::WriteAddOneModel() + " --mode sideways --fill").exit_code, 2);
