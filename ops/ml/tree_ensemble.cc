@@ -158,9 +158,7 @@ class TreeEnsemble final : public OpKernel {
   }
 
  private:
-  explicit TreeEnsemble(TreeModel model) : model_(std::move(model)), flat_(FlatForest::Build(model_)) {
-    if (flat_ != nullptr) model_.DropTrees();
-  }
+  explicit TreeEnsemble(TreeModel model) : model_(std::move(model)), flat_(FlatForest::Take(model_)) {}
   TreeModel model_;
   std::unique_ptr<FlatForest> flat_;  // null: model_ evaluates
 };

@@ -183,9 +183,7 @@ class TreeEnsembleRegressor final : public OpKernel {
   }
 
  private:
-  explicit TreeEnsembleRegressor(TreeModel model) : model_(std::move(model)), flat_(FlatForest::Build(model_)) {
-    if (flat_ != nullptr) model_.DropTrees();
-  }
+  explicit TreeEnsembleRegressor(TreeModel model) : model_(std::move(model)), flat_(FlatForest::Take(model_)) {}
   TreeModel model_;
   std::unique_ptr<FlatForest> flat_;  // null: model_ evaluates
 };
@@ -211,8 +209,7 @@ class TreeEnsembleClassifier final : public OpKernel {
     if (base.size() == 1) base.assign(static_cast<size_t>(n_classes), base[0]);
     k->model_.base_values = std::move(base);
     ONNXFLOW_RETURN_IF_ERROR(k->model_.Validate());
-    k->flat_ = FlatForest::Build(k->model_);
-    if (k->flat_ != nullptr) k->model_.DropTrees();
+    k->flat_ = FlatForest::Take(k->model_);
     const std::vector<int64_t> ids = info.GetInts("class_ids");
     k->binary_ = !ids.empty() && std::all_of(ids.begin(), ids.end(), [&](int64_t id) { return id == ids[0]; });
     if (k->binary_) k->binary_class_ = ids[0];

@@ -128,6 +128,12 @@ WalkFn<T> PickWalk(uint32_t kind, bool nan_flags, bool refilled) {
 
 }  // namespace
 
+std::unique_ptr<FlatForest> FlatForest::Take(TreeModel& model) {
+  std::unique_ptr<FlatForest> flat = Build(model);
+  if (flat != nullptr) model.DropTrees();
+  return flat;
+}
+
 std::unique_ptr<FlatForest> FlatForest::Build(const TreeModel& m) {
   const int64_t n_nodes = static_cast<int64_t>(m.nodes.size());
   const int64_t n_leaves = static_cast<int64_t>(m.leaves.size());

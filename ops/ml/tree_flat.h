@@ -26,6 +26,9 @@ class FlatForest {
   // Null when the model has BRANCH_MEMBER nodes or a NaN threshold, or more than 2^28 features
   // or nodes: TreeModel evaluates those itself.
   static std::unique_ptr<FlatForest> Build(const TreeModel& model);
+  // Build, then the model's trees dropped (TreeModel::DropTrees) when the forest holds them, so a
+  // kernel holds a large forest once; null, and `model` as it was, otherwise.
+  static std::unique_ptr<FlatForest> Take(TreeModel& model);
 
   // Whether float rows may be compared in float: false when an EQ/NEQ threshold is no float.
   bool compares_float() const { return compares_float_; }
