@@ -193,5 +193,106 @@ TEST_F(GroupNormalization18Test, PerGroupParametersAndTheAffineAfter) {
   ExpectSameOutputs(Inputs(), 1e-3);
 }
 
+// PRelu of slopes constant per channel (insightface's IR-ResNet: Conv -> PRelu -> Conv) runs
+// blocked, as a BlockedBatchNormalization x * 1 + 0 with the slopes; no reorder between the
+// convolutions. [C, 1, 1], [1, C, 1, 1] and one number are per channel.
+class BlockedPReluTest : public BlockedNormTest {
+ protected:
+  // Conv -> "c" -> PRelu(slope of `slope_shape`, constant) -> Conv 1 x 1 -> "y".
+  void ConvPReluConv(const Shape& slope_shape) {
+    ConvFromX();
+    model.Initializer("slope", Floats(slope_shape, 9));
+    model.Node("PRelu", {"c", "slope"}, {"p"});
+    // 1 x 1: a 3 x 3 would run as Winograd, whose rounding differs from the plain convolution's by
+    // more than the comparison's 1e-6 + 1e-3 relative where the sum cancels.
+    model.Initializer("w2", Floats({16, 32, 1, 1}, 8));
+    model.Node("Conv", {"p", "w2"}, {"y"}, "conv2");
+    model.Output("y", DataType::kFloat, {1, 16, 6, 6});
+  }
+
+  void ExpectBlocked() {
+    ASSERT_TRUE(UseBlockedLayout(&graph()).ok());
+    EXPECT_EQ(Ops(), (Names{d + "BlockedConv", d + "BlockedBatchNormalization", d + "BlockedConv", d + "FromBlocked"}));
+    EXPECT_EQ(Only("BlockedBatchNormalization").proto->input_size(), 6);
+    ExpectSameOutputs(Inputs(), 1e-3);
+  }
+
+  // x [1, 4, 6, 32] -> Conv -> PRelu(slope) -> "y": W is 32 wide, as many as the channels.
+  void ConvThenPRelu(const Shape* constant_slope) {
+    model.Input("x", DataType::kFloat, {1, 4, 6, 32});
+    model.Initializer("w", Floats({32, 4, 3, 3}, 2));
+    SetAttr(model.Node("Conv", {"x", "w"}, {"c"}, "conv"), "pads", std::vector<int64_t>{1, 1, 1, 1});
+    if (constant_slope != nullptr) {
+      model.Initializer("slope", Floats(*constant_slope, 9));
+    } else {
+      model.Input("slope", DataType::kFloat, {32, 1, 1});
+    }
+    model.Node("PRelu", {"c", "slope"}, {"y"});
+    model.Output("y", DataType::kFloat, {1, 32, 6, 32});
+  }
+
+  void ExpectPlain() {
+    ASSERT_TRUE(UseBlockedLayout(&graph()).ok());
+    EXPECT_EQ(Ops(), (Names{d + "BlockedConv", d + "FromBlocked", "PRelu"}));
+  }
+};
+
+TEST_F(BlockedPReluTest, SlopesOfShapeC11) {
+  ConvPReluConv({32, 1, 1});
+  ExpectBlocked();
+}
+
+TEST_F(BlockedPReluTest, SlopesOfShape1C11) {
+  ConvPReluConv({1, 32, 1, 1});
+  ExpectBlocked();
+}
+
+TEST_F(BlockedPReluTest, OneSlope) {
+  ConvPReluConv({1});
+  ExpectBlocked();
+}
+
+// Near misses, plain behind a reorder: a 1-D slope of C values broadcasts over W, not over the
+// channels; a slope per pixel; a slope read at run time.
+TEST_F(BlockedPReluTest, SlopeOverWidthStaysPlain) {
+  const Shape slope{32};
+  ConvThenPRelu(&slope);
+  ExpectPlain();
+}
+
+TEST_F(BlockedPReluTest, SlopePerPixelStaysPlain) {
+  const Shape slope{32, 6, 32};
+  ConvThenPRelu(&slope);
+  ExpectPlain();
+}
+
+TEST_F(BlockedPReluTest, RunTimeSlopeStaysPlain) {
+  ConvThenPRelu(nullptr);
+  ExpectPlain();
+}
+
+// A pre-activation BatchNormalization and the PRelu after it (IR-ResNet's BN -> PRelu) are one
+// pass: the normalization's affine map, then the slopes; a Relu after that is its epilogue.
+TEST_F(BlockedNormTest, NormalizationThenPReluThenReluIsOnePass) {
+  ConvFromX();
+  model.Node("Add", {"c", "c"}, {"sum"});  // not a Conv's output: the BN cannot fold into weights
+  model.Initializer("s", Floats({32}, 4, 1.0f));
+  model.Initializer("t", Floats({32}, 5));
+  model.Initializer("mean", Floats({32}, 6));
+  model.Initializer("var", Floats({32}, 7, 2.0f));
+  model.Node("BatchNormalization", {"sum", "s", "t", "mean", "var"}, {"bn"});
+  model.Initializer("slope", Floats({32, 1, 1}, 9));
+  model.Node("PRelu", {"bn", "slope"}, {"p"});
+  model.Node("Relu", {"p"}, {"r"});
+  model.Initializer("w2", Floats({16, 32, 1, 1}, 8));
+  model.Node("Conv", {"r", "w2"}, {"y"}, "conv2");
+  model.Output("y", DataType::kFloat, {1, 16, 6, 6});
+  ASSERT_TRUE(UseBlockedLayout(&graph()).ok());
+  EXPECT_EQ(Ops(), (Names{d + "BlockedConv", "Add", d + "BlockedBatchNormalization", d + "BlockedConv",
+                          d + "FromBlocked"}));
+  EXPECT_EQ(Attr(*Only("BlockedBatchNormalization").proto, "activation")->s(), "Relu");
+  ExpectSameOutputs(Inputs(), 1e-3);
+}
+
 }  // namespace
 }  // namespace onnxflow::graph

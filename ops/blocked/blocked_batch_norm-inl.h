@@ -38,6 +38,28 @@ void ScaleShiftPixelsImpl(const float* HWY_RESTRICT x, int64_t pixels, const flo
   });
 }
 
+// y = act(prelu(x * scale + shift)): the same with a per-channel negative slope after the affine
+// map (a PRelu of per-channel slopes, graph/blocked_layout.cc, taken into the normalization before
+// it when there is one). NaN stays NaN: it is not below zero.
+void ScaleShiftPReluPixelsImpl(const float* HWY_RESTRICT x, int64_t pixels, const float* HWY_RESTRICT scale,
+                               const float* HWY_RESTRICT shift, const float* HWY_RESTRICT slope,
+                               const ActivationSpec& activation, float* HWY_RESTRICT y) {
+  const hn::CappedTag<float, kChannelBlock> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  WithEpilogueKind(activation, [&](auto tag) {
+    constexpr EpilogueKind kKind = decltype(tag)::value;
+    for (int64_t lane0 = 0; lane0 < kChannelBlock; lane0 += lanes) {
+      const auto s = hn::LoadU(d, scale + lane0), b = hn::LoadU(d, shift + lane0), a = hn::LoadU(d, slope + lane0);
+      for (int64_t p = 0; p < pixels; ++p) {
+        const int64_t at = p * kChannelBlock + lane0;
+        const auto v = hn::MulAdd(hn::LoadU(d, x + at), s, b);
+        const auto r = hn::IfThenElse(hn::Lt(v, hn::Zero(d)), hn::Mul(v, a), v);
+        hn::StoreU(ApplyEpilogue<kKind>(d, activation, r), d, y + at);
+      }
+    }
+  });
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace onnxflow

@@ -3,8 +3,10 @@
 // input rather than its output, so the normalization cannot fold into the weights; blocked, it
 // costs one pass instead of a reorder out of the blocked layout, a plain pass, and a reorder back.
 //
-//   inputs: X [N, ceil(C/16), H, W, 16] blocked; scale, B, input_mean, input_var [C] constants
-//   output: Y of X's shape, y = (x - mean) / sqrt(var + epsilon) * scale + B per channel
+//   inputs: X [N, ceil(C/16), H, W, 16] blocked; scale, B, input_mean, input_var [C] constants;
+//           optional slope [C] constant: a PRelu of per-channel slopes after the normalization
+//   output: Y of X's shape, y = (x - mean) / sqrt(var + epsilon) * scale + B per channel, then
+//           y < 0 ? y * slope : y with a slope
 //   attributes: epsilon, and FusedConv's activation / activation_alpha / activation_beta (the Relu
 //               after a pre-activation normalization, taken by graph/blocked_layout.cc)
 // The parameters become one scale and one shift per channel at load, zero in the pad lanes (which
@@ -21,6 +23,7 @@
 
 #if HWY_ONCE
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -33,6 +36,7 @@
 namespace onnxflow {
 
 HWY_EXPORT(ScaleShiftPixelsImpl);
+HWY_EXPORT(ScaleShiftPReluPixelsImpl);
 
 void ScaleShiftBlockPixels(const float* x, int64_t pixels, const float* scale, const float* shift,
                            const ActivationSpec& activation, float* y) {
@@ -55,6 +59,11 @@ class BlockedBatchNormKernel : public OpKernel {
       }
     }
     const int64_t channels = params[1]->size();
+    const Tensor* slope = info.input_count() > 5 ? info.constant_input(5) : nullptr;
+    if (info.input_count() > 5 && (slope == nullptr || slope->dtype() != DataType::kFloat || slope->rank() != 1 ||
+                                   slope->size() != channels)) {
+      return InvalidArgument("BlockedBatchNormalization: slope must be a constant float vector of the channels' length");
+    }
     const double epsilon = info.GetFloat("epsilon", 1e-5f);
     auto kernel = std::unique_ptr<BlockedBatchNormKernel>(new BlockedBatchNormKernel());
     ONNXFLOW_ASSIGN_OR_RETURN(kernel->activation_, ParseFusedActivation(info));
@@ -67,10 +76,14 @@ class BlockedBatchNormKernel : public OpKernel {
       kernel->shift_[static_cast<size_t>(c)] =
           static_cast<float>(params[2]->data<float>()[c] - params[3]->data<float>()[c] * s);
     }
+    if (slope != nullptr) {
+      kernel->slope_.assign(kernel->scale_.size(), 0.0f);
+      std::copy_n(slope->data<float>(), channels, kernel->slope_.begin());
+    }
     return std::unique_ptr<OpKernel>(std::move(kernel));
   }
 
-  // The parameters live folded in the kernel.
+  // The parameters (and the slope) live folded in the kernel.
   bool ReadsAtRun(int input) const override { return input == 0; }
 
   Status Compute(KernelContext& ctx) const override {
@@ -84,14 +97,20 @@ class BlockedBatchNormKernel : public OpKernel {
     const float* xd = x->data<float>();
     float* yd = y->mutable_data<float>();
     const auto scale_shift = HWY_DYNAMIC_DISPATCH(ScaleShiftPixelsImpl);
+    const auto scale_shift_prelu = HWY_DYNAMIC_DISPATCH(ScaleShiftPReluPixelsImpl);
     // Items are rows of a plane, so that a few large planes still split over the cores.
     const int64_t rows = x->dim(2), row_pixels = x->dim(3);
     ParallelFor(ctx, planes * rows, row_pixels * kChannelBlock * kCopyCostPerElement, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t block = (r / rows) % blocks_;
         const int64_t at = r * row_pixels * kChannelBlock;
-        scale_shift(xd + at, row_pixels, scale_.data() + block * kChannelBlock, shift_.data() + block * kChannelBlock,
-                    activation_, yd + at);
+        const int64_t lane0 = block * kChannelBlock;
+        if (slope_.empty()) {
+          scale_shift(xd + at, row_pixels, scale_.data() + lane0, shift_.data() + lane0, activation_, yd + at);
+        } else {
+          scale_shift_prelu(xd + at, row_pixels, scale_.data() + lane0, shift_.data() + lane0, slope_.data() + lane0,
+                            activation_, yd + at);
+        }
       }
     });
     return Status::Ok();
@@ -103,6 +122,7 @@ class BlockedBatchNormKernel : public OpKernel {
   int64_t blocks_ = 0;
   ActivationSpec activation_;
   std::vector<float> scale_, shift_;  // per channel, [blocks * 16]
+  std::vector<float> slope_;          // the same, when a PRelu follows; empty otherwise
 };
 
 }  // namespace

@@ -633,6 +633,51 @@ TARGETS_TEST(BlockedBatchNormTest, MatchesBatchNormalization) {
       << per_pixel.status().ToString();
 }
 
+// BlockedBatchNormalization with a PRelu's per-channel slopes (input 5) and a Relu after them,
+// against BatchNormalization, then the PRelu, then the Relu: slopes of both signs, so that the
+// order shows (a negative slope makes a negative value positive, which the Relu keeps). Pad lanes
+// (40 channels) and two cores; a slope of another length is refused.
+TARGETS_TEST(BlockedBatchNormTest, SlopesAfterTheAffineMap) {
+  for (const auto& [x_shape, threads] : std::vector<std::pair<Shape, int>>{{{2, 40, 5, 7}, 1}, {{1, 32, 64, 64}, 2}}) {
+    SCOPED_TRACE(ShapeToString(x_shape));
+    const int64_t c = x_shape[1], plane = x_shape[2] * x_shape[3];
+    const Tensor x = Tensor::FromVector<float>(x_shape, Random(ElementCount(x_shape), 31));
+    std::vector<float> var = Random(c, 35);
+    for (float& v : var) v = std::fabs(v) + 0.1f;
+    const std::vector<float> slope = Random(c, 36);
+    const std::vector<Tensor> params = {Tensor::FromVector<float>({c}, Random(c, 32)),
+                                        Tensor::FromVector<float>({c}, Random(c, 33)),
+                                        Tensor::FromVector<float>({c}, Random(c, 34)), Tensor::FromVector<float>({c}, var)};
+    OpTest plain("BatchNormalization", 15);
+    OpTest blocked("BlockedBatchNormalization", 1, "com.onnxflow");
+    plain.Input(x);
+    blocked.Input(ToBlockedRef(x));
+    for (OpTest* t : {&plain, &blocked}) {
+      for (int i = 0; i < 4; ++i) t->Input(params[static_cast<size_t>(i)]).ConstantInput(i + 1);
+      t->Attr("epsilon", 1e-3f);
+      t->Threads(threads);
+    }
+    blocked.Input(Tensor::FromVector<float>({c}, slope)).ConstantInput(5);
+    blocked.Attr("activation", std::string("Relu"));
+    Result<Tensor> expected = RunOne(plain);
+    ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+    for (int64_t i = 0; i < expected->size(); ++i) {
+      float& v = expected->mutable_data<float>()[i];
+      if (v < 0) v *= slope[static_cast<size_t>((i / plane) % c)];
+      v = std::max(v, 0.0f);
+    }
+    Result<Tensor> actual = RunOne(blocked);
+    ASSERT_TRUE(actual.ok()) << actual.status().ToString();
+    EXPECT_TRUE(TensorsNear(ToBlockedRef(*expected), *actual, 1e-5, 1e-5));
+  }
+  OpTest wrong_slope("BlockedBatchNormalization", 1, "com.onnxflow");
+  wrong_slope.Input(Tensor(DataType::kFloat, {1, 1, 2, 2, 16}));
+  for (int i = 1; i < 5; ++i) wrong_slope.Input(Tensor(DataType::kFloat, {16})).ConstantInput(i);
+  wrong_slope.Input(Tensor(DataType::kFloat, {8})).ConstantInput(5);
+  ASSERT_TRUE(Refused(RunOne(wrong_slope), StatusCode::kInvalidArgument,
+                      "BlockedBatchNormalization: slope must be a constant float vector of the channels' length"));
+}
+
 struct PoolCase {
   std::string op;
   Shape x;
