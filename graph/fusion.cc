@@ -435,10 +435,52 @@ std::optional<Patch> FuseBiasGelu(Rewriter& r, Id id) {
   return Patch{{p, id}, {InternalNode(matmul, std::move(node), internal_ops::kFusedMatMul)}, {}};
 }
 
+namespace {
+
+// A pass-through node (RemovePassThrough's) of a graph input: its readers read the input instead,
+// when they all read its output as node inputs (no subgraph captures it) and it is no graph
+// output. A float16 model saved with float inputs starts with a Cast to half, which
+// ComputeHalfInFloat makes a float Cast of the input: a copy of the whole input at every run
+// (YOLOv8n at 640 x 640: 4.9 MB, live beside the input while the first convolution runs).
+std::optional<Patch> ReadGraphInputDirectly(Rewriter& r, Id id) {
+  const Graph& g = r.graph();
+  const auto& n = *r[id].proto;
+  const std::string& input = n.input(0);
+  const std::string& output = n.output(0);
+  const bool graph_input = std::any_of(g.inputs.begin(), g.inputs.end(), [&](const ValueInfo& v) { return v.name == input; });
+  if (!graph_input || g.constants.count(input) != 0 || g.nodes.IsOutput(output)) return std::nullopt;
+  if (n.output_size() > 1 && std::any_of(n.output().begin() + 1, n.output().end(), [&](const std::string& o) {
+        return !o.empty() && g.nodes.ReadCount(o) != 0;
+      })) {
+    return std::nullopt;
+  }
+  std::vector<Id> readers = g.nodes.Readers(output);
+  std::sort(readers.begin(), readers.end());
+  readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+  int slots = 0;
+  for (Id reader : readers) {
+    for (const auto& in : r[reader].proto->input()) slots += in == output ? 1 : 0;
+  }
+  if (readers.empty() || slots != g.nodes.ReadCount(output)) return std::nullopt;
+  Patch patch;
+  patch.replaced.push_back(id);
+  for (Id reader : readers) {
+    auto renamed = std::make_shared<onnx::NodeProto>(*r[reader].proto);
+    for (auto& in : *renamed->mutable_input()) {
+      if (in == output) in = input;
+    }
+    patch.replaced.push_back(reader);
+    patch.AddAt(WithProto(r[reader], std::move(renamed)), reader);
+  }
+  return patch;
+}
+
+}  // namespace
+
 // Inference Dropout (opset 7 on; no training_mode, or a false constant one; the mask unread),
 // Identity and a Cast to its input's own type pass their input through. The input's producer
 // writes their output instead, so every reader (graph outputs and subgraphs included) keeps the
-// name it reads and no copy is made.
+// name it reads and no copy is made; of a graph input, the readers read the input.
 std::optional<Patch> RemovePassThrough(Rewriter& r, Id id) {
   const Graph& g = r.graph();
   const Node& node = r[id];
@@ -466,7 +508,7 @@ std::optional<Patch> RemovePassThrough(Rewriter& r, Id id) {
     return std::nullopt;
   }
   const Id p = SoleProducer(g, node);
-  if (p == kNone) return std::nullopt;
+  if (p == kNone) return ReadGraphInputDirectly(r, id);
   auto rewired = std::make_shared<onnx::NodeProto>(*r[p].proto);
   for (auto& out : *rewired->mutable_output()) {
     if (out == n.input(0)) out = n.output(0);

@@ -195,6 +195,46 @@ TEST_F(RulesTest, RemovePassThroughKeepsADropoutWhoseMaskIsRead) {
   EXPECT_EQ(Ops(), (Names{"Relu", "Dropout"}));
 }
 
+// A Cast of a graph input to its own type (a float16 model with float inputs, once computed in
+// float) and an Identity of one: their readers read the input itself, twice in one node too.
+TEST_F(RulesTest, RemovePassThroughOfAGraphInput) {
+  model.Input("x", DataType::kFloat, {4});
+  SetAttr(model.Node("Cast", {"x"}, {"c"}), "to", int64_t{onnx::TensorProto::FLOAT});
+  model.Node("Add", {"c", "c"}, {"y"});
+  model.Node("Identity", {"x"}, {"i"});
+  model.Node("Relu", {"i"}, {"z"});
+  model.Output("y", DataType::kFloat, {4});
+  model.Output("z", DataType::kFloat, {4});
+  EXPECT_EQ(Run("RemovePassThrough", RemovePassThrough), 2);
+  EXPECT_EQ(Ops(), (Names{"Add", "Relu"}));
+  EXPECT_EQ(Only("Add").proto->input(0), "x");
+  EXPECT_EQ(Only("Add").proto->input(1), "x");
+  EXPECT_EQ(Only("Relu").proto->input(0), "x");
+  ExpectSameOutputs({Input("x", {4})});
+}
+
+// Near misses: the pass-through's output is a graph output (it must exist under its name), a
+// subgraph reads it (captured by name), or the Cast converts.
+TEST_F(RulesTest, RemovePassThroughOfAGraphInputKeepsWhatMustStay) {
+  model.Input("x", DataType::kFloat, {4});
+  model.Input("b", DataType::kBool, {});
+  model.Node("Identity", {"x"}, {"out"});
+  model.Output("out", DataType::kFloat, {4});
+  SetAttr(model.Node("Cast", {"x"}, {"h"}), "to", int64_t{onnx::TensorProto::FLOAT16});
+  model.Output("h", DataType::kFloat16, {4});
+  model.Node("Identity", {"x"}, {"captured"});
+  auto& branch = model.Node("If", {"b"}, {"y"}, "if");
+  tools::GraphBuilder then_branch = tools::SetGraphAttr(branch, "then_branch");
+  then_branch.Node("Relu", {"captured"}, {"t"});
+  then_branch.Output("t", DataType::kFloat, {4});
+  tools::GraphBuilder else_branch = tools::SetGraphAttr(branch, "else_branch");
+  else_branch.Node("Neg", {"captured"}, {"e"});
+  else_branch.Output("e", DataType::kFloat, {4});
+  model.Output("y", DataType::kFloat, {4});
+  EXPECT_EQ(Run("RemovePassThrough", RemovePassThrough), 0);
+  EXPECT_EQ(Ops(), (Names{"Identity", "Cast", "Identity", "If"}));
+}
+
 TEST_F(RulesTest, FoldBatchNormIntoConvWeights) {
   ConvFromX();
   for (const char* p : {"scale", "bias", "mean"}) model.Initializer(p, Floats({16}, 5));
@@ -1103,10 +1143,11 @@ TEST_F(ElementwiseLookupTest, SwishTimesAConstant) {
   ExpectSameBytes();
 }
 
-// A constant of more than one value (a per-channel shift) or a value read outside: nothing fuses.
+// A constant that varies along the batch axis (not a per-channel shift, which fuses: below) or a
+// value read outside: nothing fuses.
 TEST_F(ElementwiseLookupTest, LeavesWhatIsNotAFunctionOfXAlone) {
   Params();
-  model.Initializer("shift", Floats({100}, 3));
+  model.Initializer("shift", Floats({3, 1}, 3));
   model.Node("Add", {"f", "shift"}, {"a"});
   model.Node("QuantizeLinear", {"a", "ys", "yz"}, {"y"});
   model.Node("Tanh", {"f"}, {"t"});
@@ -1115,6 +1156,184 @@ TEST_F(ElementwiseLookupTest, LeavesWhatIsNotAFunctionOfXAlone) {
   model.Output("y2", DataType::kUint8, {3, 100});
   model.Output("t", DataType::kFloat, {3, 100});
   EXPECT_EQ(Run("FuseElementwiseLookup", FuseElementwiseLookup), 0);
+}
+
+// DenseNet's pre-activation DQ -> BatchNormalization -> Relu -> Q (here with a Q per channel of
+// axis 1): one ByteLookup per channel whose rows hold ONNX Runtime's arithmetic (inv_std = 1 /
+// sqrt(var + eps), s = inv_std * scale, b = bias - mean * s, y = x * s + b, no FMA). The two
+// channels' parameters are two of DenseNet-121's where that order matters: code 194 of the first
+// gives 145 in ONNX Runtime 1.30 (onnxflow's BatchNormalization kernel, then the Q: 144), code 170
+// of the second 111 (110). Every other code is checked against the formula written out here.
+TEST_F(RulesTest, BatchNormBetweenDqAndQIsAPerChannelLookup) {
+  const float xs = 0.028900597244501114f, eps = 9.999999747378752e-06f;
+  const std::vector<float> scale = {0.8136520385742188f, 1.0581142902374268f};
+  const std::vector<float> bias = {0.12164581567049026f, -0.03837498649954796f};
+  const std::vector<float> mean = {-0.15760862827301025f, 0.15494360029697418f};
+  const std::vector<float> var = {1.0258256196975708f, 1.3159408569335938f};
+  const std::vector<float> ys = {0.015857147052884102f, 0.013798984698951244f};
+  model.Input("x", DataType::kUint8, {1, 2, 16, 16});
+  model.Initializer("xs", Tensor::Scalar<float>(xs));
+  model.Initializer("xz", Tensor::Scalar<uint8_t>(106));
+  model.Initializer("scale", Tensor::FromVector<float>({2}, scale));
+  model.Initializer("bias", Tensor::FromVector<float>({2}, bias));
+  model.Initializer("mean", Tensor::FromVector<float>({2}, mean));
+  model.Initializer("var", Tensor::FromVector<float>({2}, var));
+  model.Initializer("ys", Tensor::FromVector<float>({2}, ys));
+  model.Initializer("yz", Tensor::FromVector<uint8_t>({2}, {0, 0}));
+  model.Node("DequantizeLinear", {"x", "xs", "xz"}, {"f"});
+  SetAttr(model.Node("BatchNormalization", {"f", "scale", "bias", "mean", "var"}, {"bn"}), "epsilon", eps);
+  model.Node("Relu", {"bn"}, {"r"});
+  SetAttr(model.Node("QuantizeLinear", {"r", "ys", "yz"}, {"y"}), "axis", int64_t{1});
+  model.Output("y", DataType::kUint8, {1, 2, 16, 16});
+  const std::string bytes = model.Serialize();
+  EXPECT_EQ(Run("FuseElementwiseLookup", FuseElementwiseLookup), 1);
+  EXPECT_EQ(Run("DropUnreadDequantize", DropUnreadDequantize), 1);
+  const std::string lookup = std::string(kOnnxflowDomain) + ".ByteLookup";
+  EXPECT_EQ(Ops(), (Names{"DequantizeLinear", "Mul", "Add", "Relu", "QuantizeLinear", "Reshape", lookup}));
+  const auto* axis = Attr(*Only("ByteLookup").proto, "axis");
+  ASSERT_NE(axis, nullptr);
+  EXPECT_EQ(axis->i(), 1);
+  // Its third input, the Affine rows (a channels-last X computes them): ONNX Runtime's s and b.
+  ASSERT_EQ(Only("ByteLookup").proto->input_size(), 3);
+  const Tensor& affine = graph().constants.at(Only("ByteLookup").proto->input(2));
+  ASSERT_EQ(affine.shape(), (std::vector<int64_t>{8, 2}));
+  EXPECT_EQ(affine.data<float>()[0], 106.0f);                               // xz
+  EXPECT_EQ(affine.data<float>()[2 * 2 + 1], 1.0f / std::sqrt(var[1] + eps) * scale[1]);  // s
+  EXPECT_EQ(affine.data<float>()[4 * 2], 0.0f);                             // the Relu's bound
+
+  Tensor x(DataType::kUint8, {1, 2, 16, 16});
+  for (int64_t i = 0; i < x.size(); ++i) x.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(i % 256);
+  auto session = Session::LoadFromBytes(bytes, SessionOptions{});
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  auto out = session->Run({{"x", x}});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const uint8_t* y = (*out)[0].value.tensor().data<uint8_t>();
+  for (int c = 0; c < 2; ++c) {
+    const float root = std::sqrt(var[c] + eps);
+    const float inv_std = 1.0f / root;
+    const float s = inv_std * scale[c];
+    const float shift = mean[c] * s;
+    const float b = bias[c] - shift;
+    for (int code = 0; code < 256; ++code) {
+      const float v = static_cast<float>(code - 106) * xs;
+      const float product = v * s;
+      const float sum = std::max(product + b, 0.0f);
+      const float q = std::min(255.0f, std::nearbyint(sum / ys[c]));
+      ASSERT_EQ(y[c * 256 + code], static_cast<uint8_t>(q)) << "channel " << c << " code " << code;
+    }
+  }
+  EXPECT_EQ(y[194], 145);
+  EXPECT_EQ(y[256 + 170], 111);
+}
+
+// A per-channel DQ (axis 1) of int8 codes -> Mul and Add by [C, 1, 1] constants -> Clip -> int8
+// Q: a per-channel lookup, the table folded with the kernels that would have run (the same
+// bytes); and on 2-D values ([N, C], a Gemm's) an Add of a [C] constant, the table transposed
+// from the codes' [256, C].
+TEST_F(ElementwiseLookupTest, PerChannelConstantsMakeAPerChannelLookup) {
+  model.Input("x", DataType::kInt8, {1, 3, 16, 16});
+  model.Initializer("xs", Tensor::FromVector<float>({3}, {0.04f, 0.02f, 0.1f}));
+  model.Initializer("xz", Tensor::FromVector<int8_t>({3}, {-7, 0, 5}));
+  model.Initializer("m", Tensor::FromVector<float>({3, 1, 1}, {1.5f, -0.75f, 0.3f}));
+  model.Initializer("a", Tensor::FromVector<float>({3, 1, 1}, {0.1f, 2.0f, -0.4f}));
+  model.Initializer("lo", Tensor::Scalar<float>(-1.0f));
+  model.Initializer("hi", Tensor::Scalar<float>(6.0f));
+  model.Initializer("ys", Tensor::Scalar<float>(0.03f));
+  model.Initializer("yz", Tensor::Scalar<int8_t>(-20));
+  SetAttr(model.Node("DequantizeLinear", {"x", "xs", "xz"}, {"f"}), "axis", int64_t{1});
+  model.Node("Mul", {"f", "m"}, {"fm"});
+  model.Node("Add", {"fm", "a"}, {"fa"});
+  model.Node("Clip", {"fa", "lo", "hi"}, {"fc"});
+  model.Node("QuantizeLinear", {"fc", "ys", "yz"}, {"y"});
+  model.Output("y", DataType::kInt8, {1, 3, 16, 16});
+  model.Input("g", DataType::kUint8, {4, 100});
+  model.Initializer("gs", Tensor::Scalar<float>(0.05f));
+  model.Initializer("gz", Tensor::Scalar<uint8_t>(128));
+  model.Initializer("shift", Floats({100}, 3));
+  model.Node("DequantizeLinear", {"g", "gs", "gz"}, {"gf"});
+  model.Node("Add", {"gf", "shift"}, {"ga"});
+  model.Node("QuantizeLinear", {"ga", "gs", "gz"}, {"gy"});
+  model.Output("gy", DataType::kUint8, {4, 100});
+  EXPECT_EQ(Run("FuseElementwiseLookup", FuseElementwiseLookup), 2);
+  EXPECT_EQ(Run("DropUnreadDequantize", DropUnreadDequantize), 2);
+  int lookups = 0, transposes = 0;
+  for (const Node& n : graph().nodes) {
+    lookups += n.op_type() == "ByteLookup";
+    transposes += n.op_type() == "Transpose";
+    EXPECT_NE(n.proto->input(0), "f");  // the float ops read codes now
+  }
+  EXPECT_EQ(lookups, 2);
+  EXPECT_EQ(transposes, 1);
+  Tensor x(DataType::kInt8, {1, 3, 16, 16});
+  for (int64_t i = 0; i < x.size(); ++i) x.mutable_data<int8_t>()[i] = static_cast<int8_t>(i % 256);
+  Tensor g(DataType::kUint8, {4, 100});
+  for (int64_t i = 0; i < g.size(); ++i) g.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(i * 7);
+  ExpectSameOutputs({{"x", x}, {"g", g}}, 0.0);
+}
+
+// Near misses, each DQ -> op -> Q keeps its float op: a BatchNormalization whose scale is a graph
+// input, or in training mode; a DQ per channel of axis 2 before a BatchNormalization; a Q per
+// channel of axis 2 after one; a Mul by a constant that varies along axis 3; a [C, 1, 1] Mul on
+// X of unknown rank (it would broadcast along other axes).
+TEST_F(ElementwiseLookupTest, PerChannelNearMisses) {
+  model.Input("x", DataType::kUint8, {1, 3, 4, 5});
+  model.Input("u", DataType::kUint8, {}, /*rank_known=*/false);
+  model.Input("run_scale", DataType::kFloat, {3});
+  model.Initializer("s", Tensor::Scalar<float>(0.05f));
+  model.Initializer("z", Tensor::Scalar<uint8_t>(10));
+  model.Initializer("c3", Tensor::FromVector<float>({3}, {1.0f, 0.5f, 2.0f}));
+  model.Initializer("h4", Tensor::FromVector<float>({4}, {0.1f, 0.2f, 0.3f, 0.4f}));
+  model.Initializer("z4", Tensor::FromVector<uint8_t>({4}, {10, 10, 10, 10}));
+  model.Initializer("c311", Tensor::FromVector<float>({3, 1, 1}, {1.0f, 0.5f, 2.0f}));
+  model.Initializer("w5", Tensor::FromVector<float>({1, 5}, {1.0f, 0.5f, 2.0f, 3.0f, 4.0f}));
+  auto bn = [&](const std::string& in, const std::string& scale, const std::string& out) {
+    return &model.Node("BatchNormalization", {in, scale, "c3", "c3", "c3"}, {out});
+  };
+  model.Node("DequantizeLinear", {"x", "s", "z"}, {"f"});
+  bn("f", "run_scale", "b1");  // parameters not constant
+  model.Node("QuantizeLinear", {"b1", "s", "z"}, {"y1"});
+  SetAttr(*bn("f", "c3", "b2"), "training_mode", int64_t{1});
+  model.Node("QuantizeLinear", {"b2", "s", "z"}, {"y2"});
+  SetAttr(model.Node("DequantizeLinear", {"x", "h4", "z4"}, {"f4"}), "axis", int64_t{2});
+  bn("f4", "c3", "b3");  // DQ per channel of the wrong axis
+  model.Node("QuantizeLinear", {"b3", "s", "z"}, {"y3"});
+  bn("f", "c3", "b4");
+  SetAttr(model.Node("QuantizeLinear", {"b4", "h4", "z4"}, {"y4"}), "axis", int64_t{2});  // Q on the wrong axis
+  model.Node("Mul", {"f", "w5"}, {"m5"});  // varies along the width
+  model.Node("QuantizeLinear", {"m5", "s", "z"}, {"y5"});
+  model.Node("DequantizeLinear", {"u", "s", "z"}, {"fu"});
+  model.Node("Mul", {"fu", "c311"}, {"m6"});  // X's rank unknown
+  model.Node("QuantizeLinear", {"m6", "s", "z"}, {"y6"});
+  for (const char* y : {"y1", "y2", "y3", "y4", "y5"}) model.Output(y, DataType::kUint8, {1, 3, 4, 5});
+  model.Output("y6", DataType::kUint8, {}, /*rank_known=*/false);
+  EXPECT_EQ(Run("FuseElementwiseLookup", FuseElementwiseLookup), 0);
+}
+
+// A DQ that another node reads too: the BatchNormalization and Relu still become a lookup of the
+// codes, and the DQ stays for its other reader (the float ops were the cost, not the DQ).
+TEST_F(RulesTest, APerChannelLookupLeavesASharedDequantize) {
+  model.Input("x", DataType::kUint8, {1, 2, 3, 3});
+  model.Initializer("s", Tensor::Scalar<float>(0.05f));
+  model.Initializer("z", Tensor::Scalar<uint8_t>(100));
+  model.Initializer("scale", Tensor::FromVector<float>({2}, {1.25f, 0.5f}));
+  model.Initializer("bias", Tensor::FromVector<float>({2}, {0.25f, -1.0f}));
+  model.Initializer("mean", Tensor::FromVector<float>({2}, {0.5f, -0.5f}));
+  model.Initializer("var", Tensor::FromVector<float>({2}, {4.0f, 0.25f}));
+  model.Node("DequantizeLinear", {"x", "s", "z"}, {"f"});
+  model.Node("BatchNormalization", {"f", "scale", "bias", "mean", "var"}, {"bn"});
+  model.Node("Relu", {"bn"}, {"r"});
+  model.Node("QuantizeLinear", {"r", "s", "z"}, {"y"});
+  model.Output("y", DataType::kUint8, {1, 2, 3, 3});
+  model.Output("f", DataType::kFloat, {1, 2, 3, 3});
+  EXPECT_EQ(Run("FuseElementwiseLookup", FuseElementwiseLookup), 1);
+  EXPECT_EQ(Run("DropUnreadDequantize", DropUnreadDequantize), 0);
+  EXPECT_EQ(Only("ByteLookup").proto->input(0), "x");
+  const Names ops = Ops();
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "BatchNormalization"), 0);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "DequantizeLinear"), 2);  // x's, and the table's codes
+  Tensor x(DataType::kUint8, {1, 2, 3, 3});
+  for (int64_t i = 0; i < x.size(); ++i) x.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(i * 13);
+  ExpectSameOutputs({{"x", x}}, 0.0);
 }
 
 // A DQ whose value another node reads too stays: the pair is not the only use.
