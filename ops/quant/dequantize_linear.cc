@@ -71,15 +71,15 @@ class DequantizeLinearKernel : public OpKernel {
         Y* yd = y->mutable_data<Y>();
         ParallelFor(ctx, x->size(), 2, [&](int64_t begin, int64_t end) {
           layout.ForEachRun(begin, end, [&](int64_t start, int64_t count, int64_t p, int64_t step) {
-            constexpr bool kSimd8 =
-                std::is_same_v<Y, float> && (std::is_same_v<X, uint8_t> || std::is_same_v<X, int8_t>);
-            if constexpr (kSimd8) {
+            constexpr bool kSimd = std::is_same_v<Y, float> && (std::is_same_v<X, uint8_t> || std::is_same_v<X, int8_t> ||
+                                                                std::is_same_v<X, uint16_t> || std::is_same_v<X, int16_t>);
+            if constexpr (kSimd) {
               if (step == 0) {
-                if constexpr (std::is_same_v<X, uint8_t>) {
-                  DequantizeUint8ToFloat(xd + start, count, scales_f[p], zero_points_f[p], yd + start);
-                } else {
-                  DequantizeInt8ToFloat(xd + start, count, scales_f[p], zero_points_f[p], yd + start);
-                }
+                const float s = scales_f[p], z = zero_points_f[p];
+                if constexpr (std::is_same_v<X, uint8_t>) DequantizeUint8ToFloat(xd + start, count, s, z, yd + start);
+                if constexpr (std::is_same_v<X, int8_t>) DequantizeInt8ToFloat(xd + start, count, s, z, yd + start);
+                if constexpr (std::is_same_v<X, uint16_t>) DequantizeUint16ToFloat(xd + start, count, s, z, yd + start);
+                if constexpr (std::is_same_v<X, int16_t>) DequantizeInt16ToFloat(xd + start, count, s, z, yd + start);
                 return;
               }
             }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #undef HWY_TARGET_INCLUDE
@@ -25,8 +26,8 @@ inline Q QuantizeOne(float x, float scale, float zero_point, float lo, float hi)
 
 template <typename Q>
 void QuantizeImpl(const float* x, int64_t n, float scale, float zero_point, Q* y) {
-  const float lo = std::is_signed_v<Q> ? -128.f : 0.f;
-  const float hi = std::is_signed_v<Q> ? 127.f : 255.f;
+  const float lo = static_cast<float>(std::numeric_limits<Q>::min());
+  const float hi = static_cast<float>(std::numeric_limits<Q>::max());
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const hn::Rebind<Q, decltype(df)> dq;
@@ -83,6 +84,10 @@ void QuantizeU8(const float* x, int64_t n, float s, float z, uint8_t* y) { Quant
 void QuantizeI8(const float* x, int64_t n, float s, float z, int8_t* y) { QuantizeImpl(x, n, s, z, y); }
 void DequantizeU8(const uint8_t* x, int64_t n, float s, float z, float* y) { DequantizeImpl(x, n, s, z, y); }
 void DequantizeI8(const int8_t* x, int64_t n, float s, float z, float* y) { DequantizeImpl(x, n, s, z, y); }
+void QuantizeU16(const float* x, int64_t n, float s, float z, uint16_t* y) { QuantizeImpl(x, n, s, z, y); }
+void QuantizeI16(const float* x, int64_t n, float s, float z, int16_t* y) { QuantizeImpl(x, n, s, z, y); }
+void DequantizeU16(const uint16_t* x, int64_t n, float s, float z, float* y) { DequantizeImpl(x, n, s, z, y); }
+void DequantizeI16(const int16_t* x, int64_t n, float s, float z, float* y) { DequantizeImpl(x, n, s, z, y); }
 
 }  // namespace HWY_NAMESPACE
 }  // namespace onnxflow
@@ -95,6 +100,10 @@ HWY_EXPORT(QuantizeU8);
 HWY_EXPORT(QuantizeI8);
 HWY_EXPORT(DequantizeU8);
 HWY_EXPORT(DequantizeI8);
+HWY_EXPORT(QuantizeU16);
+HWY_EXPORT(QuantizeI16);
+HWY_EXPORT(DequantizeU16);
+HWY_EXPORT(DequantizeI16);
 HWY_EXPORT(MinMaxWithZero);
 
 void FloatRangeWithZero(const float* x, int64_t n, float* lo, float* hi) {
@@ -117,6 +126,18 @@ void DequantizeUint8ToFloat(const uint8_t* x, int64_t n, float scale, float zero
 }
 void DequantizeInt8ToFloat(const int8_t* x, int64_t n, float scale, float zero_point, float* y) {
   HWY_DYNAMIC_DISPATCH(DequantizeI8)(x, n, scale, zero_point, y);
+}
+void QuantizeFloatToUint16(const float* x, int64_t n, float scale, float zero_point, uint16_t* y) {
+  HWY_DYNAMIC_DISPATCH(QuantizeU16)(x, n, scale, zero_point, y);
+}
+void QuantizeFloatToInt16(const float* x, int64_t n, float scale, float zero_point, int16_t* y) {
+  HWY_DYNAMIC_DISPATCH(QuantizeI16)(x, n, scale, zero_point, y);
+}
+void DequantizeUint16ToFloat(const uint16_t* x, int64_t n, float scale, float zero_point, float* y) {
+  HWY_DYNAMIC_DISPATCH(DequantizeU16)(x, n, scale, zero_point, y);
+}
+void DequantizeInt16ToFloat(const int16_t* x, int64_t n, float scale, float zero_point, float* y) {
+  HWY_DYNAMIC_DISPATCH(DequantizeI16)(x, n, scale, zero_point, y);
 }
 
 }  // namespace onnxflow

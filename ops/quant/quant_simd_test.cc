@@ -16,7 +16,7 @@ ONNXFLOW_INSTANTIATE_EVERY_TARGET(QuantSimd);
 
 template <typename Q>
 Q ScalarQuantize(float x, float scale, float zero_point) {
-  const double lo = std::is_signed_v<Q> ? -128 : 0, hi = std::is_signed_v<Q> ? 127 : 255;
+  const double lo = std::numeric_limits<Q>::min(), hi = std::numeric_limits<Q>::max();
   double r = std::nearbyint(static_cast<double>(x / scale)) + zero_point;
   if (std::isnan(r) || r < lo) r = lo;
   if (r > hi) r = hi;
@@ -50,6 +50,47 @@ TEST_P(QuantSimd, QuantizeMatchesScalarAtOddSizesAndOffsets) {
         }
         EXPECT_EQ(u[n], 0xEE);
         EXPECT_EQ(s[n], 0x5A);
+      }
+    }
+  }
+}
+
+// 16 bits: a scale that puts the inputs past both ends of the range, and well inside it.
+TEST_P(QuantSimd, Quantize16MatchesScalarAtOddSizesAndOffsets) {
+  const std::vector<float> x = Inputs(3000);
+  for (int64_t offset : {0, 1, 3}) {
+    for (int64_t n : {1, 3, 17, 1000, 2997}) {
+      for (float scale : {0.001f, 0.5f}) {
+        std::vector<uint16_t> u(n + 1, 0xEEEE);
+        std::vector<int16_t> s(n + 1, 0x5A5A);
+        QuantizeFloatToUint16(x.data() + offset, n, scale, 32768.f + 7.f, u.data());
+        QuantizeFloatToInt16(x.data() + offset, n, scale, -3.f, s.data());
+        for (int64_t i = 0; i < n; ++i) {
+          ASSERT_EQ(u[i], ScalarQuantize<uint16_t>(x[offset + i], scale, 32768.f + 7.f)) << x[offset + i];
+          ASSERT_EQ(s[i], ScalarQuantize<int16_t>(x[offset + i], scale, -3.f)) << x[offset + i];
+        }
+        EXPECT_EQ(u[n], 0xEEEE);
+        EXPECT_EQ(s[n], 0x5A5A);
+      }
+    }
+  }
+}
+
+TEST_P(QuantSimd, Dequantize16MatchesScalar) {
+  std::vector<uint16_t> u(1100);
+  std::vector<int16_t> s(1100);
+  for (int i = 0; i < 1100; ++i) {
+    u[i] = static_cast<uint16_t>(i * 997);
+    s[i] = static_cast<int16_t>(i * 1301);
+  }
+  for (int64_t offset : {0, 1}) {
+    for (int64_t n : {1, 3, 17, 1000}) {
+      std::vector<float> yu(n), ys(n);
+      DequantizeUint16ToFloat(u.data() + offset, n, 0.001f, 32768.f, yu.data());
+      DequantizeInt16ToFloat(s.data() + offset, n, 0.3f, -5.f, ys.data());
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(yu[i], (static_cast<float>(u[offset + i]) - 32768.f) * 0.001f);
+        ASSERT_EQ(ys[i], (static_cast<float>(s[offset + i]) + 5.f) * 0.3f);
       }
     }
   }

@@ -152,13 +152,15 @@ class QuantizeLinearKernel : public OpKernel {
         const int64_t total = x->size();
         ParallelFor(ctx, total, 4, [&](int64_t begin, int64_t end) {
           layout.ForEachRun(begin, end, [&](int64_t start, int64_t count, int64_t p, int64_t step) {
-            constexpr bool kSimd8 =
-                std::is_same_v<X, float> && (std::is_same_v<Y, uint8_t> || std::is_same_v<Y, int8_t>);
-            if constexpr (kSimd8) {
+            constexpr bool kSimd = std::is_same_v<X, float> && (std::is_same_v<Y, uint8_t> || std::is_same_v<Y, int8_t> ||
+                                                                std::is_same_v<Y, uint16_t> || std::is_same_v<Y, int16_t>);
+            if constexpr (kSimd) {
               if (step == 0 && precision == DivPrecision::kFloat) {
                 const float s = static_cast<float>(scales[p]), z = static_cast<float>(zero_points[p]);
                 if constexpr (std::is_same_v<Y, uint8_t>) QuantizeFloatToUint8(xd + start, count, s, z, yd + start);
-                else QuantizeFloatToInt8(xd + start, count, s, z, yd + start);
+                if constexpr (std::is_same_v<Y, int8_t>) QuantizeFloatToInt8(xd + start, count, s, z, yd + start);
+                if constexpr (std::is_same_v<Y, uint16_t>) QuantizeFloatToUint16(xd + start, count, s, z, yd + start);
+                if constexpr (std::is_same_v<Y, int16_t>) QuantizeFloatToInt16(xd + start, count, s, z, yd + start);
                 return;
               }
             }

@@ -8,7 +8,7 @@
 `calibrate` writes a copy of the model whose graph outputs are every float value the quantized
 model will quantize; onnxflow runs it on a case's input and saves them (--output-dir); `write`
 builds the QDQ model from their ranges:
-  * activations: uint8 (int8 with QDQ_ACTIVATIONS=int8), asymmetric, min/max of the calibration
+  * activations: uint8 (QDQ_ACTIVATIONS=int8, uint16 or int16 for the others), asymmetric, min/max of the calibration
     run (0 always inside the range),
     a QuantizeLinear -> DequantizeLinear pair after each producer; MaxPool's output keeps its
     input's parameters, and a Relu after a Conv goes (the Conv's output takes the Relu's range,
@@ -134,16 +134,22 @@ def calibrate(src, dst, values_of=None):
 
 
 # QDQ_ACTIVATIONS=int8 writes ONNX Runtime's S8S8 form (int8 activations, still asymmetric: the
-# zero point is qmin - lo / scale); the default is its U8S8 form.
-ACT_INT8 = os.environ.get("QDQ_ACTIVATIONS", "uint8") == "int8"
-ACT_TYPE = np.int8 if ACT_INT8 else np.uint8
+# zero point is qmin - lo / scale); the default is its U8S8 form. uint16 / int16 write its 16-bit
+# activation form (QuantType.QUInt16 / QInt16), whose QuantizeLinear and DequantizeLinear are in
+# the com.microsoft domain below opset 21 (QDQ_DOMAIN= empty writes them in the default one).
+ACT = os.environ.get("QDQ_ACTIVATIONS", "uint8")
+ACT_TYPE = {"uint8": np.uint8, "int8": np.int8, "uint16": np.uint16, "int16": np.int16}[ACT]
+ACT_INT8 = ACT in ("int8", "int16")  # signed activations
+QRANGE = 65535 if ACT.endswith("16") else 255
+QDOM = os.environ.get("QDQ_DOMAIN", "com.microsoft" if ACT.endswith("16") else "")
+ACT_DOMAIN = {"domain": QDOM} if QDOM else {}  # no domain field at all in the 8-bit forms
 
 
 def act_params(x):
     lo, hi = min(float(x.min()), 0.0), max(float(x.max()), 0.0)
-    scale = max((hi - lo) / 255.0, 1e-8)
-    qmin = -128 if ACT_INT8 else 0
-    zero = int(np.clip(np.rint(qmin - lo / scale), qmin, qmin + 255))
+    scale = max((hi - lo) / QRANGE, 1e-8)
+    qmin = -(QRANGE + 1) // 2 if ACT_INT8 else 0
+    zero = int(np.clip(np.rint(qmin - lo / scale), qmin, qmin + QRANGE))
     return np.float32(scale), ACT_TYPE(zero)
 
 
@@ -184,9 +190,9 @@ def write(src, acts_dir, dst):
         s, z = params[v]
         sn, zn = const(v + "_scale", np.array(s, np.float32)), const(v + "_zero_point", np.array(z, ACT_TYPE))
         new_nodes.append(helper.make_node("QuantizeLinear", [v, sn, zn], [v + "_QuantizeLinear_Output"],
-                                          name=v + "_QuantizeLinear"))
+                                          name=v + "_QuantizeLinear", **ACT_DOMAIN))
         new_nodes.append(helper.make_node("DequantizeLinear", [v + "_QuantizeLinear_Output", sn, zn],
-                                          [v + "_DequantizeLinear_Output"], name=v + "_DequantizeLinear"))
+                                          [v + "_DequantizeLinear_Output"], name=v + "_DequantizeLinear", **ACT_DOMAIN))
         renamed[v] = v + "_DequantizeLinear_Output"
 
     for v in values:  # graph inputs quantized first
@@ -243,6 +249,8 @@ def write(src, acts_dir, dst):
     g.initializer.extend(new_inits)
     set_nodes(g, new_nodes)
     model.ir_version = max(model.ir_version, 7)
+    if QDOM and not any(o.domain == QDOM for o in model.opset_import):
+        model.opset_import.append(helper.make_opsetid(QDOM, 1))
     onnx.save(model, dst)
 
 
