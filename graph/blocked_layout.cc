@@ -48,7 +48,8 @@ const Tensor* ConstantConvWeights(const Graph& g, const Node& node) {
   const auto& n = *node.proto;
   if (n.output_size() != 1 || !IsFloatProduct(g, node)) return nullptr;
   const Tensor* w = WeightConstant(g, n, 1);
-  if (w == nullptr || w->rank() != 4) return nullptr;
+  // An empty kernel stays plain, whose Conv refuses it with the node named.
+  if (w == nullptr || w->rank() != 4 || w->dim(2) == 0 || w->dim(3) == 0) return nullptr;
   if (HasInput(n, 2) && FloatConstant(g, n, 2) == nullptr) return nullptr;
   return w;
 }

@@ -99,8 +99,8 @@ class BlockedConvKernel : public OpKernel {
       return InvalidArgument("BlockedConv: W must be a constant float, float16 or bfloat16 [M, C, kh, kw]");
     }
     const int64_t m = w->dim(0), c = w->dim(1);
-    if (attrs.group != 1 || m == 0 || c == 0) {
-      return InvalidArgument("BlockedConv: needs group 1 and channels, got W " + ShapeToString(w->shape()));
+    if (attrs.group != 1 || m == 0 || c == 0 || w->dim(2) == 0 || w->dim(3) == 0) {
+      return InvalidArgument("BlockedConv: needs group 1, channels and a kernel, got W " + ShapeToString(w->shape()));
     }
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* b, ConstantBias(info, "BlockedConv", m));
     auto kernel = std::unique_ptr<BlockedConvKernel>(new BlockedConvKernel(std::move(attrs), activation, *w, b));

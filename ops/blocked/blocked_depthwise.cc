@@ -46,7 +46,8 @@ class BlockedDepthwiseKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(ConvAttributes attrs, ParseConvAttributes(info));
     ONNXFLOW_ASSIGN_OR_RETURN(ActivationSpec activation, ParseFusedActivation(info));
     const Tensor* w = info.constant_input(1);
-    if (w == nullptr || !IsFloatLike(w->dtype()) || w->rank() != 4 || w->dim(1) != 1 || w->dim(0) == 0) {
+    if (w == nullptr || !IsFloatLike(w->dtype()) || w->rank() != 4 || w->dim(1) != 1 || w->dim(0) == 0 || w->dim(2) == 0 ||
+        w->dim(3) == 0) {
       return InvalidArgument("BlockedDepthwiseConv: W must be a constant float, float16 or bfloat16 [C, 1, kh, kw]");
     }
     const int64_t channels = w->dim(0);

@@ -1295,6 +1295,13 @@ std::vector<Case> AllCases() {
     c.back().may_succeed = true;
     conv("3d_huge_pads_and_stride", x3, w3, conv_attrs({{"strides", {4000, 4000, 4000}}, {"pads", std::vector<int64_t>(6, 1000)}}));
     c.back().may_succeed = true;
+    // A kernel with an empty axis sums nothing: the bias (zeros here). The blocked convolution
+    // (constant W of 16 output channels) divided by its taps instead (SIGFPE, found by a
+    // structural fuzzer on YOLOv8n); depthwise too.
+    conv("2d_empty_kernel_axis", Wave({1, 16, 6, 6}), Wave({16, 16, 0, 1}, 1), conv_attrs({}));
+    c.back().may_succeed = true;
+    conv("2d_depthwise_empty_kernel_axis", Wave({1, 16, 6, 6}), Wave({16, 1, 3, 0}, 1), conv_attrs({{"group", {16}}}));
+    c.back().may_succeed = true;
     // An empty last axis padded out to a window divided by its length (SIGFPE) in the padded copy.
     conv("3d_empty_axis_padded", Wave({1, 4, 3, 3, 0}), Wave({2, 4, 3, 3, 1}, 1),
          conv_attrs({{"pads", {1, 1, 1, 1, 1, 1}}}));
