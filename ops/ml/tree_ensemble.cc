@@ -133,7 +133,7 @@ class TreeEnsemble final : public OpKernel {
  public:
   static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     ONNXFLOW_ASSIGN_OR_RETURN(TreeModel model, ParseTreeEnsemble(info));
-    return std::unique_ptr<OpKernel>(new TreeEnsemble(std::move(model)));
+    return std::unique_ptr<OpKernel>(new TreeEnsemble(std::move(model), info.input_type(0)));
   }
 
   Status Compute(KernelContext& ctx) const override {
@@ -141,10 +141,6 @@ class TreeEnsemble final : public OpKernel {
     if (x->rank() != 2 && x->rank() != 1) return InvalidArgument("X must be [N, F], got " + ShapeToString(x->shape()));
     const int64_t rows = x->rank() == 2 ? x->dim(0) : 1;
     const int64_t features = x->dim(x->rank() - 1);
-    if (rows > 0 && model_.max_feature() >= features) {
-      return OutOfRange("a node reads feature " + std::to_string(model_.max_feature()) + " but X has " +
-                        std::to_string(features) + " features");
-    }
     return DispatchType<float, double, Float16>(x->dtype(), [&](auto tag) -> Status {
       using T = decltype(tag);
       ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, x->dtype(), Shape{rows, model_.n_targets}));
@@ -158,7 +154,7 @@ class TreeEnsemble final : public OpKernel {
   }
 
  private:
-  explicit TreeEnsemble(TreeModel model) : model_(std::move(model)), flat_(FlatForest::Take(model_)) {}
+  TreeEnsemble(TreeModel model, DataType rows) : model_(std::move(model)), flat_(FlatForest::Take(model_, rows)) {}
   TreeModel model_;
   std::unique_ptr<FlatForest> flat_;  // null: model_ evaluates
 };

@@ -140,17 +140,6 @@ Result<TreeModel> ParseLegacyTrees(const KernelInfo& info, const std::string& pr
   return m;
 }
 
-// Shared run loop: evaluates `model` on every row of X and hands each row's scores to `emit`.
-template <typename Emit>
-Status RunTrees(KernelContext& ctx, const TreeModel& model, const FlatForest* flat, const Tensor& x, int64_t rows, int64_t cols,
-                Emit&& emit) {
-  ONNXFLOW_RETURN_IF_ERROR(NumericRowLoader(x.dtype(), "X").status());
-  if (rows > 0 && model.max_feature() >= cols) {
-    return OutOfRange("a node reads feature " + std::to_string(model.max_feature()) + " but X has " + std::to_string(cols) + " features");
-  }
-  return EvaluateTreeRows(ctx, model, flat, x, rows, cols, /*allow_float16=*/false, std::forward<Emit>(emit));
-}
-
 class TreeEnsembleRegressor final : public OpKernel {
  public:
   static Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
@@ -167,7 +156,7 @@ class TreeEnsembleRegressor final : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(model.post_transform, PostTransformFromString(info.GetString("post_transform", "NONE")));
     ONNXFLOW_ASSIGN_OR_RETURN(model.base_values, ReadDoubles(info, "base_values"));
     ONNXFLOW_RETURN_IF_ERROR(model.Validate());
-    return std::unique_ptr<OpKernel>(new TreeEnsembleRegressor(std::move(model)));
+    return std::unique_ptr<OpKernel>(new TreeEnsembleRegressor(std::move(model), info.input_type(0)));
   }
 
   Status Compute(KernelContext& ctx) const override {
@@ -176,14 +165,14 @@ class TreeEnsembleRegressor final : public OpKernel {
     const int64_t targets = model_.n_targets;
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.Allocate(0, DataType::kFloat, Shape{view.rows, targets}));
     float* out = y->mutable_data<float>();
-    return RunTrees(ctx, model_, flat_.get(), *x, view.rows, view.cols, [&](int64_t r, double* scores) {
+    return EvaluateTreeRows(ctx, model_, flat_.get(), *x, view.rows, view.cols, /*allow_float16=*/false, [&](int64_t r, double* scores) {
       ApplyPostTransform(model_.post_transform, scores, targets);
       for (int64_t t = 0; t < targets; ++t) out[r * targets + t] = static_cast<float>(scores[t]);
     });
   }
 
  private:
-  explicit TreeEnsembleRegressor(TreeModel model) : model_(std::move(model)), flat_(FlatForest::Take(model_)) {}
+  TreeEnsembleRegressor(TreeModel model, DataType rows) : model_(std::move(model)), flat_(FlatForest::Take(model_, rows)) {}
   TreeModel model_;
   std::unique_ptr<FlatForest> flat_;  // null: model_ evaluates
 };
@@ -209,7 +198,7 @@ class TreeEnsembleClassifier final : public OpKernel {
     if (base.size() == 1) base.assign(static_cast<size_t>(n_classes), base[0]);
     k->model_.base_values = std::move(base);
     ONNXFLOW_RETURN_IF_ERROR(k->model_.Validate());
-    k->flat_ = FlatForest::Take(k->model_);
+    k->flat_ = FlatForest::Take(k->model_, info.input_type(0));
     const std::vector<int64_t> ids = info.GetInts("class_ids");
     k->binary_ = !ids.empty() && std::all_of(ids.begin(), ids.end(), [&](int64_t id) { return id == ids[0]; });
     if (k->binary_) k->binary_class_ = ids[0];
@@ -225,7 +214,7 @@ class TreeEnsembleClassifier final : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * z, ctx.Allocate(1, DataType::kFloat, Shape{view.rows, n_scores_}));
     float* scores_out = z->mutable_data<float>();
     const int64_t n_classes = model_.n_targets;
-    return RunTrees(ctx, model_, flat_.get(), *x, view.rows, view.cols, [&](int64_t r, double* raw) {
+    return EvaluateTreeRows(ctx, model_, flat_.get(), *x, view.rows, view.cols, /*allow_float16=*/false, [&](int64_t r, double* raw) {
       double s[2];
       double* scores = raw;
       if (binary_) {

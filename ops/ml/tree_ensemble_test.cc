@@ -313,6 +313,32 @@ TEST(FlatForest, WhatItDoesNotTake) {
   EXPECT_TRUE(flat->compares_float());
 }
 
+// Take for float rows keeps the float nodes only, when they decide every comparison: the same
+// scores as Build's forest; for double rows (or an unknown type, or an EQ threshold that is no
+// float) both.
+TEST(FlatForest, TakeForFloatRowsKeepsWhatTheyRead) {
+  std::mt19937 rng(11);
+  ForestSpec spec;
+  spec.trees = 12;
+  const TreeModel m = RandomModel(rng, spec, Aggregate::kSum);
+  TreeModel for_float = m;
+  std::unique_ptr<FlatForest> flat = FlatForest::Take(for_float, DataType::kFloat);
+  ASSERT_NE(flat, nullptr);
+  EXPECT_TRUE(flat->compares_float());
+  EXPECT_FALSE(flat->compares_double());
+  std::vector<float> xf(static_cast<size_t>(20 * spec.features));
+  for (float& v : xf) v = NearThreshold<float>(rng);
+  ExpectFlatMatchesModel(m, *flat, xf, spec.features);
+  for (DataType rows : {DataType::kDouble, DataType::kUndefined, DataType::kInt64}) {
+    TreeModel copy = m;
+    EXPECT_TRUE(FlatForest::Take(copy, rows)->compares_double()) << DataTypeName(rows);
+  }
+  TreeModel eq = m;
+  eq.nodes[0].mode = NodeMode::kEq;
+  eq.nodes[0].split = 0.1;
+  EXPECT_TRUE(FlatForest::Take(eq, DataType::kFloat)->compares_double());
+}
+
 // The TreeEnsemble-5 attributes of a model whose leaves have one vote each and no tree is a leaf.
 OpTest AsTreeEnsemble(const TreeModel& m) {
   Ints features, true_ids, true_leafs, false_ids, false_leafs, missing, roots, targets;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "include/onnxflow/status.h"
@@ -39,6 +40,10 @@ template <typename Emit>
 Status EvaluateTreeRows(const KernelContext& ctx, const TreeModel& model, const FlatForest* flat, const Tensor& x,
                         int64_t rows, int64_t cols, bool allow_float16, Emit&& emit) {
   ONNXFLOW_ASSIGN_OR_RETURN(RowLoader load, NumericRowLoader(x.dtype(), "X", allow_float16));
+  if (rows > 0 && model.max_feature() >= cols) {
+    return OutOfRange("a node reads feature " + std::to_string(model.max_feature()) + " but X has " +
+                      std::to_string(cols) + " features");
+  }
   const int64_t n_targets = model.n_targets;
   if (flat == nullptr) {
     const int64_t cost = static_cast<int64_t>(model.roots.size()) * 16 + cols;
@@ -55,37 +60,38 @@ Status EvaluateTreeRows(const KernelContext& ctx, const TreeModel& model, const 
   }
   // Float rows compare in float (float16 widened to float first); every other type in double.
   const bool in_float = flat->compares_float() && (x.dtype() == DataType::kFloat || x.dtype() == DataType::kFloat16);
+  if (!in_float && !flat->compares_double()) {
+    return InvalidArgument(std::string("X is ") + DataTypeName(x.dtype()) + ", but the model was loaded for float rows");
+  }
   const float* direct_float = in_float && x.dtype() == DataType::kFloat ? x.data<float>() : nullptr;
   const double* direct_double = x.dtype() == DataType::kDouble ? x.data<double>() : nullptr;
-  // Rows [r0, r0 + n) as the compared type, in `buffer` unless read in place; then scored.
-  auto score_rows = [&](int64_t r0, int64_t n, std::vector<float>& fbuf, std::vector<double>& dbuf, double* scores) {
-    if (direct_float != nullptr) return flat->ScoreRows(direct_float + r0 * cols, cols, n, scores);
-    if (direct_double != nullptr) return flat->ScoreRows(direct_double + r0 * cols, cols, n, scores);
+  // Rows [r0, r0 + n) in the compared type: in place, or converted into `fbuf` / `dbuf`. One of
+  // the two pointers is set.
+  struct Rows {
+    const float* f = nullptr;
+    const double* d = nullptr;
+  };
+  auto rows_at = [&](int64_t r0, int64_t n, std::vector<float>& fbuf, std::vector<double>& dbuf) {
+    if (direct_float != nullptr) return Rows{direct_float + r0 * cols, nullptr};
+    if (direct_double != nullptr) return Rows{nullptr, direct_double + r0 * cols};
     dbuf.resize(static_cast<size_t>(n * cols));
     load(x.raw_data(), r0 * cols, n * cols, dbuf.data());
-    if (!in_float) return flat->ScoreRows(dbuf.data(), cols, n, scores);
+    if (!in_float) return Rows{nullptr, dbuf.data()};
     fbuf.assign(dbuf.begin(), dbuf.end());  // float16 widened through double: exact
-    flat->ScoreRows(fbuf.data(), cols, n, scores);
+    return Rows{fbuf.data(), nullptr};
   };
 
   const double steps = static_cast<double>(flat->n_trees()) * std::max(flat->mean_depth(), 1.0);
   if (rows == 1 && ctx.threads() > 1 && steps >= static_cast<double>(kTreeSplitSteps)) {
     std::vector<float> fbuf;
     std::vector<double> dbuf;
-    const float* xf = direct_float;
-    const double* xd = direct_double;
-    if (xf == nullptr && xd == nullptr) {
-      dbuf.resize(static_cast<size_t>(cols));
-      load(x.raw_data(), 0, cols, dbuf.data());
-      if (in_float) fbuf.assign(dbuf.begin(), dbuf.end()), xf = fbuf.data();
-      else xd = dbuf.data();
-    }
+    const Rows row = rows_at(0, 1, fbuf, dbuf);
     const int64_t trees = flat->n_trees();
     std::vector<int32_t> leaves(static_cast<size_t>(trees));
     ParallelChunks((trees + kTreesPerTask - 1) / kTreesPerTask, 1, [&](int64_t c0, int64_t c1) {
       const int64_t t0 = c0 * kTreesPerTask, t1 = std::min(trees, c1 * kTreesPerTask);
-      if (xf != nullptr) flat->FindLeaves(xf, t0, t1, leaves.data());
-      else flat->FindLeaves(xd, t0, t1, leaves.data());
+      if (row.f != nullptr) flat->FindLeaves(row.f, t0, t1, leaves.data());
+      else flat->FindLeaves(row.d, t0, t1, leaves.data());
     });
     std::vector<double> scores(static_cast<size_t>(n_targets));
     flat->AggregateLeaves(leaves.data(), scores.data());
@@ -106,7 +112,9 @@ Status EvaluateTreeRows(const KernelContext& ctx, const TreeModel& model, const 
     std::vector<double> scores(static_cast<size_t>(per_block * n_targets));
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t r0 = b * per_block, n = std::min(per_block, rows - r0);
-      score_rows(r0, n, fbuf, dbuf, scores.data());
+      const Rows block = rows_at(r0, n, fbuf, dbuf);
+      if (block.f != nullptr) flat->ScoreRows(block.f, cols, n, scores.data());
+      else flat->ScoreRows(block.d, cols, n, scores.data());
       for (int64_t i = 0; i < n; ++i) emit(r0 + i, scores.data() + i * n_targets);
     }
   });

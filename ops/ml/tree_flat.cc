@@ -128,9 +128,13 @@ WalkFn<T> PickWalk(uint32_t kind, bool nan_flags, bool refilled) {
 
 }  // namespace
 
-std::unique_ptr<FlatForest> FlatForest::Take(TreeModel& model) {
+std::unique_ptr<FlatForest> FlatForest::Take(TreeModel& model, DataType rows) {
   std::unique_ptr<FlatForest> flat = Build(model);
-  if (flat != nullptr) model.DropTrees();
+  if (flat == nullptr) return nullptr;
+  model.DropTrees();
+  if (flat->compares_float_ && (rows == DataType::kFloat || rows == DataType::kFloat16)) {
+    std::vector<Node<double>>().swap(flat->double_nodes_);
+  }
   return flat;
 }
 
