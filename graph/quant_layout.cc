@@ -61,6 +61,15 @@ DataType TypeOf(const Graph& g, const std::string& value, int depth = 0) {
   return c == g.constants.end() ? known : c->second.dtype();
 }
 
+// A ByteLookup that reads the same table channels-last: one table for every element, or a table
+// per channel of axis 1 (graph/qdq_fusion.cc's per-channel lookup, DenseNet's BatchNormalization
+// -> Relu between a DQ and a Q), whose axis then becomes 3.
+bool IsChannelsLastLookup(const Node& node) {
+  if (!IsInternal(node, internal_ops::kByteLookup)) return false;
+  const auto* axis = Attr(*node.proto, "axis");
+  return axis == nullptr || axis->i() == 1 || axis->i() == -3;
+}
+
 // A 2-D QLinearConv (rank-4 constant 8-bit weights) of one output: what the channels-last kernel
 // runs. Any other (1-D, 3-D, weights computed at run) keeps the plain kernel.
 bool ConvertsConv(const Graph& g, const Node& node) {
@@ -188,7 +197,7 @@ Role RoleOf(const Graph& g, const Node& node, const Values& nhwc, ValueRanks& ra
   *enters = false;
   if (!in(0)) return Role::kPlain;
   if (IsOp(node, "Max") && n.input_size() == 2 && IsScalarConstant(g, n, 1)) return Role::kLayoutFree;
-  if (IsInternal(node, internal_ops::kByteLookup)) return Role::kLayoutFree;
+  if (IsChannelsLastLookup(node)) return Role::kLayoutFree;
   // MelGAN's reflection Pad along the length between the float ops a quantizer leaves in each
   // residual block (DQ -> LeakyRelu -> Pad -> Q -> conv): two Transposes a block where it left.
   if (PadsOf(g, node) != nullptr) return Role::kPad;
@@ -377,7 +386,7 @@ class QuantLayoutPass {
       const Node& node = g_->nodes[order[i]];
       const auto& n = *node.proto;
       if (n.output_size() != 1 || !node.subgraphs.empty() || !HasInput(n, 0) || IsOp(node, "QuantizeLinear")) continue;
-      const bool unary = IsQLinearPointwiseUnary(node) || IsInternal(node, internal_ops::kByteLookup) ||
+      const bool unary = IsQLinearPointwiseUnary(node) || IsChannelsLastLookup(node) ||
                          (IsOp(node, "Max") && n.input_size() == 2 && IsScalarConstant(*g_, n, 1)) ||
                          IsPointwise(node);
       if (!unary || nhwc->count(n.input(0)) != 0 || !CanEnter(ranks_, n.input(0))) continue;
@@ -402,6 +411,8 @@ class QuantLayoutPass {
       SetIntAttr(proto, "channels_last", 1);
     } else if (role == Role::kConcat) {
       SetIntAttr(proto, "axis", 3);
+    } else if (IsInternal(*node, internal_ops::kByteLookup) && Attr(*proto, "axis") != nullptr) {
+      SetIntAttr(proto, "axis", 3);  // a table per channel
     }
   }
 

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/graph_test.h"
+#include "graph/qdq_fusion.h"
 #include "ops/framework/domains.h"
 
 namespace onnxflow::graph {
@@ -236,6 +237,40 @@ TEST_F(QuantLayoutTest, APadByConstantPadsStaysInTheRegion) {
   ExpectSameOutputs({{"x", Bytes({1, 8, 6, 6}, 1)},
                      {"run_pads", Tensor::FromVector<int64_t>({8}, {0, 0, 1, 1, 0, 0, 1, 1})}},
                     0.0);
+}
+
+// DenseNet's pre-activation conv -> DQ -> BatchNormalization -> Relu -> Q -> conv once the QDQ
+// fusion made the middle a per-channel ByteLookup: it runs channels-last with axis 3, so the
+// region goes on through it (before: the BatchNormalization was float, a Transpose out of the
+// region before the DQ and one back after the Q, 124 in DenseNet-121).
+TEST_F(QuantLayoutTest, APerChannelLookupStaysInTheRegion) {
+  model.Input("x", DataType::kUint8, {1, 8, 6, 6});
+  Tensor params(DataType::kFloat, {8});
+  for (int64_t c = 0; c < 8; ++c) params.mutable_data<float>()[c] = 0.5f + 0.25f * static_cast<float>(c);
+  model.Initializer("bn_scale", params);
+  model.Initializer("bn_mean", params);
+  model.Initializer("bn_var", params);
+  model.Initializer("bn_bias", Tensor::FromVector<float>({8}, {0.1f, -0.2f, 0.3f, -0.4f, 0.5f, -0.6f, 0.7f, -0.8f}));
+  model.Initializer("rs", Tensor::Scalar<float>(0.02f));
+  model.Initializer("rz", Tensor::Scalar<uint8_t>(0));
+  Conv("x", "c1", 1);
+  model.Node("DequantizeLinear", {"c1", "s", "z"}, {"f"});
+  model.Node("BatchNormalization", {"f", "bn_scale", "bn_bias", "bn_mean", "bn_var"}, {"bn"});
+  model.Node("Relu", {"bn"}, {"r"});
+  model.Node("QuantizeLinear", {"r", "rs", "rz"}, {"q"});
+  Conv("q", "out", 2);
+  model.Output("out", DataType::kUint8, {1, 8, 6, 6});
+  ASSERT_TRUE(FuseQdq(&graph()).ok());
+  ASSERT_TRUE(UseChannelsLastQuant(&graph()).ok());
+  EXPECT_EQ(Transposes(), 2);  // x in, out out
+  const Node* lookup = nullptr;
+  for (const Node& n : graph().nodes) lookup = n.op_type() == "ByteLookup" ? &n : lookup;
+  ASSERT_NE(lookup, nullptr);
+  EXPECT_EQ(lookup->proto->input(0), "c1/nhwc");
+  const auto* axis = Attr(*lookup->proto, "axis");
+  ASSERT_NE(axis, nullptr);
+  EXPECT_EQ(axis->i(), 3);
+  ExpectSameOutputs({{"x", Bytes({1, 8, 6, 6}, 1)}}, 0.0);
 }
 
 }  // namespace

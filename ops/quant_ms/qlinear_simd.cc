@@ -274,6 +274,15 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) int64_t ApplyByteTableVbm
     const __m512i lo = _mm512_permutex2var_epi8(t0, v, t1), hi = _mm512_permutex2var_epi8(t2, v, t3);
     _mm512_storeu_si512(y + i, _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi));
   }
+  // The tail under a mask (masked-off bytes are neither read nor written): DenseNet's
+  // QLinearConcat requantizes a 32-channel run per pixel, all of it tail.
+  if (i < n) {
+    const __mmask64 m = (~0ULL) >> (64 - (n - i));
+    const __m512i v = _mm512_maskz_loadu_epi8(m, x + i);
+    const __m512i lo = _mm512_permutex2var_epi8(t0, v, t1), hi = _mm512_permutex2var_epi8(t2, v, t3);
+    _mm512_mask_storeu_epi8(y + i, m, _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi));
+    i = n;
+  }
   return i;
 }
 #endif
