@@ -266,7 +266,11 @@ Result<std::shared_ptr<Graph>> BuildGraph(const onnx::GraphProto& proto, const s
 
   for (int i = 0; i < proto.node_size(); ++i) {
     Node node;
-    node.proto = std::make_shared<onnx::NodeProto>(proto.node(i));
+    // The loader's own graph gives its nodes up (moved, not copied): a Constant node's tensor, as
+    // big as a weight, was otherwise parsed once and copied once (a ViT-S whose weights are
+    // Constant nodes peaked at 188 MB, against 107 MB as initializers).
+    node.proto = &proto == ctx.consumable ? std::make_shared<onnx::NodeProto>(std::move(*ctx.consumable->mutable_node(i)))
+                                          : std::make_shared<onnx::NodeProto>(proto.node(i));
     node.domain = NormalizeDomain(node.proto->domain());
     const std::string who = node.proto->name().empty()
                                 ? node.op_type() + " node #" + std::to_string(i)
