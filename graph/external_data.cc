@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
 
 namespace onnxflow::graph {
@@ -103,6 +104,14 @@ Result<std::string_view> ExternalDataFiles::Bytes(const onnx::TensorProto& tenso
   }
   if (length < 0) length = size - offset;
   return std::string_view(static_cast<const char*>(m->address) + offset, static_cast<size_t>(length));
+}
+
+void ExternalDataFiles::Release(std::string_view bytes) const {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(bytes.data()) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(bytes.data()) + bytes.size()) / page * page;
+  // Pages shared with a neighbour's bytes stay: only pages this tensor's bytes fill.
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 }  // namespace onnxflow::graph

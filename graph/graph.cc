@@ -1,5 +1,6 @@
 #include "graph/graph.h"
 
+#include <cstring>
 #include <optional>
 #include <unordered_set>
 
@@ -117,13 +118,48 @@ std::optional<Tensor> AdoptRawData(onnx::TensorProto* t, int64_t max_bytes) {
   return Tensor(dtype, std::move(shape), std::shared_ptr<void>(bytes, data), data);
 }
 
+// An external tensor whose bytes are exactly its elements in memory order (whole-byte numeric
+// types, little-endian like the file): copied a slice at a time, each slice's file pages let go
+// once copied, so a single large tensor (an LLM's embedding table) is not resident twice. Nothing
+// for any other tensor: TensorFromProto copies it whole and says what is wrong with it.
+std::optional<Tensor> CopyExternalBytes(const onnx::TensorProto& t, std::string_view bytes, const BuildContext& ctx) {
+  // 8 MiB slices: the file's pages in flight stay small next to the tensor.
+  constexpr size_t kSlice = size_t{8} << 20;
+  if (!IsValidDataType(t.data_type()) || t.has_segment()) return std::nullopt;
+  const DataType dtype = static_cast<DataType>(t.data_type());
+  switch (dtype) {
+    case DataType::kString: case DataType::kUint4: case DataType::kInt4: case DataType::kFloat4E2M1:
+    case DataType::kUint2: case DataType::kInt2: case DataType::kUndefined:
+      return std::nullopt;
+    default:
+      break;
+  }
+  Shape shape(t.dims().begin(), t.dims().end());
+  const Result<int64_t> count = CheckedElementCount(shape);
+  if (!count.ok() || *count > ctx.limits->max_tensor_bytes / static_cast<int64_t>(ElementSize(dtype)) ||
+      static_cast<size_t>(*count) * ElementSize(dtype) != bytes.size()) {
+    return std::nullopt;
+  }
+  Tensor tensor = Tensor::Uninitialized(dtype, std::move(shape));
+  char* out = static_cast<char*>(tensor.mutable_raw_data());
+  for (size_t at = 0; at < bytes.size(); at += kSlice) {
+    const std::string_view slice = bytes.substr(at, kSlice);
+    std::memcpy(out + at, slice.data(), slice.size());
+    ctx.external->Release(slice);
+  }
+  return tensor;
+}
+
 Result<Tensor> LoadInitializer(const onnx::TensorProto& t, const BuildContext& ctx) {
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
     if (ctx.external == nullptr) {
       return InvalidArgument("initializer '" + t.name() + "' uses external data, which is not allowed here");
     }
     ONNXFLOW_ASSIGN_OR_RETURN(std::string_view bytes, ctx.external->Bytes(t));
-    return TensorFromProto(t, &bytes, ctx.limits->max_tensor_bytes);
+    if (std::optional<Tensor> copied = CopyExternalBytes(t, bytes, ctx)) return std::move(*copied);
+    Result<Tensor> tensor = TensorFromProto(t, &bytes, ctx.limits->max_tensor_bytes);
+    ctx.external->Release(bytes);
+    return tensor;
   }
   return TensorFromProto(t, nullptr, ctx.limits->max_tensor_bytes);
 }
