@@ -15,25 +15,27 @@
 //    already), and Q fuses with the Relu's producer (Conv -> Relu -> Q is one QLinearConv).
 //  - DQ -> Q left behind (ResNet's QLinearAdd -> Relu -> Q): com.onnxflow ByteLookup, the pair's
 //    256 results as a table; DQ -> elementwise float ops of its value alone (HardSwish, x *
-//    Sigmoid(x), Clip, ...) -> Q too, the table left for constant folding to compute.
+//    Sigmoid(x), Clip, ...) -> Q too, the table left for constant folding to compute; and per
+//    channel of axis 1 ([C, 256]) where the ops differ by channel (DenseNet's DQ ->
+//    BatchNormalization -> Relu -> Q). These rules are graph/qdq_lookup.h's.
 // Anything else keeps its DQ and Q nodes, and constant folding turns a constant DQ into a float
 // weight as before. DQ nodes that no fused node reads any more are dropped here, before folding.
 #pragma once
 
+#include <optional>
+
 #include "graph/graph.h"
+#include "graph/qdq_lookup.h"  // the lookup rules FuseQdq runs
 #include "graph/rewrite.h"
 
 namespace onnxflow::graph {
 
-// Its rules (rewrite.h): a QuantizeLinear fuses with the op before it (and the DequantizeLinear
-// nodes before that); then the DequantizeLinear nodes nothing reads go.
+// Its rules (rewrite.h), in FuseQdq's order: a QuantizeLinear fuses with the op before it (and the
+// DequantizeLinear nodes before that); then FuseRequantize and FuseElementwiseLookup
+// (graph/qdq_lookup.h) make ByteLookups of what is left; then the DequantizeLinear nodes nothing
+// reads go.
 std::optional<Patch> FuseAtQuantize(Rewriter& r, NodeGraph::Id id);
 std::optional<Patch> DropUnreadDequantize(Rewriter& r, NodeGraph::Id id);
-// DQ -> Q (per tensor, 8-bit, the DQ's only reader the Q): a 256-entry ByteLookup of the pair.
-std::optional<Patch> FuseRequantize(Rewriter& r, NodeGraph::Id id);
-// DQ -> elementwise float ops computing a function of the DQ's value alone -> Q: a ByteLookup
-// whose table is those ops over the 256 codes, left for constant folding to compute.
-std::optional<Patch> FuseElementwiseLookup(Rewriter& r, NodeGraph::Id id);
 
 Status FuseQdq(Graph* graph);
 

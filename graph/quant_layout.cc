@@ -62,7 +62,7 @@ DataType TypeOf(const Graph& g, const std::string& value, int depth = 0) {
 }
 
 // A ByteLookup that reads the same table channels-last: one table for every element, or a table
-// per channel of axis 1 (graph/qdq_fusion.cc's per-channel lookup, DenseNet's BatchNormalization
+// per channel of axis 1 (graph/qdq_lookup.cc's per-channel lookup, DenseNet's BatchNormalization
 // -> Relu between a DQ and a Q), whose axis then becomes 3.
 bool IsChannelsLastLookup(const Node& node) {
   if (!IsInternal(node, internal_ops::kByteLookup)) return false;

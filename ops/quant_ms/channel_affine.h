@@ -1,6 +1,6 @@
 // A per-channel ByteLookup computed instead of read, for channels-last values: the lookup of a
 // DequantizeLinear -> x * s + b (a BatchNormalization, a Mul / Add by a per-channel constant) ->
-// Relu | Clip -> QuantizeLinear chain (graph/qdq_fusion.cc, DenseNet's 62 pre-activations) whose
+// Relu | Clip -> QuantizeLinear chain (graph/qdq_lookup.cc, DenseNet's 62 pre-activations) whose
 // table the lookup kernel holds too. Read channels-last, each element's row is another channel's,
 // a load from a different 256-byte row (0.37 ns an element at best; 11.3 of DenseNet-121's 32.7 ms
 // in one profile); the same float operations in SIMD are a few instructions per 16 elements. The

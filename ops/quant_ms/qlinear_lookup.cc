@@ -1,5 +1,5 @@
 // com.onnxflow ByteLookup(X, Table): Y[i] = Table[X[i] as an unsigned byte], X int8 or uint8,
-// Table 256 values of Y's type (int8 or uint8), a constant. graph/qdq_fusion.cc writes it for a
+// Table 256 values of Y's type (int8 or uint8), a constant. graph/qdq_lookup.cc writes it for a
 // DequantizeLinear -> QuantizeLinear pair on 8-bit values (a requantization to other parameters,
 // what ResNet's Add -> Relu -> Q leaves): the table holds the pair's own float arithmetic for each
 // of the 256 inputs, so the result is the pair's, in one pass over bytes instead of two over floats.
