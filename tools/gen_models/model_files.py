@@ -28,6 +28,7 @@ def check_and_save(model, dst, source_valid):
     rewrite shows here."""
     if source_valid:
         onnx.checker.check_model(model)
+    os.makedirs(os.path.dirname(os.path.abspath(dst)), exist_ok=True)
     onnx.save(model, dst)
 
 

@@ -130,6 +130,7 @@ def calibrate(src, dst, values_of=None):
     del model.graph.output[:]
     for v in values:
         model.graph.output.append(helper.make_tensor_value_info(v, TensorProto.FLOAT, None))
+    os.makedirs(os.path.dirname(os.path.abspath(dst)), exist_ok=True)
     onnx.save(model, dst)
 
 
@@ -251,6 +252,7 @@ def write(src, acts_dir, dst):
     model.ir_version = max(model.ir_version, 7)
     if QDOM and not any(o.domain == QDOM for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid(QDOM, 1))
+    os.makedirs(os.path.dirname(os.path.abspath(dst)), exist_ok=True)
     onnx.save(model, dst)
 
 
@@ -284,6 +286,7 @@ def randomize(src, dst, seed):
             arr = rng.normal(0, 0.05, shape)
         g.initializer.append(numpy_helper.from_array(arr.astype(np.float32), n.output[0]))
     set_nodes(g, nodes)
+    os.makedirs(os.path.dirname(os.path.abspath(dst)), exist_ok=True)
     onnx.save(model, dst)
 
 
