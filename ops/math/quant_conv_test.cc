@@ -29,6 +29,10 @@ struct Case {
   bool x_signed, w_signed, y_signed, w_zero, constant_w;
   int threads;
   bool constant_w_zero = false;  // with constant_w: the depthwise kernel packs W - w_zero at load
+  // Weight zero points: random (w_zero) unless this is set, then this value in every channel.
+  int32_t w_zero_value = -1000;
+  float w_scale_max = 0.01f;  // w_scale drawn from [0.001, this]: large values saturate every output
+  int32_t w_every_7th = -1000;  // unless -1000: every 7th weight is this value
 };
 
 // Element at NCHW index `i` of a tensor of channels-first shape `s`, as its NHWC index.
@@ -69,11 +73,12 @@ void RunCase(const Case& c, std::mt19937& rng) {
   std::vector<int32_t> x(ElementCount(x_nchw)), w(ElementCount(w_shape)), wz(c.m, 0), bias(c.m);
   for (auto& v : x) v = value(c.x_signed);
   for (auto& v : w) v = value(c.w_signed);
-  if (c.w_zero) for (auto& v : wz) v = value(c.w_signed);
+  if (c.w_every_7th != -1000) for (size_t j = 0; j < w.size(); j += 7) w[j] = c.w_every_7th;
+  if (c.w_zero) for (auto& v : wz) v = c.w_zero_value != -1000 ? c.w_zero_value : value(c.w_signed);
   for (auto& v : bias) v = std::uniform_int_distribution<int>(-5000, 5000)(rng);
   const int32_t xz = value(c.x_signed), yz = value(c.y_signed);
   std::vector<float> ws(c.m);
-  for (auto& v : ws) v = std::uniform_real_distribution<float>(0.001f, 0.01f)(rng);
+  for (auto& v : ws) v = std::uniform_real_distribution<float>(0.001f, c.w_scale_max)(rng);
   const float xs = 0.05f, ys = 0.5f + 0.01f * static_cast<float>(c.kernel.size());
 
   std::vector<int64_t> acc(ElementCount(g.output_shape()));
@@ -154,6 +159,14 @@ TEST_P(QuantConvNhwc, MatchesDirectConvolution) {
       {{7, 9}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 2, 43, 20, 1, false, false, true, true, false, 1},
       // Many rows (row blocks split over threads), N past one strip.
       {{28, 28}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, 64, 100, 1, false, true, false, false, true, 2},
+      // One thread: runs of 64 columns whole (the VNNI epilogue's 64-column store), then the rest;
+      // int8 and uint8 results, B's zero points, and scales that saturate both ends.
+      {{12, 12}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, 32, 136, 1, false, true, false, false, true, 1},
+      {{9, 10}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 2, 24, 130, 1, true, false, true, true, true, 1},
+      {{9, 10}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, 16, 64, 1, false, true, false, true, true, 1, false, -1000,
+       1e6f},
+      {{9, 10}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, 16, 64, 1, false, true, true, false, true, 1, false, -1000,
+       1e6f},
   };
   for (const Case& c : cases) RunCase(c, rng);
   if (QGemmUsesVnni()) {  // the AVX-512BW kernel too on a VNNI machine
@@ -207,6 +220,53 @@ TEST_P(QuantConvNhwc, DepthwiseMatchesDirectConvolution) {
     }
   }
   for (const Case& c : cases) RunCase(c, rng);
+}
+
+// The depthwise VNNI path (quant_depthwise.h: 4 taps per vpdpbusd, on an AVX-512 VNNI CPU) stores
+// w - w_zero as int8 where it fits (int8 weights with zero point 0, the zoo's u8s8 per-channel
+// files; uint8 ones with zero point 128), else minus an offset per channel added back through the
+// taps' sum of x (DepthwiseMatchesDirectConvolution's random zero points). Window sizes around its
+// groups of 4 taps (1x3, 2x2, 3x3, 5x5: 3, 4, 9 and 25 taps), channel counts around its units of
+// 64 and 32 channels (96 = 64 + 32, 144 = 64 + 64 + 16), every 8-bit type pair, outputs
+// saturating at both ends (scales of up to 1e6 put float(acc) * multiplier past +-2^31); the edges
+// of the int8 range: uint8 weights with zero point 127 (w - 127 = 128 for w = 255) and int8 with
+// zero point 1 (-128 - 1) need the offset, 255 - 128 and -128 - 0 do not. Each also with VNNI off
+// (the 16-bit path).
+TEST_P(QuantConvNhwc, DepthwiseVnniPathMatchesDirectConvolution) {
+  std::mt19937 rng(55);
+  std::vector<Case> cases;
+  int i = 0;
+  auto add = [&](std::vector<int64_t> spatial, std::vector<int64_t> k, int64_t stride, std::vector<int64_t> pads,
+                 int64_t c, bool w_signed, int32_t w_zero, float w_scale_max = 0.01f, int32_t w_every_7th = -1000) {
+    Case d{spatial, k, {stride, stride}, {1, 1}, pads, 1 + i % 2, c, c, c, (i & 1) != 0, w_signed, (i & 2) != 0,
+           true, i % 3 != 1, 1 + i % 2, i % 3 == 2, w_zero, w_scale_max, w_every_7th};
+    cases.push_back(d);
+    ++i;
+  };
+  for (int64_t c : {7, 32, 48, 96, 144}) {
+    add({7, 9}, {3, 3}, 1, {1, 1, 1, 1}, c, true, 0);
+    add({7, 9}, {3, 3}, 2, {0, 1, 1, 0}, c, false, 128);
+    add({6, 5}, {2, 2}, 1, {0, 0, 1, 1}, c, true, 0);
+    add({6, 5}, {1, 3}, 1, {0, 1, 0, 1}, c, false, 128);
+    add({8, 8}, {5, 5}, 1, {2, 2, 2, 2}, c, true, 0);
+  }
+  for (int types = 0; types < 4; ++types) {
+    i = types;  // x and y signedness
+    add({5, 6}, {3, 3}, 1, {1, 1, 1, 1}, 40, true, 0, 1e6f);
+    i = types;
+    add({5, 6}, {3, 3}, 1, {1, 1, 1, 1}, 40, false, 128, 1e6f);
+  }
+  add({7, 9}, {3, 3}, 1, {1, 1, 1, 1}, 32, false, 127, 0.01f, 255);
+  add({7, 9}, {3, 3}, 1, {1, 1, 1, 1}, 32, true, 1, 0.01f, -128);
+  // The extremes that do fit: 255 - 128 and -128 - 0.
+  add({7, 9}, {3, 3}, 1, {1, 1, 1, 1}, 32, false, 128, 0.01f, 255);
+  add({7, 9}, {3, 3}, 1, {1, 1, 1, 1}, 32, true, 0, 0.01f, -128);
+  for (const Case& c : cases) RunCase(c, rng);
+  if (QGemmUsesVnni()) {
+    QGemmDisableVnniForTest(true);
+    for (const Case& c : cases) RunCase(c, rng);
+    QGemmDisableVnniForTest(false);
+  }
 }
 
 TEST(QuantConvNhwcErrors, RefusesMalformedInputs) {
