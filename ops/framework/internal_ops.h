@@ -10,7 +10,7 @@
 //   ElementwiseChain            ChainSpec (ops/activation/elementwise_chain.h)  graph/chain_fusion.cc
 //   BlockedConv                 BlockedConvSpec (ops/blocked/blocked_layout.h)  graph/blocked_layout.cc
 //   BlockedDepthwiseConv        FusedActivationSpec                         graph/blocked_layout.cc
-//   BlockedBatchNormalization   FusedActivationSpec (+ BatchNormalization's epsilon)  graph/blocked_layout.cc
+//   BlockedBatchNormalization   FusedActivationSpec (+ epsilon; input 5: a PRelu's slopes)  graph/blocked_layout.cc
 //   BlockedGroupNormalization   FusedActivationSpec + num_groups, epsilon (ops/blocked/blocked_group_norm.cc)  graph/blocked_layout.cc
 //   BlockedMaxPool, BlockedAveragePool, BlockedGlobalMaxPool, BlockedGlobalAveragePool
 //                               the ONNX pool's own attributes              graph/blocked_layout.cc
@@ -23,7 +23,7 @@
 //   AddLayerNormalization       epsilon, rms (SkipLayerNormalization's)     graph/norm_fusion.cc
 //   DequantizeAccumulator       relu                                        graph/dynamic_quant_fusion.cc
 //   QLinearConvNhwc             QLinearConv's own attributes (ops/math/quant_conv.cc)  graph/quant_layout.cc
-//   ByteLookup                  none (ops/quant_ms/qlinear_lookup.cc)       graph/qdq_fusion.cc
+//   ByteLookup                  axis of a [C, 256] table; input 2 Affine (ops/quant_ms/qlinear_lookup.cc)  graph/qdq_lookup.cc
 //   MaxPoolNhwc                 MaxPool's own attributes (ops/quant_ms/qlinear_maxpool_nhwc.cc)  graph/quant_layout.cc
 //   GatedActivation             GatedActivationSpec (ops/math/gated_activation.h)  graph/gated_ffn.cc
 //
