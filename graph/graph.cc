@@ -85,46 +85,9 @@ void ReleaseTensorData(onnx::TensorProto* t) {
   google::protobuf::RepeatedPtrField<std::string>().Swap(t->mutable_string_data());
 }
 
-// The initializer's raw bytes become its tensor's storage, with no copy, when they are exactly
-// the tensor's bytes in memory order (whole-byte element types, little-endian like the file) and
-// the proto is the loader's own (BuildContext::consumable). Otherwise nullopt: TensorFromProto
-// copies them, and says what is wrong with a malformed one. The storage is the string's heap
-// buffer: 16-byte aligned, as a host's borrowed input may be too; only large tensors are adopted,
-// small ones go to the 64-byte aligned pool.
-std::optional<Tensor> AdoptRawData(onnx::TensorProto* t, int64_t max_bytes) {
-  constexpr size_t kMinAdopted = 4096;
-  if (t->data_location() == onnx::TensorProto::EXTERNAL || !t->has_raw_data() || t->has_segment() ||
-      t->raw_data().size() < kMinAdopted || !IsValidDataType(t->data_type())) {
-    return std::nullopt;
-  }
-  const DataType dtype = static_cast<DataType>(t->data_type());
-  switch (dtype) {
-    case DataType::kString: case DataType::kUint4: case DataType::kInt4: case DataType::kFloat4E2M1:
-    case DataType::kUint2: case DataType::kInt2: case DataType::kUndefined:
-      return std::nullopt;
-    default:
-      break;
-  }
-  Shape shape(t->dims().begin(), t->dims().end());
-  auto count = CheckedElementCount(shape);
-  if (!count.ok() || *count > max_bytes / static_cast<int64_t>(ElementSize(dtype)) ||
-      static_cast<size_t>(*count) * ElementSize(dtype) != t->raw_data().size()) {
-    return std::nullopt;
-  }
-  auto bytes = std::make_shared<std::string>();
-  bytes->swap(*t->mutable_raw_data());
-  t->clear_raw_data();
-  void* data = bytes->data();
-  return Tensor(dtype, std::move(shape), std::shared_ptr<void>(bytes, data), data);
-}
-
-// An external tensor whose bytes are exactly its elements in memory order (whole-byte numeric
-// types, little-endian like the file): copied a slice at a time, each slice's file pages let go
-// once copied, so a single large tensor (an LLM's embedding table) is not resident twice. Nothing
-// for any other tensor: TensorFromProto copies it whole and says what is wrong with it.
-std::optional<Tensor> CopyExternalBytes(const onnx::TensorProto& t, std::string_view bytes, const BuildContext& ctx) {
-  // 8 MiB slices: the file's pages in flight stay small next to the tensor.
-  constexpr size_t kSlice = size_t{8} << 20;
+// The shape of tensor `t` when `bytes` bytes are exactly its elements in memory order: a
+// whole-byte element type (little-endian like the file), not segmented, within `max_bytes`.
+std::optional<Shape> BytesAreElements(const onnx::TensorProto& t, size_t bytes, int64_t max_bytes) {
   if (!IsValidDataType(t.data_type()) || t.has_segment()) return std::nullopt;
   const DataType dtype = static_cast<DataType>(t.data_type());
   switch (dtype) {
@@ -136,11 +99,44 @@ std::optional<Tensor> CopyExternalBytes(const onnx::TensorProto& t, std::string_
   }
   Shape shape(t.dims().begin(), t.dims().end());
   const Result<int64_t> count = CheckedElementCount(shape);
-  if (!count.ok() || *count > ctx.limits->max_tensor_bytes / static_cast<int64_t>(ElementSize(dtype)) ||
-      static_cast<size_t>(*count) * ElementSize(dtype) != bytes.size()) {
+  if (!count.ok() || *count > max_bytes / static_cast<int64_t>(ElementSize(dtype)) ||
+      static_cast<size_t>(*count) * ElementSize(dtype) != bytes) {
     return std::nullopt;
   }
-  Tensor tensor = Tensor::Uninitialized(dtype, std::move(shape));
+  return shape;
+}
+
+// The initializer's raw bytes become its tensor's storage, with no copy, when they are exactly
+// the tensor's bytes in memory order (whole-byte element types, little-endian like the file) and
+// the proto is the loader's own (BuildContext::consumable). Otherwise nullopt: TensorFromProto
+// copies them, and says what is wrong with a malformed one. The storage is the string's heap
+// buffer: 16-byte aligned, as a host's borrowed input may be too; only large tensors are adopted,
+// small ones go to the 64-byte aligned pool.
+std::optional<Tensor> AdoptRawData(onnx::TensorProto* t, int64_t max_bytes) {
+  constexpr size_t kMinAdopted = 4096;
+  if (t->data_location() == onnx::TensorProto::EXTERNAL || !t->has_raw_data() || t->raw_data().size() < kMinAdopted) {
+    return std::nullopt;
+  }
+  std::optional<Shape> shape = BytesAreElements(*t, t->raw_data().size(), max_bytes);
+  if (!shape) return std::nullopt;
+  const DataType dtype = static_cast<DataType>(t->data_type());
+  auto bytes = std::make_shared<std::string>();
+  bytes->swap(*t->mutable_raw_data());
+  t->clear_raw_data();
+  void* data = bytes->data();
+  return Tensor(dtype, std::move(*shape), std::shared_ptr<void>(bytes, data), data);
+}
+
+// An external tensor whose bytes are exactly its elements (BytesAreElements): copied a slice at a
+// time, each slice's file pages let go once copied, so a single large tensor (an LLM's embedding
+// table) is not resident twice. Nothing for any other tensor: TensorFromProto copies it whole and
+// says what is wrong with it.
+std::optional<Tensor> CopyExternalBytes(const onnx::TensorProto& t, std::string_view bytes, const BuildContext& ctx) {
+  // 8 MiB slices: the file's pages in flight stay small next to the tensor.
+  constexpr size_t kSlice = size_t{8} << 20;
+  std::optional<Shape> shape = BytesAreElements(t, bytes.size(), ctx.limits->max_tensor_bytes);
+  if (!shape) return std::nullopt;
+  Tensor tensor = Tensor::Uninitialized(static_cast<DataType>(t.data_type()), std::move(*shape));
   char* out = static_cast<char*>(tensor.mutable_raw_data());
   for (size_t at = 0; at < bytes.size(); at += kSlice) {
     const std::string_view slice = bytes.substr(at, kSlice);

@@ -428,7 +428,15 @@ TEST(BlockedConvTest, RefusesWhatItCannotRun) {
       .Input(Tensor::FromVector<float>({32, 16, 3, 3}, Random(32 * 16 * 9, 2)))
       .ConstantInput(1)
       .Attr("group", int64_t{2});
-  EXPECT_TRUE(Refused(RunOne(grouped), StatusCode::kInvalidArgument, "BlockedConv: needs group 1 and channels, got W [32,16,3,3]"));
+  EXPECT_TRUE(Refused(RunOne(grouped), StatusCode::kInvalidArgument,
+                      "BlockedConv: needs group 1, channels and a kernel, got W [32,16,3,3]"));
+  // A kernel with an empty axis (it divided by its taps: SIGFPE).
+  OpTest empty_kernel("BlockedConv", 1, "com.onnxflow");
+  empty_kernel.Input(Tensor(DataType::kFloat, {1, 1, 4, 4, 16}))
+      .Input(Tensor(DataType::kFloat, {32, 16, 0, 3}))
+      .ConstantInput(1);
+  EXPECT_TRUE(Refused(RunOne(empty_kernel), StatusCode::kInvalidArgument,
+                      "BlockedConv: needs group 1, channels and a kernel, got W [32,16,0,3]"));
 
   OpTest short_bias("BlockedConv", 1, "com.onnxflow");  // 32 output channels, 16 biases
   short_bias.Input(Tensor(DataType::kFloat, {1, 1, 4, 4, 16}))
@@ -584,27 +592,34 @@ TEST(BlockedDepthwiseTest, RefusesWhatItIsNot) {
   }
 }
 
+// The inputs of BatchNormalization `plain` and BlockedBatchNormalization `blocked` (the same x,
+// blocked for the latter, and the same constant scale, B, mean and positive variance, from seeds
+// seed .. seed + 4), epsilon 1e-3, on `threads` cores.
+void NormalizationInputs(const Shape& x_shape, int seed, int threads, OpTest* plain, OpTest* blocked) {
+  const int64_t c = x_shape[1];
+  const Tensor x = Tensor::FromVector<float>(x_shape, Random(ElementCount(x_shape), seed));
+  std::vector<float> var = Random(c, seed + 4);
+  for (float& v : var) v = std::fabs(v) + 0.1f;
+  const std::vector<Tensor> params = {Tensor::FromVector<float>({c}, Random(c, seed + 1)),
+                                      Tensor::FromVector<float>({c}, Random(c, seed + 2)),
+                                      Tensor::FromVector<float>({c}, Random(c, seed + 3)), Tensor::FromVector<float>({c}, var)};
+  plain->Input(x);
+  blocked->Input(ToBlockedRef(x));
+  for (OpTest* t : {plain, blocked}) {
+    for (int i = 0; i < 4; ++i) t->Input(params[static_cast<size_t>(i)]).ConstantInput(i + 1);
+    t->Attr("epsilon", 1e-3f);
+    t->Threads(threads);
+  }
+}
+
 // BlockedBatchNormalization with a fused LeakyRelu against BatchNormalization then LeakyRelu, with
 // pad lanes (40 channels) and on two cores; and its refusal of parameters that are not per channel.
 TARGETS_TEST(BlockedBatchNormTest, MatchesBatchNormalization) {
   for (const auto& [x_shape, threads] : std::vector<std::pair<Shape, int>>{{{2, 40, 5, 7}, 1}, {{1, 32, 64, 64}, 2}}) {
     SCOPED_TRACE(ShapeToString(x_shape));
-    const int64_t c = x_shape[1];
-    const Tensor x = Tensor::FromVector<float>(x_shape, Random(ElementCount(x_shape), 21));
-    std::vector<float> var = Random(c, 25);
-    for (float& v : var) v = std::fabs(v) + 0.1f;
-    const std::vector<Tensor> params = {Tensor::FromVector<float>({c}, Random(c, 22)),
-                                        Tensor::FromVector<float>({c}, Random(c, 23)),
-                                        Tensor::FromVector<float>({c}, Random(c, 24)), Tensor::FromVector<float>({c}, var)};
     OpTest plain("BatchNormalization", 15);
     OpTest blocked("BlockedBatchNormalization", 1, "com.onnxflow");
-    plain.Input(x);
-    blocked.Input(ToBlockedRef(x));
-    for (OpTest* t : {&plain, &blocked}) {
-      for (int i = 0; i < 4; ++i) t->Input(params[static_cast<size_t>(i)]).ConstantInput(i + 1);
-      t->Attr("epsilon", 1e-3f);
-      t->Threads(threads);
-    }
+    NormalizationInputs(x_shape, 21, threads, &plain, &blocked);
     blocked.Attr("activation", std::string("LeakyRelu")).Attr("activation_alpha", 0.25f);
     Result<Tensor> expected = RunOne(plain);
     ASSERT_TRUE(expected.ok()) << expected.status().ToString();
@@ -641,22 +656,10 @@ TARGETS_TEST(BlockedBatchNormTest, SlopesAfterTheAffineMap) {
   for (const auto& [x_shape, threads] : std::vector<std::pair<Shape, int>>{{{2, 40, 5, 7}, 1}, {{1, 32, 64, 64}, 2}}) {
     SCOPED_TRACE(ShapeToString(x_shape));
     const int64_t c = x_shape[1], plane = x_shape[2] * x_shape[3];
-    const Tensor x = Tensor::FromVector<float>(x_shape, Random(ElementCount(x_shape), 31));
-    std::vector<float> var = Random(c, 35);
-    for (float& v : var) v = std::fabs(v) + 0.1f;
     const std::vector<float> slope = Random(c, 36);
-    const std::vector<Tensor> params = {Tensor::FromVector<float>({c}, Random(c, 32)),
-                                        Tensor::FromVector<float>({c}, Random(c, 33)),
-                                        Tensor::FromVector<float>({c}, Random(c, 34)), Tensor::FromVector<float>({c}, var)};
     OpTest plain("BatchNormalization", 15);
     OpTest blocked("BlockedBatchNormalization", 1, "com.onnxflow");
-    plain.Input(x);
-    blocked.Input(ToBlockedRef(x));
-    for (OpTest* t : {&plain, &blocked}) {
-      for (int i = 0; i < 4; ++i) t->Input(params[static_cast<size_t>(i)]).ConstantInput(i + 1);
-      t->Attr("epsilon", 1e-3f);
-      t->Threads(threads);
-    }
+    NormalizationInputs(x_shape, 31, threads, &plain, &blocked);
     blocked.Input(Tensor::FromVector<float>({c}, slope)).ConstantInput(5);
     blocked.Attr("activation", std::string("Relu"));
     Result<Tensor> expected = RunOne(plain);
