@@ -447,8 +447,7 @@ std::optional<Patch> ReadGraphInputDirectly(Rewriter& r, Id id) {
   const auto& n = *r[id].proto;
   const std::string& input = n.input(0);
   const std::string& output = n.output(0);
-  const bool graph_input = std::any_of(g.inputs.begin(), g.inputs.end(), [&](const ValueInfo& v) { return v.name == input; });
-  if (!graph_input || g.constants.count(input) != 0 || g.nodes.IsOutput(output)) return std::nullopt;
+  if (!IsGraphInput(g, input) || g.constants.count(input) != 0 || g.nodes.IsOutput(output)) return std::nullopt;
   if (n.output_size() > 1 && std::any_of(n.output().begin() + 1, n.output().end(), [&](const std::string& o) {
         return !o.empty() && g.nodes.ReadCount(o) != 0;
       })) {

@@ -59,9 +59,11 @@ class BlockedBatchNormKernel : public OpKernel {
       }
     }
     const int64_t channels = params[1]->size();
-    const Tensor* slope = info.input_count() > 5 ? info.constant_input(5) : nullptr;
-    if (info.input_count() > 5 && (slope == nullptr || slope->dtype() != DataType::kFloat || slope->rank() != 1 ||
-                                   slope->size() != channels)) {
+    // Input 5 given and not empty, as graph/blocked_layout.cc's HasSlope reads it.
+    const bool has_slope = info.input_count() > 5 && !info.node().input(5).empty();
+    const Tensor* slope = has_slope ? info.constant_input(5) : nullptr;
+    if (has_slope && (slope == nullptr || slope->dtype() != DataType::kFloat || slope->rank() != 1 ||
+                      slope->size() != channels)) {
       return InvalidArgument("BlockedBatchNormalization: slope must be a constant float vector of the channels' length");
     }
     const double epsilon = info.GetFloat("epsilon", 1e-5f);
