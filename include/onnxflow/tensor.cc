@@ -109,11 +109,11 @@ namespace {
 // 64-byte alignment: one cache line, and a full AVX-512 vector.
 constexpr size_t kAlignment = 64;
 
-// Tensor storage of 1 MiB to 256 MiB comes from the process's arena (storage_arena.h): its free
+// Tensor storage of 256 KiB to 256 MiB comes from the process's arena (storage_arena.h): its free
 // space is split and merged, so a run holds what its live tensors need. The size classes below
 // kept a high-water mark per class: YOLOv8n at 640 x 640 held 45.6 MB of buffers for live tensors
 // of at most 19.2 MB (the arena: 24 MB). Storage past 256 MiB is a mapping of its own, unmapped
-// when freed; smaller than 1 MiB, it comes from the size classes.
+// when freed; smaller than 256 KiB (kArenaMinBytes), it comes from the size classes.
 constexpr size_t kMappedBytes = kArenaMaxBytes;
 constexpr size_t kPage = 4096;
 
@@ -151,7 +151,7 @@ void FreeAligned(void* p, size_t bytes) {
   }
 }
 
-// Storage under 1 MiB (and all of it under AddressSanitizer) comes from size classes that are
+// Storage under 256 KiB (and all of it under AddressSanitizer) comes from size classes that are
 // recycled: a run's intermediate buffers go back to the pool when their last reader is done and
 // the next run (or the next node) takes them again, hot in cache, instead of malloc and free (a
 // graph of tiny nodes otherwise spends a fifth of its time there). Classes are four per power of

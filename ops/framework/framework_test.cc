@@ -103,22 +103,23 @@ TEST(TensorPool, SmallBuffersAreTakenBackFromThePool) {
 
 // A freed buffer serves a smaller request up to one power of two below its class (a model of
 // many sizes otherwise kept a high-water mark per class: YOLOv8n 159 -> 139 MB peak), and no
-// smaller: a 1 MB buffer does not go to a 4 KB tensor.
+// smaller: a 200 KB buffer does not go to a 4 KB tensor.
 TEST(TensorPool, AFreedBufferServesSmallerSizesWithinTwice) {
+  static_assert(200000 < kArenaMinBytes, "the pool's sizes, not the arena's");
   ReleasePooledStorage();
-  { Tensor big = Tensor::Uninitialized(DataType::kFloat, {250000}); }  // 1 MB back to the pool
+  { Tensor big = Tensor::Uninitialized(DataType::kFloat, {50000}); }  // 200 KB back to the pool
   const size_t held = PooledStorageBytes();
-  ASSERT_GE(held, size_t{1000000});
+  ASSERT_GE(held, size_t{200000});
   { Tensor small = Tensor::Uninitialized(DataType::kFloat, {1000}); }  // 4 KB: a new buffer
   EXPECT_EQ(PooledStorageBytes(), held + 4096);
-  Tensor smaller = Tensor::Uninitialized(DataType::kFloat, {140000});  // 560 KB: the 1 MB one
+  Tensor smaller = Tensor::Uninitialized(DataType::kFloat, {28000});  // 112 KB: the 200 KB one
   EXPECT_EQ(PooledStorageBytes(), 4096u);
   ReleasePooledStorage();
 }
 
-// Tensors of 1 MiB and more share one arena: a freed 8 MB tensor's pages hold a 3 MB and a 4 MB
-// one (size classes kept them apart, YOLOv8n held 45.6 MB of buffers for 19.2 MB of live tensors),
-// and a release gives them back. Under AddressSanitizer they come from malloc instead.
+// Tensors of kArenaMinBytes (256 KiB) and more share one arena: a freed 8 MB tensor's pages hold a
+// 3 MB and a 4 MB one (size classes kept them apart, YOLOv8n held 45.6 MB of buffers for 19.2 MB
+// of live tensors), and a release gives them back. Under AddressSanitizer they come from malloc.
 TEST(TensorPool, BigTensorsShareFreedSpace) {
   ReleasePooledStorage();
   if (!kMapBigBuffers) {
@@ -139,6 +140,19 @@ TEST(TensorPool, BigTensorsShareFreedSpace) {
   }
   EXPECT_LT(PooledStorageBytes(), size_t{1} << 20);
   ReleasePooledStorage();
+}
+
+// The arena's smallest tensor is its own, and one 64 bytes smaller is the size classes'.
+TEST(TensorPool, TheArenaServesFromItsLowerBound) {
+  StorageArena* arena = ProcessArena();
+  if (arena == nullptr) GTEST_SKIP() << "no arena (AddressSanitizer): all storage is malloc's";
+  const size_t before = arena->in_use();
+  {
+    Tensor at_bound = Tensor::Uninitialized(DataType::kUint8, {static_cast<int64_t>(kArenaMinBytes)});
+    EXPECT_EQ(arena->in_use(), before + kArenaMinBytes);
+  }
+  Tensor under = Tensor::Uninitialized(DataType::kUint8, {static_cast<int64_t>(kArenaMinBytes - 64)});
+  EXPECT_EQ(arena->in_use(), before);
 }
 
 TEST(TensorProto, RoundTripsPackedInt4) {

@@ -115,7 +115,7 @@ AlignedFloats AlignedFloats::Make(int64_t n, bool zero) {
   size_t bytes = static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(float);
   void* p = nullptr;
   if (StorageArena* arena = ArenaFor(bytes)) {
-    // From 1 MiB, the arena tensors come from: a convolution's scratch (Winograd's transformed
+    // From 256 KiB, the arena tensors come from: a convolution's scratch (Winograd's transformed
     // image, up to 8 MB) and the GEMM's blocks fit in space the run's freed tensors left, where a
     // free list of its own kept them beside those. Peak RSS at 2 threads, tensors alone in the
     // arena -> scratch too: YOLOv8n 112 -> 92 MB, YOLOv8s-like 332 -> 267 MB, BERT-base 447 -> 394 MB.
@@ -123,7 +123,7 @@ AlignedFloats AlignedFloats::Make(int64_t n, bool zero) {
   } else {
     // Packed weights and big blocks are streamed once per use: on 4 KiB pages the hardware
     // prefetcher restarts at every page and the TLB misses; 2 MiB pages avoid both. Rounding up
-    // keeps `bytes` outside the arena's range (below 1 MiB it rounds to 64 bytes, above 256 MiB
+    // keeps `bytes` outside the arena's range (below 256 KiB it rounds to 64 bytes, above 256 MiB
     // to 2 MiB: both bounds are multiples), so the buffer is freed the way it was made.
     const bool huge = bytes >= kHugePage;
     const size_t align = huge ? kHugePage : 64;

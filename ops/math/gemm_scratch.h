@@ -1,6 +1,6 @@
 // The GEMM's scratch memory: owning, 64-byte aligned float buffers, recycled. GEMM and convolution
 // scratch (packed A, B blocks, unfolded images) is taken on every call, and a fresh mapping would
-// fault in (and zero) its pages each time. Buffers of 1 MiB to 256 MiB come from the process's
+// fault in (and zero) its pages each time. Buffers of 256 KiB to 256 MiB come from the process's
 // arena (include/onnxflow/storage_arena.h, 4 KiB-aligned, on huge pages), which tensors share;
 // the others from malloc (2 MiB aligned on huge pages from 2 MiB up), through one process-wide
 // free list that keeps freed buffers for the next call.

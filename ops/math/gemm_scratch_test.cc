@@ -17,7 +17,8 @@ TEST(GemmScratchTest, FromArenaTakesAndGivesBackArenaMemoryAtAnySize) {
   StorageArena* arena = ProcessArena();
   if (arena == nullptr) GTEST_SKIP() << "no arena (AddressSanitizer): FromArena is malloc's";
   const size_t before = arena->in_use();
-  constexpr int64_t kFloats = int64_t{3} << 15;  // 384 KiB: under the 1 MiB from which Make uses the arena
+  // Three quarters of the size from which Make uses the arena.
+  constexpr int64_t kFloats = static_cast<int64_t>(kArenaMinBytes / sizeof(float) * 3 / 4);
   {
     AlignedFloats u = AlignedFloats::FromArena(kFloats);
     ASSERT_NE(u.get(), nullptr);

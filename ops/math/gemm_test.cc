@@ -6,6 +6,7 @@
 #include "ops/framework/testing.h"
 #include "ops/math/constant_b.h"
 #include "ops/math/fused_activation.h"
+#include "include/onnxflow/storage_arena.h"
 
 #include <algorithm>
 #include <atomic>
@@ -607,13 +608,14 @@ TEST(GemmPlanTest, PlannedAheadMatches) {
   EXPECT_EQ(c1, c2);
 }
 
-// The scratch free list keeps freed buffers (under 1 MiB; bigger ones are the arena's) for the next
-// call, never more than its cap, and gives everything back on ReleaseAlignedFloats.
+// The scratch free list keeps freed buffers (under kArenaMinBytes; bigger ones are the arena's) for
+// the next call, never more than its cap, and gives everything back on ReleaseAlignedFloats.
 TEST(GemmScratchTest, BoundedAndReleased) {
   ReleaseAlignedFloats();
+  const int64_t floats = static_cast<int64_t>(kArenaMinBytes / sizeof(float) / 2);
   for (int round = 0; round < 3; ++round) {
     std::vector<AlignedFloats> held;
-    for (int64_t i = 0; i < 100; ++i) held.push_back(AlignedFloats::Make((int64_t{1} << 17) + i * 1024, false));
+    for (int64_t i = 0; i < 100; ++i) held.push_back(AlignedFloats::Make(floats + i * 256, false));
   }
   EXPECT_GT(RetainedScratchBytes(), 0u);
   EXPECT_LE(RetainedScratchBytes(), kMaxRetainedScratchBytes);
@@ -625,11 +627,12 @@ TEST(GemmScratchTest, BoundedAndReleased) {
 // recorded the request's, so what it counted against its cap fell short of what it held.
 TEST(GemmScratchTest, ABufferGoesBackWithItsOwnSize) {
   ReleaseAlignedFloats();
-  { AlignedFloats big = AlignedFloats::Make(int64_t{3} << 16, false); }  // 768 KiB, kept
+  const int64_t floats = static_cast<int64_t>(kArenaMinBytes / sizeof(float));
+  { AlignedFloats big = AlignedFloats::Make(floats * 3 / 4, false); }  // kept
   const size_t kept = RetainedScratchBytes();
-  ASSERT_EQ(kept, size_t{3} << 18);
+  ASSERT_EQ(kept, kArenaMinBytes * 3 / 4);
   {
-    AlignedFloats smaller = AlignedFloats::Make(int64_t{1} << 17, false);  // 512 KiB: the kept one
+    AlignedFloats smaller = AlignedFloats::Make(floats / 2, false);  // the kept one
     EXPECT_EQ(RetainedScratchBytes(), 0u);
     EXPECT_EQ(smaller.ptr.get_deleter().bytes, kept);
   }
