@@ -24,8 +24,9 @@ class StorageArena {
   StorageArena(const StorageArena&) = delete;
   StorageArena& operator=(const StorageArena&) = delete;
 
-  // `bytes` (rounded up to 4 KiB pages, page-aligned) from the smallest free block that holds them,
-  // or a new mapping; null when the system has no memory left.
+  // `bytes` (rounded up to 4 KiB pages, page-aligned) from a free block that holds them (the one
+  // where they reuse the most pages used before, then the smallest), or a new mapping; null when
+  // the system has no memory left.
   void* Take(size_t bytes);
   // A pointer Take returned, whole.
   void Give(void* p);
@@ -57,6 +58,8 @@ class StorageArena {
     std::vector<bool> huge;  // per 2 MiB page: asked for as a huge page already
   };
 
+  // The free block that serves a request of `size` bytes (a multiple of the page), or end().
+  Blocks::iterator FreeBlockFor(size_t size);
   Blocks::iterator NewChunk(size_t bytes);
   // Asks for huge pages on the whole 2 MiB pages of [start, start + size) not asked for yet.
   void AdviseHugePages(uintptr_t start, size_t size, uintptr_t chunk);

@@ -68,6 +68,24 @@ TEST(StorageArena, TheSmallestFreeBlockThatFitsIsTaken) {
   (void)sep2;
 }
 
+// A request goes where pages were used before (resident already) rather than to never-used space,
+// even where that space fits it more tightly; among used blocks, the smallest that fits.
+TEST(StorageArena, UsedPagesServeBeforeNeverUsedOnes) {
+  StorageArena arena(16 * kMiB);
+  void* used = arena.Take(5 * kMiB);
+  void* live = arena.Take(8 * kMiB);  // leaves 3 MiB never used at the end of the mapping
+  arena.Give(used);
+  EXPECT_EQ(arena.retained(), 5 * kMiB);
+  void* a = arena.Take(3 * kMiB);
+  EXPECT_EQ(a, used) << "went to the never-used 3 MiB";
+  EXPECT_EQ(arena.retained(), 2 * kMiB);
+  void* b = arena.Take(3 * kMiB);  // 2 used MiB are left: only the never-used space holds it
+  EXPECT_EQ(Addr(b), Addr(live) + 8 * kMiB);
+  arena.Give(a);
+  arena.Give(b);
+  arena.Give(live);
+}
+
 // Release hands free memory back: a mapping with nothing in use is unmapped, free pages of the
 // others dropped; what is in use keeps its contents.
 TEST(StorageArena, ReleaseReturnsFreeMemoryAndKeepsLiveBlocks) {
