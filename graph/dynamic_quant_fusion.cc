@@ -4,6 +4,7 @@
 #include <string>
 
 #include "graph/fusion_util.h"
+#include "graph/qdq_util.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/internal_ops.h"
 #include "ops/framework/registry.h"
@@ -15,8 +16,6 @@ const Tensor* ConstantTensor(const Graph& g, const std::string& name) {
   auto it = g.constants.find(name);
   return it == g.constants.end() ? nullptr : &it->second;
 }
-
-bool Is8Bit(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; }
 
 }  // namespace
 

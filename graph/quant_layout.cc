@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/qdq_util.h"
 #include "graph/rewrite.h"
 #include "graph/value_rank.h"
 #include "ops/framework/domains.h"
@@ -26,7 +27,6 @@ enum class Role {
   kPad,         // Pad by constant pads -> the same pads in channels-last order
 };
 
-bool Is8Bit(DataType t) { return t == DataType::kUint8 || t == DataType::kInt8; }
 bool IsScalarConstant(const Graph& g, const onnx::NodeProto& n, int i) {
   if (!HasInput(n, i)) return false;
   auto c = g.constants.find(n.input(i));
