@@ -95,6 +95,27 @@ TEST(Softmax, StridedAxisOverSeveralStrips) {
   }
 }
 
+// Rows of up to 16 run transposed in blocks of 256 (softmax.cc RunShortRows): counts of rows that
+// leave a short last block, on one core and two, values far from zero (the row max subtracted),
+// and the first length past the bound, which takes the row kernels.
+TEST(Softmax, ShortRowsInBlocks) {
+  for (int64_t n : {1, 2, 3, 7, 16, 17}) {
+    const int64_t rows = 3 * 301;
+    std::vector<float> x(rows * n);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = 60.0f * std::sin(static_cast<float>(i) * 0.37f) + (i % 5 == 0 ? 500 : 0);
+    for (const char* op : {"Softmax", "LogSoftmax"}) {
+      for (int threads : {1, 2}) {
+        auto out = RunOp(op, 13, Tensor::FromVector<float>({3, 301, n}, x), -1, threads);
+        ASSERT_TRUE(out.ok()) << out.status().ToString();
+        const std::vector<double> ref = Reference(x, rows, n, 1, std::string(op) == "LogSoftmax");
+        EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>({3, 301, n}, std::vector<float>(ref.begin(), ref.end())),
+                                (*out)[0].tensor(), 1e-5, 1e-6))
+            << op << " n " << n << " threads " << threads;
+      }
+    }
+  }
+}
+
 TEST(Softmax, OtherFloatTypes) {
   const std::vector<float> xf = {1, 2, 3, 4};
   const std::vector<double> ref = Reference(xf, 1, 4, 1, false);
