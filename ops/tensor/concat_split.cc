@@ -13,6 +13,9 @@ namespace onnxflow {
 namespace tensor_ops {
 namespace {
 
+// Output rows of at most this many elements are joined a row at a time (ConcatKernel).
+constexpr int64_t kShortRow = 64;
+
 // Concat-1 defaults axis to 1; from Concat-4 the attribute is required.
 class ConcatKernel : public OpKernel {
  public:
@@ -80,6 +83,23 @@ class ConcatKernel : public OpKernel {
       std::vector<const T*> srcs;
       for (const Tensor* t : parts) srcs.push_back(t->data<T>());
       T* dst = out->mutable_data<T>();
+      // Many short rows (a detector's [anchors, 2] halves joined into [anchors, 4] boxes): a row
+      // at a time, each input's few elements in turn, without a division, a search and a copy
+      // call per run (4420 rows of 2 + 2 floats: 50 us, twice ONNX Runtime's time).
+      const int64_t outer = out->size() / out_row;
+      if (outer > 1 && out_row <= kShortRow) {
+        ParallelFor(ctx, outer, out_row * kCopyCostPerElement, [&](int64_t begin, int64_t end) {
+          for (int64_t o = begin; o < end; ++o) {
+            T* d = dst + o * out_row;
+            for (size_t i = 0; i < srcs.size(); ++i) {
+              const T* s = srcs[i] + o * runs[i];
+              for (int64_t k = 0; k < runs[i]; ++k) d[k] = s[k];
+              d += runs[i];
+            }
+          }
+        });
+        return Status::Ok();
+      }
       // One split over the whole output, each chunk copied in the longest runs that are
       // contiguous in both the output and one input (memmove for numbers). With outer == 1 that
       // is one block per input.

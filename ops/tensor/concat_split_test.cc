@@ -94,6 +94,42 @@ TEST(Concat, EveryElementMatchesReferenceAcrossChunks) {
   }
 }
 
+// Output rows of at most 64 elements are joined a row at a time: a detector's [N, 2] halves on
+// the last axis, three inputs with one empty, every byte width, one and two threads; and rows of
+// 65 (the element-split path) the same way.
+template <typename T>
+void CheckShortRows(int64_t rows, const std::vector<int64_t>& widths) {
+  std::vector<Tensor> in;
+  int64_t total = 0;
+  for (size_t i = 0; i < widths.size(); ++i) {
+    in.push_back(Iota<T>({1, rows, widths[i]}, 100 * static_cast<int64_t>(i)));
+    total += widths[i];
+  }
+  for (int threads : {1, 2}) {
+    OpTest test("Concat", 13);
+    for (const Tensor& t : in) test.Input(t);
+    test.Attr("axis", int64_t{2}).Threads(threads);
+    const Tensor y = Out(test);
+    ASSERT_EQ(y.shape(), (Shape{1, rows, total}));
+    std::vector<T> expected;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (size_t i = 0; i < in.size(); ++i) {
+        const T* src = in[i].template data<T>() + r * widths[i];
+        expected.insert(expected.end(), src, src + widths[i]);
+      }
+    }
+    EXPECT_TRUE(Same(Tensor::FromVector<T>({1, rows, total}, expected), y)) << threads << " threads";
+  }
+}
+
+TEST(Concat, ShortRowsARowAtATime) {
+  CheckShortRows<float>(4420, {2, 0, 2});
+  CheckShortRows<uint8_t>(301, {1, 3, 0});
+  CheckShortRows<int16_t>(301, {5, 2, 1});
+  CheckShortRows<double>(301, {2, 2, 60});
+  CheckShortRows<float>(301, {32, 33});  // 65 a row: the split over elements
+}
+
 TEST(Split, EqualPartsDefaultAndNumOutputsUneven) {
   OpTest equal("Split", 13);
   equal.Input(Iota<int64_t>({6})).Outputs(3);

@@ -85,6 +85,30 @@ TYPED_TEST(SliceTyped, EveryTypeWithNegativeStep) {
   EXPECT_TRUE(Same(ReferenceSlice<TypeParam>(x, {{0, 1, 2}, {3, 1}}), Out(test)));
 }
 
+// A short run of the last axis cut from each row, the leading dims whole (rows at a fixed step),
+// on one and two threads; and near misses that take the general path: a leading dim cut, a step
+// of 2 on the last axis, a run of 65.
+TEST(Slice, ShortRunsOfTheLastAxis) {
+  const Tensor x = Iota<float>({2, 2210, 70});
+  struct Case { std::vector<int64_t> starts, ends, axes, steps; };
+  const std::vector<Case> cases = {
+      {{0}, {2}, {2}, {1}},      {{2}, {4}, {2}, {1}},       {{3}, {INT64_MAX}, {2}, {1}},
+      {{1, 5}, {2, 9}, {0, 2}, {1, 1}}, {{0}, {8}, {2}, {2}},  {{0}, {65}, {2}, {1}}};
+  for (const Case& c : cases) {
+    std::vector<std::vector<int64_t>> taken = {{0, 1}, {}, {}};
+    for (int64_t i = 0; i < 2210; ++i) taken[1].push_back(i);
+    for (int64_t i = 0; i < 70; ++i) taken[2].push_back(i);
+    for (size_t k = 0; k < c.axes.size(); ++k) {
+      taken[c.axes[k]] = PythonSlice(c.starts[k], c.ends[k], c.steps[k], x.dim(c.axes[k]));
+    }
+    for (int threads : {1, 2}) {
+      OpTest test("Slice", 13);
+      test.Input(x).Input(I64(c.starts)).Input(I64(c.ends)).Input(I64(c.axes)).Input(I64(c.steps)).Threads(threads);
+      EXPECT_TRUE(Same(ReferenceSlice<float>(x, taken), Out(test))) << "starts " << c.starts[0] << " threads " << threads;
+    }
+  }
+}
+
 TEST(Slice, DefaultAxesStepsAndWholeInputIsShared) {
   const Tensor x = Iota<int32_t>({3, 4});
   OpTest test("Slice", 13);
