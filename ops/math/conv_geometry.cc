@@ -116,6 +116,9 @@ Result<ConvGeometry> ComputeConvGeometry(const ConvAttributes& attrs, const Shap
   return g;
 }
 
+// Runs of output columns up to this long are unfolded element by element (Im2Col).
+constexpr int64_t kShortIm2ColRun = 8;
+
 void Im2Col(const ConvGeometry& g, const float* image, int64_t channels, int64_t row0, int64_t row1, int64_t col0,
             int64_t col1, int64_t ld, float* dst, const float* column_phases) {
   const int64_t nd = static_cast<int64_t>(g.kernel.size());
@@ -125,17 +128,37 @@ void Im2Col(const ConvGeometry& g, const float* image, int64_t channels, int64_t
   auto at = [&](int64_t r, int64_t j) -> float* { return dst + (r - row0) * ld + (j - col0); };
   if (nd == 2) {  // the common case, with the inner loop over output columns
     const int64_t ih_n = g.in_spatial[0], iw_n = g.in_spatial[1], ow_n = g.out_spatial[1];
-    for (int64_t r = row0; r < row1; ++r) {
-      const int64_t c = r / ksize, kk = r % ksize;
-      const int64_t kh = kk / g.kernel[1], kw = kk % g.kernel[1];
+    const int64_t oh0 = col0 / ow_n, ow0 = col0 % ow_n;
+    // Row r is (channel c, tap kh, kw), stepped rather than divided out of r at every row: four
+    // divisions a row were most of a small map's unfolding.
+    int64_t c = row0 / ksize, kh = row0 % ksize / g.kernel[1], kw = row0 % ksize % g.kernel[1];
+    for (int64_t r = row0; r < row1; ++r, ++kw) {
+      if (kw == g.kernel[1]) {
+        kw = 0;
+        if (++kh == g.kernel[0]) {
+          kh = 0;
+          ++c;
+        }
+      }
       const float* src = image + c * in_size;
-      int64_t oh = col0 / ow_n, ow = col0 % ow_n;
+      int64_t oh = oh0, ow = ow0;
       for (int64_t j = col0; j < col1;) {
         const int64_t ih = oh * g.strides[0] - g.pads_begin[0] + kh * g.dilations[0];
         const int64_t run = std::min(ow_n - ow, col1 - j);
         const bool row_inside = ih >= 0 && ih < ih_n;
         float* out_ptr = at(r, j);
-        if (!row_inside) {
+        if (run <= kShortIm2ColRun) {
+          // A map of a few columns: element by element, no fill and copy calls a row. With the
+          // stepped rows above: a face model's head, 2 outputs over 128 channels x 9 taps on a 2 x 2
+          // map, 0.020 -> 0.013 ms (the whole model 0.068 -> 0.062).
+          const int64_t s = g.strides[1];
+          const int64_t iw0 = ow * s - g.pads_begin[1] + kw * g.dilations[1];
+          const float* srow = src + (row_inside ? ih : 0) * iw_n;
+          for (int64_t q = 0; q < run; ++q) {
+            const int64_t iw = iw0 + q * s;
+            out_ptr[q] = row_inside && iw >= 0 && iw < iw_n ? srow[iw] : 0.0f;
+          }
+        } else if (!row_inside) {
           std::fill(out_ptr, out_ptr + run, 0.0f);
         } else {
           // Columns q in [q_lo, q_hi) read inside the row; the rest are padding.

@@ -118,6 +118,14 @@ TEST(ConvTest, MatchesReference) {
       // pixels gathers its pixels (output channels in the lanes), a larger one takes the shifted image.
       {{1, 48, 13, 13}, {20, 48, 3, 3}, {}, {1, 1, 1, 1}},
       {{1, 48, 21, 20}, {20, 48, 3, 3}, {}, {1, 1, 1, 1}},
+      // Maps of a few columns (unfolded element by element), rows of (channel, tap) stepped across
+      // K blocks that end inside a channel's taps (a head's 2 outputs over 128 channels on 2 x 2;
+      // strided and dilated with uneven pads; a map one column wide), and the first run too long
+      // for that path (9 columns).
+      {{1, 128, 2, 2}, {2, 128, 3, 3}, {}, {1, 1, 1, 1}},
+      {{1, 20, 5, 4}, {6, 20, 3, 3}, {2, 3}, {2, 0, 1, 2}, {2, 1}},
+      {{1, 29, 6, 1}, {3, 29, 3, 3}, {1, 1}, {1, 1, 1, 1}},
+      {{1, 30, 4, 18}, {5, 30, 3, 3}, {1, 2}, {1, 1, 1, 1}},
   };
   for (const ConvCase& cs : cases) {
     RunCase(cs, false);
