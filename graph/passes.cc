@@ -1,6 +1,7 @@
 #include "graph/passes.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "graph/outer_scope.h"
@@ -94,32 +95,43 @@ Status FoldWithin(Graph* g, const KernelRegistry& registry, const SessionLimits&
   return RunRule(g, "FoldConstants", fold);
 }
 
-void CollectUnsupported(const Graph& g, const KernelRegistry& registry, std::vector<std::string>* lines) {
+void CollectUnsupported(const Graph& g, const KernelRegistry& registry, std::vector<Unsupported>* nodes) {
   for (const Node& node : g.nodes) {
-    for (const auto& [name, sub] : node.subgraphs) CollectUnsupported(*sub, registry, lines);
+    for (const auto& [name, sub] : node.subgraphs) CollectUnsupported(*sub, registry, nodes);
     if (registry.Find(node.domain, node.op_type(), node.opset) == nullptr) {
-      lines->push_back(UnsupportedLine(node, NotFound("")));
+      nodes->push_back(UnsupportedNode(node, NotFound("")));
     }
   }
 }
 
 }  // namespace
 
-std::string UnsupportedLine(const Node& node, const Status& why) {
-  std::string line = node.Describe() + ", domain '" + (node.domain.empty() ? "ai.onnx" : node.domain) +
-                     "', opset " + std::to_string(node.opset);
-  if (why.code() != StatusCode::kNotFound) line += ": " + why.message();
-  return line;
+Unsupported UnsupportedNode(const Node& node, const Status& why) {
+  return {node.Describe() + ", domain '" + (node.domain.empty() ? "ai.onnx" : node.domain) + "', opset " +
+              std::to_string(node.opset),
+          why.code() != StatusCode::kNotFound ? why.message() : std::string()};
+}
+
+Status RefuseUnsupported(const std::vector<Unsupported>& nodes) {
+  if (nodes.empty()) return Status::Ok();
+  std::string message = std::to_string(nodes.size()) + " unsupported node" + (nodes.size() > 1 ? "s" : "") + ": ";
+  std::map<std::string, std::string> given;  // reasons already in the message, and the node they followed
+  const size_t listed = std::min(nodes.size(), kListedUnsupported);
+  for (size_t k = 0; k < listed; ++k) {
+    const std::string& node = nodes[k].node;
+    message += (k ? "; " : "") + node;
+    if (nodes[k].why.empty()) continue;
+    const auto [first, added] = given.emplace(nodes[k].why, node.substr(0, node.find(", domain")));
+    message += added ? ": " + nodes[k].why : " (as " + first->second + ")";
+  }
+  if (listed < nodes.size()) message += "; and " + std::to_string(nodes.size() - listed) + " more";
+  return Unimplemented(message);
 }
 
 Status CheckKernelsExist(const Graph& g, const KernelRegistry& registry) {
-  std::vector<std::string> unsupported;
+  std::vector<Unsupported> unsupported;
   CollectUnsupported(g, registry, &unsupported);
-  if (unsupported.empty()) return Status::Ok();
-  std::string message =
-      std::to_string(unsupported.size()) + " unsupported node" + (unsupported.size() > 1 ? "s" : "") + ": ";
-  for (size_t k = 0; k < unsupported.size(); ++k) message += (k ? "; " : "") + unsupported[k];
-  return Unimplemented(message);
+  return RefuseUnsupported(unsupported);
 }
 
 Status FoldConstants(Graph* g, const KernelRegistry& registry, const SessionLimits& limits) {

@@ -6,9 +6,20 @@
 
 namespace onnxflow::graph {
 
-// "node 'n' (Op), domain 'ai.onnx', opset 17", and why when `why` is not NotFound: one entry of
-// the single message that refuses an unsupported model.
-std::string UnsupportedLine(const Node& node, const Status& why);
+// One node no kernel runs: "node 'n' (Op), domain 'ai.onnx', opset 17", and why (empty when no
+// kernel is registered for it, NotFound).
+struct Unsupported {
+  std::string node;
+  std::string why;
+};
+Unsupported UnsupportedNode(const Node& node, const Status& why);
+
+// The single message that refuses a model with unsupported nodes (Unimplemented): their count,
+// then each node, a reason that several share given once (after the first of them), at most
+// kListedUnsupported nodes named. (A model ONNX Runtime saved at its 'all' level has a hundred
+// nodes of its private layout, whose one reason repeated made a 35 KB line.)
+inline constexpr size_t kListedUnsupported = 20;
+Status RefuseUnsupported(const std::vector<Unsupported>& nodes);
 
 // Refuses (Unimplemented, one message listing every one) a graph, subgraphs included, with nodes
 // whose op no kernel in `registry` implements at the node's opset. The load runs it on the nodes

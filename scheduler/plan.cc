@@ -13,7 +13,8 @@
 namespace onnxflow {
 namespace {
 
-using graph::UnsupportedLine;
+using graph::Unsupported;
+using graph::UnsupportedNode;
 
 constexpr size_t kShareableConstantBytes = 4096;
 
@@ -138,7 +139,7 @@ Result<std::unique_ptr<Plan>> Plan::Build(graph::Graph& g, const std::vector<std
   p.outputs_ = g.outputs;
 
   // Kernels; every unsupported node is collected so the model is refused with one message.
-  std::vector<std::string> unsupported;
+  std::vector<Unsupported> unsupported;
   Status first_error;
   // The IR's order and edges: node i of the plan is order[i].
   const std::vector<graph::NodeGraph::Id>& order = g.nodes.Order();
@@ -169,7 +170,7 @@ Result<std::unique_ptr<Plan>> Plan::Build(graph::Graph& g, const std::vector<std
       auto sub = PlannedSubgraph::Build(*child, child_outer, carried, registry, options, depth + 1);
       if (!sub.ok()) {
         if (sub.status().code() == StatusCode::kUnimplemented) {
-          unsupported.push_back(sub.status().message());
+          unsupported.push_back({sub.status().message(), ""});
         } else if (first_error.ok()) {
           first_error = sub.status().WithContext(pn.description + ", attribute '" + attr + "'");
         }
@@ -181,7 +182,7 @@ Result<std::unique_ptr<Plan>> Plan::Build(graph::Graph& g, const std::vector<std
 
     const KernelDef* def = registry.Find(node.domain, node.op_type(), node.opset);
     if (def == nullptr) {
-      unsupported.push_back(UnsupportedLine(node, NotFound("")));
+      unsupported.push_back(UnsupportedNode(node, NotFound("")));
       continue;
     }
     std::vector<const Tensor*> constants;
@@ -194,7 +195,7 @@ Result<std::unique_ptr<Plan>> Plan::Build(graph::Graph& g, const std::vector<std
     auto kernel = def->Create(info);
     if (!kernel.ok()) {
       if (kernel.status().code() == StatusCode::kUnimplemented) {
-        unsupported.push_back(UnsupportedLine(node, kernel.status()));
+        unsupported.push_back(UnsupportedNode(node, kernel.status()));
       } else if (first_error.ok()) {
         first_error = kernel.status().WithContext(pn.description);
       }
@@ -213,11 +214,7 @@ Result<std::unique_ptr<Plan>> Plan::Build(graph::Graph& g, const std::vector<std
       released_bytes = 0;
     }
   }
-  if (!unsupported.empty()) {
-    std::string message = std::to_string(unsupported.size()) + " unsupported node" + (unsupported.size() > 1 ? "s" : "") + ": ";
-    for (size_t k = 0; k < unsupported.size(); ++k) message += (k ? "; " : "") + unsupported[k];
-    return Unimplemented(message);
-  }
+  ONNXFLOW_RETURN_IF_ERROR(graph::RefuseUnsupported(unsupported));
   if (!first_error.ok()) return first_error;
   for (const auto& out : g.outputs) p.output_slots_.push_back(slot(out.name));
 

@@ -42,6 +42,39 @@ TEST(Loading, UnsupportedOpsAreListedInOneMessage) {
   EXPECT_TRUE(RefusedWith(s, StatusCode::kUnimplemented, "node 'second' (FrobnicateB)"));
 }
 
+// A model ONNX Runtime saved at its 'all' level: many nodes of its private layout, two reasons (one
+// per op). Each reason is given once, after the first node it applies to; later nodes point back
+// to that node; at most 20 nodes are named, then how many more.
+TEST(Loading, ManyUnsupportedNodesGiveEachReasonOnce) {
+  ModelBuilder m(17);
+  auto* nchwc = m.proto().add_opset_import();
+  nchwc->set_domain("com.microsoft.nchwc");
+  nchwc->set_version(1);
+  m.Input("x", DataType::kFloat, {1, 8, 4, 4});
+  std::string prev = "x";
+  for (int i = 0; i < 30; ++i) {
+    const std::string out = "v" + std::to_string(i);
+    m.Node(i % 2 == 0 ? "ReorderInput" : "ReorderOutput", {prev}, {out}, "n" + std::to_string(i))
+        .set_domain("com.microsoft.nchwc");
+    prev = out;
+  }
+  m.Output(prev, DataType::kFloat, {1, 8, 4, 4});
+  auto s = Session::LoadFromBytes(m.Serialize());
+  ASSERT_TRUE(RefusedWith(s, StatusCode::kUnimplemented, "30 unsupported nodes: node 'n0' (ReorderInput)"));
+  const std::string& message = s.status().message();
+  auto count = [&](const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = message.find(needle); at != std::string::npos; at = message.find(needle, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("is ONNX Runtime's private NCHWc layout"), 2u) << message;
+  EXPECT_EQ(count("(as node 'n0' (ReorderInput))"), 9u) << message;
+  EXPECT_EQ(count("(as node 'n1' (ReorderOutput))"), 9u) << message;
+  EXPECT_NE(message.find("node 'n19' (ReorderOutput)"), std::string::npos) << message;
+  EXPECT_EQ(message.find("node 'n20'"), std::string::npos) << message;
+  EXPECT_NE(message.find("; and 10 more"), std::string::npos) << message;
+}
+
 // Kernels are resolved on the nodes as written, before any pass runs: a node nobody reads, which
 // RemoveDeadNodes would drop (and did, when only the plan resolved kernels), still refuses the model.
 TEST(Loading, UnsupportedModelIsRefusedBeforeAnyPass) {
