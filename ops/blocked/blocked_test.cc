@@ -465,9 +465,11 @@ TEST(BlockedConvTest, RefusesWhatItCannotRun) {
   EXPECT_NE(y.status().ToString().find("channel-blocked"), std::string::npos) << y.status().ToString();
 }
 
+// Whole 16 x 16 tiles (transposed in registers on AVX-512) and partial ones: pixels past the last
+// whole 16, blocks of fewer than 16 channels.
 TARGETS_TEST(BlockedReorderTest, RoundTrip) {
   for (const Shape& shape : {Shape{1, 16, 1, 1}, Shape{2, 32, 5, 7}, Shape{1, 48, 17, 3}, Shape{2, 24, 3, 5},
-                             Shape{1, 40, 9, 2}}) {
+                             Shape{1, 40, 9, 2}, Shape{2, 32, 16, 16}, Shape{1, 16, 4, 4}}) {
     const Tensor x = Tensor::FromVector<float>(shape, Random(ElementCount(shape), 5));
     OpTest to("ToBlocked", 1, "com.onnxflow");
     to.Input(x).Threads(2);

@@ -5,8 +5,18 @@
 // pass puts them where a blocked region of the graph meets ops that read the plain layout.
 //
 // Each block of 16 channel planes is transposed 16 pixels at a time: a 16 x 16 tile (1 KB) read
-// and written within L1, so both sides stream whole cache lines.
+// and written within L1, so both sides stream whole cache lines; on AVX-512 in registers
+// (reorder-inl.h).
 #include "ops/blocked/reorder.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/blocked/reorder.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+#include "ops/blocked/reorder-inl.h"
+
+#if HWY_ONCE
 
 #include <algorithm>
 
@@ -18,33 +28,18 @@
 
 namespace onnxflow {
 
+HWY_EXPORT(InterleaveChannelsImpl);
+HWY_EXPORT(DeinterleaveImpl);
+
 void InterleaveChannels(const float* planes, int64_t plane_stride, int64_t channels, int64_t pixels, int64_t lanes,
                         float* interleaved) {
-  for (int64_t p0 = 0; p0 < pixels; p0 += kChannelBlock) {
-    const int64_t count = std::min(kChannelBlock, pixels - p0);
-    for (int64_t c = 0; c < lanes; ++c) {
-      float* dst = interleaved + p0 * lanes + c;
-      if (c >= channels) {
-        for (int64_t i = 0; i < count; ++i) dst[i * lanes] = 0.0f;
-        continue;
-      }
-      const float* src = planes + c * plane_stride + p0;
-      for (int64_t i = 0; i < count; ++i) dst[i * lanes] = src[i];
-    }
-  }
+  HWY_DYNAMIC_DISPATCH(InterleaveChannelsImpl)(planes, plane_stride, channels, pixels, lanes, interleaved);
 }
 
 namespace {
 
 void Deinterleave(const float* blocked, int64_t pixels, int64_t plane_stride, int64_t channels, float* planes) {
-  for (int64_t p0 = 0; p0 < pixels; p0 += kChannelBlock) {
-    const int64_t count = std::min(kChannelBlock, pixels - p0);
-    for (int64_t c = 0; c < channels; ++c) {
-      const float* src = blocked + p0 * kChannelBlock + c;
-      float* dst = planes + c * plane_stride + p0;
-      for (int64_t i = 0; i < count; ++i) dst[i] = src[i * kChannelBlock];
-    }
-  }
+  HWY_DYNAMIC_DISPATCH(DeinterleaveImpl)(blocked, pixels, plane_stride, channels, planes);
 }
 
 // ToBlocked (plain -> blocked) or FromBlocked: one block of 16 channel planes per work item.
@@ -129,3 +124,5 @@ ONNXFLOW_REGISTRAR Status RegisterBlockedReorders(KernelRegistry& registry) {
 }
 
 }  // namespace onnxflow
+
+#endif  // HWY_ONCE
