@@ -16,6 +16,7 @@
 #include "ops/blocked/blocked_layout.h"
 #include "ops/blocked/blocked_test_util.h"
 #include "ops/blocked/register.h"
+#include "ops/blocked/reorder.h"
 #include "ops/blocked/winograd.h"
 #include "ops/framework/numeric.h"
 #include "ops/framework/shape.h"
@@ -463,6 +464,23 @@ TEST(BlockedConvTest, RefusesWhatItCannotRun) {
   Result<Tensor> y = RunOne(plain);
   ASSERT_TRUE(Refused(y, StatusCode::kInvalidArgument, "input 'X' is not channel-blocked [N, C/16, H, W, 16]"));
   EXPECT_NE(y.status().ToString().find("channel-blocked"), std::string::npos) << y.status().ToString();
+}
+
+// A stem's 3 or 4 planes interleaved a vector of pixels at a time, then the pixels past the last
+// whole vector; planes further apart than their length (rows of a bigger image); and 5 channels
+// with 8 lanes, the general path, for contrast.
+TARGETS_TEST(BlockedReorderTest, InterleavesAStemsFewChannels) {
+  for (const auto& [channels, lanes, pixels] : {std::tuple<int64_t, int64_t, int64_t>{3, 3, 37}, {4, 4, 64},
+                                                {3, 3, 5}, {4, 4, 19}, {5, 8, 21}}) {
+    const int64_t stride = pixels + 7;
+    const std::vector<float> planes = Random(channels * stride, 9);
+    std::vector<float> got(pixels * lanes, -1.0f), want(pixels * lanes, 0.0f);
+    for (int64_t p = 0; p < pixels; ++p) {
+      for (int64_t c = 0; c < channels; ++c) want[p * lanes + c] = planes[c * stride + p];
+    }
+    InterleaveChannels(planes.data(), stride, channels, pixels, lanes, got.data());
+    EXPECT_EQ(got, want) << channels << " channels, " << pixels << " pixels";
+  }
 }
 
 // Whole 16 x 16 tiles (transposed in registers on AVX-512) and partial ones: pixels past the last

@@ -24,6 +24,7 @@
 HWY_BEFORE_NAMESPACE();
 namespace onnxflow {
 namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 constexpr bool kTransposesTiles = true;
@@ -65,10 +66,38 @@ constexpr bool kTransposesTiles = false;
 inline void Transpose16x16(const float*, int64_t, float*, int64_t) {}
 #endif
 
+// A stem's image, 3 (or 4) planes -> pixels of 3 (4) floats: a vector of pixels from each plane,
+// stored interleaved; the pixels past the last whole vector, one by one.
+void InterleaveFewChannels(const float* HWY_RESTRICT planes, int64_t plane_stride, int64_t channels, int64_t pixels,
+                           float* HWY_RESTRICT interleaved) {
+  const hn::ScalableTag<float> d;
+  const int64_t n = static_cast<int64_t>(hn::Lanes(d));
+  int64_t p = 0;
+  for (; p + n <= pixels; p += n) {
+    const auto v0 = hn::LoadU(d, planes + p);
+    const auto v1 = hn::LoadU(d, planes + plane_stride + p);
+    const auto v2 = hn::LoadU(d, planes + 2 * plane_stride + p);
+    if (channels == 3) {
+      hn::StoreInterleaved3(v0, v1, v2, d, interleaved + p * 3);
+    } else {
+      const auto v3 = hn::LoadU(d, planes + 3 * plane_stride + p);
+      hn::StoreInterleaved4(v0, v1, v2, v3, d, interleaved + p * 4);
+    }
+  }
+  for (; p < pixels; ++p) {
+    for (int64_t c = 0; c < channels; ++c) interleaved[p * channels + c] = planes[c * plane_stride + p];
+  }
+}
+
 // Planes of `channels` x `pixels` floats, `plane_stride` apart -> rows of `lanes` floats per
-// pixel (zero past `channels`).
+// pixel (zero past `channels`). Stems' 3 or 4 channels with no pad lanes: InterleaveFewChannels
+// (a 240 x 320 RGB image 16% of its stem convolution's time element by element).
 void InterleaveChannelsImpl(const float* HWY_RESTRICT planes, int64_t plane_stride, int64_t channels, int64_t pixels,
                             int64_t lanes, float* HWY_RESTRICT interleaved) {
+  if (lanes == channels && (channels == 3 || channels == 4)) {
+    InterleaveFewChannels(planes, plane_stride, channels, pixels, interleaved);
+    return;
+  }
   for (int64_t p0 = 0; p0 < pixels; p0 += kChannelBlock) {
     const int64_t count = std::min(kChannelBlock, pixels - p0);
     if (kTransposesTiles && count == kChannelBlock && channels == kChannelBlock && lanes == kChannelBlock) {
