@@ -2,10 +2,11 @@
 
 #include <malloc.h>
 
+#include <system_error>
+#include <thread>
+
 #include "include/onnxflow/tensor.h"
-#include "ops/framework/tsan_annotations.h"
 #include "ops/math/gemm.h"
-#include "scheduler/arena.h"
 
 namespace onnxflow {
 
@@ -17,33 +18,43 @@ IdleRelease& IdleRelease::Global() {
 void IdleRelease::Begin() {
   std::lock_guard<std::mutex> lock(mutex_);
   ++active_;
-  ++generation_;
-  cv_.notify_all();
 }
 
 void IdleRelease::End() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (--active_ > 0 || scheduled_) return;
-  scheduled_ = true;
-  if (pool_ == nullptr) pool_ = SharedThreadPool(0);
-  pool_->arena.enqueue(MakeTsanVisible([this] { Wait(); }));
-}
-
-void IdleRelease::Wait() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (true) {
-    if (active_ > 0) {  // busy again: the run that ends last schedules the next wait
-      scheduled_ = false;
+  last_end_ = std::chrono::steady_clock::now();
+  if (--active_ > 0 || due_) return;
+  due_ = true;
+  if (!started_) {
+    try {
+      std::thread([this] { Loop(); }).detach();
+      started_ = true;
+    } catch (const std::system_error&) {  // no thread to be had: memory stays pooled, as during runs
+      due_ = false;
       return;
     }
-    const uint64_t generation = generation_;
-    if (cv_.wait_for(lock, kIdle, [&] { return generation_ != generation || active_ > 0; })) continue;
-    scheduled_ = false;
+  }
+  cv_.notify_one();
+}
+
+void IdleRelease::Loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    cv_.wait(lock, [&] { return due_; });
+    // Until kIdle has passed since the last run ended, with none running; a run in progress is
+    // looked at again a kIdle later.
+    while (true) {
+      const auto now = std::chrono::steady_clock::now();
+      const auto deadline = active_ > 0 ? now + kIdle : last_end_ + kIdle;
+      if (active_ == 0 && now >= deadline) break;
+      cv_.wait_until(lock, deadline);
+    }
+    due_ = false;
     lock.unlock();
     ReleasePooledStorage();
     ReleaseAlignedFloats();
     malloc_trim(0);
-    return;
+    lock.lock();
   }
 }
 
