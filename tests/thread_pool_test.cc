@@ -63,7 +63,9 @@ TEST(ThreadPool, SessionsOfEveryThreadCountShareTheCores) {
   }
   for (auto& t : hosts) t.join();
   const std::string err = testing::internal::GetCapturedStderr();
-  EXPECT_LE(ProcessThreads(), cores);  // main + at most cores - 1 TBB workers
+  // main + at most cores - 1 TBB workers, + the one thread that releases memory when the process
+  // goes idle (scheduler/idle_release.h), asleep otherwise: none per session.
+  EXPECT_LE(ProcessThreads(), cores + 1);
   EXPECT_EQ(err.find("TBB Warning"), std::string::npos) << err;
 }
 
