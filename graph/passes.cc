@@ -107,8 +107,8 @@ void CollectUnsupported(const Graph& g, const KernelRegistry& registry, std::vec
 }  // namespace
 
 Unsupported UnsupportedNode(const Node& node, const Status& why) {
-  return {node.Describe() + ", domain '" + (node.domain.empty() ? "ai.onnx" : node.domain) + "', opset " +
-              std::to_string(node.opset),
+  return {node.Describe(),
+          ", domain '" + (node.domain.empty() ? "ai.onnx" : node.domain) + "', opset " + std::to_string(node.opset),
           why.code() != StatusCode::kNotFound ? why.message() : std::string()};
 }
 
@@ -118,11 +118,11 @@ Status RefuseUnsupported(const std::vector<Unsupported>& nodes) {
   std::map<std::string, std::string> given;  // reasons already in the message, and the node they followed
   const size_t listed = std::min(nodes.size(), kListedUnsupported);
   for (size_t k = 0; k < listed; ++k) {
-    const std::string& node = nodes[k].node;
-    message += (k ? "; " : "") + node;
-    if (nodes[k].why.empty()) continue;
-    const auto [first, added] = given.emplace(nodes[k].why, node.substr(0, node.find(", domain")));
-    message += added ? ": " + nodes[k].why : " (as " + first->second + ")";
+    const Unsupported& u = nodes[k];
+    message += (k ? "; " : "") + u.node + u.where;
+    if (u.why.empty()) continue;
+    const auto [first, added] = given.emplace(u.why, u.node);
+    message += added ? ": " + u.why : " (as " + first->second + ")";
   }
   if (listed < nodes.size()) message += "; and " + std::to_string(nodes.size() - listed) + " more";
   return Unimplemented(message);

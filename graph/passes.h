@@ -6,10 +6,12 @@
 
 namespace onnxflow::graph {
 
-// One node no kernel runs: "node 'n' (Op), domain 'ai.onnx', opset 17", and why (empty when no
-// kernel is registered for it, NotFound).
+// One node no kernel runs: "node 'n' (Op)", where (", domain 'ai.onnx', opset 17"), and why
+// (empty when no kernel is registered for it, NotFound). A subgraph refused whole is its message
+// alone, in `node`.
 struct Unsupported {
   std::string node;
+  std::string where;
   std::string why;
 };
 Unsupported UnsupportedNode(const Node& node, const Status& why);

@@ -170,7 +170,7 @@ Result<std::unique_ptr<Plan>> Plan::Build(graph::Graph& g, const std::vector<std
       auto sub = PlannedSubgraph::Build(*child, child_outer, carried, registry, options, depth + 1);
       if (!sub.ok()) {
         if (sub.status().code() == StatusCode::kUnimplemented) {
-          unsupported.push_back({sub.status().message(), ""});
+          unsupported.push_back({sub.status().message(), "", ""});
         } else if (first_error.ok()) {
           first_error = sub.status().WithContext(pn.description + ", attribute '" + attr + "'");
         }
