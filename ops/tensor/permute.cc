@@ -7,6 +7,7 @@
 #include "ops/framework/shape.h"
 #include "ops/tensor/tensor_util.h"
 #include "ops/tensor/transpose_bytes.h"
+#include "ops/tensor/transpose_words.h"
 
 namespace onnxflow {
 namespace tensor_ops {
@@ -82,6 +83,11 @@ void BatchedTranspose2D(const KernelContext& ctx, const T* in, T* out, int64_t b
       }
       for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
         const int64_t r1 = std::min(r0 + kTile, rows);
+        if constexpr (sizeof(T) == 4) {  // transpose_words.h: 16 x 16 tiles in registers
+          TransposeWords(reinterpret_cast<const uint32_t*>(src + r0 * cols + c0), cols,
+                         reinterpret_cast<uint32_t*>(dst + c0 * rows + r0), rows, r1 - r0, c1 - c0);
+          continue;
+        }
         for (int64_t c = c0; c < c1; ++c) {
           for (int64_t r = r0; r < r1; ++r) dst[c * rows + r] = src[r * cols + c];
         }
