@@ -118,7 +118,9 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
   constexpr int64_t kLine = 64;
   const char* prefetch = static_cast<const char*>(t.prefetch);
   const char* prefetch_end = prefetch + t.prefetch_bytes;
-  const int64_t iterations = std::max<int64_t>(1, t.blocks * t.taps * block_channels);
+  const bool some_taps = !kUniform && t.live_taps != nullptr;
+  const int64_t taps = some_taps ? t.live_count : t.taps;
+  const int64_t iterations = std::max<int64_t>(1, t.blocks * taps * block_channels);
   const int64_t lines = std::max<int64_t>(1, t.prefetch_bytes / kLine);
   const int64_t every = std::max<int64_t>(1, iterations / lines);
   const int64_t per_burst = (lines + iterations - 1) / iterations;
@@ -126,7 +128,8 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
   for (int64_t b = 0; b < t.blocks; ++b) {
     const float* HWY_RESTRICT xb = t.x + b * t.x_block_stride;
     const float* HWY_RESTRICT wb = w + b * t.taps * tap_weights;
-    for (int64_t tap = 0; tap < t.taps; ++tap) {
+    for (int64_t i = 0; i < taps; ++i) {
+      const int64_t tap = some_taps ? t.live_taps[i] : i;
       const float* src[kP];
       if (kUniform) {
         const float* first = xb + t.base + t.tap_offsets[tap];

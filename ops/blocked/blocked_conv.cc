@@ -253,7 +253,7 @@ class BlockedConvKernel : public OpKernel {
       const int64_t group = plan.groups_inner ? rest % groups : rest / ranges;
       const int64_t tile0 = range * plan.per_task, tile1 = std::min(tiles, tile0 + plan.per_task);
       const int64_t c0 = group * kGroupChannels, width = std::min(kGroupChannels, out_width_ - c0);
-      std::vector<int64_t> offsets(static_cast<size_t>(taps_ * tile_pixels));
+      std::vector<int64_t> offsets(static_cast<size_t>(taps_ * tile_pixels)), live_taps(static_cast<size_t>(taps_));
       BlockedTile t;
       t.x_block_stride = x_block_stride;
       t.tap_offsets = plan.uniform_taps.data();
@@ -309,6 +309,8 @@ class BlockedConvKernel : public OpKernel {
           } else {
             FillOffsets(g, p0, t.pixels, tile_pixels, plan.pixel_stride, offsets.data());
             t.offsets = offsets.data();
+            t.live_taps = live_taps.data();
+            t.live_count = LiveTaps(offsets.data(), taps_, tile_pixels, live_taps.data());
             t.taps = taps_;
             t.block_channels = block_channels_;
           }
@@ -464,6 +466,17 @@ class BlockedConvKernel : public OpKernel {
         }
       }
     }
+  }
+
+  // The taps of which some pixel of the tile reads inside the image (FillOffsets' offsets are -1
+  // in the padding), into `live`; returns how many.
+  static int64_t LiveTaps(const int64_t* offsets, int64_t taps, int64_t tile_pixels, int64_t* live) {
+    int64_t count = 0;
+    for (int64_t tap = 0; tap < taps; ++tap) {
+      const int64_t* off = offsets + tap * tile_pixels;
+      if (std::any_of(off, off + tile_pixels, [](int64_t o) { return o >= 0; })) live[count++] = tap;
+    }
+    return count;
   }
 
   ConvAttributes attrs_;

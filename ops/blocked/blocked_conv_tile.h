@@ -80,6 +80,11 @@ struct BlockedTile {
   //    row, block_channels = kernel width x channels: those are contiguous in the image.
   int64_t taps = 0;
   const int64_t* offsets = nullptr;
+  // With offsets: the taps to read, when some read only padding for every pixel of the tile
+  // (skipped, their weights too); null: all `taps`. A dilated convolution on a small map (an
+  // ASPP head's dilation 12-36 on 14x14) has most taps in the padding for whole tiles.
+  const int64_t* live_taps = nullptr;
+  int64_t live_count = 0;
   const int64_t* tap_offsets = nullptr;
   int64_t base = 0, pixel_step = 0;
   // Weights of the chunk: [block][tap][channel][ldw], ldw = the tile's output channels.

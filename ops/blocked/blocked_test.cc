@@ -147,6 +147,16 @@ TARGETS_TEST(BlockedConvTest, Windows) {
   RunConvCase({{1, 16, 7, 7}, {32, 16, 5, 5}, {1, 2}, {2, 1, 0, 2}});
 }
 
+// Taps that read only padding for a whole tile are skipped (BlockedTile::live_taps): an ASPP
+// head's dilations past the map (only the centre tap ever reads the image), dilations that leave
+// a few taps inside at the map's edges, and tiles whose every tap is padding (pads past the
+// kernel: those pixels are bias, residual and activation alone).
+TARGETS_TEST(BlockedConvTest, TapsInThePaddingOnly) {
+  RunConvCase({{1, 32, 5, 5}, {48, 32, 3, 3}, {}, {8, 8, 8, 8}, {8, 8}, true, false, "Relu"});
+  RunConvCase({{1, 32, 7, 7}, {80, 32, 3, 3}, {}, {6, 6, 6, 6}, {6, 6}, true, true, "Relu", 2});
+  RunConvCase({{1, 16, 3, 3}, {32, 16, 5, 5}, {}, {6, 6, 6, 6}, {}, true, true, "Relu"});
+}
+
 TARGETS_TEST(BlockedConvTest, Stems) {
   RunConvCase({{1, 3, 23, 21}, {64, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {}, true, false, "Relu"});
   RunConvCase({{2, 3, 17, 17}, {96, 3, 3, 3}, {2, 2}});
@@ -484,10 +494,11 @@ TARGETS_TEST(BlockedReorderTest, InterleavesAStemsFewChannels) {
 }
 
 // Whole 16 x 16 tiles (transposed in registers on AVX-512) and partial ones: pixels past the last
-// whole 16, blocks of fewer than 16 channels.
+// whole 16, blocks of fewer than 16 channels (whole tiles of them too: 21 = 16 + 5 channels on
+// 1517 pixels), and maps of more than one work item's run of pixels, the last run short.
 TARGETS_TEST(BlockedReorderTest, RoundTrip) {
   for (const Shape& shape : {Shape{1, 16, 1, 1}, Shape{2, 32, 5, 7}, Shape{1, 48, 17, 3}, Shape{2, 24, 3, 5},
-                             Shape{1, 40, 9, 2}, Shape{2, 32, 16, 16}, Shape{1, 16, 4, 4}}) {
+                             Shape{1, 40, 9, 2}, Shape{2, 32, 16, 16}, Shape{1, 16, 4, 4}, Shape{2, 21, 37, 41}}) {
     const Tensor x = Tensor::FromVector<float>(shape, Random(ElementCount(shape), 5));
     OpTest to("ToBlocked", 1, "com.onnxflow");
     to.Input(x).Threads(2);
@@ -495,7 +506,7 @@ TARGETS_TEST(BlockedReorderTest, RoundTrip) {
     ASSERT_TRUE(blocked.ok()) << blocked.status().ToString();
     EXPECT_TRUE(TensorsEqual(ToBlockedRef(x), *blocked));
     OpTest from("FromBlocked", 1, "com.onnxflow");
-    from.Input(*blocked).Attr("channels", shape[1]);
+    from.Input(*blocked).Attr("channels", shape[1]).Threads(2);
     Result<Tensor> back = RunOne(from);
     ASSERT_TRUE(back.ok()) << back.status().ToString();
     EXPECT_TRUE(TensorsEqual(x, *back));

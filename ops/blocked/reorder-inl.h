@@ -82,6 +82,17 @@ void DeinterleaveImpl(const float* HWY_RESTRICT blocked, int64_t pixels, int64_t
       Transpose16x16(blocked + p0 * kChannelBlock, kChannelBlock, planes + p0, plane_stride);
       continue;
     }
+    if (kTransposesTiles && count == kChannelBlock) {
+      // A last block's few channels (a segmentation head's 21 classes: 16 + 5): the whole tile
+      // through the registers, then its real rows (element by element, 5 channels of a 224x224
+      // map took a third of the 1.4 ms reorder).
+      alignas(64) float tile[kChannelBlock * kChannelBlock];
+      Transpose16x16(blocked + p0 * kChannelBlock, kChannelBlock, tile, kChannelBlock);
+      for (int64_t c = 0; c < channels; ++c) {
+        std::copy_n(tile + c * kChannelBlock, kChannelBlock, planes + c * plane_stride + p0);
+      }
+      continue;
+    }
     for (int64_t c = 0; c < channels; ++c) {
       const float* src = blocked + p0 * kChannelBlock + c;
       float* dst = planes + c * plane_stride + p0;

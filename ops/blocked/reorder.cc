@@ -42,7 +42,11 @@ void Deinterleave(const float* blocked, int64_t pixels, int64_t plane_stride, in
   HWY_DYNAMIC_DISPATCH(DeinterleaveImpl)(blocked, pixels, plane_stride, channels, planes);
 }
 
-// ToBlocked (plain -> blocked) or FromBlocked: one block of 16 channel planes per work item.
+// Pixels per work item of a reorder: a multiple of the 16-pixel tile, 64 KB of a block read.
+constexpr int64_t kRunPixels = 1024;
+
+// ToBlocked (plain -> blocked) or FromBlocked: a run of pixels of one block of 16 channel planes
+// per work item.
 class ReorderKernel : public OpKernel {
  public:
   ReorderKernel(bool to_blocked, int64_t channels) : to_blocked_(to_blocked), channels_(channels) {}
@@ -75,15 +79,20 @@ class ReorderKernel : public OpKernel {
     const int64_t blocks = (channels + kChannelBlock - 1) / kChannelBlock;
     const float* xd = x->data<float>();
     float* yd = y->mutable_data<float>();
-    ParallelFor(ctx, nchw[0] * blocks, pixels * kChannelBlock, [&](int64_t i0, int64_t i1) {
+    // Work items of a block's run of kRunPixels pixels: a segmentation head's [1, 21, 224, 224]
+    // is two blocks, too few to split over the cores whole.
+    const int64_t runs = (pixels + kRunPixels - 1) / kRunPixels;
+    ParallelFor(ctx, nchw[0] * blocks * runs, kRunPixels * kChannelBlock, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
-        const int64_t n = i / blocks, b = i % blocks;
+        const int64_t block = i / runs, n = block / blocks, b = block % blocks;
+        const int64_t p0 = i % runs * kRunPixels, count = std::min(kRunPixels, pixels - p0);
         const int64_t in_block = std::min(kChannelBlock, channels - b * kChannelBlock);
-        const int64_t plain_at = (n * channels + b * kChannelBlock) * pixels, blocked_at = i * pixels * kChannelBlock;
+        const int64_t plain_at = (n * channels + b * kChannelBlock) * pixels + p0;
+        const int64_t blocked_at = (block * pixels + p0) * kChannelBlock;
         if (to_blocked_) {
-          InterleaveChannels(xd + plain_at, pixels, in_block, pixels, kChannelBlock, yd + blocked_at);
+          InterleaveChannels(xd + plain_at, pixels, in_block, count, kChannelBlock, yd + blocked_at);
         } else {
-          Deinterleave(xd + blocked_at, pixels, pixels, in_block, yd + plain_at);
+          Deinterleave(xd + blocked_at, count, pixels, in_block, yd + plain_at);
         }
       }
     });
