@@ -54,7 +54,7 @@ const Node& GraphTest::Only(const std::string& op_type) {
 }
 
 void ExpectSameWithAndWithoutPasses(const std::function<Result<Session>(const SessionOptions&)>& load,
-                                    const std::vector<NamedValue>& inputs, double rtol) {
+                                    const std::vector<NamedValue>& inputs, double rtol, double atol) {
   SessionOptions plain, optimized;
   plain.optimize = false;
   auto a = load(plain);
@@ -65,15 +65,15 @@ void ExpectSameWithAndWithoutPasses(const std::function<Result<Session>(const Se
   ASSERT_TRUE(out_a.ok() && out_b.ok()) << out_a.status().ToString() << " " << out_b.status().ToString();
   ASSERT_EQ(out_a->size(), out_b->size());
   for (size_t i = 0; i < out_a->size(); ++i) {
-    const Comparison c = CompareValues((*out_a)[i].value, (*out_b)[i].value, rtol, 1e-6);
+    const Comparison c = CompareValues((*out_a)[i].value, (*out_b)[i].value, rtol, atol);
     EXPECT_TRUE(c.match) << (*out_a)[i].name << ": " << c.mismatch;
   }
 }
 
-void GraphTest::ExpectSameOutputs(const std::vector<NamedValue>& inputs, double rtol) {
+void GraphTest::ExpectSameOutputs(const std::vector<NamedValue>& inputs, double rtol, double atol) {
   const std::string bytes = model.Serialize();
   ExpectSameWithAndWithoutPasses([&](const SessionOptions& o) { return Session::LoadFromBytes(bytes, o); }, inputs,
-                                 rtol);
+                                 rtol, atol);
 }
 
 }  // namespace onnxflow::graph

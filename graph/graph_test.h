@@ -24,9 +24,9 @@
 namespace onnxflow::graph {
 
 // Loads a model twice through `load`, without and with the passes, runs both on `inputs` and
-// expects the same outputs.
+// expects the same outputs (|a - b| <= atol + rtol * |b|).
 void ExpectSameWithAndWithoutPasses(const std::function<Result<Session>(const SessionOptions&)>& load,
-                                    const std::vector<NamedValue>& inputs, double rtol);
+                                    const std::vector<NamedValue>& inputs, double rtol, double atol = 1e-6);
 
 // Deterministic float values in [offset - 1, offset + 1), different for each seed.
 inline Tensor Floats(const std::vector<int64_t>& shape, int seed, float offset = 0.0f) {
@@ -52,7 +52,7 @@ class GraphTest : public ::testing::Test {
   // The only node of op `op_type` (the test fails when there is not exactly one).
   const Node& Only(const std::string& op_type);
   // Runs the optimized and the unoptimized model on `inputs` and expects the same outputs.
-  void ExpectSameOutputs(const std::vector<NamedValue>& inputs, double rtol = 1e-5);
+  void ExpectSameOutputs(const std::vector<NamedValue>& inputs, double rtol = 1e-5, double atol = 1e-6);
 
   tools::ModelBuilder model;
 

@@ -99,8 +99,9 @@ class BlockedConvKernel : public OpKernel {
       return InvalidArgument("BlockedConv: W must be a constant float, float16 or bfloat16 [M, C, kh, kw]");
     }
     const int64_t m = w->dim(0), c = w->dim(1);
-    if (attrs.group != 1 || m == 0 || c == 0 || w->dim(2) == 0 || w->dim(3) == 0) {
-      return InvalidArgument("BlockedConv: needs group 1, channels and a kernel, got W " + ShapeToString(w->shape()));
+    if (m == 0 || c == 0 || w->dim(2) == 0 || w->dim(3) == 0 || !BlockedConvRunsGroups(attrs.group, w->shape())) {
+      return InvalidArgument("BlockedConv: needs channels, a kernel and group 1 or groups it runs, got W " +
+                             ShapeToString(w->shape()) + ", group " + std::to_string(attrs.group));
     }
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* b, ConstantBias(info, "BlockedConv", m));
     auto kernel = std::unique_ptr<BlockedConvKernel>(new BlockedConvKernel(std::move(attrs), activation, *w, b));
@@ -147,7 +148,7 @@ class BlockedConvKernel : public OpKernel {
   // The plan for input shape `x` on `threads` cores: the last one made, when it is for the same
   // shape, cores and SIMD target; else a new one (after checking the shape), kept for the next call.
   Result<std::shared_ptr<const BlockedConvPlan>> PlanFor(const Shape& x, int threads) const {
-    const int64_t tile_pixels = BlockedTilePixels(std::min(kGroupChannels, out_width_));
+    const int64_t tile_pixels = BlockedTilePixels(std::min(group_channels_, out_width_));
     if (auto plan = last_plan_.Find([&](const BlockedConvPlan& p) { return p.For(x, threads, tile_pixels); })) {
       return plan;
     }
@@ -173,6 +174,8 @@ class BlockedConvKernel : public OpKernel {
     l.taps = taps_;
     l.block_channels = block_channels_;
     l.blocks = blocks_;
+    l.group_channels = group_channels_;
+    l.group_blocks = group_blocks_;
     l.chunk_blocks = chunk_blocks_;
     l.packed_floats = packed_ != nullptr ? packed_->size() : 0;
     l.stem = stem_;
@@ -252,7 +255,9 @@ class BlockedConvKernel : public OpKernel {
       const int64_t range = plan.groups_inner ? rest / groups : rest % ranges;
       const int64_t group = plan.groups_inner ? rest % groups : rest / ranges;
       const int64_t tile0 = range * plan.per_task, tile1 = std::min(tiles, tile0 + plan.per_task);
-      const int64_t c0 = group * kGroupChannels, width = std::min(kGroupChannels, out_width_ - c0);
+      const int64_t c0 = group * group_channels_, width = std::min(group_channels_, out_width_ - c0);
+      // The input blocks this group reads: all of them, or a grouped convolution's own.
+      const int64_t first_block = group_ > 1 ? group * group_blocks_ : 0;
       std::vector<int64_t> offsets(static_cast<size_t>(taps_ * tile_pixels)), live_taps(static_cast<size_t>(taps_));
       BlockedTile t;
       t.x_block_stride = x_block_stride;
@@ -264,7 +269,7 @@ class BlockedConvKernel : public OpKernel {
       t.activation = activation_;
       t.tile_pixels = tile_pixels;
       const float* image = xd + n * in_width_ * in_pixels;
-      const int64_t group_weights = c0 * in_width_ * taps_;
+      const int64_t group_weights = c0 * group_blocks_ * block_channels_ * taps_;
       float* y_group = y->mutable_data<float>() + (n * y_width + y_offset + c0) * out_pixels;
       const float* z_group = z != nullptr ? z->data<float>() + (n * out_width_ + c0) * out_pixels : nullptr;
       // 16-bit weights: each chunk widened once per task into float that stays in L2 for the
@@ -278,9 +283,9 @@ class BlockedConvKernel : public OpKernel {
         const int64_t chunk_floats = chunk_blocks_ * taps_ * block_channels_ * width;
         widened = AlignedFloats::FromArena(chunk_floats);
       }
-      for (int64_t b0 = 0; b0 < blocks_; b0 += chunk_blocks_) {
-        t.blocks = std::min(chunk_blocks_, blocks_ - b0);
-        t.x = image + b0 * x_block_stride;
+      for (int64_t b0 = 0; b0 < group_blocks_; b0 += chunk_blocks_) {
+        t.blocks = std::min(chunk_blocks_, group_blocks_ - b0);
+        t.x = image + (first_block + b0) * x_block_stride;
         const int64_t chunk_at = group_weights + b0 * taps_ * block_channels_ * width;
         if (type == WeightType::kFloat) {
           t.w = static_cast<const float*>(packed_->at(chunk_at));
@@ -289,7 +294,7 @@ class BlockedConvKernel : public OpKernel {
           t.w = widened.get();
         }
         t.accumulate = b0 > 0;
-        t.last = b0 + t.blocks == blocks_;
+        t.last = b0 + t.blocks == group_blocks_;
         // The weights after this chunk's (the next chunk, or the next group's first), a share per
         // tile, in whole cache lines.
         const int64_t chunk_bytes = t.blocks * taps_ * block_channels_ * width * weight_bytes;
@@ -361,13 +366,16 @@ class BlockedConvKernel : public OpKernel {
         activation_(activation),
         w_shape_(w.shape()),
         out_channels_(w.dim(0)),
-        channels_(w.dim(1)),
+        channels_(w.dim(1) * attrs_.group),
         taps_(w.dim(2) * w.dim(3)),
-        stem_(w.dim(1) < kChannelBlock),
+        group_(attrs_.group),
+        stem_(channels_ < kChannelBlock),
         block_channels_(stem_ ? channels_ : kChannelBlock),
         blocks_((channels_ + block_channels_ - 1) / block_channels_),
         in_width_(blocks_ * block_channels_),
         out_width_((out_channels_ + kChannelBlock - 1) / kChannelBlock * kChannelBlock),
+        group_channels_(group_ > 1 ? std::max(kChannelBlock, w.dim(1)) : kGroupChannels),
+        group_blocks_(group_ > 1 ? group_channels_ / kChannelBlock : blocks_),
         bias_(static_cast<size_t>(out_width_), 0.0f) {
     if (b != nullptr) std::copy(b->data<float>(), b->data<float>() + out_channels_, bias_.begin());
     const WeightType type = *WeightTypeOf(w.dtype());
@@ -380,15 +388,15 @@ class BlockedConvKernel : public OpKernel {
       return;
     }
     // (In float bytes for 16-bit weights too: a chunk of them is widened before the tiles read it.)
-    const int64_t block_bytes = taps_ * block_channels_ * kGroupChannels * static_cast<int64_t>(sizeof(float));
+    const int64_t block_bytes = taps_ * block_channels_ * group_channels_ * static_cast<int64_t>(sizeof(float));
     // As many chunks as the budget needs, of equal size: 8 blocks under a budget of 7 are two
     // passes of 4, not a pass of 7 and one of 1 that reloads every accumulator for 1/8 of the work.
     const int64_t most = std::max<int64_t>(1, ChunkWeightBytes() / block_bytes);
-    const int64_t chunks = (blocks_ + most - 1) / most;
-    chunk_blocks_ = (blocks_ + chunks - 1) / chunks;
-    // The layout depends on W's shape and type only (which are in the key).
-    packed_ = SharedWeights::Get<PackedWeights>(WeightKey("BlockedConv.direct").Add(w), [&] {
-      PackedWeights packed(type, out_width_ * in_width_ * taps_);
+    const int64_t chunks = (group_blocks_ + most - 1) / most;
+    chunk_blocks_ = (group_blocks_ + chunks - 1) / chunks;
+    // The layout depends on W's shape and type and the groups (which are in the key).
+    packed_ = SharedWeights::Get<PackedWeights>(WeightKey("BlockedConv.direct").Add(w).Add(group_), [&] {
+      PackedWeights packed(type, out_width_ * group_blocks_ * block_channels_ * taps_);
       if (type == WeightType::kFloat) {
         PackDirect(w.data<float>(), packed.mutable_data<float>());
       } else {  // float16 and bfloat16 alike: their bits are moved, not converted (+0 is 0 in both)
@@ -399,19 +407,23 @@ class BlockedConvKernel : public OpKernel {
     layout_ = Layout();
   }
 
-  // [group][block][tap][channel][group width]; only the last group may be narrower than 64. Pad
-  // channels, in and out, get zero weights.
+  // [group][block][tap][channel][group width], a group's own input blocks only; only the last
+  // group may be narrower than group_channels_. Pad channels, in and out, get zero weights, and so
+  // do the pairs of a grouped convolution's block that belong to different groups of the Conv.
   template <class T>
   void PackDirect(const T* wd, T* dst) const {
-    for (int64_t c0 = 0; c0 < out_width_; c0 += kGroupChannels) {
-      const int64_t width = std::min(kGroupChannels, out_width_ - c0);
-      for (int64_t block = 0; block < blocks_; ++block) {
+    const int64_t in_group = w_shape_[1], out_group = out_channels_ / group_;  // channels per Conv group
+    for (int64_t c0 = 0; c0 < out_width_; c0 += group_channels_) {
+      const int64_t width = std::min(group_channels_, out_width_ - c0);
+      const int64_t first_block = group_ > 1 ? c0 / group_channels_ * group_blocks_ : 0;
+      for (int64_t block = first_block; block < first_block + group_blocks_; ++block) {
         for (int64_t tap = 0; tap < taps_; ++tap) {
           for (int64_t ci = 0; ci < block_channels_; ++ci) {
             const int64_t c = block * block_channels_ + ci;
             for (int64_t col = 0; col < width; ++col) {
-              const bool real = c0 + col < out_channels_ && c < channels_;
-              *dst++ = real ? wd[((c0 + col) * channels_ + c) * taps_ + tap] : T{0};
+              const int64_t m = c0 + col;
+              const bool real = m < out_channels_ && c < channels_ && c / in_group == m / out_group;
+              *dst++ = real ? wd[(m * in_group + c % in_group) * taps_ + tap] : T{0};
             }
           }
         }
@@ -483,9 +495,12 @@ class BlockedConvKernel : public OpKernel {
   ActivationSpec activation_;
   Shape w_shape_;
   int64_t out_channels_, channels_, taps_;
+  int64_t group_;  // the Conv's groups (BlockedConvRunsGroups)
   bool stem_;
   int64_t block_channels_, blocks_;
   int64_t in_width_, out_width_;  // channels with their pad lanes
+  // Output channels per group of packed weights and task, and the input blocks each reads.
+  int64_t group_channels_, group_blocks_;
   int64_t chunk_blocks_ = 1;
   int64_t out_blocks_ = 0, block_offset_ = 0;  // the output's channel blocks, and where ours start
   std::vector<float> bias_;
@@ -497,6 +512,15 @@ class BlockedConvKernel : public OpKernel {
 };
 
 }  // namespace
+
+bool BlockedConvRunsGroups(int64_t group, const Shape& w) {
+  if (group == 1) return true;
+  if (group < 1 || w.size() != 4 || w[0] % group != 0) return false;
+  const int64_t width = w[1];
+  const bool divides_a_block = width >= 2 && kChannelBlock % width == 0;
+  const bool whole_blocks = width % kChannelBlock == 0 && width <= kGroupChannels;
+  return w[0] / group == width && (divides_a_block || whole_blocks) && width * group >= kChannelBlock;
+}
 
 void BlockedConvSpec::WriteTo(onnx::NodeProto& node) const {
   if (!joined()) {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "include/onnxflow/tensor.h"
 #include "ops/framework/kernel_info.h"
 #include "ops/framework/registry.h"
 
@@ -20,6 +21,13 @@ struct BlockedConvSpec {
   void WriteTo(onnx::NodeProto& node) const;
   static BlockedConvSpec Parse(const KernelInfo& info);
 };
+
+// Whether BlockedConv runs a Conv of `group` groups with weights `w` [M, C / group, kh, kw]: group
+// 1, or groups of equal input and output width that divide a block (2 to 16 channels: ResNeXt's
+// 4 and 8, RegNet's 8 and 16) or are whole blocks up to 64 channels, at least a block of channels
+// in all. Each output block then reads only its group's input blocks. (Width 1 is depthwise:
+// BlockedDepthwiseConv.)
+bool BlockedConvRunsGroups(int64_t group, const Shape& w);
 
 Status RegisterBlockedConv(KernelRegistry& registry);
 

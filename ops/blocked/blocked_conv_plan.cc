@@ -40,7 +40,7 @@ BlockedConvPlan MakeBlockedConvPlan(const BlockedConvLayout& layout, const Shape
   p.pixel_stride = layout.stem ? layout.block_channels : kChannelBlock;
   const int64_t out_pixels = g.out_size();
   p.tiles = (out_pixels + tile_pixels - 1) / tile_pixels;
-  p.groups = (layout.out_width + kGroupChannels - 1) / kGroupChannels;
+  p.groups = (layout.out_width + layout.group_channels - 1) / layout.group_channels;
 
   // Split every (image, group) into ranges of tiles: a few per core, each at most kMaxTilesPerTask
   // and reading at most kRangeInputBytes of the image.
@@ -55,7 +55,8 @@ BlockedConvPlan MakeBlockedConvPlan(const BlockedConvLayout& layout, const Shape
   // every group's weights (the weights stay in L2), or one group through every range.
   p.groups_inner = layout.in_width * g.in_size() > layout.packed_floats;
   p.tasks = g.batch * p.groups * p.ranges;
-  p.work = p.tasks * p.per_task * tile_pixels * kGroupChannels * layout.in_width * layout.taps;
+  p.work = p.tasks * p.per_task * tile_pixels * layout.group_channels * layout.group_blocks * layout.block_channels *
+           layout.taps;
 
   // Tiles of whole pixels on one output row with the window inside the image read the image
   // at fixed steps (BlockedTile's second way); a kernel row of taps is then one run of memory

@@ -20,6 +20,9 @@ struct BlockedConvLayout {
   int64_t taps = 0;                     // kernel height x width
   int64_t block_channels = 0;           // 16, or a stem's few channels
   int64_t blocks = 0;                   // input channel blocks
+  // Output channels per group of packed weights and per task (64; a grouped convolution's
+  // max(16, group width)), and the input blocks each reads (all; its group's).
+  int64_t group_channels = 0, group_blocks = 0;
   int64_t chunk_blocks = 1;             // input blocks whose weights one pass keeps in L2
   int64_t packed_floats = 0;            // the direct path's packed weights
   bool stem = false;                    // reads [N, C, H, W] with C < 16, interleaved and padded
@@ -32,14 +35,14 @@ struct BlockedConvPlan {
   // The key: the plan is for this input shape, this many cores and this SIMD tile.
   Shape x_shape;
   int threads = 1;
-  int64_t tile_pixels = 0;  // BlockedTilePixels(min(64, out_width)) of the target
+  int64_t tile_pixels = 0;  // BlockedTilePixels(min(group_channels, out_width)) of the target
 
   Path path = Path::kDirect;
   ConvGeometry geometry;       // of the input as given
   ConvGeometry tile_geometry;  // as the tiles read it (a stem's padding written out: no pads)
   int64_t pixel_stride = 0;    // floats between an input block's pixels
   int64_t tiles = 0;           // of tile_pixels output pixels, per image and group
-  int64_t groups = 0;          // of 64 output channels
+  int64_t groups = 0;          // of layout.group_channels output channels
   int64_t per_task = 0;        // tiles per task (ranges of equal length)
   int64_t ranges = 0;          // ranges of tiles per image and group
   int64_t tasks = 0;           // batch x groups x ranges

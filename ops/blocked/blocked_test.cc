@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
 
+#include "ops/blocked/blocked_conv.h"
 #include "ops/blocked/blocked_conv_plan.h"
 #include "ops/blocked/blocked_conv_tile.h"
 #include "ops/blocked/blocked_layout.h"
@@ -61,6 +62,7 @@ struct ConvCase {
   bool residual = false;
   std::string activation;
   int threads = 1;
+  int64_t group = 1;
 };
 
 // BlockedConv of case `cs` with weights `w`, on the case's X, B and Z (Random, seeds 1, 3, 4).
@@ -69,6 +71,7 @@ void SetUpConv(const ConvCase& cs, const Tensor& w, OpTest* test) {
   attrs.strides = cs.strides;
   attrs.pads = cs.pads;
   attrs.dilations = cs.dilations;
+  attrs.group = cs.group;
   const Shape y_shape = ComputeConvGeometry(attrs, cs.x, cs.w).value().output_shape();
   const Tensor x_nchw = Tensor::FromVector<float>(cs.x, Random(ElementCount(cs.x), 1));
   const bool stem = cs.x[1] < kChannelBlock;
@@ -83,6 +86,7 @@ void SetUpConv(const ConvCase& cs, const Tensor& w, OpTest* test) {
   if (!cs.pads.empty()) test->Attr("pads", cs.pads);
   if (!cs.dilations.empty()) test->Attr("dilations", cs.dilations);
   if (!cs.activation.empty()) test->Attr("activation", cs.activation);
+  if (cs.group != 1) test->Attr("group", cs.group);
   test->Threads(cs.threads);
 }
 
@@ -94,6 +98,7 @@ void RunConvCase(const ConvCase& cs) {
   attrs.strides = cs.strides;
   attrs.pads = cs.pads;
   attrs.dilations = cs.dilations;
+  attrs.group = cs.group;
   const ConvGeometry g = ComputeConvGeometry(attrs, cs.x, cs.w).value();
   const std::vector<float> z = Random(ElementCount(g.output_shape()), 4);
   const ActivationSpec act = FusedActivationSpec::Named(cs.activation).value().activation;
@@ -145,6 +150,32 @@ TARGETS_TEST(BlockedConvTest, Windows) {
   RunConvCase({{1, 32, 15, 14}, {32, 32, 3, 3}, {2, 2}, {1, 0, 1, 0}});
   RunConvCase({{2, 16, 10, 10}, {16, 16, 3, 3}, {}, {2, 2, 2, 2}, {2, 2}});
   RunConvCase({{1, 16, 7, 7}, {32, 16, 5, 5}, {1, 2}, {2, 1, 0, 2}});
+}
+
+// Grouped convolutions (BlockedConvRunsGroups): groups narrower than a block (4 and 8 channels,
+// one with pad lanes: 104 = 13 groups of 8), of a block, and of two and four blocks (one output
+// group of 32 or 64 channels reading its 2 or 4 input blocks); strides, a residual, two threads.
+TARGETS_TEST(BlockedConvTest, Groups) {
+  RunConvCase({{1, 32, 9, 9}, {32, 4, 3, 3}, {}, {1, 1, 1, 1}, {}, true, false, "Relu", 1, 8});
+  RunConvCase({{1, 104, 10, 9}, {104, 8, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, true, false, "Relu", 2, 13});
+  RunConvCase({{2, 64, 7, 7}, {64, 16, 3, 3}, {}, {1, 1, 1, 1}, {}, true, true, "", 1, 4});
+  RunConvCase({{1, 128, 6, 5}, {128, 32, 3, 3}, {}, {1, 1, 1, 1}, {}, false, true, "Relu", 2, 4});
+  RunConvCase({{1, 128, 8, 8}, {128, 64, 1, 1}, {2, 2}, {}, {}, true, false, "", 1, 2});
+  ConvAttributes attrs;
+  attrs.group = 8;
+  EXPECT_FALSE(WinogradConv::Applies(attrs, {32, 4, 3, 3}));
+}
+
+TEST(BlockedConvTest, GroupsItRuns) {
+  EXPECT_TRUE(BlockedConvRunsGroups(1, {64, 3, 7, 7}));
+  EXPECT_TRUE(BlockedConvRunsGroups(32, {128, 4, 3, 3}));     // ResNeXt 32x4d
+  EXPECT_TRUE(BlockedConvRunsGroups(13, {104, 8, 3, 3}));     // RegNet, pad lanes
+  EXPECT_TRUE(BlockedConvRunsGroups(16, {1024, 64, 3, 3}));   // whole blocks, at most 64
+  EXPECT_FALSE(BlockedConvRunsGroups(8, {1024, 128, 3, 3}));  // groups wider than 64
+  EXPECT_FALSE(BlockedConvRunsGroups(16, {256, 24, 3, 3}));   // 24 neither divides nor fills blocks
+  EXPECT_FALSE(BlockedConvRunsGroups(32, {64, 4, 3, 3}));     // 2 outputs per group of 4 inputs
+  EXPECT_FALSE(BlockedConvRunsGroups(64, {64, 1, 3, 3}));     // depthwise: its own kernel
+  EXPECT_FALSE(BlockedConvRunsGroups(2, {8, 4, 3, 3}));       // 8 channels: less than a block
 }
 
 // Taps that read only padding for a whole tile are skipped (BlockedTile::live_taps): an ASPP
@@ -381,7 +412,8 @@ TEST(BlockedConvPlanTest, FollowsTheRules) {
   pointwise.in_width = pointwise.out_width = 64;
   pointwise.taps = 1;
   pointwise.block_channels = kChannelBlock;
-  pointwise.blocks = pointwise.chunk_blocks = 4;
+  pointwise.blocks = pointwise.chunk_blocks = pointwise.group_blocks = 4;
+  pointwise.group_channels = kGroupChannels;
   pointwise.packed_floats = 64 * 64;
   const ConvGeometry g1 = ComputeConvGeometry(attrs, {1, 64, 56, 56}, {64, 64, 1, 1}).value();
   const BlockedConvPlan p1 = MakeBlockedConvPlan(pointwise, {1, 4, 56, 56, 16}, g1, 2, 6);
@@ -407,7 +439,8 @@ TEST(BlockedConvPlanTest, FollowsTheRules) {
   stem.in_width = stem.block_channels = 3;
   stem.out_width = 64;
   stem.taps = 49;
-  stem.blocks = stem.chunk_blocks = 1;
+  stem.blocks = stem.chunk_blocks = stem.group_blocks = 1;
+  stem.group_channels = kGroupChannels;
   stem.packed_floats = 64 * 3 * 49;
   stem.stem = true;
   ConvAttributes stem_attrs;
@@ -435,19 +468,19 @@ TEST(BlockedConvPlanTest, FollowsTheRules) {
 
 TEST(BlockedConvTest, RefusesWhatItCannotRun) {
   OpTest grouped("BlockedConv", 1, "com.onnxflow");
-  grouped.Input(Tensor(DataType::kFloat, {1, 2, 4, 4, 16}))
-      .Input(Tensor::FromVector<float>({32, 16, 3, 3}, Random(32 * 16 * 9, 2)))
+  grouped.Input(Tensor(DataType::kFloat, {1, 3, 4, 4, 16}))  // groups of 24 inputs and 16 outputs
+      .Input(Tensor::FromVector<float>({32, 24, 3, 3}, Random(32 * 24 * 9, 2)))
       .ConstantInput(1)
       .Attr("group", int64_t{2});
   EXPECT_TRUE(Refused(RunOne(grouped), StatusCode::kInvalidArgument,
-                      "BlockedConv: needs group 1, channels and a kernel, got W [32,16,3,3]"));
+                      "BlockedConv: needs channels, a kernel and group 1 or groups it runs, got W [32,24,3,3], group 2"));
   // A kernel with an empty axis (it divided by its taps: SIGFPE).
   OpTest empty_kernel("BlockedConv", 1, "com.onnxflow");
   empty_kernel.Input(Tensor(DataType::kFloat, {1, 1, 4, 4, 16}))
       .Input(Tensor(DataType::kFloat, {32, 16, 0, 3}))
       .ConstantInput(1);
   EXPECT_TRUE(Refused(RunOne(empty_kernel), StatusCode::kInvalidArgument,
-                      "BlockedConv: needs group 1, channels and a kernel, got W [32,16,0,3]"));
+                      "BlockedConv: needs channels, a kernel and group 1 or groups it runs, got W [32,16,0,3], group 1"));
 
   OpTest short_bias("BlockedConv", 1, "com.onnxflow");  // 32 output channels, 16 biases
   short_bias.Input(Tensor(DataType::kFloat, {1, 1, 4, 4, 16}))
