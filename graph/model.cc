@@ -19,6 +19,7 @@
 #include "graph/passes.h"
 #include "graph/qdq_fusion.h"
 #include "graph/quant_layout.h"
+#include "graph/scope_names.h"
 #include "graph/type_inference.h"
 
 namespace onnxflow::graph {
@@ -94,6 +95,8 @@ Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionO
   if (!model->proto.has_graph()) return InvalidArgument("the model has no graph");
   onnx::ModelProto header = ModelHeader(model->proto);  // as the file says, before functions are inlined
   ONNXFLOW_RETURN_IF_ERROR(InlineFunctions(&model->proto, &model->opsets, registry));
+  // A subgraph's reuse of an enclosing name, as ONNX Runtime writes and reads it (scope_names.h).
+  RenameShadowedNames(model->proto.mutable_graph());
   // The main graph's parsed weights go as the graph takes its copies (the proto is swapped for its
   // header below anyway).
   BuildContext ctx{&model->opsets, &options.limits, model->external.get(), model->proto.mutable_graph()};

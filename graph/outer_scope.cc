@@ -16,8 +16,8 @@ namespace {
 constexpr int kMaxCasts = 4;
 
 // The chain of enclosing graphs, innermost first. A name resolves in the innermost scope that has
-// it (the load refuses a subgraph that redefines an enclosing name, so there is no shadowing to
-// mind). Looked up per name read, never copied per scope, and each graph's inputs indexed once: a
+// it (a subgraph's reuse of an enclosing name is renamed apart at load, graph/scope_names.h, so
+// there is no shadowing to mind). Looked up per name read, never copied per scope, and each graph's inputs indexed once: a
 // hostile file of many subgraphs, constants or inputs costs what its subgraphs read, not a
 // product of the two.
 struct Enclosing {

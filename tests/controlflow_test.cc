@@ -113,6 +113,55 @@ TEST(ControlFlow, LoopCarriedValueChangesShapeEachIteration) {
   EXPECT_EQ(iters.data<int64_t>()[4], 4);
 }
 
+// A Loop body that reuses main-graph names, as files ONNX Runtime saved do (graph/scope_names.h):
+// an initializer "k" (main: 100; body: 2), a node output "y" (main's output too), and a nested If
+// that reads "k" and defines "y" again. Each read takes the innermost definition: the body adds its
+// k = 2 per iteration, the If's then-branch the body's k once more, and main's "k" and "y" keep
+// their values.
+std::string ShadowingLoopModel() {
+  ModelBuilder m(17);
+  m.Input("trips", DataType::kInt64, {});
+  m.Input("start", DataType::kFloat, {1});
+  m.Input("flag", DataType::kBool, {});
+  m.Initializer("k", Tensor::FromVector<float>({1}, {100.0f}));
+  m.Initializer("cond", Tensor::Scalar<bool>(true));
+  m.Node("Add", {"start", "k"}, {"y"});  // main's y = start + 100
+  auto& loop = m.Node("Loop", {"trips", "cond", "start"}, {"v_final"}, "loop");
+  GraphBuilder body = SetGraphAttr(loop, "body");
+  body.Input("i", DataType::kInt64, {});
+  body.Input("c", DataType::kBool, {});
+  body.Input("v", DataType::kFloat, {1});
+  body.Initializer("k", Tensor::FromVector<float>({1}, {2.0f}));
+  body.Node("Identity", {"c"}, {"c_out"});
+  auto& branch = body.Node("If", {"flag"}, {"y"}, "inner_if");  // the body's y shadows main's
+  GraphBuilder then_branch = SetGraphAttr(branch, "then_branch");
+  then_branch.Node("Add", {"v", "k"}, {"t"});  // the body's k (2), not main's
+  then_branch.Output("t", DataType::kFloat, {1});
+  GraphBuilder else_branch = SetGraphAttr(branch, "else_branch");
+  else_branch.Node("Identity", {"v"}, {"y_else"});
+  else_branch.Output("y_else", DataType::kFloat, {1});
+  body.Node("Add", {"y", "k"}, {"v_out"});  // + 2 more
+  body.Output("c_out", DataType::kBool, {});
+  body.Output("v_out", DataType::kFloat, {1});
+  m.Output("v_final", DataType::kFloat, {1});
+  m.Output("y", DataType::kFloat, {1});
+  return m.Serialize();
+}
+
+TEST(ControlFlow, SubgraphsMayReuseEnclosingNamesAsOnnxRuntimeSavesThem) {
+  auto s = Session::LoadFromBytes(ShadowingLoopModel());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  for (bool flag : {true, false}) {
+    auto out = s->Run({{"trips", Tensor::Scalar<int64_t>(3)},
+                       {"start", Tensor::FromVector<float>({1}, {1})},
+                       {"flag", Tensor::Scalar<bool>(flag)}});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    // 3 iterations of + 2 (+ 2 more through the If when flag is set); main's y = 1 + 100.
+    EXPECT_EQ((*out)[0].value.tensor().data<float>()[0], flag ? 13.0f : 7.0f) << "flag " << flag;
+    EXPECT_EQ((*out)[1].value.tensor().data<float>()[0], 101.0f);
+  }
+}
+
 TEST(ControlFlow, ZeroIterationsGiveEmptyScanOutputs) {
   auto s = Session::LoadFromBytes(GrowingLoopModel());
   ASSERT_TRUE(s.ok());

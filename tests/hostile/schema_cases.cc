@@ -487,27 +487,6 @@ std::vector<SchemaCase> SchemaCases() {
   b.Load("if_output_declared_wrong", "the node's output is declared int64 but both branches return float",
          [=] { return IfModel(1, L, branch("x", F), branch("x", F)); },
          {"output 'y0' is declared int64 but the graph produces float"});
-  b.Load("if_branch_shadows_outer_name", "a subgraph may not define a name visible from outside (IR.md)",
-         [=] {
-           return IfModel(1, F,
-                          [](GraphBuilder& g) {
-                            g.Node("Neg", {"x"}, {"n"});
-                            g.Output("n", DataType::kFloat, {2});
-                          },
-                          branch("x", F));
-         },
-         {"node 'victim' (If), attribute 'then_branch'", "value 'n' is already defined in an enclosing graph"});
-  b.Load("if_branch_initializer_shadows_input", "a subgraph initializer may not reuse an outer name",
-         [=] {
-           return IfModel(1, F,
-                          [](GraphBuilder& g) {
-                            g.Initializer("x", Tensor::FromVector<float>({2}, {1, 2}));
-                            g.Node("Identity", {"x"}, {"t"});
-                            g.Output("t", DataType::kFloat, {2});
-                          },
-                          branch("x", F));
-         },
-         {"node 'victim' (If), attribute 'then_branch'", "value 'x' is already defined in an enclosing graph"});
   b.Load("loop_carried_type_changes", "a loop-carried value keeps its type from iteration to iteration",
          [=] {
            return LoopBody(F, [](GraphBuilder& g) {
@@ -552,16 +531,6 @@ std::vector<SchemaCase> SchemaCases() {
            });
          },
          {"node 'victim' (Loop)", "attribute 'body' returns its condition as float, not bool"});
-  b.Load("loop_body_shadows_outer_value", "a body may not define a name visible from outside (IR.md)",
-         [=] {
-           return LoopBody(F, [](GraphBuilder& g) {
-             g.Node("Identity", {"c"}, {"c_out"});
-             g.Node("Neg", {"v"}, {"M"});
-             g.Output("c_out", DataType::kBool, {});
-             g.Output("M", DataType::kFloat, {2});
-           });
-         },
-         {"node 'victim' (Loop), attribute 'body'", "value 'M' is already defined in an enclosing graph"});
   b.Load("scan_state_type_changes", "a Scan state value keeps its type",
          [=] {
            ModelBuilder m(17);
