@@ -6,9 +6,11 @@
 // With d a 6x6 input patch and g a 3x3 filter,
 //   V = B^T d B,   U = G g G^T (at load; for 16-bit weights by each task), M = sum over input channels of U . V,   Y = A^T M A
 // gives the 4x4 outputs of the cross-correlation (ONNX's Conv) of the patch with g. The matrices
-// are Lavin & Gray's (2015), Toom-Cook's for the points 0, +-1, +-2 and infinity. In float the
-// result is within about 1e-4 of the outputs' scale (rms) where the direct sum is within 1e-6;
-// the points 0, +-1, +-1/2 measured the same here.
+// are Toom-Cook's for the points 0, 1, -1, 1/2, -2 and infinity, those of F(4x4, 3x3) with the
+// least float error (Barabasz et al., 2020). Against a float64 convolution, 64 -> 64 channels on
+// 26x26 (outputs of rms 1): 9.9e-6 at most, where Lavin & Gray's points 0, +-1, +-2 gave 2.4e-5
+// and 0, +-1, +-1/2 2.7e-5 (the direct sum: 7.8e-7). Lavin & Gray's made a random-weight
+// Inception v3 miss ONNX Runtime's outputs by 5.4e-4 (1e-4 + 1e-3 |x| allowed).
 
 #if defined(ONNXFLOW_OPS_BLOCKED_WINOGRAD_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ONNXFLOW_OPS_BLOCKED_WINOGRAD_INL_H_
@@ -34,28 +36,46 @@ namespace hn = hwy::HWY_NAMESPACE;
 using WinoD = hn::CappedTag<float, kChannelBlock>;
 using WinoV = hn::Vec<WinoD>;
 
-// B^T on one column (or row) of six: r = B^T d.
-HWY_INLINE void InputRows(WinoD d, const WinoV* s, WinoV* r) {
-  const WinoV four = hn::Set(d, 4.0f), two = hn::Set(d, 2.0f), five = hn::Set(d, 5.0f);
-  const WinoV d4_d2 = hn::Sub(s[4], s[2]), d3_d1 = hn::Sub(s[3], s[1]);
-  r[0] = hn::Add(hn::NegMulAdd(five, s[2], hn::Mul(four, s[0])), s[4]);   // 4 d0 - 5 d2 + d4
-  r[1] = hn::NegMulAdd(four, hn::Add(s[1], s[2]), hn::Add(s[3], s[4]));  // d3 + d4 - 4 (d1 + d2)
-  r[2] = hn::MulAdd(four, hn::Sub(s[1], s[2]), hn::Sub(s[4], s[3]));     // d4 - d3 + 4 (d1 - d2)
-  r[3] = hn::MulAdd(two, d3_d1, d4_d2);                                   // d4 - d2 + 2 (d3 - d1)
-  r[4] = hn::NegMulAdd(two, d3_d1, d4_d2);                                // d4 - d2 - 2 (d3 - d1)
-  r[5] = hn::Add(hn::NegMulAdd(five, s[3], hn::Mul(four, s[1])), s[5]);  // 4 d1 - 5 d3 + d5
+// The transforms, a row per point (0, 1, -1, 1/2, -2, infinity). B^T (input) and A^T (output)
+// are exact in float; G (weights) has thirds and fifteenths, rounded.
+constexpr float kInputMatrix[kWinogradPatch][kWinogradPatch] = {
+    {1, -1.5f, -2, 1.5f, 1, 0},  {0, -1, 0.5f, 2.5f, 1, 0},  {0, 1, -2.5f, 0.5f, 1, 0},
+    {0, -2, -1, 2, 1, 0},        {0, 0.5f, -1, -0.5f, 1, 0}, {0, 1, -1.5f, -2, 1.5f, 1}};
+constexpr float kOutputMatrix[kWinogradTile][kWinogradPatch] = {
+    {1, 1, 1, 1, 1, 0}, {0, 1, -1, 0.5f, -2, 0}, {0, 1, 1, 0.25f, 4, 0}, {0, 1, -1, 0.125f, -8, 1}};
+constexpr float kWeightMatrix[kWinogradPatch][3] = {
+    {1, 0, 0},          {1.0f / 3, 1.0f / 3, 1.0f / 3},     {-1.0f / 3, 1.0f / 3, -1.0f / 3},
+    {-16.0f / 15, -8.0f / 15, -4.0f / 15}, {1.0f / 15, -2.0f / 15, 4.0f / 15}, {0, 0, 1}};
+
+// r = matrix s on one column (or row) of a tile: unrolled over the constant matrix, each row a
+// chain of adds and multiply-adds that skips its zeros and multiplies by no +-1.
+template <size_t kOut, size_t kIn>
+HWY_INLINE void MatrixRows(WinoD d, const float (&matrix)[kOut][kIn], const WinoV* s, WinoV* r) {
+  HWY_UNROLL(6)
+  for (size_t i = 0; i < kOut; ++i) {
+    WinoV sum = hn::Zero(d);
+    bool first = true;
+    HWY_UNROLL(6)
+    for (size_t j = 0; j < kIn; ++j) {
+      const float c = matrix[i][j];
+      if (c == 0.0f) continue;
+      const WinoV term = c == 1.0f ? s[j] : c == -1.0f ? hn::Neg(s[j]) : hn::Mul(hn::Set(d, c), s[j]);
+      if (first) {
+        sum = term;
+      } else {
+        sum = c == 1.0f ? hn::Add(sum, s[j]) : c == -1.0f ? hn::Sub(sum, s[j]) : hn::MulAdd(hn::Set(d, c), s[j], sum);
+      }
+      first = false;
+    }
+    r[i] = sum;
+  }
 }
 
+// B^T on one column (or row) of six: r = B^T d.
+HWY_INLINE void InputRows(WinoD d, const WinoV* s, WinoV* r) { MatrixRows(d, kInputMatrix, s, r); }
+
 // A^T on one column (or row) of six: o = A^T m.
-HWY_INLINE void OutputRows(WinoD d, const WinoV* m, WinoV* o) {
-  const WinoV two = hn::Set(d, 2.0f), four = hn::Set(d, 4.0f), eight = hn::Set(d, 8.0f);
-  const WinoV sum12 = hn::Add(m[1], m[2]), dif12 = hn::Sub(m[1], m[2]);
-  const WinoV sum34 = hn::Add(m[3], m[4]), dif34 = hn::Sub(m[3], m[4]);
-  o[0] = hn::Add(hn::Add(m[0], sum12), sum34);
-  o[1] = hn::MulAdd(two, dif34, dif12);
-  o[2] = hn::MulAdd(four, sum34, sum12);
-  o[3] = hn::Add(hn::MulAdd(eight, dif34, dif12), m[5]);
-}
+HWY_INLINE void OutputRows(WinoD d, const WinoV* m, WinoV* o) { MatrixRows(d, kOutputMatrix, m, o); }
 // V = B^T d B of one tile's patch, 16 channels wide at most (`lanes`), from the patch's top-left
 // pixel; `Inside` says whether every pixel (h0 + r, w0 + c) is in the image: the rest read as zeros.
 template <bool kInside>
@@ -181,21 +201,8 @@ void WinogradOutputImpl(const WinogradOutput& out) {
   WithEpilogueKind(out.activation, [&](auto tag) { WinogradOutputBlocks<decltype(tag)::value>(out); });
 }
 
-// r = G s on one column (or row) of three filter taps s; G (6x3) of F(4x4, 3x3) is
-//   1/4 0 0;  -1/6 -1/6 -1/6;  -1/6 1/6 -1/6;  1/24 1/12 1/6;  1/24 -1/12 1/6;  0 0 1
-// (the sign of rows 1 and 2 is B^T's flipped), its coefficients rounded to float.
-HWY_INLINE void WeightRows(WinoD d, const WinoV* s, WinoV* r) {
-  const WinoV quarter = hn::Set(d, 1.0f / 4), sixth = hn::Set(d, 1.0f / 6);
-  const WinoV twelfth = hn::Set(d, 1.0f / 12), twenty_fourth = hn::Set(d, 1.0f / 24);
-  const WinoV s02 = hn::Add(s[0], s[2]);
-  const WinoV outer = hn::MulAdd(twenty_fourth, s[0], hn::Mul(sixth, s[2]));  // s0 / 24 + s2 / 6
-  r[0] = hn::Mul(quarter, s[0]);
-  r[1] = hn::Neg(hn::Mul(sixth, hn::Add(s02, s[1])));  // -(s0 + s1 + s2) / 6
-  r[2] = hn::Neg(hn::Mul(sixth, hn::Sub(s02, s[1])));  // -(s0 - s1 + s2) / 6
-  r[3] = hn::MulAdd(twelfth, s[1], outer);
-  r[4] = hn::NegMulAdd(twelfth, s[1], outer);
-  r[5] = s[2];
-}
+// r = G s on one column (or row) of three filter taps s (kWeightMatrix, rounded to float).
+HWY_INLINE void WeightRows(WinoD d, const WinoV* s, WinoV* r) { MatrixRows(d, kWeightMatrix, s, r); }
 
 // U of a group (WinogradWeights), an input channel at a time: its 36 points for every output
 // channel go to a scratch first, then to U point by point, whole rows of `width` at once (the 36
