@@ -321,6 +321,8 @@ TARGETS_TEST(BlockedConvTest, HalfWeightsEqualTheFloatKernelOnWidenedWeights) {
   RunHalfWeightsCase({{1, 3, 23, 21}, {64, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {}, true, false, "Relu"});
   RunHalfWeightsCase({{2, 32, 11, 13}, {80, 32, 3, 3}, {}, {0, 2, 1, 0}, {}, true, true, "Relu", 2});  // Winograd
   RunHalfWeightsCase({{1, 64, 28, 28}, {128, 64, 3, 3}, {}, {1, 1, 1, 1}, {}, true, false, "Relu", 2});
+  RunHalfWeightsCase({{1, 104, 10, 9}, {104, 8, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, true, false, "Relu", 2, 13});  // groups
+  RunHalfWeightsCase({{1, 128, 6, 5}, {128, 32, 3, 3}, {}, {1, 1, 1, 1}, {}, true, true, "", 1, 4});
 }
 
 // A large image's V (past kMaxWholeImageV, 8 MB) is transformed a part of 30 tiles at a time
