@@ -67,10 +67,7 @@ class Renamer {
     return it != renames.end() ? it->second : name;
   }
 
-  static void Rename(const Renames& renames, std::string* name) {
-    auto it = renames.find(*name);
-    if (it != renames.end()) *name = it->second;
-  }
+  static void Rename(const Renames& renames, std::string* name) { *name = Renamed(renames, *name); }
 
   // Every name in `g` itself (its subgraphs are visited on their own).
   static void Apply(const Renames& renames, onnx::GraphProto* g) {

@@ -59,13 +59,12 @@ HWY_INLINE void MatrixRows(WinoD d, const float (&matrix)[kOut][kIn], const Wino
     for (size_t j = 0; j < kIn; ++j) {
       const float c = matrix[i][j];
       if (c == 0.0f) continue;
-      const WinoV term = c == 1.0f ? s[j] : c == -1.0f ? hn::Neg(s[j]) : hn::Mul(hn::Set(d, c), s[j]);
       if (first) {
-        sum = term;
+        sum = c == 1.0f ? s[j] : c == -1.0f ? hn::Neg(s[j]) : hn::Mul(hn::Set(d, c), s[j]);
+        first = false;
       } else {
         sum = c == 1.0f ? hn::Add(sum, s[j]) : c == -1.0f ? hn::Sub(sum, s[j]) : hn::MulAdd(hn::Set(d, c), s[j], sum);
       }
-      first = false;
     }
     r[i] = sum;
   }
