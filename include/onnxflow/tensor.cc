@@ -7,8 +7,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <new>
+
+#include <oneapi/tbb/spin_mutex.h>
 
 #include "include/onnxflow/storage_arena.h"
 
@@ -173,7 +174,7 @@ class BufferPool {
     const int c = ClassOf(std::max(bytes, kMinPooled));
     *class_bytes = c < 0 ? RoundUp(bytes) : ClassSize(c);
     for (int k = c; c >= 0 && k < kClasses && k <= c + kSpillClasses; ++k) {
-      std::lock_guard<std::mutex> lock(mutexes_[k]);
+      tbb::spin_mutex::scoped_lock lock(mutexes_[k]);
       if (!free_[k].empty()) {
         void* p = free_[k].back();
         free_[k].pop_back();
@@ -196,7 +197,7 @@ class BufferPool {
   // Frees every kept buffer.
   void Release() {
     for (int c = 0; c < kClasses; ++c) {
-      std::lock_guard<std::mutex> lock(mutexes_[c]);
+      tbb::spin_mutex::scoped_lock lock(mutexes_[c]);
       for (void* p : free_[c]) {
         FreeAligned(p, AllocatedBytes(ClassSize(c)));
         retained_.fetch_sub(ClassSize(c), std::memory_order_relaxed);
@@ -211,7 +212,7 @@ class BufferPool {
     const int c = ClassOf(class_bytes);
     if (c >= 0 && ClassSize(c) == class_bytes &&
         retained_.fetch_add(class_bytes, std::memory_order_relaxed) + class_bytes <= kMaxRetained) {
-      std::lock_guard<std::mutex> lock(mutexes_[c]);
+      tbb::spin_mutex::scoped_lock lock(mutexes_[c]);
       free_[c].push_back(p);
       return;
     }
@@ -247,7 +248,12 @@ class BufferPool {
     return c;
   }
 
-  std::mutex mutexes_[kClasses];
+  // Spin locks: a class's critical section is a push or a pop, and the kernels that split over
+  // cores take and give buffers of the same classes at once. With std::mutex the loser slept in
+  // the kernel (a futex wait and wake, dear in a virtual machine): a grouped convolution taking a
+  // buffer per group (RegNet's 56 groups of 8 on 7 x 7) ran 1.5x slower on two cores than on one,
+  // a third of its time in lock and unlock.
+  tbb::spin_mutex mutexes_[kClasses];
   std::vector<void*> free_[kClasses];
   std::atomic<size_t> retained_{0};
 };

@@ -51,9 +51,13 @@ BlockedConvPlan MakeBlockedConvPlan(const BlockedConvLayout& layout, const Shape
   }
   p.ranges = (p.tiles + per_task - 1) / per_task;
   p.per_task = (p.tiles + p.ranges - 1) / p.ranges;  // ranges of equal length: 15 + 14 tiles, not 21 + 8
-  // Whichever of the image and the weights is bigger is walked once: one image range through
-  // every group's weights (the weights stay in L2), or one group through every range.
-  p.groups_inner = layout.in_width * g.in_size() > layout.packed_floats;
+  // On one core, whichever of the image and the weights is bigger is walked once: one image range
+  // through every group's weights (the weights stay in L2), or one group through every range. On
+  // several, ranges outside: the cores split the pixels, not the channels, so each core reads the
+  // image the previous layer's same split wrote into its own cache. Split by channels, every core
+  // read half its input from the other core's cache: 1x1 208 -> 208 on 14x14, ten in a row, two
+  // cores 0.92 -> 0.73 ms (one core 1.0); RegNetY-400MF at two threads 1.07 -> 1.02x ONNX Runtime.
+  p.groups_inner = threads > 1 || layout.in_width * g.in_size() > layout.packed_floats;
   p.tasks = g.batch * p.groups * p.ranges;
   p.work = p.tasks * p.per_task * tile_pixels * layout.group_channels * layout.group_blocks * layout.block_channels *
            layout.taps;

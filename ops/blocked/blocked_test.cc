@@ -493,6 +493,20 @@ TEST(BlockedConvPlanTest, FollowsTheRules) {
   EXPECT_EQ(p2.uniform_taps[1], 230 * 3);
   EXPECT_EQ(p2.uniform_channels, 21);
 
+  // A 1x1 448 -> 448 on 7x7 (RegNet's last stage): weights bigger than the image, so one core walks
+  // each group through every range; on two cores each range takes every group (the cores split
+  // the pixels, and the next layer's split finds its pixels in its own core's cache).
+  BlockedConvLayout wide = pointwise;
+  wide.in_width = wide.out_width = 448;
+  wide.blocks = wide.chunk_blocks = wide.group_blocks = 28;
+  wide.packed_floats = 448 * 448;
+  const ConvGeometry g4 = ComputeConvGeometry(attrs, {1, 448, 7, 7}, {448, 448, 1, 1}).value();
+  EXPECT_FALSE(MakeBlockedConvPlan(wide, {1, 28, 7, 7, 16}, g4, 1, 6).groups_inner);
+  const BlockedConvPlan p4 = MakeBlockedConvPlan(wide, {1, 28, 7, 7, 16}, g4, 2, 6);
+  EXPECT_TRUE(p4.groups_inner);
+  EXPECT_EQ(p4.groups, 7);
+  EXPECT_EQ(p4.ranges, 2);
+
   // A 3x3 stride-1 convolution the kernel runs on Winograd's path.
   BlockedConvLayout winograd = pointwise;
   winograd.winograd = true;

@@ -68,6 +68,26 @@ class ShiftedImageSource : public BPanelSource {
   std::vector<int64_t> row_offsets_;  // where unfolded row r starts in padded_
 };
 
+// Rows [first_row, first_row + K) of another source, as a source of K rows: one group's part of a
+// source that unfolds every group's channels (row (c, kh, kw) of channel c of group grp is row
+// grp * (C/group * KH * KW) + ... of the whole).
+class RowsOf : public BPanelSource {
+ public:
+  RowsOf(const BPanelSource& whole, int64_t first_row) : whole_(whole), first_row_(first_row) {}
+  void PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr, float* dst) const override {
+    whole_.PackBlock(first_row_ + k0, kc, j0, cols, nr, dst);
+  }
+  const float* InPlaceRows(const int64_t** offsets) const override {
+    const float* base = whole_.InPlaceRows(offsets);
+    if (*offsets != nullptr) *offsets += first_row_;
+    return base;
+  }
+
+ private:
+  const BPanelSource& whole_;
+  int64_t first_row_;
+};
+
 // A 2-D (or 1-D or 3-D) convolution with the output channels in the vector lanes: C [pixels x M] = U [pixels x K] *
 // W^T [K x M], where U, the unfolded image, is never built: element (p, k) is read where it lies,
 // padded[pixel_offsets[p] + tap_offsets[k]] (GemmInputA's gather). This serves the convolutions the

@@ -138,6 +138,11 @@ TEST(ConvTest, MatchesReference) {
   RunCase({{1, 16, 30, 30}, {64, 16, 3, 3}, {}, {1, 1, 1, 1}}, true, 2, "Relu");
   RunCase({{1, 64, 13, 13}, {100, 64, 3, 3}, {}, {1, 1, 1, 1}}, true, 2, "Relu");  // gathered on two cores
   RunCase({{1, 64, 300}, {40, 64, 3}, {2}, {1, 1}}, true, 2, "Relu");  // 1-D, gathered on two cores
+  // Many groups on the shifted image, split over two cores: every group reads its rows of one
+  // padded copy per image (RegNet's groups of 8 on 7 x 7; two images; a grid wider than the output).
+  RunCase({{2, 448, 7, 7}, {448, 8, 3, 3}, {}, {1, 1, 1, 1}, {}, 56}, true, 2, "Relu");
+  RunCase({{1, 64, 9, 11}, {32, 4, 3, 3}, {}, {1, 1, 1, 1}, {}, 16}, false, 2);
+  RunCase({{2, 24, 10, 10}, {24, 3, 3, 3}, {}, {2, 0, 1, 2}, {2, 1}, 8}, true, 1);
   // Depthwise on two cores: ShuffleNet's 14x14 layer shape, its channels split in chunks.
   RunCase({{1, 272, 14, 14}, {272, 1, 3, 3}, {}, {1, 1, 1, 1}, {}, 272}, true, 2, "Relu");
 }
