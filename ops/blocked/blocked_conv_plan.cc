@@ -16,6 +16,10 @@ constexpr int64_t kTasksPerCore = 8;
 constexpr int64_t kMaxTilesPerTask = 128;
 // And the image pixels a task reads stay in L2 while the next group's weights go through it.
 constexpr int64_t kRangeInputBytes = 256 * 1024;
+// On several cores, the pixels are split (each core reading all the weights) while the weights are
+// at most this many times the image: 1x1 448 -> 448 on 7x7 (9x) gained a little, 3x3 512 -> 512 on
+// 7x7 (94x) lost 12%, 1x1 2048 -> 2048 on 7x7 (40x) was even.
+constexpr int64_t kPixelSplitWeightRatio = 16;
 
 }  // namespace
 
@@ -53,11 +57,15 @@ BlockedConvPlan MakeBlockedConvPlan(const BlockedConvLayout& layout, const Shape
   p.per_task = (p.tiles + p.ranges - 1) / p.ranges;  // ranges of equal length: 15 + 14 tiles, not 21 + 8
   // On one core, whichever of the image and the weights is bigger is walked once: one image range
   // through every group's weights (the weights stay in L2), or one group through every range. On
-  // several, ranges outside: the cores split the pixels, not the channels, so each core reads the
-  // image the previous layer's same split wrote into its own cache. Split by channels, every core
-  // read half its input from the other core's cache: 1x1 208 -> 208 on 14x14, ten in a row, two
-  // cores 0.92 -> 0.73 ms (one core 1.0); RegNetY-400MF at two threads 1.07 -> 1.02x ONNX Runtime.
-  p.groups_inner = threads > 1 || layout.in_width * g.in_size() > layout.packed_floats;
+  // several, ranges outside unless the weights are much bigger than the image: the cores then
+  // split the pixels, not the channels, so each core reads the image the previous layer's same
+  // split wrote into its own cache, and all the weights. Split by channels, every core read half
+  // its input from the other core's cache: 1x1 208 -> 208 on 14x14, ten in a row, two cores 0.92
+  // -> 0.73 ms (one core 1.0); RegNetY-400MF at two threads 1.07 -> 1.02x ONNX Runtime. But each
+  // core streaming all of 3x3 512 -> 512's 9.4 MB for a 7x7 image cost more: 6.5 -> 7.3 ms for ten.
+  const int64_t image_floats = layout.in_width * g.in_size();
+  p.groups_inner = image_floats > layout.packed_floats ||
+                   (threads > 1 && layout.packed_floats <= kPixelSplitWeightRatio * image_floats);
   p.tasks = g.batch * p.groups * p.ranges;
   p.work = p.tasks * p.per_task * tile_pixels * layout.group_channels * layout.group_blocks * layout.block_channels *
            layout.taps;

@@ -199,6 +199,8 @@ TARGETS_TEST(BlockedConvTest, ResidualAndThreads) {
   RunConvCase({{1, 32, 9, 9}, {32, 32, 3, 3}, {}, {1, 1, 1, 1}, {}, true, true, "Relu"});
   RunConvCase({{1, 64, 14, 14}, {64, 64, 1, 1}, {}, {}, {}, false, true, "", 2});
   RunConvCase({{1, 64, 28, 28}, {128, 64, 3, 3}, {}, {1, 1, 1, 1}, {}, true, false, "Relu", 2});
+  // Winograd on two cores, ranges outside: 3 groups (the last one partial) x 2 ranges of 64 tiles.
+  RunConvCase({{1, 48, 30, 31}, {160, 48, 3, 3}, {}, {1, 1, 1, 1}, {}, true, true, "Relu", 2});
   RunConvCase({{1, 3, 56, 56}, {64, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {}, true, false, "Relu", 2});
 }
 
@@ -495,7 +497,8 @@ TEST(BlockedConvPlanTest, FollowsTheRules) {
 
   // A 1x1 448 -> 448 on 7x7 (RegNet's last stage): weights bigger than the image, so one core walks
   // each group through every range; on two cores each range takes every group (the cores split
-  // the pixels, and the next layer's split finds its pixels in its own core's cache).
+  // the pixels, and the next layer's split finds its pixels in its own core's cache), the weights
+  // being only 9 times the image.
   BlockedConvLayout wide = pointwise;
   wide.in_width = wide.out_width = 448;
   wide.blocks = wide.chunk_blocks = wide.group_blocks = 28;
@@ -506,6 +509,16 @@ TEST(BlockedConvPlanTest, FollowsTheRules) {
   EXPECT_TRUE(p4.groups_inner);
   EXPECT_EQ(p4.groups, 7);
   EXPECT_EQ(p4.ranges, 2);
+  // But 3x3 512 -> 512 on 7x7 splits the channels: its weights are 94 times its image.
+  BlockedConvLayout big = wide;
+  big.in_width = big.out_width = 512;
+  big.taps = 9;
+  big.blocks = big.chunk_blocks = big.group_blocks = 32;
+  big.packed_floats = 512 * 512 * 9;
+  ConvAttributes padded;
+  padded.pads = {1, 1, 1, 1};
+  const ConvGeometry g5 = ComputeConvGeometry(padded, {1, 512, 7, 7}, {512, 512, 3, 3}).value();
+  EXPECT_FALSE(MakeBlockedConvPlan(big, {1, 32, 7, 7, 16}, g5, 2, 6).groups_inner);
 
   // A 3x3 stride-1 convolution the kernel runs on Winograd's path.
   BlockedConvLayout winograd = pointwise;

@@ -150,14 +150,17 @@ void WinogradConv::Run(const KernelContext& ctx, const WinogradImage& image) con
   const int64_t tail = (kTilePixels - 1) * kChannelBlock;
   AlignedFloats v = AlignedFloats::Make(kWinogradPoints * xi_stride + tail, /*zero=*/false);
   std::fill(v.get() + kWinogradPoints * xi_stride, v.get() + kWinogradPoints * xi_stride + tail, 0.0f);
-  ParallelFor(ctx, in_blocks * tiles, kWinogradPoints * kChannelBlock * 8, [&](int64_t i0, int64_t i1) {
-    while (i0 < i1) {
-      const int64_t block = i0 / tiles, tile0 = i0 % tiles, tile1 = std::min(tiles, tile0 + (i1 - i0));
+  // The cores split the tiles (not the input blocks), as the products below split them: each core
+  // transforms the rows of the image the previous layer's same split left in its cache, into the
+  // part of V it then multiplies. Split by blocks, half of both came from the other core's cache:
+  // the input transform took 3.4x the CPU time on two cores that it took on one (ten 64 -> 64
+  // layers on 56 x 56, 4.65 ms on one core, 4.05 on two).
+  ParallelFor(ctx, tiles, in_blocks * kWinogradPoints * kChannelBlock * 8, [&](int64_t tile0, int64_t tile1) {
+    for (int64_t block = 0; block < in_blocks; ++block) {
       WinogradInput in = InputOf(image, block, tiles_w);
       in.v = v.get() + block * tiles * kChannelBlock;
       in.xi_stride = xi_stride;
       RunWinogradInput(in, tile0, tile1);
-      i0 += tile1 - tile0;
     }
   });
   const TransformedInput whole{v.get(), xi_stride, tiles * kChannelBlock, 0};
@@ -177,8 +180,13 @@ void WinogradConv::Run(const KernelContext& ctx, const WinogradImage& image) con
   while ((groups * ranges) % threads != 0 && ranges < calls) ++ranges;
   ranges = std::min(ranges, calls);
 
+  // On one core, groups outside (a group's U stays in cache through its ranges). On several,
+  // ranges outside: a core's tasks are a run of ranges, every group of each, so it writes whole
+  // pixels of Y, what the next layer's input transform reads on that core.
+  const bool ranges_outside = threads > 1;
   auto run_task = [&](int64_t task) {
-    const int64_t group = task / ranges, range = task % ranges;
+    const int64_t range = ranges_outside ? task / groups : task % ranges;
+    const int64_t group = ranges_outside ? task % groups : task / ranges;
     const int64_t range0 = range * calls / ranges * kTilePixels;
     const int64_t range_tiles = std::min(tiles, (range + 1) * calls / ranges * kTilePixels) - range0;
     const int64_t c0 = group * kGroupChannels;

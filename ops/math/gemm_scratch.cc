@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <new>
+#include <thread>
+#include <utility>
 #include <vector>
+
+#include <oneapi/tbb/spin_mutex.h>
 
 #include "include/onnxflow/storage_arena.h"
 
@@ -23,6 +26,9 @@ constexpr size_t kHugePage = size_t{2} << 20;
 // process allocates: a heap top it trims is faulted in again at the next run, and a page fault on
 // this VM costs 10-30 us. Under run_model --profile (a few small allocations per node) a 16 KB
 // im2col block was freed into the trimmed top every run: a one-node Conv took 0.25 ms, not 0.012.
+// A thread takes back a buffer it gave, when one fits: its lines are in that core's cache, where
+// another core's buffer would first be fetched from (or invalidated in) the other core's. Locked
+// with a spin lock: the tasks of a kernel split over the cores take and give at the same moments.
 class FloatsFreeList {
  public:
   static constexpr size_t kMinKept = size_t{4} << 10;
@@ -37,10 +43,14 @@ class FloatsFreeList {
   // with).
   void* Take(size_t* bytes) {
     if (*bytes < kMinKept) return nullptr;
-    std::lock_guard<std::mutex> lock(mutex_);
+    const std::thread::id self = std::this_thread::get_id();
+    tbb::spin_mutex::scoped_lock lock(mutex_);
     auto best = kept_.end();
     for (auto it = kept_.begin(); it != kept_.end(); ++it) {
-      if (it->bytes >= *bytes && it->bytes <= 2 * *bytes && (best == kept_.end() || it->bytes < best->bytes)) best = it;
+      if (it->bytes < *bytes || it->bytes > 2 * *bytes) continue;
+      if (best == kept_.end() || std::make_pair(it->giver != self, it->bytes) < std::make_pair(best->giver != self, best->bytes)) {
+        best = it;
+      }
     }
     if (best == kept_.end()) return nullptr;
     void* p = best->ptr;
@@ -53,7 +63,7 @@ class FloatsFreeList {
   void Release() {
     std::vector<Kept> kept;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      tbb::spin_mutex::scoped_lock lock(mutex_);
       kept.swap(kept_);
       retained_ = 0;
     }
@@ -63,15 +73,16 @@ class FloatsFreeList {
   // Keeps the buffer, or returns false when the list is full (the caller frees it).
   bool Give(void* p, size_t bytes) {
     if (bytes < kMinKept) return false;
-    std::lock_guard<std::mutex> lock(mutex_);
+    const std::thread::id self = std::this_thread::get_id();
+    tbb::spin_mutex::scoped_lock lock(mutex_);
     if (retained_ + bytes > kMaxRetainedScratchBytes || kept_.size() >= kMaxKept) return false;
     retained_ += bytes;
-    kept_.push_back({p, bytes});
+    kept_.push_back({p, bytes, self});
     return true;
   }
 
   size_t retained() {
-    std::lock_guard<std::mutex> lock(mutex_);
+    tbb::spin_mutex::scoped_lock lock(mutex_);
     return retained_;
   }
 
@@ -79,8 +90,9 @@ class FloatsFreeList {
   struct Kept {
     void* ptr;
     size_t bytes;
+    std::thread::id giver;
   };
-  std::mutex mutex_;
+  tbb::spin_mutex mutex_;
   std::vector<Kept> kept_;
   size_t retained_ = 0;
 };
