@@ -246,7 +246,7 @@ class BlockedConvKernel : public OpKernel {
     const int64_t y_width = out_blocks_ * kChannelBlock, y_offset = block_offset_ * kChannelBlock;
     const int64_t in_pixels = g.in_size(), out_pixels = g.out_size();
     const int64_t x_block_stride = in_pixels * kChannelBlock, y_block_stride = out_pixels * kChannelBlock;
-    const int64_t tile_pixels = plan.tile_pixels, tiles = plan.tiles, groups = plan.groups, ranges = plan.ranges;
+    const int64_t tile_pixels = plan.tile_pixels, groups = plan.groups, ranges = plan.ranges;
     const WeightType type = packed_->type();
     const int64_t weight_bytes = WeightBytes(type);
     const char* packed_end = static_cast<const char*>(packed_->at(packed_->size()));
@@ -254,7 +254,7 @@ class BlockedConvKernel : public OpKernel {
       const int64_t n = task / (ranges * groups), rest = task % (ranges * groups);
       const int64_t range = plan.groups_inner ? rest / groups : rest % ranges;
       const int64_t group = plan.groups_inner ? rest % groups : rest / ranges;
-      const int64_t tile0 = range * plan.per_task, tile1 = std::min(tiles, tile0 + plan.per_task);
+      const auto [tile0, tile1] = plan.RangeTiles(range);
       const int64_t c0 = group * group_channels_, width = std::min(group_channels_, out_width_ - c0);
       // The input blocks this group reads: all of them, or a grouped convolution's own.
       const int64_t first_block = group_ > 1 ? group * group_blocks_ : 0;

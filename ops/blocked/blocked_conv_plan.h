@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "include/onnxflow/tensor.h"
@@ -43,7 +44,7 @@ struct BlockedConvPlan {
   int64_t pixel_stride = 0;    // floats between an input block's pixels
   int64_t tiles = 0;           // of tile_pixels output pixels, per image and group
   int64_t groups = 0;          // of layout.group_channels output channels
-  int64_t per_task = 0;        // tiles per task (ranges of equal length)
+  int64_t per_task = 0;        // tiles per task, at most (ranges differ by at most a tile)
   int64_t ranges = 0;          // ranges of tiles per image and group
   int64_t tasks = 0;           // batch x groups x ranges
   bool groups_inner = false;   // a task's range walks every group (weights bigger than the image)
@@ -54,6 +55,10 @@ struct BlockedConvPlan {
   std::vector<int64_t> uniform_taps;
   int64_t uniform_channels = 0;
 
+  // The tiles [first, end) of range `r`: as even as the tiles cut, the longer ranges last (a 7 x 7
+  // map's 9 tiles of 6 pixels in two ranges are 4 + 5 tiles, 24 + 25 pixels with the one-pixel
+  // tile, not 5 + 4, 30 + 19).
+  std::pair<int64_t, int64_t> RangeTiles(int64_t r) const { return {r * tiles / ranges, (r + 1) * tiles / ranges}; }
   bool For(const Shape& x, int threads_now, int64_t tile_pixels_now) const {
     return x == x_shape && threads_now == threads && tile_pixels_now == tile_pixels;
   }

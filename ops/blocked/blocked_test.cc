@@ -509,6 +509,8 @@ TEST(BlockedConvPlanTest, FollowsTheRules) {
   EXPECT_TRUE(p4.groups_inner);
   EXPECT_EQ(p4.groups, 7);
   EXPECT_EQ(p4.ranges, 2);
+  EXPECT_EQ(p4.RangeTiles(0), std::make_pair(int64_t{0}, int64_t{4}));  // 24 pixels
+  EXPECT_EQ(p4.RangeTiles(1), std::make_pair(int64_t{4}, int64_t{9}));  // 25, the last tile one
   // But 3x3 512 -> 512 on 7x7 splits the channels: its weights are 94 times its image.
   BlockedConvLayout big = wide;
   big.in_width = big.out_width = 512;
