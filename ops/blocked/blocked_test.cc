@@ -814,6 +814,7 @@ struct PoolCase {
   std::vector<int64_t> kernel, strides, pads;
   int64_t ceil_mode = 0, count_include_pad = 0;
   std::vector<int64_t> dilations;
+  int threads = 1;
 };
 
 void RunPoolCase(const PoolCase& cs) {
@@ -835,6 +836,7 @@ void RunPoolCase(const PoolCase& cs) {
   }
   Result<Tensor> expected = RunOne(plain);
   ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+  blocked.Threads(cs.threads);
   Result<Tensor> actual = RunOne(blocked);
   ASSERT_TRUE(actual.ok()) << actual.status().ToString();
   EXPECT_TRUE(TensorsNear(ToBlockedRef(*expected), *actual, 1e-5, 1e-6));
@@ -852,6 +854,9 @@ TARGETS_TEST(BlockedPoolTest, MatchesPlainPools) {
   // 3x3 windows of stride 1 or 2 (one pass with columns carried over): long interiors between
   // cut borders, asymmetric pads, ceil_mode, pads counted, a map with no interior at all.
   RunPoolCase({"MaxPool", {1, 16, 20, 23}, {3, 3}, {1, 1}, {1, 1, 1, 1}});
+  // On two cores: two images, 3 blocks, 28 output rows.
+  RunPoolCase({"MaxPool", {2, 48, 56, 56}, {3, 3}, {2, 2}, {1, 1, 1, 1}, 0, 0, {}, 2});
+  RunPoolCase({"AveragePool", {1, 40, 29, 30}, {3, 3}, {1, 1}, {1, 1, 1, 1}, 0, 1, {}, 2});
   RunPoolCase({"AveragePool", {1, 32, 12, 17}, {3, 3}, {2, 2}, {0, 1, 1, 0}, 1, 1});
   RunPoolCase({"AveragePool", {1, 16, 11, 19}, {3, 3}, {1, 2}, {1, 2, 1, 0}});
   RunPoolCase({"MaxPool", {1, 16, 3, 2}, {3, 3}, {1, 2}, {1, 1, 1, 1}});
