@@ -194,15 +194,18 @@ class BufferPool {
     return AllocateAligned(AllocatedBytes(*class_bytes), huge ? kHugePage : kAlignment, huge);
   }
 
-  // Frees every kept buffer.
+  // Frees every kept buffer (outside the lock: a thread taking a buffer spins while it is held).
   void Release() {
     for (int c = 0; c < kClasses; ++c) {
-      tbb::spin_mutex::scoped_lock lock(mutexes_[c]);
-      for (void* p : free_[c]) {
+      std::vector<void*> kept;
+      {
+        tbb::spin_mutex::scoped_lock lock(mutexes_[c]);
+        kept.swap(free_[c]);
+      }
+      for (void* p : kept) {
         FreeAligned(p, AllocatedBytes(ClassSize(c)));
         retained_.fetch_sub(ClassSize(c), std::memory_order_relaxed);
       }
-      free_[c].clear();
     }
   }
 

@@ -45,12 +45,12 @@ class FloatsFreeList {
     if (*bytes < kMinKept) return nullptr;
     const std::thread::id self = std::this_thread::get_id();
     tbb::spin_mutex::scoped_lock lock(mutex_);
+    // This thread's buffers first, then the smallest.
+    const auto rank = [&](const Kept& k) { return std::make_pair(k.giver != self, k.bytes); };
     auto best = kept_.end();
     for (auto it = kept_.begin(); it != kept_.end(); ++it) {
       if (it->bytes < *bytes || it->bytes > 2 * *bytes) continue;
-      if (best == kept_.end() || std::make_pair(it->giver != self, it->bytes) < std::make_pair(best->giver != self, best->bytes)) {
-        best = it;
-      }
+      if (best == kept_.end() || rank(*it) < rank(*best)) best = it;
     }
     if (best == kept_.end()) return nullptr;
     void* p = best->ptr;
