@@ -38,7 +38,7 @@ void BM_QGemm(benchmark::State& state) {
   tbb::task_arena arena(threads);
   for (auto _ : state) {
     arena.execute([&] {
-      const QPackedA pa = QPackA(a.data(), false, k, m, k);
+      const QPackedA pa = QPackA(a.data(), false, k, m, k, threads);  // as the ops pack it
       QGemm(pa, pb, zero, QEpilogue{}, c.data(), n, threads);
     });
     benchmark::DoNotOptimize(c.data());
@@ -77,7 +77,9 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniLoop(benchmark::
   int32_t out[16];
   _mm512_storeu_si512(out, s);
   benchmark::DoNotOptimize(out);
-  SetCounters(state, 2.0 * 64 * kChains * iters);
+  // Google Benchmark adds the threads' counters and then multiplies by the iterations of all
+  // threads: each thread counts its share, or two threads report twice their rate.
+  SetCounters(state, 2.0 * 64 * kChains * iters / state.threads());
 }
 
 void BM_VnniPeak(benchmark::State& state) {
