@@ -393,28 +393,43 @@ std::string ProfileTable(const std::vector<RunProfile>& runs, int top) {
   std::vector<std::pair<std::string, NodeTotal>> sorted(nodes.begin(), nodes.end());
   std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
 
-  std::string out;
-  char line[512];
-  std::snprintf(line, sizeof(line), "node time per run (sum over nodes): %.3f ms\n%-32s %-18s %10s %6s  %s\n",
-                total_ms / per_run, "node", "op", "ms", "%", "output shape");
-  out += line;
-  for (size_t i = 0; i < sorted.size() && static_cast<int>(i) < top; ++i) {
+  // Columns as wide as what they list. An exporter's node names are scope paths
+  // ("/layers/layers.12/layers.12.1/layers/layers.3/Conv"): cut to a fixed width from the right,
+  // the nodes of one block all read alike, so a name too long keeps its tail, where they differ.
+  const size_t shown = std::min(sorted.size(), static_cast<size_t>(std::max(top, 0)));
+  size_t name_w = 4, op_w = 2;
+  for (size_t i = 0; i < shown; ++i) {
+    name_w = std::max(name_w, std::min(sorted[i].first.size(), kProfileNameWidth));
+    op_w = std::max(op_w, sorted[i].second.op_type.size());
+  }
+  for (const auto& [op, total] : ops) op_w = std::max(op_w, op.size());
+  const auto cell = [](const std::string& text, size_t width) {
+    std::string c = text.size() <= width ? text : "..." + text.substr(text.size() - (width - 3));
+    c.resize(width, ' ');
+    return c;
+  };
+  const auto num = [](const char* format, double value) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), format, value);
+    return std::string(buf);
+  };
+
+  std::string out = "node time per run (sum over nodes): " + num("%.3f", total_ms / per_run) + " ms\n" +
+                    cell("node", name_w) + " " + cell("op", op_w) + "         ms      %  output shape\n";
+  for (size_t i = 0; i < shown; ++i) {
     const auto& [name, n] = sorted[i];
     std::string shape = "[";
     for (size_t d = 0; d < n.shape.size(); ++d) shape += (d ? "," : "") + std::to_string(n.shape[d]);
     shape += "]";
-    std::snprintf(line, sizeof(line), "%-32.32s %-18.18s %10.3f %6.1f  %s\n", name.c_str(), n.op_type.c_str(),
-                  n.ms / per_run, 100.0 * n.ms / std::max(total_ms, 1e-9), shape.c_str());
-    out += line;
+    out += cell(name, name_w) + " " + cell(n.op_type, op_w) + " " + num("%10.3f", n.ms / per_run) + " " +
+           num("%6.1f", 100.0 * n.ms / std::max(total_ms, 1e-9)) + "  " + shape + "\n";
   }
   std::vector<std::pair<std::string, std::pair<double, int>>> by_op(ops.begin(), ops.end());
   std::sort(by_op.begin(), by_op.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
-  std::snprintf(line, sizeof(line), "\n%-24s %6s %10s %6s\n", "op", "nodes", "ms", "%");
-  out += line;
+  out += "\n" + cell("op", op_w) + "  nodes         ms      %\n";
   for (const auto& [op, total] : by_op) {
-    std::snprintf(line, sizeof(line), "%-24.24s %6d %10.3f %6.1f\n", op.c_str(), total.second, total.first / per_run,
-                  100.0 * total.first / std::max(total_ms, 1e-9));
-    out += line;
+    out += cell(op, op_w) + " " + num("%6.0f", total.second) + " " + num("%10.3f", total.first / per_run) + " " +
+           num("%6.1f", 100.0 * total.first / std::max(total_ms, 1e-9)) + "\n";
   }
   return out;
 }

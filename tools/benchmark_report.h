@@ -66,7 +66,9 @@ std::string ChromeTrace(const RunProfile& profile);
 std::string ChromeTrace(const std::vector<RunProfile>& runs);
 
 // A text table of where the time of several runs went: the `top` slowest nodes (mean time, op,
-// output shape) and every op type's share of the total.
+// output shape) and every op type's share of the total. Node names longer than
+// kProfileNameWidth show their last characters after "...".
+constexpr size_t kProfileNameWidth = 48;
 std::string ProfileTable(const std::vector<RunProfile>& runs, int top);
 
 }  // namespace onnxflow::tools
