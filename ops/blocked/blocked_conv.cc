@@ -67,7 +67,7 @@ void WidenWeights(const void* weights, WeightType type, int64_t n, float* out) {
   if (type == WeightType::kFloat16) {
     HalfToFloatArray(bits, out, n);  // F16C where the CPU has it
   } else if (type == WeightType::kBFloat16) {
-    for (int64_t i = 0; i < n; ++i) out[i] = BFloat16ToFloat(bits[i]);
+    BFloat16ToFloatArray(bits, out, n);
   } else {
     std::copy_n(static_cast<const float*>(weights), n, out);
   }

@@ -46,6 +46,43 @@ void HalfToFloatImpl(const uint16_t* in, float* out, int64_t n) {
 
 #undef ONNXFLOW_HALF_SIMD
 
+// A bfloat16 model's weights are widened block by block for every product (ops/math/constant_b.cc),
+// so this runs as often as the GEMM's packing: the scalar loop made a bfloat16 BERT-base 25-50%
+// slower than its float16 twin.
+void BFloat16ToFloatImpl(const uint16_t* in, float* out, int64_t n) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const hn::Rebind<uint16_t, decltype(df)> d16;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    hn::StoreU(hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, in + i)))), df, out + i);
+  }
+  for (; i < n; ++i) out[i] = BFloat16ToFloat(in[i]);
+}
+
+// FloatToBFloat16 in lanes: round to nearest even by adding 0x7fff plus the kept part's lowest
+// bit, and a NaN's top half with the quiet bit set (rounding could carry a NaN into infinity).
+void FloatToBFloat16Impl(const float* in, uint16_t* out, int64_t n) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<uint16_t, decltype(df)> d16;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const auto abs_mask = hn::Set(di, 0x7fffffff), inf = hn::Set(di, 0x7f800000);
+  const auto one = hn::Set(du, 1u), half_ulp = hn::Set(du, 0x7fffu), quiet = hn::Set(du, 0x40u);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto u = hn::BitCast(du, hn::LoadU(df, in + i));
+    const auto top = hn::ShiftRight<16>(u);
+    const auto rounded = hn::ShiftRight<16>(hn::Add(hn::Add(u, half_ulp), hn::And(top, one)));
+    const auto nan = hn::RebindMask(du, hn::Gt(hn::And(hn::BitCast(di, u), abs_mask), inf));
+    const auto bits = hn::IfThenElse(nan, hn::Or(top, quiet), rounded);  // each lane < 2^16
+    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, bits)), d16, out + i);
+  }
+  for (; i < n; ++i) out[i] = FloatToBFloat16(in[i]);
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace onnxflow
 HWY_AFTER_NAMESPACE();
@@ -55,6 +92,8 @@ namespace onnxflow {
 
 HWY_EXPORT(FloatToHalfImpl);
 HWY_EXPORT(HalfToFloatImpl);
+HWY_EXPORT(FloatToBFloat16Impl);
+HWY_EXPORT(BFloat16ToFloatImpl);
 
 void FloatToHalfArray(const float* in, uint16_t* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(FloatToHalfImpl)(in, out, n);
@@ -62,6 +101,14 @@ void FloatToHalfArray(const float* in, uint16_t* out, int64_t n) {
 
 void HalfToFloatArray(const uint16_t* in, float* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(HalfToFloatImpl)(in, out, n);
+}
+
+void FloatToBFloat16Array(const float* in, uint16_t* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(FloatToBFloat16Impl)(in, out, n);
+}
+
+void BFloat16ToFloatArray(const uint16_t* in, float* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(BFloat16ToFloatImpl)(in, out, n);
 }
 
 }  // namespace onnxflow

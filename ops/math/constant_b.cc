@@ -12,9 +12,9 @@ namespace {
 void Widen(DataType type, const uint16_t* in, float* out, int64_t n) {
   if (type == DataType::kFloat16) {
     HalfToFloatArray(in, out, n);
-    return;
+  } else {
+    BFloat16ToFloatArray(in, out, n);
   }
-  for (int64_t i = 0; i < n; ++i) out[i] = BFloat16ToFloat(in[i]);
 }
 
 }  // namespace
@@ -61,8 +61,9 @@ void HalfPackedB::PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, in
   }
 }
 
-const uint16_t* HalfPackedB::HalfStrips(int64_t nr) const {
-  return dtype_ == DataType::kFloat16 && nr == nr_ ? strips() : nullptr;
+const uint16_t* HalfPackedB::HalfStrips(int64_t nr, bool* bfloat16) const {
+  *bfloat16 = dtype_ == DataType::kBFloat16;
+  return nr == nr_ ? strips() : nullptr;
 }
 
 ConstantB::ConstantB(const Tensor* b, bool trans) {

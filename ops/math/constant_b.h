@@ -21,7 +21,7 @@ class HalfPackedB : public BPanelSource {
   HalfPackedB(const Tensor& b, bool trans);
 
   void PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, int64_t nr, float* dst) const override;
-  const uint16_t* HalfStrips(int64_t nr) const override;
+  const uint16_t* HalfStrips(int64_t nr, bool* bfloat16) const override;
 
  private:
   const uint16_t* strips() const { return reinterpret_cast<const uint16_t*>(strips_.get()); }

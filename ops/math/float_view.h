@@ -45,8 +45,7 @@ inline void WidenHalves(DataType type, const void* in, float* out, int64_t n) {
   if (type == DataType::kFloat16) {
     HalfToFloatArray(static_cast<const uint16_t*>(in), out, n);
   } else {
-    const BFloat16* p = static_cast<const BFloat16*>(in);
-    for (int64_t i = 0; i < n; ++i) out[i] = BFloat16ToFloat(p[i].bits);
+    BFloat16ToFloatArray(static_cast<const uint16_t*>(in), out, n);
   }
 }
 
@@ -55,8 +54,7 @@ inline void NarrowFloats(const float* in, DataType type, void* out, int64_t n) {
   if (type == DataType::kFloat16) {
     FloatToHalfArray(in, static_cast<uint16_t*>(out), n);
   } else {
-    BFloat16* p = static_cast<BFloat16*>(out);
-    for (int64_t i = 0; i < n; ++i) p[i].bits = FloatToBFloat16(in[i]);
+    FloatToBFloat16Array(in, static_cast<uint16_t*>(out), n);
   }
 }
 

@@ -214,8 +214,9 @@ constexpr std::array<std::array<MicroKernelFn, kNv>, sizeof...(kRows)> KernelTab
 // the micro-kernel, so the same bits.
 constexpr size_t kRowStrips = 4;
 
-// B as the row kernel reads it: float, or float16 widened in registers (a half model's weights
-// kept in 16 bits, ops/math/constant_b.h: half the bytes from memory, the same products).
+// B as the row kernel reads it: float, or float16 or bfloat16 widened in registers (a half
+// model's weights kept in 16 bits, ops/math/constant_b.h: half the bytes from memory, the same
+// products). A bfloat16 is a float's upper half: widened by a shift.
 template <class D>
 HWY_INLINE hn::Vec<D> LoadRowB(D d, const float* HWY_RESTRICT p) {
   return hn::LoadU(d, p);
@@ -223,6 +224,12 @@ HWY_INLINE hn::Vec<D> LoadRowB(D d, const float* HWY_RESTRICT p) {
 template <class D>
 HWY_INLINE hn::Vec<D> LoadRowB(D d, const hwy::float16_t* HWY_RESTRICT p) {
   return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::float16_t, D>(), p));
+}
+template <class D>
+HWY_INLINE hn::Vec<D> LoadRowB(D d, const hwy::bfloat16_t* HWY_RESTRICT p) {
+  const hn::RebindToUnsigned<D> du;
+  const auto bits = hn::LoadU(hn::Rebind<uint16_t, D>(), reinterpret_cast<const uint16_t*>(p));
+  return hn::BitCast(d, hn::ShiftLeft<16>(hn::PromoteTo(du, bits)));
 }
 
 template <typename TB, size_t kStrips>
@@ -428,29 +435,35 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
                });
   };
   if (blk.b_half != nullptr) {
-    // One row of C against float16 weight strips, widened in registers (Sgemm sets b_half only
-    // for a packed one-row A): whole strips kRowStrips at a time, then one at a time, the last,
-    // partial one on scratch.
-    const auto* b = reinterpret_cast<const hwy::float16_t*>(blk.b_half);
+    // One row of C against float16 or bfloat16 weight strips, widened in registers (Sgemm sets
+    // b_half only for a packed one-row A): whole strips kRowStrips at a time, then one at a time,
+    // the last, partial one on scratch.
     const size_t strip = static_cast<size_t>(blk.b_strip_stride), row = static_cast<size_t>(blk.b_row_stride);
     const size_t kc = static_cast<size_t>(blk.kc);
     const int64_t whole = blk.n / nr;
-    int64_t t = 0;
-    for (; t + static_cast<int64_t>(kRowStrips) <= whole; t += kRowStrips) {
-      const auto [epi, c, addend] = tile_out(0, t * nr);
-      RowKernel<hwy::float16_t, kRowStrips>(blk.a, b + t * strip, strip, row, kc, c, blk.load_c ? c : addend,
-                                            blk.last ? &epi : nullptr);
-    }
-    for (; t < whole; ++t) {
-      const auto [epi, c, addend] = tile_out(0, t * nr);
-      RowKernel<hwy::float16_t, 1>(blk.a, b + t * strip, strip, row, kc, c, blk.load_c ? c : addend,
-                                   blk.last ? &epi : nullptr);
-    }
-    if (t < b_strips) {
-      on_scratch(1, blk.n - t * nr, tile_out(0, t * nr),
-                 [&](float* tile, size_t, const float* start, const TileEpilogue* last_epi) {
-                   RowKernel<hwy::float16_t, 1>(blk.a, b + t * strip, strip, row, kc, tile, start, last_epi);
-                 });
+    auto row_strips = [&](const auto* b) {
+      using TB = std::remove_const_t<std::remove_pointer_t<decltype(b)>>;
+      int64_t t = 0;
+      for (; t + static_cast<int64_t>(kRowStrips) <= whole; t += kRowStrips) {
+        const auto [epi, c, addend] = tile_out(0, t * nr);
+        RowKernel<TB, kRowStrips>(blk.a, b + t * strip, strip, row, kc, c, blk.load_c ? c : addend,
+                                  blk.last ? &epi : nullptr);
+      }
+      for (; t < whole; ++t) {
+        const auto [epi, c, addend] = tile_out(0, t * nr);
+        RowKernel<TB, 1>(blk.a, b + t * strip, strip, row, kc, c, blk.load_c ? c : addend, blk.last ? &epi : nullptr);
+      }
+      if (t < b_strips) {
+        on_scratch(1, blk.n - t * nr, tile_out(0, t * nr),
+                   [&](float* tile, size_t, const float* start, const TileEpilogue* last_epi) {
+                     RowKernel<TB, 1>(blk.a, b + t * strip, strip, row, kc, tile, start, last_epi);
+                   });
+      }
+    };
+    if (blk.b_half_bf16) {
+      row_strips(reinterpret_cast<const hwy::bfloat16_t*>(blk.b_half));
+    } else {
+      row_strips(reinterpret_cast<const hwy::float16_t*>(blk.b_half));
     }
     if (blk.rows_done != nullptr) (*blk.rows_done)(blk.row0, 1, blk.col0, blk.n);
     return;

@@ -219,12 +219,14 @@ void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float
     b_tail = AlignedFloats::Make(k * nr);
     PackBStrip(b.data, b.ld, false, k, n, nr, n_strips - 1, b_tail.get());
   }
-  // A one-row product of float16 weights (a half decoder's per-token step) reads their strips as
-  // they are, widened in registers four streams at a time, instead of widening each block into
-  // scratch first: one stream of demand loads there held GPT-2's step at 9 GB/s of weights.
-  // More rows widen a half B block by block; each block's tiles request the next one's strips.
+  // A one-row product of float16 or bfloat16 weights (a half decoder's per-token step) reads their
+  // strips as they are, widened in registers four streams at a time, instead of widening each
+  // block into scratch first: one stream of demand loads there held GPT-2's step at 9 GB/s of
+  // weights. More rows widen a half B block by block; each block's tiles request the next one's
+  // strips.
+  bool half_bf16 = false;
   const uint16_t* half_source =
-      plan.b == BPath::kPackEachBlock && b.source != nullptr ? b.source->HalfStrips(nr) : nullptr;
+      plan.b == BPath::kPackEachBlock && b.source != nullptr ? b.source->HalfStrips(nr, &half_bf16) : nullptr;
   const uint16_t* half_strips = m == 1 && !gather_a ? half_source : nullptr;
   const uint16_t* half_blocks = half_strips == nullptr ? half_source : nullptr;
   const int64_t* in_place_offsets = nullptr;
@@ -280,6 +282,7 @@ void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float
           case BPath::kPackEachBlock:
             if (half_strips != nullptr) {
               blk.b_half = half_strips + (s0 * k + k0) * nr;
+              blk.b_half_bf16 = half_bf16;
               blk.b_strip_stride = k * nr;
               blk.b_row_stride = nr;
               break;

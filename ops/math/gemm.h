@@ -89,11 +89,14 @@ class BPanelSource {
     *offsets = nullptr;
     return nullptr;
   }
-  // A source holding B as float16 in PackB's layout for strips of `nr` columns (strip t, row k at
-  // (t * K + k) * nr, zeros past column N) may let a one-row product read it as it is, widened in
-  // registers. Returns it, or null (the default) to be packed block by block.
-  virtual const uint16_t* HalfStrips(int64_t nr) const {
+  // A source holding B as float16 or bfloat16 (`*bfloat16` says which) in PackB's layout for
+  // strips of `nr` columns (strip t, row k at (t * K + k) * nr, zeros past column N) may let a
+  // one-row product read it as it is, widened in registers, and a taller one request the next
+  // block's strips while it widens this one. Returns it, or null (the default) to be packed block
+  // by block.
+  virtual const uint16_t* HalfStrips(int64_t nr, bool* bfloat16) const {
     (void)nr;
+    *bfloat16 = false;
     return nullptr;
   }
 };

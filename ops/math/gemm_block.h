@@ -28,6 +28,7 @@ struct GemmBlock {
   const uint16_t* b_half = nullptr;  // when set (one row of A, packed), B's strips are float16
                                  // here instead (strides b_strip_stride, b_row_stride), widened
                                  // as they are read: a half model's weights (BPanelSource::HalfStrips)
+  bool b_half_bf16 = false;      // b_half holds bfloat16, not float16
   const uint16_t* next_half = nullptr;  // when set (a half B widened block by block), the 16-bit
   int64_t next_half_strip_stride = 0;   // strips of the block this task widens next: requested a
                                  // share per tile while this block runs (RunBlockImpl)

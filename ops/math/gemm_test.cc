@@ -243,8 +243,8 @@ TEST_P(GemmTarget, RowTileProducts) {
   }
 }
 
-// A half model's one-row product (a decoder's per-token step) reads its float16 weight strips as
-// they are, widened in registers (BPanelSource::HalfStrips): the float GEMM's result on the
+// A half model's one-row product (a decoder's per-token step) reads its float16 or bfloat16 weight
+// strips as they are, widened in registers (BPanelSource::HalfStrips): the float GEMM's result on the
 // widened weights over whole groups of strips, single strips and a partial last one, K blocks,
 // every epilogue, one and two threads (the same bits but where the float GEMM takes a few
 // columns down its narrow AVX-512 kernel, another order of the same sums); and no block is widened
@@ -256,7 +256,7 @@ class CountingSource : public BPanelSource {
     ++blocks;
     half_.PackBlock(k0, kc, j0, cols, nr, dst);
   }
-  const uint16_t* HalfStrips(int64_t nr) const override { return half_.HalfStrips(nr); }
+  const uint16_t* HalfStrips(int64_t nr, bool* bfloat16) const override { return half_.HalfStrips(nr, bfloat16); }
   mutable std::atomic<int> blocks{0};
 
  private:
@@ -265,41 +265,47 @@ class CountingSource : public BPanelSource {
 
 TEST_P(GemmTarget, HalfWeightRowsEqualTheirWidenedProduct) {
   const int64_t nr = GemmTile().nr;
-  for (const int64_t k : {300, 3000}) {
-    for (const int64_t n : {4 * nr, 9 * nr + 5, 5 * nr - 3, nr, int64_t{3}}) {
-      const std::vector<float> a = RandomFloats(2 * k, 1), b = RandomFloats(k * n, 2);
-      const std::vector<float> bias = RandomFloats(n, 3), addend = RandomFloats(2 * n, 4);
-      std::vector<Float16> h(b.size());
-      std::vector<float> widened(b.size());
-      for (size_t i = 0; i < b.size(); ++i) {
-        h[i].bits = FloatToHalf(b[i]);
-        widened[i] = HalfToFloat(h[i].bits);
-      }
-      const HalfPackedB half(Tensor::FromVector<Float16>({k, n}, h), /*trans=*/false);
-      const PackedB full = PackB(widened.data(), n, false, k, n);
-      for (int flags = 0; flags < 4; ++flags) {
-        for (int threads : {1, 2}) {
-          for (int64_t m : {1, 2}) {
-            GemmEpilogue ep;
-            ep.addend = (flags & 1) ? addend.data() : nullptr;
-            ep.col_bias = (flags & 2) ? bias.data() : nullptr;
-            ep.activation = {flags == 3 ? Activation::kGelu : Activation::kNone};
-            const CountingSource source(half);
-            GemmInputB from_half;
-            from_half.source = &source;
-            std::vector<float> got(m * n, -7.0f), want(m * n, -9.0f);
-            tbb::task_arena arena(threads);
-            arena.execute([&] {
-              Sgemm(m, n, k, GemmInputA{nullptr, a.data(), k, false, 1.0f}, from_half, got.data(), n, ep, threads);
-              Sgemm(m, n, k, GemmInputA{nullptr, a.data(), k, false, 1.0f}, GemmInputB{&full}, want.data(), n, ep,
-                    threads);
-            });
-            for (int64_t i = 0; i < m * n; ++i) {
-              ASSERT_NEAR(got[i], want[i], 1e-5f * (1.0f + std::fabs(want[i]))) << "m=" << m << " n=" << n << " k=" << k << " flags=" << flags
-                                         << " threads=" << threads << " at " << i;
+  for (const bool bf16 : {false, true}) {
+    for (const int64_t k : {300, 3000}) {
+      for (const int64_t n : {4 * nr, 9 * nr + 5, 5 * nr - 3, nr, int64_t{3}}) {
+        const std::vector<float> a = RandomFloats(2 * k, 1), b = RandomFloats(k * n, 2);
+        const std::vector<float> bias = RandomFloats(n, 3), addend = RandomFloats(2 * n, 4);
+        std::vector<Float16> h(b.size());
+        std::vector<BFloat16> hb(b.size());
+        std::vector<float> widened(b.size());
+        for (size_t i = 0; i < b.size(); ++i) {
+          h[i].bits = FloatToHalf(b[i]);
+          hb[i].bits = FloatToBFloat16(b[i]);
+          widened[i] = bf16 ? BFloat16ToFloat(hb[i].bits) : HalfToFloat(h[i].bits);
+        }
+        const HalfPackedB half(bf16 ? Tensor::FromVector<BFloat16>({k, n}, hb) : Tensor::FromVector<Float16>({k, n}, h),
+                               /*trans=*/false);
+        const PackedB full = PackB(widened.data(), n, false, k, n);
+        for (int flags = 0; flags < 4; ++flags) {
+          for (int threads : {1, 2}) {
+            for (int64_t m : {1, 2}) {
+              GemmEpilogue ep;
+              ep.addend = (flags & 1) ? addend.data() : nullptr;
+              ep.col_bias = (flags & 2) ? bias.data() : nullptr;
+              ep.activation = {flags == 3 ? Activation::kGelu : Activation::kNone};
+              const CountingSource source(half);
+              GemmInputB from_half;
+              from_half.source = &source;
+              std::vector<float> got(m * n, -7.0f), want(m * n, -9.0f);
+              tbb::task_arena arena(threads);
+              arena.execute([&] {
+                Sgemm(m, n, k, GemmInputA{nullptr, a.data(), k, false, 1.0f}, from_half, got.data(), n, ep, threads);
+                Sgemm(m, n, k, GemmInputA{nullptr, a.data(), k, false, 1.0f}, GemmInputB{&full}, want.data(), n, ep,
+                      threads);
+              });
+              for (int64_t i = 0; i < m * n; ++i) {
+                ASSERT_NEAR(got[i], want[i], 1e-5f * (1.0f + std::fabs(want[i])))
+                    << "bf16=" << bf16 << " m=" << m << " n=" << n << " k=" << k << " flags=" << flags
+                    << " threads=" << threads << " at " << i;
+              }
+              if (m == 1) EXPECT_EQ(source.blocks.load(), 0) << "n=" << n << " k=" << k;
+              if (m == 2) EXPECT_GT(source.blocks.load(), 0) << "n=" << n << " k=" << k;
             }
-            if (m == 1) EXPECT_EQ(source.blocks.load(), 0) << "n=" << n << " k=" << k;
-            if (m == 2) EXPECT_GT(source.blocks.load(), 0) << "n=" << n << " k=" << k;
           }
         }
       }
