@@ -98,6 +98,10 @@ Status ConvertTyped(const Tensor& in, Tensor* out, const CastOptions& options, c
         FloatToHalfArray(src + begin, reinterpret_cast<uint16_t*>(dst + begin), end - begin);
       } else if constexpr (std::is_same_v<S, Float16> && std::is_same_v<D, float>) {
         HalfToFloatArray(reinterpret_cast<const uint16_t*>(src + begin), dst + begin, end - begin);
+      } else if constexpr (std::is_same_v<S, float> && std::is_same_v<D, BFloat16>) {
+        FloatToBFloat16Array(src + begin, reinterpret_cast<uint16_t*>(dst + begin), end - begin);
+      } else if constexpr (std::is_same_v<S, BFloat16> && std::is_same_v<D, float>) {
+        BFloat16ToFloatArray(reinterpret_cast<const uint16_t*>(src + begin), dst + begin, end - begin);
       } else {
         for (int64_t i = begin; i < end; ++i) dst[i] = ConvertElement<D>(src[i], options);
       }

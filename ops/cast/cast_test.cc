@@ -88,6 +88,24 @@ TEST(Cast, HalfTypes) {
   EXPECT_EQ(Values<float>(*back), (std::vector<float>{1.0f, 65504.f, kInf, -kInf}));
 }
 
+// Long enough for the SIMD conversions (ops/cast/half_simd): every element as the scalar rounding
+// gives it, ties both ways, NaN kept a NaN, and back to float exactly.
+TEST(Cast, FloatToBFloat16AndBackInBulk) {
+  std::vector<float> x;
+  for (int i = 0; i < 999; ++i) x.push_back(BitsToFloat(0x3F800000u + static_cast<uint32_t>(i) * 0x4001u));
+  x.push_back(kNaN);
+  x.push_back(-kInf);
+  auto bf = RunCast(Tensor::FromVector<float>({static_cast<int64_t>(x.size())}, x), DataType::kBFloat16);
+  ASSERT_TRUE(bf.ok());
+  const BFloat16* b = bf->data<BFloat16>();
+  for (size_t i = 0; i + 2 < x.size(); ++i) ASSERT_EQ(b[i].bits, FloatToBFloat16(x[i])) << i;
+  EXPECT_TRUE(std::isnan(BFloat16ToFloat(b[x.size() - 2].bits)));
+  EXPECT_EQ(b[x.size() - 1].bits, 0xFF80);
+  auto back = RunCast(*bf, DataType::kFloat);
+  ASSERT_TRUE(back.ok());
+  for (size_t i = 0; i + 2 < x.size(); ++i) ASSERT_EQ(back->data<float>()[i], BFloat16ToFloat(b[i].bits)) << i;
+}
+
 TEST(Cast, Float8SaturateAttribute) {
   Tensor x = Tensor::FromVector<float>({4}, {1e6f, -kInf, 0.5f, kNaN});
   auto sat = RunCast(x, DataType::kFloat8E4M3FN, 19);
