@@ -2,22 +2,10 @@
 
 #include <algorithm>
 
-#include "ops/cast/half_simd.h"
 #include "ops/framework/shared_weights.h"
 #include "ops/math/float_view.h"
 
 namespace onnxflow {
-namespace {
-
-void Widen(DataType type, const uint16_t* in, float* out, int64_t n) {
-  if (type == DataType::kFloat16) {
-    HalfToFloatArray(in, out, n);
-  } else {
-    BFloat16ToFloatArray(in, out, n);
-  }
-}
-
-}  // namespace
 
 HalfPackedB::HalfPackedB(const Tensor& b, bool trans) : dtype_(b.dtype()) {
   k_ = trans ? b.dim(1) : b.dim(0);
@@ -57,7 +45,7 @@ void HalfPackedB::PackBlock(int64_t k0, int64_t kc, int64_t j0, int64_t cols, in
   // The GEMM's blocks start on strip boundaries and its strips are the ones packed here.
   const int64_t first = j0 / nr_, count = (cols + nr - 1) / nr;
   for (int64_t s = 0; s < count; ++s) {
-    Widen(dtype_, strips() + ((first + s) * k_ + k0) * nr_, dst + s * kc * nr, kc * nr);
+    WidenHalves(dtype_, strips() + ((first + s) * k_ + k0) * nr_, dst + s * kc * nr, kc * nr);
   }
 }
 
