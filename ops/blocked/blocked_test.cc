@@ -294,19 +294,10 @@ void RunHalfWeightsCase(const ConvCase& cs) {
   for (size_t i = 0; i < w.size(); i += 7) w[i] *= 1e-6f;  // float16 subnormals
   for (DataType type : {DataType::kFloat16, DataType::kBFloat16}) {
     SCOPED_TRACE(std::string(DataTypeName(type)) + " X " + ShapeToString(cs.x) + " W " + ShapeToString(cs.w));
-    std::vector<float> widened(w.size());
-    std::vector<Float16> half(w.size());
-    std::vector<BFloat16> bf16(w.size());
-    for (size_t i = 0; i < w.size(); ++i) {
-      half[i].bits = FloatToHalf(w[i]);
-      bf16[i].bits = FloatToBFloat16(w[i]);
-      widened[i] = type == DataType::kFloat16 ? HalfToFloat(half[i].bits) : BFloat16ToFloat(bf16[i].bits);
-    }
+    const SixteenBitValues w16 = RoundToSixteenBits(w, type, cs.w);
     OpTest in_float("BlockedConv", 1, "com.onnxflow"), in_16_bits("BlockedConv", 1, "com.onnxflow");
-    SetUpConv(cs, Tensor::FromVector<float>(cs.w, widened), &in_float);
-    SetUpConv(cs, type == DataType::kFloat16 ? Tensor::FromVector<Float16>(cs.w, half)
-                                             : Tensor::FromVector<BFloat16>(cs.w, bf16),
-              &in_16_bits);
+    SetUpConv(cs, Tensor::FromVector<float>(cs.w, w16.widened), &in_float);
+    SetUpConv(cs, w16.tensor, &in_16_bits);
     Result<Tensor> want = RunOne(in_float), y = RunOne(in_16_bits);
     ASSERT_TRUE(want.ok()) << want.status().ToString();
     ASSERT_TRUE(y.ok()) << y.status().ToString();

@@ -122,4 +122,25 @@ namespace {
   return ::testing::AssertionSuccess();
 }
 
+SixteenBitValues RoundToSixteenBits(const std::vector<float>& values, DataType type, const Shape& shape) {
+  SixteenBitValues out;
+  out.widened.resize(values.size());
+  if (type == DataType::kFloat16) {
+    std::vector<Float16> h(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      h[i].bits = FloatToHalf(values[i]);
+      out.widened[i] = HalfToFloat(h[i].bits);
+    }
+    out.tensor = Tensor::FromVector<Float16>(shape, h);
+  } else {
+    std::vector<BFloat16> b(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      b[i].bits = FloatToBFloat16(values[i]);
+      out.widened[i] = BFloat16ToFloat(b[i].bits);
+    }
+    out.tensor = Tensor::FromVector<BFloat16>(shape, b);
+  }
+  return out;
+}
+
 }  // namespace onnxflow

@@ -68,6 +68,14 @@ template <typename T>
   return Refused(result.status(), code, reason);
 }
 
+// `values` rounded to float16 or bfloat16 (`type`): the 16-bit tensor of `shape` a half model holds,
+// and the floats it stands for, which a kernel widening it must compute with.
+struct SixteenBitValues {
+  Tensor tensor;
+  std::vector<float> widened;
+};
+SixteenBitValues RoundToSixteenBits(const std::vector<float>& values, DataType type, const Shape& shape);
+
 // Element-wise comparison with rtol/atol (NaN equals NaN); the message names the first mismatch.
 ::testing::AssertionResult TensorsNear(const Tensor& expected, const Tensor& actual, double rtol = 1e-5,
                                        double atol = 1e-6);

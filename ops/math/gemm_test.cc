@@ -265,22 +265,14 @@ class CountingSource : public BPanelSource {
 
 TEST_P(GemmTarget, HalfWeightRowsEqualTheirWidenedProduct) {
   const int64_t nr = GemmTile().nr;
-  for (const bool bf16 : {false, true}) {
+  for (const DataType type : {DataType::kFloat16, DataType::kBFloat16}) {
     for (const int64_t k : {300, 3000}) {
       for (const int64_t n : {4 * nr, 9 * nr + 5, 5 * nr - 3, nr, int64_t{3}}) {
         const std::vector<float> a = RandomFloats(2 * k, 1), b = RandomFloats(k * n, 2);
         const std::vector<float> bias = RandomFloats(n, 3), addend = RandomFloats(2 * n, 4);
-        std::vector<Float16> h(b.size());
-        std::vector<BFloat16> hb(b.size());
-        std::vector<float> widened(b.size());
-        for (size_t i = 0; i < b.size(); ++i) {
-          h[i].bits = FloatToHalf(b[i]);
-          hb[i].bits = FloatToBFloat16(b[i]);
-          widened[i] = bf16 ? BFloat16ToFloat(hb[i].bits) : HalfToFloat(h[i].bits);
-        }
-        const HalfPackedB half(bf16 ? Tensor::FromVector<BFloat16>({k, n}, hb) : Tensor::FromVector<Float16>({k, n}, h),
-                               /*trans=*/false);
-        const PackedB full = PackB(widened.data(), n, false, k, n);
+        const SixteenBitValues b16 = RoundToSixteenBits(b, type, {k, n});
+        const HalfPackedB half(b16.tensor, /*trans=*/false);
+        const PackedB full = PackB(b16.widened.data(), n, false, k, n);
         for (int flags = 0; flags < 4; ++flags) {
           for (int threads : {1, 2}) {
             for (int64_t m : {1, 2}) {
@@ -300,7 +292,7 @@ TEST_P(GemmTarget, HalfWeightRowsEqualTheirWidenedProduct) {
               });
               for (int64_t i = 0; i < m * n; ++i) {
                 ASSERT_NEAR(got[i], want[i], 1e-5f * (1.0f + std::fabs(want[i])))
-                    << "bf16=" << bf16 << " m=" << m << " n=" << n << " k=" << k << " flags=" << flags
+                    << DataTypeName(type) << " m=" << m << " n=" << n << " k=" << k << " flags=" << flags
                     << " threads=" << threads << " at " << i;
               }
               if (m == 1) EXPECT_EQ(source.blocks.load(), 0) << "n=" << n << " k=" << k;

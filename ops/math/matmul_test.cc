@@ -73,30 +73,16 @@ TEST(MatMulTest, SixteenBitConstantBEqualsItsFloatProduct) {
   const int64_t m = 37, k = 300, n = 70;
   const auto a = Random(m * k, 3), b = Random(k * n, 4);
   for (DataType type : {DataType::kFloat16, DataType::kBFloat16}) {
-    std::vector<float> widened(b.size());
-    std::vector<Float16> h(b.size());
-    std::vector<BFloat16> bf(b.size());
-    for (size_t i = 0; i < b.size(); ++i) {
-      h[i].bits = FloatToHalf(b[i]);
-      bf[i].bits = FloatToBFloat16(b[i]);
-      widened[i] = type == DataType::kFloat16 ? HalfToFloat(h[i].bits) : BFloat16ToFloat(bf[i].bits);
-    }
     for (int trans : {0, 1}) {
       // Gemm with transB reads B as [n, k]: the same values, stored transposed.
       Shape b_shape = trans ? Shape{n, k} : Shape{k, n};
-      std::vector<float> wt(b.size());
-      std::vector<Float16> ht(b.size());
-      std::vector<BFloat16> bft(b.size());
+      std::vector<float> stored(b.size());
       for (int64_t r = 0; r < k; ++r) {
-        for (int64_t c = 0; c < n; ++c) {
-          const int64_t from = r * n + c, to = trans ? c * k + r : from;
-          wt[to] = widened[from];
-          ht[to] = h[from];
-          bft[to] = bf[from];
-        }
+        for (int64_t c = 0; c < n; ++c) stored[trans ? c * k + r : r * n + c] = b[r * n + c];
       }
-      Tensor b16 = type == DataType::kFloat16 ? Tensor::FromVector<Float16>(b_shape, ht)
-                                              : Tensor::FromVector<BFloat16>(b_shape, bft);
+      const SixteenBitValues rounded = RoundToSixteenBits(stored, type, b_shape);
+      const Tensor& b16 = rounded.tensor;
+      const std::vector<float>& wt = rounded.widened;
       for (int threads : {1, 2}) {
         for (const char* op : {"MatMul", "Gemm"}) {
           if (trans && std::string(op) == "MatMul") continue;
