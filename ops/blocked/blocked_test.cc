@@ -321,11 +321,14 @@ TARGETS_TEST(BlockedConvTest, HalfWeightsEqualTheFloatKernelOnWidenedWeights) {
 // A large image's V (past kMaxWholeImageV, 8 MB) is transformed a part of 30 tiles at a time
 // (winograd.cc's RunInParts): 63 x 59 tiles of 16 channels, a short last part (3717 = 123 x 30 +
 // 27), two output groups (64 + 16), a residual, two threads; and with 16-bit weights, each task
-// transforming its group's U.
+// transforming its group's U. With 16-bit weights, parts from a V of 2 MB (kMaxWholeImageVHalf):
+// 64 channels on 16 x 16 tiles (2.4 MB) run whole with float weights, in parts with 16-bit ones,
+// and give the same bits.
 TEST(BlockedConvTest, WinogradInParts) {
   const ConvCase large = {{1, 16, 250, 236}, {80, 16, 3, 3}, {}, {1, 1, 1, 1}, {}, true, true, "Relu", 2};
   RunConvCase(large);
   RunHalfWeightsCase(large);
+  RunHalfWeightsCase({{1, 64, 64, 61}, {80, 64, 3, 3}, {}, {1, 1, 1, 1}, {}, true, true, "Relu", 1});
 }
 
 // BlockedResize and BlockedShape (blocked_resize.h) refuse, by name, what would change N or C.
