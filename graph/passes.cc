@@ -65,16 +65,19 @@ namespace {
 // file must not make the load allocate without bound (thousands of ConstantOfShape nodes, each
 // under max_tensor_bytes). A node past the budget stays in the graph and runs under the run's own
 // limits, which end the run with a Status naming the limit and the node.
-Status FoldWithin(Graph* g, const KernelRegistry& registry, const SessionLimits& limits, int64_t* folded_bytes) {
+// `constant_nodes_only`: the Constant nodes alone.
+Status FoldWithin(Graph* g, const KernelRegistry& registry, const SessionLimits& limits, bool constant_nodes_only,
+                  int64_t* folded_bytes) {
   for (const Node& node : g->nodes) {
     for (const auto& [name, sub] : node.subgraphs) {
-      ONNXFLOW_RETURN_IF_ERROR(FoldWithin(sub.get(), registry, limits, folded_bytes));
+      ONNXFLOW_RETURN_IF_ERROR(FoldWithin(sub.get(), registry, limits, constant_nodes_only, folded_bytes));
     }
   }
   // A node whose inputs are all constants is replaced by its outputs, as constants.
   auto fold = [&](Rewriter& r, Id id) -> std::optional<Patch> {
     const Node& node = r[id];
     if (!node.subgraphs.empty() || IsNondeterministic(node)) return std::nullopt;
+    if (constant_nodes_only && !(node.domain.empty() && node.op_type() == "Constant")) return std::nullopt;
     for (const auto& name : node.proto->input()) {
       if (!name.empty() && !g->constants.count(name)) return std::nullopt;
     }
@@ -141,9 +144,14 @@ Status FoldConstants(Graph* g, const KernelRegistry& registry, const SessionLimi
   // Constant nodes two Ifs up; left unfolded, they were sliced and joined on every run, and its
   // convolutions packed no weights). Each name is inherited once, so the rounds end.
   do {
-    ONNXFLOW_RETURN_IF_ERROR(FoldWithin(g, registry, limits, &folded_bytes));
+    ONNXFLOW_RETURN_IF_ERROR(FoldWithin(g, registry, limits, /*constant_nodes_only=*/false, &folded_bytes));
   } while (InheritOuterScope(g) > 0);
   return Status::Ok();
+}
+
+Status FoldConstantNodes(Graph* g, const KernelRegistry& registry, const SessionLimits& limits) {
+  int64_t folded_bytes = 0;
+  return FoldWithin(g, registry, limits, /*constant_nodes_only=*/true, &folded_bytes);
 }
 
 void RemoveDeadNodes(Graph* g) {

@@ -35,6 +35,10 @@ Status CheckKernelsExist(const Graph& graph, const KernelRegistry& registry);
 // which inherit what their enclosing scopes folded (InheritOuterScope) and fold with it.
 Status FoldConstants(Graph* graph, const KernelRegistry& registry, const SessionLimits& limits);
 
+// The Constant nodes alone become constants: what the passes that run before FoldConstants look
+// for as a constant (FuseQdq's weights and Clip bounds) may be written as a Constant node.
+Status FoldConstantNodes(Graph* graph, const KernelRegistry& registry, const SessionLimits& limits);
+
 // Removes nodes none of whose outputs is read, and constants nobody reads.
 void RemoveDeadNodes(Graph* graph);
 

@@ -117,11 +117,39 @@ bool IsConstantBatchNorm(const Graph& g, const Node& n) {
 // The elementwise nodes that compute `v` from the output of one DequantizeLinear (`*dq`: kNone
 // until the walk meets it, then every other path must end at that one too) and constants, in an
 // order that puts producers first; false when v is not such a function or the cone grows past 16
-// nodes. Constants of one element always qualify; a larger float one (a per-channel [C, 1, 1]
+// nodes. Constants of one element always qualify (and dequantized ones, IsDequantizedScalar); a
+// larger float one (a per-channel [C, 1, 1]
 // operand) and a constant BatchNormalization (its input walked, not its parameters: its scale goes,
 // marked true, as the channel count along axis 1 whatever X's rank) go into `*per_channel` for
 // the caller to check against the channel axis.
 using WideConstants = std::vector<std::pair<std::string, bool>>;
+
+// Whether `v` is a DequantizeLinear of a one-element constant, or of a QuantizeLinear of one: a
+// quantized Clip bound (a quantizer that quantizes every float input of a Clip, its min and max
+// too, writes Constant -> Q -> DQ), one number that folding computes after this pass.
+bool IsDequantizedScalar(const Graph& g, const std::string& v) {
+  const Id p = g.nodes.Producer(v);
+  if (p == kNone || !IsQdqOp(g.nodes[p], "DequantizeLinear")) return false;
+  const Node& dq = g.nodes[p];
+  std::string x = dq.proto->input(0);
+  const Id q = g.nodes.Producer(x);
+  if (q != kNone) {
+    if (!IsQdqOp(g.nodes[q], "QuantizeLinear")) return false;
+    x = g.nodes[q].proto->input(0);
+  }
+  const auto c = g.constants.find(x);
+  if (c == g.constants.end() || c->second.size() != 1) return false;
+  // The scale and zero point: constants too, so the whole chain folds.
+  for (Id id : {p, q}) {
+    if (id == kNone) continue;
+    const auto& in = g.nodes[id].proto->input();
+    for (int i = 1; i < in.size(); ++i) {
+      if (!in[i].empty() && g.constants.count(in[i]) == 0) return false;
+    }
+  }
+  return true;
+}
+
 bool CollectCone(const Graph& g, const std::string& v, Id* dq, std::vector<Id>* cone, WideConstants* per_channel) {
   if (auto c = g.constants.find(v); c != g.constants.end()) {
     if (c->second.dtype() != DataType::kFloat) return false;
@@ -129,6 +157,7 @@ bool CollectCone(const Graph& g, const std::string& v, Id* dq, std::vector<Id>* 
     per_channel->emplace_back(v, false);
     return true;
   }
+  if (IsDequantizedScalar(g, v)) return true;
   const Id p = g.nodes.Producer(v);
   if (p == kNone) return false;
   const Node& node = g.nodes[p];

@@ -269,6 +269,41 @@ TEST(QdqFusion, PassThroughOpsRunOnTheBytes) {
   }
 }
 
+// ReLU6 as a quantizer that quantizes every float input writes it: the Clip's bounds are Constant
+// nodes behind Q -> DQ (or int8 constants behind DQ). They fold first, so DQ -> Clip -> Q is one
+// ByteLookup, not three float passes; a Conv's int8 weights given as a Constant node stay int8.
+TEST(QdqFusion, ClipWithQuantizedBoundsAndConstantNodeWeights) {
+  for (const bool bounds_quantized_here : {true, false}) {
+    SCOPED_TRACE(bounds_quantized_here ? "Constant -> Q -> DQ bounds" : "DQ of int8 bounds");
+    ExpectFused(
+        [&](tools::ModelBuilder& m) {
+          Tensor w(DataType::kInt8, {4, 4, 1, 1});
+          for (int64_t i = 0; i < w.size(); ++i) w.mutable_data<int8_t>()[i] = static_cast<int8_t>((i * 53) % 255 - 127);
+          tools::SetAttr(m.Node("Constant", {}, {"w"}), "value", w);
+          m.Initializer("ws", Tensor::Scalar<float>(0.004f));
+          m.Initializer("wz", Tensor::Scalar<int8_t>(0));
+          m.Node("DequantizeLinear", {"w", "ws", "wz"}, {"wd"});
+          m.Node("Conv", {"xd", "wd"}, {"c"});
+          Q(m, "c", "cq", 0.05f, 100);
+          m.Node("DequantizeLinear", {"cq", "cq_s", "cq_z"}, {"cd"});
+          for (const auto& [name, bound] : {std::pair<std::string, float>{"lo", 0.f}, {"hi", 6.f}}) {
+            m.Initializer(name + "s", Tensor::Scalar<float>(0.05f));
+            m.Initializer(name + "z", Tensor::Scalar<uint8_t>(0));
+            if (bounds_quantized_here) {
+              tools::SetAttr(m.Node("Constant", {}, {name}), "value", Tensor::Scalar<float>(bound));
+              m.Node("QuantizeLinear", {name, name + "s", name + "z"}, {name + "q"});
+            } else {
+              m.Initializer(name + "q", Tensor::Scalar<uint8_t>(static_cast<uint8_t>(bound / 0.05f)));
+            }
+            m.Node("DequantizeLinear", {name + "q", name + "s", name + "z"}, {name + "d"});
+          }
+          m.Node("Clip", {"cd", "lod", "hid"}, {"r"});
+          Q(m, "r", "y", 0.03f, 0);
+        },
+        DataType::kUint8, {1, 4, 6, 6}, {"ByteLookup", "QLinearConvNhwc", "Transpose", "Transpose"});
+  }
+}
+
 TEST(QdqFusion, DifferentParametersRequantizeThroughATable) {
   // A Relu whose Q has other parameters than its DQ: Q moves before it (the Relu is a Max with
   // Q's zero point on bytes) and DQ -> Q is a 256-entry table; the values are the float path's.
