@@ -9,7 +9,7 @@ version=$(sed -n 's/^#define ONNXFLOW_VERSION_STRING "\(.*\)"$/\1/p' "$5")
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 user="$TEST_TMPDIR/user" elsewhere="$TEST_TMPDIR/elsewhere"
-mkdir -p "$user/models" "$user/expected" "$user/direct" "$elsewhere"
+mkdir -p "$user/models" "$elsewhere"  # run_model --output-dir makes its folder
 
 for tool in run_model benchmark loop_benchmark embed_example; do
   out=$("${!tool}" --version) || fail "$tool --version exited $?"

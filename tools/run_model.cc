@@ -8,6 +8,7 @@
 #include <chrono>
 #include <numeric>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -272,6 +273,9 @@ int Main(const Options& o) {
   }
 
   if (!o.output_dir.empty()) {
+    std::error_code made;  // the folder and its parents, as a user naming a new one expects
+    std::filesystem::create_directories(o.output_dir, made);
+    if (made) return Refuse("cannot create '" + o.output_dir + "': " + made.message());
     for (size_t i = 0; i < outputs->size(); ++i) {
       const std::string path = o.output_dir + "/output_" + std::to_string(i) + ".pb";
       Status s = WriteValueFile(path, (*outputs)[i].value, (*outputs)[i].name, &session.outputs()[i]);
@@ -338,7 +342,7 @@ int main(int argc, char** argv) {
   app.add_flag("--fill", o.fill, "fill inputs not given with fixed, deterministic values");
   app.add_option("--dim", o.dims, "NAME=N: the size of a named dynamic dimension for --fill (default 1)");
   app.add_option("--shape", o.shapes, "NAME=1x3x224x224: the whole shape of an input for --fill (any dynamic dims)");
-  app.add_option("--output-dir", o.output_dir, "write graph output i as DIR/output_<i>.pb")
+  app.add_option("--output-dir", o.output_dir, "write graph output i as DIR/output_<i>.pb (DIR made if missing)")
       ->transform(UserPathArg());
   app.add_option("--check", o.check_dir, "compare with DIR/output_<i>.pb (|a-e| <= atol + rtol*|e|)")
       ->transform(UserPathArg());
