@@ -114,16 +114,6 @@ bool IsConstantBatchNorm(const Graph& g, const Node& n) {
   return channels > 0;
 }
 
-// The elementwise nodes that compute `v` from the output of one DequantizeLinear (`*dq`: kNone
-// until the walk meets it, then every other path must end at that one too) and constants, in an
-// order that puts producers first; false when v is not such a function or the cone grows past 16
-// nodes. Constants of one element always qualify (and dequantized ones, IsDequantizedScalar); a
-// larger float one (a per-channel [C, 1, 1]
-// operand) and a constant BatchNormalization (its input walked, not its parameters: its scale goes,
-// marked true, as the channel count along axis 1 whatever X's rank) go into `*per_channel` for
-// the caller to check against the channel axis.
-using WideConstants = std::vector<std::pair<std::string, bool>>;
-
 // Whether `v` is a DequantizeLinear of a one-element constant, or of a QuantizeLinear of one: a
 // quantized Clip bound (a quantizer that quantizes every float input of a Clip, its min and max
 // too, writes Constant -> Q -> DQ), one number that folding computes after this pass.
@@ -138,7 +128,8 @@ bool IsDequantizedScalar(const Graph& g, const std::string& v) {
     x = g.nodes[q].proto->input(0);
   }
   const auto c = g.constants.find(x);
-  if (c == g.constants.end() || c->second.size() != 1) return false;
+  // Rank 0 or 1, as a constant operand must be: [1, 1, 1, 1] would broadcast the table's rank up.
+  if (c == g.constants.end() || c->second.size() != 1 || c->second.rank() > 1) return false;
   // The scale and zero point: constants too, so the whole chain folds.
   for (Id id : {p, q}) {
     if (id == kNone) continue;
@@ -150,6 +141,14 @@ bool IsDequantizedScalar(const Graph& g, const std::string& v) {
   return true;
 }
 
+// The elementwise nodes that compute `v` from the output of one DequantizeLinear (`*dq`: kNone
+// until the walk meets it, then every other path must end at that one too) and constants, in an
+// order that puts producers first; false when v is not such a function or the cone grows past 16
+// nodes. Constants of one element always qualify (dequantized ones too, IsDequantizedScalar); a
+// larger float one (a per-channel [C, 1, 1] operand) and a constant BatchNormalization (its input
+// walked, not its parameters: its scale goes, marked true, as the channel count along axis 1
+// whatever X's rank) go into `*per_channel` for the caller to check against the channel axis.
+using WideConstants = std::vector<std::pair<std::string, bool>>;
 bool CollectCone(const Graph& g, const std::string& v, Id* dq, std::vector<Id>* cone, WideConstants* per_channel) {
   if (auto c = g.constants.find(v); c != g.constants.end()) {
     if (c->second.dtype() != DataType::kFloat) return false;
