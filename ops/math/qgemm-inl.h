@@ -15,6 +15,7 @@
 
 #include "hwy/highway.h"
 #include "ops/math/qgemm.h"
+#include "ops/math/qgemm_amx.h"
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
 #include <immintrin.h>
@@ -501,12 +502,61 @@ inline void Epilogue(const qgemm_internal::QBlock& blk, int64_t row0, int64_t co
 
 }  // namespace qgemm_detail
 
+void RunQBlockImpl(const qgemm_internal::QBlock& blk);
+
+namespace qgemm_detail {
+
+#if HWY_TARGET == HWY_AVX3
+// The AMX path of a block (qgemm_amx.h): its whole 16-row tiles by runs of 32 columns (two vectors
+// of 16, each read from its own strip of B, as RunRequantVnni's runs of 64 are), then the
+// epilogue on the int32 tile; the rows past the last whole tile go to the VNNI kernels. Runs keep
+// their 32 columns of B (K * 32 bytes) in L1 while every tile of rows passes them.
+inline void RunAmx(const qgemm_internal::QBlock& blk, int64_t lda, int64_t quads) {
+  constexpr int64_t kRun = 32;
+  HWY_ALIGN int32_t tile[2 * qgemm_amx::kTileRows * kQNr];
+  const int64_t whole = blk.m / qgemm_amx::kTileRows * qgemm_amx::kTileRows;
+  const int64_t chunks = quads * 4 / qgemm_amx::kTileK;
+  {
+    const qgemm_amx::TileScope tiles;
+    for (int64_t j0 = 0; j0 < blk.n; j0 += kRun) {
+      const int64_t cols = std::min(kRun, blk.n - j0);
+      const int vecs = cols > 16 ? 2 : 1;
+      const int8_t* bp[2];
+      for (int v = 0; v < vecs; ++v) {
+        const int64_t col = j0 + 16 * v;
+        bp[v] = blk.b + (col / kQNr) * blk.strip_bytes + (col % kQNr) / 16 * 64;
+      }
+      for (int64_t i0 = 0; i0 < whole; i0 += 2 * qgemm_amx::kTileRows) {
+        const int row_tiles = whole - i0 >= 2 * qgemm_amx::kTileRows ? 2 : 1;
+        qgemm_amx::Products(blk.a + i0 * lda, lda, bp, chunks, row_tiles, vecs, tile, kQNr);
+        Epilogue(blk, i0, j0, row_tiles * qgemm_amx::kTileRows, cols, tile);
+      }
+    }
+  }
+  if (whole == blk.m) return;
+  qgemm_internal::QBlock rest = blk;
+  rest.amx = false;
+  rest.m = blk.m - whole;
+  rest.a = blk.a + whole * lda;
+  rest.neg_row_sum = blk.neg_row_sum + whole;
+  rest.neg_za = blk.neg_za + whole;
+  if (blk.bias_row != nullptr) rest.bias_row = blk.bias_row + whole;
+  if (blk.scale_row != nullptr) rest.scale_row = blk.scale_row + whole;
+  const int64_t out_size = blk.kind == QOutput::kInt32 || blk.kind == QOutput::kFloat ? 4 : 1;
+  rest.c = static_cast<uint8_t*>(blk.c) + whole * blk.ldc * out_size;
+  RunQBlockImpl(rest);
+}
+#endif
+
+}  // namespace qgemm_detail
+
 void RunQBlockImpl(const qgemm_internal::QBlock& blk) {
   using namespace qgemm_detail;  // NOLINT
   const int64_t quads = blk.kp / 4;
   const int64_t lda = blk.lda != 0 ? blk.lda : blk.kp;
   const int64_t mr = RowsPerTile(blk.vnni);
 #if HWY_TARGET == HWY_AVX3
+  if (blk.vnni && blk.amx && blk.m >= qgemm_amx::kTileRows) return RunAmx(blk, lda, quads);
   if (blk.vnni && (blk.kind == QOutput::kUint8 || blk.kind == QOutput::kInt8)) return RunRequantVnni(blk, lda, quads);
 #endif
   HWY_ALIGN int32_t tile[kMaxRows * kQNr];

@@ -20,6 +20,7 @@
 #include "ops/framework/parallel.h"
 #include "ops/math/gemm.h"
 #include "ops/math/qgemm.h"
+#include "ops/math/qgemm_amx.h"
 
 namespace onnxflow {
 
@@ -37,10 +38,12 @@ constexpr int64_t kMinParallelMacs = 1 << 18;
 // Rows of A walked against one B strip before the next strip: the rows (kp bytes each) stay in L2
 // while the strip (kp * 48 bytes) is reused from L1/L2 by every tile of rows.
 constexpr int64_t kABlockBytes = 256 << 10;
-// Row blocks are multiples of every target's tile height (8, 6 and 4).
-constexpr int64_t kRowQuantum = 24;
+// Row blocks are multiples of every target's tile height (8, 6 and 4), or with AMX of its two
+// 16-row tiles (a block of 24 rows ran 16 on tiles and 8 on VNNI).
+int64_t RowQuantum(bool amx) { return amx ? 32 : 24; }
 
 std::atomic<bool> g_vnni_disabled{false};
+std::atomic<bool> g_amx_disabled{false};
 
 bool CpuHasVnni() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -136,6 +139,8 @@ bool QGemmUsesVnni() {
   return HWY_DYNAMIC_DISPATCH(QTargetHasVnniKernelImpl)() && CpuHasVnni() && !g_vnni_disabled.load();
 }
 void QGemmDisableVnniForTest(bool disable) { g_vnni_disabled.store(disable); }
+bool QGemmUsesAmx() { return QGemmUsesVnni() && qgemm_amx::Usable() && !g_amx_disabled.load(); }
+void QGemmDisableAmxForTest(bool disable) { g_amx_disabled.store(disable); }
 
 QPackedA QPackA(const void* a, bool a_signed, int64_t lda, int64_t m, int64_t k, int threads) {
   QPackedA p;
@@ -188,6 +193,7 @@ void QGemm(const QPackedA& a, const QPackedB& b, const QZeroPoints& zero, const 
   const int64_t m = a.m, n = b.n, k = a.k;
   if (m <= 0 || n <= 0) return;
   const bool vnni = QGemmUsesVnni();
+  const bool amx = QGemmUsesAmx() && a.kp % qgemm_amx::kTileK == 0;
   const int64_t strips = b.strips();
 
   // Zero points in the stored domain and the per-row / per-column terms of the epilogue.
@@ -199,6 +205,7 @@ void QGemm(const QPackedA& a, const QPackedB& b, const QZeroPoints& zero, const 
   }
   const ColumnTerms cols(b, zero.b, zero.b_count, ep);
   qgemm_internal::QBlock base = cols.Block(ep, c, ldc, vnni);
+  base.amx = amx;
   base.kp = a.kp;
   base.zb_zero = cols.zb_zero;
   base.neg_row_sum = neg_row_sum.data();
@@ -212,11 +219,12 @@ void QGemm(const QPackedA& a, const QPackedB& b, const QZeroPoints& zero, const 
   const int parallel_threads = macs >= kMinParallelMacs ? threads : 1;
   const int64_t want = parallel_threads > 1 ? int64_t{parallel_threads} * 2 : 1;
   const int64_t n_blocks = std::min(strips, want);
-  const int64_t row_units = (m + kRowQuantum - 1) / kRowQuantum;
+  const int64_t quantum = RowQuantum(amx);
+  const int64_t row_units = (m + quantum - 1) / quantum;
   const int64_t m_blocks = std::min(row_units, (want + n_blocks - 1) / n_blocks);
-  const int64_t rows_per_block = (row_units + m_blocks - 1) / m_blocks * kRowQuantum;
-  const int64_t a_rows_in_l2 = std::max<int64_t>(kRowQuantum, kABlockBytes / std::max<int64_t>(a.kp, 1) /
-                                                                  kRowQuantum * kRowQuantum);
+  const int64_t rows_per_block = (row_units + m_blocks - 1) / m_blocks * quantum;
+  const int64_t a_rows_in_l2 =
+      std::max<int64_t>(quantum, kABlockBytes / std::max<int64_t>(a.kp, 1) / quantum * quantum);
   const size_t out_size = OutSize(ep.kind);
   const auto run = HWY_DYNAMIC_DISPATCH(RunQBlockImpl);
   const int64_t tasks = m_blocks * n_blocks;
@@ -246,7 +254,9 @@ void QGemmRows(const QRowsA& a, const QPackedB& b, const int32_t* b_zero, int64_
   if (m <= 0 || n <= 0) return;
   const int64_t strips = b.strips();
   const ColumnTerms cols(b, b_zero, b_zero_count, ep);
+  const bool amx = QGemmUsesAmx() && kp % qgemm_amx::kTileK == 0;
   qgemm_internal::QBlock base = cols.Block(ep, c, ldc, QGemmUsesVnni());
+  base.amx = amx;
   base.kp = kp;
   base.bias_row = nullptr;
   base.scale_row = nullptr;
@@ -268,12 +278,13 @@ void QGemmRows(const QRowsA& a, const QPackedB& b, const int32_t* b_zero, int64_
   const int64_t macs = m * n * std::max<int64_t>(k, 1);
   const int parallel_threads = macs >= kMinParallelMacs ? threads : 1;
   const int64_t want = parallel_threads > 1 ? int64_t{parallel_threads} * 4 : 1;
-  const int64_t row_units = (m + kRowQuantum - 1) / kRowQuantum;
-  const int64_t rows_in_l2 = std::max<int64_t>(1, (kABlockBytes / 2) / std::max<int64_t>(kp, 1) / kRowQuantum);
+  const int64_t quantum = RowQuantum(amx);
+  const int64_t row_units = (m + quantum - 1) / quantum;
+  const int64_t rows_in_l2 = std::max<int64_t>(1, (kABlockBytes / 2) / std::max<int64_t>(kp, 1) / quantum);
   const int64_t units_per_block = std::max<int64_t>(1, std::min(rows_in_l2, (row_units + want - 1) / want));
   const int64_t m_blocks = (row_units + units_per_block - 1) / units_per_block;
   const int64_t n_blocks = std::min(strips, (want + m_blocks - 1) / m_blocks);
-  const int64_t rows_per_block = units_per_block * kRowQuantum;
+  const int64_t rows_per_block = units_per_block * quantum;
   const size_t out_size = OutSize(ep.kind);
   const auto run = HWY_DYNAMIC_DISPATCH(RunQBlockImpl);
   const auto row_sums = HWY_DYNAMIC_DISPATCH(QRowSumsImpl);

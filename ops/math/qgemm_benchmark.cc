@@ -2,7 +2,9 @@
 // table's shapes (gemm_benchmark.cc), on 1 and 2 threads, uint8 A x int8 B packed once (the path a
 // constant weight takes), int32 out. BM_VnniPeak measures the machine's vpdpbusd peak: 2 x 12
 // independent dependency chains of zmm vpdpbusd (64 multiply-adds each), no memory, on 1 and 2
-// threads.
+// threads; BM_AmxPeak the tdpbusd peak where the CPU has AMX: four accumulator tiles, each
+// tdpbusd 16 x 16 x 64 multiply-adds, no memory. The amx argument 0 runs the VNNI kernels on an AMX
+// machine.
 //   ./bazelw run -c opt //ops/math:qgemm_benchmark
 #include <immintrin.h>
 
@@ -13,6 +15,7 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include "ops/math/qgemm.h"
+#include "ops/math/qgemm_amx.h"
 
 namespace onnxflow {
 namespace {
@@ -22,10 +25,11 @@ void SetCounters(benchmark::State& state, double ops) {
       benchmark::Counter(ops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
-// Args: M, N, K, threads
+// Args: M, N, K, threads, amx (0: the VNNI kernels on a CPU that has AMX too)
 void BM_QGemm(benchmark::State& state) {
   const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
   const int threads = static_cast<int>(state.range(3));
+  QGemmDisableAmxForTest(state.range(4) == 0);
   std::mt19937 rng(42);
   std::uniform_int_distribution<int> byte(0, 255);
   std::vector<uint8_t> a(m * k), b(k * n);
@@ -44,7 +48,8 @@ void BM_QGemm(benchmark::State& state) {
     benchmark::DoNotOptimize(c.data());
   }
   SetCounters(state, 2.0 * m * n * k);
-  state.SetLabel(QGemmUsesVnni() ? "vnni" : "no-vnni");
+  state.SetLabel(QGemmUsesAmx() && k % 64 == 0 ? "amx" : QGemmUsesVnni() ? "vnni" : "no-vnni");
+  QGemmDisableAmxForTest(false);
 }
 
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniLoop(benchmark::State& state) {
@@ -90,6 +95,41 @@ void BM_VnniPeak(benchmark::State& state) {
   VnniLoop(state);
 }
 
+__attribute__((target("amx-tile,amx-int8"))) void AmxLoop(benchmark::State& state) {
+  const qgemm_amx::TileScope tiles;
+  alignas(64) static uint8_t a[16 * 64] = {1};
+  alignas(64) static int8_t b[16 * 64] = {1};
+  _tile_loadd(4, a, 64);
+  _tile_loadd(5, a, 64);
+  _tile_loadd(6, b, 64);
+  _tile_loadd(7, b, 64);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  const int64_t iters = 1 << 14;
+  for (auto _ : state) {
+    for (int64_t it = 0; it < iters; ++it) {
+      _tile_dpbusd(0, 4, 6);
+      _tile_dpbusd(1, 4, 7);
+      _tile_dpbusd(2, 5, 6);
+      _tile_dpbusd(3, 5, 7);
+    }
+  }
+  alignas(64) int32_t out[16 * 16];
+  _tile_stored(0, out, 64);
+  benchmark::DoNotOptimize(out);
+  SetCounters(state, 2.0 * 16 * 16 * 64 * 4 * iters / state.threads());
+}
+
+void BM_AmxPeak(benchmark::State& state) {
+  if (!qgemm_amx::Usable()) {
+    state.SkipWithError("no AMX-INT8");
+    return;
+  }
+  AmxLoop(state);
+}
+
 void Shapes(benchmark::internal::Benchmark* b) {
   const int64_t shapes[][3] = {{1, 256, 256},    {1, 1024, 1024},   {1, 4096, 4096},  {16, 512, 512},
                                {16, 4096, 1024}, {256, 256, 256},   {256, 1024, 1024}, {256, 4096, 64},
@@ -100,15 +140,18 @@ void Shapes(benchmark::internal::Benchmark* b) {
                                // The large squares the peak is quoted on (issue 21's int8 table).
                                {512, 512, 512},   {2048, 2048, 2048}};
   for (int threads : {1, 2}) {
-    for (const auto& s : shapes) b->Args({s[0], s[1], s[2], threads});
+    for (const auto& s : shapes) {
+      for (int amx : {1, 0}) b->Args({s[0], s[1], s[2], threads, amx});
+    }
   }
 }
 
 // One loop per core: the two-thread GEMM's percentage is against the two-thread peak measured in
 // the same run (the counters of the threads add up).
 BENCHMARK(BM_VnniPeak)->UseRealTime()->Threads(1)->Threads(2)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AmxPeak)->UseRealTime()->Threads(1)->Threads(2)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_QGemm)
-    ->ArgNames({"M", "N", "K", "threads"})
+    ->ArgNames({"M", "N", "K", "threads", "amx"})
     ->Apply(Shapes)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);

@@ -21,8 +21,16 @@ struct Case {
   QOutput kind;
 };
 
-std::string Describe(const Case& c, int64_t target, bool vnni) {
-  return std::string(hwy::TargetName(target)) + (vnni ? "+vnni" : "") + " m=" + std::to_string(c.m) +
+// The kernels a run may take on this CPU: all it has, then without AMX, then without VNNI (and AMX).
+enum class Kernels { kAll, kNoAmx, kNoVnni };
+void UseKernels(Kernels k) {
+  QGemmDisableAmxForTest(k != Kernels::kAll);
+  QGemmDisableVnniForTest(k == Kernels::kNoVnni);
+}
+
+std::string Describe(const Case& c, int64_t target) {
+  return std::string(hwy::TargetName(target)) + (QGemmUsesVnni() ? "+vnni" : "") + (QGemmUsesAmx() ? "+amx" : "") +
+         " m=" + std::to_string(c.m) +
          " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) + " a" + (c.a_signed ? "s8" : "u8") + " b" +
          (c.b_signed ? "s8" : "u8") + (c.trans_b ? " transB" : "") + " kind=" + std::to_string(static_cast<int>(c.kind));
 }
@@ -80,10 +88,13 @@ void RunCase(const Case& c, std::mt19937& rng, const std::string& what) {
 TEST_P(QGemmTarget, MatchesReferenceOnEveryTypePair) {
   std::mt19937 rng(7);
   // n past a multiple of 48 by up to 16, 32 and 48 columns: the VNNI tile computes 1, 2 or 3 vectors.
-  const int64_t shapes[][3] = {{1, 1, 1}, {3, 50, 7}, {9, 47, 13}, {17, 97, 64}, {25, 49, 130}, {8, 48, 4}, {40, 200, 300},
-                               {5, 80, 33}};
-  for (bool vnni_off : {false, true}) {
-    QGemmDisableVnniForTest(vnni_off);
+  // K a multiple of 64 with 16 rows or more takes AMX where the CPU has it: whole 16-row tiles and
+  // 32-column runs (one of 16 at the end, runs crossing strips), the rows past them on VNNI.
+  const int64_t shapes[][3] = {{1, 1, 1},    {3, 50, 7},    {9, 47, 13},   {17, 97, 64},  {25, 49, 130},
+                               {8, 48, 4},   {40, 200, 300}, {5, 80, 33},  {16, 16, 64},  {32, 48, 128},
+                               {50, 100, 192}, {35, 130, 640}, {64, 33, 64}, {96, 65, 1024}};
+  for (Kernels kernels : {Kernels::kAll, Kernels::kNoAmx, Kernels::kNoVnni}) {
+    UseKernels(kernels);
     int idx = 0;
     for (const auto& s : shapes) {
       for (int types = 0; types < 4; ++types) {
@@ -91,28 +102,33 @@ TEST_P(QGemmTarget, MatchesReferenceOnEveryTypePair) {
         Case c{s[0], s[1], s[2], (types & 1) != 0, (types & 2) != 0, idx % 3 == 1, idx % 2 == 0, idx % 5 == 2,
                kinds[idx % 4]};
         ++idx;
-        RunCase(c, rng, Describe(c, GetParam(), QGemmUsesVnni()));
+        RunCase(c, rng, Describe(c, GetParam()));
         if (HasFatalFailure()) break;
       }
     }
   }
-  QGemmDisableVnniForTest(false);
+  UseKernels(Kernels::kAll);
 }
 
-// Extreme operands: uint8 255 against int8 -128 in every product, where vpmaddubsw would saturate.
+// Extreme operands: uint8 255 against int8 -128 in every product, where vpmaddubsw would saturate
+// (and, for the 20 x 1024 shape, on AMX tiles where the CPU has them).
 TEST_P(QGemmTarget, ExtremeValuesDoNotSaturate) {
-  const int64_t m = 5, n = 53, k = 1031;
-  std::vector<uint8_t> a(m * k, 255);
-  std::vector<int8_t> b(k * n, -128);
-  for (bool vnni_off : {false, true}) {
-    QGemmDisableVnniForTest(vnni_off);
-    const QPackedA pa = QPackA(a.data(), false, k, m, k);
-    const QPackedB pb = QPackB(b.data(), true, n, false, k, n);
-    std::vector<int32_t> c(m * n);
-    QGemm(pa, pb, QZeroPoints{}, QEpilogue{}, c.data(), n, 1);
-    for (int32_t v : c) ASSERT_EQ(v, 255 * -128 * k) << "vnni_off=" << vnni_off;
+  for (const int64_t m : {5, 20}) {
+    for (const int64_t k : {1031, 1024}) {
+      const int64_t n = 53;
+      std::vector<uint8_t> a(m * k, 255);
+      std::vector<int8_t> b(k * n, -128);
+      for (Kernels kernels : {Kernels::kAll, Kernels::kNoAmx, Kernels::kNoVnni}) {
+        UseKernels(kernels);
+        const QPackedA pa = QPackA(a.data(), false, k, m, k);
+        const QPackedB pb = QPackB(b.data(), true, n, false, k, n);
+        std::vector<int32_t> c(m * n);
+        QGemm(pa, pb, QZeroPoints{}, QEpilogue{}, c.data(), n, 1);
+        for (int32_t v : c) ASSERT_EQ(v, 255 * -128 * k) << "kernels " << static_cast<int>(kernels) << " m=" << m << " k=" << k;
+      }
+    }
   }
-  QGemmDisableVnniForTest(false);
+  UseKernels(Kernels::kAll);
 }
 
 }  // namespace
