@@ -130,20 +130,15 @@ ONNXFLOW_QGEMM_VNNI_ATTR inline void StoreRequantized64(const __m512i* x, const 
   _mm512_storeu_si512(dst, _mm512_permutexvar_epi32(order, bytes));
 }
 
-// TileVnniCols with the requantizing epilogue in AVX-512 and 8-bit results stored straight to C:
-// for small K (a 1x1 convolution over 64 channels is 16 quads) the generic Epilogue costs as much
-// as the products. Same float operations as Epilogue (and the reference): float(v) * (scale_row *
-// scale_col [/ out_scale]), rounded half to even (the MXCSR default of vcvtps2dq), plus the zero
-// point, saturated.
-template <int kRows, int kVecs>
-ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniRequant(const uint8_t* HWY_RESTRICT a, int64_t lda,
-                                                           const int8_t* const* bp, int64_t quads,
-                                                           const qgemm_internal::QBlock& blk, int64_t row0,
-                                                           int64_t col0, int64_t cols) {
-  // The products in their own function's registers, through an int32 tile in L1: with the
-  // epilogue's constants live in the same function the compiler spills accumulators in the K loop.
-  HWY_ALIGN int32_t tile[kMaxRows * kWideCols];
-  TileVnniCols<kRows, kVecs>(a, lda, bp, quads, tile, kWideCols);
+// The requantizing epilogue in AVX-512 on an int32 tile of `rows` x `cols` (<= 16 * kVecs; row r
+// at tile + r * ldt), 8-bit results stored straight to C: for small K (a 1x1 convolution over 64
+// channels is 16 quads) the generic Epilogue costs as much as the products. Same float operations
+// as Epilogue (and the reference): float(v) * (scale_row * scale_col [/ out_scale]), rounded half
+// to even (the MXCSR default of vcvtps2dq), plus the zero point, saturated.
+template <int kVecs>
+ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void RequantizeTile(const int32_t* HWY_RESTRICT tile, int64_t ldt, int64_t rows,
+                                                          const qgemm_internal::QBlock& blk, int64_t row0,
+                                                          int64_t col0, int64_t cols) {
   const bool u8 = blk.kind == QOutput::kUint8;
   const __m512i zero_point = _mm512_set1_epi32(blk.out_zero);
   const int64_t c0 = col0;
@@ -166,38 +161,38 @@ ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniRequant(const uint8_t* HWY_RE
     }
     // (Its zero point is added as an int16: an 8-bit output's, -128..255, always is.)
     if (kVecs == 4 && cols == kWideCols && blk.out_zero >= -255 && blk.out_zero <= 255) {
-      for (int r = 0; r < kRows; ++r) {
+      for (int64_t r = 0; r < rows; ++r) {
         const __m512i nrs = _mm512_set1_epi32(blk.zb_zero ? 0 : blk.neg_row_sum[row0 + r]);
         __m512i x[4];
 #pragma GCC unroll 4
         for (int v = 0; v < 4; ++v) {
-          x[v] = _mm512_add_epi32(_mm512_load_si512(tile + r * kWideCols + 16 * v), add[v]);
+          x[v] = _mm512_add_epi32(_mm512_load_si512(tile + r * ldt + 16 * v), add[v]);
           if (!blk.zb_zero) x[v] = _mm512_add_epi32(x[v], _mm512_mullo_epi32(nrs, zb[v]));
         }
         StoreRequantized64(x, scale, blk.out_zero, u8, c + (row0 + r) * ldc + c0);
       }
       return;
     }
-    for (int r = 0; r < kRows; ++r) {
+    for (int64_t r = 0; r < rows; ++r) {
       uint8_t* dst = c + (row0 + r) * ldc + c0;
       const __m512i nrs = _mm512_set1_epi32(blk.zb_zero ? 0 : blk.neg_row_sum[row0 + r]);
 #pragma GCC unroll 4
       for (int v = 0; v < kVecs; ++v) {
-        __m512i x = _mm512_add_epi32(_mm512_load_si512(tile + r * kWideCols + 16 * v), add[v]);
+        __m512i x = _mm512_add_epi32(_mm512_load_si512(tile + r * ldt + 16 * v), add[v]);
         if (!blk.zb_zero) x = _mm512_add_epi32(x, _mm512_mullo_epi32(nrs, zb[v]));
         StoreRequantized(x, scale[v], zero_point, u8, dst + 16 * v, cols - 16 * v);
       }
     }
     return;
   }
-  for (int r = 0; r < kRows; ++r) {
+  for (int64_t r = 0; r < rows; ++r) {
     const int64_t i = row0 + r;
     const float sr = blk.scale_row != nullptr ? blk.scale_row[i] : 1.0f;
     uint8_t* dst = c + i * ldc + c0;
 #pragma GCC unroll 4
     for (int v = 0; v < kVecs; ++v) {
       const int64_t j = c0 + 16 * v;
-      __m512i x = _mm512_load_si512(tile + r * kWideCols + 16 * v);
+      __m512i x = _mm512_load_si512(tile + r * ldt + 16 * v);
       const __m512i bt = _mm512_loadu_si512(blk.b_term + j);
       if (blk.unit_za) {
         x = _mm512_add_epi32(x, bt);
@@ -214,6 +209,65 @@ ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniRequant(const uint8_t* HWY_RE
       if (blk.scale_col != nullptr) s = _mm512_mul_ps(s, _mm512_loadu_ps(blk.scale_col + j));
       if (blk.out_scale != 1.0f) s = _mm512_div_ps(s, _mm512_set1_ps(blk.out_scale));
       StoreRequantized(x, s, zero_point, u8, dst + 16 * v, cols - 16 * v);
+    }
+  }
+}
+
+
+// TileVnniCols and RequantizeTile: the products in their own function's registers, through an
+// int32 tile in L1 (with the epilogue's constants live in the same function the compiler spilled
+// accumulators in the K loop).
+template <int kRows, int kVecs>
+ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniRequant(const uint8_t* HWY_RESTRICT a, int64_t lda,
+                                                           const int8_t* const* bp, int64_t quads,
+                                                           const qgemm_internal::QBlock& blk, int64_t row0,
+                                                           int64_t col0, int64_t cols) {
+  HWY_ALIGN int32_t tile[kMaxRows * kWideCols];
+  TileVnniCols<kRows, kVecs>(a, lda, bp, quads, tile, kWideCols);
+  RequantizeTile<kVecs>(tile, kWideCols, kRows, blk, row0, col0, cols);
+}
+
+// The int32 and float epilogues on a tile as RequantizeTile takes it: Epilogue's operations in the
+// same order on whole vectors, the per-column terms loaded once per tile instead of once per row.
+template <int kVecs>
+ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void FinishTile(const int32_t* HWY_RESTRICT tile, int64_t ldt, int64_t rows,
+                                                      const qgemm_internal::QBlock& blk, int64_t row0, int64_t col0,
+                                                      int64_t cols) {
+  __m512i zb[kVecs], bt[kVecs], bc[kVecs];
+  __m512 sc[kVecs], fb[kVecs];
+  __mmask16 mask[kVecs];
+#pragma GCC unroll 4
+  for (int v = 0; v < kVecs; ++v) {
+    const int64_t j = col0 + 16 * v, left = cols - 16 * v;
+    zb[v] = blk.zb_zero ? _mm512_setzero_si512() : _mm512_loadu_si512(blk.zb + j);
+    bt[v] = _mm512_loadu_si512(blk.b_term + j);
+    bc[v] = blk.bias_col != nullptr ? _mm512_loadu_si512(blk.bias_col + j) : _mm512_setzero_si512();
+    sc[v] = blk.scale_col != nullptr ? _mm512_loadu_ps(blk.scale_col + j) : _mm512_set1_ps(1.0f);
+    fb[v] = blk.fbias_col != nullptr ? _mm512_loadu_ps(blk.fbias_col + j) : _mm512_setzero_ps();
+    mask[v] = left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t i = row0 + r;
+    const __m512i nrs = _mm512_set1_epi32(blk.neg_row_sum[i]);
+    const __m512i nza = _mm512_set1_epi32(blk.neg_za[i]);
+    const __m512i br = _mm512_set1_epi32(blk.bias_row != nullptr ? blk.bias_row[i] : 0);
+    const __m512 sr = _mm512_set1_ps(blk.scale_row != nullptr ? blk.scale_row[i] : 1.0f);
+#pragma GCC unroll 4
+    for (int v = 0; v < kVecs; ++v) {
+      __m512i x = _mm512_load_si512(tile + r * ldt + 16 * v);
+      if (!blk.zb_zero) x = _mm512_add_epi32(x, _mm512_mullo_epi32(nrs, zb[v]));
+      x = _mm512_add_epi32(_mm512_add_epi32(x, _mm512_mullo_epi32(nza, bt[v])), br);
+      if (blk.bias_col != nullptr) x = _mm512_add_epi32(x, bc[v]);
+      const int64_t at = i * blk.ldc + col0 + 16 * v;
+      if (blk.kind == QOutput::kInt32) {
+        _mm512_mask_storeu_epi32(static_cast<int32_t*>(blk.c) + at, mask[v], x);
+        continue;
+      }
+      __m512 s = sr;
+      if (blk.scale_col != nullptr) s = _mm512_mul_ps(s, sc[v]);
+      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(x), s);
+      if (blk.fbias_col != nullptr) f = _mm512_add_ps(f, fb[v]);
+      _mm512_mask_storeu_ps(static_cast<float*>(blk.c) + at, mask[v], f);
     }
   }
 }
@@ -509,13 +563,14 @@ namespace qgemm_detail {
 #if HWY_TARGET == HWY_AVX3
 // The AMX path of a block (qgemm_amx.h): its whole 16-row tiles by runs of 32 columns (two vectors
 // of 16, each read from its own strip of B, as RunRequantVnni's runs of 64 are), then the
-// epilogue on the int32 tile; the rows past the last whole tile go to the VNNI kernels. Runs keep
+// AVX-512 epilogues on the int32 tile; the rows past the last whole tile go to the VNNI kernels. Runs keep
 // their 32 columns of B (K * 32 bytes) in L1 while every tile of rows passes them.
 inline void RunAmx(const qgemm_internal::QBlock& blk, int64_t lda, int64_t quads) {
   constexpr int64_t kRun = 32;
   HWY_ALIGN int32_t tile[2 * qgemm_amx::kTileRows * kQNr];
   const int64_t whole = blk.m / qgemm_amx::kTileRows * qgemm_amx::kTileRows;
   const int64_t chunks = quads * 4 / qgemm_amx::kTileK;
+  const bool requantize = blk.kind == QOutput::kUint8 || blk.kind == QOutput::kInt8;
   {
     const qgemm_amx::TileScope tiles;
     for (int64_t j0 = 0; j0 < blk.n; j0 += kRun) {
@@ -528,8 +583,14 @@ inline void RunAmx(const qgemm_internal::QBlock& blk, int64_t lda, int64_t quads
       }
       for (int64_t i0 = 0; i0 < whole; i0 += 2 * qgemm_amx::kTileRows) {
         const int row_tiles = whole - i0 >= 2 * qgemm_amx::kTileRows ? 2 : 1;
+        const int64_t rows = row_tiles * qgemm_amx::kTileRows;
         qgemm_amx::Products(blk.a + i0 * lda, lda, bp, chunks, row_tiles, vecs, tile, kQNr);
-        Epilogue(blk, i0, j0, row_tiles * qgemm_amx::kTileRows, cols, tile);
+        if (requantize) {
+          vecs > 1 ? RequantizeTile<2>(tile, kQNr, rows, blk, i0, j0, cols)
+                   : RequantizeTile<1>(tile, kQNr, rows, blk, i0, j0, cols);
+        } else {
+          vecs > 1 ? FinishTile<2>(tile, kQNr, rows, blk, i0, j0, cols) : FinishTile<1>(tile, kQNr, rows, blk, i0, j0, cols);
+        }
       }
     }
   }
