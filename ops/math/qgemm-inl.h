@@ -52,7 +52,8 @@ inline int32_t Load4(const uint8_t* p) {
 // loads of B and 6 broadcasts per k-quad; a layer of 64 output channels then runs whole
 // 64-column tiles instead of a 48-column strip and a 16-column one that loads A once per vector.
 constexpr int64_t kWideCols = 64;
-template <int kRows, int kVecs>
+// kAccumulate adds the products to what `out` holds (the K past AMX's last 64-byte chunk).
+template <int kRows, int kVecs, bool kAccumulate = false>
 ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniCols(const uint8_t* HWY_RESTRICT a, int64_t lda,
                                                         const int8_t* const* bp, int64_t quads,
                                                         int32_t* HWY_RESTRICT out, int64_t ldo) {
@@ -63,7 +64,9 @@ ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void TileVnniCols(const uint8_t* HWY_RESTR
 #pragma GCC unroll 8
   for (int r = 0; r < kRows; ++r) {
 #pragma GCC unroll 4
-    for (int v = 0; v < kVecs; ++v) acc[r][v] = _mm512_setzero_si512();
+    for (int v = 0; v < kVecs; ++v) {
+      acc[r][v] = kAccumulate ? _mm512_load_si512(out + r * ldo + 16 * v) : _mm512_setzero_si512();
+    }
   }
   for (int64_t q = 0; q < quads; ++q) {
     __m512i bv[kVecs];
@@ -561,15 +564,32 @@ void RunQBlockImpl(const qgemm_internal::QBlock& blk);
 namespace qgemm_detail {
 
 #if HWY_TARGET == HWY_AVX3
+// Adds the products of the last `quads` k-quads (A from a, B from quad 16 * chunks of each vector
+// in bp) to the tile's `rows` (a multiple of 8) x 16 * vecs values.
+inline void AddTailVnni(const uint8_t* a, int64_t lda, const int8_t* const* bp, int64_t chunks, int64_t quads,
+                        int64_t rows, int vecs, int32_t* tile) {
+  const int64_t skip = chunks * (qgemm_amx::kTileK / 4) * (kQNr * 4);
+  const int8_t* b[2] = {bp[0] + skip, vecs > 1 ? bp[1] + skip : bp[0] + skip};
+  for (int64_t r = 0; r < rows; r += 8) {
+    if (vecs > 1) {
+      TileVnniCols<8, 2, true>(a + r * lda, lda, b, quads, tile + r * kQNr, kQNr);
+    } else {
+      TileVnniCols<8, 1, true>(a + r * lda, lda, b, quads, tile + r * kQNr, kQNr);
+    }
+  }
+}
+
 // The AMX path of a block (qgemm_amx.h): its whole 16-row tiles by runs of 32 columns (two vectors
-// of 16, each read from its own strip of B, as RunRequantVnni's runs of 64 are), then the
-// AVX-512 epilogues on the int32 tile; the rows past the last whole tile go to the VNNI kernels. Runs keep
+// of 16, each read from its own strip of B, as RunRequantVnni's runs of 64 are), the k-quads past
+// the last 64-byte chunk of K added on VNNI, then the AVX-512 epilogues on the int32 tile; the rows
+// past the last whole tile go to the VNNI kernels. Runs keep
 // their 32 columns of B (K * 32 bytes) in L1 while every tile of rows passes them.
 inline void RunAmx(const qgemm_internal::QBlock& blk, int64_t lda, int64_t quads) {
   constexpr int64_t kRun = 32;
   HWY_ALIGN int32_t tile[2 * qgemm_amx::kTileRows * kQNr];
   const int64_t whole = blk.m / qgemm_amx::kTileRows * qgemm_amx::kTileRows;
   const int64_t chunks = quads * 4 / qgemm_amx::kTileK;
+  const int64_t tail_quads = quads - chunks * (qgemm_amx::kTileK / 4);
   const bool requantize = blk.kind == QOutput::kUint8 || blk.kind == QOutput::kInt8;
   {
     const qgemm_amx::TileScope tiles;
@@ -585,6 +605,7 @@ inline void RunAmx(const qgemm_internal::QBlock& blk, int64_t lda, int64_t quads
         const int row_tiles = whole - i0 >= 2 * qgemm_amx::kTileRows ? 2 : 1;
         const int64_t rows = row_tiles * qgemm_amx::kTileRows;
         qgemm_amx::Products(blk.a + i0 * lda, lda, bp, chunks, row_tiles, vecs, tile, kQNr);
+        if (tail_quads > 0) AddTailVnni(blk.a + i0 * lda + chunks * qgemm_amx::kTileK, lda, bp, chunks, tail_quads, rows, vecs, tile);
         if (requantize) {
           vecs > 1 ? RequantizeTile<2>(tile, kQNr, rows, blk, i0, j0, cols)
                    : RequantizeTile<1>(tile, kQNr, rows, blk, i0, j0, cols);

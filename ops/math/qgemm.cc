@@ -193,7 +193,7 @@ void QGemm(const QPackedA& a, const QPackedB& b, const QZeroPoints& zero, const 
   const int64_t m = a.m, n = b.n, k = a.k;
   if (m <= 0 || n <= 0) return;
   const bool vnni = QGemmUsesVnni();
-  const bool amx = QGemmUsesAmx() && a.kp % qgemm_amx::kTileK == 0;
+  const bool amx = QGemmUsesAmx() && a.kp >= qgemm_amx::kTileK;
   const int64_t strips = b.strips();
 
   // Zero points in the stored domain and the per-row / per-column terms of the epilogue.
@@ -254,7 +254,7 @@ void QGemmRows(const QRowsA& a, const QPackedB& b, const int32_t* b_zero, int64_
   if (m <= 0 || n <= 0) return;
   const int64_t strips = b.strips();
   const ColumnTerms cols(b, b_zero, b_zero_count, ep);
-  const bool amx = QGemmUsesAmx() && kp % qgemm_amx::kTileK == 0;
+  const bool amx = QGemmUsesAmx() && kp >= qgemm_amx::kTileK;
   qgemm_internal::QBlock base = cols.Block(ep, c, ldc, QGemmUsesVnni());
   base.amx = amx;
   base.kp = kp;

@@ -132,8 +132,8 @@ void QGemmReference(int64_t m, int64_t n, int64_t k, const void* a, bool a_signe
 // AVX-512BW kernel on a VNNI machine (which turns AMX off too).
 bool QGemmUsesVnni();
 void QGemmDisableVnniForTest(bool disable);
-// Whether QGemm uses AMX tiles on this CPU (qgemm_amx.h; on top of VNNI, for whole 16-row tiles and
-// a K that is a multiple of 64); tests turn it off to reach the VNNI kernels on an AMX machine.
+// Whether QGemm uses AMX tiles on this CPU (qgemm_amx.h; on top of VNNI, for whole 16-row tiles of
+// a K of 64 or more, the k-quads past its last 64-byte chunk on VNNI); tests turn it off to reach the VNNI kernels on an AMX machine.
 bool QGemmUsesAmx();
 void QGemmDisableAmxForTest(bool disable);
 
@@ -169,7 +169,7 @@ struct QBlock {
   int64_t ldc = 0;
   bool vnni = false;
   // AMX tiles for the block's whole 16-row tiles (qgemm_amx.h): set only with vnni, and only when
-  // kp is a multiple of 64.
+  // kp is 64 or more.
   bool amx = false;
   // Shortcuts the fused VNNI epilogue takes: zb' is 0 in every column (no row-sum term), and
   // every row's -za' is 1 with no row bias (b_term then holds -za' * b_term + bias_col whole).

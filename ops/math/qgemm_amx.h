@@ -7,7 +7,7 @@
 //
 // Only the products are here; the zero-point terms and the epilogues stay the target code's
 // (qgemm-inl.h), which calls these on whole 16-row tiles of A and whole 64-byte chunks of K and
-// leaves the rest (the last rows of a block, a K that is not a multiple of 64) to VNNI.
+// leaves the rest (the last rows of a block, the k-quads past the last whole chunk) to VNNI.
 #pragma once
 
 #include <cstdint>
