@@ -216,7 +216,6 @@ ONNXFLOW_QGEMM_VNNI_ATTR HWY_NOINLINE void RequantizeTile(const int32_t* HWY_RES
   }
 }
 
-
 // TileVnniCols and RequantizeTile: the products in their own function's registers, through an
 // int32 tile in L1 (with the epilogue's constants live in the same function the compiler spilled
 // accumulators in the K loop).
@@ -291,6 +290,12 @@ ONNXFLOW_QGEMM_VNNI_ATTR void TileVnniRequantRows(const uint8_t* a, int64_t lda,
   }
 }
 
+// The 16-column vector of B that starts at column `col` (a multiple of 16) of the block: its strip,
+// then its 64 bytes within each k-quad of the strip.
+inline const int8_t* VectorOfB(const qgemm_internal::QBlock& blk, int64_t col) {
+  return blk.b + (col / kQNr) * blk.strip_bytes + (col % kQNr) / 16 * 64;
+}
+
 // The requantizing VNNI path of a block: runs of 64 columns (4 vectors, 6 rows per tile; the last
 // run may have fewer vectors, 8 rows per tile), each vector read from its strip of B.
 ONNXFLOW_QGEMM_VNNI_ATTR inline void RunRequantVnni(const qgemm_internal::QBlock& blk, int64_t lda, int64_t quads) {
@@ -300,7 +305,7 @@ ONNXFLOW_QGEMM_VNNI_ATTR inline void RunRequantVnni(const qgemm_internal::QBlock
     const int8_t* bp[4];
     for (int64_t v = 0; v < vecs; ++v) {
       const int64_t col = j0 + 16 * v;
-      bp[v] = blk.b + (col / kQNr) * blk.strip_bytes + (col % kQNr) / 16 * 64;
+      bp[v] = VectorOfB(blk, col);
     }
     const int64_t mr = vecs == 4 ? 6 : 8;
     for (int64_t i0 = 0; i0 < blk.m; i0 += mr) {
@@ -582,8 +587,8 @@ inline void AddTailVnni(const uint8_t* a, int64_t lda, const int8_t* const* bp, 
 // The AMX path of a block (qgemm_amx.h): its whole 16-row tiles by runs of 32 columns (two vectors
 // of 16, each read from its own strip of B, as RunRequantVnni's runs of 64 are), the k-quads past
 // the last 64-byte chunk of K added on VNNI, then the AVX-512 epilogues on the int32 tile; the rows
-// past the last whole tile go to the VNNI kernels. Runs keep
-// their 32 columns of B (K * 32 bytes) in L1 while every tile of rows passes them.
+// past the last whole tile go to the VNNI kernels. Runs keep their 32 columns of B (K * 32 bytes)
+// in L1 while every tile of rows passes them.
 inline void RunAmx(const qgemm_internal::QBlock& blk, int64_t lda, int64_t quads) {
   constexpr int64_t kRun = 32;
   HWY_ALIGN int32_t tile[2 * qgemm_amx::kTileRows * kQNr];
@@ -599,13 +604,15 @@ inline void RunAmx(const qgemm_internal::QBlock& blk, int64_t lda, int64_t quads
       const int8_t* bp[2];
       for (int v = 0; v < vecs; ++v) {
         const int64_t col = j0 + 16 * v;
-        bp[v] = blk.b + (col / kQNr) * blk.strip_bytes + (col % kQNr) / 16 * 64;
+        bp[v] = VectorOfB(blk, col);
       }
       for (int64_t i0 = 0; i0 < whole; i0 += 2 * qgemm_amx::kTileRows) {
         const int row_tiles = whole - i0 >= 2 * qgemm_amx::kTileRows ? 2 : 1;
         const int64_t rows = row_tiles * qgemm_amx::kTileRows;
         qgemm_amx::Products(blk.a + i0 * lda, lda, bp, chunks, row_tiles, vecs, tile, kQNr);
-        if (tail_quads > 0) AddTailVnni(blk.a + i0 * lda + chunks * qgemm_amx::kTileK, lda, bp, chunks, tail_quads, rows, vecs, tile);
+        if (tail_quads > 0) {
+          AddTailVnni(blk.a + i0 * lda + chunks * qgemm_amx::kTileK, lda, bp, chunks, tail_quads, rows, vecs, tile);
+        }
         if (requantize) {
           vecs > 1 ? RequantizeTile<2>(tile, kQNr, rows, blk, i0, j0, cols)
                    : RequantizeTile<1>(tile, kQNr, rows, blk, i0, j0, cols);
@@ -624,8 +631,7 @@ inline void RunAmx(const qgemm_internal::QBlock& blk, int64_t lda, int64_t quads
   rest.neg_za = blk.neg_za + whole;
   if (blk.bias_row != nullptr) rest.bias_row = blk.bias_row + whole;
   if (blk.scale_row != nullptr) rest.scale_row = blk.scale_row + whole;
-  const int64_t out_size = blk.kind == QOutput::kInt32 || blk.kind == QOutput::kFloat ? 4 : 1;
-  rest.c = static_cast<uint8_t*>(blk.c) + whole * blk.ldc * out_size;
+  rest.c = static_cast<uint8_t*>(blk.c) + whole * blk.ldc * qgemm_internal::OutputBytes(blk.kind);
   RunQBlockImpl(rest);
 }
 #endif

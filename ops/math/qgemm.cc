@@ -42,6 +42,9 @@ constexpr int64_t kABlockBytes = 256 << 10;
 // 16-row tiles (a block of 24 rows ran 16 on tiles and 8 on VNNI).
 int64_t RowQuantum(bool amx) { return amx ? 32 : 24; }
 
+// Whether a GEMM with kp bytes of K per row runs on AMX tiles: one whole 64-byte chunk at least.
+bool AmxFor(int64_t kp) { return kp >= qgemm_amx::kTileK && QGemmUsesAmx(); }
+
 std::atomic<bool> g_vnni_disabled{false};
 std::atomic<bool> g_amx_disabled{false};
 
@@ -122,8 +125,6 @@ void AtColumn(qgemm_internal::QBlock* blk, const qgemm_internal::QBlock& base, c
   blk->c = static_cast<uint8_t*>(base.c) + (i0 * base.ldc + j0) * out_size;
 }
 
-size_t OutSize(QOutput kind) { return kind == QOutput::kInt32 || kind == QOutput::kFloat ? 4 : 1; }
-
 }  // namespace
 
 void AlignedBytesFree::operator()(uint8_t* p) const { std::free(p); }
@@ -193,7 +194,7 @@ void QGemm(const QPackedA& a, const QPackedB& b, const QZeroPoints& zero, const 
   const int64_t m = a.m, n = b.n, k = a.k;
   if (m <= 0 || n <= 0) return;
   const bool vnni = QGemmUsesVnni();
-  const bool amx = QGemmUsesAmx() && a.kp >= qgemm_amx::kTileK;
+  const bool amx = AmxFor(a.kp);
   const int64_t strips = b.strips();
 
   // Zero points in the stored domain and the per-row / per-column terms of the epilogue.
@@ -225,7 +226,7 @@ void QGemm(const QPackedA& a, const QPackedB& b, const QZeroPoints& zero, const 
   const int64_t rows_per_block = (row_units + m_blocks - 1) / m_blocks * quantum;
   const int64_t a_rows_in_l2 =
       std::max<int64_t>(quantum, kABlockBytes / std::max<int64_t>(a.kp, 1) / quantum * quantum);
-  const size_t out_size = OutSize(ep.kind);
+  const size_t out_size = qgemm_internal::OutputBytes(ep.kind);
   const auto run = HWY_DYNAMIC_DISPATCH(RunQBlockImpl);
   const int64_t tasks = m_blocks * n_blocks;
   ParallelFor(parallel_threads, tasks, MacCost(macs / tasks), [&](int64_t t0, int64_t t1) {
@@ -254,7 +255,7 @@ void QGemmRows(const QRowsA& a, const QPackedB& b, const int32_t* b_zero, int64_
   if (m <= 0 || n <= 0) return;
   const int64_t strips = b.strips();
   const ColumnTerms cols(b, b_zero, b_zero_count, ep);
-  const bool amx = QGemmUsesAmx() && kp >= qgemm_amx::kTileK;
+  const bool amx = AmxFor(kp);
   qgemm_internal::QBlock base = cols.Block(ep, c, ldc, QGemmUsesVnni());
   base.amx = amx;
   base.kp = kp;
@@ -285,7 +286,7 @@ void QGemmRows(const QRowsA& a, const QPackedB& b, const int32_t* b_zero, int64_
   const int64_t m_blocks = (row_units + units_per_block - 1) / units_per_block;
   const int64_t n_blocks = std::min(strips, (want + m_blocks - 1) / m_blocks);
   const int64_t rows_per_block = units_per_block * quantum;
-  const size_t out_size = OutSize(ep.kind);
+  const size_t out_size = qgemm_internal::OutputBytes(ep.kind);
   const auto run = HWY_DYNAMIC_DISPATCH(RunQBlockImpl);
   const auto row_sums = HWY_DYNAMIC_DISPATCH(QRowSumsImpl);
   const int64_t tasks = m_blocks * n_blocks;

@@ -133,11 +133,15 @@ void QGemmReference(int64_t m, int64_t n, int64_t k, const void* a, bool a_signe
 bool QGemmUsesVnni();
 void QGemmDisableVnniForTest(bool disable);
 // Whether QGemm uses AMX tiles on this CPU (qgemm_amx.h; on top of VNNI, for whole 16-row tiles of
-// a K of 64 or more, the k-quads past its last 64-byte chunk on VNNI); tests turn it off to reach the VNNI kernels on an AMX machine.
+// a K of 64 or more, the k-quads past its last 64-byte chunk on VNNI); tests turn it off to reach
+// the VNNI kernels on an AMX machine.
 bool QGemmUsesAmx();
 void QGemmDisableAmxForTest(bool disable);
 
 namespace qgemm_internal {
+
+// Bytes of one element of C.
+inline size_t OutputBytes(QOutput kind) { return kind == QOutput::kInt32 || kind == QOutput::kFloat ? 4 : 1; }
 
 // One tile row-strip job handed to the target code: rows [0, m) of packed A (at the block's first
 // row) times strips of B, with the epilogue, written to C at the block's first row and column.
