@@ -193,16 +193,13 @@ void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float
   PackedA local_a;
   const PackedA* pa = a.packed;
   GemmInputA in_place_a;
-  std::vector<int64_t> a_row_starts, a_columns;
+  std::vector<int64_t> a_row_starts;
   const GemmInputA* ga = &a;
-  if (plan.a == APath::kInPlace) {
+  if (plan.a == APath::kInPlace) {  // rows at their offsets, columns contiguous (no gather_cols)
     a_row_starts.resize(static_cast<size_t>(m));
     for (int64_t i = 0; i < m; ++i) a_row_starts[i] = i * a.ld;
-    a_columns.resize(static_cast<size_t>(k));
-    for (int64_t kk = 0; kk < k; ++kk) a_columns[kk] = kk;
     in_place_a.gather_base = a.data;
     in_place_a.gather_rows = a_row_starts.data();
-    in_place_a.gather_cols = a_columns.data();
     ga = &in_place_a;
   } else if (plan.a == APath::kPackHere) {
     local_a = PackA(a.data, a.ld, a.trans, m, k, a.scale, threads);
@@ -270,9 +267,13 @@ void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float
         const int64_t kc = std::min(plan.kc, k - k0);
         gemm_internal::GemmBlock blk;
         if (gather_a) {
-          blk.a = ga->gather_base;
           blk.a_row_offsets = ga->gather_rows + i0;
-          blk.a_col_offsets = ga->gather_cols + k0;
+          if (ga->gather_cols != nullptr) {
+            blk.a = ga->gather_base;
+            blk.a_col_offsets = ga->gather_cols + k0;
+          } else {
+            blk.a = ga->gather_base + k0;
+          }
         } else {
           blk.a = pa->data.get() + (i0 / mr) * pa->strip_size() + k0 * mr;
           blk.a_strip_stride = pa->strip_size();

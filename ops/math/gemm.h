@@ -68,7 +68,8 @@ struct GemmInputA {
   float scale = 1.0f;  // multiplies A when it is packed here (Gemm's alpha); packed A is used as is
   // Or A is read in place, element (i, k) at gather_base[gather_rows[i] + gather_cols[k]]: a
   // convolution whose rows are output pixels and whose k are (channel, tap) pairs reads its image
-  // this way with nothing unfolded (PixelGather in conv_sources.h).
+  // this way with nothing unfolded (PixelGather in conv_sources.h). Without gather_cols, element
+  // (i, k) is at gather_base[gather_rows[i] + k].
   const float* gather_base = nullptr;
   const int64_t* gather_rows = nullptr;
   const int64_t* gather_cols = nullptr;

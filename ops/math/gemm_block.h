@@ -14,7 +14,8 @@ struct GemmBlock {
   const float* a = nullptr;      // first A strip of the block, advanced to the block's first k;
                                  // or, when a_row_offsets is set, the base A is gathered from
   const int64_t* a_row_offsets = nullptr;  // when set, A (m, k) is a[a_row_offsets[m] + a_col_offsets[k]]
-  const int64_t* a_col_offsets = nullptr;  // (both at the block's first row and k)
+  const int64_t* a_col_offsets = nullptr;  // (both at the block's first row and k), or a[a_row_offsets[m] + k]
+                                           // without column offsets (`a` then at the block's first k)
   int64_t a_strip_stride = 0;    // floats between consecutive A strips
   int64_t m = 0;                 // rows of C in the block (the last strip may be partial)
   const float* b = nullptr;      // first B strip, advanced to the block's first k row
