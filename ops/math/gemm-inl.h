@@ -497,7 +497,7 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
     }
     return;
   }
-  // A half B is widened one block at a time, and the widening waited on memory for every block
+  // A half B is widened a few strips at a time (gemm.cc), and the widening waited on memory each time
   // (the half BERT-base's products ran 5-9% slower than the float model's, whose packed weights
   // stream into the tiles while they compute). The next block's 16-bit strips are requested here
   // instead: tile (row strip s, column strip t > 0) a share s of next strip t - 1, so the requests

@@ -88,6 +88,10 @@ PackedA PackA(const float* a, int64_t lda, bool trans, int64_t m, int64_t k, flo
 
 namespace {
 
+// Strips of a 16-bit B widened at a time (HalfPackedB: a half model's weights). The whole L2-sized
+// block widened at once was scratch of up to half the L2 per core, beside weights already halved.
+constexpr int64_t kHalfWidenStrips = 4;
+
 // op(B) in memory as a panel source: each block is copied strip by strip.
 class MatrixPanelSource : public BPanelSource {
  public:
@@ -248,8 +252,10 @@ void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float
   const auto run_block = HWY_DYNAMIC_DISPATCH(RunBlockImpl);
   const int64_t n_blocks = plan.n_blocks, mc_strips = plan.mc_strips, k_blocks = plan.k_blocks;
   const int64_t tasks = plan.tasks();
-  // The widest column block's strips: the size of a task's B block when it packs its own.
-  const int64_t block_strips = (n_strips + n_blocks - 1) / n_blocks;
+  // The widest column block's strips: the size of a task's B block when it packs its own. A half
+  // B is widened kHalfWidenStrips strips at a time instead (see below).
+  const int64_t block_strips = half_blocks != nullptr ? std::min<int64_t>(kHalfWidenStrips, n_strips)
+                                                      : (n_strips + n_blocks - 1) / n_blocks;
   ParallelFor(threads, tasks, MacCost(m * n * k / tasks), [&](int64_t t0, int64_t t1) {
     AlignedFloats block;  // this chunk's B block (kPackEachBlock), from the scratch free list
     for (int64_t task = t0; task < t1; ++task) {
@@ -289,19 +295,7 @@ void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float
               break;
             }
             if (block.get() == nullptr) block = AlignedFloats::Make(block_strips * plan.kc * nr, /*zero=*/false);
-            source->PackBlock(k0, kc, j0, cols, nr, block.get());
-            if (half_blocks != nullptr) {
-              // The next block this task widens: the next K block, or the next task's first.
-              int64_t next_strip = s0, next_k = k0 + kc;
-              if (kb + 1 == k_blocks) {
-                next_strip = task + 1 < t1 ? ((task + 1) % n_blocks) * n_strips / n_blocks : -1;
-                next_k = 0;
-              }
-              if (next_strip >= 0) {
-                blk.next_half = half_blocks + (next_strip * k + next_k) * nr;
-                blk.next_half_strip_stride = k * nr;
-              }
-            }
+            if (half_blocks == nullptr) source->PackBlock(k0, kc, j0, cols, nr, block.get());
             blk.b = block.get();
             blk.b_strip_stride = kc * nr;
             blk.b_row_stride = nr;
@@ -344,7 +338,33 @@ void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float
         // B-outer order finishes every row at once, at the end: not for a caller that consumes
         // each strip of rows while it is in cache.
         blk.b_outer = plan.b_outer && blk.rows_done == nullptr;
-        run_block(blk);
+        if (half_blocks == nullptr) {
+          run_block(blk);
+          continue;
+        }
+        // A half B: widened kHalfWidenStrips strips at a time, each piece a block of its own.
+        // While one piece runs, its tiles request the 16-bit strips of the next: the rest of this
+        // block, else the next K block, else the next task's first.
+        for (int64_t p0 = s0; p0 < s1; p0 += block_strips) {
+          const int64_t p1 = std::min(s1, p0 + block_strips), dj = (p0 - s0) * nr;
+          gemm_internal::GemmBlock piece = blk;
+          piece.n = std::min(n, p1 * nr) - p0 * nr;
+          source->PackBlock(k0, kc, p0 * nr, piece.n, nr, block.get());
+          piece.c += dj;
+          if (piece.addend != nullptr) piece.addend += dj;
+          if (piece.col_bias != nullptr) piece.col_bias += dj;
+          piece.col0 += dj;
+          int64_t next_strip = p1, next_k = k0;
+          if (p1 == s1) {
+            next_strip = kb + 1 < k_blocks ? s0 : task + 1 < t1 ? ((task + 1) % n_blocks) * n_strips / n_blocks : -1;
+            next_k = kb + 1 < k_blocks ? k0 + kc : 0;
+          }
+          if (next_strip >= 0) {
+            piece.next_half = half_blocks + (next_strip * k + next_k) * nr;
+            piece.next_half_strip_stride = k * nr;
+          }
+          run_block(piece);
+        }
       }
     }
   });

@@ -30,9 +30,9 @@ struct GemmBlock {
                                  // here instead (strides b_strip_stride, b_row_stride), widened
                                  // as they are read: a half model's weights (BPanelSource::HalfStrips)
   bool b_half_bf16 = false;      // b_half holds bfloat16, not float16
-  const uint16_t* next_half = nullptr;  // when set (a half B widened block by block), the 16-bit
-  int64_t next_half_strip_stride = 0;   // strips of the block this task widens next: requested a
-                                 // share per tile while this block runs (RunBlockImpl)
+  const uint16_t* next_half = nullptr;  // when set (a half B widened a few strips at a time), the
+  int64_t next_half_strip_stride = 0;   // 16-bit strips this task widens next: requested a share
+                                 // per tile while this block runs (RunBlockImpl)
   const int64_t* b_row_offsets = nullptr;  // when set, B is read in place: element (k, j) of
                                  // strip t is b[t * b_strip_stride + b_row_offsets[k] + j]
   int64_t n = 0;                 // columns of C in the block

@@ -248,7 +248,8 @@ TEST_P(GemmTarget, RowTileProducts) {
 // widened weights over whole groups of strips, single strips and a partial last one, K blocks,
 // every epilogue, one and two threads (the same bits but where the float GEMM takes a few
 // columns down its narrow AVX-512 kernel, another order of the same sums); and no block is widened
-// into scratch (PackBlock), which a product of two rows still does.
+// into scratch (PackBlock), which a product of more rows still does, a few strips at a time (the
+// pieces of a block, each reporting its rows to block_done once).
 class CountingSource : public BPanelSource {
  public:
   explicit CountingSource(const HalfPackedB& half) : half_(half) {}
@@ -268,35 +269,45 @@ TEST_P(GemmTarget, HalfWeightRowsEqualTheirWidenedProduct) {
   for (const DataType type : {DataType::kFloat16, DataType::kBFloat16}) {
     for (const int64_t k : {300, 3000}) {
       for (const int64_t n : {4 * nr, 9 * nr + 5, 5 * nr - 3, nr, int64_t{3}}) {
-        const std::vector<float> a = RandomFloats(2 * k, 1), b = RandomFloats(k * n, 2);
-        const std::vector<float> bias = RandomFloats(n, 3), addend = RandomFloats(2 * n, 4);
+        const std::vector<float> a = RandomFloats(19 * k, 1), b = RandomFloats(k * n, 2);
+        const std::vector<float> bias = RandomFloats(n, 3);
         const SixteenBitValues b16 = RoundToSixteenBits(b, type, {k, n});
         const HalfPackedB half(b16.tensor, /*trans=*/false);
         const PackedB full = PackB(b16.widened.data(), n, false, k, n);
         for (int flags = 0; flags < 4; ++flags) {
           for (int threads : {1, 2}) {
-            for (int64_t m : {1, 2}) {
+            for (int64_t m : {1, 2, 19}) {
+              const std::vector<float> addend_m = RandomFloats(m * n, 4);
               GemmEpilogue ep;
-              ep.addend = (flags & 1) ? addend.data() : nullptr;
+              ep.addend = (flags & 1) ? addend_m.data() : nullptr;
               ep.col_bias = (flags & 2) ? bias.data() : nullptr;
               ep.activation = {flags == 3 ? Activation::kGelu : Activation::kNone};
               const CountingSource source(half);
               GemmInputB from_half;
               from_half.source = &source;
               std::vector<float> got(m * n, -7.0f), want(m * n, -9.0f);
+              std::vector<std::atomic<int>> done(static_cast<size_t>(m * n));
+              GemmEpilogue counted = ep;
+              counted.block_done = [&](int64_t r0, int64_t rows, int64_t c0, int64_t cols) {
+                for (int64_t r = r0; r < r0 + rows; ++r) {
+                  for (int64_t c = c0; c < c0 + cols; ++c) ++done[r * n + c];
+                }
+              };
               tbb::task_arena arena(threads);
               arena.execute([&] {
-                Sgemm(m, n, k, GemmInputA{nullptr, a.data(), k, false, 1.0f}, from_half, got.data(), n, ep, threads);
+                Sgemm(m, n, k, GemmInputA{nullptr, a.data(), k, false, 1.0f}, from_half, got.data(), n, counted,
+                      threads);
                 Sgemm(m, n, k, GemmInputA{nullptr, a.data(), k, false, 1.0f}, GemmInputB{&full}, want.data(), n, ep,
                       threads);
               });
+              for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(done[i].load(), 1) << "m=" << m << " n=" << n << " at " << i;
               for (int64_t i = 0; i < m * n; ++i) {
                 ASSERT_NEAR(got[i], want[i], 1e-5f * (1.0f + std::fabs(want[i])))
                     << DataTypeName(type) << " m=" << m << " n=" << n << " k=" << k << " flags=" << flags
                     << " threads=" << threads << " at " << i;
               }
               if (m == 1) EXPECT_EQ(source.blocks.load(), 0) << "n=" << n << " k=" << k;
-              if (m == 2) EXPECT_GT(source.blocks.load(), 0) << "n=" << n << " k=" << k;
+              if (m > 1) EXPECT_GT(source.blocks.load(), 0) << "n=" << n << " k=" << k;
             }
           }
         }
