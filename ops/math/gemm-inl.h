@@ -499,9 +499,9 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
   }
   // A half B is widened a few strips at a time (gemm.cc), and the widening waited on memory each time
   // (the half BERT-base's products ran 5-9% slower than the float model's, whose packed weights
-  // stream into the tiles while they compute). The next block's 16-bit strips are requested here
+  // stream into the tiles while they compute). The next piece's 16-bit strips are requested here
   // instead: tile (row strip s, column strip t > 0) a share s of next strip t - 1, so the requests
-  // spread over the whole block (its last strip is left to the hardware's prefetcher).
+  // spread over the whole piece (its last strip is left to the hardware's prefetcher).
   const int64_t a_strips = (blk.m + kMr - 1) / kMr;
   const size_t half_step = static_cast<size_t>((nr / 2 + a_strips - 1) / a_strips);  // floats per k
   const auto next_half = [&](int64_t i, int64_t t) {
