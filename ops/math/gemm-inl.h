@@ -136,6 +136,20 @@ enum class Operands {
   kRowsA,     // A element (r, k) at a[a_rows[r] + k] (a matrix read in place); B packed
 };
 
+// Lines a tile requests while it runs: `step` floats from `at` per k (none when `at` is null).
+// Weights packed at load and streamed from memory (the next B strip on its first pass, a share of
+// it in B-outer order) are requested into L2, the rest into L1: one core keeps only so many L1
+// requests in flight, and requests to L1 held a tile of 8 rows against streamed weights at 11
+// GB/s (gemm_benchmark StreamedB, M 8 x N 3072 x K 768, a short prompt's feed-forward: 829 -> 699
+// us on one core, 403 -> 334 on two; M 16 on two 469 -> 418; the 128-row cases unchanged within
+// noise; GPT-2's 8-token prefill on two cores 19.0 -> 16.5 ms). A half B's next piece stays an L1
+// request: into L2, ViT-S float16 ran 3-4% slower on two cores.
+struct TilePrefetch {
+  const float* at = nullptr;
+  size_t step = 0;
+  bool from_memory = false;
+};
+
 // C[kRows x kVecs*lanes] (+)= A (kRows x kc, one broadcast per row and k) * B rows (kc x kVecs
 // vectors). The accumulators are a fixed-size array indexed only by unrolled constants, so the
 // compiler keeps them in registers.
@@ -143,8 +157,7 @@ template <size_t kRows, size_t kVecs, Operands kFrom>
 HWY_NOINLINE void MicroKernel(const float* HWY_RESTRICT a, const int64_t* HWY_RESTRICT a_rows,
                               const int64_t* HWY_RESTRICT a_cols, const float* HWY_RESTRICT b, size_t b_stride,
                               const int64_t* HWY_RESTRICT b_offsets, size_t kc, float* HWY_RESTRICT c, size_t ldc,
-                              const float* c_in, const TileEpilogue* epilogue, const float* prefetch,
-                              size_t prefetch_step) {
+                              const float* c_in, const TileEpilogue* epilogue, TilePrefetch prefetch) {
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   const size_t lanes = hn::Lanes(d);
@@ -161,8 +174,15 @@ HWY_NOINLINE void MicroKernel(const float* HWY_RESTRICT a, const int64_t* HWY_RE
   for (size_t k = 0; k < kc; ++k) {
     const float* HWY_RESTRICT bk = kFrom == Operands::kInPlaceB ? b + b_offsets[k] : b + k * b_stride;
     const float* HWY_RESTRICT ak = kFrom == Operands::kGatherA ? a + a_cols[k] : kFrom == Operands::kRowsA ? a + k : a + k * kMr;
-    if (prefetch != nullptr) {  // lines wanted soon: prefetch_step floats per k (RunBlockImpl)
-      for (size_t f = 0; f < prefetch_step; f += lanes) hwy::Prefetch(prefetch + k * prefetch_step + f);
+    if (prefetch.at != nullptr) {  // lines wanted soon (RunBlockImpl says which)
+      for (size_t f = 0; f < prefetch.step; f += lanes) {
+        const float* line = prefetch.at + k * prefetch.step + f;
+        if (prefetch.from_memory) {
+          __builtin_prefetch(line, /*rw=*/0, /*locality=*/2);  // prefetcht1: into L2
+        } else {
+          hwy::Prefetch(line);
+        }
+      }
     }
     V bv[kVecs];
     HWY_UNROLL(16)
@@ -194,11 +214,11 @@ HWY_NOINLINE void MicroKernel(const float* HWY_RESTRICT a, const int64_t* HWY_RE
 }
 
 // c_in: the tile's starting values (C itself when accumulating, an addend, or null for zeros),
-// read with C's leading dimension. The last two arguments name lines to request while the tile runs
-// (prefetch_step floats from `prefetch` per k; null for none): the next A strip, or a share of the
-// next B strip when B streams from memory (RunBlockImpl says which).
+// read with C's leading dimension. The last argument names lines to request while the tile runs:
+// the next A strip, or a share of the next B strip when B streams from memory (RunBlockImpl says
+// which).
 using MicroKernelFn = void (*)(const float*, const int64_t*, const int64_t*, const float*, size_t, const int64_t*,
-                               size_t, float*, size_t, const float*, const TileEpilogue*, const float*, size_t);
+                               size_t, float*, size_t, const float*, const TileEpilogue*, TilePrefetch);
 
 template <Operands kFrom, size_t kRows, size_t... kVecs>
 constexpr std::array<MicroKernelFn, sizeof...(kVecs)> KernelRow(std::index_sequence<kVecs...>) {
@@ -410,7 +430,7 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
     for (int64_t r = 0; r < rows; ++r) std::memcpy(out.c + r * blk.ldc, tile + r * ld, cols * sizeof(float));
   };
   // One tile: rows [i, i + kMr) of A against B strip t.
-  const auto run_tile = [&](int64_t i, int64_t t, const float* prefetch, size_t prefetch_step) {
+  const auto run_tile = [&](int64_t i, int64_t t, TilePrefetch prefetch) {
     const int64_t rows = std::min<int64_t>(kMr, blk.m - i);
     const float* a = gather ? blk.a : blk.a + (i / static_cast<int64_t>(kMr)) * blk.a_strip_stride;
     const int64_t* a_rows = gather ? blk.a_row_offsets + i : nullptr;
@@ -432,13 +452,13 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
 #endif
     if (cols == vecs * lanes) {
       fn(a, a_rows, blk.a_col_offsets, b, b_stride, blk.b_row_offsets, static_cast<size_t>(blk.kc), c,
-         static_cast<size_t>(blk.ldc), blk.load_c ? c : addend, blk.last ? &epi : nullptr, prefetch, prefetch_step);
+         static_cast<size_t>(blk.ldc), blk.load_c ? c : addend, blk.last ? &epi : nullptr, prefetch);
       return;
     }
     on_scratch(rows, cols, TileOut{epi, c, addend},
                [&](float* tile, size_t ld, const float* start, const TileEpilogue* last_epi) {
                  fn(a, a_rows, blk.a_col_offsets, b, b_stride, blk.b_row_offsets, static_cast<size_t>(blk.kc), tile,
-                    ld, start, last_epi, prefetch, prefetch_step);
+                    ld, start, last_epi, prefetch);
                });
   };
   if (blk.b_half != nullptr) {
@@ -492,7 +512,7 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
     for (int64_t t = 0; t < b_strips; ++t) {
       const float* next = t + 1 < b_strips ? blk.b + (t + 1) * blk.b_strip_stride : blk.next_b;
       for (int64_t s = 0; s < a_strips; ++s) {
-        run_tile(s * static_cast<int64_t>(kMr), t, next != nullptr ? next + s * share : nullptr, step);
+        run_tile(s * static_cast<int64_t>(kMr), t, {next != nullptr ? next + s * share : nullptr, step, true});
       }
     }
     return;
@@ -541,11 +561,11 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
       // MatMuls otherwise wait on one stream of weights for their first pass.
       const bool first_pass = i == 0 && t + 1 < b_strips && (gather || blk.stream_b);
       if (first_pass) {
-        run_tile(i, t, blk.b + (t + 1) * blk.b_strip_stride, static_cast<size_t>(nr));
+        run_tile(i, t, {blk.b + (t + 1) * blk.b_strip_stride, static_cast<size_t>(nr), blk.stream_b});
       } else if (blk.next_half != nullptr && t > 0) {
-        run_tile(i, t, next_half(i, t), half_step);
+        run_tile(i, t, {next_half(i, t), half_step, false});
       } else {
-        run_tile(i, t, gather ? nullptr : t == 0 ? next_a : a, kMr);
+        run_tile(i, t, {gather ? nullptr : t == 0 ? next_a : a, kMr, false});
       }
     }
     if (blk.rows_done != nullptr) (*blk.rows_done)(blk.row0 + i, rows, blk.col0, blk.n);

@@ -118,6 +118,9 @@ BENCHMARK(BM_OnnxflowStreamedB)
     ->Args({128, 768, 768, 1})->Args({128, 3072, 768, 1})->Args({128, 768, 3072, 1})
     ->Args({128, 768, 768, 2})->Args({128, 3072, 768, 2})->Args({128, 768, 3072, 2})
     ->Args({1, 4096, 4096, 1})->Args({1, 4096, 4096, 2})
+    // A short prompt's prefill (a few rows against streamed weights): GPT-2's feed-forward pair.
+    ->Args({8, 3072, 768, 1})->Args({8, 768, 3072, 1})->Args({8, 3072, 768, 2})->Args({8, 768, 3072, 2})
+    ->Args({4, 3072, 768, 2})->Args({16, 3072, 768, 2})
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_OpenBlas)
