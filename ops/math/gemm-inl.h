@@ -559,7 +559,7 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
       // B from memory (weights packed at load, streamed once per run): the first strip of rows
       // brings each B strip in, and the next one is requested while this one runs. BERT-base's
       // MatMuls otherwise wait on one stream of weights for their first pass.
-      const bool first_pass = i == 0 && t + 1 < b_strips && (gather || blk.stream_b);
+      const bool first_pass = i == 0 && t + 1 < b_strips && ((gather && blk.next_half == nullptr) || blk.stream_b);
       if (first_pass) {
         run_tile(i, t, {blk.b + (t + 1) * blk.b_strip_stride, static_cast<size_t>(nr), blk.stream_b});
       } else if (blk.next_half != nullptr && t > 0) {

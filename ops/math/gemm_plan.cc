@@ -78,7 +78,11 @@ GemmPlan MakeGemmPlan(const GemmShape& s) {
 
   using A = GemmShape::A;
   using B = GemmShape::B;
-  const bool b_matrix = s.b == B::kPacked || s.b == B::kMatrix;  // the in-place A kernel needs one
+  // The in-place A kernel reads B as packed strips: a matrix's, or a source's packed block by block
+  // (a half model's weights widened there). Not a source read in place: the two kernels are separate.
+  // Packing all of A for a half B held a second copy of A (ViT-S float16's 197 x 1536 feed-forward
+  // input, 1.2 MB, at the run's peak).
+  const bool b_strips = s.b != B::kSourceInPlace;
   const bool few_uses_of_a =
       n <= kInPlaceAMaxCols || (threads > 1 && n <= kInPlaceAMaxColsParallel && m <= kInPlaceAMaxRowsParallel);
   switch (s.a) {
@@ -86,7 +90,7 @@ GemmPlan MakeGemmPlan(const GemmShape& s) {
     case A::kGathered: p.a = GemmPlan::APath::kGathered; break;
     case A::kMatrix:
       // The kernel reads A's rows in place, the way it reads an image's pixels.
-      p.a = b_matrix && !s.a_trans && !s.a_scaled && few_uses_of_a && m >= mr ? GemmPlan::APath::kInPlace
+      p.a = b_strips && !s.a_trans && !s.a_scaled && few_uses_of_a && m >= mr ? GemmPlan::APath::kInPlace
                                                                                : GemmPlan::APath::kPackHere;
       break;
   }

@@ -588,6 +588,12 @@ TEST(GemmPlanTest, FollowsTheRules) {
   EXPECT_EQ(conv.m_blocks, 4);
   EXPECT_EQ(conv.n_blocks, 1);
   EXPECT_EQ(conv.k_blocks, 18);
+  // Against a source packed block by block (a half model's weights, widened a few strips at a
+  // time) A's rows are read in place as against a matrix; against a source read in place (an
+  // image's rows) A is packed: the two in-place kernels are separate.
+  EXPECT_EQ(MakeGemmPlan(PlanShape(197, 384, 1536, 2, A::kMatrix, B::kSource)).a, GemmPlan::APath::kInPlace);
+  EXPECT_EQ(MakeGemmPlan(PlanShape(197, 384, 1536, 2, A::kMatrix, B::kSourceInPlace)).a,
+            GemmPlan::APath::kPackHere);
   // Weights packed at load: a few rows of A (32 x 256 floats per K block, far under a quarter of
   // any L2) walk B strips outside; the tall A above keeps A strips outside, and so does B packed
   // per call (it is in cache).
