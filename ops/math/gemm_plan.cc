@@ -32,6 +32,10 @@ constexpr int64_t kRawBMaxRows = 16;
 // rows (M 128, N 768, K 768 on two: 183 -> 209; M 256, N 1024, K 1024: 144 -> 180); one core
 // does not pay it (there, K 3072 with 768 columns is 5% faster packed), nor do taller A's
 // (1024^3 is 5% faster packed).
+// Against a source packed block by block (a half B widened four strips at a time), one core reads
+// A in place up to the same bounds as several: packing A only added a copy of it (ViT-S float16 on
+// one core, p50 51.8 -> 51.2 ms over 4 rounds alternated, peak RSS 65.2 -> 63.7 MB; BERT-base
+// float16 125-127 -> 124-125 ms).
 constexpr int64_t kInPlaceAMaxCols = 288;
 constexpr int64_t kInPlaceAMaxColsParallel = 1024;
 constexpr int64_t kInPlaceAMaxRowsParallel = 512;
@@ -84,7 +88,8 @@ GemmPlan MakeGemmPlan(const GemmShape& s) {
   // input, 1.2 MB, at the run's peak).
   const bool b_strips = s.b != B::kSourceInPlace;
   const bool few_uses_of_a =
-      n <= kInPlaceAMaxCols || (threads > 1 && n <= kInPlaceAMaxColsParallel && m <= kInPlaceAMaxRowsParallel);
+      n <= kInPlaceAMaxCols ||
+      ((threads > 1 || s.b == B::kSource) && n <= kInPlaceAMaxColsParallel && m <= kInPlaceAMaxRowsParallel);
   switch (s.a) {
     case A::kPacked: p.a = GemmPlan::APath::kPacked; break;
     case A::kGathered: p.a = GemmPlan::APath::kGathered; break;

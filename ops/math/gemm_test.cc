@@ -592,6 +592,8 @@ TEST(GemmPlanTest, FollowsTheRules) {
   // time) A's rows are read in place as against a matrix; against a source read in place (an
   // image's rows) A is packed: the two in-place kernels are separate.
   EXPECT_EQ(MakeGemmPlan(PlanShape(197, 384, 1536, 2, A::kMatrix, B::kSource)).a, GemmPlan::APath::kInPlace);
+  EXPECT_EQ(MakeGemmPlan(PlanShape(197, 384, 1536, 1, A::kMatrix, B::kSource)).a, GemmPlan::APath::kInPlace);
+  EXPECT_EQ(MakeGemmPlan(PlanShape(197, 384, 1536, 1, A::kMatrix, B::kMatrix)).a, GemmPlan::APath::kPackHere);
   EXPECT_EQ(MakeGemmPlan(PlanShape(197, 384, 1536, 2, A::kMatrix, B::kSourceInPlace)).a,
             GemmPlan::APath::kPackHere);
   // Weights packed at load: a few rows of A (32 x 256 floats per K block, far under a quarter of
