@@ -558,7 +558,8 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
     for (; t < b_strips; ++t) {
       // B from memory (weights packed at load, streamed once per run): the first strip of rows
       // brings each B strip in, and the next one is requested while this one runs. BERT-base's
-      // MatMuls otherwise wait on one stream of weights for their first pass.
+      // MatMuls otherwise wait on one stream of weights for their first pass. (A half piece was
+      // just widened into cache: its tiles request the next piece's 16-bit strips instead.)
       const bool first_pass = i == 0 && t + 1 < b_strips && ((gather && blk.next_half == nullptr) || blk.stream_b);
       if (first_pass) {
         run_tile(i, t, {blk.b + (t + 1) * blk.b_strip_stride, static_cast<size_t>(nr), blk.stream_b});
