@@ -1,5 +1,6 @@
 #include "graph/quant_layout.h"
 
+#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
@@ -25,6 +26,8 @@ enum class Role {
   kLayoutFree,  // elementwise: the same op on channels-last values
   kShuffle,     // Reshape -> Transpose -> Reshape splitting the channels into groups and swapping them
   kPad,         // Pad by constant pads -> the same pads in channels-last order
+  kSplit,       // Split over channels -> axis 3, every output channels-last
+  kResize,      // nearest Resize by constant scales or sizes -> them in channels-last order
 };
 
 bool IsScalarConstant(const Graph& g, const onnx::NodeProto& n, int i) {
@@ -44,7 +47,7 @@ DataType TypeOf(const Graph& g, const std::string& value, int depth = 0) {
   const Node& node = g.nodes[p];
   // Ops whose output has their first input's type (a MaxPool after a QLinearConcat).
   if ((IsOp(node, "MaxPool") || IsOp(node, "Max") || IsOp(node, "Relu") || IsOp(node, "Reshape") ||
-       IsOp(node, "Transpose")) &&
+       IsOp(node, "Transpose") || IsOp(node, "Split") || IsOp(node, "Resize")) &&
       node.proto->input_size() > 0 && depth < 8) {
     return TypeOf(g, node.proto->input(0), depth + 1);
   }
@@ -159,6 +162,40 @@ const Tensor* PadsOf(const Graph& g, const Node& node) {
   return &pads->second;
 }
 
+// A Split over the channels of a 4-D value (opset 1's axis 0 by default), of any element type.
+bool SplitsChannels(const Node& node) {
+  if (!IsOp(node, "Split") || node.proto->output_size() < 1) return false;
+  const auto* axis = Attr(*node.proto, "axis");
+  return axis != nullptr && (axis->i() == 1 || axis->i() == -3);
+}
+
+// The scales (input 2) and sizes (input 3) of a nearest Resize that the region can take in
+// channels-last order: constants of 4 entries, or absent or empty. Nearest picks each output
+// element from one input element per axis, so permuting the axes permutes the result exactly (a
+// linear one rounds between its per-axis passes, and its float image path wants NCHW). Not with
+// `axes` (opset 18), a crop's roi, or an aspect-ratio policy.
+bool ResizesInRegion(const Graph& g, const Node& node) {
+  const auto& n = *node.proto;
+  if (!IsOp(node, "Resize") || node.opset < 11 || n.output_size() != 1 || !HasInput(n, 0)) return false;
+  const auto* mode = Attr(n, "mode");
+  const auto* coord = Attr(n, "coordinate_transformation_mode");
+  const auto* policy = Attr(n, "keep_aspect_ratio_policy");
+  if ((mode != nullptr && mode->s() != "nearest") || (coord != nullptr && coord->s() == "tf_crop_and_resize") ||
+      Attr(n, "axes") != nullptr || (policy != nullptr && policy->s() != "stretch")) {
+    return false;
+  }
+  int given = 0;
+  for (int i : {2, 3}) {
+    if (!HasInput(n, i)) continue;
+    auto c = g.constants.find(n.input(i));
+    if (c == g.constants.end() || c->second.rank() != 1) return false;
+    if (c->second.size() == 0) continue;
+    if (c->second.size() != 4) return false;
+    ++given;
+  }
+  return given == 1;
+}
+
 // The role of `node` given the region values before it. `*enters` is set when the node joins
 // with an operand from outside that enters through a Transpose (a residual's shortcut: a QDQ
 // HiFi-GAN's stream, ResNet's identity, a C2f's halves), which only pays when a region op reads
@@ -166,6 +203,10 @@ const Tensor* PadsOf(const Graph& g, const Node& node) {
 Role RoleOf(const Graph& g, const Node& node, const Values& nhwc, ValueRanks& ranks, bool* enters) {
   if (ConvertsConv(g, node)) return Role::kConv;
   const auto& n = *node.proto;
+  // A C2f block's halves (YOLOv8's): the Split stays in the region, each half goes on in it.
+  if (SplitsChannels(node) && node.subgraphs.empty() && HasInput(n, 0) && nhwc.count(n.input(0)) != 0) {
+    return Role::kSplit;
+  }
   if (n.input_size() == 0 || n.output_size() != 1 || !node.subgraphs.empty()) return Role::kPlain;
   auto in = [&](int i) { return HasInput(n, i) && nhwc.count(n.input(i)) != 0; };
   // Data operands `data`, each in the region or able to enter, at least one in the region.
@@ -201,6 +242,8 @@ Role RoleOf(const Graph& g, const Node& node, const Values& nhwc, ValueRanks& ra
   // MelGAN's reflection Pad along the length between the float ops a quantizer leaves in each
   // residual block (DQ -> LeakyRelu -> Pad -> Q -> conv): two Transposes a block where it left.
   if (PadsOf(g, node) != nullptr) return Role::kPad;
+  // An FPN's upsampling between quantized convolutions (YOLO's neck).
+  if (ResizesInRegion(g, node)) return Role::kResize;
   // A QDQ model's LeakyRelu / Sigmoid between quantized convolutions (a vocoder's, after each
   // upsampling and in every residual block): a byte per element, its parameters scalars.
   if (IsQLinearPointwiseUnary(node)) return Role::kLayoutFree;
@@ -279,9 +322,12 @@ class QuantLayoutPass {
       any_conv = any_conv || roles.back() == Role::kConv;
       if (enters) entered_.insert(id);
       if (roles.back() != Role::kPlain) {
-        nhwc.insert(node.proto->output(0));
-        ranks_.Assume(node.proto->output(0), 4);
-        channels_[node.proto->output(0)] = ChannelsOut(id, roles.back());
+        for (const std::string& out : node.proto->output()) {
+          if (out.empty()) continue;
+          nhwc.insert(out);
+          ranks_.Assume(out, 4);
+          channels_[out] = ChannelsOut(id, roles.back());
+        }
       }
     }
     if (!any_conv) return Status::Ok();
@@ -309,16 +355,26 @@ class QuantLayoutPass {
         const std::string& v = proto->input(k);
         proto->set_input(k, nhwc.count(v) != 0 ? NhwcName(v, &patch) : ToNhwc(v, id, &patch));
       }
-      const std::string out = node.proto->output(0);
-      proto->set_output(0, NhwcName(out, &patch));
+      for (int o = 0; o < proto->output_size(); ++o) {
+        if (!proto->output(o).empty()) proto->set_output(o, NhwcName(node.proto->output(o), &patch));
+      }
       Node converted = WithProto(node, proto);
       Convert(roles[i], proto.get(), &converted);
       if (roles[i] == Role::kShuffle) ConvertShuffle(id, proto.get(), &patch);
-      if (roles[i] == Role::kPad) proto->set_input(1, NhwcPads(node.proto->input(1), &patch));
+      if (roles[i] == Role::kPad) proto->set_input(1, NhwcPermuted(node.proto->input(1), &patch));
+      if (roles[i] == Role::kResize) {
+        for (int k : {2, 3}) {
+          if (HasInput(*proto, k) && g_->constants.at(proto->input(k)).size() == 4) {
+            proto->set_input(k, NhwcPermuted(proto->input(k), &patch));
+          }
+        }
+      }
       patch.replaced.push_back(id);
       patch.AddAt(std::move(converted), id);
-      if (read_plain.count(out) != 0) {
-        patch.AddAt(TransposeNode(NhwcName(out, &patch), out, {0, 3, 1, 2}), id);
+      for (const std::string& out : node.proto->output()) {
+        if (!out.empty() && read_plain.count(out) != 0) {
+          patch.AddAt(TransposeNode(NhwcName(out, &patch), out, {0, 3, 1, 2}), id);
+        }
       }
     }
     ONNXFLOW_RETURN_IF_ERROR(ApplyPatch(g_, std::move(patch), "UseChannelsLastQuant"));
@@ -409,7 +465,7 @@ class QuantLayoutPass {
       node->opset = internal_ops::kVersion;
     } else if (role == Role::kPool) {
       SetIntAttr(proto, "channels_last", 1);
-    } else if (role == Role::kConcat) {
+    } else if (role == Role::kConcat || role == Role::kSplit) {
       SetIntAttr(proto, "axis", 3);
     } else if (IsInternal(*node, internal_ops::kByteLookup) && Attr(*proto, "axis") != nullptr) {
       SetIntAttr(proto, "axis", 3);  // a table per channel
@@ -484,14 +540,24 @@ class QuantLayoutPass {
     }
   }
 
-  // Pads [n, c, h, w, n', c', h', w'] (constant `v`) in channels-last order, made once.
-  std::string NhwcPads(const std::string& v, Patch* patch) {
-    auto it = nhwc_pads_.find(v);
-    if (it != nhwc_pads_.end()) return it->second;
-    const int64_t* p = g_->constants.at(v).data<int64_t>();
+  // Constant `v` of per-axis entries in channels-last order, made once: pads [n, c, h, w, n', c',
+  // h', w'] -> [n, h, w, c, n', h', w', c'], a Resize's scales or sizes [n, c, h, w] -> [n, h, w, c].
+  std::string NhwcPermuted(const std::string& v, Patch* patch) {
+    auto it = nhwc_constants_.find(v);
+    if (it != nhwc_constants_.end()) return it->second;
+    const Tensor& t = g_->constants.at(v);
+    Tensor permuted(t.dtype(), {t.size()});
+    const size_t element = ElementSize(t.dtype());
+    for (int64_t half = 0; half < t.size(); half += 4) {
+      const int64_t from[4] = {0, 2, 3, 1};
+      for (int64_t a = 0; a < 4; ++a) {
+        std::memcpy(static_cast<char*>(permuted.mutable_raw_data()) + (half + a) * element,
+                    static_cast<const char*>(t.raw_data()) + (half + from[a]) * element, element);
+      }
+    }
     const std::string name = names_->Fresh(v + "/nhwc");
-    patch->constants.emplace_back(name, Tensor::FromVector<int64_t>({8}, {p[0], p[2], p[3], p[1], p[4], p[6], p[7], p[5]}));
-    return nhwc_pads_[v] = name;
+    patch->constants.emplace_back(name, std::move(permuted));
+    return nhwc_constants_[v] = name;
   }
 
   // The channels-last name of region value `v` (of v's type).
@@ -538,7 +604,7 @@ class QuantLayoutPass {
   std::set<Id> entered_;          // region nodes that an operand from outside enters
   std::map<Id, size_t> index_;    // a node's place in the order
   std::optional<NameSet> names_;  // made when there is something to convert
-  std::map<std::string, std::string> to_nhwc_, nhwc_names_, nhwc_pads_;
+  std::map<std::string, std::string> to_nhwc_, nhwc_names_, nhwc_constants_;
   std::map<std::string, int64_t> channels_;                  // ChannelsOut of region values
   std::map<Id, Role> shuffle_roles_;                         // a matched shuffle's later nodes
   std::map<Id, std::vector<int64_t>> shuffle_shapes_;        // its Reshapes' channels-last targets

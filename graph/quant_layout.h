@@ -13,7 +13,10 @@
 //  - MaxPool on 8-bit values -> com.onnxflow MaxPoolNhwc (ops/quant_ms/qlinear_maxpool_nhwc.cc);
 //  - Pad by constant pads (any mode) -> the same pads in channels-last order;
 //  - com.microsoft QLinearGlobalAveragePool / QLinearAveragePool -> the same with channels_last;
-//  - com.microsoft QLinearConcat over channels of channels-last inputs -> axis 3.
+//  - com.microsoft QLinearConcat over channels of channels-last inputs -> axis 3;
+//  - Split over channels -> axis 3, each output in the region (a C2f block's halves);
+//  - nearest Resize by constant scales or sizes -> the same in channels-last order (an FPN's
+//    upsampling).
 // A Transpose to channels-last goes before the region's first reader of a plain value (a
 // convolution's input, an entering operand), and one back where a plain reader (another op, a
 // subgraph, a graph output) reads a region value.

@@ -273,5 +273,78 @@ TEST_F(QuantLayoutTest, APerChannelLookupStaysInTheRegion) {
   ExpectSameOutputs({{"x", Bytes({1, 8, 6, 6}, 1)}}, 0.0);
 }
 
+// YOLOv8's C2f block: conv -> Split over channels into halves -> conv on one -> QLinearConcat of
+// both. The Split stays in the region (axis 3), so do both halves: two Transposes, the image in
+// and the result out (before: one out before the Split and one back into each reader, four).
+// A Split along another axis stays plain.
+TEST_F(QuantLayoutTest, ASplitOverChannelsStaysInTheRegion) {
+  model.Input("x", DataType::kUint8, {1, 8, 6, 6});
+  Conv("x", "c1", 1);
+  model.Initializer("halves", Tensor::FromVector<int64_t>({2}, {4, 4}));
+  SetAttr(model.Node("Split", {"c1", "halves"}, {"a", "b"}), "axis", int64_t{1});
+  Tensor narrow(DataType::kInt8, {4, 4, 3, 3});
+  for (int64_t i = 0; i < narrow.size(); ++i) narrow.mutable_data<int8_t>()[i] = static_cast<int8_t>(i % 29 - 14);
+  model.Initializer("w_b", narrow);
+  SetAttr(model.Node("QLinearConv", {"b", "s", "z", "w_b", "ws", "wz", "s", "z"}, {"cb"}), "pads",
+          std::vector<int64_t>{1, 1, 1, 1});
+  auto& cat = model.Node("QLinearConcat", {"s", "z", "a", "s", "z", "cb", "s", "z"}, {"cat"});
+  cat.set_domain(kMsDomain);
+  SetAttr(cat, "axis", int64_t{1});
+  Conv("cat", "out", 2);
+  SetAttr(model.Node("Split", {"c1"}, {"top", "bottom"}), "axis", int64_t{2});
+  model.Output("out", DataType::kUint8, {1, 8, 6, 6});
+  model.Output("top", DataType::kUint8, {1, 8, 3, 6});
+  model.Output("bottom", DataType::kUint8, {1, 8, 3, 6});
+  ASSERT_TRUE(UseChannelsLastQuant(&graph()).ok());
+  EXPECT_EQ(Entered(), (std::vector<std::string>{"x"}));
+  EXPECT_EQ(Transposes(), 3);  // x in; out, and c1 for the plain Split over rows, out
+  for (const Node& n : graph().nodes) {
+    if (n.op_type() != "Split") continue;
+    const bool channels = n.proto->output(0) != "top";
+    EXPECT_EQ(Attr(*n.proto, "axis")->i(), channels ? 3 : 2);
+    EXPECT_EQ(n.proto->input(0), channels ? "c1/nhwc" : "c1");
+  }
+  ExpectSameOutputs({{"x", Bytes({1, 8, 6, 6}, 1)}}, 0.0);
+}
+
+// An FPN's upsampling between quantized convolutions: nearest Resize by constant scales and by
+// constant sizes run channels-last with those reordered; a linear one stays plain (its
+// passes round in turn, and its float image path wants NCHW).
+TEST_F(QuantLayoutTest, ANearestResizeStaysInTheRegion) {
+  model.Input("x", DataType::kUint8, {1, 8, 3, 4});
+  model.Initializer("scales", Tensor::FromVector<float>({4}, {1.f, 1.f, 2.f, 3.f}));
+  model.Initializer("sizes", Tensor::FromVector<int64_t>({4}, {1, 8, 5, 7}));
+  model.Initializer("no_scales", Tensor(DataType::kFloat, {0}));
+  Conv("x", "c1", 1);
+  model.Node("Resize", {"c1", "", "scales"}, {"up"});
+  Conv("up", "o1", 2);
+  model.Node("Resize", {"c1", "", "no_scales", "sizes"}, {"sized"});
+  Conv("sized", "o2", 3);
+  SetAttr(model.Node("Resize", {"c1", "", "scales"}, {"linear"}), "mode", std::string("linear"));
+  Conv("linear", "o3", 4);
+  model.Output("o1", DataType::kUint8, {1, 8, 6, 12});
+  model.Output("o2", DataType::kUint8, {1, 8, 5, 7});
+  model.Output("o3", DataType::kUint8, {1, 8, 6, 12});
+  ASSERT_TRUE(UseChannelsLastQuant(&graph()).ok());
+  EXPECT_EQ(Entered(), (std::vector<std::string>{"linear", "x"}));
+  EXPECT_EQ(Transposes(), 6);  // x and linear in; c1 for the linear Resize, o1, o2, o3 out
+  for (const Node& n : graph().nodes) {
+    if (n.op_type() != "Resize") continue;
+    if (Attr(*n.proto, "mode") != nullptr) {
+      EXPECT_EQ(n.proto->input(0), "c1");
+      continue;
+    }
+    EXPECT_EQ(n.proto->input(0), "c1/nhwc");
+    const bool sized = n.proto->input_size() > 3;
+    const Tensor& t = graph().constants.at(n.proto->input(sized ? 3 : 2));
+    if (sized) {
+      EXPECT_EQ(std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + 4), (std::vector<int64_t>{1, 5, 7, 8}));
+    } else {
+      EXPECT_EQ(std::vector<float>(t.data<float>(), t.data<float>() + 4), (std::vector<float>{1.f, 2.f, 3.f, 1.f}));
+    }
+  }
+  ExpectSameOutputs({{"x", Bytes({1, 8, 3, 4}, 1)}}, 0.0);
+}
+
 }  // namespace
 }  // namespace onnxflow::graph

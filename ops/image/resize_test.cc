@@ -166,6 +166,25 @@ TEST(Resize, NearestStringsAndBools) {
   EXPECT_TRUE(TensorsEqual(Tensor::FromVector<bool>({3}, {true, true, false}), *yb));
 }
 
+// A channels-last image upsampled in H and W (the quantized layout's FPN upsampling): rows of the
+// last axis copied whole. Integer factors under half_pixel and round_prefer_floor pick o / s.
+TEST(Resize, NearestKeepsTheLastAxisWhole) {
+  const Shape in = {1, 3, 2, 5};
+  std::vector<uint8_t> data(30);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7 + 1);
+  OpTest t("Resize", 19);
+  t.Input(Tensor::FromVector<uint8_t>(in, data)).AbsentInput().Input(F32({4}, {1, 2, 3, 1}));
+  auto y = RunOne(t);
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  std::vector<uint8_t> expected;
+  for (int64_t h = 0; h < 6; ++h) {
+    for (int64_t w = 0; w < 6; ++w) {
+      for (int64_t c = 0; c < 5; ++c) expected.push_back(data[((h / 2) * 2 + w / 3) * 5 + c]);
+    }
+  }
+  EXPECT_TRUE(TensorsEqual(Tensor::FromVector<uint8_t>({1, 6, 6, 5}, expected), *y));
+}
+
 TEST(Resize, KeepAspectRatioAndAxes) {
   std::vector<float> data(16);
   for (int i = 0; i < 16; ++i) data[i] = static_cast<float>(i + 1);

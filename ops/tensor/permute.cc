@@ -67,13 +67,17 @@ SimplePermutation Simplify(const Shape& shape, const std::vector<int64_t>& perm)
 // out[b][c][r] = in[b][r][c] for `batches` matrices of rows x cols, tiled for the cache.
 template <typename T>
 void BatchedTranspose2D(const KernelContext& ctx, const T* in, T* out, int64_t batches, int64_t rows, int64_t cols) {
-  const int64_t col_tiles = (cols + kTile - 1) / kTile;
-  // One work item = one tile column of one matrix (kTile output rows).
-  ParallelFor(ctx, batches * col_tiles, kTile * rows * kCopyCostPerElement, [&](int64_t begin, int64_t end) {
+  // Bytes of few rows (a 3-channel image into channels-last) take wider tiles, about 4 KB each,
+  // so that transpose_bytes.h's interleave runs whole vectors (a 32-column tile of 3 rows is 96
+  // bytes, under one AVX-512 vector a row).
+  const int64_t tile = sizeof(T) == 1 ? std::max(kTile, 4096 / std::max<int64_t>(rows, 1)) : kTile;
+  const int64_t col_tiles = (cols + tile - 1) / tile;
+  // One work item = one tile column of one matrix (`tile` output rows).
+  ParallelFor(ctx, batches * col_tiles, tile * rows * kCopyCostPerElement, [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {
       const int64_t b = item / col_tiles;
-      const int64_t c0 = (item % col_tiles) * kTile;
-      const int64_t c1 = std::min(c0 + kTile, cols);
+      const int64_t c0 = (item % col_tiles) * tile;
+      const int64_t c1 = std::min(c0 + tile, cols);
       const T* src = in + b * rows * cols;
       T* dst = out + b * rows * cols;
       if constexpr (sizeof(T) == 1) {  // transpose_bytes.h: SIMD tiles

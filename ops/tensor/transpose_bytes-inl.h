@@ -67,11 +67,35 @@ inline void TransposeRows(const uint8_t* src, int64_t ss, uint8_t* dst, int64_t 
 }
 #endif
 
+#if HWY_TARGET != HWY_SCALAR
+// Three or four rows into adjacent output rows (a 3-channel image into channels-last): each
+// column's bytes interleaved at full vector width, where a 2-row tile and a row alone stored 2
+// bytes, then 1, at a time. With permute.cc's wider tiles for few rows, YOLOv8n's 640 x 640 8-bit
+// image into channels-last went 0.55 -> 0.07 ms.
+template <int R>
+inline void InterleaveRows(const uint8_t* src, int64_t ss, uint8_t* dst, int64_t cols) {
+  const hn::ScalableTag<uint8_t> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  int64_t c = 0;
+  for (; c + lanes <= cols; c += lanes) {
+    const auto v0 = hn::LoadU(d, src + c), v1 = hn::LoadU(d, src + ss + c), v2 = hn::LoadU(d, src + 2 * ss + c);
+    if constexpr (R == 3) {
+      hn::StoreInterleaved3(v0, v1, v2, d, dst + c * 3);
+    } else {
+      hn::StoreInterleaved4(v0, v1, v2, hn::LoadU(d, src + 3 * ss + c), d, dst + c * 4);
+    }
+  }
+  TransposeBytesScalar(src + c, ss, dst + c * R, R, R, cols - c);
+}
+#endif
+
 inline void TransposeBytesImpl(const uint8_t* src, int64_t ss, uint8_t* dst, int64_t ds, int64_t rows,
                                int64_t cols) {
 #if HWY_TARGET == HWY_SCALAR
   TransposeBytesScalar(src, ss, dst, ds, rows, cols);
 #else
+  if (rows == 3 && ds == 3) return InterleaveRows<3>(src, ss, dst, cols);
+  if (rows == 4 && ds == 4) return InterleaveRows<4>(src, ss, dst, cols);
   int64_t r = 0;
   for (; r + 16 <= rows; r += 16) TransposeRows<16>(src + r * ss, ss, dst + r, ds, cols);
   if (r + 8 <= rows) {

@@ -1,5 +1,6 @@
 // TransposeBytes on every compiled target: every tile height (16, 8, 4, 2 and a last single row),
-// column counts around the 16-byte tile, and output strides equal to and wider than the rows.
+// column counts around the 16-byte tile and past a whole vector (3 and 4 rows into adjacent output
+// rows are interleaved a vector at a time), and output strides equal to and wider than the rows.
 // TransposeWords likewise around its 16 x 16 register tile.
 #include "ops/tensor/transpose_bytes.h"
 #include "ops/tensor/transpose_words.h"
@@ -19,7 +20,7 @@ ONNXFLOW_INSTANTIATE_EVERY_TARGET(TransposeBytesTest);
 
 TEST_P(TransposeBytesTest, MatchesElementByElement) {
   for (int64_t rows : {1, 2, 3, 4, 7, 8, 15, 16, 31, 37}) {
-    for (int64_t cols : {1, 15, 16, 17, 34, 48}) {
+    for (int64_t cols : {1, 15, 16, 17, 34, 48, 64, 130, 200}) {
       for (int64_t pad : {0, 5}) {
         const int64_t ss = cols + 3, ds = rows + pad;
         std::vector<uint8_t> src(rows * ss), dst(cols * ds, 0xEE), expect(cols * ds, 0xEE);

@@ -16,6 +16,7 @@ builds the QDQ model from their ranges:
   * Conv, Gemm and MatMul weights: int8, symmetric, per output channel (Conv and transB Gemm axis
     0, MatMul and plain Gemm axis 1), behind a DequantizeLinear;
   * their biases: int32 with scale x_scale * w_scale, behind a DequantizeLinear.
+QDQ_OPS=ort also quantizes the data-movement ops and Softmax that ONNX Runtime quantizes by default.
 Conv -> BatchNormalization pairs are folded first, as ONNX Runtime's quantization pre-processing
 does. Deterministic: the same model and input give the same bytes. `randomize IN.onnx OUT.onnx SEED`
 replaces ConstantOfShape weights (light_resnet50's) by seeded random initializers first.
@@ -30,6 +31,13 @@ from onnx import TensorProto, helper, numpy_helper, version_converter
 # Ops whose float inputs are quantized (the QDQ groups onnxflow and ONNX Runtime fuse).
 QUANTIZED_OPS = {"Conv", "Gemm", "MatMul", "Add", "Mul", "Concat", "MaxPool", "AveragePool",
                  "GlobalAveragePool", "Relu", "Clip", "Sigmoid", "LeakyRelu"}
+# QDQ_OPS=ort: also the data-movement ops and Softmax that ONNX Runtime's quantize_static
+# quantizes by default (its QDQ and QLinear registries): a YOLOv8's Split and Resize then run on
+# 8-bit values, as in the files its users bring. Their data input alone is quantized, and the
+# ops that only move elements give their outputs their input's parameters, as MaxPool's.
+MOVES_ELEMENTS = {"Split", "Resize", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Slice", "Gather"}
+if os.environ.get("QDQ_OPS") == "ort":
+    QUANTIZED_OPS |= MOVES_ELEMENTS | {"Softmax"}
 WEIGHT_AXIS = {"Conv": 0, "MatMul": 1}
 
 
@@ -43,7 +51,7 @@ def float_values(model):
     for n in g.node:
         if n.op_type not in QUANTIZED_OPS:
             continue
-        ins = n.input[:1] if n.op_type in ("Conv", "Gemm") else n.input
+        ins = n.input[:1] if n.op_type in ("Conv", "Gemm") or n.op_type in MOVES_ELEMENTS else n.input
         if n.op_type == "MatMul":
             ins = [n.input[0]] + [i for i in n.input[1:] if i not in inits]
         # ONNX Runtime's quantizer quantizes the outputs of Conv, Gemm and MatMul too, whoever reads
@@ -166,8 +174,10 @@ def write(src, acts_dir, dst):
     # the 8-bit values), and a Relu after a Conv goes, the Conv's output quantized with the
     # Relu's range (zero point 0: the quantization clamps at zero).
     for n in g.node:
-        if n.op_type == "MaxPool" and n.input[0] in params and n.output[0] in params:
-            params[n.output[0]] = params[n.input[0]]
+        if (n.op_type == "MaxPool" or n.op_type in MOVES_ELEMENTS) and n.input[0] in params:
+            for o in n.output:
+                if o in params:
+                    params[o] = params[n.input[0]]
     readers = {}
     for n in g.node:
         for v in n.input:
