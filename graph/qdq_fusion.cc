@@ -397,7 +397,9 @@ Status FuseQdq(Graph* g) {
   ONNXFLOW_RETURN_IF_ERROR(RunRuleEverywhere(g, "FuseAtQuantize", FuseAtQuantize));
   ONNXFLOW_RETURN_IF_ERROR(RunRuleEverywhere(g, "FuseRequantize", FuseRequantize));
   ONNXFLOW_RETURN_IF_ERROR(RunRuleEverywhere(g, "FuseElementwiseLookup", FuseElementwiseLookup));
-  return RunRuleEverywhere(g, "DropUnreadDequantize", DropUnreadDequantize);
+  ONNXFLOW_RETURN_IF_ERROR(RunRuleEverywhere(g, "DropUnreadDequantize", DropUnreadDequantize));
+  // After the unread DQs went: a cone's values must have no reader outside it.
+  return RunRuleEverywhere(g, "FuseByteCone", FuseByteCone);
 }
 
 }  // namespace onnxflow::graph

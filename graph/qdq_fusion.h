@@ -17,7 +17,9 @@
 //    256 results as a table; DQ -> elementwise float ops of its value alone (HardSwish, x *
 //    Sigmoid(x), Clip, ...) -> Q too, the table left for constant folding to compute; and per
 //    channel of axis 1 ([C, 256]) where the ops differ by channel (DenseNet's DQ ->
-//    BatchNormalization -> Relu -> Q). These rules are graph/qdq_lookup.h's.
+//    BatchNormalization -> Relu -> Q); and 8-bit ops that compute a function of one 8-bit value
+//    alone, the self-gated activations the group fusions leave (QLinearMul(x, QLinearSigmoid(x)):
+//    YOLO's SiLU), one ByteLookup too. These rules are graph/qdq_lookup.h's.
 // Anything else keeps its DQ and Q nodes, and constant folding turns a constant DQ into a float
 // weight as before. DQ nodes that no fused node reads any more are dropped here, before folding.
 #pragma once
@@ -33,7 +35,7 @@ namespace onnxflow::graph {
 // Its rules (rewrite.h), in FuseQdq's order: a QuantizeLinear fuses with the op before it (and the
 // DequantizeLinear nodes before that); then FuseRequantize and FuseElementwiseLookup
 // (graph/qdq_lookup.h) make ByteLookups of what is left; then the DequantizeLinear nodes nothing
-// reads go.
+// reads go; then FuseByteCone (its cones' values must have no reader outside, an unread DQ too).
 std::optional<Patch> FuseAtQuantize(Rewriter& r, NodeGraph::Id id);
 std::optional<Patch> DropUnreadDequantize(Rewriter& r, NodeGraph::Id id);
 

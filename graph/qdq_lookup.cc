@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "graph/fusion_util.h"
 #include "graph/qdq_util.h"
 #include "graph/rewrite.h"
 #include "graph/value_rank.h"
@@ -501,6 +502,137 @@ std::optional<Patch> FuseElementwiseLookup(Rewriter& r, Id q_id) {
   patch.added.push_back(std::move(node));
   patch.replaced = cone;
   patch.replaced.push_back(q_id);
+  return patch;
+}
+
+namespace {
+
+// The data inputs of a per-tensor 8-bit op whose other inputs are constants of one element (a
+// per-tensor ByteLookup: its table of 256); empty for any other node.
+std::vector<int> ByteOpData(const Graph& g, const Node& n) {
+  const auto& p = *n.proto;
+  if (p.output_size() != 1 || !n.subgraphs.empty()) return {};
+  std::vector<int> data;
+  if (IsQLinearPointwiseUnary(n)) {
+    data = {0};
+  } else if (IsMs(n, "QLinearMul") || IsMs(n, "QLinearAdd")) {
+    data = {0, 3};
+  } else if (IsInternal(n, internal_ops::kByteLookup)) {
+    const Tensor* table = Constant(g, p, 1);
+    if (Attr(p, "axis") != nullptr || p.input_size() != 2 || table == nullptr || table->size() != 256) return {};
+    return {0};
+  } else {
+    return {};
+  }
+  for (int i = 0; i < p.input_size(); ++i) {
+    if (std::find(data.begin(), data.end(), i) != data.end()) {
+      if (!HasInput(p, i)) return {};
+      continue;
+    }
+    if (!HasInput(p, i)) continue;
+    const Tensor* c = Constant(g, p, i);
+    if (c == nullptr || c->size() != 1) return {};
+  }
+  return data;
+}
+
+// The byte ops computing `v` from `x` alone (producers first) into `*cone`; false when some path
+// reaches another value or the cone passes 16 nodes.
+bool ByteCone(const Graph& g, const std::string& v, const std::string& x, std::vector<Id>* cone) {
+  if (v == x) return true;
+  const Id p = g.nodes.Producer(v);
+  if (p == kNone) return false;
+  if (std::find(cone->begin(), cone->end(), p) != cone->end()) return true;
+  const std::vector<int> data = ByteOpData(g, g.nodes[p]);
+  if (data.empty() || cone->size() >= 16) return false;
+  for (int i : data) {
+    if (!ByteCone(g, g.nodes[p].proto->input(i), x, cone)) return false;
+  }
+  cone->push_back(p);
+  return true;
+}
+
+// The 8-bit type of `x` as the cone's readers of it declare it (a QLinear op's zero point, uint8
+// when absent), else as the load knows it.
+DataType ByteType(const Graph& g, const std::vector<Id>& cone, const std::string& x) {
+  for (Id id : cone) {
+    const Node& n = g.nodes[id];
+    for (int i : ByteOpData(g, n)) {
+      if (n.proto->input(i) != x || IsInternal(n, internal_ops::kByteLookup)) continue;
+      const Tensor* zero = Constant(g, *n.proto, i + 2);
+      return zero != nullptr ? zero->dtype() : DataType::kUint8;
+    }
+  }
+  return KnownType(g, x);
+}
+
+}  // namespace
+
+// The root's cone from the nearest value that makes one of two nodes or more: each candidate x
+// (the root's data inputs, then theirs, breadth first) is tried in turn. The cone's values other
+// than the root's are read by the cone alone; the table is the cone's copies over the 256 codes,
+// folded at load by the kernels that would have run, so the bytes are theirs.
+std::optional<Patch> FuseByteCone(Rewriter& r, Id root) {
+  const Graph& g = r.graph();
+  const Node& node = r[root];
+  if (ByteOpData(g, node).empty()) return std::nullopt;
+  std::vector<std::string> candidates;
+  for (int i : ByteOpData(g, node)) candidates.push_back(node.proto->input(i));
+  std::vector<Id> cone;
+  std::string x;
+  for (size_t k = 0; k < candidates.size() && k < 32; ++k) {
+    std::vector<Id> attempt;
+    if (ByteCone(g, node.proto->output(0), candidates[k], &attempt) && attempt.size() >= 2) {
+      cone = std::move(attempt);
+      x = candidates[k];
+      break;
+    }
+    const Id p = g.nodes.Producer(candidates[k]);
+    if (p == kNone) continue;
+    for (int i : ByteOpData(g, g.nodes[p])) candidates.push_back(g.nodes[p].proto->input(i));
+  }
+  if (cone.empty() || g.constants.count(x) != 0) return std::nullopt;
+  for (Id id : cone) {
+    if (id == root) continue;
+    const std::string& v = g.nodes[id].proto->output(0);
+    if (g.nodes.IsOutput(v)) return std::nullopt;
+    for (Id reader : g.nodes.Readers(v)) {
+      if (std::find(cone.begin(), cone.end(), reader) == cone.end()) return std::nullopt;
+    }
+  }
+  const DataType type = ByteType(g, cone, x);
+  if (!Is8Bit(type)) return std::nullopt;
+
+  Patch patch;
+  const std::string codes = r.FreshName(x + "_codes");
+  Tensor all(type, {256});
+  for (int64_t i = 0; i < 256; ++i) static_cast<uint8_t*>(all.mutable_raw_data())[i] = static_cast<uint8_t>(i);
+  patch.constants.emplace_back(codes, std::move(all));
+  std::map<std::string, std::string> renamed = {{x, codes}};
+  for (Id id : cone) {
+    const Node& n = g.nodes[id];
+    auto proto = std::make_shared<onnx::NodeProto>(*n.proto);
+    proto->set_name(n.proto->name() + "/lookup_table");
+    for (int i = 0; i < proto->input_size(); ++i) {
+      if (auto it = renamed.find(proto->input(i)); it != renamed.end()) proto->set_input(i, it->second);
+    }
+    const std::string output = r.FreshName(n.proto->output(0) + "/lookup_table");
+    renamed[n.proto->output(0)] = output;
+    proto->set_output(0, output);
+    patch.added.push_back(WithProto(n, std::move(proto)));
+  }
+  auto lookup = std::make_shared<onnx::NodeProto>();
+  lookup->set_name(node.proto->name());
+  lookup->set_op_type(internal_ops::kByteLookup);
+  lookup->set_domain(kOnnxflowDomain);
+  lookup->add_input(x);
+  lookup->add_input(renamed[node.proto->output(0)]);
+  lookup->add_output(node.proto->output(0));
+  Node fused = WithProto(node, std::move(lookup));
+  fused.domain = kOnnxflowDomain;
+  fused.opset = internal_ops::kVersion;
+  patch.added.push_back(std::move(fused));
+  patch.replaced = cone;
   return patch;
 }
 

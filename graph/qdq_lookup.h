@@ -28,5 +28,10 @@ std::optional<Patch> FuseRequantize(Rewriter& r, NodeGraph::Id id);
 // whose table is those ops over the 256 codes (per tensor), or over [C, 256] codes per channel of
 // axis 1, left for constant folding to compute.
 std::optional<Patch> FuseElementwiseLookup(Rewriter& r, NodeGraph::Id id);
+// 8-bit ops (QLinearSigmoid, QLinearLeakyRelu, QLinearMul, QLinearAdd, a per-tensor ByteLookup)
+// that together compute a function of one 8-bit value alone: a self-gated activation as the
+// group fusions leave it, x * Sigmoid(x) as QLinearMul(x, QLinearSigmoid(x)) (YOLO's SiLU; a
+// HardSwish likewise). One ByteLookup of x whose table is those ops over the 256 codes.
+std::optional<Patch> FuseByteCone(Rewriter& r, NodeGraph::Id id);
 
 }  // namespace onnxflow::graph

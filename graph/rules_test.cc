@@ -1158,6 +1158,75 @@ TEST_F(ElementwiseLookupTest, LeavesWhatIsNotAFunctionOfXAlone) {
   EXPECT_EQ(Run("FuseElementwiseLookup", FuseElementwiseLookup), 0);
 }
 
+// The self-gated activations as the group fusions leave them: QLinearMul(x, QLinearSigmoid(x))
+// (YOLO's SiLU), and a chain of 8-bit unary ops: one ByteLookup of x, its table the same ops over
+// the 256 codes, so the same bytes out (every code occurs in the input).
+class ByteConeTest : public RulesTest {
+ protected:
+  ByteConeTest() {
+    auto* ms = model.proto().add_opset_import();
+    ms->set_domain(kMsDomain);
+    ms->set_version(1);
+    model.Input("x", DataType::kUint8, {3, 100});
+    model.Initializer("xs", Tensor::Scalar<float>(0.04f));
+    model.Initializer("xz", Tensor::Scalar<uint8_t>(97));
+    model.Initializer("ss", Tensor::Scalar<float>(1.0f / 255));
+    model.Initializer("sz", Tensor::Scalar<uint8_t>(0));
+    model.Initializer("ys", Tensor::Scalar<float>(0.03f));
+    model.Initializer("yz", Tensor::Scalar<uint8_t>(20));
+  }
+  void Sigmoid(const std::string& in, const std::string& out) {
+    model.Node("QLinearSigmoid", {in, "xs", "xz", "ss", "sz"}, {out}).set_domain(kMsDomain);
+  }
+  void Mul(const std::string& a, const std::string& b, const std::string& out) {
+    model.Node("QLinearMul", {a, "xs", "xz", b, "ss", "sz", "ys", "yz"}, {out}).set_domain(kMsDomain);
+  }
+  void ExpectSameBytes() {
+    Tensor x(DataType::kUint8, {3, 100});
+    for (int64_t i = 0; i < x.size(); ++i) x.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(i * 5);
+    ExpectSameOutputs({{"x", x}}, 0.0);
+  }
+  const std::string lookup = std::string(kOnnxflowDomain) + ".ByteLookup";
+  const std::string sigmoid = std::string(kMsDomain) + ".QLinearSigmoid";
+  const std::string mul = std::string(kMsDomain) + ".QLinearMul";
+};
+
+TEST_F(ByteConeTest, SiluBecomesOneLookup) {
+  Sigmoid("x", "s");
+  Mul("x", "s", "y");
+  model.Output("y", DataType::kUint8, {3, 100});
+  EXPECT_EQ(Run("FuseByteCone", FuseByteCone), 1);
+  EXPECT_EQ(Ops(), (Names{sigmoid, mul, lookup}));  // the table's nodes, folded at load
+  EXPECT_EQ(Only("ByteLookup").proto->input(0), "x");
+  ExpectSameBytes();
+}
+
+TEST_F(ByteConeTest, AChainOfUnaryOps) {
+  auto& leaky = model.Node("QLinearLeakyRelu", {"x", "xs", "xz", "xs", "xz"}, {"l"});
+  leaky.set_domain(kMsDomain);
+  tools::SetAttr(leaky, "alpha", 0.1f);
+  Sigmoid("l", "y");
+  model.Output("y", DataType::kUint8, {3, 100});
+  EXPECT_EQ(Run("FuseByteCone", FuseByteCone), 1);
+  EXPECT_EQ(Only("ByteLookup").proto->input(0), "x");
+  ExpectSameBytes();
+}
+
+// Near misses: the gate also read elsewhere (a graph output), a product of two values, a scale
+// computed at run time; and one op alone (it is its own lookup already).
+TEST_F(ByteConeTest, LeavesWhatIsNotAFunctionOfXAlone) {
+  model.Input("other", DataType::kUint8, {3, 100});
+  model.Input("run_scale", DataType::kFloat, {});
+  Sigmoid("x", "s");
+  Mul("x", "s", "y");
+  Mul("x", "other", "y2");
+  Sigmoid("x", "s3");
+  model.Node("QLinearMul", {"x", "run_scale", "xz", "s3", "ss", "sz", "ys", "yz"}, {"y3"}).set_domain(kMsDomain);
+  Sigmoid("x", "y4");
+  for (const char* out : {"y", "s", "y2", "y3", "y4"}) model.Output(out, DataType::kUint8, {3, 100});
+  EXPECT_EQ(Run("FuseByteCone", FuseByteCone), 0);
+}
+
 // DenseNet's pre-activation DQ -> BatchNormalization -> Relu -> Q (here with a Q per channel of
 // axis 1): one ByteLookup per channel whose rows hold ONNX Runtime's arithmetic (inv_std = 1 /
 // sqrt(var + eps), s = inv_std * scale, b = bias - mean * s, y = x * s + b, no FMA). The two

@@ -1,7 +1,9 @@
 // Concat and Split: both see a tensor as [outer, axis, inner] and move runs of axis*inner
 // contiguous elements per outer index.
 #include <algorithm>
+#include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ops/framework/parallel.h"
@@ -13,8 +15,26 @@ namespace onnxflow {
 namespace tensor_ops {
 namespace {
 
-// Output rows of at most this many elements are joined a row at a time (ConcatKernel).
+// Rows of at most this many elements are joined (ConcatKernel) or cut (SplitKernel) a row at a
+// time, each run copied element by element: a copy call per run of a few elements costs more
+// than the copy.
 constexpr int64_t kShortRow = 64;
+
+// (T is a stand-in of the element's size, or std::string: DispatchBySize.) Whole 16-byte pieces
+// move as such, where a byte loop of a runtime length runs a byte at a time.
+template <typename T>
+inline void CopyShort(const T* src, int64_t n, T* dst) {
+  if constexpr (std::is_trivially_copyable_v<T>) {
+    const size_t bytes = static_cast<size_t>(n) * sizeof(T);
+    if (bytes % 16 == 0) {
+      for (size_t j = 0; j < bytes; j += 16) {
+        std::memcpy(reinterpret_cast<char*>(dst) + j, reinterpret_cast<const char*>(src) + j, 16);
+      }
+      return;
+    }
+  }
+  for (int64_t k = 0; k < n; ++k) dst[k] = src[k];
+}
 
 // Concat-1 defaults axis to 1; from Concat-4 the attribute is required.
 class ConcatKernel : public OpKernel {
@@ -92,8 +112,7 @@ class ConcatKernel : public OpKernel {
           for (int64_t o = begin; o < end; ++o) {
             T* d = dst + o * out_row;
             for (size_t i = 0; i < srcs.size(); ++i) {
-              const T* s = srcs[i] + o * runs[i];
-              for (int64_t k = 0; k < runs[i]; ++k) d[k] = s[k];
+              CopyShort(srcs[i] + o * runs[i], runs[i], d);
               d += runs[i];
             }
           }
@@ -199,6 +218,12 @@ class SplitKernel : public OpKernel {
         T* dst = out->mutable_data<T>();
         if (outer == 1) {
           ParallelFor(ctx, run, kCopyCostPerElement, [&](int64_t b, int64_t e) { std::copy(src + b, src + e, dst + b); });
+        } else if (run <= kShortRow) {
+          // A channels-last C2f's halves (YOLOv8n: 160 x 160 pixels of 16 + 16 bytes, 0.23 ->
+          // 0.05 ms).
+          ParallelFor(ctx, outer, run * kCopyCostPerElement, [&](int64_t b, int64_t e) {
+            for (int64_t o = b; o < e; ++o) CopyShort(src + o * in_row, run, dst + o * run);
+          });
         } else {
           ParallelFor(ctx, outer, run * kCopyCostPerElement, [&](int64_t b, int64_t e) {
             for (int64_t o = b; o < e; ++o) std::copy_n(src + o * in_row, run, dst + o * run);
