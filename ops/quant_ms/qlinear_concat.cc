@@ -64,16 +64,22 @@ class QLinearConcatKernel : public OpKernel {
     const int64_t outer = SizeToDim(out_shape, axis), inner = SizeFromDim(out_shape, axis + 1);
     const int64_t out_row = out_shape[axis] * inner;
     uint8_t* py = static_cast<uint8_t*>(y->mutable_raw_data());
+    // Input by input over the chunk's rows: a table is loaded once per input and chunk, not once
+    // per row (a channels-last concatenation's rows are a pixel's few channels).
     ParallelFor(ctx, outer, out_row * kCopyCostPerElement, [&](int64_t b, int64_t e) {
-      for (int64_t o = b; o < e; ++o) {
-        uint8_t* dst = py + o * out_row;
-        for (int i = 0; i < count; ++i) {
-          const int64_t row = xs[i]->dim(axis) * inner;
-          const uint8_t* src = static_cast<const uint8_t*>(xs[i]->raw_data()) + o * row;
-          if (tables[i].empty()) std::memcpy(dst, src, row);
-          else ApplyByteTable(tables[i].data(), src, dst, row);
-          dst += row;
+      int64_t at = 0;  // input i's place in an output row
+      for (int i = 0; i < count; ++i) {
+        const int64_t row = xs[i]->dim(axis) * inner;
+        const uint8_t* src = static_cast<const uint8_t*>(xs[i]->raw_data()) + b * row;
+        uint8_t* dst = py + b * out_row + at;
+        if (!tables[i].empty()) {
+          ApplyByteTableRows(tables[i].data(), src, row, dst, out_row, row, e - b);
+        } else if (row == out_row) {
+          std::memcpy(dst, src, row * (e - b));
+        } else {
+          for (int64_t o = 0; o < e - b; ++o) std::memcpy(dst + o * out_row, src + o * row, row);
         }
+        at += row;
       }
     });
     return Status::Ok();

@@ -85,5 +85,9 @@ void SplitPhases(const float* row, int64_t n, int64_t stride, int64_t phase_len,
 
 // y[i] = table[x[i] as an unsigned byte]: int8 values index by their bit pattern.
 void ApplyByteTable(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t n);
+// The same on `rows` rows of n bytes, row r at x + r * x_stride and y + r * y_stride, the table
+// loaded once (a channels-last QLinearConcat's 16-byte runs, one per pixel).
+void ApplyByteTableRows(const uint8_t* table, const uint8_t* x, int64_t x_stride, uint8_t* y, int64_t y_stride,
+                        int64_t n, int64_t rows);
 
 }  // namespace onnxflow

@@ -1,6 +1,7 @@
 // The com.microsoft QLinear ops against a plain reference: dequantize, compute in double, quantize
 // (round half to even, saturate). Results may differ from the reference by 1 unit only where the
 // float formula rounds a value that sits within float error of a .5 tie; the tests count those.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -233,6 +234,45 @@ TEST(QLinearConcat, CopiesMatchingScalesAndRequantizesOthers) {
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ((*out)[0].tensor().shape(), (Shape{2, 3}));
   EXPECT_EQ(Values<uint8_t>((*out)[0].tensor()), (std::vector<uint8_t>{7, 108, 80, 9, 255, 100}));
+}
+
+// ApplyByteTableRows (the VBMI lookup where the CPU has it): rows of lengths around the 64-byte
+// vector at wider strides, against table[x] element by element; the bytes between the rows stay.
+TEST(ApplyByteTable, RowsAtStridesMatchElementByElement) {
+  std::vector<uint8_t> table(256);
+  for (int i = 0; i < 256; ++i) table[i] = static_cast<uint8_t>(255 - i * 7);
+  for (int64_t n : {1, 15, 16, 17, 63, 64, 65, 130}) {
+    const int64_t rows = 5, xs = n + 3, ys = n + 9;
+    std::vector<uint8_t> x(rows * xs), y(rows * ys, 0xEE), expect(rows * ys, 0xEE);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<uint8_t>(i * 37 + 11);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t i = 0; i < n; ++i) expect[r * ys + i] = table[x[r * xs + i]];
+    }
+    ApplyByteTableRows(table.data(), x.data(), xs, y.data(), ys, n, rows);
+    EXPECT_EQ(y, expect) << "n " << n;
+  }
+}
+
+// A channels-last concatenation: per pixel a run of each input, one copied, one requantized.
+TEST(QLinearConcat, ShortRunsPerPixel) {
+  OpTest test("QLinearConcat", 1, "com.microsoft");
+  test.Attr("axis", int64_t{3});
+  test.Input(Tensor::Scalar<float>(0.5f)).Input(Tensor::Scalar<uint8_t>(100));
+  std::vector<uint8_t> a(4 * 3 * 16), b(4 * 3 * 5);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint8_t>(i * 3);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint8_t>(90 + i % 20);
+  test.Input(Tensor::FromVector<uint8_t>({1, 4, 3, 16}, a)).Input(Tensor::Scalar<float>(0.5f)).Input(Tensor::Scalar<uint8_t>(100));
+  test.Input(Tensor::FromVector<uint8_t>({1, 4, 3, 5}, b)).Input(Tensor::Scalar<float>(1.f)).Input(Tensor::Scalar<uint8_t>(100));
+  auto out = test.Run(RegisterQuantMsKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  std::vector<uint8_t> expect;
+  for (int64_t p = 0; p < 12; ++p) {
+    for (int64_t c = 0; c < 16; ++c) expect.push_back(a[p * 16 + c]);
+    // (v - 100) * 1.0 / 0.5 + 100, saturated
+    for (int64_t c = 0; c < 5; ++c) expect.push_back(static_cast<uint8_t>(std::clamp(2 * (b[p * 5 + c] - 100) + 100, 0, 255)));
+  }
+  EXPECT_EQ((*out)[0].tensor().shape(), (Shape{1, 4, 3, 21}));
+  EXPECT_EQ(Values<uint8_t>((*out)[0].tensor()), expect);
 }
 
 TEST(QLinearGlobalAveragePool, NchwAndChannelsLast) {
