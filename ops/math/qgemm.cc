@@ -249,6 +249,12 @@ void QGemm(const QPackedA& a, const QPackedB& b, const QZeroPoints& zero, const 
   });
 }
 
+// Windows pay where a gathered block would serve few runs of 64 columns (its copy is made once
+// for all of them). At any width a QDQ ResNet-50 (3x3 layers of 64 to 512 columns) ran 2-4%
+// slower at one thread (p50 14.3-14.5 against 13.7-14.3 ms, 3 rounds alternated); up to 128 it
+// runs as before, and a QDQ YOLOv8n (16 to 128 columns but two layers) 21.7-22.2 -> 19.6-20.6 ms.
+constexpr int64_t kMaxWindowColumns = 128;
+
 void QGemmRows(const QRowsA& a, const QPackedB& b, const int32_t* b_zero, int64_t b_zero_count, const QEpilogue& ep,
                void* c, int64_t ldc, int threads) {
   const int64_t m = a.m, n = b.n, k = a.k, kp = a.kp();
@@ -290,6 +296,11 @@ void QGemmRows(const QRowsA& a, const QPackedB& b, const int32_t* b_zero, int64_
   const auto run = HWY_DYNAMIC_DISPATCH(RunQBlockImpl);
   const auto row_sums = HWY_DYNAMIC_DISPATCH(QRowSumsImpl);
   const int64_t tasks = m_blocks * n_blocks;
+  // Windows read in place (QRowSource::Windows) by the VNNI requantizing tiles, which need no row
+  // sums when B's zero point is 0: the rows are not gathered first, a copy of up to 9 times the
+  // image (a QDQ YOLOv8n spent 18% of its time gathering its 3x3 convolutions' rows).
+  const bool windows = a.source->HasWindows() && base.vnni && !amx && cols.zb_zero && n <= kMaxWindowColumns &&
+                       (ep.kind == QOutput::kUint8 || ep.kind == QOutput::kInt8);
   ParallelFor(parallel_threads, tasks, MacCost(macs / tasks), [&](int64_t t0, int64_t t1) {
     thread_local std::vector<uint8_t> scratch;
     thread_local std::vector<int32_t> neg_row_sum, neg_za_rows;
@@ -297,10 +308,11 @@ void QGemmRows(const QRowsA& a, const QPackedB& b, const int32_t* b_zero, int64_
       const int64_t mb = task / n_blocks, nb = task % n_blocks;
       const int64_t s0 = nb * strips / n_blocks, s1 = (nb + 1) * strips / n_blocks;
       const int64_t i0 = mb * rows_per_block, rows = std::min(m, i0 + rows_per_block) - i0;
+      int64_t lda = kp;
+      const uint8_t* rows_a = nullptr;
       // 4 bytes past the last row: a source may store a row's last 4-byte group whole.
       if (scratch.size() < static_cast<size_t>(rows * kp + 4)) scratch.resize(rows * kp + 4);
-      int64_t lda = kp;
-      const uint8_t* rows_a = a.source->Rows(i0, rows, scratch.data(), &lda);
+      if (!windows) rows_a = a.source->Rows(i0, rows, scratch.data(), &lda);
       neg_row_sum.assign(rows, 0);
       neg_za_rows.assign(rows, neg_za);
       if (!cols.zb_zero) {
@@ -311,6 +323,11 @@ void QGemmRows(const QRowsA& a, const QPackedB& b, const int32_t* b_zero, int64_
       blk.m = rows;
       blk.a = rows_a;
       blk.lda = lda;
+      if (windows) {
+        blk.source = a.source;
+        blk.source_row0 = i0;
+        blk.scratch = scratch.data();
+      }
       blk.neg_row_sum = neg_row_sum.data();
       blk.neg_za = neg_za_rows.data();
       AtColumn(&blk, base, b, s0, s1, i0, out_size);

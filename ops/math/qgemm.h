@@ -105,10 +105,26 @@ void QGemm(const QPackedA& a, const QPackedB& b, const QZeroPoints& zero, const 
 // rows [i0, i0 + rows) as stored values (source + offset), 4-byte groups past k multiplying B's
 // zero padding (so they may hold anything readable), and sets *lda to the row stride; `scratch`
 // has room for rows * kp + 4 bytes. Called from several threads at once (distinct rows each).
+//
+// A source whose rows are windows of an image (a KxK convolution's) may also hand them over in
+// place, so the rows are never gathered: Windows(i0, rows, w) answers how many of rows [i0, i0 +
+// rows) from i0 on it describes as w->segments runs each, segment s of row r at w->base[s] + r *
+// w->stride and holding K's bytes [s * w->seg_k, (s + 1) * w->seg_k) (a multiple of 4); 0 when
+// row i0's window leaves the image. The rows it describes share an output row; a tile of rows it
+// does not describe whole is gathered. HasWindows: whether Windows can answer more than 0 at all. The VNNI kernels read
+// windows (when B's zero point is 0 everywhere and the output is requantized); every other path
+// gathers.
+struct QWindows {
+  static constexpr int kMaxSegments = 7;
+  int64_t segments = 0, seg_k = 0, stride = 0;
+  const uint8_t* base[kMaxSegments] = {};
+};
 class QRowSource {
  public:
   virtual ~QRowSource() = default;
   virtual const uint8_t* Rows(int64_t i0, int64_t rows, uint8_t* scratch, int64_t* lda) const = 0;
+  virtual bool HasWindows() const { return false; }
+  virtual int64_t Windows(int64_t /*i0*/, int64_t /*rows*/, QWindows* /*w*/) const { return 0; }
 };
 struct QRowsA {
   int64_t m = 0, k = 0;
@@ -146,7 +162,12 @@ inline size_t OutputBytes(QOutput kind) { return kind == QOutput::kInt32 || kind
 // One tile row-strip job handed to the target code: rows [0, m) of packed A (at the block's first
 // row) times strips of B, with the epilogue, written to C at the block's first row and column.
 struct QBlock {
-  const uint8_t* a = nullptr;  // first row
+  const uint8_t* a = nullptr;  // first row; null when `source` makes the rows tile by tile
+  // Rows read as windows (QRowSource::Windows) where they can be, else gathered a tile at a time:
+  // the block's row i is the source's row source_row0 + i.
+  const QRowSource* source = nullptr;
+  int64_t source_row0 = 0;
+  uint8_t* scratch = nullptr;  // with `source`: room for m * kp + 4 bytes of gathered rows
   int64_t kp = 0;              // bytes of K per A row (a multiple of 4)
   int64_t lda = 0;             // A's row stride in bytes; 0: kp
   int64_t m = 0;               // rows in the block

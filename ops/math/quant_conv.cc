@@ -174,6 +174,34 @@ class NhwcRows : public QRowSource {
 
   int64_t k() const { return k_; }
 
+  // A 2-D window of one group whose window rows are runs of adjacent pixels (unit column dilation)
+  // of a whole number of 4-byte groups: its kernel rows are the segments, read in the image.
+  bool HasWindows() const override {
+    return !in_place_ && !flip_ && g_.kernel.size() == 2 && cg_ == g_.in_channels && g_.dilations[1] == 1 &&
+           g_.kernel[0] <= QWindows::kMaxSegments && (g_.kernel[1] * cg_) % 4 == 0;
+  }
+
+  int64_t Windows(int64_t i0, int64_t rows, QWindows* w) const override {
+    if (!HasWindows()) return 0;
+    const int64_t oh_n = g_.out_spatial[0], ow_n = g_.out_spatial[1], h_n = g_.in_spatial[0], w_n = g_.in_spatial[1];
+    const int64_t kh_n = g_.kernel[0], kw_n = g_.kernel[1], c = g_.in_channels;
+    const int64_t n = i0 / (oh_n * ow_n), oh = (i0 / ow_n) % oh_n, ow = i0 % ow_n;
+    const int64_t ih0 = oh * g_.strides[0] - g_.pads_begin[0];
+    if (ih0 < 0 || ih0 + (kh_n - 1) * g_.dilations[0] >= h_n) return 0;
+    // Output columns whose window row lies inside the image: iw0 >= 0 and iw0 + kw - 1 < W.
+    const int64_t sw = g_.strides[1], pw = g_.pads_begin[1];
+    const int64_t first = (pw + sw - 1) / sw;                        // the least ow with iw0 >= 0
+    const int64_t last = (w_n - kw_n + pw) >= 0 ? (w_n - kw_n + pw) / sw : -1;  // the greatest ow inside
+    if (ow < first || ow > last) return 0;
+    const int64_t served = std::min({rows, last - ow + 1, ow_n - ow});
+    w->segments = kh_n;
+    w->seg_k = kw_n * c;
+    w->stride = sw * c;
+    const uint8_t* image = x_ + n * h_n * w_n * c;
+    for (int64_t s = 0; s < kh_n; ++s) w->base[s] = image + ((ih0 + s * g_.dilations[0]) * w_n + ow * sw - pw) * c;
+    return served;
+  }
+
  private:
   // n bytes of the image as the GEMM stores them.
   void CopyPixels(uint8_t* d, const uint8_t* s, int64_t n) const {

@@ -167,6 +167,16 @@ TEST_P(QuantConvNhwc, MatchesDirectConvolution) {
        1e6f},
       {{9, 10}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, 16, 64, 1, false, true, true, false, true, 1, false, -1000,
        1e6f},
+      // Windows read in the image (uint8 X, int8 W without zero points, a window row of whole
+      // 4-byte groups): tiles of 6 and of 8 rows that end where an output row does, the border
+      // rows gathered; stride 2 with a dilated height and asymmetric pads; 5x5; 1x3; batch 2 and
+      // two threads; and an image no window fits inside (all gathered).
+      {{9, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 2, 16, 64, 1, false, true, false, false, true, 1},
+      {{9, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 2, 16, 80, 1, false, true, true, false, true, 2},
+      {{11, 9}, {3, 3}, {2, 2}, {2, 1}, {2, 1, 1, 0}, 1, 8, 40, 1, false, true, true, false, true, 2},
+      {{8, 8}, {5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}, 1, 4, 20, 1, false, true, false, false, true, 1},
+      {{7, 12}, {1, 3}, {1, 1}, {1, 1}, {0, 1, 0, 1}, 2, 12, 16, 1, false, true, false, false, true, 2},
+      {{2, 2}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 16, 32, 1, false, true, false, false, true, 1},
   };
   for (const Case& c : cases) RunCase(c, rng);
   if (QGemmUsesVnni()) {  // the AVX-512BW kernel too on a VNNI machine
