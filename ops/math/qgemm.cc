@@ -310,8 +310,7 @@ void QGemmRows(const QRowsA& a, const QPackedB& b, const int32_t* b_zero, int64_
       const int64_t i0 = mb * rows_per_block, rows = std::min(m, i0 + rows_per_block) - i0;
       int64_t lda = kp;
       const uint8_t* rows_a = nullptr;
-      // 4 bytes past the last row: a source may store a row's last 4-byte group whole.
-      if (scratch.size() < static_cast<size_t>(rows * kp + 4)) scratch.resize(rows * kp + 4);
+      if (scratch.size() < static_cast<size_t>(rows * kp + kRowSlack)) scratch.resize(rows * kp + kRowSlack);
       if (!windows) rows_a = a.source->Rows(i0, rows, scratch.data(), &lda);
       neg_row_sum.assign(rows, 0);
       neg_za_rows.assign(rows, neg_za);

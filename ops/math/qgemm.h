@@ -104,7 +104,8 @@ void QGemm(const QPackedA& a, const QPackedB& b, const QZeroPoints& zero, const 
 // gathered tap by tap into the scratch otherwise. Rows(i0, rows, scratch) returns the first of
 // rows [i0, i0 + rows) as stored values (source + offset), 4-byte groups past k multiplying B's
 // zero padding (so they may hold anything readable), and sets *lda to the row stride; `scratch`
-// has room for rows * kp + 4 bytes. Called from several threads at once (distinct rows each).
+// has room for rows * kp + kRowSlack bytes (a source may store a row's last bytes in a piece of
+// up to that size). Called from several threads at once (distinct rows each).
 //
 // A source whose rows are windows of an image (a KxK convolution's) may also hand them over in
 // place, so the rows are never gathered: Windows(i0, rows, w) answers how many of rows [i0, i0 +
@@ -114,6 +115,7 @@ void QGemm(const QPackedA& a, const QPackedB& b, const QZeroPoints& zero, const 
 // does not describe whole is gathered. HasWindows: whether Windows can answer more than 0 at all. The VNNI kernels read
 // windows (when B's zero point is 0 everywhere and the output is requantized); every other path
 // gathers.
+constexpr int64_t kRowSlack = 32;
 struct QWindows {
   static constexpr int kMaxSegments = 7;
   int64_t segments = 0, seg_k = 0, stride = 0;
@@ -167,7 +169,7 @@ struct QBlock {
   // the block's row i is the source's row source_row0 + i.
   const QRowSource* source = nullptr;
   int64_t source_row0 = 0;
-  uint8_t* scratch = nullptr;  // with `source`: room for m * kp + 4 bytes of gathered rows
+  uint8_t* scratch = nullptr;  // with `source`: room for m * kp + kRowSlack bytes of gathered rows
   int64_t kp = 0;              // bytes of K per A row (a multiple of 4)
   int64_t lda = 0;             // A's row stride in bytes; 0: kp
   int64_t m = 0;               // rows in the block

@@ -111,7 +111,7 @@ inline void FillBytes(uint8_t* d, uint8_t v, int64_t n) {
 class NhwcRows : public QRowSource {
  public:
   NhwcRows(const ConvGeometry& g, const uint8_t* x, int64_t group_index, bool flip, uint8_t pad)
-      : g_(g), x_(x), flip_(flip), pad_(pad) {
+      : g_(g), x_(x), end_(x + g.batch * g.in_size() * g.in_channels), flip_(flip), pad_(pad) {
     const int64_t nd = static_cast<int64_t>(g.kernel.size());
     cg_ = g.in_channels / g.group;
     c0_ = group_index * cg_;
@@ -247,6 +247,15 @@ class NhwcRows : public QRowSource {
           FillBytes(dst, pad_, span);
           continue;
         }
+        // A narrow window row inside the image (an RGB stem's 3 pixels of 3 channels) as one
+        // fixed 32-byte piece: what runs past the span is written over by the next segment or
+        // row, or lands in the scratch's slack (qgemm.h kRowSlack). Copied in pieces of 8 and 1,
+        // YOLOv8n's 640 x 640 stem gathered its rows in 1.4 of its 1.9 ms.
+        const uint8_t* from = image + (ih * w_n + iw0) * c;
+        if (!flip_ && span <= kRowSlack && lo == 0 && hi == kw_n && from + kRowSlack <= end_) {
+          std::memcpy(dst, from, kRowSlack);
+          continue;
+        }
         if (lo > 0) FillBytes(dst, pad_, lo * c);
         uint8_t* run = dst + lo * c;
         CopyPixels(run, image + (ih * w_n + iw0 + lo) * c, (hi - lo) * c);
@@ -259,6 +268,7 @@ class NhwcRows : public QRowSource {
 
   const ConvGeometry& g_;
   const uint8_t* x_;
+  const uint8_t* end_;  // one past the image's last byte
   bool flip_;  // int8 input: stored flipped to uint8
   uint8_t pad_;
   int64_t cg_ = 0, c0_ = 0, k_ = 0;
