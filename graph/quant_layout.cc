@@ -51,6 +51,11 @@ DataType TypeOf(const Graph& g, const std::string& value, int depth = 0) {
       node.proto->input_size() > 0 && depth < 8) {
     return TypeOf(g, node.proto->input(0), depth + 1);
   }
+  // A ByteLookup gives its table's type (graph/qdq_lookup.h: a SiLU of 8-bit ops became one).
+  if (IsInternal(node, internal_ops::kByteLookup) && node.proto->input_size() > 1) {
+    auto table = g.constants.find(node.proto->input(1));
+    return table == g.constants.end() ? known : table->second.dtype();
+  }
   if (node.domain != kMsDomain) return known;
   const std::string& t = node.op_type();
   const int zero = t == "QLinearAdd" || t == "QLinearMul"                                  ? 7

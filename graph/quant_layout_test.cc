@@ -12,8 +12,10 @@
 #include <gtest/gtest.h>
 
 #include "graph/graph_test.h"
+#include "graph/passes.h"
 #include "graph/qdq_fusion.h"
 #include "ops/framework/domains.h"
+#include "ops/register_all.h"
 
 namespace onnxflow::graph {
 namespace {
@@ -344,6 +346,27 @@ TEST_F(QuantLayoutTest, ANearestResizeStaysInTheRegion) {
     }
   }
   ExpectSameOutputs({{"x", Bytes({1, 8, 3, 4}, 1)}}, 0.0);
+}
+
+// ONNX Runtime's saved QOperator form of a SiLU between convolutions: QLinearConv ->
+// QLinearSigmoid and QLinearMul (com.microsoft, whose output types the load does not infer) ->
+// QLinearConv. Once they are one ByteLookup, its table's type is the next convolution's input
+// type: both convolutions run channels-last, one Transpose in and one out (the second had stayed
+// plain, between two Transposes).
+TEST_F(QuantLayoutTest, AConvolutionAfterAFusedSiluRunsChannelsLast) {
+  model.Input("x", DataType::kUint8, {1, 8, 6, 6});
+  model.Initializer("gs", Tensor::Scalar<float>(1.0f / 255));
+  model.Initializer("gz", Tensor::Scalar<uint8_t>(0));
+  Conv("x", "c1", 1);
+  model.Node("QLinearSigmoid", {"c1", "s", "z", "gs", "gz"}, {"g"}).set_domain(kMsDomain);
+  model.Node("QLinearMul", {"c1", "s", "z", "g", "gs", "gz", "s", "z"}, {"m"}).set_domain(kMsDomain);
+  Conv("m", "out", 2);
+  model.Output("out", DataType::kUint8, {1, 8, 6, 6});
+  ASSERT_TRUE(FuseQdq(&graph()).ok());
+  ASSERT_TRUE(FoldConstants(&graph(), GlobalKernelRegistry(), SessionLimits{}).ok());
+  ASSERT_TRUE(UseChannelsLastQuant(&graph()).ok());
+  EXPECT_EQ(Ops(), (Names{"Transpose", kNhwc, std::string(kOnnxflowDomain) + ".ByteLookup", kNhwc, "Transpose"}));
+  ExpectSameOutputs({{"x", Bytes({1, 8, 6, 6}, 1)}}, 0.0);
 }
 
 }  // namespace
