@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ops/framework/copy_bytes.h"
 #include "ops/framework/domains.h"
 #include "ops/framework/internal_ops.h"
 #include "ops/framework/shared_weights.h"
@@ -77,20 +78,8 @@ std::shared_ptr<const PackedNhwcWeight> PackConstantWeight(const Tensor* w, int6
   });
 }
 
-// Copies n bytes in fixed-size pieces the compiler inlines: a window row is a few dozen to a few
-// hundred bytes, and a libc memcpy call per piece cost more than the copy (the stem's 21-byte
-// runs, 7 per pixel, 12544 pixels).
-inline void CopyBytes(uint8_t* d, const uint8_t* s, int64_t n) {
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) std::memcpy(d + i, s + i, 16);
-  if (i + 8 <= n) {
-    std::memcpy(d + i, s + i, 8);
-    i += 8;
-  }
-  for (; i < n; ++i) d[i] = s[i];
-}
-// CopyBytes with every byte's top bit flipped (int8 activations stored as uint8 for the GEMM),
-// eight bytes per XOR: a byte at a time made int8 convolutions 2-3x slower than uint8 ones
+// CopyShortBytes (ops/framework/copy_bytes.h) with every byte's top bit flipped (int8 activations
+// stored as uint8 for the GEMM), eight bytes per XOR: a byte at a time made int8 convolutions 2-3x slower than uint8 ones
 // (ResNet-50's 56x56 3x3 layers: 1.15 against 0.37 ms).
 inline void CopyBytesFlipped(uint8_t* d, const uint8_t* s, int64_t n) {
   constexpr uint64_t kFlip = 0x8080808080808080ull;
@@ -126,6 +115,11 @@ class NhwcRows : public QRowSource {
         rem /= g.kernel[d];
       }
     }
+    // A 2-D window of one group whose window rows are runs of adjacent pixels (unit column
+    // dilation) of a whole number of 4-byte groups: its kernel rows are the segments, read in the
+    // image. Asked on every tile, so answered once here.
+    has_windows_ = !in_place_ && !flip_ && nd == 2 && cg_ == g.in_channels && g.dilations[1] == 1 &&
+                   g.kernel[0] <= QWindows::kMaxSegments && (g.kernel[1] * cg_) % 4 == 0;
   }
 
   const uint8_t* Rows(int64_t i0, int64_t rows, uint8_t* scratch, int64_t* lda) const override {
@@ -174,15 +168,10 @@ class NhwcRows : public QRowSource {
 
   int64_t k() const { return k_; }
 
-  // A 2-D window of one group whose window rows are runs of adjacent pixels (unit column dilation)
-  // of a whole number of 4-byte groups: its kernel rows are the segments, read in the image.
-  bool HasWindows() const override {
-    return !in_place_ && !flip_ && g_.kernel.size() == 2 && cg_ == g_.in_channels && g_.dilations[1] == 1 &&
-           g_.kernel[0] <= QWindows::kMaxSegments && (g_.kernel[1] * cg_) % 4 == 0;
-  }
+  bool HasWindows() const override { return has_windows_; }
 
   int64_t Windows(int64_t i0, int64_t rows, QWindows* w) const override {
-    if (!HasWindows()) return 0;
+    if (!has_windows_) return 0;
     const int64_t oh_n = g_.out_spatial[0], ow_n = g_.out_spatial[1], h_n = g_.in_spatial[0], w_n = g_.in_spatial[1];
     const int64_t kh_n = g_.kernel[0], kw_n = g_.kernel[1], c = g_.in_channels;
     const int64_t n = i0 / (oh_n * ow_n), oh = (i0 / ow_n) % oh_n, ow = i0 % ow_n;
@@ -208,7 +197,7 @@ class NhwcRows : public QRowSource {
     if (flip_) {
       CopyBytesFlipped(d, s, n);
     } else {
-      CopyBytes(d, s, n);
+      CopyShortBytes(d, s, n);
     }
   }
 
@@ -273,6 +262,7 @@ class NhwcRows : public QRowSource {
   uint8_t pad_;
   int64_t cg_ = 0, c0_ = 0, k_ = 0;
   bool in_place_ = false;
+  bool has_windows_ = false;  // HasWindows()
   std::vector<int64_t> taps_;
 };
 

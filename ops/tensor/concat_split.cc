@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ops/framework/copy_bytes.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
 #include "ops/tensor/register.h"
@@ -20,20 +21,14 @@ namespace {
 // than the copy.
 constexpr int64_t kShortRow = 64;
 
-// (T is a stand-in of the element's size, or std::string: DispatchBySize.) Whole 16-byte pieces
-// move as such, where a byte loop of a runtime length runs a byte at a time.
+// (T is a stand-in of the element's size, or std::string: DispatchBySize.)
 template <typename T>
 inline void CopyShort(const T* src, int64_t n, T* dst) {
   if constexpr (std::is_trivially_copyable_v<T>) {
-    const size_t bytes = static_cast<size_t>(n) * sizeof(T);
-    if (bytes % 16 == 0) {
-      for (size_t j = 0; j < bytes; j += 16) {
-        std::memcpy(reinterpret_cast<char*>(dst) + j, reinterpret_cast<const char*>(src) + j, 16);
-      }
-      return;
-    }
+    CopyShortBytes(dst, src, n * static_cast<int64_t>(sizeof(T)));
+  } else {
+    for (int64_t k = 0; k < n; ++k) dst[k] = src[k];
   }
-  for (int64_t k = 0; k < n; ++k) dst[k] = src[k];
 }
 
 // Concat-1 defaults axis to 1; from Concat-4 the attribute is required.
