@@ -182,6 +182,32 @@ TEST(Running, WrongInputTypeAndShapeAreRefusedNamingTheInput) {
   EXPECT_NE(unknown.status().message().find("no input named 'z'"), std::string::npos);
 }
 
+// onnxruntime-node callers give a scalar input as a tensor of shape [1] (Silero VAD's sample rate:
+// `new Tensor("int64", [16000n])`), which ONNX Runtime accepts: it runs as the scalar declared, so
+// the output's shape is the model's; more than one value is still refused.
+TEST(Running, AScalarInputGivenAsOneValueOfHigherRankRunsAsTheScalar) {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {2});
+  m.Input("s", DataType::kFloat, {});
+  m.Node("Add", {"x", "s"}, {"y"});
+  m.Output("y", DataType::kFloat, {2});
+  auto s = Session::LoadFromBytes(m.Serialize());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const Tensor x = Tensor::FromVector<float>({2}, {1, 2});
+  for (const Shape& shape : {Shape{}, Shape{1}, Shape{1, 1}}) {
+    auto out = s->Run({{"x", x}, {"s", Tensor::FromVector<float>(shape, {10})}});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    const Tensor& y = (*out)[0].value.tensor();
+    EXPECT_EQ(y.shape(), Shape({2}));
+    EXPECT_EQ(y.data<float>()[0], 11);
+    EXPECT_EQ(y.data<float>()[1], 12);
+  }
+  auto two = s->Run({{"x", x}, {"s", Tensor::FromVector<float>({2}, {1, 2})}});
+  ASSERT_FALSE(two.ok());
+  EXPECT_NE(two.status().message().find("input 's' has shape [2], the model expects []"), std::string::npos)
+      << two.status().ToString();
+}
+
 // scikit-learn pipelines converted by skl2onnx: a map in (DictVectorizer), a sequence of maps out
 // (ZipMap, after every classifier). Declared types, the run, the refusal of a tensor where a map
 // goes, and the value files that --output-dir writes and --check reads.
