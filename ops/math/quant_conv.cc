@@ -79,8 +79,8 @@ std::shared_ptr<const PackedNhwcWeight> PackConstantWeight(const Tensor* w, int6
 }
 
 // CopyShortBytes (ops/framework/copy_bytes.h) with every byte's top bit flipped (int8 activations
-// stored as uint8 for the GEMM), eight bytes per XOR: a byte at a time made int8 convolutions 2-3x slower than uint8 ones
-// (ResNet-50's 56x56 3x3 layers: 1.15 against 0.37 ms).
+// stored as uint8 for the GEMM), eight bytes per XOR: a byte at a time made int8 convolutions 2-3x
+// slower than uint8 ones (ResNet-50's 56x56 3x3 layers: 1.15 against 0.37 ms).
 inline void CopyBytesFlipped(uint8_t* d, const uint8_t* s, int64_t n) {
   constexpr uint64_t kFlip = 0x8080808080808080ull;
   int64_t i = 0;
