@@ -72,6 +72,39 @@ TEST(RunModelFlags, InfoJson) {
   EXPECT_EQ(j["metadata_props"]["license"], "MIT");
 }
 
+// The ops inside If branches and Loop bodies, at any depth, are listed apart from the main
+// graph's: a voice-activity model's LSTMs and convolutions all sit inside one If.
+TEST(RunModelFlags, InfoListsTheOpsOfSubgraphs) {
+  ModelBuilder m(17);
+  m.Input("flag", DataType::kBool, {});
+  m.Input("x", DataType::kFloat, {2});
+  auto& node = m.Node("If", {"flag"}, {"y"}, "if");
+  tools::GraphBuilder then_branch = tools::SetGraphAttr(node, "then_branch");
+  then_branch.Node("Relu", {"x"}, {"t"});
+  then_branch.Output("t", DataType::kFloat, {2});
+  tools::GraphBuilder else_branch = tools::SetGraphAttr(node, "else_branch");
+  auto& inner = else_branch.Node("If", {"flag"}, {"e"}, "inner");
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    tools::GraphBuilder b = tools::SetGraphAttr(inner, branch);
+    b.Node("Sigmoid", {"x"}, {std::string(branch) + "_s"});
+    b.Output(std::string(branch) + "_s", DataType::kFloat, {2});
+  }
+  else_branch.Output("e", DataType::kFloat, {2});
+  m.Output("y", DataType::kFloat, {2});
+  const std::string model = Write("subgraphs.onnx", m.Serialize());
+  Outcome o = RunTool("--info " + model);
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_TRUE(Has(o, "ops (1 nodes):\n  If                               1\n"
+                     "ops in subgraphs (4 nodes in If, Loop and Scan bodies):\n"
+                     "  Sigmoid                          2\n  If                               1\n"
+                     "  Relu                             1\n")) << o.output;
+  o = RunTool("--info --json " + model, false);
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  auto j = nlohmann::json::parse(o.output);
+  EXPECT_EQ(j["subgraph_nodes"], 4);
+  EXPECT_EQ(j["subgraph_ops"]["Sigmoid"], 2);
+}
+
 // The network of the closing note: the description, and the fused nodes of the blocked
 // layout traced to the ONNX nodes they replaced (their values are renamed "r1/blocked").
 TEST(RunModelFlags, InfoOfInceptionV1) {

@@ -56,6 +56,8 @@ Result<std::string> InspectModel(const std::string& path, const SessionOptions& 
   ONNXFLOW_ASSIGN_OR_RETURN(ModelDescription model, DescribeModel(path, session_options, options.optimized));
   std::map<std::string, int> histogram;
   for (const auto& node : model.nodes) ++histogram[OpKey(node)];
+  std::map<std::string, int> subgraph_histogram;
+  for (const auto& node : model.subgraph_nodes) ++subgraph_histogram[OpKey(node)];
   std::map<std::string, int> optimized_histogram;
   for (const auto& node : model.optimized) ++optimized_histogram[OpKey(node)];
   // A fused node's label, and those of the ONNX nodes it replaced.
@@ -88,6 +90,8 @@ Result<std::string> InspectModel(const std::string& path, const SessionOptions& 
     j["nodes"] = node_count;
     j["initializers"] = model.initializer_count;
     j["ops"] = histogram;
+    j["subgraph_nodes"] = model.subgraph_nodes.size();
+    j["subgraph_ops"] = subgraph_histogram;
     if (options.optimized) {
       nlohmann::json nodes = nlohmann::json::array();
       for (const auto& o : model.optimized) {
@@ -130,6 +134,10 @@ Result<std::string> InspectModel(const std::string& path, const SessionOptions& 
   };
   s << "ops (" << node_count << " nodes):\n";
   print_histogram(histogram);
+  if (!model.subgraph_nodes.empty()) {
+    s << "ops in subgraphs (" << model.subgraph_nodes.size() << " nodes in If, Loop and Scan bodies):\n";
+    print_histogram(subgraph_histogram);
+  }
   if (options.optimized) {
     s << "optimized graph (" << model.optimized.size() << " nodes after the load passes):\n";
     for (const auto& o : model.optimized) {

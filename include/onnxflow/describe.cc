@@ -11,6 +11,23 @@
 #include "scheduler/custom_op.h"
 
 namespace onnxflow {
+namespace {
+
+void DescribeSubgraphNodes(const onnx::GraphProto& graph, std::vector<NodeDescription>* out) {
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      std::vector<const onnx::GraphProto*> bodies;
+      if (a.has_g()) bodies.push_back(&a.g());
+      for (const onnx::GraphProto& g : a.graphs()) bodies.push_back(&g);
+      for (const onnx::GraphProto* body : bodies) {
+        for (NodeDescription& n : graph::DescribeNodes(*body)) out->push_back(std::move(n));
+        DescribeSubgraphNodes(*body, out);
+      }
+    }
+  }
+}
+
+}  // namespace
 
 Result<ModelDescription> DescribeModel(const std::string& path, const SessionOptions& options, bool optimized) {
   // The session first: the model is refused exactly as Session::Load refuses it.
@@ -26,6 +43,7 @@ Result<ModelDescription> DescribeModel(const std::string& path, const SessionOpt
   d.outputs = session.outputs();
   d.initializer_count = proto.graph().initializer_size();
   d.nodes = graph::DescribeNodes(proto.graph());
+  DescribeSubgraphNodes(proto.graph(), &d.subgraph_nodes);
   if (optimized) {
     // The graph as the load passes leave it (the session keeps only its plan's view of it).
     const KernelRegistry* registry = &GlobalKernelRegistry();

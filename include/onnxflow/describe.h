@@ -27,6 +27,9 @@ struct ModelDescription {
   std::vector<ValueInfo> inputs, outputs;  // as Session::inputs() and outputs() list them
   int initializer_count = 0;               // the main graph's initializers
   std::vector<NodeDescription> nodes;      // the main graph as the file writes it
+  // The nodes of the graphs inside its nodes (If branches, Loop and Scan bodies), at any depth:
+  // a voice-activity model's LSTMs and convolutions can all sit inside one If.
+  std::vector<NodeDescription> subgraph_nodes;
   // After the load passes (constant folding, fusions, blocked layouts), in execution order;
   // filled when DescribeModel is asked for it.
   std::vector<NodeDescription> optimized;
