@@ -122,10 +122,15 @@ Status RefuseUnsupported(const std::vector<Unsupported>& nodes) {
   const size_t listed = std::min(nodes.size(), kListedUnsupported);
   for (size_t k = 0; k < listed; ++k) {
     const Unsupported& u = nodes[k];
-    message += (k ? "; " : "") + u.node + u.where;
-    if (u.why.empty()) continue;
+    message += (k ? "; " : "") + u.node;
+    if (u.why.empty()) {
+      message += u.where;
+      continue;
+    }
+    // A reason given already: the node and the one it followed (a model saved at ONNX Runtime's
+    // 'all' level has dozens of nodes of one private domain).
     const auto [first, added] = given.emplace(u.why, u.node);
-    message += added ? ": " + u.why : " (as " + first->second + ")";
+    message += added ? u.where + ": " + u.why : " (as " + first->second + ")";
   }
   if (listed < nodes.size()) message += "; and " + std::to_string(nodes.size() - listed) + " more";
   return Unimplemented(message);

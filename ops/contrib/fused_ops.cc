@@ -152,11 +152,11 @@ ONNXFLOW_REGISTRAR Status RegisterFusedOps(KernelRegistry& registry) {
                                           "ReorderInput", "ReorderOutput", "Upsample"};
   for (const char* op : kNchwcOps) {
     ONNXFLOW_RETURN_IF_ERROR(registry.Register(
-        "com.microsoft.nchwc", op, 1, kOpenEnded, [](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
-          return Unimplemented("com.microsoft.nchwc " + info.op_type() +
-                               " is ONNX Runtime's private NCHWc layout, written when a model is saved at its 'all' "
-                               "level; save the model at the 'extended' level instead (ort_optimize.js IN OUT "
-                               "extended, or GraphOptimizationLevel ORT_ENABLE_EXTENDED)");
+        "com.microsoft.nchwc", op, 1, kOpenEnded, [](const KernelInfo&) -> Result<std::unique_ptr<OpKernel>> {
+          // One text for every op, so a model's refusal gives it once.
+          return Unimplemented("the domain com.microsoft.nchwc is ONNX Runtime's private NCHWc layout, written when a "
+                               "model is saved at its 'all' level; save the model at the 'extended' level instead "
+                               "(ort_optimize.js IN OUT extended, or GraphOptimizationLevel ORT_ENABLE_EXTENDED)");
         }));
   }
   return Status::Ok();
