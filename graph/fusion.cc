@@ -437,17 +437,20 @@ std::optional<Patch> FuseBiasGelu(Rewriter& r, Id id) {
 
 namespace {
 
-// A pass-through node (RemovePassThrough's) of a graph input: its readers read the input instead,
-// when they all read its output as node inputs (no subgraph captures it) and it is no graph
-// output. A float16 model saved with float inputs starts with a Cast to half, which
-// ComputeHalfInFloat makes a float Cast of the input: a copy of the whole input at every run
-// (YOLOv8n at 640 x 640: 4.9 MB, live beside the input while the first convolution runs).
-std::optional<Patch> ReadGraphInputDirectly(Rewriter& r, Id id) {
+// A pass-through node (RemovePassThrough's) whose input is a graph input or is read by other
+// nodes too: its readers read the input instead, when they all read its output as node inputs (no
+// subgraph captures it) and it is no graph output. A float16 model saved with float inputs starts
+// with a Cast to half, which ComputeHalfInFloat makes a float Cast of the input: a copy of the
+// whole input at every run (YOLOv8n at 640 x 640: 4.9 MB, live beside the input while the first
+// convolution runs). ONNX Runtime saves a float16 CNN with a Cast to half after each float
+// convolution whose output a Concat reads in half (ISNet's U-Net skips, also read by the next
+// convolution): in float those Casts stood between the convolutions and the Concat.
+std::optional<Patch> ReadInputDirectly(Rewriter& r, Id id) {
   const Graph& g = r.graph();
   const auto& n = *r[id].proto;
   const std::string& input = n.input(0);
   const std::string& output = n.output(0);
-  if (!IsGraphInput(g, input) || g.constants.count(input) != 0 || g.nodes.IsOutput(output)) return std::nullopt;
+  if (g.constants.count(input) != 0 || g.nodes.IsOutput(output)) return std::nullopt;
   if (n.output_size() > 1 && std::any_of(n.output().begin() + 1, n.output().end(), [&](const std::string& o) {
         return !o.empty() && g.nodes.ReadCount(o) != 0;
       })) {
@@ -507,7 +510,7 @@ std::optional<Patch> RemovePassThrough(Rewriter& r, Id id) {
     return std::nullopt;
   }
   const Id p = SoleProducer(g, node);
-  if (p == kNone) return ReadGraphInputDirectly(r, id);
+  if (p == kNone) return ReadInputDirectly(r, id);
   auto rewired = std::make_shared<onnx::NodeProto>(*r[p].proto);
   for (auto& out : *rewired->mutable_output()) {
     if (out == n.input(0)) out = n.output(0);

@@ -183,6 +183,49 @@ TEST(HalfComputeTest, ProductWeightsStayHalf) {
   }
 }
 
+// The form ONNX Runtime saves a float16 model in: float convolutions and products, each half
+// weight behind a Cast to float. The products read the half weights themselves (no float copy is
+// made of them), a Cast whose output something else reads too stays, and the results are the
+// saved model's.
+TEST(HalfComputeTest, WeightsCastToFloatAsOnnxRuntimeSavesThemStayHalf) {
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {1, 2, 4, 4});
+  m.Initializer("w", Half({4, 2, 3, 3}, Ramp(72, 0.125f)));
+  m.Initializer("v", Half({16, 3}, Ramp(48, 0.25f)));
+  m.Initializer("u", Half({3}, {1.0f, 2.0f, 3.0f}));
+  for (const char* name : {"w", "v", "u"}) {
+    SetAttr(m.Node("Cast", {name}, {std::string(name) + "_f"}), "to", static_cast<int64_t>(onnx::TensorProto::FLOAT));
+  }
+  SetAttr(m.Node("Conv", {"x", "w_f"}, {"c"}, "conv"), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  m.Initializer("shape", Tensor::FromVector<int64_t>({2}, {4, 16}));
+  m.Node("Reshape", {"c", "shape"}, {"flat"});
+  m.Node("MatMul", {"flat", "v_f"}, {"mm"}, "matmul");
+  m.Node("Add", {"mm", "u_f"}, {"y"});  // u is read as an addend: its Cast stays
+  m.Output("y", DataType::kFloat, {4, 3});
+  auto model = ThisPassOnly(m.Serialize());
+  ASSERT_NE(model, nullptr);
+  Graph& g = *model->graph;
+  EXPECT_EQ(Ops(g), (std::vector<std::string>{"Cast", "Conv", "Reshape", "MatMul", "Add"}));
+  EXPECT_EQ(g.nodes.At(1).proto->input(1), "w");
+  EXPECT_EQ(g.nodes.At(3).proto->input(1), "v");
+  EXPECT_EQ(g.constants.count("w/float") + g.constants.count("v/float"), 0u) << "no float copy of the weights";
+
+  std::vector<float> x = Ramp(32, 0.5f);
+  auto run = [&](bool optimize) {
+    SessionOptions options;
+    options.optimize = optimize;
+    auto session = Session::LoadFromBytes(m.Serialize(), options);
+    EXPECT_TRUE(session.ok()) << session.status().ToString();
+    auto out = session->Run({{"x", Tensor::FromVector<float>({1, 2, 4, 4}, x)}});
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    const Tensor& y = (*out)[0].value.tensor();
+    return std::vector<float>(y.data<float>(), y.data<float>() + y.size());
+  };
+  const std::vector<float> as_written = run(false), optimized = run(true);
+  ASSERT_EQ(as_written.size(), 12u);
+  for (size_t i = 0; i < as_written.size(); ++i) EXPECT_NEAR(optimized[i], as_written[i], 1e-4f * (1 + std::fabs(as_written[i]))) << i;
+}
+
 // A 16-bit LSTM runs in float: its weights become float constants, which the kernel packs once at
 // load (ops/rnn/packed_rows.h); in 16 bits it widened and multiplied them unpacked every run.
 TEST(HalfComputeTest, RecurrentOpsRunInFloat) {

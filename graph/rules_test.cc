@@ -213,6 +213,22 @@ TEST_F(RulesTest, RemovePassThroughOfAGraphInput) {
   ExpectSameOutputs({Input("x", {4})});
 }
 
+// A Cast to its input's own type of a value other nodes read too (ONNX Runtime's float16 CNN, a
+// convolution's output read by the next convolution and, through a Cast to half, by a Concat):
+// its readers read the value itself.
+TEST_F(RulesTest, RemovePassThroughOfAValueReadByOthersToo) {
+  model.Input("x", DataType::kFloat, {4});
+  model.Node("Relu", {"x"}, {"r"});
+  model.Node("Neg", {"r"}, {"n"});
+  SetAttr(model.Node("Cast", {"r"}, {"c"}), "to", int64_t{onnx::TensorProto::FLOAT});
+  model.Node("Add", {"c", "n"}, {"y"});
+  model.Output("y", DataType::kFloat, {4});
+  EXPECT_EQ(Run("RemovePassThrough", RemovePassThrough), 1);
+  EXPECT_EQ(Ops(), (Names{"Relu", "Neg", "Add"}));
+  EXPECT_EQ(Only("Add").proto->input(0), "r");
+  ExpectSameOutputs({Input("x", {4})});
+}
+
 // Near misses: the pass-through's output is a graph output (it must exist under its name), a
 // subgraph reads it (captured by name), or the Cast converts.
 TEST_F(RulesTest, RemovePassThroughOfAGraphInputKeepsWhatMustStay) {
