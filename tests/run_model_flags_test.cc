@@ -199,6 +199,24 @@ TEST(RunModelFlags, CaseFolderRunsEverySet) {
   EXPECT_EQ(o.exit_code, 0) << o.output;
 }
 
+// A set whose inputs are refused is reported by name; the other sets still run and are checked,
+// and the summary line still comes, with the refused count; the exit code is the refusal's.
+TEST(RunModelFlags, CaseFolderReportsARefusedSetAndRunsTheOthers) {
+  const std::string dir = Dir() + "/case_refused";
+  mkdir(dir.c_str(), 0755);
+  WriteSet(dir + "/test_data_set_0", {1, 2, 3}, {2, 3, 4});
+  mkdir((dir + "/test_data_set_1").c_str(), 0755);
+  ASSERT_TRUE(WriteValueFile(dir + "/test_data_set_1/input_0.pb", Tensor::FromVector<float>({2}, {1, 2}), "x").ok());
+  WriteSet(dir + "/test_data_set_2", {0, 0, 0}, {1, 1, 1});
+  Outcome o = RunTool(testing::WriteAddOneModel() + " --inputs " + dir);
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_TRUE(Has(o, "test_data_set_0: match")) << o.output;
+  EXPECT_TRUE(Has(o, "run_model: test_data_set_1: ")) << o.output;
+  EXPECT_TRUE(Has(o, "input 'x' has shape [2]")) << o.output;
+  EXPECT_TRUE(Has(o, "test_data_set_2: match")) << o.output;
+  EXPECT_TRUE(Has(o, "sets=3 matched=2 differ=0 refused=1\n")) << o.output;
+}
+
 TEST(RunModelFlags, JsonFigures) {
   Outcome o = RunTool(testing::WriteAddOneModel() + " --fill --runs 3 --json", false);
   ASSERT_EQ(o.exit_code, 0) << o.output;

@@ -134,23 +134,40 @@ Result<bool> CheckOutputs(const Session& session, const std::vector<NamedValue>&
 }
 
 // --inputs CASE_DIR holding test_data_set_*: every set runs and is checked against its outputs.
+// A set that cannot run (its inputs refused, the run failed) is reported and counted, and the
+// others still run: the summary line comes last either way, and the exit code is the worst
+// outcome (refused, then differs).
 int RunCase(const Session& session, const Options& o, const InputShapes& shapes,
             const std::vector<std::string>& sets) {
-  int matched = 0;
+  int matched = 0, refused = 0;
   nlohmann::json json = nlohmann::json::array();
   for (const std::string& set : sets) {
     const std::string dir = o.inputs_dir + "/" + set;
+    auto refuse = [&](const std::string& why) {
+      ++refused;
+      std::fprintf(stderr, "run_model: %s: %s\n", set.c_str(), why.c_str());
+      if (o.json) json.push_back({{"set", set}, {"refused", why}});
+    };
     auto inputs = GatherInputs(session, shapes, {}, dir, o.fill || o.demo);
-    if (!inputs.ok()) return Refuse(set + ": " + inputs.status().message());
+    if (!inputs.ok()) {
+      refuse(inputs.status().message());
+      continue;
+    }
     const auto start = std::chrono::steady_clock::now();
     auto outputs = session.Run(*inputs, WithTimeout(o.timeout));
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (!outputs.ok()) return Refuse(set + ": run failed: " + outputs.status().ToString());
+    if (!outputs.ok()) {
+      refuse("run failed: " + outputs.status().ToString());
+      continue;
+    }
     std::string lines;
     nlohmann::json checks = nlohmann::json::array();
     double worst = 0;
     auto match = CheckOutputs(session, *outputs, dir, o, &lines, &checks, &worst);
-    if (!match.ok()) return Refuse(set + ": " + match.status().message());
+    if (!match.ok()) {
+      refuse(match.status().message());
+      continue;
+    }
     matched += *match ? 1 : 0;
     if (o.json) {
       json.push_back({{"set", set}, {"match", *match}, {"max_abs_error", worst}, {"ms", ms}, {"outputs", checks}});
@@ -159,13 +176,16 @@ int RunCase(const Session& session, const Options& o, const InputShapes& shapes,
       if (!*match) std::printf("%s", lines.c_str());
     }
   }
-  const int differ = static_cast<int>(sets.size()) - matched;
+  const int differ = static_cast<int>(sets.size()) - matched - refused;
   if (o.json) {
-    std::printf("%s\n", nlohmann::json{{"sets", json}, {"matched", matched}, {"differ", differ}}.dump(2).c_str());
+    nlohmann::json summary{{"sets", json}, {"matched", matched}, {"differ", differ}};
+    if (refused > 0) summary["refused"] = refused;
+    std::printf("%s\n", summary.dump(2).c_str());
   } else {
-    std::printf("sets=%zu matched=%d differ=%d\n", sets.size(), matched, differ);
+    std::printf("sets=%zu matched=%d differ=%d%s\n", sets.size(), matched, differ,
+                refused > 0 ? (" refused=" + std::to_string(refused)).c_str() : "");
   }
-  return differ == 0 ? kDone : kMismatch;
+  return refused > 0 ? kRefused : differ == 0 ? kDone : kMismatch;
 }
 
 std::vector<std::string> TestDataSets(const std::string& dir) {
