@@ -33,6 +33,15 @@ bool ReadOnlyAsInput1(const Graph& g, const std::string& value, ReaderOk reader_
   return reads > 0 && reads == g.nodes.ReadCount(value);
 }
 
+// Whether `reader` keeps a 16-bit constant of rank `rank` in 16 bits as its weight (input 1) and
+// widens it as it runs: Conv's W (rank 3 or more), Gemm's and MatMul's B (rank 2)
+// (ops/math/constant_b.h, ops/blocked/blocked_conv.cc).
+bool WidensHalfWeight(const Node& reader, int64_t rank) {
+  if (!reader.domain.empty()) return false;
+  return (reader.op_type() == "Conv" && rank >= 3) ||
+         ((reader.op_type() == "Gemm" || reader.op_type() == "MatMul") && rank == 2);
+}
+
 // Ops whose float kernel computes what their 16-bit form does, to float's precision: only the
 // element type of their 16-bit inputs and outputs changes (Cast's `to` is rewritten below). Left
 // out: ops whose output type an attribute names (EyeLike, Random*Like, DequantizeLinear-23), and
@@ -236,7 +245,6 @@ class HalfRegion {
     });
   }
 
-
   // The 16-bit constants that float nodes read only as the weights of MatMul or Gemm (their B) or
   // of Conv (its W): those kernels keep them in 16 bits and widen them as the product runs
   // (ops/math/constant_b.h, ops/blocked/blocked_conv.cc), so the model's weight bytes stay halved,
@@ -247,12 +255,10 @@ class HalfRegion {
     for (Id id : order) {
       if (!in_float.count(id)) continue;
       const Node& n = g_->nodes[id];
-      const bool product = n.domain.empty() && (n.op_type() == "MatMul" || n.op_type() == "Gemm");
-      const bool conv = n.domain.empty() && n.op_type() == "Conv";
       for (int k = 0; k < n.proto->input_size(); ++k) {
         auto c = g_->constants.find(n.proto->input(k));
         if (c == g_->constants.end() || !IsHalf(c->second.dtype())) continue;
-        const bool weight = k == 1 && ((product && c->second.rank() == 2) || (conv && c->second.rank() >= 3));
+        const bool weight = k == 1 && WidensHalfWeight(n, c->second.rank());
         auto [it, fresh] = weight_only.emplace(c->first, weight);
         if (!fresh) it->second = it->second && weight;
       }
@@ -307,16 +313,8 @@ Status ReadHalfWeightsDirectly(Graph* g) {
         g->nodes.IsOutput(out)) {
       continue;
     }
-    // The weights whose kernels widen a 16-bit constant as they run: Conv's W (rank 3 or more),
-    // Gemm's and MatMul's B (rank 2).
     const int64_t rank = c->second.rank();
-    if (!ReadOnlyAsInput1(*g, out, [rank](const Node& reader) {
-          if (!reader.domain.empty()) return false;
-          return (reader.op_type() == "Conv" && rank >= 3) ||
-                 ((reader.op_type() == "Gemm" || reader.op_type() == "MatMul") && rank == 2);
-        })) {
-      continue;
-    }
+    if (!ReadOnlyAsInput1(*g, out, [rank](const Node& reader) { return WidensHalfWeight(reader, rank); })) continue;
     patch.replaced.push_back(id);
     for (Id r : g->nodes.Readers(out)) {
       if (!patched.insert(r).second) continue;

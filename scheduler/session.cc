@@ -115,8 +115,8 @@ class SessionImpl {
       if (it == input_slot_.end()) return InvalidArgument("the model has no input named '" + in.name + "'");
       const auto [slot, index] = it->second;
       const ValueInfo& info = plan.inputs()[index];
-      ONNXFLOW_RETURN_IF_ERROR(CheckInput(info, in.value));
       values[slot] = AsDeclaredScalar(info, in.value) ? Value(in.value.tensor().Reshaped({})) : in.value;
+      ONNXFLOW_RETURN_IF_ERROR(CheckInput(info, values[slot]));
       given[index] = true;
     }
     for (size_t i = 0; i < given.size(); ++i) {
@@ -229,7 +229,8 @@ class SessionImpl {
 
   // A scalar input given as one value of rank 1 or more ([1], [1, 1]): what onnxruntime-web and
   // -node callers write for a model's scalar (Silero VAD's sample rate, `new Tensor("int64",
-  // [16000n])`), and what ONNX Runtime accepts. It runs as the scalar the model declares.
+  // [16000n])`), and what ONNX Runtime accepts. It runs, and is checked, as the scalar the model
+  // declares.
   static bool AsDeclaredScalar(const ValueInfo& info, const Value& value) {
     return info.has_shape && info.shape.empty() && value.is_tensor() && value.tensor().defined() &&
            value.tensor().rank() > 0 && value.tensor().size() == 1;
@@ -284,7 +285,7 @@ class SessionImpl {
       return InvalidArgument(where + " has type " + DataTypeName(t.dtype()) + ", the model expects " +
                              DataTypeName(info.dtype));
     }
-    if (!info.has_shape || AsDeclaredScalar(info, value)) return Status::Ok();
+    if (!info.has_shape) return Status::Ok();
     bool fits = t.rank() == static_cast<int64_t>(info.shape.size());
     for (size_t d = 0; fits && d < info.shape.size(); ++d) fits = info.shape[d] < 0 || info.shape[d] == t.dim(d);
     if (!fits) {

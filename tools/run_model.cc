@@ -145,7 +145,7 @@ int RunCase(const Session& session, const Options& o, const InputShapes& shapes,
     const std::string dir = o.inputs_dir + "/" + set;
     auto refuse = [&](const std::string& why) {
       ++refused;
-      std::fprintf(stderr, "run_model: %s: %s\n", set.c_str(), why.c_str());
+      Refuse(set + ": " + why);
       if (o.json) json.push_back({{"set", set}, {"refused", why}});
     };
     auto inputs = GatherInputs(session, shapes, {}, dir, o.fill || o.demo);
