@@ -854,6 +854,12 @@ TARGETS_TEST(BlockedPoolTest, MatchesPlainPools) {
   RunPoolCase({"AveragePool", {1, 32, 12, 17}, {3, 3}, {2, 2}, {0, 1, 1, 0}, 1, 1});
   RunPoolCase({"AveragePool", {1, 16, 11, 19}, {3, 3}, {1, 2}, {1, 2, 1, 0}});
   RunPoolCase({"MaxPool", {1, 16, 3, 2}, {3, 3}, {1, 2}, {1, 1, 1, 1}});
+  // Windows longer than the map by less than a stride (pool_geometry.cc): PP-OCR's classifier
+  // pools 2x2 by 2 a map 1 high; padded, counted or not; a map 1 wide too.
+  RunPoolCase({"MaxPool", {1, 16, 1, 9}, {2, 2}, {2, 2}});
+  RunPoolCase({"AveragePool", {1, 16, 1, 9}, {2, 2}, {2, 2}});
+  RunPoolCase({"AveragePool", {1, 32, 1, 1}, {4, 4}, {2, 2}, {1, 1, 1, 1}, 0, 1});
+  RunPoolCase({"MaxPool", {1, 16, 2, 7}, {3, 3}, {2, 2}, {}, 1});
   RunPoolCase({"GlobalAveragePool", {2, 32, 7, 7}});
   RunPoolCase({"GlobalMaxPool", {1, 16, 3, 5}});
 }

@@ -79,8 +79,19 @@ Result<PoolGeometry> ComputePoolGeometry(const PoolAttributes& a, const Shape& i
                                ") on spatial axis " + std::to_string(i) + " makes the padded input longer than any tensor");
       }
       if (padded < window) {
-        return InvalidArgument("pooling window " + std::to_string(window) + " is larger than padded input dim " +
-                               std::to_string(padded));
+        // ONNX's formula floors (padded - window) / stride + 1, 0 here. ONNX Runtime truncates the
+        // quotient toward zero instead, so a window longer than the padded input by less than a
+        // stride still has one output, over the part of it that holds input (with ceil_mode too).
+        // Models exported for it rely on that: PP-OCR's text-direction classifier pools 2 x 2 by
+        // 2 a map 1 high when its crops are 32 px high or less. Short by one to two strides: no
+        // output; by more, refused as ONNX Runtime refuses it.
+        const int64_t outputs = 1 - (window - padded) / s;
+        if (in < 1 || outputs < 0) {
+          return InvalidArgument("pooling window " + std::to_string(window) + " is larger than padded input dim " +
+                                 std::to_string(padded));
+        }
+        g.out[i] = outputs;
+        continue;
       }
       if (a.ceil_mode) {
         const int64_t span = padded - window;

@@ -331,12 +331,48 @@ TEST(Pool, Errors) {
   OpTest rank("MaxPool", 22);
   rank.Input(Tensor::FromVector<float>({1, 2}, {1, 2})).Attr("kernel_shape", std::vector<int64_t>{2});
   EXPECT_TRUE(Refused(rank.Run(RegisterNnKernels), StatusCode::kInvalidArgument, "input shape [1,2] does not match a 1-D kernel (expected [N, C] + 1 spatial dims)"));
-  OpTest big("AveragePool", 22);
-  big.Input(Tensor::FromVector<float>({1, 1, 2}, {1, 2})).Attr("kernel_shape", std::vector<int64_t>{3});
-  EXPECT_TRUE(Refused(big.Run(RegisterNnKernels), StatusCode::kInvalidArgument, "pooling window 3 is larger than padded input dim 2"));
+  OpTest big("AveragePool", 22);  // two strides short: ONNX Runtime refuses it too
+  big.Input(Tensor::FromVector<float>({1, 1, 2}, {1, 2})).Attr("kernel_shape", std::vector<int64_t>{4});
+  EXPECT_TRUE(Refused(big.Run(RegisterNnKernels), StatusCode::kInvalidArgument, "pooling window 4 is larger than padded input dim 2"));
   OpTest ints("AveragePool", 22);
   ints.Input(Tensor::FromVector<int32_t>({1, 1, 2}, {1, 2})).Attr("kernel_shape", std::vector<int64_t>{2});
   EXPECT_TRUE(Refused(ints.Run(RegisterNnKernels), StatusCode::kUnimplemented, "type int32 is not supported here"));
+}
+
+// A window longer than the padded input by less than a stride has one output, over the input it
+// covers, as ONNX Runtime computes it (ONNX's formula gives none): PP-OCR's direction classifier
+// pools 2 x 2 by 2 a map 1 high. Short by one stride or more, up to two: an empty output. Values
+// and shapes are ONNX Runtime 1.30's for the same nodes.
+TEST(Pool, WindowLongerThanTheInputByLessThanAStride) {
+  const Tensor x = Tensor::FromVector<float>({1, 1, 1, 3}, {4, -1, 6});
+  struct Case {
+    const char* op;
+    std::vector<int64_t> kernel, strides, pads;
+    int64_t ceil_mode, include_pad;
+    Shape shape;
+    std::vector<float> want;
+  };
+  const std::vector<Case> cases = {
+      {"MaxPool", {2, 2}, {2, 2}, {0, 0, 0, 0}, 0, 0, {1, 1, 1, 1}, {4}},
+      {"MaxPool", {2, 2}, {2, 2}, {0, 0, 0, 0}, 1, 0, {1, 1, 1, 2}, {4, 6}},
+      {"AveragePool", {2, 2}, {2, 2}, {0, 0, 0, 0}, 0, 0, {1, 1, 1, 1}, {1.5f}},
+      // Padded by 1: the window covers all 3 inputs, 3 rows x 4 columns of the padded input.
+      {"AveragePool", {4, 4}, {2, 2}, {1, 1, 1, 1}, 0, 1, {1, 1, 1, 1}, {9.0f / 12}},
+      {"AveragePool", {4, 4}, {2, 2}, {1, 1, 1, 1}, 0, 0, {1, 1, 1, 1}, {3}},
+      {"MaxPool", {4, 4}, {2, 2}, {1, 1, 1, 1}, 0, 0, {1, 1, 1, 1}, {6}},
+      {"MaxPool", {3, 1}, {2, 1}, {0, 0, 0, 0}, 0, 0, {1, 1, 0, 3}, {}},  // short by a whole stride
+      {"LpPool", {2, 2}, {2, 2}, {0, 0, 0, 0}, 0, 0, {1, 1, 1, 1}, {std::sqrt(17.0f)}},
+  };
+  for (const Case& c : cases) {
+    OpTest t(c.op, 19);
+    t.Input(x).Attr("kernel_shape", c.kernel).Attr("strides", c.strides).Attr("pads", c.pads);
+    if (std::string(c.op) != "LpPool") t.Attr("ceil_mode", c.ceil_mode);
+    if (std::string(c.op) == "AveragePool") t.Attr("count_include_pad", c.include_pad);
+    auto out = t.Run(RegisterNnKernels);
+    ASSERT_TRUE(out.ok()) << c.op << ": " << out.status().ToString();
+    EXPECT_TRUE(TensorsNear(Tensor::FromVector<float>(c.shape, c.want), (*out)[0].tensor(), 1e-6, 1e-6))
+        << c.op << " kernel " << c.kernel[0] << " ceil_mode " << c.ceil_mode << " include_pad " << c.include_pad;
+  }
 }
 
 // Hostile geometries: a window of 2^40 taps over pads as long (taps are counted in closed form,
