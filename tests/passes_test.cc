@@ -1,6 +1,7 @@
 // Load-time passes (constant folding, BatchNormalization folding, activation fusion, dead-node
 // removal) must not change what a model computes.
 #include <algorithm>
+#include <cmath>
 
 #include <gtest/gtest.h>
 
@@ -456,6 +457,49 @@ TEST(Passes, WholeNetworksUnchanged) {
     SCOPED_TRACE(name);
     ExpectSameWithAndWithoutPasses([&](const SessionOptions& o) { return Session::Load(folder + "/model.onnx", o); },
                                    inputs, 1e-4);
+  }
+}
+
+// A Split with nothing before its axis hands out views of its input (ops/tensor/concat_split.cc).
+// Readers of one part that may write in place (Sigmoid, Neg, Add) must never write over the other
+// part while it is still to be read, in either execution mode, at one or two threads.
+TEST(Passes, SplitViewsStayIntactWhenReadersWriteInPlace) {
+  tools::ModelBuilder m(13);
+  m.Input("x", DataType::kFloat, {1, 32, 4, 4});
+  m.Initializer("two", Tensor::Scalar<float>(2.0f));
+  m.Initializer("sizes", Tensor::FromVector<int64_t>({2}, {16, 16}));
+  m.Node("Mul", {"x", "two"}, {"d"});
+  tools::SetAttr(m.Node("Split", {"d", "sizes"}, {"a", "b"}), "axis", int64_t{1});
+  m.Node("Sigmoid", {"b"}, {"sb"});
+  m.Node("Neg", {"a"}, {"na"});
+  m.Node("Add", {"na", "sb"}, {"y"});
+  m.Node("Mul", {"a", "b"}, {"z"});
+  m.Output("y", DataType::kFloat, {1, 16, 4, 4});
+  m.Output("z", DataType::kFloat, {1, 16, 4, 4});
+  const std::string bytes = m.Serialize();
+  const Tensor x = *FillTensor(DataType::kFloat, {1, 32, 4, 4});
+  std::vector<float> want_y(256), want_z(256);
+  for (int i = 0; i < 256; ++i) {
+    const float a = 2 * x.data<float>()[i], b = 2 * x.data<float>()[256 + i];
+    want_y[i] = -a + 1 / (1 + std::exp(-b));
+    want_z[i] = a * b;
+  }
+  for (ExecutionMode mode : {ExecutionMode::kDataflow, ExecutionMode::kSequential}) {
+    for (int threads : {1, 2}) {
+      SessionOptions options;
+      options.mode = mode;
+      options.threads = threads;
+      auto session = Session::LoadFromBytes(bytes, options);
+      ASSERT_TRUE(session.ok()) << session.status().ToString();
+      for (int run = 0; run < 4; ++run) {
+        auto out = session->Run({{"x", x}});
+        ASSERT_TRUE(out.ok()) << out.status().ToString();
+        EXPECT_TRUE(CompareValues(Value(Tensor::FromVector<float>({1, 16, 4, 4}, want_y)), (*out)[0].value, 1e-5, 1e-6).match)
+            << "threads " << threads;
+        EXPECT_TRUE(CompareValues(Value(Tensor::FromVector<float>({1, 16, 4, 4}, want_z)), (*out)[1].value, 1e-5, 1e-6).match)
+            << "threads " << threads;
+      }
+    }
   }
 }
 

@@ -167,6 +167,39 @@ TEST(Split, AttributeFormZeroSizesAndBadSums) {
   EXPECT_TRUE(Refused(RunOp(negative), StatusCode::kInvalidArgument, "split has a negative size -1"));
 }
 
+// With nothing before the axis, an output that starts 64-byte aligned is a view of the input, not
+// a copy; otherwise (a row before the axis, or an unaligned start) a copy. Values are the same.
+TEST(Split, ContiguousAlignedPartsAreViewsOfTheInput) {
+  const Tensor x = Iota<float>({1, 4, 16});  // a part of 1 row is 64 bytes
+  OpTest split("Split", 13);
+  split.Input(x).Input(I64({2}, {1, 3})).Attr("axis", int64_t{1}).Outputs(2);
+  auto out = RunOp(split);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const char* base = static_cast<const char*>(x.raw_data());
+  EXPECT_EQ((*out)[0].tensor().raw_data(), base);
+  EXPECT_EQ((*out)[1].tensor().raw_data(), base + 64);
+  EXPECT_TRUE(Same(Iota<float>({1, 1, 16}), (*out)[0].tensor()));
+  EXPECT_TRUE(Same(Iota<float>({1, 3, 16}, 16), (*out)[1].tensor()));
+
+  const Tensor unaligned = Iota<float>({1, 5, 3});  // the second part starts 24 bytes in
+  OpTest odd("Split", 13);
+  odd.Input(unaligned).Input(I64({2}, {2, 3})).Attr("axis", int64_t{1}).Outputs(2);
+  auto o = RunOp(odd);
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_NE((*o)[1].tensor().raw_data(), static_cast<const char*>(unaligned.raw_data()) + 24);
+  EXPECT_TRUE(Same(Iota<float>({1, 3, 3}, 6), (*o)[1].tensor()));
+
+  const Tensor rows = Iota<float>({2, 4, 16});  // two rows before the axis: parts are not contiguous
+  OpTest strided("Split", 13);
+  strided.Input(rows).Attr("axis", int64_t{1}).Outputs(2);
+  auto r = RunOp(strided);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NE((*r)[0].tensor().raw_data(), rows.raw_data());
+  EXPECT_EQ((*r)[0].tensor().shape(), (Shape{2, 2, 16}));
+  EXPECT_EQ((*r)[0].tensor().data<float>()[31], rows.data<float>()[31]);  // image 0's rows 0-1
+  EXPECT_EQ((*r)[0].tensor().data<float>()[32], rows.data<float>()[64]);  // image 1's start
+}
+
 }  // namespace
 }  // namespace tensor_test
 }  // namespace onnxflow
