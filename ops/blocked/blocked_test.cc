@@ -193,6 +193,10 @@ TARGETS_TEST(BlockedConvTest, Stems) {
   RunConvCase({{2, 3, 17, 17}, {96, 3, 3, 3}, {2, 2}});
   RunConvCase({{1, 3, 160, 150}, {16, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, true, false, "Relu", 2});  // rows split over cores
   RunConvCase({{1, 1, 6, 6}, {16, 1, 3, 3}, {}, {1, 1, 1, 1}});
+  // Each task interleaves only the rows its tiles read: ranges that start mid-row, a dilated
+  // window reaching rows below, bottom padding, two images, on two cores.
+  RunConvCase({{2, 3, 61, 67}, {16, 3, 3, 3}, {}, {2, 1, 3, 2}, {2, 2}, true, true, "Relu", 2});
+  RunConvCase({{1, 4, 97, 45}, {32, 4, 5, 5}, {3, 1}, {2, 2, 2, 2}, {}, false, false, "", 2});
 }
 
 TARGETS_TEST(BlockedConvTest, ResidualAndThreads) {
