@@ -1,6 +1,8 @@
 #include "include/onnxflow/storage_arena.h"
 
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -16,9 +18,25 @@ constexpr size_t kMaxBytes = size_t{1} << 48;
 
 size_t RoundUpTo(size_t bytes, size_t to) { return (bytes + to - 1) / to * to; }
 
-// Mappings of 32 MiB: the activations of most models' runs fit in one (YOLOv8n at 640 x 640
+// Growths of 32 MiB: the activations of most models' runs fit in one (YOLOv8n at 640 x 640
 // needs 24 MB of it), and the part never used is never resident.
 constexpr size_t kChunkBytes = size_t{32} << 20;
+// The address space reserved: at most 64 GiB, twice the machine's memory, and a quarter of the
+// process's address-space limit if it has one (the rest stays for everything else it maps).
+constexpr size_t kMaxReserveBytes = size_t{64} << 30;
+
+// Maps `bytes` (a multiple of 2 MiB) 2 MiB-aligned with `protection`; 0 on failure. mmap aligns to
+// pages only: map a huge page more and trim both ends to 2 MiB boundaries.
+uintptr_t MapAligned(size_t bytes, int protection) {
+  void* region = mmap(nullptr, bytes + kHugePage, protection, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (region == MAP_FAILED) return 0;
+  const uintptr_t start = reinterpret_cast<uintptr_t>(region);
+  const uintptr_t aligned = RoundUpTo(start, kHugePage);
+  if (aligned > start) munmap(region, aligned - start);
+  const uintptr_t end = start + bytes + kHugePage;
+  if (end > aligned + bytes) munmap(reinterpret_cast<void*>(aligned + bytes), end - (aligned + bytes));
+  return aligned;
+}
 
 }  // namespace
 
@@ -31,7 +49,9 @@ StorageArena* ProcessArena() {
 StorageArena::StorageArena(size_t chunk_bytes) : chunk_bytes_(RoundUpTo(chunk_bytes, kHugePage)) {}
 
 StorageArena::~StorageArena() {
-  for (const auto& [start, chunk] : chunks_) munmap(reinterpret_cast<void*>(start), chunk.bytes);
+  for (const auto& [start, chunk] : chunks_) {
+    munmap(reinterpret_cast<void*>(start), start == reserve_ ? reserve_bytes_ : chunk.bytes);
+  }
 }
 
 void* StorageArena::Take(size_t bytes) {
@@ -76,6 +96,16 @@ void StorageArena::Release() {
     Block& block = it->second;
     if (!block.free) {
       ++it;
+    } else if (block.chunk == reserve_ && it->first + block.size == reserve_ + chunks_.at(reserve_).bytes) {
+      // The reserved range's free end: dropped and reserved again, no longer usable.
+      Unfree(it);
+      madvise(reinterpret_cast<void*>(it->first), block.size, MADV_DONTNEED);
+      mprotect(reinterpret_cast<void*>(it->first), block.size, PROT_NONE);
+      Chunk& reserve = chunks_.at(reserve_);
+      reserve.bytes -= block.size;
+      std::fill(reserve.huge.begin() + static_cast<std::ptrdiff_t>(reserve.bytes / kHugePage), reserve.huge.end(), false);
+      mapped_ -= block.size;
+      it = blocks_.erase(it);
     } else if (it->first == block.chunk && block.size == chunks_.at(block.chunk).bytes) {  // a whole mapping
       Unfree(it);
       munmap(reinterpret_cast<void*>(it->first), block.size);
@@ -131,21 +161,58 @@ StorageArena::Blocks::iterator StorageArena::FreeBlockFor(size_t size) {
 }
 
 StorageArena::Blocks::iterator StorageArena::NewChunk(size_t bytes) {
+  if (const Blocks::iterator grown = GrowReserve(bytes); grown != blocks_.end()) return grown;
   const size_t size = RoundUpTo(std::max(bytes, chunk_bytes_), kHugePage);
-  // mmap aligns to pages only: map a huge page more and trim both ends to 2 MiB boundaries.
-  void* region = mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                      -1, 0);
-  if (region == MAP_FAILED) return blocks_.end();
-  const uintptr_t start = reinterpret_cast<uintptr_t>(region);
-  const uintptr_t aligned = RoundUpTo(start, kHugePage);
-  if (aligned > start) munmap(region, aligned - start);
-  const uintptr_t end = start + size + kHugePage;
-  if (end > aligned + size) munmap(reinterpret_cast<void*>(aligned + size), end - (aligned + size));
+  const uintptr_t aligned = MapAligned(size, PROT_READ | PROT_WRITE);
+  if (aligned == 0) return blocks_.end();
   chunks_.emplace(aligned, Chunk{size, std::vector<bool>(size / kHugePage, false)});
   mapped_ += size;
   const Blocks::iterator it = blocks_.emplace(aligned, Block{size, aligned, false}).first;
   MarkFree(it);
   return it;
+}
+
+void StorageArena::Reserve() {
+  reserve_tried_ = true;
+  size_t bytes = kMaxReserveBytes;
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0) bytes = std::min(bytes, 2 * static_cast<size_t>(pages) * static_cast<size_t>(page));
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) bytes = std::min<size_t>(bytes, limit.rlim_cur / 4);
+  bytes = bytes / kHugePage * kHugePage;
+  if (bytes < 2 * chunk_bytes_) return;
+  const uintptr_t start = MapAligned(bytes, PROT_NONE);
+  if (start == 0) return;
+  reserve_ = start;
+  reserve_bytes_ = bytes;
+  chunks_.emplace(reserve_, Chunk{0, std::vector<bool>(bytes / kHugePage, false)});
+}
+
+StorageArena::Blocks::iterator StorageArena::GrowReserve(size_t size) {
+  if (!reserve_tried_) Reserve();
+  if (reserve_ == 0) return blocks_.end();
+  Chunk& reserve = chunks_.at(reserve_);
+  const uintptr_t usable_end = reserve_ + reserve.bytes;
+  // The free block the usable part ends with, if any: it holds less than `size` (FreeBlockFor
+  // found no block that holds it), and the new part only has to hold the rest.
+  Blocks::iterator last = blocks_.end();
+  if (reserve.bytes > 0) {
+    last = std::prev(blocks_.lower_bound(usable_end));
+    if (!last->second.free) last = blocks_.end();
+  }
+  const size_t tail = last != blocks_.end() ? last->second.size : 0;
+  const size_t grow = RoundUpTo(std::max(size - std::min(size, tail), chunk_bytes_), kHugePage);
+  if (grow > reserve_bytes_ - reserve.bytes) return blocks_.end();
+  // (mprotect fails or succeeds whole; a MAP_FIXED mapping that failed could leave a hole in the
+  // range for another mapping to take.)
+  if (mprotect(reinterpret_cast<void*>(usable_end), grow, PROT_READ | PROT_WRITE) != 0) return blocks_.end();
+  reserve.bytes += grow;
+  mapped_ += grow;
+  const Blocks::iterator it = blocks_.emplace(usable_end, Block{grow, reserve_, false}).first;
+  MarkFree(it);
+  if (last == blocks_.end()) return it;
+  MergeNext(last);
+  return last;
 }
 
 // Streamed over 4 KiB pages, a big buffer misses the TLB on every page and the prefetcher restarts

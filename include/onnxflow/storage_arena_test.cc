@@ -136,6 +136,43 @@ TEST(StorageArena, RetainedCountsUsedBytesOnly) {
   EXPECT_EQ(arena.mapped(), 0u);
 }
 
+// The arena grows in one piece of address space: what two growths hold merges when freed, and a
+// request bigger than the free end extends it. (In mappings of their own, 8 + 8 MiB freed did not
+// hold 16, and a third mapping was made.)
+TEST(StorageArena, GrowthsAreNeighboursAndMerge) {
+  StorageArena arena(8 * kMiB);
+  void* a = arena.Take(8 * kMiB);
+  void* b = arena.Take(8 * kMiB);
+  EXPECT_EQ(Addr(b), Addr(a) + 8 * kMiB);
+  arena.Give(a);
+  arena.Give(b);
+  void* ab = arena.Take(16 * kMiB);
+  EXPECT_EQ(ab, a);
+  EXPECT_EQ(arena.mapped(), 16 * kMiB);
+  void* c = arena.Take(20 * kMiB);  // extends the usable part by 20 MiB, not 8
+  EXPECT_EQ(Addr(c), Addr(a) + 16 * kMiB);
+  EXPECT_EQ(arena.mapped(), 36 * kMiB);
+  arena.Give(ab);
+  void* d = arena.Take(14 * kMiB);  // best fit: the 16 MiB freed, not new space
+  EXPECT_EQ(d, a);
+  void* e = arena.Take(6 * kMiB);   // 2 MiB free at the start do not hold it: the end grows by 8
+  EXPECT_EQ(Addr(e), Addr(a) + 36 * kMiB);
+  EXPECT_EQ(arena.mapped(), 44 * kMiB);
+  std::memset(e, 0x3c, 6 * kMiB);
+  arena.Give(c);
+  arena.Give(e);
+  arena.Release();  // the free end, from d's end on, is given back; d stays usable and intact
+  EXPECT_EQ(arena.mapped(), 14 * kMiB);
+  std::memset(d, 0x7e, 14 * kMiB);
+  void* f = arena.Take(4 * kMiB);   // grows again where the released end was, zeroed
+  EXPECT_EQ(Addr(f), Addr(a) + 14 * kMiB);
+  EXPECT_EQ(static_cast<unsigned char*>(f)[kMiB], 0);
+  arena.Give(f);
+  arena.Give(d);
+  arena.Release();
+  EXPECT_EQ(arena.mapped(), 0u);
+}
+
 TEST(StorageArena, ImpossibleSizesAreRefusedNotWrapped) {
   StorageArena arena(2 * kMiB);
   EXPECT_EQ(arena.Take(SIZE_MAX), nullptr);
