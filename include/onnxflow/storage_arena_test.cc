@@ -86,14 +86,14 @@ TEST(StorageArena, UsedPagesServeBeforeNeverUsedOnes) {
   arena.Give(live);
 }
 
-// Release hands free memory back: a mapping with nothing in use is unmapped, free pages of the
-// others dropped; what is in use keeps its contents.
+// Release hands free memory back: the free end of the usable range goes back to the reservation,
+// free pages before it are dropped; what is in use keeps its contents.
 TEST(StorageArena, ReleaseReturnsFreeMemoryAndKeepsLiveBlocks) {
   StorageArena arena(8 * kMiB);
   void* kept = arena.Take(3 * kMiB);
   void* freed = arena.Take(3 * kMiB);
-  void* rest = arena.Take(2 * kMiB);  // the first mapping is full
-  void* own = arena.Take(20 * kMiB);  // a mapping of its own
+  void* rest = arena.Take(2 * kMiB);  // the first growth is full
+  void* own = arena.Take(20 * kMiB);  // a growth of its own size, the free end once given back
   std::memset(kept, 0x5a, 3 * kMiB);
   std::memset(freed, 0x11, 3 * kMiB);
   arena.Give(freed);
