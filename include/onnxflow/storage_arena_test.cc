@@ -1,8 +1,14 @@
 #include "include/onnxflow/storage_arena.h"
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -171,6 +177,41 @@ TEST(StorageArena, GrowthsAreNeighboursAndMerge) {
   arena.Give(d);
   arena.Release();
   EXPECT_EQ(arena.mapped(), 0u);
+}
+
+// Under an address-space limit the arena reserves a quarter of it at most, and a request past what
+// the limit leaves is refused with null (the executor's "out of memory" naming the node), never an
+// abort. In a child: the limit is the child's own. (Not under AddressSanitizer, kMapBigBuffers
+// false: its shadow memory needs more address space than any such limit.)
+TEST(StorageArena, AnAddressSpaceLimitIsRefusedNotAborted) {
+  if (!kMapBigBuffers) GTEST_SKIP() << "AddressSanitizer cannot run under an address-space limit";
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    long vm_kb = 0;
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("VmSize:", 0) == 0) vm_kb = std::stol(line.substr(7));
+    }
+    const rlimit limit{static_cast<rlim_t>(vm_kb) * 1024 + 256 * kMiB, static_cast<rlim_t>(vm_kb) * 1024 + 256 * kMiB};
+    if (vm_kb == 0 || setrlimit(RLIMIT_AS, &limit) != 0) _exit(2);
+    StorageArena arena(8 * kMiB);
+    void* a = arena.Take(32 * kMiB);  // from the reservation
+    if (a == nullptr) _exit(3);
+    std::memset(a, 1, 32 * kMiB);
+    if (arena.Take(512 * kMiB) != nullptr) _exit(4);  // past the limit: refused
+    void* b = arena.Take(16 * kMiB);  // and the arena still serves what fits, in its reserved range
+    if (b == nullptr) _exit(5);
+    if (Addr(b) != Addr(a) + 32 * kMiB) _exit(6);
+    arena.Give(a);
+    arena.Give(b);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died (signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << ")";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: no limit set, 3: 32 MiB refused, 4: 512 MiB served, 5: 16 MiB refused after, "
+                                     "6: no range reserved within the limit";
 }
 
 TEST(StorageArena, ImpossibleSizesAreRefusedNotWrapped) {
