@@ -427,6 +427,10 @@ Role RoleOf(const Graph& g, const Node& node, const BlockedValues& blocked) {
     return Role::kLayoutFree;
   }
   if (!SplitChannels(g, node, blocked).empty()) return Role::kSplit;
+  // An Identity that hands a blocked value to the graph's outputs reads the plain copy other plain
+  // readers need too: run blocked, it made a second copy (a float16 ISNet's Cast to float of each
+  // decoder feature it returns, beside the one its side convolution reads: 64 MB each at 512 x 512).
+  if (IsOp(node, "Identity") && n.output_size() == 1 && g.nodes.IsOutput(n.output(0))) return Role::kPlain;
   if (n.input_size() == 0 || n.output_size() != 1 || !node.subgraphs.empty()) return Role::kPlain;
   if (ChannelAffineInput(g, node, blocked) >= 0 || PerChannelPRelu(g, node, blocked)) return Role::kNormalize;
   if (blocked.count(n.input(0)) == 0) return Role::kPlain;
@@ -733,7 +737,9 @@ class LayoutPass {
   std::string BlockedName(const std::string& v) {
     auto it = blocked_names_.find(v);
     if (it != blocked_names_.end()) return it->second;
-    return blocked_names_[v] = Fresh(v + "/blocked");
+    const std::string name = blocked_names_[v] = Fresh(v + "/blocked");
+    if (g_->declared_half.count(v)) g_->declared_half.insert(name);  // the same values, blocked
+    return name;
   }
 
   // A fresh name for a blocked value: float, as every value the blocked kernels write.

@@ -510,6 +510,17 @@ std::optional<Patch> RemovePassThrough(Rewriter& r, Id id) {
     return std::nullopt;
   }
   const Id p = SoleProducer(g, node);
+  if (p == kNone && IsOp(node, "Cast") && g.nodes.IsOutput(n.output(0)) && g.constants.count(n.input(0)) == 0) {
+    // A graph output the input's other readers share: an Identity, which hands the value on
+    // without the copy Cast makes (a float16 ISNet's Casts to float of the six decoder features
+    // it returns, once run in float; the largest is 64 MB).
+    auto identity = std::make_shared<onnx::NodeProto>(n);
+    identity->set_op_type("Identity");
+    identity->clear_attribute();
+    Node replacement = WithProto(node, std::move(identity));
+    replacement.opset = std::max(replacement.opset, 1);
+    return Patch{{id}, {std::move(replacement)}, {}};
+  }
   if (p == kNone) return ReadInputDirectly(r, id);
   auto rewired = std::make_shared<onnx::NodeProto>(*r[p].proto);
   for (auto& out : *rewired->mutable_output()) {

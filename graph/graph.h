@@ -36,6 +36,10 @@ struct Graph {
   // what a pass would know of them were they this graph's own inputs.
   std::map<std::string, ValueInfo> outer_inputs;
   std::map<std::string, DataType> known_types;  // element types known at load, by value name
+  // Float values that the model declares float16 and the load computes in float (ComputeHalfInFloat's
+  // twins, and the blocked layout's copies of them): storing one rounded to float16 is the model's
+  // own rounding (graph/blocked_half.h).
+  std::set<std::string> declared_half;
 };
 
 // Whether `name` is one of `g`'s inputs (with or without an initializer).

@@ -110,6 +110,7 @@ class HalfRegion {
       if (it != twins_.end()) return it->second;
       const std::string name = names_->Fresh(value + "/float");
       patch_.types.emplace_back(name, DataType::kFloat);
+      if (KnownType(*g_, value) == DataType::kFloat16) g_->declared_half.insert(name);
       const Id from = g_->nodes.Producer(value);
       if (from != kNone && in_float.count(from)) {
         // Computed in float: rounded to 16 bits only for those who read it so.

@@ -9,6 +9,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
+#include "graph/blocked_half.h"
 #include "graph/blocked_layout.h"
 #include "graph/conv1d_as_2d.h"
 #include "graph/functions.h"
@@ -129,6 +130,7 @@ Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionO
     ONNXFLOW_RETURN_IF_ERROR(FuseForInference(model->graph.get()));
     ONNXFLOW_RETURN_IF_ERROR(LiftConv1dTo2d(model->graph.get()));  // 1-D convolutions join the layouts below
     ONNXFLOW_RETURN_IF_ERROR(UseBlockedLayout(model->graph.get()));
+    ONNXFLOW_RETURN_IF_ERROR(StoreBlockedValuesInHalf(model->graph.get()));
     ONNXFLOW_RETURN_IF_ERROR(UseChannelsLastQuant(model->graph.get()));
     RemoveDeadNodes(model->graph.get());
     // Initializers the passes replaced (a Conv's weights before BatchNormalization was folded

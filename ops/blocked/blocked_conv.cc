@@ -14,7 +14,11 @@
 // first otherwise; so is Z, when it is the output's shape.
 // Channel counts that are not multiples of 16 fill their last block with pad lanes. Pad input lanes
 // meet zero weights, so only their finiteness matters; pad output lanes hold act(0 + Z's pad).
-//   attributes: Conv's, and activation / activation_alpha / activation_beta
+//   attributes: Conv's, activation / activation_alpha / activation_beta, and output_type: FLOAT
+//               (1, the default) or FLOAT16 (10), Y's type, which Z and INTO share
+// A blocked X (and Y, Z, INTO) may be float16: a float16 model's activations, stored in its own 16
+// bits (graph/blocked_half.cc). The tiles compute in float all the same: each task widens the rows
+// of X it reads into scratch, sums into float scratch, and narrows its pixels of Y at the end.
 //
 // The weights are packed once, at load, into groups of 64 output channels: [group][input block]
 // [tap][channel][64]. A float16 or bfloat16 W (a half model's, graph/half_compute.cc) is packed
@@ -37,6 +41,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -105,7 +110,12 @@ class BlockedConvKernel : public OpKernel {
                              ShapeToString(w->shape()) + ", group " + std::to_string(attrs.group));
     }
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* b, ConstantBias(info, "BlockedConv", m));
+    const int64_t y_type = info.GetInt("output_type", static_cast<int64_t>(DataType::kFloat));
+    if (y_type != static_cast<int64_t>(DataType::kFloat) && y_type != static_cast<int64_t>(DataType::kFloat16)) {
+      return InvalidArgument("BlockedConv: output_type must be FLOAT (1) or FLOAT16 (10), got " + std::to_string(y_type));
+    }
     auto kernel = std::unique_ptr<BlockedConvKernel>(new BlockedConvKernel(std::move(attrs), activation, *w, b));
+    kernel->y_type_ = static_cast<DataType>(y_type);
     const int64_t own = kernel->out_width_ / kChannelBlock;
     const BlockedConvSpec spec = BlockedConvSpec::Parse(info);
     kernel->out_blocks_ = spec.joined() ? spec.out_blocks : own;
@@ -124,14 +134,18 @@ class BlockedConvKernel : public OpKernel {
 
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
-    if (x->dtype() != DataType::kFloat) return InvalidArgument("BlockedConv: input 'X' must be float");
+    if (x->dtype() != DataType::kFloat && (stem_ || x->dtype() != DataType::kFloat16)) {
+      return InvalidArgument(stem_ ? "BlockedConv: input 'X' of a stem must be float"
+                                   : "BlockedConv: input 'X' must be float or float16");
+    }
     ONNXFLOW_ASSIGN_OR_RETURN(std::shared_ptr<const BlockedConvPlan> plan, PlanFor(x->shape(), ctx.threads()));
     const ConvGeometry& g = plan->geometry;
     const Shape own_shape = {g.batch, out_width_ / kChannelBlock, g.out_spatial[0], g.out_spatial[1], kChannelBlock};
     const Tensor* z = ctx.input_tensor(3);
-    if (z != nullptr && (z->dtype() != DataType::kFloat || z->shape() != own_shape)) {
-      return InvalidArgument("BlockedConv: residual 'Z' must be float of the output's shape " +
-                             ShapeToString(own_shape) + ", got " + ShapeToString(z->shape()));
+    if (z != nullptr && (z->dtype() != y_type_ || z->shape() != own_shape)) {
+      return InvalidArgument("BlockedConv: residual 'Z' must be " + std::string(DataTypeName(y_type_)) + " of the output's shape " +
+                             ShapeToString(own_shape) + ", got " + DataTypeName(z->dtype()) + " " +
+                             ShapeToString(z->shape()));
     }
     Shape y_shape = own_shape;
     y_shape[1] = out_blocks_;
@@ -186,17 +200,21 @@ class BlockedConvKernel : public OpKernel {
 
   void RunWinograd(const KernelContext& ctx, const ConvGeometry& g, const Tensor& x, const Tensor* z, Tensor* y) const {
     const int64_t y_width = out_blocks_ * kChannelBlock, y_offset = block_offset_ * kChannelBlock;
+    const size_t x_bytes = ElementSize(x.dtype()), y_bytes = ElementSize(y_type_);
     for (int64_t n = 0; n < g.batch; ++n) {
       WinogradImage image;
-      image.x = x.data<float>() + n * in_width_ * g.in_size();
+      image.x = static_cast<const char*>(x.raw_data()) + n * in_width_ * g.in_size() * x_bytes;
+      image.half_x = x.dtype() == DataType::kFloat16;
       image.in_rows = g.in_spatial[0];
       image.in_cols = g.in_spatial[1];
       image.top = g.pads_begin[0];
       image.left = g.pads_begin[1];
       image.out_rows = g.out_spatial[0];
       image.out_cols = g.out_spatial[1];
-      image.y = y->mutable_data<float>() + (n * y_width + y_offset) * g.out_size();
-      image.residual = z != nullptr ? z->data<float>() + n * out_width_ * g.out_size() : nullptr;
+      image.y = static_cast<char*>(y->mutable_raw_data()) + (n * y_width + y_offset) * g.out_size() * y_bytes;
+      image.residual =
+          z != nullptr ? static_cast<const char*>(z->raw_data()) + n * out_width_ * g.out_size() * y_bytes : nullptr;
+      image.half_y = y_type_ == DataType::kFloat16;
       image.block_stride = g.out_size() * kChannelBlock;
       image.bias = bias_.data();
       image.activation = activation_;
@@ -233,15 +251,67 @@ class BlockedConvKernel : public OpKernel {
     return {p0 / out_w * g.strides[0], (p1 - 1) / out_w * g.strides[0] + (g.kernel[0] - 1) * g.dilations[0] + 1};
   }
 
-  // The direct tiles: every task of the plan, over the cores.
+  // Where a task's tiles read X: the group's first input block, blocks `block_stride` apart, at
+  // offsets from a block's start less `shift`; `rows` holds them when they are a copy.
+  struct TaskInput {
+    const float* blocks = nullptr;
+    int64_t block_stride = 0, shift = 0;
+    AlignedFloats rows;
+  };
+
+  // The input of the task of image n, input blocks from first_block, output pixels [p0, p1):
+  //  - float X: X itself;
+  //  - a stem's: the rows its tiles read, interleaved and padded (InterleaveStemRows);
+  //  - float16 X: the rows its tiles read of the group's blocks, widened. (A task per group widens
+  //    them again for each group; that is one conversion per input value and group, against the
+  //    64 x taps multiply-adds each value takes part in.)
+  TaskInput InputOfTask(const BlockedConvPlan& plan, const Tensor& x, int64_t n, int64_t first_block, int64_t p0,
+                        int64_t p1) const {
+    const ConvGeometry& g = plan.tile_geometry;
+    TaskInput in;
+    const int64_t in_pixels = g.in_size();
+    in.block_stride = in_pixels * kChannelBlock;
+    if (stem_) {
+      // (From the free list, whose few sizes it keeps: taken per task from the arena, under its
+      // lock, a 3 x 1024 x 1024 stem at two threads took 5.9-6.3 ms against 5.3-5.7 ms with the
+      // whole copy; from the free list, 5.2-5.5 ms.)
+      const auto [r0, r1] = RowsRead(g, p0, p1);
+      const int64_t row = g.in_spatial[1] * channels_;
+      in.rows = AlignedFloats::Make((r1 - r0) * row, /*zero=*/false);
+      InterleaveStemRows(plan.geometry, x.data<float>(), n, r0, r1, in.rows.get());
+      in.blocks = in.rows.get();
+      in.shift = r0 * row;
+      return in;
+    }
+    if (x.dtype() == DataType::kFloat) {
+      in.blocks = x.data<float>() + (n * blocks_ + first_block) * in.block_stride;
+      return in;
+    }
+    // The image's rows, unpadded: the padding reads as nothing (offsets -1).
+    auto [r0, r1] = RowsRead(g, p0, p1);
+    r0 = std::clamp<int64_t>(r0 - g.pads_begin[0], 0, g.in_spatial[0]);
+    r1 = std::clamp<int64_t>(r1 - g.pads_begin[0], r0, g.in_spatial[0]);
+    const int64_t row = g.in_spatial[1] * kChannelBlock, count = (r1 - r0) * row;
+    // (From the arena: the sizes vary by task and layer, and the free list would keep each.)
+    in.rows = AlignedFloats::Make(std::max<int64_t>(group_blocks_ * count, kChannelBlock), false);
+    const uint16_t* x16 = x.data<uint16_t>() + (n * blocks_ + first_block) * in.block_stride + r0 * row;
+    for (int64_t b = 0; b < group_blocks_; ++b) HalfToFloatArray(x16 + b * in.block_stride, in.rows.get() + b * count, count);
+    in.blocks = in.rows.get();
+    in.block_stride = count;
+    in.shift = r0 * row;
+    return in;
+  }
+
+  // The direct tiles: every task of the plan, over the cores. A float16 Y is summed into float
+  // scratch of the task's pixels (with a float16 Z widened into it first) and narrowed at the end.
   void RunDirect(const KernelContext& ctx, const BlockedConvPlan& plan, const Tensor& x, const Tensor* z,
                  Tensor* y) const {
     const ConvGeometry& g = plan.tile_geometry;
-    const float* xd = x.data<float>();
     const int64_t y_width = out_blocks_ * kChannelBlock, y_offset = block_offset_ * kChannelBlock;
-    const int64_t in_pixels = g.in_size(), out_pixels = g.out_size();
-    const int64_t x_block_stride = in_pixels * kChannelBlock, y_block_stride = out_pixels * kChannelBlock;
+    const int64_t out_pixels = g.out_size();
+    const int64_t y_block_stride = out_pixels * kChannelBlock;
     const int64_t tile_pixels = plan.tile_pixels, groups = plan.groups, ranges = plan.ranges;
+    const bool half_y = y_type_ == DataType::kFloat16;
     const WeightType type = packed_->type();
     const int64_t weight_bytes = WeightBytes(type);
     const char* packed_end = static_cast<const char*>(packed_->at(packed_->size()));
@@ -251,37 +321,46 @@ class BlockedConvKernel : public OpKernel {
       const int64_t group = plan.groups_inner ? rest % groups : rest / ranges;
       const auto [tile0, tile1] = plan.RangeTiles(range);
       const int64_t c0 = group * group_channels_, width = std::min(group_channels_, out_width_ - c0);
+      const int64_t task_p0 = tile0 * tile_pixels, task_p1 = std::min(tile1 * tile_pixels, out_pixels);
       // The input blocks this group reads: all of them, or a grouped convolution's own.
       const int64_t first_block = group_ > 1 ? group * group_blocks_ : 0;
+      const TaskInput input = InputOfTask(plan, x, n, first_block, task_p0, task_p1);
       std::vector<int64_t> offsets(static_cast<size_t>(taps_ * tile_pixels)), live_taps(static_cast<size_t>(taps_));
       BlockedTile t;
-      t.x_block_stride = x_block_stride;
+      t.x_block_stride = input.block_stride;
       t.tap_offsets = plan.uniform_taps.data();
       t.ldw = width;
       t.width = width;
-      t.y_block_stride = y_block_stride;
       t.bias = bias_.data() + c0;
       t.activation = activation_;
       t.tile_pixels = tile_pixels;
-      const float* image = xd + n * in_width_ * in_pixels;
-      // A stem's tiles read this task's rows of the image (InterleaveStemRows): their offsets into
-      // the image less `shift`, where the first of those rows starts. (From the free list, whose
-      // few sizes it keeps: taken per task from the arena, under its lock, a 3 x 1024 x 1024 stem at
-      // two threads took 5.9-6.3 ms against 5.3-5.7 ms with the whole copy; from the free list,
-      // 5.2-5.5 ms.)
-      AlignedFloats stem_rows;
-      int64_t shift = 0;
-      if (stem_) {
-        const auto [r0, r1] = RowsRead(g, tile0 * tile_pixels, std::min(tile1 * tile_pixels, out_pixels));
-        const int64_t row = g.in_spatial[1] * channels_;
-        stem_rows = AlignedFloats::Make((r1 - r0) * row, /*zero=*/false);
-        InterleaveStemRows(plan.geometry, xd, n, r0, r1, stem_rows.get());
-        image = stem_rows.get();
-        shift = r0 * row;
+      // Output block b of the group, pixel p at y_at + b * t.y_block_stride + (p - y_p0) * 16.
+      const int64_t y_first = (n * y_width + y_offset + c0) * out_pixels;  // in Y's elements
+      AlignedFloats y_sums;
+      float* y_at;
+      int64_t y_p0 = 0;
+      if (half_y) {
+        const int64_t task_floats = (task_p1 - task_p0) * kChannelBlock;
+        y_sums = AlignedFloats::Make(width / kChannelBlock * task_floats, false);
+        if (z != nullptr) {
+          for (int64_t b = 0; b < width / kChannelBlock; ++b) {
+            HalfToFloatArray(z->data<uint16_t>() + (n * out_width_ + c0) * out_pixels + b * y_block_stride +
+                                 task_p0 * kChannelBlock,
+                             y_sums.get() + b * task_floats, task_floats);
+          }
+        }
+        y_at = y_sums.get();
+        y_p0 = task_p0;
+        t.y_block_stride = task_floats;
+      } else {
+        y_at = y->mutable_data<float>() + y_first;
+        t.y_block_stride = y_block_stride;
       }
+      // A float16 Z is in y_sums: the tiles add it from there, as a residual Y itself holds.
+      const float* z_at = z == nullptr ? nullptr
+                          : half_y     ? y_sums.get()
+                                       : z->data<float>() + (n * out_width_ + c0) * out_pixels;
       const int64_t group_weights = c0 * group_blocks_ * block_channels_ * taps_;
-      float* y_group = y->mutable_data<float>() + (n * y_width + y_offset + c0) * out_pixels;
-      const float* z_group = z != nullptr ? z->data<float>() + (n * out_width_ + c0) * out_pixels : nullptr;
       // 16-bit weights: each chunk widened once per task into float that stays in L2 for the
       // task's tiles. (Widened in the tiles, once per input channel of 6 pixels, the conversions
       // took the FMA units' cycles: real_inception_v1 fp16 ran 1.2x its float model's time.)
@@ -295,7 +374,7 @@ class BlockedConvKernel : public OpKernel {
       }
       for (int64_t b0 = 0; b0 < group_blocks_; b0 += chunk_blocks_) {
         t.blocks = std::min(chunk_blocks_, group_blocks_ - b0);
-        t.x = image + (first_block + b0) * x_block_stride;
+        t.x = input.blocks + b0 * input.block_stride;
         const int64_t chunk_at = group_weights + b0 * taps_ * block_channels_ * width;
         if (type == WeightType::kFloat) {
           t.w = static_cast<const float*>(packed_->at(chunk_at));
@@ -318,14 +397,14 @@ class BlockedConvKernel : public OpKernel {
           const int64_t p0 = tile * tile_pixels;
           t.pixels = std::min(tile_pixels, out_pixels - p0);
           if (UniformTile(g, plan.pointwise, p0, t.pixels, tile_pixels, plan.pixel_stride, &t.base, &t.pixel_step)) {
-            t.base -= shift;
+            t.base -= input.shift;
             t.offsets = nullptr;
             t.taps = static_cast<int64_t>(plan.uniform_taps.size());
             t.block_channels = plan.uniform_channels;
           } else {
             FillOffsets(g, p0, t.pixels, tile_pixels, plan.pixel_stride, offsets.data());
-            if (shift > 0) {
-              for (int64_t& o : offsets) o = o >= 0 ? o - shift : o;
+            if (input.shift > 0) {
+              for (int64_t& o : offsets) o = o >= 0 ? o - input.shift : o;
             }
             t.offsets = offsets.data();
             t.live_taps = live_taps.data();
@@ -333,9 +412,16 @@ class BlockedConvKernel : public OpKernel {
             t.taps = taps_;
             t.block_channels = block_channels_;
           }
-          t.y = y_group + p0 * kChannelBlock;
-          t.residual = b0 == 0 && z_group != nullptr ? z_group + p0 * kChannelBlock : nullptr;
+          t.y = y_at + (p0 - y_p0) * kChannelBlock;
+          t.residual = b0 == 0 && z_at != nullptr ? z_at + (p0 - y_p0) * kChannelBlock : nullptr;
           RunBlockedTile(t);
+        }
+      }
+      if (half_y) {
+        for (int64_t b = 0; b < width / kChannelBlock; ++b) {
+          FloatToHalfArray(y_sums.get() + b * t.y_block_stride,
+                           y->mutable_data<uint16_t>() + y_first + b * y_block_stride + task_p0 * kChannelBlock,
+                           t.y_block_stride);
         }
       }
     };
@@ -353,16 +439,18 @@ class BlockedConvKernel : public OpKernel {
   Result<Tensor> Output(KernelContext& ctx, const Shape& y_shape, const Tensor* z) const {
     if (ctx.has_input(4)) {
       const Tensor* into = ctx.input_tensor(4);
-      if (into == nullptr || into->dtype() != DataType::kFloat || into->shape() != y_shape) {
-        return InvalidArgument("BlockedConv: input 'INTO' must be float " + ShapeToString(y_shape) + ", got " +
-                               (into != nullptr ? ShapeToString(into->shape()) : std::string("no tensor")));
+      if (into == nullptr || into->dtype() != y_type_ || into->shape() != y_shape) {
+        return InvalidArgument("BlockedConv: input 'INTO' must be " + std::string(DataTypeName(y_type_)) + " " +
+                               ShapeToString(y_shape) + ", got " +
+                               (into != nullptr ? std::string(DataTypeName(into->dtype())) + " " + ShapeToString(into->shape())
+                                                : std::string("no tensor")));
       }
       if (Tensor* reusable = ctx.ReusableInput(4)) {
         ctx.SetOutput(0, *reusable);
         return *reusable;
       }
-      ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, y_shape));
-      if (y->size() > 0) std::copy(into->data<float>(), into->data<float>() + into->size(), y->mutable_data<float>());
+      ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, y_type_, y_shape));
+      if (y->size() > 0) std::memcpy(y->mutable_raw_data(), into->raw_data(), into->nbytes());
       return *y;
     }
     if (z != nullptr && z->shape() == y_shape) {
@@ -371,7 +459,7 @@ class BlockedConvKernel : public OpKernel {
         return *reusable;
       }
     }
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, y_shape));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, y_type_, y_shape));
     return *y;
   }
 
@@ -517,6 +605,7 @@ class BlockedConvKernel : public OpKernel {
   int64_t group_channels_, group_blocks_;
   int64_t chunk_blocks_ = 1;
   int64_t out_blocks_ = 0, block_offset_ = 0;  // the output's channel blocks, and where ours start
+  DataType y_type_ = DataType::kFloat;           // Y's, Z's and INTO's (output_type)
   std::vector<float> bias_;
   // Both shared by content across kernels and sessions (shared_weights.h).
   std::shared_ptr<const PackedWeights> packed_;  // the direct tiles' weights (see the header), or

@@ -39,6 +39,14 @@ inline Result<Shape> UnblockedShapeOfBlocks(const Shape& blocked, const char* in
   return nchw;
 }
 
+// A blocked activation holds float, or float16 in a float16 model: the kernels that take both
+// compute in float (widening float16 as they load it). OK for those two types, otherwise an error
+// naming `op` and its input.
+inline Status RequireFloatOrHalf(const Tensor& x, const std::string& op, const char* input) {
+  if (x.dtype() == DataType::kFloat || x.dtype() == DataType::kFloat16) return Status::Ok();
+  return InvalidArgument(op + ": input '" + input + "' must be float or float16, got " + DataTypeName(x.dtype()));
+}
+
 inline Shape BlockedShape(const Shape& nchw) {
   return Shape{nchw[0], (nchw[1] + kChannelBlock - 1) / kChannelBlock, nchw[2], nchw[3], kChannelBlock};
 }

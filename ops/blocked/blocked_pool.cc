@@ -1,6 +1,8 @@
 // com.onnxflow BlockedMaxPool, BlockedAveragePool (2-D, the attributes of MaxPool/AveragePool
 // without Indices) and BlockedGlobalAveragePool, BlockedGlobalMaxPool: the pools on a
-// channel-blocked X [N, C/16, H, W, 16], giving Y blocked the same way.
+// channel-blocked X [N, C/16, H, W, 16], giving Y blocked the same way. X is float or float16 (a
+// float16 model's activations) and Y has its type; float16 is pooled in float and rounded once on
+// store, so Y is the float pool's result on the widened X, rounded to nearest even.
 //
 // Work is split over (image, block, output row); per output pixel the taps inside the image are
 // known in advance, so padding is skipped as in the plain pools (max ignores it, average divides by
@@ -27,11 +29,17 @@
 namespace onnxflow {
 
 HWY_EXPORT(PoolRowImpl);
+HWY_EXPORT(PoolRowHalfImpl);
 HWY_EXPORT(ReducePixelsImpl);
+HWY_EXPORT(ReducePixelsHalfImpl);
 
-void RunBlockedPoolRow(const BlockedPoolRow& row) { HWY_DYNAMIC_DISPATCH(PoolRowImpl)(row); }
+void RunBlockedPoolRow(const BlockedPoolRow<float>& row) { HWY_DYNAMIC_DISPATCH(PoolRowImpl)(row); }
+void RunBlockedPoolRow(const BlockedPoolRow<hwy::float16_t>& row) { HWY_DYNAMIC_DISPATCH(PoolRowHalfImpl)(row); }
 void ReduceBlockedPixels(const float* block, int64_t pixels, bool max, float* out) {
   HWY_DYNAMIC_DISPATCH(ReducePixelsImpl)(block, pixels, max, out);
+}
+void ReduceBlockedPixels(const hwy::float16_t* block, int64_t pixels, bool max, hwy::float16_t* out) {
+  HWY_DYNAMIC_DISPATCH(ReducePixelsHalfImpl)(block, pixels, max, out);
 }
 
 namespace {
@@ -63,12 +71,27 @@ class BlockedPoolKernel : public OpKernel {
 
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
-    if (x->dtype() != DataType::kFloat) return InvalidArgument("input 'X' must be float");
+    ONNXFLOW_RETURN_IF_ERROR(RequireFloatOrHalf(*x, max_ ? "BlockedMaxPool" : "BlockedAveragePool", "X"));
     ONNXFLOW_ASSIGN_OR_RETURN(Shape nchw, UnblockedShape(x->shape(), "X"));
     ONNXFLOW_ASSIGN_OR_RETURN(PoolGeometry g, ComputePoolGeometry(attrs_, nchw));
     const Shape y_shape = {nchw[0], x->dim(1), g.out[0], g.out[1], kChannelBlock};
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, y_shape));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, x->dtype(), y_shape));
     if (y->size() == 0) return Status::Ok();
+    if (x->dtype() == DataType::kFloat16) {
+      Pool(ctx, g, x->dim(0) * x->dim(1), x->data<hwy::float16_t>(), y->mutable_data<hwy::float16_t>());
+    } else {
+      Pool(ctx, g, x->dim(0) * x->dim(1), x->data<float>(), y->mutable_data<float>());
+    }
+    return Status::Ok();
+  }
+
+ private:
+  BlockedPoolKernel(PoolAttributes attrs, bool max, bool count_include_pad)
+      : attrs_(std::move(attrs)), max_(max), count_include_pad_(count_include_pad) {}
+
+  // The pool of `planes` channel blocks (images x blocks) of geometry `g`, X and Y of type T.
+  template <typename T>
+  void Pool(KernelContext& ctx, const PoolGeometry& g, int64_t planes, const T* xd, T* yd) const {
     const std::vector<AxisWindow> rows = AxisWindows(g, 0), cols = AxisWindows(g, 1);
     std::vector<int64_t> col_first, col_count;
     for (const AxisWindow& c : cols) {
@@ -78,15 +101,13 @@ class BlockedPoolKernel : public OpKernel {
     const int64_t out_h = g.out[0], out_w = g.out[1], in_plane = g.in[0] * g.in[1] * kChannelBlock;
     const int64_t out_plane = out_h * out_w * kChannelBlock;
     const int64_t taps = g.taps_estimate();
-    const float* xd = x->data<float>();
-    float* yd = y->mutable_data<float>();
-    ParallelFor(ctx, x->dim(0) * x->dim(1) * out_h, out_w * taps * kChannelBlock, [&](int64_t r0, int64_t r1) {
+    ParallelFor(ctx, planes * out_h, out_w * taps * kChannelBlock, [&](int64_t r0, int64_t r1) {
       std::vector<float> scale(max_ ? 0 : static_cast<size_t>(out_w));
       std::vector<float> columns(static_cast<size_t>(g.in[1] * kChannelBlock));
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t plane = r / out_h, oh = r % out_h;
         const AxisWindow& wr = rows[static_cast<size_t>(oh)];
-        BlockedPoolRow row;
+        BlockedPoolRow<T> row;
         row.plane = xd + plane * in_plane;
         row.in_w = g.in[1];
         row.row_first = wr.first;
@@ -112,12 +133,7 @@ class BlockedPoolKernel : public OpKernel {
         RunBlockedPoolRow(row);
       }
     });
-    return Status::Ok();
   }
-
- private:
-  BlockedPoolKernel(PoolAttributes attrs, bool max, bool count_include_pad)
-      : attrs_(std::move(attrs)), max_(max), count_include_pad_(count_include_pad) {}
 
   PoolAttributes attrs_;
   bool max_;
@@ -130,18 +146,24 @@ class BlockedGlobalPoolKernel : public OpKernel {
 
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
-    if (x->dtype() != DataType::kFloat) return InvalidArgument("input 'X' must be float");
+    ONNXFLOW_RETURN_IF_ERROR(RequireFloatOrHalf(*x, max_ ? "BlockedGlobalMaxPool" : "BlockedGlobalAveragePool", "X"));
     ONNXFLOW_ASSIGN_OR_RETURN(Shape nchw, UnblockedShape(x->shape(), "X"));
     const Shape y_shape = {nchw[0], x->dim(1), 1, 1, kChannelBlock};
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, y_shape));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, x->dtype(), y_shape));
     const int64_t pixels = nchw[2] * nchw[3];
-    const float* xd = x->data<float>();
-    float* yd = y->mutable_data<float>();
-    ParallelFor(ctx, x->dim(0) * x->dim(1), pixels * kChannelBlock, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        ReduceBlockedPixels(xd + b * pixels * kChannelBlock, pixels, max_, yd + b * kChannelBlock);
-      }
-    });
+    // X and Y of one type, float or hwy::float16_t.
+    const auto reduce = [&](const auto* xd, auto* yd) {
+      ParallelFor(ctx, x->dim(0) * x->dim(1), pixels * kChannelBlock, [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b) {
+          ReduceBlockedPixels(xd + b * pixels * kChannelBlock, pixels, max_, yd + b * kChannelBlock);
+        }
+      });
+    };
+    if (x->dtype() == DataType::kFloat16) {
+      reduce(x->data<hwy::float16_t>(), y->mutable_data<hwy::float16_t>());
+    } else {
+      reduce(x->data<float>(), y->mutable_data<float>());
+    }
     return Status::Ok();
   }
 

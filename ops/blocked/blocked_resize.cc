@@ -3,9 +3,11 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ops/blocked/blocked_layout.h"
+#include "ops/cast/half_simd.h"
 #include "ops/framework/internal_ops.h"
 #include "ops/framework/parallel.h"
 #include "ops/framework/shape.h"
@@ -25,6 +27,35 @@ struct SpatialAxis {
   int64_t in = 0, out = 0;
   double scale = 1.0;       // the tables' (double, as the spec's formulas)
   float float_scale = 1.0;  // ONNX Runtime's bilinear arithmetic's
+};
+
+// Input rows of float16 bits widened to float for the bilinear arithmetic, which is float's. It
+// keeps the last two rows it widened: consecutive output rows read the same pair of input rows or
+// the next pair (an upscale by 2 reads each row for about 4 output rows), so each row is widened
+// about once per work item rather than twice per output row.
+class WidenedRows {
+ public:
+  explicit WidenedRows(int64_t row_floats)
+      : row_floats_(row_floats), rows_{std::vector<float>(row_floats), std::vector<float>(row_floats)} {}
+
+  // `row` as floats: from the slot that holds it, or widened into the slot used less recently
+  // (never the one the other row of the same output holds, which was used last).
+  const float* Get(const uint16_t* row) {
+    int slot = row == source_[0] ? 0 : row == source_[1] ? 1 : -1;
+    if (slot < 0) {
+      slot = 1 - last_;
+      HalfToFloatArray(row, rows_[slot].data(), row_floats_);
+      source_[slot] = row;
+    }
+    last_ = slot;
+    return rows_[slot].data();
+  }
+
+ private:
+  int64_t row_floats_;
+  std::vector<float> rows_[2];
+  const uint16_t* source_[2] = {nullptr, nullptr};
+  int last_ = 1;
 };
 
 class BlockedResizeKernel : public OpKernel {
@@ -48,48 +79,71 @@ class BlockedResizeKernel : public OpKernel {
 
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
+    ONNXFLOW_RETURN_IF_ERROR(RequireFloatOrHalf(*x, "BlockedResize", "X"));
     ONNXFLOW_ASSIGN_OR_RETURN(const Shape nchw, UnblockedShape(x->shape(), "X"));
     SpatialAxis rows{nchw[2]}, cols{nchw[3]};
     ONNXFLOW_RETURN_IF_ERROR(Axes(ctx, nchw, &rows, &cols));
     const int64_t blocks = x->dim(1);
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(
-                                              0, DataType::kFloat, {nchw[0], blocks, rows.out, cols.out, kChannelBlock}));
+                                              0, x->dtype(), {nchw[0], blocks, rows.out, cols.out, kChannelBlock}));
     if (y->size() == 0) return Status::Ok();
     if (rows.in == 0 || cols.in == 0) return InvalidArgument("BlockedResize: cannot resize an empty image");
-    const float* xd = x->data<float>();
-    float* yd = y->mutable_data<float>();
-    const int64_t in_plane = rows.in * cols.in * kChannelBlock, out_row = cols.out * kChannelBlock;
-    if (sampling_.mode == ResizeMode::kNearest) {
-      const image::AxisTable r = image::BuildAxisTable(sampling_, rows.in, rows.out, rows.scale);
-      const image::AxisTable c = image::BuildAxisTable(sampling_, cols.in, cols.out, cols.scale);
-      ParallelFor(ctx, nchw[0] * blocks * rows.out, out_row, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) {
-          const float* src = xd + i / rows.out * in_plane + r.index[i % rows.out] * cols.in * kChannelBlock;
-          float* dst = yd + i * out_row;
-          for (int64_t o = 0; o < cols.out; ++o) {
-            std::memcpy(dst + o * kChannelBlock, src + c.index[o] * kChannelBlock, kChannelBlock * sizeof(float));
-          }
-        }
-      });
-      return Status::Ok();
+    if (x->dtype() == DataType::kFloat16) {  // float16 bits
+      Resize(ctx, nchw[0] * blocks, rows, cols, x->data<uint16_t>(), y->mutable_data<uint16_t>());
+    } else {
+      Resize(ctx, nchw[0] * blocks, rows, cols, x->data<float>(), y->mutable_data<float>());
     }
-    const image::BilinearAxis r = image::BuildBilinearAxis(sampling_.coordinate, rows.in, rows.out, rows.float_scale);
-    const image::BilinearAxis c = image::BuildBilinearAxis(sampling_.coordinate, cols.in, cols.out, cols.float_scale);
-    const int64_t in_row = cols.in * kChannelBlock;
-    // About 8 operations per output, as the plain kernel counts them.
-    ParallelFor(ctx, nchw[0] * blocks * rows.out, out_row * 8, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {
-        const int64_t o = i % rows.out;
-        const float* plane = xd + i / rows.out * in_plane;
-        image::BilinearBlockedRowF32(plane + r.lo[o] * in_row, plane + r.hi[o] * in_row, r.w_lo[o], r.w_hi[o], c,
-                                     kChannelBlock, yd + i * out_row);
-      }
-    });
     return Status::Ok();
   }
 
  private:
   BlockedResizeKernel() = default;
+
+  // `planes` channel blocks (images x blocks) resized, X and Y of type T: float, or the bits of
+  // float16 (a float16 model's activations). Nearest copies pixels whatever their type; linear
+  // computes in float, on the widened rows, and rounds each output to nearest even once, so a
+  // float16 Y is the float kernel's result on the widened X, rounded.
+  template <typename T>
+  void Resize(KernelContext& ctx, int64_t planes, const SpatialAxis& rows, const SpatialAxis& cols, const T* xd,
+              T* yd) const {
+    const int64_t in_plane = rows.in * cols.in * kChannelBlock, out_row = cols.out * kChannelBlock;
+    if (sampling_.mode == ResizeMode::kNearest) {
+      const image::AxisTable r = image::BuildAxisTable(sampling_, rows.in, rows.out, rows.scale);
+      const image::AxisTable c = image::BuildAxisTable(sampling_, cols.in, cols.out, cols.scale);
+      ParallelFor(ctx, planes * rows.out, out_row, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          const T* src = xd + i / rows.out * in_plane + r.index[i % rows.out] * cols.in * kChannelBlock;
+          T* dst = yd + i * out_row;
+          for (int64_t o = 0; o < cols.out; ++o) {
+            std::memcpy(dst + o * kChannelBlock, src + c.index[o] * kChannelBlock, kChannelBlock * sizeof(T));
+          }
+        }
+      });
+      return;
+    }
+    const image::BilinearAxis r = image::BuildBilinearAxis(sampling_.coordinate, rows.in, rows.out, rows.float_scale);
+    const image::BilinearAxis c = image::BuildBilinearAxis(sampling_.coordinate, cols.in, cols.out, cols.float_scale);
+    const int64_t in_row = cols.in * kChannelBlock;
+    // About 8 operations per output, as the plain kernel counts them.
+    ParallelFor(ctx, planes * rows.out, out_row * 8, [&](int64_t i0, int64_t i1) {
+      constexpr bool kHalf = std::is_same_v<T, uint16_t>;
+      WidenedRows widened(kHalf ? in_row : 0);
+      std::vector<float> out(kHalf ? out_row : 0);  // a float16 output row before it is rounded
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t o = i % rows.out;
+        const T* plane = xd + i / rows.out * in_plane;
+        if constexpr (kHalf) {
+          const float* lo = widened.Get(plane + r.lo[o] * in_row);
+          const float* hi = widened.Get(plane + r.hi[o] * in_row);
+          image::BilinearBlockedRowF32(lo, hi, r.w_lo[o], r.w_hi[o], c, kChannelBlock, out.data());
+          FloatToHalfArray(out.data(), yd + i * out_row, out_row);
+        } else {
+          image::BilinearBlockedRowF32(plane + r.lo[o] * in_row, plane + r.hi[o] * in_row, r.w_lo[o], r.w_hi[o], c,
+                                       kChannelBlock, yd + i * out_row);
+        }
+      }
+    });
+  }
 
   // The spatial axes' sizes and scales from input 1 (scales) or 2 (sizes), which must keep N and C.
   Status Axes(const KernelContext& ctx, const Shape& nchw, SpatialAxis* rows, SpatialAxis* cols) const {

@@ -433,7 +433,7 @@ TARGETS_TEST(BlockedConvTest, WritesItsBlocksIntoAJoinedTensor) {
   mismatched.Input(x).Input(w).ConstantInput(1).AbsentInput().AbsentInput();
   mismatched.Input(Tensor(DataType::kFloat, {1, 3, 3, 3, 16})).Attr("out_blocks", int64_t{4});
   Result<Tensor> refused = RunOne(mismatched);
-  ASSERT_TRUE(Refused(refused, StatusCode::kInvalidArgument, "BlockedConv: input 'INTO' must be float [1,4,3,3,16], got [1,3,3,3,16]"));
+  ASSERT_TRUE(Refused(refused, StatusCode::kInvalidArgument, "BlockedConv: input 'INTO' must be float32 [1,4,3,3,16], got float32 [1,3,3,3,16]"));
   EXPECT_NE(refused.status().ToString().find("INTO"), std::string::npos) << refused.status().ToString();
 }
 

@@ -2,6 +2,7 @@
 // 16 pixels at a time. On AVX-512 a whole 16 x 16 tile (a full block of 16 channels and 16
 // pixels) is transposed in registers; partial tiles, other channel counts (a stem's 3 channels)
 // and the other targets move element by element within the tile, which stays in L1 either way.
+// FromBlocked also reads float16 blocks, widening each tile to float before it is moved.
 // Compiled once per CPU target through hwy/foreach_target.h.
 
 #if defined(ONNXFLOW_OPS_BLOCKED_REORDER_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -13,9 +14,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "hwy/highway.h"
 #include "ops/blocked/blocked_layout.h"
+#include "ops/blocked/load_weights-inl.h"
 #include "ops/framework/transpose16x16-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -73,32 +76,61 @@ void InterleaveChannelsImpl(const float* HWY_RESTRICT planes, int64_t plane_stri
   }
 }
 
-// Rows of 16 floats per pixel (a block) -> the first `channels` of them as planes `plane_stride` apart.
-void DeinterleaveImpl(const float* HWY_RESTRICT blocked, int64_t pixels, int64_t plane_stride, int64_t channels,
+// One tile of `count` (<= 16) pixels of a block, 16 floats each -> the first `channels` of them
+// as planes `plane_stride` apart.
+void DeinterleaveTile(const float* HWY_RESTRICT tile_in, int64_t count, int64_t plane_stride, int64_t channels,
                       float* HWY_RESTRICT planes) {
+  if (kTransposesTiles && count == kChannelBlock && channels == kChannelBlock) {
+    Transpose16x16(tile_in, kChannelBlock, planes, plane_stride);
+    return;
+  }
+  if (kTransposesTiles && count == kChannelBlock) {
+    // A last block's few channels (a segmentation head's 21 classes: 16 + 5): the whole tile
+    // through the registers, then its real rows (element by element, 5 channels of a 224x224
+    // map took a third of the 1.4 ms reorder).
+    alignas(64) float tile[kChannelBlock * kChannelBlock];
+    Transpose16x16(tile_in, kChannelBlock, tile, kChannelBlock);
+    for (int64_t c = 0; c < channels; ++c) {
+      std::copy_n(tile + c * kChannelBlock, kChannelBlock, planes + c * plane_stride);
+    }
+    return;
+  }
+  for (int64_t c = 0; c < channels; ++c) {
+    const float* src = tile_in + c;
+    float* dst = planes + c * plane_stride;
+    for (int64_t i = 0; i < count; ++i) dst[i] = src[i * kChannelBlock];
+  }
+}
+
+// Rows of 16 values per pixel (a block) -> the first `channels` of them as float planes
+// `plane_stride` apart. T: float, or float16 (a float16 model's activations), which each tile
+// widens into floats first (exactly) and then moves as the float path does.
+template <typename T>
+void DeinterleaveBlocks(const T* HWY_RESTRICT blocked, int64_t pixels, int64_t plane_stride, int64_t channels,
+                        float* HWY_RESTRICT planes) {
   for (int64_t p0 = 0; p0 < pixels; p0 += kChannelBlock) {
     const int64_t count = std::min(kChannelBlock, pixels - p0);
-    if (kTransposesTiles && count == kChannelBlock && channels == kChannelBlock) {
-      Transpose16x16(blocked + p0 * kChannelBlock, kChannelBlock, planes + p0, plane_stride);
-      continue;
-    }
-    if (kTransposesTiles && count == kChannelBlock) {
-      // A last block's few channels (a segmentation head's 21 classes: 16 + 5): the whole tile
-      // through the registers, then its real rows (element by element, 5 channels of a 224x224
-      // map took a third of the 1.4 ms reorder).
-      alignas(64) float tile[kChannelBlock * kChannelBlock];
-      Transpose16x16(blocked + p0 * kChannelBlock, kChannelBlock, tile, kChannelBlock);
-      for (int64_t c = 0; c < channels; ++c) {
-        std::copy_n(tile + c * kChannelBlock, kChannelBlock, planes + c * plane_stride + p0);
+    const T* in = blocked + p0 * kChannelBlock;
+    if constexpr (std::is_same_v<T, float>) {
+      DeinterleaveTile(in, count, plane_stride, channels, planes + p0);
+    } else {
+      const hn::CappedTag<float, kChannelBlock> d;
+      alignas(64) float wide[kChannelBlock * kChannelBlock];
+      for (size_t i = 0; i < static_cast<size_t>(count * kChannelBlock); i += hn::Lanes(d)) {
+        hn::Store(LoadWeights(d, in + i), d, wide + i);
       }
-      continue;
-    }
-    for (int64_t c = 0; c < channels; ++c) {
-      const float* src = blocked + p0 * kChannelBlock + c;
-      float* dst = planes + c * plane_stride + p0;
-      for (int64_t i = 0; i < count; ++i) dst[i] = src[i * kChannelBlock];
+      DeinterleaveTile(wide, count, plane_stride, channels, planes + p0);
     }
   }
+}
+
+// HWY_EXPORT takes one function per name, not a template.
+void DeinterleaveImpl(const float* blocked, int64_t pixels, int64_t plane_stride, int64_t channels, float* planes) {
+  DeinterleaveBlocks(blocked, pixels, plane_stride, channels, planes);
+}
+void DeinterleaveHalfImpl(const hwy::float16_t* blocked, int64_t pixels, int64_t plane_stride, int64_t channels,
+                          float* planes) {
+  DeinterleaveBlocks(blocked, pixels, plane_stride, channels, planes);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -1,8 +1,10 @@
 // com.onnxflow ToBlocked and FromBlocked: float [N, C, H, W] <-> channel-blocked
-// [N, ceil(C/16), H, W, 16] (blocked_layout.h). ToBlocked zeroes the last block's pad lanes;
-// FromBlocked's attribute `channels` says how many channels to keep (default: every lane); ToBlocked's,
-// how many X must have (its reader's weights say; default: any). The graph
-// pass puts them where a blocked region of the graph meets ops that read the plain layout.
+// [N, ceil(C/16), H, W, 16] (blocked_layout.h). FromBlocked also takes float16 blocks (a float16
+// model's activations) and widens them as it moves them: its Y is float either way, and exact.
+// ToBlocked zeroes the last block's pad lanes; FromBlocked's attribute `channels` says how many
+// channels to keep (default: every lane); ToBlocked's, how many X must have (its reader's weights
+// say; default: any). The graph pass puts them where a blocked region of the graph meets ops that
+// read the plain layout.
 //
 // Each block of 16 channel planes is transposed 16 pixels at a time: a 16 x 16 tile (1 KB) read
 // and written within L1, so both sides stream whole cache lines; on AVX-512 in registers
@@ -19,6 +21,7 @@
 #if HWY_ONCE
 
 #include <algorithm>
+#include <type_traits>
 
 #include "ops/blocked/blocked_layout.h"
 #include "ops/framework/internal_ops.h"
@@ -30,6 +33,7 @@ namespace onnxflow {
 
 HWY_EXPORT(InterleaveChannelsImpl);
 HWY_EXPORT(DeinterleaveImpl);
+HWY_EXPORT(DeinterleaveHalfImpl);
 
 void InterleaveChannels(const float* planes, int64_t plane_stride, int64_t channels, int64_t pixels, int64_t lanes,
                         float* interleaved) {
@@ -40,6 +44,10 @@ namespace {
 
 void Deinterleave(const float* blocked, int64_t pixels, int64_t plane_stride, int64_t channels, float* planes) {
   HWY_DYNAMIC_DISPATCH(DeinterleaveImpl)(blocked, pixels, plane_stride, channels, planes);
+}
+void Deinterleave(const hwy::float16_t* blocked, int64_t pixels, int64_t plane_stride, int64_t channels,
+                  float* planes) {
+  HWY_DYNAMIC_DISPATCH(DeinterleaveHalfImpl)(blocked, pixels, plane_stride, channels, planes);
 }
 
 // Pixels per work item of a reorder: a multiple of the 16-pixel tile, 64 KB of a block read.
@@ -53,8 +61,8 @@ class ReorderKernel : public OpKernel {
 
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
-    const char* op = to_blocked_ ? "ToBlocked" : "FromBlocked";
-    if (x->dtype() != DataType::kFloat) return InvalidArgument(std::string(op) + ": input 'X' must be float");
+    if (to_blocked_ && x->dtype() != DataType::kFloat) return InvalidArgument("ToBlocked: input 'X' must be float");
+    if (!to_blocked_) ONNXFLOW_RETURN_IF_ERROR(RequireFloatOrHalf(*x, "FromBlocked", "X"));
     Shape nchw = x->shape();
     if (to_blocked_ && x->rank() != 4) {
       return InvalidArgument("ToBlocked: input 'X' must be [N, C, H, W], got " + ShapeToString(x->shape()));
@@ -77,25 +85,34 @@ class ReorderKernel : public OpKernel {
                                                                     to_blocked_ ? BlockedShape(nchw) : nchw));
     const int64_t channels = nchw[1], pixels = nchw[2] * nchw[3];
     const int64_t blocks = (channels + kChannelBlock - 1) / kChannelBlock;
-    const float* xd = x->data<float>();
     float* yd = y->mutable_data<float>();
     // Work items of a block's run of kRunPixels pixels: a segmentation head's [1, 21, 224, 224]
-    // is two blocks, too few to split over the cores whole.
+    // is two blocks, too few to split over the cores whole. `xd`: X's data, float or
+    // hwy::float16_t (FromBlocked only).
     const int64_t runs = (pixels + kRunPixels - 1) / kRunPixels;
-    ParallelFor(ctx, nchw[0] * blocks * runs, kRunPixels * kChannelBlock, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {
-        const int64_t block = i / runs, n = block / blocks, b = block % blocks;
-        const int64_t p0 = i % runs * kRunPixels, count = std::min(kRunPixels, pixels - p0);
-        const int64_t in_block = std::min(kChannelBlock, channels - b * kChannelBlock);
-        const int64_t plain_at = (n * channels + b * kChannelBlock) * pixels + p0;
-        const int64_t blocked_at = (block * pixels + p0) * kChannelBlock;
-        if (to_blocked_) {
-          InterleaveChannels(xd + plain_at, pixels, in_block, count, kChannelBlock, yd + blocked_at);
-        } else {
+    const auto reorder = [&](const auto* xd) {
+      ParallelFor(ctx, nchw[0] * blocks * runs, kRunPixels * kChannelBlock, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          const int64_t block = i / runs, n = block / blocks, b = block % blocks;
+          const int64_t p0 = i % runs * kRunPixels, count = std::min(kRunPixels, pixels - p0);
+          const int64_t in_block = std::min(kChannelBlock, channels - b * kChannelBlock);
+          const int64_t plain_at = (n * channels + b * kChannelBlock) * pixels + p0;
+          const int64_t blocked_at = (block * pixels + p0) * kChannelBlock;
+          if constexpr (std::is_same_v<decltype(xd), const float*>) {  // ToBlocked takes float only
+            if (to_blocked_) {
+              InterleaveChannels(xd + plain_at, pixels, in_block, count, kChannelBlock, yd + blocked_at);
+              continue;
+            }
+          }
           Deinterleave(xd + blocked_at, count, pixels, in_block, yd + plain_at);
         }
-      }
-    });
+      });
+    };
+    if (x->dtype() == DataType::kFloat16) {
+      reorder(x->data<hwy::float16_t>());
+    } else {
+      reorder(x->data<float>());
+    }
     return Status::Ok();
   }
 

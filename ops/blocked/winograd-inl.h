@@ -77,8 +77,8 @@ HWY_INLINE void InputRows(WinoD d, const WinoV* s, WinoV* r) { MatrixRows(d, kIn
 HWY_INLINE void OutputRows(WinoD d, const WinoV* m, WinoV* o) { MatrixRows(d, kOutputMatrix, m, o); }
 // V = B^T d B of one tile's patch, 16 channels wide at most (`lanes`), from the patch's top-left
 // pixel; `Inside` says whether every pixel (h0 + r, w0 + c) is in the image: the rest read as zeros.
-template <bool kInside>
-HWY_INLINE void InputTile(WinoD d, const float* HWY_RESTRICT x, int64_t height, int64_t width, int64_t h0,
+template <bool kInside, class T>
+HWY_INLINE void InputTile(WinoD d, const T* HWY_RESTRICT x, int64_t height, int64_t width, int64_t h0,
                           int64_t w0, float* HWY_RESTRICT v, int64_t xi_stride) {
   // Columns first: t[i][c] = sum_r B^T[i][r] d[r][c].
   WinoV t[kWinogradPatch][kWinogradPatch];
@@ -89,7 +89,7 @@ HWY_INLINE void InputTile(WinoD d, const float* HWY_RESTRICT x, int64_t height, 
     for (size_t r = 0; r < kWinogradPatch; ++r) {
       const int64_t h = h0 + static_cast<int64_t>(r), w = w0 + static_cast<int64_t>(c);
       const bool real = kInside || (h >= 0 && h < height && w >= 0 && w < width);
-      col[r] = real ? hn::LoadU(d, x + (h * width + w) * kChannelBlock) : hn::Zero(d);
+      col[r] = real ? LoadWeights(d, x + (h * width + w) * kChannelBlock) : hn::Zero(d);
     }
     WinoV rows[kWinogradPatch];
     InputRows(d, col, rows);
@@ -109,9 +109,11 @@ HWY_INLINE void InputTile(WinoD d, const float* HWY_RESTRICT x, int64_t height, 
 // V for tiles [tile0, tile1) of one input block: element (xi, tile, lane) goes to
 // v[xi * xi_stride + (tile - first_tile) * 16 + lane]. Pixels outside the image (the padding, and past the
 // bottom-right edge) read as zeros.
-void WinogradInputImpl(const WinogradInput& in, int64_t tile0, int64_t tile1) {
+template <class T>
+void WinogradInputTiles(const WinogradInput& in, int64_t tile0, int64_t tile1) {
   const WinoD d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const T* x = static_cast<const T*>(in.x);
   for (int64_t tile = tile0; tile < tile1; ++tile) {
     float* v = in.v + (tile - in.first_tile) * kChannelBlock;
     // A tile writes 36 lines far apart in V, too many streams for the hardware prefetcher: ask
@@ -125,11 +127,19 @@ void WinogradInputImpl(const WinogradInput& in, int64_t tile0, int64_t tile1) {
     const bool inside = h0 >= 0 && w0 >= 0 && h0 + kWinogradPatch <= in.height && w0 + kWinogradPatch <= in.width;
     for (int64_t lane = 0; lane < kChannelBlock; lane += lanes) {
       if (inside) {
-        InputTile<true>(d, in.x + lane, in.height, in.width, h0, w0, v + lane, in.xi_stride);
+        InputTile<true>(d, x + lane, in.height, in.width, h0, w0, v + lane, in.xi_stride);
       } else {
-        InputTile<false>(d, in.x + lane, in.height, in.width, h0, w0, v + lane, in.xi_stride);
+        InputTile<false>(d, x + lane, in.height, in.width, h0, w0, v + lane, in.xi_stride);
       }
     }
+  }
+}
+
+void WinogradInputImpl(const WinogradInput& in, int64_t tile0, int64_t tile1) {
+  if (in.half) {
+    WinogradInputTiles<hwy::float16_t>(in, tile0, tile1);
+  } else {
+    WinogradInputTiles<float>(in, tile0, tile1);
   }
 }
 
@@ -137,9 +147,9 @@ void WinogradInputImpl(const WinogradInput& in, int64_t tile0, int64_t tile1) {
 // activation, into the `rows` x `cols` pixels of the tile that lie inside the output. The kind of
 // activation is a template argument: a switch per stored vector costs the common Relu a fifth of
 // the transform.
-template <EpilogueKind kEpilogue>
+template <EpilogueKind kEpilogue, class T>
 HWY_INLINE void OutputTile(WinoD d, const float* HWY_RESTRICT m, int64_t xi_stride, WinoV bias,
-                           const float* residual, float* y, int64_t row_stride, int64_t rows, int64_t cols,
+                           const T* residual, T* y, int64_t row_stride, int64_t rows, int64_t cols,
                            const ActivationSpec& activation) {
   // Columns first: s[p][j] = sum_i A^T[p][i] M[i][j].
   WinoV s[kWinogradTile][kWinogradPatch];
@@ -156,21 +166,23 @@ HWY_INLINE void OutputTile(WinoD d, const float* HWY_RESTRICT m, int64_t xi_stri
   for (int64_t p = 0; p < rows; ++p) {
     WinoV out[kWinogradTile];
     OutputRows(d, s[p], out);
-    float* row = y + p * row_stride;
-    const float* residual_row = residual != nullptr ? residual + p * row_stride : nullptr;
+    T* row = y + p * row_stride;
+    const T* residual_row = residual != nullptr ? residual + p * row_stride : nullptr;
     for (int64_t q = 0; q < cols; ++q) {
       WinoV v = hn::Add(out[q], bias);
-      if (residual_row != nullptr) v = hn::Add(v, hn::LoadU(d, residual_row + q * kChannelBlock));
-      hn::StoreU(ApplyEpilogue<kEpilogue>(d, activation, v), d, row + q * kChannelBlock);
+      if (residual_row != nullptr) v = hn::Add(v, LoadWeights(d, residual_row + q * kChannelBlock));
+      StoreAs(d, ApplyEpilogue<kEpilogue>(d, activation, v), row + q * kChannelBlock);
     }
   }
 }
 
 // Y for the task's tiles and output blocks, from M (WinogradOutput), block by block so that
 // neighbouring tiles read neighbouring lines of M and write neighbouring pixels.
-template <EpilogueKind kEpilogue>
+template <EpilogueKind kEpilogue, class T>
 void WinogradOutputBlocks(const WinogradOutput& out) {
   const WinoD d;
+  T* y = static_cast<T*>(out.y);
+  const T* residual = static_cast<const T*>(out.residual);
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const int64_t xi_stride = out.blocks * out.tiles * kChannelBlock;
   const int64_t row_stride = out.width * kChannelBlock;
@@ -189,15 +201,21 @@ void WinogradOutputBlocks(const WinogradOutput& out) {
       const int64_t at = b * out.y_block_stride + (h0 * out.width + w0) * kChannelBlock;
       for (int64_t lane = 0; lane < kChannelBlock; lane += lanes) {
         const WinoV bias = out.bias != nullptr ? hn::LoadU(d, out.bias + b * kChannelBlock + lane) : hn::Zero(d);
-        OutputTile<kEpilogue>(d, m + lane, xi_stride, bias, out.residual != nullptr ? out.residual + at + lane : nullptr,
-                          out.y + at + lane, row_stride, rows, cols, out.activation);
+        OutputTile<kEpilogue>(d, m + lane, xi_stride, bias, residual != nullptr ? residual + at + lane : nullptr,
+                              y + at + lane, row_stride, rows, cols, out.activation);
       }
     }
   }
 }
 
 void WinogradOutputImpl(const WinogradOutput& out) {
-  WithEpilogueKind(out.activation, [&](auto tag) { WinogradOutputBlocks<decltype(tag)::value>(out); });
+  WithEpilogueKind(out.activation, [&](auto tag) {
+    if (out.half) {
+      WinogradOutputBlocks<decltype(tag)::value, hwy::float16_t>(out);
+    } else {
+      WinogradOutputBlocks<decltype(tag)::value, float>(out);
+    }
+  });
 }
 
 // r = G s on one column (or row) of three filter taps s (kWeightMatrix, rounded to float).

@@ -130,7 +130,9 @@ namespace {
 // The input transform's view of one input block of `image`, V still to be placed.
 WinogradInput InputOf(const WinogradImage& image, int64_t block, int64_t tiles_w) {
   WinogradInput in;
-  in.x = image.x + block * image.in_rows * image.in_cols * kChannelBlock;
+  const size_t bytes = image.half_x ? sizeof(uint16_t) : sizeof(float);
+  in.x = static_cast<const char*>(image.x) + block * image.in_rows * image.in_cols * kChannelBlock * bytes;
+  in.half = image.half_x;
   in.height = image.in_rows;
   in.width = image.in_cols;
   in.top = image.top;
@@ -304,8 +306,10 @@ void WinogradConv::ProductsAndOutput(const TransformedInput& v, const float* u, 
   out.tiles_w = tiles_w;
   out.height = image.out_rows;
   out.width = image.out_cols;
-  out.y = image.y + (c0 / kChannelBlock) * image.block_stride;
-  out.residual = image.residual != nullptr ? image.residual + (c0 / kChannelBlock) * image.block_stride : nullptr;
+  const int64_t at = (c0 / kChannelBlock) * image.block_stride * (image.half_y ? sizeof(uint16_t) : sizeof(float));
+  out.y = static_cast<char*>(image.y) + at;
+  out.residual = image.residual != nullptr ? static_cast<const char*>(image.residual) + at : nullptr;
+  out.half = image.half_y;
   out.y_block_stride = image.block_stride;
   out.bias = image.bias != nullptr ? image.bias + c0 : nullptr;
   out.activation = image.activation;

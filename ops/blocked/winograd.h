@@ -17,13 +17,17 @@
 namespace onnxflow {
 
 // One image of one run, blocked: X [in channel blocks, in_rows, in_cols, 16], Y and Z by output block.
+// X, and Y with Z, are float or float16 (a float16 model's activations): the transforms widen
+// and narrow them in registers.
 struct WinogradImage {
-  const float* x = nullptr;
+  const void* x = nullptr;
+  bool half_x = false;
   int64_t in_rows = 0, in_cols = 0, top = 0, left = 0;  // top/left: the pads before
   int64_t out_rows = 0, out_cols = 0;
-  float* y = nullptr;                // the first of this convolution's output blocks
-  const float* residual = nullptr;   // Z's first block, or null; may be y
-  int64_t block_stride = 0;          // from one output block to the next, in y and in Z
+  void* y = nullptr;                 // the first of this convolution's output blocks
+  const void* residual = nullptr;    // Z's first block, or null; may be y
+  bool half_y = false;               // Y and Z float16
+  int64_t block_stride = 0;          // elements from one output block to the next, in y and in Z
   const float* bias = nullptr;       // the padded output channels' biases, or null
   ActivationSpec activation;
 };

@@ -31,7 +31,8 @@ struct WinogradWeights {
 // One input block's transform: tiles are numbered row by row, tiles_w to a row of the output;
 // tile t's patch starts at input pixel (t / tiles_w * 4 - top, t % tiles_w * 4 - left).
 struct WinogradInput {
-  const float* x = nullptr;  // the block: pixel (h, w) at x + (h * width + w) * 16
+  const void* x = nullptr;  // the block: pixel (h, w) at x + (h * width + w) * 16
+  bool half = false;        // x float16, else float
   int64_t height = 0, width = 0, top = 0, left = 0, tiles_w = 0;
   float* v = nullptr;  // point xi of tile t at v + xi * xi_stride + (t - first_tile) * 16
   int64_t xi_stride = 0;
@@ -45,9 +46,10 @@ struct WinogradOutput {
   int64_t blocks = 0, tiles = 0, tile0 = 0, tiles_w = 0;
   int64_t height = 0, width = 0;  // of the output
   // Pixel (h, w) of block b at y + b * y_block_stride + (h * width + w) * 16; the residual has the
-  // same layout and may be y itself (each pixel is read before it is written).
-  float* y = nullptr;
-  const float* residual = nullptr;
+  // same layout and type and may be y itself (each pixel is read before it is written).
+  void* y = nullptr;
+  const void* residual = nullptr;
+  bool half = false;  // y and the residual float16, else float
   int64_t y_block_stride = 0;
   const float* bias = nullptr;  // the blocks' 16 * blocks biases, or null
   ActivationSpec activation;

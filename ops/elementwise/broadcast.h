@@ -19,6 +19,7 @@
 
 #include "include/onnxflow/status.h"
 #include "include/onnxflow/tensor.h"
+#include "ops/cast/half_simd.h"
 #include "ops/framework/kernel.h"
 #include "ops/framework/numeric.h"
 #include "ops/framework/parallel.h"
@@ -109,6 +110,21 @@ inline void BinarySpan(const TA* a, bool a_bcast, const TB* b, bool b_bcast, TO*
   }
 }
 
+// n 16-bit floats as floats, and back: the SIMD array conversions (F16C where the CPU has it).
+// Element by element, a float16 Add of a [1, 64, 512, 512] map took 20x the float Add's time.
+inline void WidenSpan(const Float16* in, float* out, int64_t n) {
+  HalfToFloatArray(reinterpret_cast<const uint16_t*>(in), out, n);
+}
+inline void WidenSpan(const BFloat16* in, float* out, int64_t n) {
+  BFloat16ToFloatArray(reinterpret_cast<const uint16_t*>(in), out, n);
+}
+inline void NarrowSpan(const float* in, Float16* out, int64_t n) {
+  FloatToHalfArray(in, reinterpret_cast<uint16_t*>(out), n);
+}
+inline void NarrowSpan(const float* in, BFloat16* out, int64_t n) {
+  FloatToBFloat16Array(in, reinterpret_cast<uint16_t*>(out), n);
+}
+
 // Like BinarySpan for 16-bit float storage types: converts blocks to float, runs
 // `float_span(const float*, bool, const float*, bool, float*, n)`, converts back.
 template <typename T, typename FloatSpan>
@@ -118,16 +134,10 @@ inline void BinarySpanViaFloat(const T* a, bool a_bcast, const T* b, bool b_bcas
   float fa[kBlock], fb[kBlock], fo[kBlock];
   for (int64_t start = 0; start < n; start += kBlock) {
     const int64_t m = std::min(kBlock, n - start);
-    if (a_bcast)
-      fa[0] = ToCompute(a[0]);
-    else
-      for (int64_t i = 0; i < m; ++i) fa[i] = ToCompute(a[start + i]);
-    if (b_bcast)
-      fb[0] = ToCompute(b[0]);
-    else
-      for (int64_t i = 0; i < m; ++i) fb[i] = ToCompute(b[start + i]);
+    WidenSpan(a + (a_bcast ? 0 : start), fa, a_bcast ? 1 : m);
+    WidenSpan(b + (b_bcast ? 0 : start), fb, b_bcast ? 1 : m);
     float_span(fa, a_bcast, fb, b_bcast, fo, m);
-    for (int64_t i = 0; i < m; ++i) out[start + i] = FromCompute<T>(fo[i]);
+    NarrowSpan(fo, out + start, m);
   }
 }
 

@@ -511,7 +511,7 @@ std::map<std::string, std::pair<std::string, std::string>> Reasons() {
       {"blocked_split_num_outputs_lies", {"InvalidArgument", "node 'victim' (Split): attribute 'num_outputs' is 4 but the node has 2 outputs"}},
       {"fused_conv_unknown_activation", {"InvalidArgument", "node 'victim' (FusedConv): unknown fused activation 'Frobnicate'"}},
       {"fused_conv_z_fewer_channels", {"InvalidArgument", "node 'ToBlocked(z)' (ToBlocked): ToBlocked: input 'X' [1,15,6,6] must have the 16 channels its blocked reader's weights expect"}},
-      {"fused_conv_z_wrong_size", {"InvalidArgument", "node 'victim' (BlockedConv): BlockedConv: residual 'Z' must be float of the output's shape [1,1,6,6,16], got [1,1,5,6,16]"}},
+      {"fused_conv_z_wrong_size", {"InvalidArgument", "node 'victim' (BlockedConv): BlockedConv: residual 'Z' must be float32 of the output's shape [1,1,6,6,16], got float32 [1,1,5,6,16]"}},
       {"fused_conv_z_int", {"InvalidArgument", "node 'ToBlocked(z)' (ToBlocked): ToBlocked: input 'X' must be float"}},
       {"blocked_conv_x_fewer_channels", {"InvalidArgument", "node 'ToBlocked(x)' (ToBlocked): ToBlocked: input 'X' [1,15,6,6] must have the 16 channels its blocked reader's weights expect"}},
       {"reducemax_axis_out_of_range", {"InvalidArgument", "node 'victim' (ReduceMax): axis 2 is out of range for rank 2"}},

@@ -1,0 +1,175 @@
+#include "graph/blocked_half.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "graph/fusion_util.h"
+#include "graph/rewrite.h"
+#include "ops/blocked/blocked_layout.h"
+#include "ops/framework/domains.h"
+#include "ops/framework/internal_ops.h"
+#include "ops/framework/node_attributes.h"
+
+namespace onnxflow::graph {
+namespace {
+
+// How a node reads and writes float16 blocked values.
+struct HalfIo {
+  std::vector<int> tied_inputs, tied_outputs;  // one type for all of these
+  std::vector<int> free_inputs;                // read in either type
+  bool writes_type = false;                    // chooses its tied outputs' type (output_type)
+};
+
+// BlockedConv: X in either type (not a stem's, which reads the plain image); Y, Z and INTO tied,
+// their type its output_type.
+HalfIo ConvIo(const Graph& g, const Node& n) {
+  HalfIo io{{3, 4}, {0}, {}, true};
+  const Tensor* w = WeightConstant(g, *n.proto, 1);
+  const int64_t group = Attr(*n.proto, "group") != nullptr ? Attr(*n.proto, "group")->i() : 1;
+  if (w != nullptr && w->rank() == 4 && w->dim(1) * group >= kChannelBlock) io.free_inputs = {0};
+  return io;
+}
+
+// What `n` does with float16 values; a node not described here reads and writes float only.
+HalfIo IoOf(const Graph& g, const Node& n) {
+  const auto& p = *n.proto;
+  if (IsInternal(n, internal_ops::kBlockedConv)) return ConvIo(g, n);
+  for (const char* op : {internal_ops::kBlockedMaxPool, internal_ops::kBlockedAveragePool,
+                         internal_ops::kBlockedGlobalMaxPool, internal_ops::kBlockedGlobalAveragePool,
+                         internal_ops::kBlockedResize}) {
+    if (IsInternal(n, op)) return {{0}, {0}, {}, false};  // Y has X's type
+  }
+  // The readers that widen (FromBlocked writes float), or read only the shape.
+  if (IsInternal(n, internal_ops::kFromBlocked) || IsInternal(n, internal_ops::kBlockedShape) || IsOp(n, "Cast")) {
+    return {{}, {}, {0}, false};
+  }
+  // Ops of any type that only move elements, or compute on them in float (their 16-bit kernels
+  // widen blocks of elements): output and inputs of one type.
+  if (IsOp(n, "Concat")) {
+    HalfIo io{{}, {0}, {}, false};
+    io.tied_inputs.resize(static_cast<size_t>(p.input_size()));
+    std::iota(io.tied_inputs.begin(), io.tied_inputs.end(), 0);
+    return io;
+  }
+  if (IsOp(n, "Split")) {
+    HalfIo io{{0}, {}, {}, false};
+    io.tied_outputs.resize(static_cast<size_t>(p.output_size()));
+    std::iota(io.tied_outputs.begin(), io.tied_outputs.end(), 0);
+    return io;
+  }
+  if (IsOp(n, "Identity") || IsOp(n, "Dropout")) return {{0}, {0}, {}, false};
+  if ((IsOp(n, "Add") || IsOp(n, "Sub") || IsOp(n, "Mul")) && n.opset >= 7 && p.input_size() == 2) {
+    return {{0, 1}, {0}, {}, false};
+  }
+  return {};
+}
+
+// Union-find over the candidate values.
+class Classes {
+ public:
+  int Add(const std::string& v) {
+    auto [it, fresh] = index_.emplace(v, static_cast<int>(parent_.size()));
+    if (fresh) {
+      parent_.push_back(it->second);
+      bad_.push_back(false);
+    }
+    return it->second;
+  }
+  bool Has(const std::string& v) const { return index_.count(v) != 0; }
+  int Find(int i) {
+    while (parent_[i] != i) i = parent_[i] = parent_[parent_[i]];
+    return i;
+  }
+  void Join(int a, int b) {
+    a = Find(a);
+    b = Find(b);
+    if (a == b) return;
+    parent_[b] = a;
+    bad_[a] = bad_[a] || bad_[b];
+  }
+  void MarkFloat(const std::string& v) {
+    if (Has(v)) bad_[Find(index_.at(v))] = true;
+  }
+  bool Half(const std::string& v) { return Has(v) && !bad_[Find(index_.at(v))]; }
+  const std::map<std::string, int>& values() const { return index_; }
+
+ private:
+  std::map<std::string, int> index_;
+  std::vector<int> parent_;
+  std::vector<bool> bad_;
+};
+
+Status Store(Graph* g) {
+  Classes classes;
+  for (const std::string& v : g->declared_half) {
+    if (KnownType(*g, v) == DataType::kFloat && g->nodes.Producer(v) != NodeGraph::None()) classes.Add(v);
+  }
+  if (classes.values().empty()) return Status::Ok();
+
+  std::vector<NodeGraph::Id> writers;  // nodes whose output_type is chosen here
+  for (NodeGraph::Id id : g->nodes.Order()) {
+    const Node& n = g->nodes[id];
+    const auto& p = *n.proto;
+    const HalfIo io = n.subgraphs.empty() ? IoOf(*g, n) : HalfIo{};
+    // Tied values: one class, or float all when one of them cannot be float16.
+    std::vector<std::string> tied;
+    for (int k : io.tied_inputs) {
+      if (k < p.input_size() && !p.input(k).empty()) tied.push_back(p.input(k));
+    }
+    for (int k : io.tied_outputs) {
+      if (k < p.output_size() && !p.output(k).empty()) tied.push_back(p.output(k));
+    }
+    bool all_candidates = true;
+    for (const std::string& v : tied) all_candidates = all_candidates && classes.Has(v);
+    for (const std::string& v : tied) {
+      if (!all_candidates) classes.MarkFloat(v);
+      if (all_candidates && v != tied.front()) classes.Join(classes.Add(tied.front()), classes.Add(v));
+    }
+    if (io.writes_type && !tied.empty()) writers.push_back(id);
+    // Any other read or write of a candidate keeps it float.
+    for (int k = 0; k < p.input_size(); ++k) {
+      const bool handled = std::count(io.tied_inputs.begin(), io.tied_inputs.end(), k) ||
+                           std::count(io.free_inputs.begin(), io.free_inputs.end(), k);
+      if (!handled) classes.MarkFloat(p.input(k));
+    }
+    for (int k = 0; k < p.output_size(); ++k) {
+      if (!std::count(io.tied_outputs.begin(), io.tied_outputs.end(), k)) classes.MarkFloat(p.output(k));
+    }
+    for (const std::string& v : n.implicit_inputs) classes.MarkFloat(v);
+  }
+  // Values that leave the graph keep their float. (Every class left has a BlockedConv writing it:
+  // each value has a producer, and a producer not described above made its outputs float.)
+  for (const ValueInfo& out : g->outputs) classes.MarkFloat(out.name);
+
+  Patch patch;
+  for (NodeGraph::Id id : writers) {
+    const Node& n = g->nodes[id];
+    if (!classes.Half(n.proto->output(0))) continue;
+    auto proto = std::make_shared<onnx::NodeProto>(*n.proto);
+    SetIntAttr(proto.get(), "output_type", static_cast<int64_t>(DataType::kFloat16));
+    patch.replaced.push_back(id);
+    patch.AddAt(WithProto(n, std::move(proto)), id);
+  }
+  if (patch.replaced.empty()) return Status::Ok();
+  std::vector<std::string> half;
+  for (const auto& [v, index] : classes.values()) {
+    if (classes.Half(v)) half.push_back(v);
+  }
+  ONNXFLOW_RETURN_IF_ERROR(ApplyPatch(g, std::move(patch), "StoreBlockedValuesInHalf"));
+  for (const std::string& v : half) g->known_types[v] = DataType::kFloat16;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status StoreBlockedValuesInHalf(Graph* graph) {
+  for (const Node& node : graph->nodes) {
+    for (const auto& [name, sub] : node.subgraphs) ONNXFLOW_RETURN_IF_ERROR(StoreBlockedValuesInHalf(sub.get()));
+  }
+  return Store(graph);
+}
+
+}  // namespace onnxflow::graph

@@ -1,0 +1,170 @@
+// Float16 storage of a float16 model's blocked values (graph/blocked_half.h): which values go to
+// float16 (those the model declares float16, written by a BlockedConv and read only by kernels
+// that take float16, with the values a Concat, Split, pool, Resize or Add ties to them), which stay
+// float, and that the results stay the float16 model's.
+#include "graph/blocked_half.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "graph/fusion_util.h"
+#include "graph/model.h"
+#include "include/onnxflow/session.h"
+#include "ops/framework/internal_ops.h"
+#include "ops/framework/numeric.h"
+#include "ops/register_all.h"
+#include "tools/model_builder.h"
+
+namespace onnxflow::graph {
+namespace {
+
+using tools::ModelBuilder;
+using tools::SetAttr;
+
+Tensor Weights(DataType type, const std::vector<int64_t>& shape, int seed) {
+  std::vector<float> v;
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<float>((i * 37 + seed * 11) % 23 - 11) / 64.0f);
+  if (type == DataType::kFloat) return Tensor::FromVector<float>(shape, v);
+  if (type == DataType::kBFloat16) {
+    std::vector<BFloat16> b;
+    for (float f : v) b.push_back(BFloat16{FloatToBFloat16(f)});
+    return Tensor::FromVector<BFloat16>(shape, b);
+  }
+  std::vector<Float16> h;
+  for (float f : v) h.push_back(Float16{FloatToHalf(f)});
+  return Tensor::FromVector<Float16>(shape, h);
+}
+
+// x (float) -> Cast to `type` -> stem Conv -> Relu -> 3x3 Conv + the stem's output -> Relu ->
+// MaxPool -> 1x1 Conv -> Concat with the pool's output -> Resize x2 -> 3x3 Conv -> Cast to float:
+// y. Beside it, a 1x1 Conv of the pool's output read by LeakyRelu (a blocked op that takes float
+// only), and the pool's output Cast to float as a second graph output.
+ModelBuilder Cnn(DataType type) {
+  const auto t = static_cast<int64_t>(type);
+  ModelBuilder m(type == DataType::kBFloat16 ? 22 : 17);  // Conv takes bfloat16 from opset 22
+  m.Input("x", DataType::kFloat, {1, 3, 16, 16});
+  m.Initializer("w0", Weights(type, {32, 3, 3, 3}, 0));
+  m.Initializer("w1", Weights(type, {32, 32, 3, 3}, 1));
+  m.Initializer("w2", Weights(type, {32, 32, 1, 1}, 2));
+  m.Initializer("w3", Weights(type, {32, 64, 3, 3}, 3));
+  m.Initializer("w4", Weights(type, {16, 32, 1, 1}, 4));
+  m.Initializer("scales", Tensor::FromVector<float>({4}, {1, 1, 2, 2}));
+  SetAttr(m.Node("Cast", {"x"}, {"xh"}, "to_half"), "to", t);
+  auto& c0 = m.Node("Conv", {"xh", "w0"}, {"c0"}, "stem");
+  SetAttr(c0, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  m.Node("Relu", {"c0"}, {"r0"}, "relu0");
+  auto& c1 = m.Node("Conv", {"r0", "w1"}, {"c1"}, "conv1");
+  SetAttr(c1, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  m.Node("Add", {"c1", "r0"}, {"s1"}, "residual");
+  m.Node("Relu", {"s1"}, {"r1"}, "relu1");
+  auto& pool = m.Node("MaxPool", {"r1"}, {"p"}, "pool");
+  SetAttr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+  SetAttr(pool, "strides", std::vector<int64_t>{2, 2});
+  m.Node("Conv", {"p", "w2"}, {"c2"}, "conv2");
+  SetAttr(m.Node("Concat", {"c2", "p"}, {"cat"}, "cat"), "axis", int64_t{1});
+  SetAttr(m.Node("Resize", {"cat", "", "scales"}, {"up"}, "up"), "mode", std::string("nearest"));
+  auto& c3 = m.Node("Conv", {"up", "w3"}, {"c3"}, "conv3");
+  SetAttr(c3, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  SetAttr(m.Node("Cast", {"c3"}, {"y"}, "to_float"), "to", int64_t{onnx::TensorProto::FLOAT});
+  m.Node("Conv", {"p", "w4"}, {"c4"}, "conv4");
+  m.Node("LeakyRelu", {"c4"}, {"leaky"}, "leaky");
+  SetAttr(m.Node("Cast", {"leaky"}, {"z"}, "leaky_to_float"), "to", int64_t{onnx::TensorProto::FLOAT});
+  SetAttr(m.Node("Cast", {"p"}, {"pooled"}, "pool_to_float"), "to", int64_t{onnx::TensorProto::FLOAT});
+  m.Output("y", DataType::kFloat, {1, 32, 16, 16});
+  m.Output("z", DataType::kFloat, {1, 16, 8, 8});
+  m.Output("pooled", DataType::kFloat, {1, 32, 8, 8});
+  return m;
+}
+
+std::unique_ptr<Model> Load(DataType type) {
+  auto model = LoadModelBytes(Cnn(type).Serialize(), "", SessionOptions(), GlobalKernelRegistry());
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  return model.ok() ? std::move(model).value() : nullptr;
+}
+
+// The BlockedConvs by the ONNX node they came from, with the type each writes.
+std::map<std::string, DataType> ConvOutputTypes(const Graph& g) {
+  std::map<std::string, DataType> types;
+  for (const Node& n : g.nodes) {
+    if (!IsInternal(n, internal_ops::kBlockedConv)) continue;
+    const auto* attr = Attr(*n.proto, "output_type");
+    types[n.proto->name()] = attr != nullptr ? static_cast<DataType>(attr->i()) : DataType::kFloat;
+    EXPECT_EQ(KnownType(g, n.proto->output(0)), types[n.proto->name()]) << n.proto->name();
+  }
+  return types;
+}
+
+TEST(BlockedHalfTest, BlockedValuesOfAHalfModelAreStoredInHalf) {
+  auto model = Load(DataType::kFloat16);
+  ASSERT_NE(model, nullptr);
+  const Graph& g = *model->graph;
+  // The stem (which reads the plain image), conv1 (which adds the stem's output as its residual
+  // Z) and conv2 write float16, and with them the pool, the Concat and the Resize between them.
+  // conv3 writes y, which the model declares float (its Cast to float is gone: conv3 writes y
+  // itself); conv4's output goes to LeakyRelu, which takes float only.
+  const std::map<std::string, DataType> types = ConvOutputTypes(g);
+  ASSERT_EQ(types.size(), 5u);
+  for (const char* conv : {"stem", "conv1", "conv2"}) EXPECT_EQ(types.at(conv), DataType::kFloat16) << conv;
+  for (const char* conv : {"conv3", "conv4"}) EXPECT_EQ(types.at(conv), DataType::kFloat) << conv;
+  int half_values = 0;
+  for (const Node& n : g.nodes) {
+    for (const auto& out : n.proto->output()) half_values += KnownType(g, out) == DataType::kFloat16;
+    if (IsInternal(n, internal_ops::kBlockedMaxPool) || IsInternal(n, internal_ops::kBlockedResize) ||
+        IsOp(n, "Concat")) {
+      EXPECT_EQ(KnownType(g, n.proto->output(0)), DataType::kFloat16) << n.op_type();
+    }
+  }
+  EXPECT_EQ(half_values, 6);  // 3 convolutions, pool, Concat, Resize
+  // The graph's outputs keep their float.
+  for (const char* out : {"y", "z", "pooled"}) EXPECT_EQ(KnownType(g, out), DataType::kFloat) << out;
+}
+
+TEST(BlockedHalfTest, ResultsStayTheHalfModels) {
+  std::vector<float> x;
+  for (int i = 0; i < 3 * 16 * 16; ++i) x.push_back(static_cast<float>((i * 13) % 17 - 8) / 8.0f);
+  auto run = [&](bool optimize) {
+    SessionOptions options;
+    options.optimize = optimize;
+    auto session = Session::LoadFromBytes(Cnn(DataType::kFloat16).Serialize(), options);
+    EXPECT_TRUE(session.ok()) << session.status().ToString();
+    auto out = session->Run({{"x", Value(Tensor::FromVector<float>({1, 3, 16, 16}, x))}});
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    return std::move(out).value();
+  };
+  // Op by op in half (each node widens, computes in float and rounds) against the optimized run,
+  // which rounds the stored values the same way but sums convolutions in another order.
+  const auto op_by_op = run(false), optimized = run(true);
+  ASSERT_EQ(op_by_op.size(), 3u);
+  ASSERT_EQ(optimized.size(), 3u);
+  for (size_t k = 0; k < 3; ++k) {
+    const Tensor& want = op_by_op[k].value.tensor();
+    const Tensor& got = optimized[k].value.tensor();
+    ASSERT_EQ(got.dtype(), DataType::kFloat);
+    ASSERT_EQ(got.shape(), want.shape());
+    double worst = 0;
+    for (int64_t i = 0; i < want.size(); ++i) {
+      const float a = want.data<float>()[i], b = got.data<float>()[i];
+      worst = std::max<double>(worst, std::fabs(a - b) / (std::fabs(a) + 0.25));
+    }
+    // A few units in the last place of half (2^-11 relative) through four convolutions.
+    EXPECT_LT(worst, 8 * 0x1p-11) << "output " << k;
+  }
+}
+
+TEST(BlockedHalfTest, OtherModelsKeepFloatValues) {
+  for (DataType type : {DataType::kFloat, DataType::kBFloat16}) {
+    auto model = Load(type);
+    ASSERT_NE(model, nullptr);
+    for (const auto& [conv, written] : ConvOutputTypes(*model->graph)) {
+      EXPECT_EQ(written, DataType::kFloat) << conv << " of a " << DataTypeName(type) << " model";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace onnxflow::graph
