@@ -10,6 +10,7 @@
 
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_arena.h>
 
 #include "ops/framework/kernel.h"
 #include "ops/framework/tsan_annotations.h"
@@ -47,6 +48,11 @@ void ParallelChunks(int64_t n, int64_t grain, F&& body) {
                     tbb::simple_partitioner());
   HappensAfter(&done);
 }
+
+// The calling worker's slot in [0, WorkerSlots()), or -1 outside the workers: for a kernel that
+// keeps scratch per worker through one call (a task reusing what the worker's previous task made).
+inline int WorkerSlot() { return tbb::this_task_arena::current_thread_index(); }
+inline int WorkerSlots() { return tbb::this_task_arena::max_concurrency(); }
 
 // For kernels that cut their own tasks: task(i) for every i in [0, tasks), one TBB task each over
 // the run's cores when `work` (a rough count of operations in all) pays for waking them, else inline.
