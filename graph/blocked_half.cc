@@ -42,9 +42,13 @@ HalfIo IoOf(const Graph& g, const Node& n) {
                          internal_ops::kBlockedResize}) {
     if (IsInternal(n, op)) return {{0}, {0}, {}, false};  // Y has X's type
   }
-  // The readers that widen (FromBlocked writes float), or read only the shape.
-  if (IsInternal(n, internal_ops::kFromBlocked) || IsInternal(n, internal_ops::kBlockedShape) || IsOp(n, "Cast")) {
-    return {{}, {}, {0}, false};
+  // FromBlocked reads either type and writes the type it is told (output_type).
+  if (IsInternal(n, internal_ops::kFromBlocked)) return {{}, {0}, {0}, true};
+  // The readers that read only the shape, or convert.
+  if (IsInternal(n, internal_ops::kBlockedShape) || IsOp(n, "Shape") || IsOp(n, "Cast")) return {{}, {}, {0}, false};
+  // Plain ops that only move elements (their other inputs are shapes, axes, indices).
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice"}) {
+    if (IsOp(n, op)) return {{0}, {0}, {}, false};
   }
   // Ops of any type that only move elements, or compute on them in float (their 16-bit kernels
   // widen blocks of elements): output and inputs of one type.
@@ -75,6 +79,7 @@ class Classes {
     if (fresh) {
       parent_.push_back(it->second);
       bad_.push_back(false);
+      gain_.push_back(0);
     }
     return it->second;
   }
@@ -89,20 +94,49 @@ class Classes {
     if (a == b) return;
     parent_[b] = a;
     bad_[a] = bad_[a] || bad_[b];
+    gain_[a] += gain_[b];
   }
   void MarkFloat(const std::string& v) {
     if (Has(v)) bad_[Find(index_.at(v))] = true;
   }
-  bool Half(const std::string& v) { return Has(v) && !bad_[Find(index_.at(v))]; }
+  bool Half(const std::string& v) { return Has(v) && !bad_[Find(index_.at(v))] && gain_[Find(index_.at(v))] > 0; }
+  // A value of the class that holds storage of its own (+1), or a Cast to float that a reader
+  // needs (-1): float16 pays where the first outnumber the second.
+  void Count(const std::string& v, int gain) {
+    if (Has(v)) gain_[Find(index_.at(v))] += gain;
+  }
   const std::map<std::string, int>& values() const { return index_; }
 
  private:
   std::map<std::string, int> index_;
   std::vector<int> parent_;
   std::vector<bool> bad_;
+  std::vector<int> gain_;
 };
 
-Status Store(Graph* g) {
+// Ops whose output is storage of its own, not a view of their input.
+bool OwnsOutput(const Node& n) {
+  if (n.domain == kOnnxflowDomain) return true;  // the blocked kernels, FromBlocked
+  for (const char* op : {"Concat", "Transpose", "Slice", "Add", "Sub", "Mul"}) {
+    if (IsOp(n, op)) return true;
+  }
+  return false;
+}
+
+Node MakeCast(const std::string& from, const std::string& to, int opset) {
+  auto proto = std::make_shared<onnx::NodeProto>();
+  proto->set_op_type("Cast");
+  proto->set_name(to + "/cast");
+  proto->add_input(from);
+  proto->add_output(to);
+  SetIntAttr(proto.get(), "to", onnx::TensorProto::FLOAT);
+  Node node;
+  node.proto = std::move(proto);
+  node.opset = opset;
+  return node;
+}
+
+Status Store(Graph* g, int opset) {
   Classes classes;
   for (const std::string& v : g->declared_half) {
     if (KnownType(*g, v) == DataType::kFloat && g->nodes.Producer(v) != NodeGraph::None()) classes.Add(v);
@@ -110,6 +144,7 @@ Status Store(Graph* g) {
   if (classes.values().empty()) return Status::Ok();
 
   std::vector<NodeGraph::Id> writers;  // nodes whose output_type is chosen here
+  std::map<std::string, std::vector<NodeGraph::Id>> widened_for;  // reads that need a float copy
   for (NodeGraph::Id id : g->nodes.Order()) {
     const Node& n = g->nodes[id];
     const auto& p = *n.proto;
@@ -129,47 +164,84 @@ Status Store(Graph* g) {
       if (all_candidates && v != tied.front()) classes.Join(classes.Add(tied.front()), classes.Add(v));
     }
     if (io.writes_type && !tied.empty()) writers.push_back(id);
-    // Any other read or write of a candidate keeps it float.
+    // Any other read of a candidate reads a float copy (a Cast after its producer); any other
+    // write, or a read by a subgraph, keeps it float.
     for (int k = 0; k < p.input_size(); ++k) {
       const bool handled = std::count(io.tied_inputs.begin(), io.tied_inputs.end(), k) ||
                            std::count(io.free_inputs.begin(), io.free_inputs.end(), k);
-      if (!handled) classes.MarkFloat(p.input(k));
+      if (handled || !classes.Has(p.input(k))) continue;
+      if (n.subgraphs.empty() && opset >= 6) {
+        widened_for[p.input(k)].push_back(id);
+      } else {
+        classes.MarkFloat(p.input(k));
+      }
     }
     for (int k = 0; k < p.output_size(); ++k) {
       if (!std::count(io.tied_outputs.begin(), io.tied_outputs.end(), k)) classes.MarkFloat(p.output(k));
     }
     for (const std::string& v : n.implicit_inputs) classes.MarkFloat(v);
   }
-  // Values that leave the graph keep their float. (Every class left has a BlockedConv writing it:
+  // Values that leave the graph keep their float. (Every class left has a writer that chooses:
   // each value has a producer, and a producer not described above made its outputs float.)
   for (const ValueInfo& out : g->outputs) classes.MarkFloat(out.name);
-
-  Patch patch;
-  for (NodeGraph::Id id : writers) {
-    const Node& n = g->nodes[id];
-    if (!classes.Half(n.proto->output(0))) continue;
-    auto proto = std::make_shared<onnx::NodeProto>(*n.proto);
-    SetIntAttr(proto.get(), "output_type", static_cast<int64_t>(DataType::kFloat16));
-    patch.replaced.push_back(id);
-    patch.AddAt(WithProto(n, std::move(proto)), id);
+  for (const auto& [v, index] : classes.values()) {
+    if (OwnsOutput(g->nodes[g->nodes.Producer(v)])) classes.Count(v, +1);
   }
-  if (patch.replaced.empty()) return Status::Ok();
+  for (const auto& [v, readers] : widened_for) classes.Count(v, -1);
+
+  // The writers with their output_type, the readers reading the float copies, then the Casts.
+  std::map<NodeGraph::Id, std::shared_ptr<onnx::NodeProto>> edited;
+  auto edit = [&](NodeGraph::Id id) -> onnx::NodeProto* {
+    auto& proto = edited[id];
+    if (proto == nullptr) proto = std::make_shared<onnx::NodeProto>(*g->nodes[id].proto);
+    return proto.get();
+  };
+  for (NodeGraph::Id id : writers) {
+    if (classes.Half(g->nodes[id].proto->output(0))) {
+      SetIntAttr(edit(id), "output_type", static_cast<int64_t>(DataType::kFloat16));
+    }
+  }
+  NameSet names(*g);
+  std::vector<std::pair<Node, NodeGraph::Id>> casts;
+  for (const auto& [v, readers] : widened_for) {
+    if (!classes.Half(v)) continue;
+    const std::string copy = names.Fresh(v + "/float");
+    casts.emplace_back(MakeCast(v, copy, opset), g->nodes.Producer(v));
+    for (NodeGraph::Id r : readers) {
+      for (auto& in : *edit(r)->mutable_input()) {
+        if (in == v) in = copy;
+      }
+    }
+  }
+  if (edited.empty()) return Status::Ok();
+  Patch patch;
+  for (auto& [id, proto] : edited) {
+    patch.replaced.push_back(id);
+    patch.AddAt(WithProto(g->nodes[id], std::move(proto)), id);
+  }
+  for (auto& [cast, at] : casts) {
+    patch.types.emplace_back(cast.proto->output(0), DataType::kFloat);
+    patch.AddAt(std::move(cast), at);
+  }
   std::vector<std::string> half;
   for (const auto& [v, index] : classes.values()) {
     if (classes.Half(v)) half.push_back(v);
   }
   ONNXFLOW_RETURN_IF_ERROR(ApplyPatch(g, std::move(patch), "StoreBlockedValuesInHalf"));
+  ONNXFLOW_RETURN_IF_ERROR(CheckAcyclic(*g, "StoreBlockedValuesInHalf"));
   for (const std::string& v : half) g->known_types[v] = DataType::kFloat16;
   return Status::Ok();
 }
 
 }  // namespace
 
-Status StoreBlockedValuesInHalf(Graph* graph) {
+Status StoreBlockedValuesInHalf(Graph* graph, int onnx_opset) {
   for (const Node& node : graph->nodes) {
-    for (const auto& [name, sub] : node.subgraphs) ONNXFLOW_RETURN_IF_ERROR(StoreBlockedValuesInHalf(sub.get()));
+    for (const auto& [name, sub] : node.subgraphs) {
+      ONNXFLOW_RETURN_IF_ERROR(StoreBlockedValuesInHalf(sub.get(), onnx_opset));
+    }
   }
-  return Store(graph);
+  return Store(graph, onnx_opset);
 }
 
 }  // namespace onnxflow::graph

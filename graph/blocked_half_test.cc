@@ -1,7 +1,8 @@
-// Float16 storage of a float16 model's blocked values (graph/blocked_half.h): which values go to
-// float16 (those the model declares float16, written by a BlockedConv and read only by kernels
-// that take float16, with the values a Concat, Split, pool, Resize or Add ties to them), which stay
-// float, and that the results stay the float16 model's.
+// Float16 storage of a float16 model's blocked values and the plain values moved out of them
+// (graph/blocked_half.h): which values go to float16 (those the model declares float16, written by
+// a BlockedConv or FromBlocked and read by kernels that take float16, with the values a Concat,
+// Split, pool, Resize, Add, Reshape or Transpose ties to them; other readers read a float copy
+// where that pays), which stay float, and that the results stay the float16 model's.
 #include "graph/blocked_half.h"
 
 #include <gtest/gtest.h>
@@ -43,7 +44,8 @@ Tensor Weights(DataType type, const std::vector<int64_t>& shape, int seed) {
 // x (float) -> Cast to `type` -> stem Conv -> Relu -> 3x3 Conv + the stem's output -> Relu ->
 // MaxPool -> 1x1 Conv -> Concat with the pool's output -> Resize x2 -> 3x3 Conv -> Cast to float:
 // y. Beside it, a 1x1 Conv of the pool's output read by LeakyRelu (a blocked op that takes float
-// only), and the pool's output Cast to float as a second graph output.
+// only), the pool's output Cast to float as a second graph output, and a detector's head on
+// conv2's output: Reshape -> Transpose -> Softmax, Cast to float.
 ModelBuilder Cnn(DataType type) {
   const auto t = static_cast<int64_t>(type);
   ModelBuilder m(type == DataType::kBFloat16 ? 22 : 17);  // Conv takes bfloat16 from opset 22
@@ -75,7 +77,13 @@ ModelBuilder Cnn(DataType type) {
   m.Node("LeakyRelu", {"c4"}, {"leaky"}, "leaky");
   SetAttr(m.Node("Cast", {"leaky"}, {"z"}, "leaky_to_float"), "to", int64_t{onnx::TensorProto::FLOAT});
   SetAttr(m.Node("Cast", {"p"}, {"pooled"}, "pool_to_float"), "to", int64_t{onnx::TensorProto::FLOAT});
+  m.Initializer("head_shape", Tensor::FromVector<int64_t>({3}, {1, 32, 64}));
+  m.Node("Reshape", {"c2", "head_shape"}, {"flat"}, "flat");
+  SetAttr(m.Node("Transpose", {"flat"}, {"rows"}, "rows"), "perm", std::vector<int64_t>{0, 2, 1});
+  SetAttr(m.Node("Softmax", {"rows"}, {"prob"}, "prob"), "axis", int64_t{2});
+  SetAttr(m.Node("Cast", {"prob"}, {"head"}, "head_to_float"), "to", int64_t{onnx::TensorProto::FLOAT});
   m.Output("y", DataType::kFloat, {1, 32, 16, 16});
+  m.Output("head", DataType::kFloat, {1, 64, 32});
   m.Output("z", DataType::kFloat, {1, 16, 8, 8});
   m.Output("pooled", DataType::kFloat, {1, 32, 8, 8});
   return m;
@@ -119,9 +127,25 @@ TEST(BlockedHalfTest, BlockedValuesOfAHalfModelAreStoredInHalf) {
       EXPECT_EQ(KnownType(g, n.proto->output(0)), DataType::kFloat16) << n.op_type();
     }
   }
-  EXPECT_EQ(half_values, 6);  // 3 convolutions, pool, Concat, Resize
+  // And the head: FromBlocked writes conv2's output in float16, the Reshape and Transpose move it
+  // in float16, and the Softmax reads a float copy, Cast after the Transpose.
+  int from_blocked_half = 0, casts_to_softmax = 0;
+  for (const Node& n : g.nodes) {
+    if (IsInternal(n, internal_ops::kFromBlocked) && KnownType(g, n.proto->output(0)) == DataType::kFloat16) {
+      ++from_blocked_half;
+    }
+    if (IsOp(n, "Softmax")) {
+      const NodeGraph::Id cast = g.nodes.Producer(n.proto->input(0));
+      ASSERT_NE(cast, NodeGraph::None());
+      casts_to_softmax +=
+          IsOp(g.nodes[cast], "Cast") && KnownType(g, g.nodes[cast].proto->input(0)) == DataType::kFloat16;
+    }
+  }
+  EXPECT_EQ(from_blocked_half, 1);
+  EXPECT_EQ(casts_to_softmax, 1);
+  EXPECT_EQ(half_values, 9);  // 3 convolutions, pool, Concat, Resize; FromBlocked, Reshape, Transpose
   // The graph's outputs keep their float.
-  for (const char* out : {"y", "z", "pooled"}) EXPECT_EQ(KnownType(g, out), DataType::kFloat) << out;
+  for (const char* out : {"y", "z", "pooled", "head"}) EXPECT_EQ(KnownType(g, out), DataType::kFloat) << out;
 }
 
 TEST(BlockedHalfTest, ResultsStayTheHalfModels) {
@@ -139,9 +163,9 @@ TEST(BlockedHalfTest, ResultsStayTheHalfModels) {
   // Op by op in half (each node widens, computes in float and rounds) against the optimized run,
   // which rounds the stored values the same way but sums convolutions in another order.
   const auto op_by_op = run(false), optimized = run(true);
-  ASSERT_EQ(op_by_op.size(), 3u);
-  ASSERT_EQ(optimized.size(), 3u);
-  for (size_t k = 0; k < 3; ++k) {
+  ASSERT_EQ(op_by_op.size(), 4u);
+  ASSERT_EQ(optimized.size(), 4u);
+  for (size_t k = 0; k < 4; ++k) {
     const Tensor& want = op_by_op[k].value.tensor();
     const Tensor& got = optimized[k].value.tensor();
     ASSERT_EQ(got.dtype(), DataType::kFloat);

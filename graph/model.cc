@@ -130,7 +130,8 @@ Result<std::unique_ptr<Model>> Load(std::unique_ptr<Model> model, const SessionO
     ONNXFLOW_RETURN_IF_ERROR(FuseForInference(model->graph.get()));
     ONNXFLOW_RETURN_IF_ERROR(LiftConv1dTo2d(model->graph.get()));  // 1-D convolutions join the layouts below
     ONNXFLOW_RETURN_IF_ERROR(UseBlockedLayout(model->graph.get()));
-    ONNXFLOW_RETURN_IF_ERROR(StoreBlockedValuesInHalf(model->graph.get()));
+    ONNXFLOW_RETURN_IF_ERROR(
+        StoreBlockedValuesInHalf(model->graph.get(), model->opsets.count("") ? model->opsets.at("") : 0));
     ONNXFLOW_RETURN_IF_ERROR(UseChannelsLastQuant(model->graph.get()));
     RemoveDeadNodes(model->graph.get());
     // Initializers the passes replaced (a Conv's weights before BatchNormalization was folded

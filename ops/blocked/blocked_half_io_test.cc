@@ -214,6 +214,17 @@ TEST_P(BlockedHalfIoTest, FromBlockedWidensExactly) {
       EXPECT_EQ(from_half->dim(1), channels > 0 ? channels : x.half.dim(1) * kChannelBlock);
       EXPECT_TRUE(std::signbit(from_half->data<float>()[0]) && from_half->data<float>()[0] == 0.0f);
       EXPECT_EQ(from_half->data<float>()[1], kInf);
+      // output_type FLOAT16: the same planes in float16 (a float16 model's plain values), from
+      // either type of X, runs of 1024 pixels narrowed one plane at a time.
+      const auto to_half = [&](OpTest& t) {
+        set_up(t);
+        t.Attr("output_type", int64_t{10});
+      };
+      for (const Tensor* in : {&x.half, &x.widened}) {
+        Result<Tensor> narrowed = RunOn("FromBlocked", *in, to_half, 2);
+        ASSERT_TRUE(narrowed.ok()) << narrowed.status().ToString();
+        EXPECT_TRUE(SameBits(Narrowed(*from_float), *narrowed));
+      }
     }
   }
 }
@@ -237,6 +248,13 @@ TEST(BlockedHalfIoRefusalTest, RefusesOtherTypes) {
                       StatusCode::kInvalidArgument, "BlockedResize: input 'X' must be float or float16, got int32"));
   EXPECT_TRUE(Refused(RunOn("ToBlocked", Tensor(DataType::kFloat16, {1, 16, 2, 2}), [](OpTest&) {}),
                       StatusCode::kInvalidArgument, "ToBlocked: input 'X' must be float"));
+  // FromBlocked writes float or float16; ToBlocked float only.
+  EXPECT_TRUE(Refused(RunOn("FromBlocked", Tensor(DataType::kFloat, {1, 1, 2, 2, 16}),
+                            [](OpTest& t) { t.Attr("output_type", int64_t{11}); }),
+                      StatusCode::kInvalidArgument, "FromBlocked: output_type must be FLOAT (1) or FLOAT16 (10), got 11"));
+  EXPECT_TRUE(Refused(RunOn("ToBlocked", Tensor(DataType::kFloat, {1, 16, 2, 2}),
+                            [](OpTest& t) { t.Attr("output_type", int64_t{10}); }),
+                      StatusCode::kInvalidArgument, "ToBlocked: output_type must be FLOAT (1), got 10"));
 }
 
 }  // namespace

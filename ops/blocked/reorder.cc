@@ -1,6 +1,7 @@
 // com.onnxflow ToBlocked and FromBlocked: float [N, C, H, W] <-> channel-blocked
 // [N, ceil(C/16), H, W, 16] (blocked_layout.h). FromBlocked also takes float16 blocks (a float16
-// model's activations) and widens them as it moves them: its Y is float either way, and exact.
+// model's activations) and widens them as it moves them; its Y is float, or with output_type
+// FLOAT16 (10) float16 (a float16 model's plain values, graph/blocked_half.h), rounded once.
 // ToBlocked zeroes the last block's pad lanes; FromBlocked's attribute `channels` says how many
 // channels to keep (default: every lane); ToBlocked's, how many X must have (its reader's weights
 // say; default: any). The graph pass puts them where a blocked region of the graph meets ops that
@@ -22,8 +23,10 @@
 
 #include <algorithm>
 #include <type_traits>
+#include <vector>
 
 #include "ops/blocked/blocked_layout.h"
+#include "ops/cast/half_simd.h"
 #include "ops/framework/internal_ops.h"
 #include "ops/framework/node_attributes.h"
 #include "ops/framework/parallel.h"
@@ -57,7 +60,8 @@ constexpr int64_t kRunPixels = 1024;
 // per work item.
 class ReorderKernel : public OpKernel {
  public:
-  ReorderKernel(bool to_blocked, int64_t channels) : to_blocked_(to_blocked), channels_(channels) {}
+  ReorderKernel(bool to_blocked, int64_t channels, DataType y_type)
+      : to_blocked_(to_blocked), channels_(channels), y_type_(y_type) {}
 
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
@@ -81,17 +85,20 @@ class ReorderKernel : public OpKernel {
         nchw[1] = channels_;
       }
     }
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat,
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, y_type_,
                                                                     to_blocked_ ? BlockedShape(nchw) : nchw));
     const int64_t channels = nchw[1], pixels = nchw[2] * nchw[3];
     const int64_t blocks = (channels + kChannelBlock - 1) / kChannelBlock;
-    float* yd = y->mutable_data<float>();
+    const bool half_y = y_type_ == DataType::kFloat16;
+    float* yd = half_y ? nullptr : y->mutable_data<float>();
     // Work items of a block's run of kRunPixels pixels: a segmentation head's [1, 21, 224, 224]
     // is two blocks, too few to split over the cores whole. `xd`: X's data, float or
     // hwy::float16_t (FromBlocked only).
     const int64_t runs = (pixels + kRunPixels - 1) / kRunPixels;
     const auto reorder = [&](const auto* xd) {
       ParallelFor(ctx, nchw[0] * blocks * runs, kRunPixels * kChannelBlock, [&](int64_t i0, int64_t i1) {
+        // A float16 Y: each run's planes in float here first, then narrowed.
+        std::vector<float> run_planes(half_y ? static_cast<size_t>(kChannelBlock * kRunPixels) : 0);
         for (int64_t i = i0; i < i1; ++i) {
           const int64_t block = i / runs, n = block / blocks, b = block % blocks;
           const int64_t p0 = i % runs * kRunPixels, count = std::min(kRunPixels, pixels - p0);
@@ -104,7 +111,15 @@ class ReorderKernel : public OpKernel {
               continue;
             }
           }
-          Deinterleave(xd + blocked_at, count, pixels, in_block, yd + plain_at);
+          if (!half_y) {
+            Deinterleave(xd + blocked_at, count, pixels, in_block, yd + plain_at);
+            continue;
+          }
+          Deinterleave(xd + blocked_at, count, kRunPixels, in_block, run_planes.data());
+          for (int64_t c = 0; c < in_block; ++c) {
+            FloatToHalfArray(run_planes.data() + c * kRunPixels, y->mutable_data<uint16_t>() + plain_at + c * pixels,
+                             count);
+          }
         }
       });
     };
@@ -121,6 +136,7 @@ class ReorderKernel : public OpKernel {
   // FromBlocked: the channels to keep (the last block's pad lanes dropped); ToBlocked: the channels X
   // must have. 0: all, any.
   int64_t channels_;
+  DataType y_type_;  // FromBlocked: float, or float16 (output_type: a float16 model's plain values)
 };
 
 }  // namespace
@@ -142,8 +158,17 @@ ONNXFLOW_REGISTRAR Status RegisterBlockedReorders(KernelRegistry& registry) {
                                                internal_ops::kVersion,
                                                kOpenEnded,
                                                [to_blocked](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
+                                                 const int64_t y_type = info.GetInt("output_type", 1);
+                                                 if (y_type != 1 && (to_blocked || y_type != 10)) {
+                                                   return InvalidArgument(
+                                                       std::string(to_blocked ? "ToBlocked" : "FromBlocked") +
+                                                       ": output_type must be " +
+                                                       (to_blocked ? "FLOAT (1)" : "FLOAT (1) or FLOAT16 (10)") +
+                                                       ", got " + std::to_string(y_type));
+                                                 }
                                                  return std::unique_ptr<OpKernel>(
-                                                     new ReorderKernel(to_blocked, FromBlockedSpec::Parse(info).channels));
+                                                     new ReorderKernel(to_blocked, FromBlockedSpec::Parse(info).channels,
+                                                                       static_cast<DataType>(y_type)));
                                                }));
   }
   return Status::Ok();
