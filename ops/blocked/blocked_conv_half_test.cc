@@ -37,6 +37,7 @@ struct HalfConvCase {
   bool residual = false;
   std::string activation;
   int threads = 1;
+  bool half_weights = false;  // W in float16, as a float16 model's (Winograd transforms it per task)
 };
 
 struct ConvInputs {
@@ -59,7 +60,7 @@ ConvInputs MakeInputs(const HalfConvCase& cs) {
   // differ between orders of adding, the thing this test holds fixed.
   std::vector<float> w = Random(ElementCount(cs.w), 33);
   for (float& v : w) v = static_cast<float>(static_cast<int>(v * 64)) / 64;
-  in.w = Tensor::FromVector<float>(cs.w, w);
+  in.w = cs.half_weights ? RoundToSixteenBits(w, DataType::kFloat16, cs.w).tensor : Tensor::FromVector<float>(cs.w, w);
   in.b = Tensor::FromVector<float>({cs.w[0]}, Random(cs.w[0], 34));
   return in;
 }
@@ -125,6 +126,9 @@ TEST_P(BlockedConvHalfTest, WinogradRoundsTheFloatSums) {
   ExpectHalfIsFloatNarrowed({{1, 32, 9, 11}, {32, 32, 3, 3}, {}, {1, 1, 1, 1}});
   ExpectHalfIsFloatNarrowed({{1, 16, 12, 10}, {48, 16, 3, 3}, {}, {1, 1, 1, 1}, {}, 1, true, "Relu"});
   ExpectHalfIsFloatNarrowed({{2, 32, 17, 14}, {64, 32, 3, 3}, {}, {0, 1, 1, 0}, {}, 1, true, "", 2});
+  // Float16 weights and a V past a quarter of kMaxWholeImageV (484 tiles of 2 input blocks): the
+  // image in parts, each part's V transformed from float16 X where it is used.
+  ExpectHalfIsFloatNarrowed({{1, 32, 88, 88}, {32, 32, 3, 3}, {}, {1, 1, 1, 1}, {}, 1, true, "Relu", 2, true});
 }
 
 // A Concat joined into two convolutions (graph/blocked_layout.cc): the second writes its blocks
