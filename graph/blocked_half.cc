@@ -16,7 +16,7 @@
 namespace onnxflow::graph {
 namespace {
 
-// How a node reads and writes float16 blocked values.
+// How a node reads and writes float16 values.
 struct HalfIo {
   std::vector<int> tied_inputs, tied_outputs;  // one type for all of these
   std::vector<int> free_inputs;                // read in either type
@@ -28,8 +28,8 @@ struct HalfIo {
 HalfIo ConvIo(const Graph& g, const Node& n) {
   HalfIo io{{3, 4}, {0}, {}, true};
   const Tensor* w = WeightConstant(g, *n.proto, 1);
-  const int64_t group = Attr(*n.proto, "group") != nullptr ? Attr(*n.proto, "group")->i() : 1;
-  if (w != nullptr && w->rank() == 4 && w->dim(1) * group >= kChannelBlock) io.free_inputs = {0};
+  const bool stem = w == nullptr || w->rank() != 4 || w->dim(1) * IntAttr(*n.proto, "group", 1) < kChannelBlock;
+  if (!stem) io.free_inputs = {0};
   return io;
 }
 
@@ -123,19 +123,6 @@ bool OwnsOutput(const Node& n) {
   return false;
 }
 
-Node MakeCast(const std::string& from, const std::string& to, int opset) {
-  auto proto = std::make_shared<onnx::NodeProto>();
-  proto->set_op_type("Cast");
-  proto->set_name(to + "/cast");
-  proto->add_input(from);
-  proto->add_output(to);
-  SetIntAttr(proto.get(), "to", onnx::TensorProto::FLOAT);
-  Node node;
-  node.proto = std::move(proto);
-  node.opset = opset;
-  return node;
-}
-
 Status Store(Graph* g, int opset) {
   Classes classes;
   for (const std::string& v : g->declared_half) {
@@ -206,7 +193,7 @@ Status Store(Graph* g, int opset) {
   for (const auto& [v, readers] : widened_for) {
     if (!classes.Half(v)) continue;
     const std::string copy = names.Fresh(v + "/float");
-    casts.emplace_back(MakeCast(v, copy, opset), g->nodes.Producer(v));
+    casts.emplace_back(CastNode(v, copy, DataType::kFloat, opset), g->nodes.Producer(v));
     for (NodeGraph::Id r : readers) {
       for (auto& in : *edit(r)->mutable_input()) {
         if (in == v) in = copy;

@@ -153,6 +153,19 @@ Node WithProto(const Node& node, std::shared_ptr<const onnx::NodeProto> proto) {
   return copy;
 }
 
+Node CastNode(const std::string& from, const std::string& to, DataType type, int opset) {
+  auto proto = std::make_shared<onnx::NodeProto>();
+  proto->set_op_type("Cast");
+  proto->set_name(to + "/cast");
+  proto->add_input(from);
+  proto->add_output(to);
+  SetIntAttr(proto.get(), "to", static_cast<int64_t>(type));
+  Node node;
+  node.proto = std::move(proto);
+  node.opset = opset;
+  return node;
+}
+
 NameSet::NameSet(const Graph& g) { Collect(g); }
 
 void NameSet::Collect(const Graph& g) {

@@ -71,6 +71,10 @@ Id SoleProducer(const Graph& g, const Node& n);
 // A copy of `node` with another proto (the rules' replacement nodes keep domain, opset and subgraphs).
 Node WithProto(const Node& node, std::shared_ptr<const onnx::NodeProto> proto);
 
+// A default-domain Cast of `from` to `type` writing `to`, of opset `opset` (the model's), named
+// after its output.
+Node CastNode(const std::string& from, const std::string& to, DataType type, int opset);
+
 // The fused kernels are float only. Conv, Gemm and MatMul take X and W (A and B) of one type T, so
 // a float weight (a constant, typed at load) settles it when X's type is not known at load.
 bool IsFloatProduct(const Graph& g, const Node& producer);

@@ -114,7 +114,7 @@ class HalfRegion {
       const Id from = g_->nodes.Producer(value);
       if (from != kNone && in_float.count(from)) {
         // Computed in float: rounded to 16 bits only for those who read it so.
-        if (read_in_half.count(value)) patch_.AddAt(MakeCast(name, value, KnownType(*g_, value)), from);
+        if (read_in_half.count(value)) patch_.AddAt(CastNode(name, value, KnownType(*g_, value), opset_), from);
       } else if (auto c = g_->constants.find(value); c != g_->constants.end()) {
         auto widened = CastTensor(c->second, DataType::kFloat);
         if (!read_in_half.count(value)) released.push_back(value);
@@ -122,7 +122,7 @@ class HalfRegion {
       } else {
         // A graph input, or a 16-bit value of a node outside the region: widened once, after
         // its producer.
-        patch_.AddAt(MakeCast(value, name, DataType::kFloat), from);
+        patch_.AddAt(CastNode(value, name, DataType::kFloat, opset_), from);
       }
       return twins_.emplace(value, name).first->second;
     };
@@ -273,19 +273,6 @@ class HalfRegion {
       if (!in_float.count(id) && RunsInFloat(n) && FoldsIntoHalfWeight(n)) kept.insert(n.proto->output(0));
     }
     return kept;
-  }
-
-  Node MakeCast(const std::string& from, const std::string& to, DataType type) const {
-    auto proto = std::make_shared<onnx::NodeProto>();
-    proto->set_op_type("Cast");
-    proto->set_name(to + "/cast");
-    proto->add_input(from);
-    proto->add_output(to);
-    SetIntAttr(proto.get(), "to", static_cast<int64_t>(type));
-    Node node;
-    node.proto = std::move(proto);
-    node.opset = opset_;
-    return node;
   }
 
   Graph* g_;

@@ -252,48 +252,46 @@ class BlockedConvKernel : public OpKernel {
   }
 
   // Where a task's tiles read X: the group's first input block, blocks `block_stride` apart, at
-  // offsets from a block's start less `shift`; `rows` holds them when they are a copy.
+  // offsets from a block's start less `shift`; `rows` holds a stem's copy of its rows.
   struct TaskInput {
     const float* blocks = nullptr;
     int64_t block_stride = 0, shift = 0;
     AlignedFloats rows;
   };
 
-  // The rows of a float16 X a worker widened last, kept through one call: the worker's next task
-  // often reads the same rows for the next group of output channels (a groups-inner plan's tasks
-  // run range by range, and TBB hands each worker a run of them). Widened again per group, the
-  // conversions cost YOLOv8n float16 about 4% of its run; a pointwise layer's 64 multiply-adds per
-  // input value are few against a conversion.
-  struct WidenedRows {
-    int64_t n = -1, first_block = -1, r0 = 0, r1 = 0;
-    AlignedFloats rows;
+  // Float scratch that grows to the most a worker's tasks ask of it through one call. (From the
+  // arena: the sizes vary by layer, and the free list would keep each. Taken per task, under the
+  // arena's lock, YOLOv8n float16 ran 3-6% slower at two threads.)
+  struct GrowingFloats {
+    AlignedFloats buffer;
     int64_t capacity = 0;
+
+    float* Get(int64_t floats) {
+      if (capacity < floats) {
+        buffer = AlignedFloats::FromArena(floats);
+        capacity = floats;
+      }
+      return buffer.get();
+    }
   };
 
-  // A worker's scratch through one call: the rows above, and the float sums of a float16 Y. (Taken
-  // per task from the arena, under its lock, YOLOv8n float16 ran 3-6% slower at two threads.)
+  // A worker's scratch through one call: the rows of a float16 X it widened last, and the float
+  // sums of a float16 Y. The worker's next task often reads the same rows for the next group of
+  // output channels (a groups-inner plan's tasks run range by range, and TBB hands each worker a
+  // run of them). Widened again per group, the conversions cost YOLOv8n float16 about 4% of its
+  // run: a pointwise layer's 64 multiply-adds per input value are few against a conversion.
   struct WorkerScratch {
-    WidenedRows x;
-    AlignedFloats sums;
-    int64_t sums_capacity = 0;
-
-    float* Sums(int64_t floats) {
-      if (sums_capacity < floats) {
-        sums = AlignedFloats::FromArena(floats);
-        sums_capacity = floats;
-      }
-      return sums.get();
-    }
+    int64_t n = -1, first_block = -1, r0 = 0, r1 = 0;  // the rows in `rows`
+    GrowingFloats rows, sums;
   };
 
   // The input of the task of image n, input blocks from first_block, output pixels [p0, p1):
   //  - float X: X itself;
   //  - a stem's: the rows its tiles read, interleaved and padded (InterleaveStemRows);
-  //  - float16 X: the rows its tiles read of the group's blocks, widened. (A task per group widens
-  //    them again for each group; that is one conversion per input value and group, against the
-  //    64 x taps multiply-adds each value takes part in.)
+  //  - float16 X: the rows its tiles read of the group's blocks, widened into the worker's
+  //    scratch, unless they are the rows it widened last.
   TaskInput InputOfTask(const BlockedConvPlan& plan, const Tensor& x, int64_t n, int64_t first_block, int64_t p0,
-                        int64_t p1, WidenedRows* kept) const {
+                        int64_t p1, WorkerScratch* scratch) const {
     const ConvGeometry& g = plan.tile_geometry;
     TaskInput in;
     const int64_t in_pixels = g.in_size();
@@ -323,29 +321,14 @@ class BlockedConvKernel : public OpKernel {
     const int64_t x_block_stride = in.block_stride;
     in.block_stride = count;
     in.shift = r0 * row;
-    if (kept != nullptr && kept->n == n && kept->first_block == first_block && kept->r0 == r0 && kept->r1 == r1) {
-      in.blocks = kept->rows.get();
-      return in;
-    }
-    // (From the arena: the sizes vary by task and layer, and the free list would keep each.)
-    const int64_t floats = std::max<int64_t>(group_blocks_ * count, kChannelBlock);
-    float* rows;
-    if (kept != nullptr) {
-      if (kept->capacity < floats) {
-        kept->rows = AlignedFloats::FromArena(floats);
-        kept->capacity = floats;
-      }
-      kept->n = n;
-      kept->first_block = first_block;
-      kept->r0 = r0;
-      kept->r1 = r1;
-      rows = kept->rows.get();
-    } else {
-      in.rows = AlignedFloats::FromArena(floats);
-      rows = in.rows.get();
-    }
-    for (int64_t b = 0; b < group_blocks_; ++b) HalfToFloatArray(x16 + b * x_block_stride, rows + b * count, count);
+    float* rows = scratch->rows.Get(std::max<int64_t>(group_blocks_ * count, kChannelBlock));
     in.blocks = rows;
+    if (scratch->n == n && scratch->first_block == first_block && scratch->r0 == r0 && scratch->r1 == r1) return in;
+    scratch->n = n;
+    scratch->first_block = first_block;
+    scratch->r0 = r0;
+    scratch->r1 = r1;
+    for (int64_t b = 0; b < group_blocks_; ++b) HalfToFloatArray(x16 + b * x_block_stride, rows + b * count, count);
     return in;
   }
 
@@ -372,9 +355,11 @@ class BlockedConvKernel : public OpKernel {
       const int64_t task_p0 = tile0 * tile_pixels, task_p1 = std::min(tile1 * tile_pixels, out_pixels);
       // The input blocks this group reads: all of them, or a grouped convolution's own.
       const int64_t first_block = group_ > 1 ? group * group_blocks_ : 0;
+      // This worker's scratch, or the task's own off the workers (a call made outside TBB's).
       const int slot = WorkerSlot();
-      WorkerScratch* scratch = slot >= 0 && slot < static_cast<int>(workers.size()) ? &workers[slot] : nullptr;
-      const TaskInput input = InputOfTask(plan, x, n, first_block, task_p0, task_p1, scratch ? &scratch->x : nullptr);
+      WorkerScratch own;
+      WorkerScratch* scratch = slot >= 0 && slot < static_cast<int>(workers.size()) ? &workers[slot] : &own;
+      const TaskInput input = InputOfTask(plan, x, n, first_block, task_p0, task_p1, scratch);
       std::vector<int64_t> offsets(static_cast<size_t>(taps_ * tile_pixels)), live_taps(static_cast<size_t>(taps_));
       BlockedTile t;
       t.x_block_stride = input.block_stride;
@@ -386,19 +371,12 @@ class BlockedConvKernel : public OpKernel {
       t.tile_pixels = tile_pixels;
       // Output block b of the group, pixel p at y_at + b * t.y_block_stride + (p - y_p0) * 16.
       const int64_t y_first = (n * y_width + y_offset + c0) * out_pixels;  // in Y's elements
-      AlignedFloats own_sums;
       float* y_sums = nullptr;
       float* y_at;
       int64_t y_p0 = 0;
       if (half_y) {
         const int64_t task_floats = (task_p1 - task_p0) * kChannelBlock;
-        const int64_t floats = width / kChannelBlock * task_floats;
-        if (scratch != nullptr) {
-          y_sums = scratch->Sums(floats);
-        } else {
-          own_sums = AlignedFloats::FromArena(floats);
-          y_sums = own_sums.get();
-        }
+        y_sums = scratch->sums.Get(width / kChannelBlock * task_floats);
         if (z != nullptr) {
           for (int64_t b = 0; b < width / kChannelBlock; ++b) {
             HalfToFloatArray(z->data<uint16_t>() + (n * out_width_ + c0) * out_pixels + b * y_block_stride +

@@ -49,7 +49,7 @@ void ParallelChunks(int64_t n, int64_t grain, F&& body) {
   HappensAfter(&done);
 }
 
-// The calling worker's slot in [0, WorkerSlots()), or -1 outside the workers: for a kernel that
+// The calling worker's slot in [0, WorkerSlots()), or negative outside the workers: for a kernel that
 // keeps scratch per worker through one call (a task reusing what the worker's previous task made).
 inline int WorkerSlot() { return tbb::this_task_arena::current_thread_index(); }
 inline int WorkerSlots() { return tbb::this_task_arena::max_concurrency(); }
