@@ -21,6 +21,7 @@ struct HalfIo {
   std::vector<int> tied_inputs, tied_outputs;  // one type for all of these
   std::vector<int> free_inputs;                // read in either type
   bool writes_type = false;                    // chooses its tied outputs' type (output_type)
+  bool type_follows_input = false;             // without output_type, its outputs take input 0's type
 };
 
 // BlockedConv: X in either type (not a stem's, which reads the plain image); Y, Z and INTO tied,
@@ -44,6 +45,13 @@ HalfIo IoOf(const Graph& g, const Node& n) {
   }
   // FromBlocked reads either type and writes the type it is told (output_type).
   if (IsInternal(n, internal_ops::kFromBlocked)) return {{}, {0}, {0}, true};
+  // A transformer's: FusedMatMul reads A in either type (B is read as float where it is not a
+  // weight); AddLayerNormalization reads both operands in either type and writes its output and
+  // its sum (output 3) in one type. Both widen a block or a row at a time.
+  if (IsInternal(n, internal_ops::kFusedMatMul)) return {{}, {0}, {0}, true, true};
+  if (IsInternal(n, internal_ops::kAddLayerNormalization)) return {{}, {0}, {0, 1}, true, true};
+  // FusedAttention reads q, k and v in either type, widening one head at a time.
+  if (IsInternal(n, internal_ops::kFusedAttention)) return {{}, {0}, {0, 1, 2}, true, true};
   // The readers that read only the shape, or convert.
   if (IsInternal(n, internal_ops::kBlockedShape) || IsOp(n, "Shape") || IsOp(n, "Cast")) return {{}, {}, {0}, false};
   // Plain ops that only move elements (their other inputs are shapes, axes, indices).
@@ -130,7 +138,7 @@ Status Store(Graph* g, int opset) {
   }
   if (classes.values().empty()) return Status::Ok();
 
-  std::vector<NodeGraph::Id> writers;  // nodes whose output_type is chosen here
+  std::vector<std::pair<NodeGraph::Id, HalfIo>> writers;  // nodes whose output_type is chosen here
   std::map<std::string, std::vector<NodeGraph::Id>> widened_for;  // reads that need a float copy
   for (NodeGraph::Id id : g->nodes.Order()) {
     const Node& n = g->nodes[id];
@@ -150,7 +158,7 @@ Status Store(Graph* g, int opset) {
       if (!all_candidates) classes.MarkFloat(v);
       if (all_candidates && v != tied.front()) classes.Join(classes.Add(tied.front()), classes.Add(v));
     }
-    if (io.writes_type && !tied.empty()) writers.push_back(id);
+    if (io.writes_type && !tied.empty()) writers.emplace_back(id, io);
     // Any other read of a candidate reads a float copy (a Cast after its producer); any other
     // write, or a read by a subgraph, keeps it float.
     for (int k = 0; k < p.input_size(); ++k) {
@@ -183,9 +191,17 @@ Status Store(Graph* g, int opset) {
     if (proto == nullptr) proto = std::make_shared<onnx::NodeProto>(*g->nodes[id].proto);
     return proto.get();
   };
-  for (NodeGraph::Id id : writers) {
-    if (classes.Half(g->nodes[id].proto->output(0))) {
+  for (const auto& [id, io] : writers) {
+    const auto& p = *g->nodes[id].proto;
+    if (classes.Half(p.output(0))) {
       SetIntAttr(edit(id), "output_type", static_cast<int64_t>(DataType::kFloat16));
+      continue;
+    }
+    // A float output of a node reading float16, whose output would otherwise take that type.
+    const bool reads_half = std::any_of(io.free_inputs.begin(), io.free_inputs.end(),
+                                        [&](int k) { return k < p.input_size() && classes.Half(p.input(k)); });
+    if (io.type_follows_input && reads_half) {
+      SetIntAttr(edit(id), "output_type", static_cast<int64_t>(DataType::kFloat));
     }
   }
   NameSet names(*g);

@@ -589,5 +589,59 @@ TEST(FusedAttention, PackedProjectionReadsAsThreeInputs) {
       << wrong.status().message();
 }
 
+// FusedAttention on a float16 model's stored activations (graph/blocked_half): 16-bit q, k, v
+// (packed, or separate and mixed with float, grouped heads in a cache layout) with a mask per
+// batch entry and head, read one head at a time; the same values as the float kernel on the
+// widened inputs, rounded once when output_type is FLOAT16, q's type without it.
+TEST(FusedAttention, SixteenBitOperandsOneHeadAtATime) {
+  const int64_t B = 2, S = 5, N = 3, D = 8, Dv = 6, W = N * (2 * D + Dv);
+  const SixteenBitValues qkv = RoundToSixteenBits(Random(static_cast<size_t>(B * S * W), 51), DataType::kFloat16, {B, S, W});
+  const Tensor mask = F({B, N, S, S}, Random(static_cast<size_t>(B * N * S * S), 52));
+  auto run = [&](const Tensor& input, int64_t output_type) {
+    OpTest test("FusedAttention", 1, kOnnxflowDomain);
+    test.Input(input).AbsentInput().AbsentInput().Input(mask).Attr("scale", 0.35f);
+    test.Attr("packed_heads", N).Attr("packed_head_size", D).Attr("packed_v_head_size", Dv);
+    if (output_type != 0) test.Attr("output_type", output_type);
+    return test.Run(RegisterAllKernels);
+  };
+  auto want = run(F({B, S, W}, qkv.widened), 0);
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  const Tensor& w = (*want)[0].tensor();
+  for (const int64_t output_type : {int64_t{0}, int64_t{1}, int64_t{10}}) {
+    auto got = run(qkv.tensor, output_type);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    const Tensor& y = (*got)[0].tensor();
+    ASSERT_EQ(y.dtype(), output_type == 1 ? DataType::kFloat : DataType::kFloat16) << output_type;
+    ASSERT_EQ(y.shape(), w.shape());
+    for (int64_t i = 0; i < y.size(); ++i) {
+      const float e = w.data<float>()[i];
+      const float g = y.dtype() == DataType::kFloat ? y.data<float>()[i] : HalfToFloat(y.data<Float16>()[i].bits);
+      ASSERT_NEAR(g, e, y.dtype() == DataType::kFloat ? 1e-5f : 1e-3f * (1.0f + std::fabs(e)))
+          << "output_type " << output_type << " at " << i;
+    }
+  }
+
+  // Grouped heads over a (B, Nkv, T, D) cache: a float16 q with float k and v.
+  const int64_t Nq = 4, Nkv = 2, T = 7;
+  const SixteenBitValues q = RoundToSixteenBits(Random(static_cast<size_t>(B * S * Nq * D), 53), DataType::kFloat16, {B, S, Nq, D});
+  const std::vector<float> k = Random(static_cast<size_t>(B * Nkv * T * D), 54), v = Random(static_cast<size_t>(B * Nkv * T * Dv), 55);
+  auto grouped = [&](const Tensor& q_in) {
+    OpTest test("FusedAttention", 1, kOnnxflowDomain);
+    test.Input(q_in).Input(F({B, Nkv, T, D}, k)).Input(F({B, Nkv, T, Dv}, v)).Attr("scale", 0.5f);
+    test.Attr("kv_layout", std::string("BNSD")).Attr("kv_repeat", int64_t{2}).Attr("output_type", int64_t{1});
+    return test.Run(RegisterAllKernels);
+  };
+  auto float_q = grouped(F({B, S, Nq, D}, q.widened));
+  auto half_q = grouped(q.tensor);
+  ASSERT_TRUE(float_q.ok() && half_q.ok()) << float_q.status().ToString() << " " << half_q.status().ToString();
+  const Tensor& a = (*float_q)[0].tensor();
+  const Tensor& b = (*half_q)[0].tensor();
+  ASSERT_EQ(b.shape(), (Shape{B, S, Nq, Dv}));
+  for (int64_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a.data<float>()[i], b.data<float>()[i], 1e-5f) << i;
+
+  EXPECT_TRUE(Refused(run(qkv.tensor, 3), StatusCode::kInvalidArgument,
+                      "FusedAttention: output_type must be FLOAT (1), FLOAT16 (10) or BFLOAT16 (16), got 3"));
+}
+
 }  // namespace
 }  // namespace onnxflow

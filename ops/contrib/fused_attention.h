@@ -12,7 +12,9 @@
 // leading dimensions as MatMul would. mask? is added to the scores, broadcast
 // to (B, N, Sq, Sk) as numpy would (rank <= 4, each dimension 1 or the scores').
 // Output: (B, Sq, N, Dv) when output_layout is "BSND" (the export's Transpose back was absorbed),
-// else (B, N, Sq, Dv), the product of the probabilities and V itself.
+// else (B, N, Sq, Dv), the product of the probabilities and V itself. q, k, v and the output may
+// each be float, float16 or bfloat16 (the output's type is output_type, else q's): 16-bit ones are
+// widened and rounded one head at a time.
 //
 // With packed_heads N > 0, q, k and v come packed in input 0 (inputs 1 and 2 empty): the output of
 // one projection of their common input (graph/qkv_merge.cc), rows of N * (2 D + Dv) with q's N heads
@@ -38,6 +40,9 @@ struct FusedAttentionSpec {
   int64_t packed_heads = 0;  // N of a packed q, k, v input; 0: three inputs
   int64_t packed_head_size = 0, packed_v_head_size = 0;  // its D and Dv
   int64_t packed_batch = 0, packed_seq = 0;  // B and S as Reshape entries: 0 copies, -1 infers
+  // The output's type where graph/blocked_half chose it (FLOAT, or FLOAT16 for a float16 model's
+  // stored activations); 0: q's. Set by that pass, not by WriteTo.
+  int64_t output_type = 0;
 
   void WriteTo(onnx::NodeProto& node) const {
     SetAttribute(node, "scale", scale);
@@ -96,6 +101,11 @@ struct FusedAttentionSpec {
       return InvalidArgument("FusedAttention: packed_batch and packed_seq are Reshape entries (0, -1 or a count; "
                              "one -1 at most), got " + std::to_string(spec.packed_batch) + " and " +
                              std::to_string(spec.packed_seq));
+    }
+    spec.output_type = info.GetInt("output_type", 0);
+    if (spec.output_type != 0 && spec.output_type != 1 && spec.output_type != 10 && spec.output_type != 16) {
+      return InvalidArgument("FusedAttention: output_type must be FLOAT (1), FLOAT16 (10) or BFLOAT16 (16), got " +
+                             std::to_string(spec.output_type));
     }
     return spec;
   }

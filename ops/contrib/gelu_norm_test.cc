@@ -312,5 +312,54 @@ TEST(EmbedLayerNormalization, OutOfRangeIdIsRefused) {
       << out.status().message();
 }
 
+// com.onnxflow AddLayerNormalization on a float16 model's stored activations (graph/blocked_half):
+// a float16 operand beside a float one, rows widened one at a time, the output in the type
+// output_type names, rounded once, and the sum then in float (both in the input's type without
+// it); the broadcast form too. Values as the float kernel's on the widened operands.
+TEST(AddLayerNormalization, SixteenBitOperandsAndOutputType) {
+  const int64_t rows = 6, n = 40;
+  std::vector<float> xs(rows * n), skip(rows * n), gamma(n), beta(n);
+  for (int64_t i = 0; i < rows * n; ++i) {
+    xs[i] = std::sin(0.37f * i);
+    skip[i] = std::cos(0.11f * i) * 2;
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    gamma[j] = 0.5f + 0.01f * j;
+    beta[j] = 0.1f * (j % 3);
+  }
+  const SixteenBitValues x = RoundToSixteenBits(xs, DataType::kFloat16, {2, 3, n});
+  auto run = [&](const Tensor& a, const Tensor& b, int64_t output_type) {
+    OpTest test("AddLayerNormalization", 1, kOnnxflowDomain);
+    test.Input(a).Input(b).Input(F({n}, gamma)).Input(F({n}, beta)).Attr("epsilon", 1e-5f).Outputs(4);
+    if (output_type != 0) test.Attr("output_type", output_type);
+    return test.Run(RegisterAllKernels);
+  };
+  for (const bool broadcast : {false, true}) {
+    const Tensor b = broadcast ? F({n}, std::vector<float>(skip.begin(), skip.begin() + n)) : F({2, 3, n}, skip);
+    auto want = run(F({2, 3, n}, x.widened), b, 0);
+    ASSERT_TRUE(want.ok()) << want.status().ToString();
+    for (const int64_t output_type : {int64_t{0}, int64_t{1}, int64_t{10}}) {
+      auto got = run(x.tensor, b, output_type);
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      for (const int out : {0, 3}) {
+        const Tensor& e = (*want)[out].tensor();
+        const Tensor& y = (*got)[out].tensor();
+        // The sum is float wherever output_type is given (a float16 model's residual stream).
+        const bool float_out = output_type == 1 || (out == 3 && output_type != 0);
+        ASSERT_EQ(y.dtype(), float_out ? DataType::kFloat : DataType::kFloat16) << output_type << " output " << out;
+        ASSERT_EQ(y.shape(), e.shape());
+        for (int64_t i = 0; i < y.size(); ++i) {
+          const float ev = e.data<float>()[i];
+          const float g = y.dtype() == DataType::kFloat ? y.data<float>()[i] : HalfToFloat(y.data<Float16>()[i].bits);
+          ASSERT_NEAR(g, ev, y.dtype() == DataType::kFloat ? 1e-6f : 1e-3f * (1.0f + std::fabs(ev)))
+              << "broadcast " << broadcast << " output " << out << " output_type " << output_type << " at " << i;
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(Refused(run(x.tensor, F({2, 3, n}, skip), 5), StatusCode::kInvalidArgument,
+                      "AddLayerNormalization: output_type must be FLOAT (1), FLOAT16 (10) or BFLOAT16 (16), got 5"));
+}
+
 }  // namespace
 }  // namespace onnxflow

@@ -41,11 +41,31 @@ Result<const Tensor*> RequireVector(const KernelContext& ctx, int i, int64_t n, 
     if (optional) return v;
     return InvalidArgument(std::string(op) + ": input '" + name + "' is required");
   }
-  if (v->size() != n || v->dtype() != t) {
+  // t undefined: any float-like type.
+  if (v->size() != n || (t != DataType::kUndefined && v->dtype() != t) || !IsFloatLike(v->dtype())) {
+    const std::string want = t != DataType::kUndefined ? DataTypeName(t) : "a float type";
     return InvalidArgument(std::string(op) + ": input '" + name + "' must be " + std::to_string(n) + " values of " +
-                           DataTypeName(t) + ", got " + DataTypeName(v->dtype()) + " " + ShapeToString(v->shape()));
+                           want + ", got " + DataTypeName(v->dtype()) + " " + ShapeToString(v->shape()));
   }
   return v;
+}
+
+// Row r of n values of a float-like tensor as floats: in place for float, else widened into `buf`.
+const float* FloatRow(const Tensor& t, int64_t r, int64_t n, float* buf) {
+  if (t.dtype() == DataType::kFloat) return t.data<float>() + r * n;
+  WidenHalves(t.dtype(), static_cast<const uint16_t*>(t.raw_data()) + r * n, buf, n);
+  return buf;
+}
+
+// A float tensor's copy of a float-like one (the broadcast path's 16-bit operands).
+Tensor FloatCopy(const Tensor& t) {
+  Tensor f = Tensor::Uninitialized(DataType::kFloat, t.shape());
+  if (t.dtype() == DataType::kFloat) {
+    std::copy(t.data<float>(), t.data<float>() + t.size(), f.mutable_data<float>());
+  } else {
+    WidenHalves(t.dtype(), t.raw_data(), f.mutable_data<float>(), t.size());
+  }
+  return f;
 }
 
 class SkipNormKernel : public OpKernel {
@@ -56,27 +76,44 @@ class SkipNormKernel : public OpKernel {
   SkipNormKernel(const KernelInfo& info, bool rms, bool any_broadcast = false)
       : rms_(any_broadcast ? info.GetInt("rms", 0) != 0 : rms), any_broadcast_(any_broadcast),
         op_(any_broadcast ? "AddLayerNormalization" : rms ? "SkipSimplifiedLayerNormalization" : "SkipLayerNormalization"),
-        epsilon_(info.GetFloat("epsilon", 1e-12f)) {}
+        epsilon_(info.GetFloat("epsilon", 1e-12f)),
+        output_type_(any_broadcast ? info.GetInt("output_type", 0) : 0) {}
 
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* skip, ctx.RequireTensor(1));
     ONNXFLOW_RETURN_IF_ERROR(RequireFloatLike(*x, op_, "input"));
-    if (any_broadcast_ && (x->shape() != skip->shape() || x->rank() < 2)) return BroadcastSum(ctx, *x, *skip);
+    // AddLayerNormalization's operands may be float or 16-bit each (a float16 model's activations
+    // stored in half, graph/blocked_half); output 0's type is its output_type, and the sum (output
+    // 3) is then float: a residual stream rounded to half at every layer drifts (ViT-S float16's
+    // logits 2.4 half-ulps from ONNX Runtime's with it in half, 1.4 with it in float, which costs
+    // 0.2 MB of its 62 MB). Without output_type, both take the input's type.
+    const DataType operand_type = any_broadcast_ ? DataType::kUndefined : x->dtype();
+    DataType y_type = x->dtype();
+    if (output_type_ != 0) {
+      if (output_type_ != 1 && output_type_ != 10 && output_type_ != 16) {
+        return InvalidArgument(std::string(op_) + ": output_type must be FLOAT (1), FLOAT16 (10) or BFLOAT16 (16), got " +
+                               std::to_string(output_type_));
+      }
+      y_type = static_cast<DataType>(output_type_);
+    }
+    const DataType sum_type = output_type_ != 0 ? DataType::kFloat : y_type;
+    if (any_broadcast_) ONNXFLOW_RETURN_IF_ERROR(RequireFloatLike(*skip, op_, "skip"));
+    if (any_broadcast_ && (x->shape() != skip->shape() || x->rank() < 2)) return BroadcastSum(ctx, *x, *skip, y_type, sum_type);
     if (x->rank() < 2) return InvalidArgument(std::string(op_) + ": input must have rank 2 or 3, got " + ShapeToString(x->shape()));
     const int64_t n = x->dim(x->rank() - 1), rows = x->size() / std::max<int64_t>(n, 1);
     // skip: the shape of input, or (1, S, H) / (S, H) repeated over the batch.
-    if (skip->dtype() != x->dtype() || skip->dim(skip->rank() - 1) != n || x->size() % std::max<int64_t>(skip->size(), 1) != 0 ||
+    if ((!any_broadcast_ && skip->dtype() != x->dtype()) || skip->dim(skip->rank() - 1) != n || x->size() % std::max<int64_t>(skip->size(), 1) != 0 ||
         (skip->size() != x->size() && skip->size() != SizeFromDim(x->shape(), x->rank() - 2))) {
       return InvalidArgument(std::string(op_) + ": skip " + ShapeToString(skip->shape()) + " does not fit input " +
                              ShapeToString(x->shape()));
     }
-    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* gamma, RequireVector(ctx, 2, n, x->dtype(), op_, "gamma", false));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* gamma, RequireVector(ctx, 2, n, operand_type, op_, "gamma", false));
     const Tensor* beta = nullptr;
-    if (!rms_) { ONNXFLOW_ASSIGN_OR_RETURN(beta, RequireVector(ctx, 3, n, x->dtype(), op_, "beta", true)); }
-    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* bias, RequireVector(ctx, rms_ ? 3 : 4, n, x->dtype(), op_, "bias", true));
+    if (!rms_) { ONNXFLOW_ASSIGN_OR_RETURN(beta, RequireVector(ctx, 3, n, operand_type, op_, "beta", true)); }
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* bias, RequireVector(ctx, rms_ ? 3 : 4, n, operand_type, op_, "bias", true));
 
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, x->dtype(), x->shape()));
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, y_type, x->shape()));
     Shape stat_shape = x->shape();
     stat_shape.back() = 1;
     Tensor* mean_t = nullptr;
@@ -85,71 +122,87 @@ class SkipNormKernel : public OpKernel {
     // The RMS form's mean is 0 (ONNX Runtime writes zeros there too).
     if (ctx.has_output(1)) { ONNXFLOW_ASSIGN_OR_RETURN(mean_t, ctx.Allocate(1, DataType::kFloat, stat_shape)); }
     if (ctx.has_output(2)) { ONNXFLOW_ASSIGN_OR_RETURN(inv_t, ctx.Allocate(2, DataType::kFloat, stat_shape)); }
-    if (ctx.has_output(3)) { ONNXFLOW_ASSIGN_OR_RETURN(sum_t, ctx.AllocateUninitialized(3, x->dtype(), x->shape())); }
+    if (ctx.has_output(3)) { ONNXFLOW_ASSIGN_OR_RETURN(sum_t, ctx.AllocateUninitialized(3, sum_type, x->shape())); }
     if (y->size() == 0) return Status::Ok();
 
-    FloatIn xi(*x), si(*skip), gi(*gamma);
+    FloatIn gi(*gamma);
     std::optional<FloatIn> be, bi;
     if (beta != nullptr) be.emplace(*beta);
     if (bias != nullptr) bi.emplace(*bias);
-    FloatOut out(y);
-    std::optional<FloatOut> sum;
-    if (sum_t != nullptr) sum.emplace(sum_t);
+    // 16-bit operands are widened, and 16-bit outputs rounded, a row at a time: no float copy of a
+    // whole tensor.
+    const bool half_out = y_type != DataType::kFloat;
     const int64_t skip_rows = skip->size() / n;
     ParallelFor(ctx, rows, n * 6, [&](int64_t r0, int64_t r1) {
-      std::vector<float> row(sum ? 0 : n);
+      std::vector<float> buf(static_cast<size_t>(4 * n));
+      float* const a_buf = buf.data();
+      float* const b_buf = a_buf + n;
+      float* const s_buf = b_buf + n;
+      float* const y_buf = s_buf + n;
       for (int64_t r = r0; r < r1; ++r) {
-        const float* a = xi.data + r * n;
-        const float* b = si.data + (r % skip_rows) * n;
-        float* s = sum ? sum->data + r * n : row.data();
+        const float* a = FloatRow(*x, r, n, a_buf);
+        const float* b = FloatRow(*skip, r % skip_rows, n, b_buf);
+        float* s = sum_t != nullptr && sum_type == DataType::kFloat ? sum_t->mutable_data<float>() + r * n : s_buf;
+        float* out = half_out ? y_buf : y->mutable_data<float>() + r * n;
         // s = a + b (+ bias), vectorized (NormalizeRow with mean 0, scale 1 is x + bias): the
         // scalar loops took half of BERT's SkipLayerNormalization time.
         NormalizeRow(a, 0.0f, 1.0f, nullptr, b, s, n);
         if (bi) NormalizeRow(s, 0.0f, 1.0f, nullptr, bi->data, s, n);
-        auto [mean, inv] = NormalizeOne(s, n, rms_, epsilon_, gi.data, be ? be->data : nullptr, out.data + r * n);
+        auto [mean, inv] = NormalizeOne(s, n, rms_, epsilon_, gi.data, be ? be->data : nullptr, out);
+        if (half_out) NarrowFloats(out, y_type, static_cast<uint16_t*>(y->mutable_raw_data()) + r * n, n);
+        if (sum_t != nullptr && sum_type != DataType::kFloat) {
+          NarrowFloats(s, sum_type, static_cast<uint16_t*>(sum_t->mutable_raw_data()) + r * n, n);
+        }
         if (mean_t != nullptr) mean_t->mutable_data<float>()[r] = mean;
         if (inv_t != nullptr) inv_t->mutable_data<float>()[r] = inv;
       }
     });
-    out.Finish();
-    if (sum) sum->Finish();
     return Status::Ok();
   }
 
  private:
   // a + b broadcast as Add does (into output 3 when it is read, else a scratch tensor), then each
-  // last-axis row normalized. float only: the fusion makes this op for float values alone.
-  Status BroadcastSum(KernelContext& ctx, const Tensor& a, const Tensor& b) const {
-    if (a.dtype() != DataType::kFloat || b.dtype() != DataType::kFloat) {
-      return InvalidArgument(std::string(op_) + ": operands must be float, got " + DataTypeName(a.dtype()) + " and " +
-                             DataTypeName(b.dtype()));
-    }
-    ONNXFLOW_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(a.shape(), b.shape()));
+  // last-axis row normalized. In float: 16-bit operands are widened whole and 16-bit outputs
+  // rounded at the end (a broadcast is rare enough in a float16 model not to need more).
+  Status BroadcastSum(KernelContext& ctx, const Tensor& a_in, const Tensor& b_in, DataType y_type,
+                      DataType sum_type) const {
+    ONNXFLOW_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(a_in.shape(), b_in.shape()));
     if (shape.empty()) return InvalidArgument(std::string(op_) + ": the sum must have rank 1 or more");
     const int64_t n = shape.back(), rows = ElementCount(shape) / std::max<int64_t>(n, 1);
-    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* gamma, RequireVector(ctx, 2, n, DataType::kFloat, op_, "gamma", false));
-    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* beta, RequireVector(ctx, 3, n, DataType::kFloat, op_, "beta", true));
-    Tensor scratch;
-    Tensor* sum = nullptr;
-    if (ctx.has_output(3)) {
-      ONNXFLOW_ASSIGN_OR_RETURN(sum, ctx.AllocateUninitialized(3, DataType::kFloat, shape));
-    } else {
-      scratch = Tensor::Uninitialized(DataType::kFloat, shape);
-      sum = &scratch;
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* gamma, RequireVector(ctx, 2, n, DataType::kUndefined, op_, "gamma", false));
+    ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* beta, RequireVector(ctx, 3, n, DataType::kUndefined, op_, "beta", true));
+    const bool half_out = y_type != DataType::kFloat;
+    Tensor scratch_sum, scratch_y;
+    Tensor* sum_out = nullptr;
+    if (ctx.has_output(3)) { ONNXFLOW_ASSIGN_OR_RETURN(sum_out, ctx.AllocateUninitialized(3, sum_type, shape)); }
+    Tensor* sum = sum_out != nullptr && sum_type == DataType::kFloat ? sum_out : &scratch_sum;
+    if (sum == &scratch_sum) scratch_sum = Tensor::Uninitialized(DataType::kFloat, shape);
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y_out, ctx.AllocateUninitialized(0, y_type, shape));
+    if (y_out->size() == 0) return Status::Ok();
+    Tensor* y = y_out;
+    if (half_out) {
+      scratch_y = Tensor::Uninitialized(DataType::kFloat, shape);
+      y = &scratch_y;
     }
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, shape));
-    if (y->size() == 0) return Status::Ok();
+    Tensor a_float, b_float;
+    if (a_in.dtype() != DataType::kFloat) a_float = FloatCopy(a_in);
+    if (b_in.dtype() != DataType::kFloat) b_float = FloatCopy(b_in);
+    const Tensor& a = a_in.dtype() != DataType::kFloat ? a_float : a_in;
+    const Tensor& b = b_in.dtype() != DataType::kFloat ? b_float : b_in;
     ONNXFLOW_RETURN_IF_ERROR((RunBinary<float, float, float>(
         ctx, a, b, sum, 1, [](const float* p, bool p_one, const float* q, bool q_one, float* o, int64_t m) {
           for (int64_t i = 0; i < m; ++i) o[i] = p[p_one ? 0 : i] + q[q_one ? 0 : i];
         })));
+    FloatIn g(*gamma);
+    std::optional<FloatIn> be;
+    if (beta != nullptr) be.emplace(*beta);
     const float* s = sum->data<float>();
-    const float* g = gamma->data<float>();
-    const float* be = beta != nullptr ? beta->data<float>() : nullptr;
     float* out = y->mutable_data<float>();
     ParallelFor(ctx, rows, n * 6, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) NormalizeOne(s + r * n, n, rms_, epsilon_, g, be, out + r * n);
+      for (int64_t r = r0; r < r1; ++r) NormalizeOne(s + r * n, n, rms_, epsilon_, g.data, be ? be->data : nullptr, out + r * n);
     });
+    if (half_out) NarrowFloats(out, y_type, y_out->mutable_raw_data(), y_out->size());
+    if (sum_out != nullptr && sum_type != DataType::kFloat) NarrowFloats(s, sum_type, sum_out->mutable_raw_data(), sum_out->size());
     return Status::Ok();
   }
 
@@ -157,6 +210,7 @@ class SkipNormKernel : public OpKernel {
   bool any_broadcast_;
   const char* op_;
   float epsilon_;
+  int64_t output_type_;  // AddLayerNormalization: outputs 0 and 3's type (0: the input's)
 };
 
 // SimplifiedLayerNormalization: Y = X / sqrt(mean(X^2) + epsilon) * scale over dims axis..;

@@ -6,7 +6,7 @@
 //   op                          spec (header)                               pass that makes it
 //   FusedConv                   FusedActivationSpec (ops/math/fused_activation.h)  graph/fusion.cc
 //   FusedGemm                   FusedActivationSpec                         graph/fusion.cc
-//   FusedMatMul                 FusedActivationSpec                         graph/fusion.cc
+//   FusedMatMul                 FusedActivationSpec + output_type (graph/blocked_half.cc)  graph/fusion.cc
 //   ElementwiseChain            ChainSpec (ops/activation/elementwise_chain.h)  graph/chain_fusion.cc
 //   BlockedConv                 BlockedConvSpec (ops/blocked/blocked_layout.h)  graph/blocked_layout.cc
 //   BlockedDepthwiseConv        FusedActivationSpec                         graph/blocked_layout.cc
@@ -20,7 +20,7 @@
 //   ToBlocked                   FromBlockedSpec (the channels X must have)  graph/blocked_layout.cc
 //   FromBlocked                 FromBlockedSpec (ops/blocked/blocked_layout.h)  graph/blocked_layout.cc
 //   FusedAttention              FusedAttentionSpec (ops/contrib/fused_attention.h)  graph/attention_fusion.cc
-//   AddLayerNormalization       epsilon, rms (SkipLayerNormalization's)     graph/norm_fusion.cc
+//   AddLayerNormalization       epsilon, rms (SkipLayerNormalization's) + output_type (graph/blocked_half.cc)  graph/norm_fusion.cc
 //   DequantizeAccumulator       relu                                        graph/dynamic_quant_fusion.cc
 //   QLinearConvNhwc             QLinearConv's own attributes (ops/math/quant_conv.cc)  graph/quant_layout.cc
 //   ByteLookup                  axis of a [C, 256] table; input 2 Affine (ops/quant_ms/qlinear_lookup.cc)  graph/qdq_lookup.cc

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <vector>
 
+#include "ops/cast/half_simd.h"
 #include "ops/framework/parallel.h"
 #include "ops/math/gemm.h"
 #include "ops/math/gemm_block.h"
@@ -129,6 +130,22 @@ void PackBStrip(const float* b, int64_t ldb, bool trans, int64_t k, int64_t n, i
   MatrixPanelSource(b, ldb, trans).PackBlock(0, k, t * nr, std::min(nr, n - t * nr), nr, dst);
 }
 
+// n 16-bit values widened into floats, or floats rounded into 16 bits.
+void Widen(const uint16_t* in, bool bf16, float* out, int64_t n) {
+  if (bf16) {
+    BFloat16ToFloatArray(in, out, n);
+  } else {
+    HalfToFloatArray(in, out, n);
+  }
+}
+void Narrow(const float* in, bool bf16, uint16_t* out, int64_t n) {
+  if (bf16) {
+    FloatToBFloat16Array(in, out, n);
+  } else {
+    FloatToHalfArray(in, out, n);
+  }
+}
+
 }  // namespace
 
 PackedB PackB(const float* b, int64_t ldb, bool trans, int64_t k, int64_t n, int threads) {
@@ -143,47 +160,55 @@ PackedB PackB(const float* b, int64_t ldb, bool trans, int64_t k, int64_t n, int
   return p;
 }
 
-GemmShape GemmShapeOf(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInputB& b, int threads) {
+GemmShape GemmShapeOf(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInputB& b, int threads,
+                      bool c_half) {
   GemmShape s;
   s.m = m;
   s.n = n;
   s.k = k;
   s.threads = threads;
   s.tile = GemmTile();
-  s.a = a.packed != nullptr ? GemmShape::A::kPacked
+  s.a = a.packed != nullptr        ? GemmShape::A::kPacked
         : a.gather_base != nullptr ? GemmShape::A::kGathered
+        : a.half != nullptr        ? GemmShape::A::kHalfMatrix
                                    : GemmShape::A::kMatrix;
   s.a_trans = a.trans;
   s.a_scaled = a.scale != 1.0f;
   if (b.source != nullptr) {
     const int64_t* offsets = nullptr;
     s.b = b.source->InPlaceRows(&offsets) != nullptr ? GemmShape::B::kSourceInPlace : GemmShape::B::kSource;
+    bool bf16 = false;
+    s.b_half = b.source->HalfStrips(s.tile.nr, &bf16) != nullptr;
   } else {
     s.b = b.packed != nullptr ? GemmShape::B::kPacked : GemmShape::B::kMatrix;
   }
   s.b_trans = b.trans;
+  s.c_half = c_half;
   return s;
 }
 
 void Sgemm(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInputB& b, float* c, int64_t ldc,
            const GemmEpilogue& epilogue, int threads) {
   if (m <= 0 || n <= 0) return;
-  Sgemm(MakeGemmPlan(GemmShapeOf(m, n, k, a, b, threads)), a, b, c, ldc, epilogue);
+  Sgemm(MakeGemmPlan(GemmShapeOf(m, n, k, a, b, threads, epilogue.half_c != nullptr)), a, b, c, ldc, epilogue);
 }
 
-void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float* c, int64_t ldc,
+void Sgemm(const GemmPlan& plan, const GemmInputA& a_in, const GemmInputB& b, float* c, int64_t ldc,
            const GemmEpilogue& epilogue) {
   const int64_t m = plan.shape.m, n = plan.shape.n, k = plan.shape.k;
   if (m <= 0 || n <= 0) return;
+  uint16_t* const half_c = epilogue.half_c;
   if (plan.no_products) {  // C = act([C] + biases)
+    std::vector<float> half_row(half_c != nullptr ? n : 0);
     for (int64_t i = 0; i < m; ++i) {
-      float* row = c + i * ldc;
+      float* row = half_c != nullptr ? half_row.data() : c + i * ldc;
       for (int64_t j = 0; j < n; ++j) {
         float v = epilogue.accumulate ? row[j] : epilogue.addend != nullptr ? epilogue.addend[i * ldc + j] : 0.0f;
         if (epilogue.row_bias != nullptr) v += epilogue.row_bias[i];
         if (epilogue.col_bias != nullptr) v += epilogue.col_bias[j];
         row[j] = ActivationScalar(epilogue.activation, v);
       }
+      if (half_c != nullptr) Narrow(row, epilogue.half_c_bf16, half_c + i * ldc, n);
     }
     if (epilogue.block_done) epilogue.block_done(0, m, 0, n);
     return;
@@ -193,6 +218,22 @@ void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float
   using APath = GemmPlan::APath;
   using BPath = GemmPlan::BPath;
 
+  // A 16-bit A that the blocks do not widen row by row (fewer rows than a strip, or transposed) is
+  // widened whole here and packed as a float A.
+  AlignedFloats widened_a;
+  GemmInputA float_a;
+  if (a_in.half != nullptr && plan.a != APath::kWidenRows) {
+    const int64_t rows = a_in.trans ? k : m, cols = a_in.trans ? m : k;
+    widened_a = AlignedFloats::Make(rows * cols, /*zero=*/false);
+    for (int64_t r = 0; r < rows; ++r) {
+      Widen(a_in.half + r * a_in.ld, a_in.half_bf16, widened_a.get() + r * cols, cols);
+    }
+    float_a.data = widened_a.get();
+    float_a.ld = cols;
+    float_a.trans = a_in.trans;
+    float_a.scale = a_in.scale;
+  }
+  const GemmInputA& a = float_a.data != nullptr ? float_a : a_in;
   // A as the blocks read it: packed (given or here), or gathered (given, or A's rows in place).
   PackedA local_a;
   const PackedA* pa = a.packed;
@@ -256,8 +297,15 @@ void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float
   // B is widened kHalfWidenStrips strips at a time instead (see below).
   const int64_t block_strips = half_blocks != nullptr ? std::min<int64_t>(kHalfWidenStrips, n_strips)
                                                       : (n_strips + n_blocks - 1) / n_blocks;
+  // A 16-bit A: each task widens its rows of each K block into rows of plan.kc floats, read in place.
+  // A 16-bit C: each task sums its block in a float tile of its own columns, rounded at the end.
+  const bool widen_a = plan.a == APath::kWidenRows;
+  const int64_t task_rows = plan.mc_strips * mr, task_cols = (n_strips + n_blocks - 1) / n_blocks * nr;
+  std::vector<int64_t> widened_rows(widen_a ? task_rows : 0);
+  for (int64_t i = 0; i < static_cast<int64_t>(widened_rows.size()); ++i) widened_rows[i] = i * plan.kc;
   ParallelFor(threads, tasks, MacCost(m * n * k / tasks), [&](int64_t t0, int64_t t1) {
     AlignedFloats block;  // this chunk's B block (kPackEachBlock), from the scratch free list
+    AlignedFloats a_rows, c_tile;  // a 16-bit A's widened rows, a 16-bit C's float sums
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t mb = task / n_blocks, nb = task % n_blocks;
       const int64_t i0 = mb * mc_strips * mr;
@@ -268,11 +316,25 @@ void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float
       const int64_t j0 = s0 * nr;
       const int64_t cols = std::min(n, s1 * nr) - j0;
       const bool has_tail = plan.b_tail && s1 >= n_strips;
+      float* c_block = c + i0 * ldc + j0;
+      int64_t ldc_block = ldc;
+      if (half_c != nullptr) {
+        if (c_tile.get() == nullptr) c_tile = AlignedFloats::Make(task_rows * task_cols, /*zero=*/false);
+        c_block = c_tile.get();
+        ldc_block = cols;
+      }
       for (int64_t kb = 0; kb < k_blocks; ++kb) {
         const int64_t k0 = kb * plan.kc;
         const int64_t kc = std::min(plan.kc, k - k0);
         gemm_internal::GemmBlock blk;
-        if (gather_a) {
+        if (widen_a) {
+          if (a_rows.get() == nullptr) a_rows = AlignedFloats::Make(task_rows * plan.kc, /*zero=*/false);
+          for (int64_t r = 0; r < rows; ++r) {
+            Widen(a.half + (i0 + r) * a.ld + k0, a.half_bf16, a_rows.get() + r * plan.kc, kc);
+          }
+          blk.a = a_rows.get();
+          blk.a_row_offsets = widened_rows.data();
+        } else if (gather_a) {
           blk.a_row_offsets = ga->gather_rows + i0;
           if (ga->gather_cols != nullptr) {
             blk.a = ga->gather_base;
@@ -322,8 +384,8 @@ void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float
         }
         blk.n = cols;
         blk.kc = kc;
-        blk.c = c + i0 * ldc + j0;
-        blk.ldc = ldc;
+        blk.c = c_block;
+        blk.ldc = ldc_block;
         blk.load_c = kb > 0 || epilogue.accumulate;
         blk.addend = !blk.load_c && epilogue.addend != nullptr ? epilogue.addend + i0 * ldc + j0 : nullptr;
         blk.last = kb == k_blocks - 1;
@@ -364,6 +426,11 @@ void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float
             piece.next_half_strip_stride = k * nr;
           }
           run_block(piece);
+        }
+      }
+      if (half_c != nullptr) {
+        for (int64_t r = 0; r < rows; ++r) {
+          Narrow(c_block + r * ldc_block, epilogue.half_c_bf16, half_c + (i0 + r) * ldc + j0, cols);
         }
       }
     }

@@ -73,6 +73,11 @@ struct GemmInputA {
   const float* gather_base = nullptr;
   const int64_t* gather_rows = nullptr;
   const int64_t* gather_cols = nullptr;
+  // Or A is float16 (bfloat16 with half_bf16) rows of stride ld, not transposed, scale 1: a
+  // float16 model's stored activations. Each task widens the rows and the K block it reads into
+  // scratch of its own; no widened copy of the whole A exists.
+  const uint16_t* half = nullptr;
+  bool half_bf16 = false;
 };
 // A B operand that is not a matrix in memory (a convolution's unfolded input). Sgemm asks it for
 // one block at a time, in the packed strip layout, right before the block is used: the block is
@@ -122,6 +127,11 @@ struct GemmEpilogue {
   // computed it, while the piece is still in that core's L1: a caller that reshapes C (a
   // convolution dropping its grid's wrapped columns, or transposing) does it in parallel and in cache.
   std::function<void(int64_t row0, int64_t rows, int64_t col0, int64_t cols)> block_done;
+  // When set, C is stored here in float16 (bfloat16 with half_c_bf16), leading dimension ldc, and
+  // the `c` argument is unused: each task sums its block of C in float scratch and rounds it once.
+  // Not with accumulate, addend or block_done.
+  uint16_t* half_c = nullptr;
+  bool half_c_bf16 = false;
 };
 
 // C = act(op(A) * op(B) [+ C] + row_bias + col_bias). `threads` is the number of cores the call may
@@ -130,11 +140,12 @@ struct GemmEpilogue {
 void Sgemm(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInputB& b, float* c, int64_t ldc,
            const GemmEpilogue& epilogue, int threads);
 // The same with the plan made ahead (for a kernel whose shape is known at load): `plan` must have
-// been made for these operands' GemmShapeOf(m, n, k, a, b, threads).
+// been made for these operands' GemmShapeOf(m, n, k, a, b, threads, epilogue.half_c != nullptr).
 void Sgemm(const GemmPlan& plan, const GemmInputA& a, const GemmInputB& b, float* c, int64_t ldc,
            const GemmEpilogue& epilogue);
 // What MakeGemmPlan needs to know of the operands.
-GemmShape GemmShapeOf(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInputB& b, int threads);
+GemmShape GemmShapeOf(int64_t m, int64_t n, int64_t k, const GemmInputA& a, const GemmInputB& b, int threads,
+                      bool c_half = false);
 
 // Plain triple loop with the same semantics, for tests.
 void SgemmReference(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool trans_a, const float* b,

@@ -39,6 +39,11 @@ constexpr int64_t kRawBMaxRows = 16;
 constexpr int64_t kInPlaceAMaxCols = 288;
 constexpr int64_t kInPlaceAMaxColsParallel = 1024;
 constexpr int64_t kInPlaceAMaxRowsParallel = 512;
+// A 16-bit A or C (a float16 model's stored activations) costs each task scratch of its rows by its
+// K block or by its columns, in float: tasks of at most this many floats of either (128 KiB), so
+// two cores' scratch stays below what storing ViT-S's 197 x 1536 feed-forward activation in half
+// saves (0.6 MB).
+constexpr int64_t kHalfTileFloats = 32 << 10;
 // Below this many multiply-adds a GEMM stays on the calling thread.
 constexpr int64_t kMinParallelMacs = 1 << 18;
 
@@ -50,6 +55,7 @@ const char* Name(GemmPlan::APath a) {
     case GemmPlan::APath::kPackHere: return "pack-here";
     case GemmPlan::APath::kGathered: return "gathered";
     case GemmPlan::APath::kInPlace: return "in-place";
+    case GemmPlan::APath::kWidenRows: return "widen-rows";
   }
   return "?";
 }
@@ -97,6 +103,12 @@ GemmPlan MakeGemmPlan(const GemmShape& s) {
       // The kernel reads A's rows in place, the way it reads an image's pixels.
       p.a = b_strips && !s.a_trans && !s.a_scaled && few_uses_of_a && m >= mr ? GemmPlan::APath::kInPlace
                                                                                : GemmPlan::APath::kPackHere;
+      break;
+    case A::kHalfMatrix:
+      // Each task widens its rows of each K block and reads them in place; fewer rows than a strip
+      // (a decoder's step) are widened whole and packed, which costs nothing there.
+      p.a = b_strips && !s.a_trans && !s.a_scaled && m >= mr ? GemmPlan::APath::kWidenRows
+                                                             : GemmPlan::APath::kPackHere;
       break;
   }
   // B: packed if given packed; read in place when row-major, untransposed and M is small (packing
@@ -153,6 +165,25 @@ GemmPlan MakeGemmPlan(const GemmShape& s) {
     n_blocks = CeilDiv(n_strips, nc_strips);
   }
   p.mc_strips = CeilDiv(p.m_strips, m_blocks);
+  // A task's scratch for a 16-bit A (its rows by kc, up to twice kHalfTileFloats) and C (its rows
+  // by its columns, up to kHalfTileFloats): narrower column blocks first, then fewer rows. More
+  // row blocks would each widen the 16-bit weights again: ViT-S's 197 x 1536 x 384 feed-forward
+  // product in three row blocks ran 16% slower (1.80 -> 2.08 ms), its weights read from memory
+  // three times.
+  const auto bound_rows = [&](int64_t max_strips) {
+    max_strips = std::max<int64_t>(1, max_strips);
+    if (p.mc_strips > max_strips) p.mc_strips = CeilDiv(p.m_strips, CeilDiv(p.m_strips, max_strips));
+  };
+  if (p.a == GemmPlan::APath::kWidenRows) bound_rows(2 * kHalfTileFloats / p.kc / mr);
+  if (s.c_half) {
+    bound_rows(kHalfTileFloats / nr / mr);
+    const int64_t max_cols = std::max<int64_t>(1, kHalfTileFloats / (p.mc_strips * mr) / nr);
+    if (CeilDiv(n_strips, n_blocks) > max_cols) {
+      n_blocks = CeilDiv(n_strips, max_cols);
+      // As many per core (the tasks split the strips as evenly as they come, 32 in 12 as 2s and 3s).
+      if (threads > 1 && n_blocks % threads != 0) n_blocks = std::min(n_strips, n_blocks + threads - n_blocks % threads);
+    }
+  }
   p.m_blocks = CeilDiv(p.m_strips, p.mc_strips);
   p.n_blocks = n_blocks;
 
@@ -161,7 +192,10 @@ GemmPlan MakeGemmPlan(const GemmShape& s) {
   // the cores, and let every task read it. (Unfolding costs more than reading a block packed on the
   // other core: 3x3 stride 2 on 14x14, 512 channels, 2 threads 1.81 -> 1.37 ms. A matrix B packs
   // with plain copies and stays per task.)
-  if (p.b == GemmPlan::BPath::kPackEachBlock && p.m_blocks > 1 && s.b == B::kSource) p.b = GemmPlan::BPath::kPackShared;
+  // Not 16-bit weights: those would be widened whole, the float copy they are kept in half to avoid.
+  if (p.b == GemmPlan::BPath::kPackEachBlock && p.m_blocks > 1 && s.b == B::kSource && !s.b_half) {
+    p.b = GemmPlan::BPath::kPackShared;
+  }
 
   // Weights packed at load come from memory once per run. When a task's rows of A for one K block
   // fit in a quarter of L2 (a transformer's 128 tokens: 128 KiB), its blocks take each B strip from

@@ -21,6 +21,7 @@ struct GemmShape {
     kPacked,    // PackedA, made ahead
     kGathered,  // read in place through row and column offsets (a convolution's image)
     kMatrix,    // memory with a leading dimension
+    kHalfMatrix,  // 16-bit memory with a leading dimension (GemmInputA::half)
   };
   enum class B : int8_t {
     kPacked,        // PackedB, made ahead
@@ -34,17 +35,21 @@ struct GemmShape {
   bool a_trans = false, a_scaled = false;  // a matrix A: transposed; scaled (alpha != 1)
   B b = B::kMatrix;
   bool b_trans = false;  // a matrix B: transposed
+  bool b_half = false;   // a source: 16-bit weights widened block by block (HalfStrips)
+  bool c_half = false;   // C stored in 16 bits (GemmEpilogue::half_c)
   GemmTileShape tile{0, 0};
 
   bool operator==(const GemmShape& o) const {
     return m == o.m && n == o.n && k == o.k && threads == o.threads && a == o.a && a_trans == o.a_trans &&
-           a_scaled == o.a_scaled && b == o.b && b_trans == o.b_trans && tile.mr == o.tile.mr && tile.nr == o.tile.nr;
+           a_scaled == o.a_scaled && b == o.b && b_trans == o.b_trans && b_half == o.b_half && c_half == o.c_half &&
+           tile.mr == o.tile.mr && tile.nr == o.tile.nr;
   }
 };
 
 struct GemmPlan {
-  // How the blocks read A: as packed (given, or packed here once per call), or in place.
-  enum class APath : int8_t { kPacked, kPackHere, kGathered, kInPlace };
+  // How the blocks read A: as packed (given, or packed here once per call), in place, or (16-bit
+  // A) each task widening the rows and K block it reads.
+  enum class APath : int8_t { kPacked, kPackHere, kGathered, kInPlace, kWidenRows };
   // How the blocks read B: as packed (given); a matrix in place (skinny M; only a partial last strip
   // is copied, b_tail); a source's rows in place; all of B packed once per call and shared by the
   // tasks; or each task packing the block it is about to use.

@@ -71,8 +71,8 @@ namespace {
 
 class MatMulKernel : public OpKernel {
  public:
-  MatMulKernel(const KernelInfo& info, ActivationSpec activation)
-      : activation_(activation), constant_b_(info.constant_input(1), /*trans=*/false) {}
+  MatMulKernel(const KernelInfo& info, ActivationSpec activation, DataType y_type)
+      : activation_(activation), y_type_(y_type), constant_b_(info.constant_input(1), /*trans=*/false) {}
 
   // B packed at load goes with the graph (Plan::Build lets it go once every reader packed it).
   bool ReadsAtRun(int input) const override { return input != 1 || !constant_b_.held(); }
@@ -84,15 +84,22 @@ class MatMulKernel : public OpKernel {
     if (!constant_b_.held()) {
       ONNXFLOW_ASSIGN_OR_RETURN(b, ctx.RequireTensor(1));
     }
-    // A float A with a 16-bit B: a half model's MatMul after graph/half_compute, weights kept half.
-    const bool widened_a = a->dtype() == DataType::kFloat && IsFloatLike(b->dtype());
-    if (a->dtype() != b->dtype() && !widened_a) {
+    // float, float16 and bfloat16 mix: a half model's MatMul after graph/half_compute has a float A
+    // and 16-bit weights, and with its activations stored in half (graph/blocked_half), a 16-bit A
+    // and either B; all compute in float.
+    const bool float_like = IsFloatLike(a->dtype()) && IsFloatLike(b->dtype());
+    if (a->dtype() != b->dtype() && !float_like) {
       return InvalidArgument(std::string("MatMul: A is ") + DataTypeName(a->dtype()) + " but B is " +
                              DataTypeName(b->dtype()));
     }
+    if (y_type_ != DataType::kUndefined && !float_like) {
+      return InvalidArgument(std::string("FusedMatMul: output_type needs float-like operands, A is ") +
+                             DataTypeName(a->dtype()));
+    }
     ONNXFLOW_ASSIGN_OR_RETURN(MatMulShapes s, ResolveMatMulShapes(a->shape(), b->shape()));
     // Every element is written below (the GEMM's tiles, or the integer loop's row stores).
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, a->dtype(), s.output));
+    const DataType y_type = y_type_ != DataType::kUndefined ? y_type_ : a->dtype();
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, y_type, s.output));
     if (y->size() == 0) return Status::Ok();
     if (IsFloatLike(a->dtype())) return ComputeFloat(ctx, *a, *b, s, y);
     if (activation_.kind != Activation::kNone || ctx.input_tensor(2) != nullptr) {
@@ -109,18 +116,17 @@ class MatMulKernel : public OpKernel {
   }
 
  private:
+  // A and Y of 16 bits are read and written by the GEMM a block at a time (GemmInputA::half,
+  // GemmEpilogue::half_c): no widened copy of either exists beside the tensor.
   Status ComputeFloat(KernelContext& ctx, const Tensor& a, const Tensor& b, const MatMulShapes& s, Tensor* y) const {
-    FloatScratch a_store, b_store, y_store;
-    const float* ad = FloatData(a, a_store);
-    float* yd = FloatOutput(y, y_store);
     GemmEpilogue epilogue;
     epilogue.activation = activation_;
     // FusedMatMul's optional bias: one value per column of the product.
-    FloatScratch bias_store;
+    FloatScratch bias_store, b_store;
     if (const Tensor* bias = ctx.input_tensor(2); bias != nullptr) {
-      if (bias->dtype() != a.dtype() || bias->rank() != 1 || bias->size() != s.n) {
-        return InvalidArgument("FusedMatMul: bias must be a vector of A's type with " + std::to_string(s.n) +
-                               " values, got " + DataTypeName(bias->dtype()) + " " + ShapeToString(bias->shape()));
+      if (!IsFloatLike(bias->dtype()) || bias->rank() != 1 || bias->size() != s.n) {
+        return InvalidArgument("FusedMatMul: bias must be a float vector of " + std::to_string(s.n) + " values, got " +
+                               DataTypeName(bias->dtype()) + " " + ShapeToString(bias->shape()));
       }
       epilogue.col_bias = FloatData(*bias, bias_store);
     }
@@ -131,29 +137,46 @@ class MatMulKernel : public OpKernel {
       ib.data = bd;
       ib.ld = s.n;
     }
+    const bool a_half = a.dtype() != DataType::kFloat, y_half = y->dtype() != DataType::kFloat;
+    epilogue.half_c_bf16 = y->dtype() == DataType::kBFloat16;
+    // The product of A's rows from `a_offset` into Y's from `y_offset`.
+    const auto product = [&](int64_t rows, int64_t a_offset, const GemmInputB& in_b, int64_t y_offset, int threads) {
+      GemmInputA ia;
+      ia.ld = s.k;
+      if (a_half) {
+        ia.half = static_cast<const uint16_t*>(a.raw_data()) + a_offset;
+        ia.half_bf16 = a.dtype() == DataType::kBFloat16;
+      } else {
+        ia.data = a.data<float>() + a_offset;
+      }
+      GemmEpilogue e = epilogue;
+      float* c = nullptr;
+      if (y_half) {
+        e.half_c = static_cast<uint16_t*>(y->mutable_raw_data()) + y_offset;
+      } else {
+        c = y->mutable_data<float>() + y_offset;
+      }
+      Sgemm(rows, s.n, s.k, ia, in_b, c, s.n, e, threads);
+    };
     const int threads = ctx.threads();
     if (ElementCount(s.b_batch) == 1) {
       // One B for every batch: the batches of A stack into one tall GEMM.
-      const int64_t rows = ElementCount(s.batch) * s.m;
-      GemmInputA ia{nullptr, ad, s.k, false, 1.0f};
-      Sgemm(rows, s.n, s.k, ia, ib, yd, s.n, epilogue, threads);
+      product(ElementCount(s.batch) * s.m, 0, ib, 0, threads);
     } else {
       const std::vector<MatMulBatch> jobs = MatMulBatches(s);
       const int64_t macs = s.m * s.n * s.k;
       const int inner_threads = GemmThreadsPerBatch(static_cast<int64_t>(jobs.size()), macs, threads);
       ParallelFor(ctx, static_cast<int64_t>(jobs.size()), inner_threads > 1 ? 1 : macs, [&](int64_t j0, int64_t j1) {
         for (int64_t j = j0; j < j1; ++j) {
-          GemmInputA ia{nullptr, ad + jobs[j].a, s.k, false, 1.0f};
-          GemmInputB jb{nullptr, bd + jobs[j].b, s.n, false};
-          Sgemm(s.m, s.n, s.k, ia, jb, yd + jobs[j].y, s.n, epilogue, inner_threads);
+          product(s.m, jobs[j].a, GemmInputB{nullptr, bd + jobs[j].b, s.n, false}, jobs[j].y, inner_threads);
         }
       });
     }
-    StoreFloats(yd, y->size(), y);
     return Status::Ok();
   }
 
   ActivationSpec activation_;
+  DataType y_type_;  // FusedMatMul's output_type; undefined: A's type
   ConstantB constant_b_;
 };
 
@@ -161,11 +184,19 @@ class MatMulKernel : public OpKernel {
 
 ONNXFLOW_REGISTRAR Status RegisterMatMulKernels(KernelRegistry& registry) {
   ONNXFLOW_RETURN_IF_ERROR(
-      registry.Register(kOnnxDomain, "MatMul", 1, kOpenEnded, Make<MatMulKernel>(ActivationSpec{})));
+      registry.Register(kOnnxDomain, "MatMul", 1, kOpenEnded, Make<MatMulKernel>(ActivationSpec{}, DataType::kUndefined)));
   return registry.Register(kOnnxflowDomain, internal_ops::kFusedMatMul, internal_ops::kVersion, kOpenEnded,
                            [](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
                              ONNXFLOW_ASSIGN_OR_RETURN(ActivationSpec act, ParseFusedActivation(info));
-                             return std::unique_ptr<OpKernel>(new MatMulKernel(info, act));
+                             // output_type: Y's type where graph/blocked_half chose it (FLOAT, or
+                             // FLOAT16 for a float16 model's stored activations).
+                             const int64_t t = info.GetInt("output_type", 0);
+                             if (t != 0 && t != 1 && t != 10 && t != 16) {
+                               return InvalidArgument("FusedMatMul: output_type must be FLOAT (1), FLOAT16 (10) or "
+                                                      "BFLOAT16 (16), got " + std::to_string(t));
+                             }
+                             const DataType y = t == 0 ? DataType::kUndefined : static_cast<DataType>(t);
+                             return std::unique_ptr<OpKernel>(new MatMulKernel(info, act, y));
                            });
 }
 

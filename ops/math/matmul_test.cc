@@ -1,5 +1,6 @@
 // MatMul / FusedMatMul and Gemm / FusedGemm against plain loops: broadcasting, 1-D operands,
 // constant (pre-packed) weights, every listed type, bias shapes, and error paths.
+#include <cmath>
 #include <functional>
 #include <random>
 #include <string>
@@ -178,7 +179,7 @@ TEST(MatMulTest, FusedActivationAndErrors) {
   wrong_bias.Input(Tensor(DataType::kFloat, {1, 2})).Input(Tensor(DataType::kFloat, {2, 2}))
       .Input(Tensor(DataType::kFloat, {3}));
   auto refused = wrong_bias.Run(RegisterMathKernels);
-  ASSERT_TRUE(Refused(refused, StatusCode::kInvalidArgument, "FusedMatMul: bias must be a vector of A's type with 2 values, got float32 [3]"));
+  ASSERT_TRUE(Refused(refused, StatusCode::kInvalidArgument, "FusedMatMul: bias must be a float vector of 2 values, got float32 [3]"));
   EXPECT_NE(refused.status().ToString().find("bias"), std::string::npos) << refused.status().ToString();
 
   OpTest int_bias("FusedMatMul", 1, "com.onnxflow");  // the bias rides on the float GEMM only
@@ -280,6 +281,49 @@ TEST(GemmOpTest, TypesFusedAndErrors) {
   OpTest inner("Gemm", 13);
   inner.Input(Tensor(DataType::kFloat, {2, 3})).Input(Tensor(DataType::kFloat, {2, 4}));
   EXPECT_TRUE(Refused(inner.Run(RegisterMathKernels), StatusCode::kInvalidArgument, "Gemm: inner dimensions differ, A [2,3] (transA=0) and B [2,4] (transB=0)"));
+}
+
+// FusedMatMul on a float16 model's stored activations (graph/blocked_half): A in float16 against
+// constant float16 weights or a float batch of B, Y in the type output_type names; the same values
+// as the float product of the widened A, Y rounded once. Types outside float / float16 / bfloat16
+// for output_type are refused.
+TEST(MatMulTest, SixteenBitActivationsAndOutputType) {
+  const int64_t m = 21, k = 300, n = 70;
+  const SixteenBitValues a = RoundToSixteenBits(Random(2 * m * k, 1), DataType::kFloat16, {2, m, k});
+  const SixteenBitValues w = RoundToSixteenBits(Random(k * n, 2), DataType::kFloat16, {k, n});
+  const std::vector<float> bias = Random(n, 3);
+  const std::vector<float> want = RefBatchedMatMul(a.widened, w.widened, 2, 1, m, k, n);
+  for (const int64_t y_type : {int64_t{1}, int64_t{10}}) {
+    OpTest t("FusedMatMul", 1, "com.onnxflow");
+    t.Input(a.tensor).Input(w.tensor).ConstantInput(1).Input(Tensor::FromVector<float>({n}, bias)).Attr("output_type", y_type);
+    auto out = t.Run(RegisterMathKernels);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    const Tensor& y = (*out)[0].tensor();
+    ASSERT_EQ(y.dtype(), static_cast<DataType>(y_type));
+    ASSERT_EQ(y.shape(), (Shape{2, m, n}));
+    for (int64_t i = 0; i < y.size(); ++i) {
+      const float expected = want[i] + bias[i % n];
+      const float got = y_type == 1 ? y.data<float>()[i] : HalfToFloat(y.data<Float16>()[i].bits);
+      const float tolerance = y_type == 1 ? 1e-4f : 1e-3f * (1.0f + std::fabs(expected));
+      ASSERT_NEAR(got, expected, tolerance) << "output_type " << y_type << " at " << i;
+    }
+  }
+  // A float16 A against a float B of its own per batch entry (a product of two activations).
+  const std::vector<float> b = Random(2 * k * n, 4);
+  OpTest batched("FusedMatMul", 1, "com.onnxflow");
+  batched.Input(a.tensor).Input(Tensor::FromVector<float>({2, k, n}, b)).Attr("output_type", int64_t{10});
+  auto out = batched.Run(RegisterMathKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const std::vector<float> want_batched = RefBatchedMatMul(a.widened, b, 2, 2, m, k, n);
+  for (int64_t i = 0; i < (*out)[0].tensor().size(); ++i) {
+    ASSERT_NEAR(HalfToFloat((*out)[0].tensor().data<Float16>()[i].bits), want_batched[i],
+                1e-3f * (1.0f + std::fabs(want_batched[i])))
+        << i;
+  }
+  OpTest bad("FusedMatMul", 1, "com.onnxflow");
+  bad.Input(a.tensor).Input(w.tensor).Attr("output_type", int64_t{7});
+  EXPECT_TRUE(Refused(bad.Run(RegisterMathKernels), StatusCode::kInvalidArgument,
+                      "FusedMatMul: output_type must be FLOAT (1), FLOAT16 (10) or BFLOAT16 (16), got 7"));
 }
 
 }  // namespace
