@@ -1,7 +1,9 @@
 // SIMD part of the blocked depthwise convolution (blocked_depthwise.cc). With the channels in the
 // lanes a depthwise tap is one vector multiply-add: the input pixel's 16 channels times the tap's
-// 16 weights, no shuffles and no per-channel loops. Compiled once per CPU target through
-// hwy/foreach_target.h.
+// 16 weights, no shuffles and no per-channel loops. X and Y are float or float16 (TX, TY): a
+// float16 X is widened in registers as each vector is loaded and a float16 Y narrowed as it is
+// stored (load_weights-inl.h), so the sums are the float path's. Compiled once per CPU target
+// through hwy/foreach_target.h.
 
 #if defined(ONNXFLOW_OPS_BLOCKED_BLOCKED_DEPTHWISE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ONNXFLOW_OPS_BLOCKED_BLOCKED_DEPTHWISE_INL_H_
@@ -15,6 +17,7 @@
 
 #include "hwy/highway.h"
 #include "ops/blocked/blocked_depthwise_row.h"
+#include "ops/blocked/load_weights-inl.h"
 #include "ops/math/activate-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -30,49 +33,49 @@ constexpr int64_t kDepthwisePixels = 4;
 
 // Output columns [ow0, ow1) of the row, `lane0` onward, with every tap's column inside the image
 // when kInterior (the rows outside were already dropped: [i0, i1) are the kernel rows inside).
-template <bool kInterior>
-HWY_INLINE void DepthwiseColumns(const BlockedDepthwiseRow& r, int64_t lane0, int64_t i0, int64_t i1, int64_t ow0,
-                                 int64_t ow1) {
+template <bool kInterior, typename TX, typename TY>
+HWY_INLINE void DepthwiseColumns(const BlockedDepthwiseRow<TX, TY>& r, int64_t lane0, int64_t i0, int64_t i1,
+                                 int64_t ow0, int64_t ow1) {
   const DepthwiseD d;
   using V = hn::Vec<DepthwiseD>;
   const V bias = hn::LoadU(d, r.bias + lane0);
-  const int64_t row_floats = r.in_w * kChannelBlock;
+  const int64_t row_values = r.in_w * kChannelBlock;
   // Kernel row i reads input row row0 + i * dilation_h; only rows [i0, i1) are inside the image,
   // and no pointer is formed to the others.
-  const float* plane = r.plane + lane0;
+  const TX* plane = r.plane + lane0;
   int64_t ow = ow0;
   if (kInterior) {
     for (; ow + kDepthwisePixels <= ow1; ow += kDepthwisePixels) {
       V acc[kDepthwisePixels];
       for (auto& a : acc) a = bias;
       for (int64_t i = i0; i < i1; ++i) {
-        const float* row = plane + (r.row0 + i * r.dilation_h) * row_floats;
+        const TX* row = plane + (r.row0 + i * r.dilation_h) * row_values;
         for (int64_t j = 0; j < r.kw; ++j) {
           const V w = hn::LoadU(d, r.weights + (i * r.kw + j) * kChannelBlock + lane0);
           const int64_t col = (ow * r.stride_w - r.left + j * r.dilation_w) * kChannelBlock;
           HWY_UNROLL(4)
           for (int64_t q = 0; q < kDepthwisePixels; ++q) {
-            acc[q] = hn::MulAdd(hn::LoadU(d, row + col + q * r.stride_w * kChannelBlock), w, acc[q]);
+            acc[q] = hn::MulAdd(LoadWeights(d, row + col + q * r.stride_w * kChannelBlock), w, acc[q]);
           }
         }
       }
       for (int64_t q = 0; q < kDepthwisePixels; ++q) {
-        hn::StoreU(Activate(d, r.activation, acc[q]), d, r.out + (ow + q) * kChannelBlock + lane0);
+        StoreAs(d, Activate(d, r.activation, acc[q]), r.out + (ow + q) * kChannelBlock + lane0);
       }
     }
   }
   for (; ow < ow1; ++ow) {
     V acc = bias;
     for (int64_t i = i0; i < i1; ++i) {
-      const float* row = plane + (r.row0 + i * r.dilation_h) * row_floats;
+      const TX* row = plane + (r.row0 + i * r.dilation_h) * row_values;
       for (int64_t j = 0; j < r.kw; ++j) {
         const int64_t iw = ow * r.stride_w - r.left + j * r.dilation_w;
         if (!kInterior && (iw < 0 || iw >= r.in_w)) continue;
         const V w = hn::LoadU(d, r.weights + (i * r.kw + j) * kChannelBlock + lane0);
-        acc = hn::MulAdd(hn::LoadU(d, row + iw * kChannelBlock), w, acc);
+        acc = hn::MulAdd(LoadWeights(d, row + iw * kChannelBlock), w, acc);
       }
     }
-    hn::StoreU(Activate(d, r.activation, acc), d, r.out + ow * kChannelBlock + lane0);
+    StoreAs(d, Activate(d, r.activation, acc), r.out + ow * kChannelBlock + lane0);
   }
 }
 
@@ -81,19 +84,19 @@ HWY_INLINE void DepthwiseColumns(const BlockedDepthwiseRow& r, int64_t lane0, in
 // 5x5 window one after the other wait 4x their throughput on the latency). Without branches:
 // which of a border's taps fall outside changes with every tap, a pattern the predictor misses;
 // a tap outside reads column 0 times zero weights. Sums past n are computed, not stored.
-template <int64_t kP>
-HWY_NOINLINE void DepthwiseMaskedPixels(const BlockedDepthwiseRow& r, int64_t lane0, int64_t i0, int64_t i1,
+template <int64_t kP, typename TX, typename TY>
+HWY_NOINLINE void DepthwiseMaskedPixels(const BlockedDepthwiseRow<TX, TY>& r, int64_t lane0, int64_t i0, int64_t i1,
                                         int64_t ow, int64_t n) {
   const DepthwiseD d;
   using V = hn::Vec<DepthwiseD>;
   const V bias = hn::LoadU(d, r.bias + lane0);
-  const int64_t row_floats = r.in_w * kChannelBlock;
-  const float* plane = r.plane + lane0;
+  const int64_t row_values = r.in_w * kChannelBlock;
+  const TX* plane = r.plane + lane0;
   V acc[kP];
   HWY_UNROLL(8)
   for (int64_t q = 0; q < kP; ++q) acc[q] = bias;
   for (int64_t i = i0; i < i1; ++i) {
-    const float* row = plane + (r.row0 + i * r.dilation_h) * row_floats;
+    const TX* row = plane + (r.row0 + i * r.dilation_h) * row_values;
     for (int64_t j = 0; j < r.kw; ++j) {
       const V w = hn::LoadU(d, r.weights + (i * r.kw + j) * kChannelBlock + lane0);
       const int64_t iw0 = ow * r.stride_w - r.left + j * r.dilation_w;
@@ -101,21 +104,22 @@ HWY_NOINLINE void DepthwiseMaskedPixels(const BlockedDepthwiseRow& r, int64_t la
       for (int64_t q = 0; q < kP; ++q) {
         const int64_t iw = iw0 + q * r.stride_w;
         const bool inside = static_cast<uint64_t>(iw) < static_cast<uint64_t>(r.in_w);
-        const V tap = hn::LoadU(d, row + (inside ? iw : 0) * kChannelBlock);
+        const V tap = LoadWeights(d, row + (inside ? iw : 0) * kChannelBlock);
         acc[q] = hn::MulAdd(tap, hn::IfThenElseZero(hn::FirstN(d, inside ? kChannelBlock : 0), w), acc[q]);
       }
     }
   }
   HWY_UNROLL(8)
   for (int64_t q = 0; q < kP; ++q) {
-    if (q < n) hn::StoreU(Activate(d, r.activation, acc[q]), d, r.out + (ow + q) * kChannelBlock + lane0);
+    if (q < n) StoreAs(d, Activate(d, r.activation, acc[q]), r.out + (ow + q) * kChannelBlock + lane0);
   }
 }
 
 // Output columns [ow0, ow1) with the taps checked (the border columns, or a whole row too narrow
 // for the interior paths: a 7-wide map's 5x5 window has 3 interior columns), 8 pixels at a time
 // and the rest in the fewest of 2 or 4 (a 3x3 window's border is 1 column).
-HWY_INLINE void DepthwiseBorderColumns(const BlockedDepthwiseRow& r, int64_t lane0, int64_t i0, int64_t i1,
+template <typename TX, typename TY>
+HWY_INLINE void DepthwiseBorderColumns(const BlockedDepthwiseRow<TX, TY>& r, int64_t lane0, int64_t i0, int64_t i1,
                                        int64_t ow0, int64_t ow1) {
   int64_t ow = ow0;
   for (; ow + 8 <= ow1; ow += 8) DepthwiseMaskedPixels<8>(r, lane0, i0, i1, ow, 8);
@@ -147,29 +151,29 @@ constexpr int64_t kWidePixels = 8;
 constexpr int64_t kWidePixels = 4;  // 16 registers: 4 sums + 7 weights + columns
 #endif
 
-template <int64_t kK, int64_t kStride>
-HWY_INLINE int64_t DepthwiseInterior(const BlockedDepthwiseRow& r, int64_t lane0, int64_t i0, int64_t i1,
+template <int64_t kK, int64_t kStride, typename TX, typename TY>
+HWY_INLINE int64_t DepthwiseInterior(const BlockedDepthwiseRow<TX, TY>& r, int64_t lane0, int64_t i0, int64_t i1,
                                      int64_t ow0, int64_t ow1) {
   const DepthwiseD d;
   using V = hn::Vec<DepthwiseD>;
   constexpr int64_t kColumns = (kWidePixels - 1) * kStride + kK;
   const V bias = hn::LoadU(d, r.bias + lane0);
-  const int64_t row_floats = r.in_w * kChannelBlock;
-  const float* plane = r.plane + lane0;
+  const int64_t row_values = r.in_w * kChannelBlock;
+  const TX* plane = r.plane + lane0;
   int64_t ow = ow0;
   for (; ow + kWidePixels <= ow1; ow += kWidePixels) {
     V acc[kWidePixels];
     HWY_UNROLL(8)
     for (int64_t q = 0; q < kWidePixels; ++q) acc[q] = bias;
     for (int64_t i = i0; i < i1; ++i) {
-      const float* row = plane + (r.row0 + i * r.dilation_h) * row_floats + (ow * kStride - r.left) * kChannelBlock;
+      const TX* row = plane + (r.row0 + i * r.dilation_h) * row_values + (ow * kStride - r.left) * kChannelBlock;
       const float* w = r.weights + i * kK * kChannelBlock + lane0;
       V wv[kK];
       HWY_UNROLL(7)
       for (int64_t j = 0; j < kK; ++j) wv[j] = hn::LoadU(d, w + j * kChannelBlock);
       HWY_UNROLL(21)
       for (int64_t c = 0; c < kColumns; ++c) {
-        const V col = hn::LoadU(d, row + c * kChannelBlock);
+        const V col = LoadWeights(d, row + c * kChannelBlock);
         HWY_UNROLL(8)
         for (int64_t q = 0; q < kWidePixels; ++q) {
           const int64_t j = c - q * kStride;  // the tap of output q that reads column c
@@ -179,7 +183,7 @@ HWY_INLINE int64_t DepthwiseInterior(const BlockedDepthwiseRow& r, int64_t lane0
     }
     HWY_UNROLL(8)
     for (int64_t q = 0; q < kWidePixels; ++q) {
-      hn::StoreU(Activate(d, r.activation, acc[q]), d, r.out + (ow + q) * kChannelBlock + lane0);
+      StoreAs(d, Activate(d, r.activation, acc[q]), r.out + (ow + q) * kChannelBlock + lane0);
     }
   }
   return ow;
@@ -187,8 +191,8 @@ HWY_INLINE int64_t DepthwiseInterior(const BlockedDepthwiseRow& r, int64_t lane0
 
 // The wide interior for the window's width and column stride, where there is one: the end of the
 // columns it computed (ow0 where none).
-template <int64_t kStride>
-HWY_INLINE int64_t DepthwiseWideInterior(const BlockedDepthwiseRow& r, int64_t lane0, int64_t i0, int64_t i1,
+template <int64_t kStride, typename TX, typename TY>
+HWY_INLINE int64_t DepthwiseWideInterior(const BlockedDepthwiseRow<TX, TY>& r, int64_t lane0, int64_t i0, int64_t i1,
                                          int64_t ow0, int64_t ow1) {
   switch (r.kw) {
     case 3:
@@ -202,7 +206,8 @@ HWY_INLINE int64_t DepthwiseWideInterior(const BlockedDepthwiseRow& r, int64_t l
   }
 }
 
-void DepthwiseRowImpl(const BlockedDepthwiseRow& r) {
+template <typename TX, typename TY>
+void DepthwiseRow(const BlockedDepthwiseRow<TX, TY>& r) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(DepthwiseD()));
   // The kernel rows inside the image.
   int64_t i0 = 0, i1 = r.kh;
@@ -232,6 +237,12 @@ void DepthwiseRowImpl(const BlockedDepthwiseRow& r) {
     DepthwiseBorderColumns(r, lane0, i0, i1, runs_end, r.out_w);
   }
 }
+
+// HWY_EXPORT takes one function per name, not a template: one per pair of X and Y types.
+void DepthwiseRowImpl(const BlockedDepthwiseRow<float, float>& r) { DepthwiseRow(r); }
+void DepthwiseRowHalfXImpl(const BlockedDepthwiseRow<hwy::float16_t, float>& r) { DepthwiseRow(r); }
+void DepthwiseRowHalfYImpl(const BlockedDepthwiseRow<float, hwy::float16_t>& r) { DepthwiseRow(r); }
+void DepthwiseRowHalfImpl(const BlockedDepthwiseRow<hwy::float16_t, hwy::float16_t>& r) { DepthwiseRow(r); }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE

@@ -4,13 +4,19 @@
 
 #include <cstdint>
 
+#include "hwy/base.h"
 #include "ops/blocked/blocked_layout.h"
 #include "ops/math/gemm.h"  // ActivationSpec
 
 namespace onnxflow {
 
+// TX, TY: the element types of X and Y, each float or hwy::float16_t (a float16 model's
+// activations, graph/blocked_half.h). The sums are float either way: a float16 X is widened as it
+// is loaded and a float16 Y rounded to nearest even as it is stored, so Y is the float kernel's
+// result on the widened X, rounded once.
+template <typename TX, typename TY>
 struct BlockedDepthwiseRow {
-  const float* plane = nullptr;  // the block's input: pixel (h, w) at plane + (h * in_w + w) * 16
+  const TX* plane = nullptr;  // the block's input: pixel (h, w) at plane + (h * in_w + w) * 16
   int64_t in_h = 0, in_w = 0;
   int64_t row0 = 0;                // input row of the window's first kernel row (may be outside)
   int64_t left = 0;                // pad columns before the image
@@ -19,10 +25,13 @@ struct BlockedDepthwiseRow {
   const float* weights = nullptr;  // the block's taps: tap (i, j) at weights + (i * kw + j) * 16
   const float* bias = nullptr;     // the block's 16 biases (zeros when the node has none)
   int64_t out_w = 0;
-  float* out = nullptr;            // [out_w][16]
+  TY* out = nullptr;               // [out_w][16]
   ActivationSpec activation;
 };
 
-void RunBlockedDepthwiseRow(const BlockedDepthwiseRow& row);
+void RunBlockedDepthwiseRow(const BlockedDepthwiseRow<float, float>& row);
+void RunBlockedDepthwiseRow(const BlockedDepthwiseRow<hwy::float16_t, float>& row);
+void RunBlockedDepthwiseRow(const BlockedDepthwiseRow<float, hwy::float16_t>& row);
+void RunBlockedDepthwiseRow(const BlockedDepthwiseRow<hwy::float16_t, hwy::float16_t>& row);
 
 }  // namespace onnxflow
