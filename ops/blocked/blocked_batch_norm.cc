@@ -5,12 +5,14 @@
 //
 //   inputs: X [N, ceil(C/16), H, W, 16] blocked; scale, B, input_mean, input_var [C] constants;
 //           optional slope [C] constant: a PRelu of per-channel slopes after the normalization
-//   output: Y of X's shape, y = (x - mean) / sqrt(var + epsilon) * scale + B per channel, then
-//           y < 0 ? y * slope : y with a slope
+//   output: Y of X's shape and type, y = (x - mean) / sqrt(var + epsilon) * scale + B per channel,
+//           then y < 0 ? y * slope : y with a slope
 //   attributes: epsilon, and FusedConv's activation / activation_alpha / activation_beta (the Relu
 //               after a pre-activation normalization, taken by graph/blocked_layout.cc)
 // The parameters become one scale and one shift per channel at load, zero in the pad lanes (which
-// then hold 0, finite as blocked pad lanes must be).
+// then hold 0, finite as blocked pad lanes must be). X may be float16, a float16 model's
+// activations stored in its own 16 bits (graph/blocked_half.cc), and Y then is too: each pixel is
+// widened in registers, computed in float as for float, and rounded once on store.
 #include "ops/framework/internal_ops.h"
 #include "ops/blocked/blocked_batch_norm.h"
 
@@ -36,7 +38,9 @@
 namespace onnxflow {
 
 HWY_EXPORT(ScaleShiftPixelsImpl);
+HWY_EXPORT(ScaleShiftPixelsHalfImpl);
 HWY_EXPORT(ScaleShiftPReluPixelsImpl);
+HWY_EXPORT(ScaleShiftPReluPixelsHalfImpl);
 
 void ScaleShiftBlockPixels(const float* x, int64_t pixels, const float* scale, const float* shift,
                            const ActivationSpec& activation, float* y) {
@@ -90,18 +94,31 @@ class BlockedBatchNormKernel : public OpKernel {
 
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
-    if (x->dtype() != DataType::kFloat) return InvalidArgument("BlockedBatchNormalization: input 'X' must be float");
+    ONNXFLOW_RETURN_IF_ERROR(RequireFloatOrHalf(*x, "BlockedBatchNormalization", "X"));
     ONNXFLOW_RETURN_IF_ERROR(
         UnblockedShapeOfBlocks(x->shape(), "X", blocks_, "BlockedBatchNormalization", "its scale")
             .status());
-    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, DataType::kFloat, x->shape()));
-    const int64_t planes = x->dim(0) * blocks_;
-    const float* xd = x->data<float>();
-    float* yd = y->mutable_data<float>();
-    const auto scale_shift = HWY_DYNAMIC_DISPATCH(ScaleShiftPixelsImpl);
-    const auto scale_shift_prelu = HWY_DYNAMIC_DISPATCH(ScaleShiftPReluPixelsImpl);
+    ONNXFLOW_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateUninitialized(0, x->dtype(), x->shape()));
+    if (x->dtype() == DataType::kFloat16) {
+      Normalize(ctx, *x, x->data<hwy::float16_t>(), y->mutable_data<hwy::float16_t>(),
+                HWY_DYNAMIC_DISPATCH(ScaleShiftPixelsHalfImpl), HWY_DYNAMIC_DISPATCH(ScaleShiftPReluPixelsHalfImpl));
+    } else {
+      Normalize(ctx, *x, x->data<float>(), y->mutable_data<float>(), HWY_DYNAMIC_DISPATCH(ScaleShiftPixelsImpl),
+                HWY_DYNAMIC_DISPATCH(ScaleShiftPReluPixelsImpl));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  BlockedBatchNormKernel() = default;
+
+  // Y = the normalization of X, both of element type T, with the row functions for T.
+  template <typename T, typename ScaleShift, typename ScaleShiftPRelu>
+  void Normalize(KernelContext& ctx, const Tensor& x, const T* xd, T* yd, ScaleShift scale_shift,
+                 ScaleShiftPRelu scale_shift_prelu) const {
+    const int64_t planes = x.dim(0) * blocks_;
     // Items are rows of a plane, so that a few large planes still split over the cores.
-    const int64_t rows = x->dim(2), row_pixels = x->dim(3);
+    const int64_t rows = x.dim(2), row_pixels = x.dim(3);
     ParallelFor(ctx, planes * rows, row_pixels * kChannelBlock * kCopyCostPerElement, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t block = (r / rows) % blocks_;
@@ -115,11 +132,7 @@ class BlockedBatchNormKernel : public OpKernel {
         }
       }
     });
-    return Status::Ok();
   }
-
- private:
-  BlockedBatchNormKernel() = default;
 
   int64_t blocks_ = 0;
   ActivationSpec activation_;

@@ -1,6 +1,6 @@
 // The blocked kernels on float16 activations (a float16 model's blocked values): BlockedMaxPool,
-// BlockedAveragePool, the global pools, BlockedResize and BlockedShape take a float16 X and give Y
-// in its type, FromBlocked widens it to a float Y. They compute in float, so each runs on a float16
+// BlockedAveragePool, the global pools, BlockedResize, BlockedBatchNormalization and BlockedShape
+// take a float16 X and give Y in its type, FromBlocked widens it to a float Y. They compute in float, so each runs on a float16
 // X and on the same values as float, on every compiled Highway target, and the float16 Y must be
 // FloatToHalf of the float Y, bit for bit (FromBlocked's float Y: the float run's, bit for bit).
 // Inputs have pad lanes (channels not a multiple of 16), negatives, and for the pools +inf and
@@ -194,6 +194,37 @@ TEST_P(BlockedHalfIoTest, ResizeCopiesOrRoundsTheFloatResult) {
   }
 }
 
+// BlockedBatchNormalization's affine map (with a PRelu's slopes, input 5, which stay float, and
+// the fused activation) in float on the widened X, rounded once; pad lanes, two cores. 60000 times
+// a scale past 1.1 overflows float16: infinity, as FloatToHalf of the float result.
+TEST_P(BlockedHalfIoTest, BatchNormRoundsTheFloatMap) {
+  struct NormCase {
+    Shape x;
+    bool slope;
+    std::string activation;
+    int threads;
+  };
+  for (const NormCase& cs : std::vector<NormCase>{{{2, 40, 5, 7}, false, "LeakyRelu", 1},
+                                                  {{1, 32, 24, 24}, true, "Relu", 2},
+                                                  {{1, 24, 3, 5}, true, "", 1}}) {
+    SCOPED_TRACE("X " + ShapeToString(cs.x));
+    const int64_t c = cs.x[1];
+    const HalfInput x = BlockedHalfInput(cs.x, 25, {{3, kInf}, {4, 60000.0f}, {cs.x[2] * cs.x[3] + 1, -60000.0f}});
+    std::vector<float> var = Random(c, 29);
+    for (float& v : var) v = std::fabs(v) + 0.1f;
+    const Tensor y = ExpectHalfIsFloatNarrowed("BlockedBatchNormalization", x, [&](OpTest& t) {
+      for (int i = 1; i < 4; ++i) t.Input(Tensor::FromVector<float>({c}, Random(c, 25 + i))).ConstantInput(i);
+      t.Input(Tensor::FromVector<float>({c}, var)).ConstantInput(4);
+      if (cs.slope) t.Input(Tensor::FromVector<float>({c}, Random(c, 30))).ConstantInput(5);
+      t.Attr("epsilon", 1e-3f);
+      if (!cs.activation.empty()) t.Attr("activation", cs.activation);
+      if (cs.activation == "LeakyRelu") t.Attr("activation_alpha", 0.25f);
+    }, cs.threads);
+    ASSERT_TRUE(y.defined());
+    EXPECT_GT(CountInexact(y), y.size() / 4);
+  }
+}
+
 // FromBlocked widens float16 to its float Y, exactly: the float run's bits (a -0 stays -0, +inf
 // +inf), with and without the pad lanes dropped; whole 16 x 16 tiles, partial ones, and more
 // than one run of pixels.
@@ -246,6 +277,12 @@ TEST(BlockedHalfIoRefusalTest, RefusesOtherTypes) {
                               t.Input(Tensor::FromVector<float>({4}, {1, 1, 2, 2})).Attr("channels", int64_t{16});
                             }),
                       StatusCode::kInvalidArgument, "BlockedResize: input 'X' must be float or float16, got int32"));
+  EXPECT_TRUE(Refused(RunOn("BlockedBatchNormalization", ints,
+                            [](OpTest& t) {
+                              for (int i = 1; i < 5; ++i) t.Input(Tensor(DataType::kFloat, {16})).ConstantInput(i);
+                            }),
+                      StatusCode::kInvalidArgument,
+                      "BlockedBatchNormalization: input 'X' must be float or float16, got int32"));
   EXPECT_TRUE(Refused(RunOn("ToBlocked", Tensor(DataType::kFloat16, {1, 16, 2, 2}), [](OpTest&) {}),
                       StatusCode::kInvalidArgument, "ToBlocked: input 'X' must be float"));
   // FromBlocked writes float or float16; ToBlocked float only.
