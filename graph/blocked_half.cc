@@ -38,9 +38,12 @@ HalfIo ConvIo(const Graph& g, const Node& n) {
 HalfIo IoOf(const Graph& g, const Node& n) {
   const auto& p = *n.proto;
   if (IsInternal(n, internal_ops::kBlockedConv)) return ConvIo(g, n);
+  // BlockedDepthwiseConv: X in either type, Y of its output_type (it has no residual input).
+  if (IsInternal(n, internal_ops::kBlockedDepthwiseConv)) return {{}, {0}, {0}, true};
+  // The pools, Resize and BatchNormalization (whose PRelu slopes, input 5, are float constants).
   for (const char* op : {internal_ops::kBlockedMaxPool, internal_ops::kBlockedAveragePool,
                          internal_ops::kBlockedGlobalMaxPool, internal_ops::kBlockedGlobalAveragePool,
-                         internal_ops::kBlockedResize}) {
+                         internal_ops::kBlockedResize, internal_ops::kBlockedBatchNormalization}) {
     if (IsInternal(n, op)) return {{0}, {0}, {}, false};  // Y has X's type
   }
   // FromBlocked reads either type and writes the type it is told (output_type).

@@ -1,13 +1,16 @@
 // Float16 storage of a float16 model's blocked values and the plain values moved out of them
 // (graph/blocked_half.h): which values go to float16 (those the model declares float16, written by
-// a BlockedConv or FromBlocked and read by kernels that take float16, with the values a Concat,
-// Split, pool, Resize, Add, Reshape or Transpose ties to them; other readers read a float copy
-// where that pays), which stay float, and that the results stay the float16 model's.
+// a BlockedConv, BlockedDepthwiseConv or FromBlocked and read by kernels that take float16, with
+// the values a Concat, Split, pool, Resize, BatchNormalization, Add, Reshape or Transpose ties to
+// them; other readers read a float copy where that pays), which stay float, and that the results
+// stay the float16 model's.
 #include "graph/blocked_half.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,11 +28,8 @@ namespace {
 using tools::ModelBuilder;
 using tools::SetAttr;
 
-Tensor Weights(DataType type, const std::vector<int64_t>& shape, int seed) {
-  std::vector<float> v;
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<float>((i * 37 + seed * 11) % 23 - 11) / 64.0f);
+// `v` as a tensor of `type`: float, float16 or bfloat16.
+Tensor Typed(DataType type, const std::vector<int64_t>& shape, const std::vector<float>& v) {
   if (type == DataType::kFloat) return Tensor::FromVector<float>(shape, v);
   if (type == DataType::kBFloat16) {
     std::vector<BFloat16> b;
@@ -39,6 +39,14 @@ Tensor Weights(DataType type, const std::vector<int64_t>& shape, int seed) {
   std::vector<Float16> h;
   for (float f : v) h.push_back(Float16{FloatToHalf(f)});
   return Tensor::FromVector<Float16>(shape, h);
+}
+
+Tensor Weights(DataType type, const std::vector<int64_t>& shape, int seed) {
+  std::vector<float> v;
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<float>((i * 37 + seed * 11) % 23 - 11) / 64.0f);
+  return Typed(type, shape, v);
 }
 
 // x (float) -> Cast to `type` -> stem Conv -> Relu -> 3x3 Conv + the stem's output -> Relu ->
@@ -89,10 +97,83 @@ ModelBuilder Cnn(DataType type) {
   return m;
 }
 
-std::unique_ptr<Model> Load(DataType type) {
-  auto model = LoadModelBytes(Cnn(type).Serialize(), "", SessionOptions(), GlobalKernelRegistry());
+// x (float) -> Cast to `type` -> stem Conv -> Relu -> depthwise 3x3 -> Relu -> 1x1 Conv + the
+// stem's output -> BatchNormalization -> Relu -> depthwise 3x3 of stride 2 -> 1x1 Conv -> Cast to
+// float: y. MobileNet's depthwise and pointwise pairs, and a pre-activation normalization (ResNet
+// v2's) that cannot fold into the convolution before it, which adds a residual.
+ModelBuilder DepthwiseChain(DataType type) {
+  const auto t = static_cast<int64_t>(type);
+  const std::vector<int64_t> pad1 = {1, 1, 1, 1};
+  ModelBuilder m(17);
+  m.Input("x", DataType::kFloat, {1, 3, 16, 16});
+  m.Initializer("w0", Weights(type, {32, 3, 3, 3}, 0));
+  m.Initializer("dw1", Weights(type, {32, 1, 3, 3}, 1));
+  m.Initializer("pw1", Weights(type, {32, 32, 1, 1}, 2));
+  m.Initializer("dw2", Weights(type, {32, 1, 3, 3}, 3));
+  m.Initializer("pw2", Weights(type, {16, 32, 1, 1}, 4));
+  m.Initializer("scale", Weights(type, {32}, 5));
+  m.Initializer("shift", Weights(type, {32}, 6));
+  m.Initializer("mean", Weights(type, {32}, 7));
+  std::vector<float> var;
+  for (int i = 0; i < 32; ++i) var.push_back(0.5f + static_cast<float>(i % 7) / 8);
+  m.Initializer("var", Typed(type, {32}, var));
+  SetAttr(m.Node("Cast", {"x"}, {"xh"}, "to_half"), "to", t);
+  SetAttr(m.Node("Conv", {"xh", "w0"}, {"c0"}, "stem"), "pads", pad1);
+  m.Node("Relu", {"c0"}, {"r0"}, "relu0");
+  auto& d1 = m.Node("Conv", {"r0", "dw1"}, {"d1"}, "depthwise1");
+  SetAttr(d1, "pads", pad1);
+  SetAttr(d1, "group", int64_t{32});
+  m.Node("Relu", {"d1"}, {"r1"}, "relu1");
+  m.Node("Conv", {"r1", "pw1"}, {"p1"}, "pointwise1");
+  m.Node("Add", {"p1", "r0"}, {"s1"}, "residual");
+  m.Node("BatchNormalization", {"s1", "scale", "shift", "mean", "var"}, {"n1"}, "norm");
+  m.Node("Relu", {"n1"}, {"r2"}, "relu2");
+  auto& d2 = m.Node("Conv", {"r2", "dw2"}, {"d2"}, "depthwise2");
+  SetAttr(d2, "pads", pad1);
+  SetAttr(d2, "group", int64_t{32});
+  SetAttr(d2, "strides", std::vector<int64_t>{2, 2});
+  m.Node("Conv", {"d2", "pw2"}, {"p2"}, "pointwise2");
+  SetAttr(m.Node("Cast", {"p2"}, {"y"}, "to_float"), "to", int64_t{onnx::TensorProto::FLOAT});
+  m.Output("y", DataType::kFloat, {1, 16, 8, 8});
+  return m;
+}
+
+std::unique_ptr<Model> Load(const ModelBuilder& m) {
+  auto model = LoadModelBytes(m.Serialize(), "", SessionOptions(), GlobalKernelRegistry());
   EXPECT_TRUE(model.ok()) << model.status().ToString();
   return model.ok() ? std::move(model).value() : nullptr;
+}
+std::unique_ptr<Model> Load(DataType type) { return Load(Cnn(type)); }
+
+// The largest difference between `m` run op by op in its types (each node widens, computes in
+// float and rounds) and optimized, over every output, relative to the value plus 0.25.
+double WorstDifference(const ModelBuilder& m) {
+  std::vector<float> x;
+  for (int i = 0; i < 3 * 16 * 16; ++i) x.push_back(static_cast<float>((i * 13) % 17 - 8) / 8.0f);
+  auto run = [&](bool optimize) {
+    SessionOptions options;
+    options.optimize = optimize;
+    auto session = Session::LoadFromBytes(m.Serialize(), options);
+    EXPECT_TRUE(session.ok()) << session.status().ToString();
+    auto out = session->Run({{"x", Value(Tensor::FromVector<float>({1, 3, 16, 16}, x))}});
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    return std::move(out).value();
+  };
+  const auto op_by_op = run(false), optimized = run(true);
+  EXPECT_EQ(op_by_op.size(), optimized.size());
+  double worst = 0;
+  for (size_t k = 0; k < op_by_op.size() && k < optimized.size(); ++k) {
+    const Tensor& want = op_by_op[k].value.tensor();
+    const Tensor& got = optimized[k].value.tensor();
+    EXPECT_EQ(got.dtype(), DataType::kFloat);
+    EXPECT_EQ(got.shape(), want.shape());
+    if (got.shape() != want.shape()) return 1e9;
+    for (int64_t i = 0; i < want.size(); ++i) {
+      const float a = want.data<float>()[i], b = got.data<float>()[i];
+      worst = std::max<double>(worst, std::fabs(a - b) / (std::fabs(a) + 0.25));
+    }
+  }
+  return worst;
 }
 
 // The BlockedConvs by the ONNX node they came from, with the type each writes.
@@ -149,34 +230,48 @@ TEST(BlockedHalfTest, BlockedValuesOfAHalfModelAreStoredInHalf) {
 }
 
 TEST(BlockedHalfTest, ResultsStayTheHalfModels) {
-  std::vector<float> x;
-  for (int i = 0; i < 3 * 16 * 16; ++i) x.push_back(static_cast<float>((i * 13) % 17 - 8) / 8.0f);
-  auto run = [&](bool optimize) {
-    SessionOptions options;
-    options.optimize = optimize;
-    auto session = Session::LoadFromBytes(Cnn(DataType::kFloat16).Serialize(), options);
-    EXPECT_TRUE(session.ok()) << session.status().ToString();
-    auto out = session->Run({{"x", Value(Tensor::FromVector<float>({1, 3, 16, 16}, x))}});
-    EXPECT_TRUE(out.ok()) << out.status().ToString();
-    return std::move(out).value();
-  };
-  // Op by op in half (each node widens, computes in float and rounds) against the optimized run,
-  // which rounds the stored values the same way but sums convolutions in another order.
-  const auto op_by_op = run(false), optimized = run(true);
-  ASSERT_EQ(op_by_op.size(), 4u);
-  ASSERT_EQ(optimized.size(), 4u);
-  for (size_t k = 0; k < 4; ++k) {
-    const Tensor& want = op_by_op[k].value.tensor();
-    const Tensor& got = optimized[k].value.tensor();
-    ASSERT_EQ(got.dtype(), DataType::kFloat);
-    ASSERT_EQ(got.shape(), want.shape());
-    double worst = 0;
-    for (int64_t i = 0; i < want.size(); ++i) {
-      const float a = want.data<float>()[i], b = got.data<float>()[i];
-      worst = std::max<double>(worst, std::fabs(a - b) / (std::fabs(a) + 0.25));
+  // The optimized run rounds the stored values as the op-by-op run does but sums convolutions in
+  // another order: a few units in the last place of half (2^-11 relative) through four of them.
+  EXPECT_LT(WorstDifference(Cnn(DataType::kFloat16)), 8 * 0x1p-11);
+}
+
+// A float16 MobileNet-like chain: both depthwise convolutions write float16 (the second reads the
+// normalization's float16 output), and so do the pointwise ones, but for the last, which writes y,
+// declared float. The stored values are rounded as the model rounds them.
+TEST(BlockedHalfTest, DepthwiseChainIsStoredInHalf) {
+  auto model = Load(DepthwiseChain(DataType::kFloat16));
+  ASSERT_NE(model, nullptr);
+  const Graph& g = *model->graph;
+  int depthwise = 0, norms = 0, half_values = 0;
+  for (const Node& n : g.nodes) {
+    for (const auto& out : n.proto->output()) half_values += KnownType(g, out) == DataType::kFloat16;
+    if (IsInternal(n, internal_ops::kBlockedDepthwiseConv)) {
+      ++depthwise;
+      const auto* attr = Attr(*n.proto, "output_type");
+      ASSERT_NE(attr, nullptr) << n.proto->name();
+      EXPECT_EQ(attr->i(), static_cast<int64_t>(DataType::kFloat16)) << n.proto->name();
+      EXPECT_EQ(KnownType(g, n.proto->input(0)), DataType::kFloat16) << n.proto->name();
+      EXPECT_EQ(KnownType(g, n.proto->output(0)), DataType::kFloat16) << n.proto->name();
     }
-    // A few units in the last place of half (2^-11 relative) through four convolutions.
-    EXPECT_LT(worst, 8 * 0x1p-11) << "output " << k;
+    if (IsInternal(n, internal_ops::kBlockedBatchNormalization)) {
+      ++norms;
+      EXPECT_EQ(KnownType(g, n.proto->input(0)), DataType::kFloat16);
+      EXPECT_EQ(KnownType(g, n.proto->output(0)), DataType::kFloat16);
+    }
+  }
+  EXPECT_EQ(depthwise, 2);
+  EXPECT_EQ(norms, 1);
+  const std::map<std::string, DataType> convs = ConvOutputTypes(g);
+  ASSERT_EQ(convs.size(), 3u);
+  for (const char* conv : {"stem", "pointwise1"}) EXPECT_EQ(convs.at(conv), DataType::kFloat16) << conv;
+  EXPECT_EQ(convs.at("pointwise2"), DataType::kFloat);
+  EXPECT_EQ(half_values, 5);  // stem, depthwise1, pointwise1, the normalization, depthwise2
+  EXPECT_LT(WorstDifference(DepthwiseChain(DataType::kFloat16)), 8 * 0x1p-11);
+  // A float model's chain stays float.
+  auto float_model = Load(DepthwiseChain(DataType::kFloat));
+  ASSERT_NE(float_model, nullptr);
+  for (const Node& n : float_model->graph->nodes) {
+    for (const auto& out : n.proto->output()) EXPECT_NE(KnownType(*float_model->graph, out), DataType::kFloat16) << out;
   }
 }
 
