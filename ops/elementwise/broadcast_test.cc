@@ -139,6 +139,43 @@ TEST(BroadcastTest, RowsRepeatedAlongMiddleDims) {
   }
 }
 
+// The same products for float16 and bfloat16 (widened a block of rows at a time): each element
+// the float result on the widened values, rounded once; rows longer than the block (1100) too.
+template <typename T>
+void ExpectSixteenBitRowsRoundTheFloatResult() {
+  const std::vector<std::pair<Shape, Shape>> shapes = {{{1, 3, 5, 7, 16}, {1, 3, 1, 1, 16}}, {{2, 3, 1100}, {1100}}};
+  for (const auto& [full_shape, row_shape] : shapes) {
+    for (const char* op : {"Mul", "Div"}) {
+      for (const bool row_first : {false, true}) {
+        for (const int threads : {1, 2}) {
+          SCOPED_TRACE(std::string(op) + " " + ShapeToString(full_shape) + " " + ShapeToString(row_shape));
+          std::vector<double> full(static_cast<size_t>(ElementCount(full_shape))), row(ElementCount(row_shape));
+          for (size_t i = 0; i < full.size(); ++i) full[i] = (static_cast<double>(i % 13) - 5.5) / 3;
+          for (size_t i = 0; i < row.size(); ++i) row[i] = (static_cast<double>(i % 7) + 0.5) / 3;
+          const Tensor tf = MakeTensor<T>(full_shape, full), tr = MakeTensor<T>(row_shape, row);
+          std::vector<T> expected(full.size());
+          for (size_t i = 0; i < full.size(); ++i) {
+            const float f = ToCompute(tf.data<T>()[i]);
+            const float r = ToCompute(tr.data<T>()[NaiveIndex(row_shape, full_shape, static_cast<int64_t>(i))]);
+            const float a = row_first ? r : f, b = row_first ? f : r;
+            expected[i] = FromCompute<T>(std::string(op) == "Mul" ? a * b : a / b);
+          }
+          OpTest test(op, 14);
+          test.Input(row_first ? tr : tf).Input(row_first ? tf : tr).Threads(threads);
+          auto out = test.Run(RegisterElementwiseKernels);
+          ASSERT_TRUE(out.ok()) << out.status().ToString();
+          EXPECT_TRUE(TensorsEqual(Tensor::FromVector<T>(full_shape, expected), out->at(0).tensor()));
+        }
+      }
+    }
+  }
+}
+
+TEST(BroadcastTest, SixteenBitRowsRepeatedAlongMiddleDims) {
+  ExpectSixteenBitRowsRoundTheFloatResult<Float16>();
+  ExpectSixteenBitRowsRoundTheFloatResult<BFloat16>();
+}
+
 TEST(BroadcastTest, ZeroSizedDims) {
   OpTest test("Mul", 14);
   test.Input(MakeTensor<float>({2, 0, 3}, {})).Input(MakeTensor<float>({3}, {1, 2, 3}));
