@@ -49,8 +49,9 @@ HalfIo IoOf(const Graph& g, const Node& n) {
   // FromBlocked reads either type and writes the type it is told (output_type).
   if (IsInternal(n, internal_ops::kFromBlocked)) return {{}, {0}, {0}, true};
   // A transformer's: FusedMatMul reads A in either type (B is read as float where it is not a
-  // weight); AddLayerNormalization reads both operands in either type and writes its output and
-  // its sum (output 3) in one type. Both widen a block or a row at a time.
+  // weight); AddLayerNormalization reads both operands in either type and writes its output in the
+  // type it is told, its sum (output 3, the residual stream) in float. Both widen a block or a row
+  // at a time.
   if (IsInternal(n, internal_ops::kFusedMatMul)) return {{}, {0}, {0}, true, true};
   if (IsInternal(n, internal_ops::kAddLayerNormalization)) return {{}, {0}, {0, 1}, true, true};
   // FusedAttention reads q, k and v in either type, widening one head at a time.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 
 #include "ops/contrib/attention_core.h"
 #include "ops/contrib/common.h"
@@ -194,63 +195,75 @@ class FusedAttentionKernel : public OpKernel {
   }
 
   // Runs `p` (strides set, data pointers not) on o's tensors into y. Float operands and output are
-  // read and written in place, all heads in one RunAttention. Any of 16 bits: one head at a time,
-  // its q, k and v rows widened into float scratch and its output rows rounded from it, so no float
-  // copy of a whole operand exists (a float16 model's stored activations).
+  // read and written in place. With any of 16 bits (a float16 model's stored activations), one
+  // head at a time: its 16-bit q, k or v rows widened into float scratch, its 16-bit output rows
+  // rounded from it, and the float ones still in place (a decoder's float cache is not copied);
+  // no float copy of a whole 16-bit operand exists.
   static void Run(const Operands& o, Tensor& y, AttentionProblem p, int threads) {
-    const bool all_float = o.q->dtype() == DataType::kFloat && o.k->dtype() == DataType::kFloat &&
-                           o.v->dtype() == DataType::kFloat && y.dtype() == DataType::kFloat;
-    if (all_float) {
-      p.q.data = o.q->data<float>();
-      p.k.data = o.k->data<float>() + o.k_offset;
-      p.v.data = o.v->data<float>() + o.v_offset;
-      p.out.data = y.mutable_data<float>();
+    const auto floats = [](const Tensor& t) { return t.dtype() == DataType::kFloat ? t.data<float>() : nullptr; };
+    const float* const qf = floats(*o.q);
+    const float* const kf = floats(*o.k) != nullptr ? floats(*o.k) + o.k_offset : nullptr;
+    const float* const vf = floats(*o.v) != nullptr ? floats(*o.v) + o.v_offset : nullptr;
+    float* const yf = y.dtype() == DataType::kFloat ? y.mutable_data<float>() : nullptr;
+    if (qf != nullptr && kf != nullptr && vf != nullptr && yf != nullptr) {
+      p.q.data = qf;
+      p.k.data = kf;
+      p.v.data = vf;
+      p.out.data = yf;
       RunAttention(p, threads);
       return;
     }
     const int64_t sq = p.q_len, sk = p.kv_len, d = p.head_size, dv = p.v_head_size;
     const int64_t group = p.heads / std::max<int64_t>(p.kv_heads, 1);
-    // `rows` rows of `cols` values of t from element `first`, `stride` apart, into dst as floats.
+    // `rows` rows of `cols` 16-bit values of t from element `first`, `stride` apart, into dst.
     const auto widen = [](const Tensor& t, int64_t first, int64_t stride, int64_t rows, int64_t cols, float* dst) {
       for (int64_t r = 0; r < rows; ++r) {
-        const int64_t at = first + r * stride;
-        if (t.dtype() == DataType::kFloat) {
-          std::copy(t.data<float>() + at, t.data<float>() + at + cols, dst + r * cols);
-        } else {
-          WidenHalves(t.dtype(), static_cast<const uint16_t*>(t.raw_data()) + at, dst + r * cols, cols);
-        }
+        WidenHalves(t.dtype(), static_cast<const uint16_t*>(t.raw_data()) + first + r * stride, dst + r * cols, cols);
       }
     };
-    // Heads split over the cores, each task with scratch for one head.
+    // Heads split over the cores, each task with scratch for one head's 16-bit operands.
+    const int64_t scratch = (qf ? 0 : sq * d) + (kf ? 0 : sk * d) + (vf ? 0 : sk * dv) + (yf ? 0 : sq * dv);
     ParallelFor(threads, p.batch * p.heads, MacCost(sq * sk * (d + dv)), [&](int64_t t0, int64_t t1) {
       // From the GEMM's scratch free list: a fresh vector of ViT-S's 200 KB came from a new
       // mapping each call, its page faults 11% of the attention's time.
-      const AlignedFloats buf = AlignedFloats::Make(sq * d + sk * d + sk * dv + sq * dv, /*zero=*/false);
-      float* const qb = buf.get();
-      float* const kb = qb + sq * d;
-      float* const vb = kb + sk * d;
-      float* const ob = vb + sk * dv;
+      const AlignedFloats buf = AlignedFloats::Make(std::max<int64_t>(scratch, 1), /*zero=*/false);
+      float* free = buf.get();
+      const auto take = [&free](int64_t n) { return std::exchange(free, free + n); };
+      float* const qb = qf ? nullptr : take(sq * d);
+      float* const kb = kf ? nullptr : take(sk * d);
+      float* const vb = vf ? nullptr : take(sk * dv);
+      float* const ob = yf ? nullptr : take(sq * dv);
       AttentionProblem one = p;
       one.batch = one.heads = one.kv_heads = 1;
-      one.q = {qb, 0, 0, d};
-      one.k = {kb, 0, 0, d};
-      one.v = {vb, 0, 0, dv};
-      one.out = {ob, 0, 0, dv};
+      one.bias_batch = one.bias_head = 0;
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t b = t / p.heads, h = t % p.heads, kvh = h / group;
-        widen(*o.q, b * p.q.batch + h * p.q.head, p.q.row, sq, d, qb);
-        widen(*o.k, o.k_offset + b * p.k.batch + kvh * p.k.head, p.k.row, sk, d, kb);
-        widen(*o.v, o.v_offset + b * p.v.batch + kvh * p.v.head, p.v.row, sk, dv, vb);
+        const int64_t q0 = b * p.q.batch + h * p.q.head, k0 = b * p.k.batch + kvh * p.k.head;
+        const int64_t v0 = b * p.v.batch + kvh * p.v.head, y0 = b * p.out.batch + h * p.out.head;
+        if (qf) {
+          one.q = {qf + q0, 0, 0, p.q.row};
+        } else {
+          widen(*o.q, q0, p.q.row, sq, d, qb);
+          one.q = {qb, 0, 0, d};
+        }
+        if (kf) {
+          one.k = {kf + k0, 0, 0, p.k.row};
+        } else {
+          widen(*o.k, o.k_offset + k0, p.k.row, sk, d, kb);
+          one.k = {kb, 0, 0, d};
+        }
+        if (vf) {
+          one.v = {vf + v0, 0, 0, p.v.row};
+        } else {
+          widen(*o.v, o.v_offset + v0, p.v.row, sk, dv, vb);
+          one.v = {vb, 0, 0, dv};
+        }
+        one.out = yf ? HeadOut{yf + y0, 0, 0, p.out.row} : HeadOut{ob, 0, 0, dv};
         if (p.bias != nullptr) one.bias = p.bias + b * p.bias_batch + h * p.bias_head;
-        one.bias_batch = one.bias_head = 0;
         RunAttention(one, 1);
+        if (yf) continue;
         for (int64_t r = 0; r < sq; ++r) {
-          const int64_t at = b * p.out.batch + h * p.out.head + r * p.out.row;
-          if (y.dtype() == DataType::kFloat) {
-            std::copy(ob + r * dv, ob + (r + 1) * dv, y.mutable_data<float>() + at);
-          } else {
-            NarrowFloats(ob + r * dv, y.dtype(), static_cast<uint16_t*>(y.mutable_raw_data()) + at, dv);
-          }
+          NarrowFloats(ob + r * dv, y.dtype(), static_cast<uint16_t*>(y.mutable_raw_data()) + y0 + r * p.out.row, dv);
         }
       }
     });
