@@ -5,6 +5,7 @@
 // them; other readers read a float copy where that pays), which stay float, and that the results
 // stay the float16 model's.
 #include "graph/blocked_half.h"
+#include "graph/blocked_half_test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -28,27 +29,6 @@ namespace {
 using tools::ModelBuilder;
 using tools::SetAttr;
 
-// `v` as a tensor of `type`: float, float16 or bfloat16.
-Tensor Typed(DataType type, const std::vector<int64_t>& shape, const std::vector<float>& v) {
-  if (type == DataType::kFloat) return Tensor::FromVector<float>(shape, v);
-  if (type == DataType::kBFloat16) {
-    std::vector<BFloat16> b;
-    for (float f : v) b.push_back(BFloat16{FloatToBFloat16(f)});
-    return Tensor::FromVector<BFloat16>(shape, b);
-  }
-  std::vector<Float16> h;
-  for (float f : v) h.push_back(Float16{FloatToHalf(f)});
-  return Tensor::FromVector<Float16>(shape, h);
-}
-
-Tensor Weights(DataType type, const std::vector<int64_t>& shape, int seed) {
-  std::vector<float> v;
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<float>((i * 37 + seed * 11) % 23 - 11) / 64.0f);
-  return Typed(type, shape, v);
-}
-
 // x (float) -> Cast to `type` -> stem Conv -> Relu -> 3x3 Conv + the stem's output -> Relu ->
 // MaxPool -> 1x1 Conv -> Concat with the pool's output -> Resize x2 -> 3x3 Conv -> Cast to float:
 // y. Beside it, a 1x1 Conv of the pool's output read by LeakyRelu (a blocked op that takes float
@@ -58,11 +38,11 @@ ModelBuilder Cnn(DataType type) {
   const auto t = static_cast<int64_t>(type);
   ModelBuilder m(type == DataType::kBFloat16 ? 22 : 17);  // Conv takes bfloat16 from opset 22
   m.Input("x", DataType::kFloat, {1, 3, 16, 16});
-  m.Initializer("w0", Weights(type, {32, 3, 3, 3}, 0));
-  m.Initializer("w1", Weights(type, {32, 32, 3, 3}, 1));
-  m.Initializer("w2", Weights(type, {32, 32, 1, 1}, 2));
-  m.Initializer("w3", Weights(type, {32, 64, 3, 3}, 3));
-  m.Initializer("w4", Weights(type, {16, 32, 1, 1}, 4));
+  m.Initializer("w0", PatternValues(type, {32, 3, 3, 3}, 0));
+  m.Initializer("w1", PatternValues(type, {32, 32, 3, 3}, 1));
+  m.Initializer("w2", PatternValues(type, {32, 32, 1, 1}, 2));
+  m.Initializer("w3", PatternValues(type, {32, 64, 3, 3}, 3));
+  m.Initializer("w4", PatternValues(type, {16, 32, 1, 1}, 4));
   m.Initializer("scales", Tensor::FromVector<float>({4}, {1, 1, 2, 2}));
   SetAttr(m.Node("Cast", {"x"}, {"xh"}, "to_half"), "to", t);
   auto& c0 = m.Node("Conv", {"xh", "w0"}, {"c0"}, "stem");
@@ -106,14 +86,14 @@ ModelBuilder DepthwiseChain(DataType type) {
   const std::vector<int64_t> pad1 = {1, 1, 1, 1};
   ModelBuilder m(17);
   m.Input("x", DataType::kFloat, {1, 3, 16, 16});
-  m.Initializer("w0", Weights(type, {32, 3, 3, 3}, 0));
-  m.Initializer("dw1", Weights(type, {32, 1, 3, 3}, 1));
-  m.Initializer("pw1", Weights(type, {32, 32, 1, 1}, 2));
-  m.Initializer("dw2", Weights(type, {32, 1, 3, 3}, 3));
-  m.Initializer("pw2", Weights(type, {16, 32, 1, 1}, 4));
-  m.Initializer("scale", Weights(type, {32}, 5));
-  m.Initializer("shift", Weights(type, {32}, 6));
-  m.Initializer("mean", Weights(type, {32}, 7));
+  m.Initializer("w0", PatternValues(type, {32, 3, 3, 3}, 0));
+  m.Initializer("dw1", PatternValues(type, {32, 1, 3, 3}, 1));
+  m.Initializer("pw1", PatternValues(type, {32, 32, 1, 1}, 2));
+  m.Initializer("dw2", PatternValues(type, {32, 1, 3, 3}, 3));
+  m.Initializer("pw2", PatternValues(type, {16, 32, 1, 1}, 4));
+  m.Initializer("scale", PatternValues(type, {32}, 5));
+  m.Initializer("shift", PatternValues(type, {32}, 6));
+  m.Initializer("mean", PatternValues(type, {32}, 7));
   std::vector<float> var;
   for (int i = 0; i < 32; ++i) var.push_back(0.5f + static_cast<float>(i % 7) / 8);
   m.Initializer("var", Typed(type, {32}, var));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graph/blocked_half.h"
+#include "graph/blocked_half_test_util.h"
 #include "graph/fusion_util.h"
 #include "graph/model.h"
 #include "include/onnxflow/session.h"
@@ -27,30 +28,7 @@ using tools::SetAttr;
 
 constexpr int64_t kTokens = 9, kHidden = 32, kHeads = 2, kHeadSize = kHidden / kHeads;
 
-// Values in [-0.5, 0.5] of `type` (float16, bfloat16 or float), the same for each seed.
-Tensor Values(DataType type, const std::vector<int64_t>& shape, int seed) {
-  std::vector<float> v;
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<float>((i * 37 + seed * 11) % 29 - 14) / 28.0f);
-  if (type == DataType::kFloat) return Tensor::FromVector<float>(shape, v);
-  if (type == DataType::kBFloat16) {
-    std::vector<BFloat16> b;
-    for (float f : v) b.push_back(BFloat16{FloatToBFloat16(f)});
-    return Tensor::FromVector<BFloat16>(shape, b);
-  }
-  std::vector<Float16> h;
-  for (float f : v) h.push_back(Float16{FloatToHalf(f)});
-  return Tensor::FromVector<Float16>(shape, h);
-}
-
-Tensor Scalar(DataType type, float value) {
-  Tensor t = Values(type, {}, 0);
-  if (type == DataType::kFloat) t.mutable_data<float>()[0] = value;
-  if (type == DataType::kFloat16) t.mutable_data<Float16>()[0] = Float16{FloatToHalf(value)};
-  if (type == DataType::kBFloat16) t.mutable_data<BFloat16>()[0] = BFloat16{FloatToBFloat16(value)};
-  return t;
-}
+Tensor Scalar(DataType type, float value) { return Typed(type, {}, {value}); }
 
 // x (float) -> Cast to `type` -> + position -> a pre-norm encoder block as a ViT exports it (the
 // attention written out: Reshape, Transpose, Split, Squeeze, Mul by the scale, MatMul, Softmax,
@@ -61,19 +39,19 @@ ModelBuilder Encoder(DataType type) {
   m.Input("x", DataType::kFloat, {1, kTokens, kHidden});
   int seed = 0;
   auto linear = [&](const std::string& in, const std::string& name, int64_t k, int64_t n) {
-    m.Initializer(name + ".w", Values(type, {k, n}, ++seed));
-    m.Initializer(name + ".b", Values(type, {n}, ++seed));
+    m.Initializer(name + ".w", PatternValues(type, {k, n}, ++seed));
+    m.Initializer(name + ".b", PatternValues(type, {n}, ++seed));
     m.Node("MatMul", {in, name + ".w"}, {name + ".mm"}, name + ".mm_node");
     m.Node("Add", {name + ".mm", name + ".b"}, {name}, name + ".add_node");
     return name;
   };
   auto layer_norm = [&](const std::string& in, const std::string& name) {
-    m.Initializer(name + ".g", Values(type, {kHidden}, ++seed));
-    m.Initializer(name + ".beta", Values(type, {kHidden}, ++seed));
+    m.Initializer(name + ".g", PatternValues(type, {kHidden}, ++seed));
+    m.Initializer(name + ".beta", PatternValues(type, {kHidden}, ++seed));
     SetAttr(m.Node("LayerNormalization", {in, name + ".g", name + ".beta"}, {name}, name + "_node"), "epsilon", 1e-6f);
     return name;
   };
-  m.Initializer("pos", Values(type, {1, kTokens, kHidden}, ++seed));
+  m.Initializer("pos", PatternValues(type, {1, kTokens, kHidden}, ++seed));
   m.Initializer("parts_shape", Tensor::FromVector<int64_t>({5}, {1, kTokens, 3, kHeads, kHeadSize}));
   m.Initializer("hidden_shape", Tensor::FromVector<int64_t>({3}, {1, kTokens, kHidden}));
   m.Initializer("ones3", Tensor::FromVector<int64_t>({3}, {1, 1, 1}));
