@@ -316,12 +316,14 @@ void Sgemm(const GemmPlan& plan, const GemmInputA& a_in, const GemmInputB& b, fl
       const int64_t j0 = s0 * nr;
       const int64_t cols = std::min(n, s1 * nr) - j0;
       const bool has_tail = plan.b_tail && s1 >= n_strips;
-      float* c_block = c + i0 * ldc + j0;
+      float* c_block = nullptr;  // C's block, or the tile a 16-bit C's block is summed in
       int64_t ldc_block = ldc;
       if (half_c != nullptr) {
         if (c_tile.get() == nullptr) c_tile = AlignedFloats::Make(task_rows * task_cols, /*zero=*/false);
         c_block = c_tile.get();
         ldc_block = cols;
+      } else {
+        c_block = c + i0 * ldc + j0;
       }
       for (int64_t kb = 0; kb < k_blocks; ++kb) {
         const int64_t k0 = kb * plan.kc;
