@@ -230,11 +230,18 @@ constexpr std::array<std::array<MicroKernelFn, kNv>, sizeof...(kRows)> KernelTab
 }
 
 // One row of C (a decoder's per-token step, a recurrent step): the weights come from memory once
-// per run, and the micro-kernel reads them one strip, one stream, at a time. One core here reads
-// about 30% faster from four streams than from one (a read loop over 400 MB: 29-40 against 20-26
-// GB/s), so this tile walks kStrips whole strips side by side. Same products in the same order as
-// the micro-kernel, so the same bits.
+// per run, and the micro-kernel reads them one strip, one stream, at a time. A core reads faster
+// from several streams than from one, so this tile walks kRowStrips whole strips side by side.
+// Same products in the same order as the micro-kernel, so the same bits. Measured here (one core,
+// 144 MB of 48-column strips, K 768, this loop in C): 1 stream 10.1-11.8 GB/s, 4 streams
+// 12.6-12.8, 8 streams 13.5-13.9; the float GPT-2-small step (394 MB of weights) at one thread
+// 29.5-31.1 -> 28.1-29.2 ms with 8 strips for 4. AVX-512 holds 8 x 3 accumulators; AVX2's 16
+// registers hold 4 x 2 and the load and broadcast.
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+constexpr size_t kRowStrips = 8;
+#else
 constexpr size_t kRowStrips = 4;
+#endif
 
 // B as the row kernel reads it: float, or float16 or bfloat16 widened in registers (a half
 // model's weights kept in 16 bits, ops/math/constant_b.h: half the bytes from memory, the same
@@ -292,6 +299,19 @@ HWY_NOINLINE void RowKernel(const float* HWY_RESTRICT a, const TB* HWY_RESTRICT 
       hn::StoreU(x, d, c + s * nr + v * lanes);
     }
   }
+}
+
+// RowKernel over `strips` whole strips side by side, 1 to kRowStrips of them (a block's last
+// strips in one tile too, however many are left).
+template <typename TB, size_t... kN>
+constexpr auto RowKernelTable(std::index_sequence<kN...>) {
+  return std::array{&RowKernel<TB, kN + 1>...};
+}
+template <typename TB>
+void RowTile(size_t strips, const float* HWY_RESTRICT a, const TB* HWY_RESTRICT b, size_t b_strip_stride,
+             size_t b_row_stride, size_t kc, float* HWY_RESTRICT c, const float* c_in, const TileEpilogue* epilogue) {
+  static constexpr auto kTable = RowKernelTable<TB>(std::make_index_sequence<kRowStrips>());
+  kTable[strips - 1](a, b, b_strip_stride, b_row_stride, kc, c, c_in, epilogue);
 }
 
 // A strip of only a few columns (a 7x7 map is 49 = 48 + 1 columns, 14x14 is 196 = 192 + 4) would
@@ -463,22 +483,20 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
   };
   if (blk.b_half != nullptr) {
     // One row of C against float16 or bfloat16 weight strips, widened in registers (Sgemm sets
-    // b_half only for a packed one-row A): whole strips kRowStrips at a time, then one at a time,
-    // the last, partial one on scratch.
+    // b_half only for a packed one-row A): whole strips kRowStrips at a time, the last few in one
+    // tile, and the last, partial one on scratch.
     const size_t strip = static_cast<size_t>(blk.b_strip_stride), row = static_cast<size_t>(blk.b_row_stride);
     const size_t kc = static_cast<size_t>(blk.kc);
     const int64_t whole = blk.n / nr;
     auto row_strips = [&](const auto* b) {
       using TB = std::remove_const_t<std::remove_pointer_t<decltype(b)>>;
       int64_t t = 0;
-      for (; t + static_cast<int64_t>(kRowStrips) <= whole; t += kRowStrips) {
+      while (t < whole) {
+        const int64_t strips = std::min<int64_t>(kRowStrips, whole - t);
         const auto [epi, c, addend] = tile_out(0, t * nr);
-        RowKernel<TB, kRowStrips>(blk.a, b + t * strip, strip, row, kc, c, blk.load_c ? c : addend,
-                                  blk.last ? &epi : nullptr);
-      }
-      for (; t < whole; ++t) {
-        const auto [epi, c, addend] = tile_out(0, t * nr);
-        RowKernel<TB, 1>(blk.a, b + t * strip, strip, row, kc, c, blk.load_c ? c : addend, blk.last ? &epi : nullptr);
+        RowTile<TB>(static_cast<size_t>(strips), blk.a, b + t * strip, strip, row, kc, c, blk.load_c ? c : addend,
+                    blk.last ? &epi : nullptr);
+        t += strips;
       }
       if (t < b_strips) {
         on_scratch(1, blk.n - t * nr, tile_out(0, t * nr),
@@ -539,21 +557,17 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
       // Whole strips only: the last may be partial or read from the tail copy.
       const bool last_whole = blk.n % nr == 0 && blk.b_tail == nullptr;
       const int64_t whole = last_whole ? b_strips : b_strips - 1;
-      auto row_tile = [&](auto strips) {
-        const auto [epi, c, addend] = tile_out(i, t * nr);
-        RowKernel<float, decltype(strips)::value>(a, blk.b + t * blk.b_strip_stride,
-                                                  static_cast<size_t>(blk.b_strip_stride),
-                                                  static_cast<size_t>(blk.b_row_stride), static_cast<size_t>(blk.kc), c,
-                                                  blk.load_c ? c : addend, blk.last ? &epi : nullptr);
-        t += static_cast<int64_t>(decltype(strips)::value);
-      };
-      while (t + static_cast<int64_t>(kRowStrips) <= whole) row_tile(std::integral_constant<size_t, kRowStrips>());
       // The block's last whole strips in one row tile too. Through the 8-row micro-kernel, the 3
       // strips left over in each of a 2-core split's blocks of 11 took as long as the other 8 (an
       // LSTM's R h, N 2048); as a 3-strip tile, still about twice as long per strip as a 4-strip one.
-      if (whole - t == 3) row_tile(std::integral_constant<size_t, 3>());
-      if (whole - t == 2) row_tile(std::integral_constant<size_t, 2>());
-      if (whole - t == 1) row_tile(std::integral_constant<size_t, 1>());
+      while (t < whole) {
+        const int64_t strips = std::min<int64_t>(kRowStrips, whole - t);
+        const auto [epi, c, addend] = tile_out(i, t * nr);
+        RowTile<float>(static_cast<size_t>(strips), a, blk.b + t * blk.b_strip_stride,
+                       static_cast<size_t>(blk.b_strip_stride), static_cast<size_t>(blk.b_row_stride),
+                       static_cast<size_t>(blk.kc), c, blk.load_c ? c : addend, blk.last ? &epi : nullptr);
+        t += strips;
+      }
     }
     for (; t < b_strips; ++t) {
       // B from memory (weights packed at load, streamed once per run): the first strip of rows

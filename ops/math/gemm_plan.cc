@@ -135,7 +135,7 @@ GemmPlan MakeGemmPlan(const GemmShape& s) {
   p.m_strips = CeilDiv(m, mr);
   const int64_t n_strips = p.n_strips = CeilDiv(n, nr);
   // One row of A reads each packed B strip once: no block is reused, so none needs to fit L2, and
-  // whole-width blocks keep the row tile's groups of four strips together (blocks of 5 strips left
+  // whole-width blocks keep the row tile's groups of strips together (blocks of 5 strips left
   // one in five to a single-strip tile, twice as slow per strip: an LSTM's R h per slice).
   const bool single_row_packed = m == 1 && p.b == GemmPlan::BPath::kPacked;
   int64_t nc_strips =

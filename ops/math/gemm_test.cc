@@ -212,7 +212,7 @@ TEST_P(GemmTarget, FusedClampsKeepNaN) {
 }
 
 // One row of C takes the row tile (several B strips side by side): M = 1 and a last strip of one
-// row (M = 9, 17), with whole-strip groups, leftovers of 1, 2 and 3 strips (one tile each), a
+// row (M = 9, 17), with whole-strip groups, leftovers of 1 to 8 strips (one tile each), a
 // partial and a raw B's tail strip, K over two blocks, every epilogue input; and the same bits as
 // the row computed inside a full tile.
 TEST_P(GemmTarget, RowTileProducts) {
@@ -232,7 +232,7 @@ TEST_P(GemmTarget, RowTileProducts) {
       }
     }
   }
-  for (const int64_t strips : {9, 10, 11}) {
+  for (const int64_t strips : {9, 10, 11, 12, 13, 14, 15, 16, 17}) {
     const int64_t n = strips * nr, k = 300;
     const std::vector<float> a = RandomFloats(8 * k, 3), b = RandomFloats(k * n, 4);
     std::vector<float> tile(8 * n), row(n);
