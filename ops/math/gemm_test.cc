@@ -703,6 +703,13 @@ TEST(GemmPlanTest, FollowsTheRules) {
   EXPECT_FALSE(big.b_outer);
   EXPECT_FALSE(MakeGemmPlan(PlanShape(32, 768, 768, 1, A::kMatrix, B::kMatrix)).b_outer);
   EXPECT_FALSE(MakeGemmPlan(PlanShape(1, 768, 768, 1, A::kMatrix, B::kPacked)).b_outer);  // one strip
+  // One row against weights packed at load (a decoder's step): one block of columns per core, so
+  // the row tile reads 8 strips side by side (two per core were 4 strips each at N 768).
+  GemmPlan step = MakeGemmPlan(PlanShape(1, 768, 3072, 2, A::kMatrix, B::kPacked));
+  EXPECT_EQ(step.n_strips, 16);
+  EXPECT_EQ(step.n_blocks, 2);
+  EXPECT_EQ(step.tasks(), 2);
+  EXPECT_EQ(MakeGemmPlan(PlanShape(1, 768, 3072, 1, A::kMatrix, B::kPacked)).tasks(), 1);
   // Nothing to multiply.
   EXPECT_TRUE(MakeGemmPlan(PlanShape(4, 4, 0, 1, A::kMatrix, B::kMatrix)).no_products);
   EXPECT_EQ(big.ToString(),
