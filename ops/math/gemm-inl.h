@@ -481,6 +481,20 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
                     ld, start, last_epi, prefetch);
                });
   };
+  // Row i of C against B's whole strips [0, whole) (float, or 16-bit widened in registers),
+  // kRowStrips at a time and the last few in one tile; returns the strips done.
+  const auto row_tiles = [&](int64_t i, const float* a, const auto* b, int64_t whole) {
+    const size_t strip = static_cast<size_t>(blk.b_strip_stride), row = static_cast<size_t>(blk.b_row_stride);
+    int64_t t = 0;
+    while (t < whole) {
+      const int64_t strips = std::min<int64_t>(kRowStrips, whole - t);
+      const auto [epi, c, addend] = tile_out(i, t * nr);
+      RowTile(static_cast<size_t>(strips), a, b + t * strip, strip, row, static_cast<size_t>(blk.kc), c,
+              blk.load_c ? c : addend, blk.last ? &epi : nullptr);
+      t += strips;
+    }
+    return t;
+  };
   if (blk.b_half != nullptr) {
     // One row of C against float16 or bfloat16 weight strips, widened in registers (Sgemm sets
     // b_half only for a packed one-row A): whole strips kRowStrips at a time, the last few in one
@@ -490,14 +504,7 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
     const int64_t whole = blk.n / nr;
     auto row_strips = [&](const auto* b) {
       using TB = std::remove_const_t<std::remove_pointer_t<decltype(b)>>;
-      int64_t t = 0;
-      while (t < whole) {
-        const int64_t strips = std::min<int64_t>(kRowStrips, whole - t);
-        const auto [epi, c, addend] = tile_out(0, t * nr);
-        RowTile<TB>(static_cast<size_t>(strips), blk.a, b + t * strip, strip, row, kc, c, blk.load_c ? c : addend,
-                    blk.last ? &epi : nullptr);
-        t += strips;
-      }
+      const int64_t t = row_tiles(0, blk.a, b, whole);
       if (t < b_strips) {
         on_scratch(1, blk.n - t * nr, tile_out(0, t * nr),
                    [&](float* tile, size_t, const float* start, const TileEpilogue* last_epi) {
@@ -560,14 +567,7 @@ void RunBlockImpl(const gemm_internal::GemmBlock& blk) {
       // The block's last whole strips in one row tile too. Through the 8-row micro-kernel, the 3
       // strips left over in each of a 2-core split's blocks of 11 took as long as the other 8 (an
       // LSTM's R h, N 2048); as a 3-strip tile, still about twice as long per strip as a 4-strip one.
-      while (t < whole) {
-        const int64_t strips = std::min<int64_t>(kRowStrips, whole - t);
-        const auto [epi, c, addend] = tile_out(i, t * nr);
-        RowTile<float>(static_cast<size_t>(strips), a, blk.b + t * blk.b_strip_stride,
-                       static_cast<size_t>(blk.b_strip_stride), static_cast<size_t>(blk.b_row_stride),
-                       static_cast<size_t>(blk.kc), c, blk.load_c ? c : addend, blk.last ? &epi : nullptr);
-        t += strips;
-      }
+      t = row_tiles(i, a, blk.b, whole);
     }
     for (; t < b_strips; ++t) {
       // B from memory (weights packed at load, streamed once per run): the first strip of rows

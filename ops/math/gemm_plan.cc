@@ -151,8 +151,8 @@ GemmPlan MakeGemmPlan(const GemmShape& s) {
   // each task is packed only a few times. (Packing a matrix B once for all tasks and sharing it made
   // every core read blocks packed in the other core's cache: 5-25% slower per conv.) One row of A
   // takes one block per core instead: its row tile reads up to 8 strips side by side, and a core
-  // reads memory faster from 8 streams than from 4 (two cores here 26-27 against 28-30 GB/s); as
-  // 4 blocks, a 768-column product was 4 blocks of 4 strips. GPT-2-small's step at two threads spent
+  // reads memory faster from 8 streams than from 4 (two cores here 28-30 against 26-27 GB/s), while
+  // two blocks per core cut a 768-column product into 4-strip tiles. GPT-2-small's step at two threads spent
   // 13.1-14.0 ms in its Gemms against 13.2-14.8 (median 13.4 against 14.3, 5 runs alternated).
   const int64_t want = threads > 1 ? int64_t{threads} * (single_row_packed ? 1 : 2) : 1;
   if (n_blocks < want && n_strips >= 4) {
