@@ -23,6 +23,7 @@
 
 #include "hwy/highway.h"
 #include "ops/blocked/blocked_conv_tile.h"
+#include "ops/blocked/load_weights-inl.h"
 #include "ops/math/activate-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -72,6 +73,13 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
     const int64_t c = channel0 + static_cast<int64_t>(v) * lanes;
     out_at[v] = (c / kChannelBlock) * t.y_block_stride + c % kChannelBlock;
   }
+  // The same for a float16 output and residual (their own block stride).
+  int64_t half_at[kVecs];
+  HWY_UNROLL(4)
+  for (size_t v = 0; v < kVecs; ++v) {
+    const int64_t c = channel0 + static_cast<int64_t>(v) * lanes;
+    half_at[v] = (c / kChannelBlock) * t.y_half_block_stride + c % kChannelBlock;
+  }
   const float* HWY_RESTRICT w = t.w + channel0;
   const int64_t y_pixel_stride = t.y_pixel_stride;
 
@@ -106,6 +114,16 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
         HWY_UNROLL(4)
         for (size_t v = 0; v < kVecs; ++v) {
           acc[p][v] = hn::Add(acc[p][v], hn::LoadU(d, t.residual + out_at[v] + static_cast<int64_t>(p) * y_pixel_stride));
+        }
+      }
+    } else if (t.residual_half != nullptr) {
+      const auto* residual = reinterpret_cast<const hwy::float16_t*>(t.residual_half);
+      HWY_UNROLL(12)
+      for (size_t p = 0; p < kP; ++p) {
+        if (static_cast<int64_t>(p) >= t.pixels) break;
+        HWY_UNROLL(4)
+        for (size_t v = 0; v < kVecs; ++v) {
+          acc[p][v] = hn::Add(acc[p][v], LoadWeights(d, residual + half_at[v] + static_cast<int64_t>(p) * y_pixel_stride));
         }
       }
     }
@@ -183,6 +201,16 @@ HWY_NOINLINE void ConvTile(const BlockedTile& t, int64_t channel0) {
       HWY_UNROLL(4)
       for (size_t v = 0; v < kVecs; ++v) acc[p][v] = Activate(d, t.activation, acc[p][v]);
     }
+  }
+  if (t.last && t.y_half != nullptr) {
+    auto* y = reinterpret_cast<hwy::float16_t*>(t.y_half);
+    HWY_UNROLL(12)
+    for (size_t p = 0; p < kP; ++p) {
+      if (static_cast<int64_t>(p) >= t.pixels) break;
+      HWY_UNROLL(4)
+      for (size_t v = 0; v < kVecs; ++v) StoreHalf(d, acc[p][v], y + half_at[v] + static_cast<int64_t>(p) * y_pixel_stride);
+    }
+    return;
   }
   HWY_UNROLL(12)
   for (size_t p = 0; p < kP; ++p) {

@@ -282,7 +282,8 @@ class BlockedConvKernel : public OpKernel {
   // run: a pointwise layer's 64 multiply-adds per input value are few against a conversion.
   struct WorkerScratch {
     int64_t n = -1, first_block = -1, r0 = 0, r1 = 0;  // the rows in `rows`
-    GrowingFloats rows, sums;
+    int64_t weights_at = -1, weights_count = 0;          // the 16-bit weights widened into `weights`
+    GrowingFloats rows, sums, weights;
   };
 
   // The input of the task of image n, input blocks from first_block, output pixels [p0, p1):
@@ -332,8 +333,26 @@ class BlockedConvKernel : public OpKernel {
     return in;
   }
 
-  // The direct tiles: every task of the plan, over the cores. A float16 Y is summed into float
-  // scratch of the task's pixels (with a float16 Z widened into it first) and narrowed at the end.
+  // 16-bit weights [at, at + count) widened to float in the worker's scratch, which stays in L2 for
+  // the task's tiles, unless they are the weights it widened last: a ranges-inner plan's tasks run
+  // the ranges of one group in a row, so a group whose weights are one chunk is widened once per
+  // worker, not once per range. (Widened in the tiles, once per input channel of 6 pixels, the
+  // conversions took the FMA units' cycles: real_inception_v1 fp16 ran 1.2x its float model's
+  // time.) The buffer grows through the call, as the rows do, and goes back to the arena after
+  // it. (The free list kept one of ChunkWeightBytes per core for good, in each thread's malloc
+  // heap: YOLOv8n fp16 at 2 threads, peak RSS 61.5 -> 60.4 MB, medians of 3.)
+  const float* WidenedChunk(WeightType type, int64_t at, int64_t count, WorkerScratch* scratch) const {
+    float* out = scratch->weights.Get(count);
+    if (scratch->weights_at != at || scratch->weights_count != count) {
+      WidenWeights(packed_->at(at), type, count, out);
+      scratch->weights_at = at;
+      scratch->weights_count = count;
+    }
+    return out;
+  }
+
+  // The direct tiles: every task of the plan, over the cores. A float16 Y (and Z) the tiles
+  // narrow (and widen) in registers.
   void RunDirect(const KernelContext& ctx, const BlockedConvPlan& plan, const Tensor& x, const Tensor* z,
                  Tensor* y) const {
     const ConvGeometry& g = plan.tile_geometry;
@@ -345,7 +364,8 @@ class BlockedConvKernel : public OpKernel {
     const WeightType type = packed_->type();
     const int64_t weight_bytes = WeightBytes(type);
     const char* packed_end = static_cast<const char*>(packed_->at(packed_->size()));
-    std::vector<WorkerScratch> workers(x.dtype() == DataType::kFloat16 || half_y ? WorkerSlots() : 0);
+    std::vector<WorkerScratch> workers(
+        x.dtype() == DataType::kFloat16 || half_y || type != WeightType::kFloat ? WorkerSlots() : 0);
     auto run_task = [&](int64_t task) {
       const int64_t n = task / (ranges * groups), rest = task % (ranges * groups);
       const int64_t range = plan.groups_inner ? rest / groups : rest % ranges;
@@ -369,44 +389,27 @@ class BlockedConvKernel : public OpKernel {
       t.bias = bias_.data() + c0;
       t.activation = activation_;
       t.tile_pixels = tile_pixels;
-      // Output block b of the group, pixel p at y_at + b * t.y_block_stride + (p - y_p0) * 16.
+      // Output block b of the group, pixel p at y_at + b * t.y_block_stride + (p - y_p0) * 16. A
+      // float16 Y is stored by the tiles of the last chunk; the earlier chunks of a deep layer sum
+      // into float scratch of the task's pixels, which the last one reads.
       const int64_t y_first = (n * y_width + y_offset + c0) * out_pixels;  // in Y's elements
-      float* y_sums = nullptr;
-      float* y_at;
+      const int64_t z_first = (n * out_width_ + c0) * out_pixels;
+      float* y_at = nullptr;
       int64_t y_p0 = 0;
-      if (half_y) {
-        const int64_t task_floats = (task_p1 - task_p0) * kChannelBlock;
-        y_sums = scratch->sums.Get(width / kChannelBlock * task_floats);
-        if (z != nullptr) {
-          for (int64_t b = 0; b < width / kChannelBlock; ++b) {
-            HalfToFloatArray(z->data<uint16_t>() + (n * out_width_ + c0) * out_pixels + b * y_block_stride +
-                                 task_p0 * kChannelBlock,
-                             y_sums + b * task_floats, task_floats);
-          }
-        }
-        y_at = y_sums;
-        y_p0 = task_p0;
-        t.y_block_stride = task_floats;
-      } else {
+      if (!half_y) {
         y_at = y->mutable_data<float>() + y_first;
         t.y_block_stride = y_block_stride;
+      } else if (group_blocks_ > chunk_blocks_) {
+        const int64_t task_floats = (task_p1 - task_p0) * kChannelBlock;
+        y_at = scratch->sums.Get(width / kChannelBlock * task_floats);
+        y_p0 = task_p0;
+        t.y_block_stride = task_floats;
       }
-      // A float16 Z is in y_sums: the tiles add it from there, as a residual Y itself holds.
-      const float* z_at = z == nullptr ? nullptr
-                          : half_y     ? y_sums
-                                       : z->data<float>() + (n * out_width_ + c0) * out_pixels;
+      t.y_half_block_stride = y_block_stride;
+      uint16_t* y_half_at = half_y ? y->mutable_data<uint16_t>() + y_first : nullptr;
+      const float* z_at = z != nullptr && !half_y ? z->data<float>() + z_first : nullptr;
+      const uint16_t* z_half_at = z != nullptr && half_y ? z->data<uint16_t>() + z_first : nullptr;
       const int64_t group_weights = c0 * group_blocks_ * block_channels_ * taps_;
-      // 16-bit weights: each chunk widened once per task into float that stays in L2 for the
-      // task's tiles. (Widened in the tiles, once per input channel of 6 pixels, the conversions
-      // took the FMA units' cycles: real_inception_v1 fp16 ran 1.2x its float model's time.)
-      // (From the arena that tensors share, taken per task, as Winograd's transformed weights: the
-      // free list kept one of ChunkWeightBytes per core for good, in each thread's malloc heap;
-      // YOLOv8n fp16 at 2 threads, peak RSS 61.5 -> 60.4 MB, medians of 3.)
-      AlignedFloats widened;
-      if (type != WeightType::kFloat) {
-        const int64_t chunk_floats = chunk_blocks_ * taps_ * block_channels_ * width;
-        widened = AlignedFloats::FromArena(chunk_floats);
-      }
       for (int64_t b0 = 0; b0 < group_blocks_; b0 += chunk_blocks_) {
         t.blocks = std::min(chunk_blocks_, group_blocks_ - b0);
         t.x = input.blocks + b0 * input.block_stride;
@@ -414,8 +417,7 @@ class BlockedConvKernel : public OpKernel {
         if (type == WeightType::kFloat) {
           t.w = static_cast<const float*>(packed_->at(chunk_at));
         } else {
-          WidenWeights(packed_->at(chunk_at), type, t.blocks * taps_ * block_channels_ * width, widened.get());
-          t.w = widened.get();
+          t.w = WidenedChunk(type, chunk_at, t.blocks * taps_ * block_channels_ * width, scratch);
         }
         t.accumulate = b0 > 0;
         t.last = b0 + t.blocks == group_blocks_;
@@ -447,16 +449,11 @@ class BlockedConvKernel : public OpKernel {
             t.taps = taps_;
             t.block_channels = block_channels_;
           }
-          t.y = y_at + (p0 - y_p0) * kChannelBlock;
-          t.residual = b0 == 0 && z_at != nullptr ? z_at + (p0 - y_p0) * kChannelBlock : nullptr;
+          t.y = y_at != nullptr ? y_at + (p0 - y_p0) * kChannelBlock : nullptr;
+          t.residual = b0 == 0 && z_at != nullptr ? z_at + p0 * kChannelBlock : nullptr;
+          t.y_half = y_half_at != nullptr ? y_half_at + p0 * kChannelBlock : nullptr;
+          t.residual_half = b0 == 0 && z_half_at != nullptr ? z_half_at + p0 * kChannelBlock : nullptr;
           RunBlockedTile(t);
-        }
-      }
-      if (half_y) {
-        for (int64_t b = 0; b < width / kChannelBlock; ++b) {
-          FloatToHalfArray(y_sums + b * t.y_block_stride,
-                           y->mutable_data<uint16_t>() + y_first + b * y_block_stride + task_p0 * kChannelBlock,
-                           t.y_block_stride);
         }
       }
     };

@@ -320,6 +320,9 @@ TARGETS_TEST(BlockedConvTest, HalfWeightsEqualTheFloatKernelOnWidenedWeights) {
   RunHalfWeightsCase({{1, 64, 28, 28}, {128, 64, 3, 3}, {}, {1, 1, 1, 1}, {}, true, false, "Relu", 2});
   RunHalfWeightsCase({{1, 104, 10, 9}, {104, 8, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, true, false, "Relu", 2, 13});  // groups
   RunHalfWeightsCase({{1, 128, 6, 5}, {128, 32, 3, 3}, {}, {1, 1, 1, 1}, {}, true, true, "", 1, 4});
+  // Weights bigger than the image on one core: each group's two ranges run in a row, the second
+  // on the weights the first widened.
+  RunHalfWeightsCase({{1, 256, 14, 14}, {256, 256, 1, 1}, {}, {}, {}, true, true, "Relu"});
 }
 
 // A large image's V (past kMaxWholeImageV, 8 MB) is transformed a part of 30 tiles at a time
