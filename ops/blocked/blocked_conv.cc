@@ -18,7 +18,7 @@
 //               (1, the default) or FLOAT16 (10), Y's type, which Z and INTO share
 // A blocked X (and Y, Z, INTO) may be float16: a float16 model's activations, stored in its own 16
 // bits (graph/blocked_half.cc). The tiles compute in float all the same: each task widens the rows
-// of X it reads into scratch, sums into float scratch, and narrows its pixels of Y at the end.
+// of X it reads into scratch, and the tiles narrow Y (and widen Z) in registers.
 //
 // The weights are packed once, at load, into groups of 64 output channels: [group][input block]
 // [tap][channel][64]. A float16 or bfloat16 W (a half model's, graph/half_compute.cc) is packed
