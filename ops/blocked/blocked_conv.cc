@@ -43,6 +43,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -313,11 +314,15 @@ class BlockedConvKernel : public OpKernel {
       in.blocks = x.data<float>() + (n * blocks_ + first_block) * in.block_stride;
       return in;
     }
-    // The image's rows, unpadded: the padding reads as nothing (offsets -1).
+    // The image's rows, unpadded: the padding reads as nothing (offsets -1). A pointwise layer's
+    // input pixels are its output pixels: just those, not their whole rows (a task of 120 pixels
+    // of a 56-wide map spans 3 rows, 168 pixels).
     auto [r0, r1] = RowsRead(g, p0, p1);
     r0 = std::clamp<int64_t>(r0 - g.pads_begin[0], 0, g.in_spatial[0]);
     r1 = std::clamp<int64_t>(r1 - g.pads_begin[0], r0, g.in_spatial[0]);
-    const int64_t row = g.in_spatial[1] * kChannelBlock, count = (r1 - r0) * row;
+    int64_t row = g.in_spatial[1] * kChannelBlock;
+    if (plan.pointwise) std::tie(r0, r1, row) = std::make_tuple(p0, p1, kChannelBlock);
+    const int64_t count = (r1 - r0) * row;
     const uint16_t* x16 = x.data<uint16_t>() + (n * blocks_ + first_block) * in.block_stride + r0 * row;
     const int64_t x_block_stride = in.block_stride;
     in.block_stride = count;
