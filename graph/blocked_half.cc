@@ -24,13 +24,13 @@ struct HalfIo {
   bool type_follows_input = false;             // without output_type, its outputs take input 0's type
 };
 
-// BlockedConv: X in either type (not a stem's, which reads the plain image); Y, Z and INTO tied,
-// their type its output_type.
+// BlockedConv: X and X_SCALE in either type (not a stem's X, which reads the plain image); Y, Z and
+// INTO tied, their type its output_type.
 HalfIo ConvIo(const Graph& g, const Node& n) {
   HalfIo io{{3, 4}, {0}, {}, true};
   const Tensor* w = WeightConstant(g, *n.proto, 1);
   const bool stem = w == nullptr || w->rank() != 4 || w->dim(1) * IntAttr(*n.proto, "group", 1) < kChannelBlock;
-  if (!stem) io.free_inputs = {0};
+  if (!stem) io.free_inputs = {0, 5};
   return io;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/channel_scale_fusion.h"
 #include "graph/rewrite.h"
 #include "ops/activation/elementwise_chain.h"
 #include "ops/blocked/blocked_conv.h"
@@ -1072,6 +1073,7 @@ Status UseBlockedLayout(Graph* g) {
   ONNXFLOW_RETURN_IF_ERROR(RunRule(g, "MergeAffineIntoGroupNorm", MergeAffineIntoGroupNorm));
   ONNXFLOW_RETURN_IF_ERROR(RunRule(g, "FuseNormalizeActivation", FuseNormalizeActivation));
   ONNXFLOW_RETURN_IF_ERROR(RunRule(g, "FuseIntoConvTranspose", FuseIntoConvTranspose));
+  ONNXFLOW_RETURN_IF_ERROR(RunRule(g, "FuseChannelScaleIntoConv", FuseChannelScaleIntoConv));
   for (const Node& node : g->nodes) {
     for (const auto& [name, sub] : node.subgraphs) ONNXFLOW_RETURN_IF_ERROR(UseBlockedLayout(sub.get()));
   }

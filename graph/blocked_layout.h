@@ -24,7 +24,8 @@ std::optional<Patch> FuseGroupNormExport(Rewriter& r, NodeGraph::Id id);
 // convolutions writing into one tensor, two normalizations in a row become one, a per-channel
 // affine map after a group normalization goes into its scale and B, a normalization takes the
 // activation after it (SiLU written out included), and a transposed convolution the normalization
-// or activation after it.
+// or activation after it; then a squeeze-and-excitation gate's Mul goes into the 1 x 1 convolution
+// that reads the product (graph/channel_scale_fusion.h).
 std::optional<Patch> JoinConcatsIntoConvs(Rewriter& r, NodeGraph::Id id);
 std::optional<Patch> MergeNormalizations(Rewriter& r, NodeGraph::Id id);
 std::optional<Patch> MergeAffineIntoGroupNorm(Rewriter& r, NodeGraph::Id id);

@@ -258,6 +258,33 @@ void RunBlockedTileImpl(const BlockedTile& t) {
   ConvTileTables<kTilePixels, kMaxVecs>::Run(t);
 }
 
+// Rows of `blocks` channel blocks of X (float, or float16 widened), `count` values of each, times
+// their channels' factors (16 a block, `factors` on): out holds block b at b * count.
+template <typename T>
+void ScaleBlocks(const T* x, int64_t x_block_stride, int64_t blocks, int64_t count, const float* factors, float* out) {
+  const BlockD d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  for (int64_t b = 0; b < blocks; ++b) {
+    const T* src = x + b * x_block_stride;
+    float* dst = out + b * count;
+    for (int64_t lane0 = 0; lane0 < kChannelBlock; lane0 += lanes) {
+      const auto f = hn::LoadU(d, factors + b * kChannelBlock + lane0);
+      for (int64_t i = lane0; i < count; i += kChannelBlock) {
+        hn::StoreU(hn::Mul(LoadWeights(d, src + i), f), d, dst + i);
+      }
+    }
+  }
+}
+
+void ScaleBlocksImpl(const void* x, bool half, int64_t x_block_stride, int64_t blocks, int64_t count,
+                     const float* factors, float* out) {
+  if (half) {
+    ScaleBlocks(static_cast<const hwy::float16_t*>(x), x_block_stride, blocks, count, factors, out);
+  } else {
+    ScaleBlocks(static_cast<const float*>(x), x_block_stride, blocks, count, factors, out);
+  }
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace onnxflow
