@@ -7,7 +7,7 @@
 //           INTO [N, out_blocks, OH, OW, 16] (optional): the tensor to write into (see below)
 //           X_SCALE [N, ceil(C/16), 1, 1, 16] blocked, float or float16 (optional): a factor per
 //           image and input channel that X is multiplied by first (a squeeze-and-excitation
-//           gate, graph/blocked_layout.cc's FuseChannelScaleIntoConv); not for a stem or Winograd
+//           gate, graph/channel_scale_fusion.cc); not for a stem or Winograd
 //   output: Y [N, ceil(M/16), OH, OW, 16] = act(conv(X, W) + B + Z)
 // With out_blocks (and out_block_offset), Y is [N, out_blocks, OH, OW, 16] and the convolution
 // fills blocks [out_block_offset, out_block_offset + ceil(M/16)) of it: convolutions whose outputs
@@ -46,6 +46,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -63,6 +64,7 @@
 #include "ops/framework/parallel.h"
 #include "ops/framework/shared_weights.h"
 #include "ops/math/conv_geometry.h"
+#include "ops/math/float_view.h"
 #include "ops/math/fused_activation.h"
 
 namespace onnxflow {
@@ -290,16 +292,11 @@ class BlockedConvKernel : public OpKernel {
     }
   };
 
-  // X_SCALE's factors for image n, as a chunk of weights reads them: input block first_block of
-  // the chunk on, rows of `width` output weights.
+  // X_SCALE's factors for image n as a chunk of weights reads them: `factors` at the chunk's first
+  // input channel, rows of `width` output weights.
   struct ChannelScale {
-    const Tensor* factors = nullptr;
-    int64_t n = 0, first_block = 0, width = 0, channels = 0;  // channels: X_SCALE's per image
-    float At(int64_t c) const {
-      const int64_t i = n * channels + c;
-      return factors->dtype() == DataType::kFloat ? factors->data<float>()[i]
-                                                  : HalfToFloat(factors->data<uint16_t>()[i]);
-    }
+    const float* factors = nullptr;
+    int64_t n = 0, width = 0;
   };
 
   // A worker's scratch through one call: the rows of a float16 X it widened last, and the float
@@ -400,7 +397,7 @@ class BlockedConvKernel : public OpKernel {
       const int64_t rows = count / scale->width;
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t block = r / (taps_ * block_channels_), channel = r % block_channels_;
-        const float f = scale->At((scale->first_block + block) * kChannelBlock + channel);
+        const float f = scale->factors[block * kChannelBlock + channel];
         float* w = out + r * scale->width;
         for (int64_t j = 0; j < scale->width; ++j) w[j] *= f;
       }
@@ -426,20 +423,16 @@ class BlockedConvKernel : public OpKernel {
     // few channels (32 -> 16 at 112 x 112), X on a small map's many (1152 -> 192 at 7 x 7: 1.3M
     // weights over its tasks against 56K values of X). Scaling the weights everywhere made
     // EfficientNet-B0 6-9% slower than the Mul it replaced; choosing, 3-5% faster (1 thread).
-    std::vector<float> factors;
+    std::optional<FloatIn> factors;  // [N][blocks_ * 16]
+    bool scale_x = false;
     if (x_scale != nullptr) {
+      factors.emplace(*x_scale);
       const int64_t group_weights_count = group_blocks_ * taps_ * block_channels_ * group_channels_;
       const int64_t x_values = g.batch * g.in_size() * blocks_ * kChannelBlock * (plan.groups_inner ? 1 : groups);
-      if (plan.tasks * group_weights_count > x_values) {
-        factors.resize(static_cast<size_t>(x_scale->size()));
-        for (int64_t i = 0; i < x_scale->size(); ++i) {
-          factors[i] = x_scale->dtype() == DataType::kFloat ? x_scale->data<float>()[i]
-                                                            : HalfToFloat(x_scale->data<uint16_t>()[i]);
-        }
-      }
+      scale_x = plan.tasks * group_weights_count > x_values;
     }
-    const float* x_factors = factors.empty() ? nullptr : factors.data();
-    const Tensor* w_scale = x_factors == nullptr ? x_scale : nullptr;
+    const float* x_factors = scale_x ? factors->data : nullptr;
+    const float* w_factors = factors && !scale_x ? factors->data : nullptr;
     std::vector<WorkerScratch> workers(
         x.dtype() == DataType::kFloat16 || half_y || type != WeightType::kFloat || x_scale != nullptr ? WorkerSlots()
                                                                                                     : 0);
@@ -492,8 +485,8 @@ class BlockedConvKernel : public OpKernel {
         t.x = input.blocks + b0 * input.block_stride;
         const int64_t chunk_at = group_weights + b0 * taps_ * block_channels_ * width;
         const int64_t chunk_weights = t.blocks * taps_ * block_channels_ * width;
-        if (w_scale != nullptr) {
-          const ChannelScale scale{w_scale, n, first_block + b0, width, blocks_ * kChannelBlock};
+        if (w_factors != nullptr) {
+          const ChannelScale scale{w_factors + (n * blocks_ + first_block + b0) * kChannelBlock, n, width};
           t.w = WidenedChunk(type, chunk_at, chunk_weights, scratch, &scale);
         } else if (type == WeightType::kFloat) {
           t.w = static_cast<const float*>(packed_->at(chunk_at));
