@@ -79,6 +79,7 @@ GemmPlan MakeGemmPlan(const GemmShape& s) {
   p.mr = s.tile.mr;
   p.nr = s.tile.nr;
   const int64_t m = s.m, n = s.n, k = s.k, mr = p.mr, nr = p.nr;
+  const int64_t l2_block_floats = s.l2_block_floats > 0 ? s.l2_block_floats : L2BlockFloats();
   if (m <= 0 || n <= 0 || k <= 0) {
     p.no_products = true;
     return p;
@@ -139,7 +140,7 @@ GemmPlan MakeGemmPlan(const GemmShape& s) {
   // one in five to a single-strip tile, twice as slow per strip: an LSTM's R h per slice).
   const bool single_row_packed = m == 1 && p.b == GemmPlan::BPath::kPacked;
   int64_t nc_strips =
-      single_row_packed ? n_strips : std::max<int64_t>(1, std::min(n_strips, L2BlockFloats() / (p.kc * nr)));
+      single_row_packed ? n_strips : std::max<int64_t>(1, std::min(n_strips, l2_block_floats / (p.kc * nr)));
   int64_t n_blocks = CeilDiv(n_strips, nc_strips);
   // Blocks of equal width, and as many per core: 64 strips under a 21-strip bound were 21, 21, 21
   // and 1, so one core of two did 42 strips while the other did 22 (a 128 x 3072 x 768 MatMul,
@@ -206,7 +207,7 @@ GemmPlan MakeGemmPlan(const GemmShape& s) {
   // memory once for all A strips and request the next strip meanwhile; taller A's (a convolution's
   // pixels) would then re-read A from L3 for every strip, and keep the A-outer order.
   p.b_outer = p.b == GemmPlan::BPath::kPacked && p.m_strips > 1 &&
-              p.mc_strips * mr * p.kc <= L2BlockFloats() / 2;
+              p.mc_strips * mr * p.kc <= l2_block_floats / 2;
   return p;
 }
 

@@ -38,11 +38,14 @@ struct GemmShape {
   bool b_half = false;   // a source: 16-bit weights widened block by block (HalfStrips)
   bool c_half = false;   // C stored in 16 bits (GemmEpilogue::half_c)
   GemmTileShape tile{0, 0};
+  // The floats one B block may take: 0 for half of this core's L2 (gemm_plan.cc). A test pins it,
+  // so that the plan it checks does not depend on the machine it runs on.
+  int64_t l2_block_floats = 0;
 
   bool operator==(const GemmShape& o) const {
     return m == o.m && n == o.n && k == o.k && threads == o.threads && a == o.a && a_trans == o.a_trans &&
            a_scaled == o.a_scaled && b == o.b && b_trans == o.b_trans && b_half == o.b_half && c_half == o.c_half &&
-           tile.mr == o.tile.mr && tile.nr == o.tile.nr;
+           tile.mr == o.tile.mr && tile.nr == o.tile.nr && l2_block_floats == o.l2_block_floats;
   }
 };
 
