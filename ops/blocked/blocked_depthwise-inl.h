@@ -145,17 +145,24 @@ HWY_INLINE void DepthwiseBorderColumns(const BlockedDepthwiseRow<TX, TY>& r, int
 // at 56x56 (ConvNeXt's), 1.9 -> 1.25 ms; 3x3 unchanged (0.85 -> 0.83 ms, 144 channels at 56x56).
 // The columns are walked in order, each feeding the sums whose windows hold it, so only the
 // sums, the weights and a column or two are live: 8 + 7 + 2 of AVX-512's 32 registers at 7x7.
+// On the 16-register targets, 8 sums up to 5x5 (8 + 5 weights + 2 columns) and 6 at 7x7: a sum is
+// a chain of dependent multiply-adds, and two FMA pipes of 4 cycles' latency (Zen 3) need 8 chains
+// to stay busy. With 4 sums, MobileNetV2's 3x3 layers ran at 1.2x ONNX Runtime's time on AVX2.
+template <int64_t kK>
+constexpr int64_t WidePixels() {
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-constexpr int64_t kWidePixels = 8;
+  return 8;
 #else
-constexpr int64_t kWidePixels = 4;  // 16 registers: 4 sums + 7 weights + columns
+  return kK <= 5 ? 8 : 6;
 #endif
+}
 
 template <int64_t kK, int64_t kStride, typename TX, typename TY>
 HWY_INLINE int64_t DepthwiseInterior(const BlockedDepthwiseRow<TX, TY>& r, int64_t lane0, int64_t i0, int64_t i1,
                                      int64_t ow0, int64_t ow1) {
   const DepthwiseD d;
   using V = hn::Vec<DepthwiseD>;
+  constexpr int64_t kWidePixels = WidePixels<kK>();
   constexpr int64_t kColumns = (kWidePixels - 1) * kStride + kK;
   const V bias = hn::LoadU(d, r.bias + lane0);
   const int64_t row_values = r.in_w * kChannelBlock;
