@@ -72,6 +72,10 @@ struct BlockedTile {
   int64_t x_block_stride = 0;
   int64_t blocks = 0;          // input channel blocks in this chunk
   int64_t block_channels = 0;  // channels per block (16, or a stem's few) and tap
+  // When > 0 (block_channels 16 only): the chunk's last block holds only this many real channels,
+  // its pad lanes' weights are zeros, and the tile reads only these. A 24-channel layer is then 24
+  // multiply-adds per output, not 32.
+  int64_t tail_channels = 0;
   // Where each pixel reads its input for each of `taps` taps, relative to a block's start, in one
   // of two ways:
   //  - `offsets` [taps][tile_pixels], -1 where the tap falls in the padding (any tile);
@@ -91,6 +95,10 @@ struct BlockedTile {
   const float* w = nullptr;
   int64_t ldw = 0;
   int64_t width = 0;  // output channels, a multiple of 16
+  // The real channels among them when the last block has pad lanes, else 0 (all real). A target
+  // whose vectors are narrower than a block (AVX2's 8 lanes) skips vectors of pad lanes only; the
+  // driver writes zeros there (a 144 -> 24 projection then computes 24 channels, not 32).
+  int64_t real_width = 0;
   // Output: the tile's first pixel in its first output block (blocked layout, blocks
   // y_block_stride apart). A residual has the same layout; it starts the sums with the bias (the
   // first chunk), so it may be y itself: a convolution can write over the residual it adds.
@@ -101,6 +109,10 @@ struct BlockedTile {
   int64_t y_pixel_stride = kChannelBlock;
   int64_t tile_pixels = kTilePixels;  // BlockedTilePixels(width)
   int64_t pixels = 0;                 // valid pixels, at most tile_pixels
+  // A pointwise tile (1x1, stride 1, no pads: X's pixels are Y's) may be a run of this many whole
+  // tiles in a row, tile i at i * tile_pixels pixels on in X, Y and the residual alike: a tile's
+  // fixed costs (the call and its setup, the prefetch schedule) are paid once per run.
+  int64_t tiles = 1;
   const float* bias = nullptr;   // the tile's `width` biases, or null; read when !accumulate
   // Read when !accumulate, too; may alias y.
   const float* residual = nullptr;

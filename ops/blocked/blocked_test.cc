@@ -197,6 +197,8 @@ TARGETS_TEST(BlockedConvTest, Stems) {
   // window reaching rows below, bottom padding, two images, on two cores.
   RunConvCase({{2, 3, 61, 67}, {16, 3, 3, 3}, {}, {2, 1, 3, 2}, {2, 2}, true, true, "Relu", 2});
   RunConvCase({{1, 4, 97, 45}, {32, 4, 5, 5}, {3, 1}, {2, 2, 2, 2}, {}, false, false, "", 2});
+  // A pointwise stem: runs of whole tiles at its own pixel stride (4 floats), then a partial tile.
+  RunConvCase({{1, 4, 7, 9}, {24, 4, 1, 1}, {}, {}, {}, true, true, "Relu"});
 }
 
 TARGETS_TEST(BlockedConvTest, ResidualAndThreads) {
@@ -389,6 +391,50 @@ TARGETS_TEST(BlockedConvTest, PartialBlocks) {
   RunConvCase({{1, 40, 11, 11}, {72, 40, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, true, true, "Relu", 2});
   RunConvCase({{1, 3, 19, 19}, {24, 3, 5, 5}, {2, 2}, {2, 2, 2, 2}});
   RunConvCase({{1, 64, 5, 5}, {1000, 64, 1, 1}, {}, {}, {}, true, false, "Relu"});
+}
+
+// The pad lanes of a partial last block, in and out: the tiles read only the real input channels
+// (BlockedTile::tail_channels), so NaN in X's pad lanes reaches no output, and the output's pad
+// lanes are zeros, also under an activation that maps 0 elsewhere (AVX2 skips their vectors,
+// BlockedTile::real_width; AVX-512 computes them). Pointwise (runs of whole tiles, then a partial
+// one), a strided 3x3 window (gathered taps), and a deep layer of several chunks on two cores.
+TARGETS_TEST(BlockedConvTest, PadLanesAreNeitherReadNorLeftNonZero) {
+  const auto run = [](const ConvCase& cs) {
+    SCOPED_TRACE("X " + ShapeToString(cs.x) + " W " + ShapeToString(cs.w));
+    ConvAttributes attrs;
+    attrs.strides = cs.strides;
+    attrs.pads = cs.pads;
+    const ConvGeometry g = ComputeConvGeometry(attrs, cs.x, cs.w).value();
+    const std::vector<float> x = Random(ElementCount(cs.x), 1), w = Random(ElementCount(cs.w), 2),
+                             b = Random(cs.w[0], 3);
+    std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end()), bd(b.begin(), b.end());
+    std::vector<double> yd(static_cast<size_t>(ElementCount(g.output_shape())));
+    DirectConv<double, double, double>(g, xd.data(), wd.data(), bd.data(), 0.0, nullptr, yd.data());
+    const ActivationSpec act = FusedActivationSpec::Named(cs.activation).value().activation;
+    std::vector<float> expected(yd.size());
+    for (size_t i = 0; i < yd.size(); ++i) expected[i] = ActivationScalar(act, static_cast<float>(yd[i]));
+
+    Tensor blocked_x = ToBlockedRef(Tensor::FromVector<float>(cs.x, x));
+    const int64_t channels = cs.x[1], blocks = blocked_x.dim(1), pixels = cs.x[2] * cs.x[3];
+    for (int64_t p = 0; p < pixels; ++p) {
+      for (int64_t lane = channels % kChannelBlock; lane < kChannelBlock; ++lane) {
+        blocked_x.mutable_data<float>()[((blocks - 1) * pixels + p) * kChannelBlock + lane] = std::nanf("");
+      }
+    }
+    OpTest test("BlockedConv", 1, "com.onnxflow");
+    test.Input(blocked_x).Input(Tensor::FromVector<float>(cs.w, w)).ConstantInput(1);
+    test.Input(Tensor::FromVector<float>({cs.w[0]}, b)).ConstantInput(2);
+    if (!cs.strides.empty()) test.Attr("strides", cs.strides);
+    if (!cs.pads.empty()) test.Attr("pads", cs.pads);
+    test.Attr("activation", cs.activation).Threads(cs.threads);
+    Result<Tensor> y = RunOne(test);
+    ASSERT_TRUE(y.ok()) << y.status().ToString();
+    // The expected blocked Y has zeros in its pad lanes (ToBlockedRef).
+    EXPECT_TRUE(TensorsNear(ToBlockedRef(Tensor::FromVector<float>(g.output_shape(), expected)), *y, 1e-4, 1e-4));
+  };
+  run({{1, 24, 7, 9}, {40, 24, 1, 1}, {}, {}, {}, true, false, "HardSigmoid"});
+  run({{1, 40, 11, 11}, {24, 40, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, true, false, "HardSigmoid"});
+  run({{1, 4104, 3, 5}, {24, 4104, 1, 1}, {}, {}, {}, true, false, "HardSigmoid", 2});
 }
 
 // 17 to 32 output channels run in tiles of 12 pixels on AVX-512 (blocked_conv_tile.h): maps that
