@@ -237,7 +237,7 @@ class MatMulNBitsKernel : public OpKernel {
     }
     k->bits_ = static_cast<int>(bits);
     // accuracy_level 4 permits quantizing A to int8: done where the int8 kernel runs (4- and 8-bit B).
-    k->int8_ = info.GetInt("accuracy_level", 0) == 4 && bits != 2 && NBitsInt8Available();
+    k->int8_ = info.GetInt("accuracy_level", 0) == 4 && bits != 2 && NBitsInt8Available(static_cast<int>(bits));
     if (info.has_input(4)) {
       const Tensor* g = info.constant_input(4);
       if (g == nullptr || g->dtype() != DataType::kInt32 || g->size() != k->k_) {
@@ -351,7 +351,7 @@ class MatMulNBitsKernel : public OpKernel {
     if (p.int8) {
       // The int8 kernel, every row count: split over cores by panels of 64 columns, each a
       // single pass over its part of B for all rows.
-      if (!NBitsInt8Available()) return Internal("MatMulNBits: B packed for the int8 kernel, which does not run here");
+      if (!NBitsInt8Available(p.bits)) return Internal("MatMulNBits: B packed for the int8 kernel, which does not run here");
       NBitsQuantA qa;
       QuantizeRowsForNBits(p, pa, m, &qa);
       ParallelFor(ctx, p.panels(), MacCost(m * 64 * k_), [&](int64_t p0, int64_t p1) {

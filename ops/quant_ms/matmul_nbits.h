@@ -14,7 +14,7 @@
 //   with w = q * s - s * z,
 //     y[n] = sum_b s[n,b] * dot(a_b, q_b) - sum_b (s * z)[n,b] * sum(a_b).
 //
-// - Int8 (accuracy_level 4 on AVX-512 VNNI): A is quantized to int8 per block as ONNX Runtime's
+// - Int8 (accuracy_level 4 on AVX-512 VNNI, and 4-bit B on AVX2): A is quantized to int8 per block as ONNX Runtime's
 //   CompInt8 does, and one 32-bit lane is one column: per 8 values of K, a 64-byte vector holds
 //   16 columns, byte i of a lane value i in its low nibble and value 4 + i in its high one (8-bit
 //   B: two such vectors, values 0-3 a byte each in the first, 4-7 in the second). Then
@@ -107,8 +107,9 @@ struct NBitsCodes {
 // padding past k stays code 0).
 void PackFloatLayoutCodes(const NBitsCodes& codes, PackedNBits* b);
 
-// Whether the int8 kernel runs here (the dispatched target is AVX-512 and the CPU has VNNI).
-bool NBitsInt8Available();
+// Whether the int8 kernel runs here for `bits`-bit weights: AVX-512 with VNNI (4 and 8 bits), or
+// AVX2 (4 bits: 8-bit weights would saturate its vpmaddubsw).
+bool NBitsInt8Available(int bits);
 
 // y[j] for columns [j0, j1) of one row of A (a holds k_padded floats, zero past k; block_sums holds
 // the sum of each block of a): the float kernel.

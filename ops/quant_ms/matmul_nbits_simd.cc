@@ -26,7 +26,7 @@ HWY_EXPORT(Int8Impl);
 HWY_EXPORT(DecodeColumnImpl);
 HWY_EXPORT(PanelStripsImpl);
 
-bool NBitsInt8Available() { return HWY_DYNAMIC_DISPATCH(Int8KernelImpl)(); }
+bool NBitsInt8Available(int bits) { return HWY_DYNAMIC_DISPATCH(Int8KernelImpl)(bits); }
 
 void MatMulNBitsRow(const PackedNBits& b, const float* a, const float* block_sums, int64_t j0, int64_t j1, float* y) {
   HWY_DYNAMIC_DISPATCH(Row)(b, a, block_sums, j0, j1, y);

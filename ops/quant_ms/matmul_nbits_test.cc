@@ -1,6 +1,6 @@
 // MatMulNBits against dequantize-then-multiply in double, over the paths: one row (the float
 // kernel), several rows (the GEMM over dequantized panels), accuracy_level 4 (the int8 kernel on
-// AVX-512 VNNI, any row count), block sizes 16 to 256, K not a multiple of the block, packed and
+// AVX-512 VNNI and, for 4-bit weights, AVX2; any row count), block sizes 16 to 256, K not a multiple of the block, packed and
 // float zero points, none (8), bias, 2 threads.
 #include <cmath>
 #include <cstdint>
