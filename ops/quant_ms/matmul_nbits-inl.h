@@ -411,6 +411,23 @@ bool PanelStripsImpl(const PackedNBits& b, int64_t k0, int64_t kc, int64_t j0, i
   return PanelStrips<4, false>(b, k0, kc, j0, cols, nr, dst);
 }
 
+// How a panel's zero points come off: one integer for all of B (z times the block's sum of A, a
+// broadcast), integer bytes per column (a widening load and a multiply per block), or float
+// (scale * z times scale_a * sum(a), an FMA per block).
+enum ZeroKind { kUniformZero, kByteZeros, kFloatZeros };
+
+inline int32_t Load4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Software prefetch, 4 KiB ahead in B and 4 blocks ahead in its scales (separate streams). With B
+// from memory, as a decoder's weights are (8 layers of K = N = 4096, 85 MB > L3, M = 1), the
+// hardware prefetcher alone took 6.2-8.8 ms against 3.1-5.2 with these (alternated rounds, loaded
+// machine); from L3 about 6% faster; 8 KiB ahead was no better.
+constexpr int64_t kPrefetchBytes = 4096, kPrefetchBlocks = 4;
+
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 #define ONNXFLOW_NBITS_VNNI_ATTR                                                                      \
   __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512vnni,avx2,fma,bmi,bmi2,f16c,popcnt," \
@@ -463,22 +480,6 @@ ONNXFLOW_NBITS_VNNI_ATTR void QuantizeRowsImpl(const PackedNBits& b, const float
   }
 }
 
-// How a panel's zero points come off: one integer for all of B (z times the block's sum of A, a
-// broadcast), integer bytes per column (a widening load and a multiply per block), or float
-// (scale * z times scale_a * sum(a), an FMA per block).
-enum ZeroKind { kUniformZero, kByteZeros, kFloatZeros };
-
-inline int32_t Load4(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
-// Software prefetch, 4 KiB ahead in B and 4 blocks ahead in its scales (separate streams). With B
-// from memory, as a decoder's weights are (8 layers of K = N = 4096, 85 MB > L3, M = 1), the
-// hardware prefetcher alone took 6.2-8.8 ms against 3.1-5.2 with these (alternated rounds, loaded
-// machine); from L3 about 6% faster; 8 KiB ahead was no better.
-constexpr int64_t kPrefetchBytes = 4096, kPrefetchBlocks = 4;
 
 // kRows rows of A by one panel of kVecs vectors of 16 columns. Per 8 values of K and vector, 4-bit
 // B: one 64-byte load, two ANDs (the high nibbles stay in place, 16 times their value: their sum
@@ -655,16 +656,6 @@ void QuantizeRowsImpl(const PackedNBits& b, const float* a, int64_t m, NBitsQuan
     }
   }
 }
-
-enum ZeroKind { kUniformZero, kByteZeros, kFloatZeros };
-
-inline int32_t Load4(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
-constexpr int64_t kPrefetchBytes = 4096;
 
 // One row of A by one panel of kVecs vectors of 16 columns (the VNNI layout: per 8 values of K and
 // vector, a 64-byte line, byte e of column j holding K values e and 4 + e in its nibbles), as two
