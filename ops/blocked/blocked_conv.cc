@@ -468,7 +468,7 @@ class BlockedConvKernel : public OpKernel {
       t.tap_offsets = plan.uniform_taps.data();
       t.ldw = width;
       t.width = width;
-      t.real_width = std::min(width, out_channels_ - c0) < width ? out_channels_ - c0 : 0;
+      t.real_width = out_channels_ - c0 < width ? out_channels_ - c0 : 0;
       t.bias = bias_.data() + c0;
       t.activation = activation_;
       t.tile_pixels = tile_pixels;
@@ -552,12 +552,12 @@ class BlockedConvKernel : public OpKernel {
       // The pad lanes of the last block: zeros, whether the tiles computed them or skipped them.
       if (t.real_width > 0) {
         const int64_t block = t.real_width / kChannelBlock, lane0 = t.real_width % kChannelBlock;
+        float* const y_float = y_half_at == nullptr ? y->mutable_data<float>() + y_first : nullptr;
         for (int64_t p = task_p0; p < task_p1; ++p) {
           const int64_t at = block * y_block_stride + p * kChannelBlock;
-          if (y_half_at != nullptr) {
+          if (y_float == nullptr) {
             std::fill(y_half_at + at + lane0, y_half_at + at + kChannelBlock, uint16_t{0});
           } else {
-            float* y_float = y->mutable_data<float>() + y_first;
             std::fill(y_float + at + lane0, y_float + at + kChannelBlock, 0.0f);
           }
         }
