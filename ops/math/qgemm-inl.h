@@ -392,8 +392,11 @@ ONNXFLOW_QGEMM_VNNI_ATTR void TileVnniRows(const uint8_t* a, int64_t lda, const 
 }
 
 // AVX-512BW: each 32-bit lane of A (4 uint8) and B (4 int8) splits into its even and odd bytes as
-// 16-bit values; two vpmaddwd then sum the 4 products exactly.
-template <int kRows>
+// 16-bit values; two vpmaddwd then sum the 4 products exactly. kBounded: B's pairs are bounded
+// (QPackedB::pairs_bounded), so vpmaddubsw sums each pair of byte products in int16 without
+// saturating and vpmaddwd by ones adds a k-quad's two pairs: three instructions per row and vector
+// of a k-quad instead of four, and no split of A or B.
+template <int kRows, bool kBounded>
 HWY_NOINLINE void TileBw(const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b, int64_t quads,
                          int32_t* HWY_RESTRICT out) {
   __m512i acc[kRows][3];
@@ -403,19 +406,27 @@ HWY_NOINLINE void TileBw(const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_
     acc[r][1] = _mm512_setzero_si512();
     acc[r][2] = _mm512_setzero_si512();
   }
+  const __m512i ones = _mm512_set1_epi16(1);
   for (int64_t q = 0; q < quads; ++q) {
     const int8_t* bq = b + q * (kQNr * 4);
-    __m512i be[3], bo[3];
+    __m512i bv[3], be[3], bo[3];
     HWY_UNROLL(3)
     for (int v = 0; v < 3; ++v) {
-      const __m512i bv = _mm512_load_si512(bq + 64 * v);
-      be[v] = _mm512_srai_epi16(_mm512_slli_epi16(bv, 8), 8);
-      bo[v] = _mm512_srai_epi16(bv, 8);
+      bv[v] = _mm512_load_si512(bq + 64 * v);
+      be[v] = _mm512_srai_epi16(_mm512_slli_epi16(bv[v], 8), 8);
+      bo[v] = _mm512_srai_epi16(bv[v], 8);
     }
     HWY_UNROLL(8)
     for (int r = 0; r < kRows; ++r) {
       // The row's 4 bytes broadcast, then split in the vector (see TileAvx2).
       const __m512i x = _mm512_set1_epi32(Load4(a + r * lda + q * 4));
+      if constexpr (kBounded) {
+        HWY_UNROLL(3)
+        for (int v = 0; v < 3; ++v) {
+          acc[r][v] = _mm512_add_epi32(acc[r][v], _mm512_madd_epi16(_mm512_maddubs_epi16(x, bv[v]), ones));
+        }
+        continue;
+      }
       const __m512i ae = _mm512_and_si512(x, _mm512_set1_epi16(0x00FF));
       const __m512i ao = _mm512_srli_epi16(x, 8);
       HWY_UNROLL(3)
@@ -434,24 +445,26 @@ HWY_NOINLINE void TileBw(const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_
 #endif  // HWY_AVX3
 
 #if HWY_TARGET == HWY_AVX2
-// The AVX-512BW scheme on 256 bits, a 16-column third of the strip at a time: only the thirds
-// that hold wanted columns (a convolution of 16 or 32 output channels reads one or two).
-template <int kRows>
+// The AVX-512BW scheme on 256 bits (kBounded as there), a 16-column third of the strip at a time:
+// only the thirds that hold wanted columns (a convolution of 16 or 32 output channels reads one or
+// two).
+template <int kRows, bool kBounded>
 HWY_NOINLINE void TileAvx2(const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b, int64_t quads,
                            int64_t cols, int32_t* HWY_RESTRICT out) {
   const int parts = static_cast<int>(std::min<int64_t>(3, (cols + 15) / 16));
+  const __m256i ones = _mm256_set1_epi16(1);
   for (int part = 0; part < parts; ++part) {
     __m256i acc[kRows][2];
     HWY_UNROLL(4)
     for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
     for (int64_t q = 0; q < quads; ++q) {
       const int8_t* bq = b + q * (kQNr * 4) + part * 64;
-      __m256i be[2], bo[2];
+      __m256i bv[2], be[2], bo[2];
       HWY_UNROLL(2)
       for (int v = 0; v < 2; ++v) {
-        const __m256i bv = _mm256_load_si256(reinterpret_cast<const __m256i*>(bq + 32 * v));
-        be[v] = _mm256_srai_epi16(_mm256_slli_epi16(bv, 8), 8);
-        bo[v] = _mm256_srai_epi16(bv, 8);
+        bv[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(bq + 32 * v));
+        be[v] = _mm256_srai_epi16(_mm256_slli_epi16(bv[v], 8), 8);
+        bo[v] = _mm256_srai_epi16(bv[v], 8);
       }
       HWY_UNROLL(4)
       for (int r = 0; r < kRows; ++r) {
@@ -460,6 +473,13 @@ HWY_NOINLINE void TileAvx2(const uint8_t* HWY_RESTRICT a, int64_t lda, const int
         // them per half (the dynamic-int8 BERT encoder's 128 x 3072 x 768 product ran at 34
         // GMAC/s on Zen 3).
         const __m256i x = _mm256_set1_epi32(Load4(a + r * lda + q * 4));
+        if constexpr (kBounded) {
+          HWY_UNROLL(2)
+          for (int v = 0; v < 2; ++v) {
+            acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(_mm256_maddubs_epi16(x, bv[v]), ones));
+          }
+          continue;
+        }
         const __m256i ae = _mm256_and_si256(x, _mm256_set1_epi16(0x00FF));
         const __m256i ao = _mm256_srli_epi16(x, 8);
         HWY_UNROLL(2)
@@ -508,9 +528,42 @@ inline int64_t RowsPerTile(bool vnni) {
 #endif
 }
 
+// Runs Kernel's instance for `rows` (its largest for more than it has).
+template <typename Kernel, typename... Args>
+void TileRows(int64_t rows, Args... args) {
+  switch (std::min<int64_t>(rows, Kernel::kMaxRows)) {
+    case 1: return Kernel::template Run<1>(args...);
+    case 2: return Kernel::template Run<2>(args...);
+    case 3: return Kernel::template Run<3>(args...);
+    case 4: return Kernel::template Run<4>(args...);
+    case 5: return Kernel::template Run<std::min(5, Kernel::kMaxRows)>(args...);
+    default: return Kernel::template Run<Kernel::kMaxRows>(args...);
+  }
+}
+#if HWY_TARGET == HWY_AVX3
+template <bool kBounded>
+struct TileBwKernel {
+  static constexpr int kMaxRows = 6;
+  template <int kRows, typename... Args>
+  static void Run(Args... args) {
+    TileBw<kRows, kBounded>(args...);
+  }
+};
+#elif HWY_TARGET == HWY_AVX2
+template <bool kBounded>
+struct TileAvx2Kernel {
+  static constexpr int kMaxRows = 4;
+  template <int kRows, typename... Args>
+  static void Run(Args... args) {
+    TileAvx2<kRows, kBounded>(args...);
+  }
+};
+#endif
+
 // `cols` (<= kQNr) of the strip are wanted; the tile's other columns may be left unwritten.
-inline void Tile(bool vnni, const uint8_t* a, int64_t lda, const int8_t* b, int64_t quads, int64_t rows,
-                 int64_t cols, int32_t* out) {
+inline void Tile(bool vnni, bool pairs_bounded, const uint8_t* a, int64_t lda, const int8_t* b, int64_t quads,
+                 int64_t rows, int64_t cols, int32_t* out) {
+  (void)pairs_bounded;
 #if HWY_TARGET == HWY_AVX3
   if (vnni) {
     if (cols <= 16) return TileVnniRows<1>(a, lda, b, quads, rows, out);
@@ -518,27 +571,27 @@ inline void Tile(bool vnni, const uint8_t* a, int64_t lda, const int8_t* b, int6
     return TileVnniRows<3>(a, lda, b, quads, rows, out);
   }
   (void)cols;
-  switch (rows) {
-    case 1: return TileBw<1>(a, lda, b, quads, out);
-    case 2: return TileBw<2>(a, lda, b, quads, out);
-    case 3: return TileBw<3>(a, lda, b, quads, out);
-    case 4: return TileBw<4>(a, lda, b, quads, out);
-    case 5: return TileBw<5>(a, lda, b, quads, out);
-    default: return TileBw<6>(a, lda, b, quads, out);
-  }
+  return pairs_bounded ? TileRows<TileBwKernel<true>>(rows, a, lda, b, quads, out)
+                       : TileRows<TileBwKernel<false>>(rows, a, lda, b, quads, out);
 #elif HWY_TARGET == HWY_AVX2
   (void)vnni;
-  switch (rows) {
-    case 1: return TileAvx2<1>(a, lda, b, quads, cols, out);
-    case 2: return TileAvx2<2>(a, lda, b, quads, cols, out);
-    case 3: return TileAvx2<3>(a, lda, b, quads, cols, out);
-    default: return TileAvx2<4>(a, lda, b, quads, cols, out);
-  }
+  return pairs_bounded ? TileRows<TileAvx2Kernel<true>>(rows, a, lda, b, quads, cols, out)
+                       : TileRows<TileAvx2Kernel<false>>(rows, a, lda, b, quads, cols, out);
 #else
   (void)vnni;
   (void)cols;
   TilePlain(a, lda, b, quads, rows, out);
 #endif
+}
+
+// Adds back to a tile's `rows` rows (of A at a, stride lda) what bounding its strip's pairs took
+// out of B (QPackedB::pairs_bounded): fixes [f0, f1).
+inline void AddPairFixes(const QPairFix* HWY_RESTRICT fixes, int64_t f0, int64_t f1, const uint8_t* HWY_RESTRICT a,
+                         int64_t lda, int64_t rows, int32_t* HWY_RESTRICT tile) {
+  for (int64_t f = f0; f < f1; ++f) {
+    const QPairFix fix = fixes[f];
+    for (int64_t r = 0; r < rows; ++r) tile[r * kQNr + fix.col] += a[r * lda + fix.k] * fix.delta;
+  }
 }
 
 // Applies the epilogue to rows [0, rows) x columns [0, cols) of a tile (row stride kQNr) and
@@ -703,9 +756,12 @@ void RunQBlockImpl(const qgemm_internal::QBlock& blk) {
   using namespace qgemm_detail;  // NOLINT
   const int64_t quads = blk.kp / 4;
   [[maybe_unused]] const bool requant = blk.kind == QOutput::kUint8 || blk.kind == QOutput::kInt8;
+  // Fixes of bounded pairs are added back by the tile loop below only (B is bounded where it is
+  // packed for AVX2 or AVX-512BW, whose kernels are all there).
+  [[maybe_unused]] const bool fixes = blk.fix_starts != nullptr;
   if (blk.a == nullptr && blk.source != nullptr) {
 #if HWY_TARGET == HWY_AVX3
-    if (blk.vnni && !blk.amx && requant) return RunRequantVnni(blk, blk.kp, quads);
+    if (blk.vnni && !blk.amx && requant && !fixes) return RunRequantVnni(blk, blk.kp, quads);
 #endif
     // Another kernel (a target the driver did not expect): the block's rows gathered first.
     qgemm_internal::QBlock gathered = blk;
@@ -717,16 +773,19 @@ void RunQBlockImpl(const qgemm_internal::QBlock& blk) {
   const int64_t lda = blk.lda != 0 ? blk.lda : blk.kp;
   const int64_t mr = RowsPerTile(blk.vnni);
 #if HWY_TARGET == HWY_AVX3
-  if (blk.vnni && blk.amx && blk.m >= qgemm_amx::kTileRows) return RunAmx(blk, lda, quads);
-  if (blk.vnni && requant) return RunRequantVnni(blk, lda, quads);
+  if (blk.vnni && blk.amx && blk.m >= qgemm_amx::kTileRows && !fixes) return RunAmx(blk, lda, quads);
+  if (blk.vnni && requant && !fixes) return RunRequantVnni(blk, lda, quads);
 #endif
   HWY_ALIGN int32_t tile[kMaxRows * kQNr];
   for (int64_t j0 = 0; j0 < blk.n; j0 += kQNr) {
-    const int8_t* b = blk.b + (j0 / kQNr) * blk.strip_bytes;
+    const int64_t strip = j0 / kQNr;
+    const int8_t* b = blk.b + strip * blk.strip_bytes;
     const int64_t cols = std::min(kQNr, blk.n - j0);
     for (int64_t i0 = 0; i0 < blk.m; i0 += mr) {
       const int64_t rows = std::min(mr, blk.m - i0);
-      Tile(blk.vnni, blk.a + i0 * lda, lda, b, quads, rows, cols, tile);
+      const uint8_t* a = blk.a + i0 * lda;
+      Tile(blk.vnni, blk.pairs_bounded, a, lda, b, quads, rows, cols, tile);
+      if (fixes) AddPairFixes(blk.fixes, blk.fix_starts[strip], blk.fix_starts[strip + 1], a, lda, rows, tile);
       Epilogue(blk, i0, j0, rows, cols, tile);
     }
   }
@@ -735,6 +794,9 @@ void RunQBlockImpl(const qgemm_internal::QBlock& blk) {
 int64_t QRowsPerTileImpl(bool vnni) { return qgemm_detail::RowsPerTile(vnni); }
 
 bool QTargetHasVnniKernelImpl() { return HWY_TARGET == HWY_AVX3; }
+
+// Whether this target has vpmaddubsw kernels for bounded pairs (on AVX-512, used without VNNI).
+bool QTargetBoundsPairsImpl() { return HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3; }
 
 // Packs rows [i0, i1) of A (see QPackedA): stored = source ^ x, zeros to kp, and the row sums.
 void QPackARowsImpl(const uint8_t* HWY_RESTRICT a, uint8_t x, int64_t lda, int64_t k, int64_t kp, int64_t i0,

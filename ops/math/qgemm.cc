@@ -30,6 +30,7 @@ HWY_EXPORT(QTargetHasVnniKernelImpl);
 HWY_EXPORT(QPackBImpl);
 HWY_EXPORT(QPackARowsImpl);
 HWY_EXPORT(QRowSumsImpl);
+HWY_EXPORT(QTargetBoundsPairsImpl);
 
 namespace {
 
@@ -116,6 +117,9 @@ void AtColumn(qgemm_internal::QBlock* blk, const qgemm_internal::QBlock& base, c
   const int64_t j0 = s0 * kQNr;
   blk->b = reinterpret_cast<const int8_t*>(b.data.get()) + s0 * b.strip_bytes();
   blk->strip_bytes = b.strip_bytes();
+  blk->pairs_bounded = b.pairs_bounded;
+  blk->fixes = b.fixes.data();
+  blk->fix_starts = b.fixes.empty() ? nullptr : b.fix_starts.data() + s0;
   blk->n = std::min(b.n, s1 * kQNr) - j0;
   blk->zb = base.zb + j0;
   blk->b_term = base.b_term + j0;
@@ -123,6 +127,47 @@ void AtColumn(qgemm_internal::QBlock* blk, const qgemm_internal::QBlock& base, c
   blk->scale_col = base.scale_col != nullptr ? base.scale_col + j0 : nullptr;
   blk->fbias_col = base.fbias_col != nullptr ? base.fbias_col + j0 : nullptr;
   blk->c = static_cast<uint8_t*>(base.c) + (i0 * base.ldc + j0) * out_size;
+}
+
+// Bounds B's pairs for vpmaddubsw (QPackedB) where this target's kernel reads them that way (AVX2,
+// AVX-512 without VNNI) and at most 1 pair in kMaxFixedPairs needs it: each fix is a multiply-add
+// per row of every tile apart from the vector products, and a few of them cost less than the exact
+// split saves. Real weights, about normal and scaled so the largest is 127, need a few per
+// thousand pairs quantized per tensor and none in 7 bits (reduce_range); uniform random bytes
+// need one pair in four, and keep the split.
+constexpr int64_t kMaxFixedPairs = 256;
+
+void BoundPairs(QPackedB* p) {
+  p->pairs_bounded = false;
+  p->fixes.clear();
+  p->fix_starts.clear();
+  if (!HWY_DYNAMIC_DISPATCH(QTargetBoundsPairsImpl)() || QGemmUsesVnni()) return;
+  int8_t* data = reinterpret_cast<int8_t*>(p->data.get());
+  const int64_t bytes = p->strips() * p->strip_bytes();
+  int64_t over = 0;
+  for (int64_t i = 0; i < bytes; i += 2) over += std::abs(data[i] + data[i + 1]) > 128;
+  if (over * kMaxFixedPairs > bytes / 2) return;
+  p->pairs_bounded = true;
+  p->fixes.reserve(static_cast<size_t>(over));
+  p->fix_starts.assign(static_cast<size_t>(p->strips() + 1), 0);
+  for (int64_t t = 0; t < p->strips(); ++t) {
+    p->fix_starts[t] = static_cast<int64_t>(p->fixes.size());
+    int8_t* strip = data + t * p->strip_bytes();
+    for (int64_t q = 0; q < p->kp / 4; ++q) {
+      for (int64_t j = 0; j < kQNr; ++j) {
+        for (int e = 1; e < 4; e += 2) {
+          int8_t* pair = strip + (q * kQNr + j) * 4 + e - 1;
+          const int sum = pair[0] + pair[1];
+          if (std::abs(sum) <= 128) continue;
+          const int bounded = (sum > 0 ? 128 : -128) - pair[0];
+          p->fixes.push_back({static_cast<int32_t>(4 * q + e), static_cast<int16_t>(j),
+                              static_cast<int16_t>(pair[1] - bounded)});
+          pair[1] = static_cast<int8_t>(bounded);
+        }
+      }
+    }
+  }
+  p->fix_starts[p->strips()] = static_cast<int64_t>(p->fixes.size());
 }
 
 }  // namespace
@@ -171,6 +216,11 @@ void QPackBInto(const void* b, bool b_signed, int64_t ldb, bool trans, int64_t k
   p->col_sums.resize(static_cast<size_t>(strips * kQNr));
   HWY_DYNAMIC_DISPATCH(QPackBImpl)(static_cast<const uint8_t*>(b), !b_signed, ldb, trans, k, n, kp, 0, strips,
                                    reinterpret_cast<int8_t*>(p->data.get()), p->col_sums.data());
+  // Not bounded: these are a convolution's unfolded image, packed every run, where the scan would
+  // be paid every run too (the dynamic-uint8 ConvInteger CNN ran 1.25x slower on AVX2).
+  p->pairs_bounded = false;
+  p->fixes.clear();
+  p->fix_starts.clear();
 }
 
 QPackedB QPackB(const void* b, bool b_signed, int64_t ldb, bool trans, int64_t k, int64_t n, int threads) {
@@ -186,6 +236,7 @@ QPackedB QPackB(const void* b, bool b_signed, int64_t ldb, bool trans, int64_t k
     pack(static_cast<const uint8_t*>(b), !b_signed, ldb, trans, k, n, p.kp, t0, t1,
          reinterpret_cast<int8_t*>(p.data.get()), p.col_sums.data());
   });
+  BoundPairs(&p);
   return p;
 }
 

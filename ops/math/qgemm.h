@@ -14,9 +14,11 @@
 //    past K and N, with its column sums. The layout is the same on every CPU target, so constant
 //    weights are packed once at load (QPackB / QPackA) and reused by every run on any target.
 //  * The micro-kernel keeps a tile of C in int32 registers: 8 rows x 3 zmm on AVX-512 VNNI (24
-//    vpdpbusd per 3 loads + 8 broadcasts). AVX-512BW and AVX2 have no vpdpbusd: they split bytes
-//    into 16-bit even and odd halves and use vpmaddwd, which is exact (vpmaddubsw would saturate
-//    255 * 127 * 2 in int16). The portable target is a plain loop, the tests' reference.
+//    vpdpbusd per 3 loads + 8 broadcasts). AVX-512BW and AVX2 have no vpdpbusd: they use
+//    vpmaddubsw, which adds each pair of byte products in saturating int16 (255 * 127 * 2 would
+//    not fit), on a B whose pairs are bounded at packing (QPackedB::pairs_bounded); else they
+//    split bytes into 16-bit even and odd halves for vpmaddwd, which is exact. The portable target
+//    is a plain loop, the tests' reference.
 //  * Work is split over cores in tiles of C through ParallelFor (ops/framework/parallel.h).
 #pragma once
 
@@ -49,11 +51,25 @@ struct QPackedA {
 // data[t * strip_bytes() + (q * kQNr + j % kQNr) * 4 + e] holds B[4q + e, t * kQNr + j] + offset
 // (offset 0 for int8, -128 for uint8) as int8, zero past k and n. col_sums over the stored values
 // (padded to strips() * kQNr).
+//
+// Packed for AVX2 or AVX-512 without VNNI, B's pairs are bounded for vpmaddubsw when few need it:
+// every pair of bytes it adds in int16 (k = 4q + 0 and 1, 4q + 2 and 3 of a column) summing past
+// +-128 has its second byte moved toward zero until the sum is +-128 (so 255 * |b0 + b1| <= 32640
+// cannot saturate), and the part moved is kept in `fixes`, which every kernel adds back: the
+// products stay exact on every target. col_sums are of the bytes before bounding.
+struct QPairFix {
+  int32_t k;      // B's row
+  int16_t col;    // column within the strip
+  int16_t delta;  // the stored byte minus the bounded one
+};
 struct QPackedB {
   int64_t k = 0, n = 0, kp = 0;
   int32_t offset = 0;
   AlignedBytes data;
   std::vector<int32_t> col_sums;
+  bool pairs_bounded = false;
+  std::vector<QPairFix> fixes;      // by strip, then k; empty unless pairs_bounded
+  std::vector<int64_t> fix_starts;  // strip t's fixes are [fix_starts[t], fix_starts[t + 1])
   int64_t strips() const { return (n + kQNr - 1) / kQNr; }
   int64_t strip_bytes() const { return kp * kQNr; }
 };
@@ -63,7 +79,7 @@ QPackedA QPackA(const void* a, bool a_signed, int64_t lda, int64_t m, int64_t k,
 // op(B) K x N: B[k, j] at b + k * ldb + j, or at b + j * ldb + k when trans.
 QPackedB QPackB(const void* b, bool b_signed, int64_t ldb, bool trans, int64_t k, int64_t n, int threads = 1);
 // Packs into an existing QPackedB whose buffers already have room (a convolution reusing one per
-// thread): resizes only when too small.
+// thread): resizes only when too small. Its pairs are never bounded.
 void QPackBInto(const void* b, bool b_signed, int64_t ldb, bool trans, int64_t k, int64_t n, QPackedB* out);
 
 enum class QOutput { kInt32, kFloat, kUint8, kInt8 };
@@ -175,6 +191,11 @@ struct QBlock {
   int64_t m = 0;               // rows in the block
   const int8_t* b = nullptr;   // first strip
   int64_t strip_bytes = 0;
+  // B's pairs are bounded (QPackedB::pairs_bounded): the block's strip s adds back
+  // fixes[fix_starts[s], fix_starts[s + 1]) (fix_starts at the block's first strip; null: none).
+  bool pairs_bounded = false;
+  const QPairFix* fixes = nullptr;
+  const int64_t* fix_starts = nullptr;
   int64_t n = 0;               // columns in the block (strips of kQNr, the last may be partial)
   // Per row (at the block's first row): -rowsum(A), -za', int32 bias, float scale.
   const int32_t* neg_row_sum = nullptr;

@@ -1,6 +1,9 @@
 #include "ops/math/qgemm.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -125,6 +128,59 @@ TEST_P(QGemmTarget, ExtremeValuesDoNotSaturate) {
         std::vector<int32_t> c(m * n);
         QGemm(pa, pb, QZeroPoints{}, QEpilogue{}, c.data(), n, 1);
         for (int32_t v : c) ASSERT_EQ(v, 255 * -128 * k) << "kernels " << static_cast<int>(kernels) << " m=" << m << " k=" << k;
+      }
+    }
+  }
+  UseKernels(Kernels::kAll);
+}
+
+// Weights like real ones (small, a few pairs of large ones of one sign): on AVX2 and AVX-512BW the
+// pairs that vpmaddubsw could saturate are bounded at packing and the part taken out is added back
+// per tile, so the products stay exact; other kernels read the bytes as they are. Planted pairs sit
+// in the first and last k-quads, at odd K, in the last partial strip and in both packings of B.
+TEST_P(QGemmTarget, BoundedPairsStayExact) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> weight(0.0f, 12.0f);
+  std::uniform_int_distribution<int> byte(0, 255);
+  const int64_t m = 13, k = 301, n = 101;
+  // (row, column, first byte, second byte) in B's signed domain; rows 4q and 4q + 1, or 4q + 2 and
+  // 4q + 3, form a pair.
+  const int planted[][4] = {{0, 0, 127, 127},    {2, 5, -128, -128},   {4, 47, 100, 60},  {6, 48, -1, -128},
+                            {296, 100, 70, 70}, {298, 99, -90, -90}, {120, 60, 127, 2}, {122, 61, -128, -1}};
+  for (Kernels kernels : {Kernels::kAll, Kernels::kNoVnni}) {
+    UseKernels(kernels);
+    const bool bounds = GetParam() == HWY_AVX2 || (GetParam() == HWY_AVX3 && !QGemmUsesVnni());
+    for (const bool trans : {false, true}) {
+      for (const bool b_signed : {true, false}) {
+        std::vector<uint8_t> a(m * k), b(k * n);
+        for (auto& x : a) x = static_cast<uint8_t>(byte(rng));
+        for (int64_t i = 0; i < m * k; i += 7) a[i] = 255;
+        for (auto& x : b) {
+          const int v = std::clamp(static_cast<int>(std::lround(weight(rng))), -40, 40);
+          x = static_cast<uint8_t>(b_signed ? v : v + 128);
+        }
+        for (const auto& p : planted) {
+          for (int e = 0; e < 2; ++e) {
+            const int64_t row = p[0] + e, col = p[1];
+            b[trans ? col * k + row : row * n + col] = static_cast<uint8_t>(b_signed ? p[2 + e] : p[2 + e] + 128);
+          }
+        }
+        const QPackedA pa = QPackA(a.data(), false, k, m, k);
+        const QPackedB pb = QPackB(b.data(), b_signed, trans ? k : n, trans, k, n, 2);
+        EXPECT_EQ(pb.pairs_bounded, bounds);
+        EXPECT_EQ(pb.fixes.size(), bounds ? std::size(planted) : 0u);
+        const int32_t zb = b_signed ? 0 : 128;
+        const QZeroPoints zero{nullptr, 1, &zb, 1};
+        for (const QOutput kind : {QOutput::kInt32, QOutput::kFloat}) {
+          QEpilogue ep;
+          ep.kind = kind;
+          std::vector<int32_t> got(m * n), want(m * n);  // float outputs compared as their bits
+          QGemm(pa, pb, zero, ep, got.data(), n, 2);
+          QGemmReference(m, n, k, a.data(), false, k, b.data(), b_signed, trans ? k : n, trans, zero, ep, want.data(),
+                         n);
+          ASSERT_EQ(got, want) << "trans=" << trans << " b_signed=" << b_signed << " kind=" << static_cast<int>(kind)
+                               << " vnni=" << QGemmUsesVnni();
+        }
       }
     }
   }
