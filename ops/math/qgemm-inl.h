@@ -413,8 +413,10 @@ HWY_NOINLINE void TileBw(const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_
     HWY_UNROLL(3)
     for (int v = 0; v < 3; ++v) {
       bv[v] = _mm512_load_si512(bq + 64 * v);
-      be[v] = _mm512_srai_epi16(_mm512_slli_epi16(bv[v], 8), 8);
-      bo[v] = _mm512_srai_epi16(bv[v], 8);
+      if constexpr (!kBounded) {
+        be[v] = _mm512_srai_epi16(_mm512_slli_epi16(bv[v], 8), 8);
+        bo[v] = _mm512_srai_epi16(bv[v], 8);
+      }
     }
     HWY_UNROLL(8)
     for (int r = 0; r < kRows; ++r) {
@@ -463,8 +465,10 @@ HWY_NOINLINE void TileAvx2(const uint8_t* HWY_RESTRICT a, int64_t lda, const int
       HWY_UNROLL(2)
       for (int v = 0; v < 2; ++v) {
         bv[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(bq + 32 * v));
-        be[v] = _mm256_srai_epi16(_mm256_slli_epi16(bv[v], 8), 8);
-        bo[v] = _mm256_srai_epi16(bv[v], 8);
+        if constexpr (!kBounded) {
+          be[v] = _mm256_srai_epi16(_mm256_slli_epi16(bv[v], 8), 8);
+          bo[v] = _mm256_srai_epi16(bv[v], 8);
+        }
       }
       HWY_UNROLL(4)
       for (int r = 0; r < kRows; ++r) {
@@ -515,8 +519,8 @@ inline void TilePlain(const uint8_t* a, int64_t lda, const int8_t* b, int64_t qu
   }
 }
 
-// Runs the kernel of this target over `rows` (<= RowsPerTile(vnni)) rows; returns the rows done.
-inline int64_t RowsPerTile(bool vnni) {
+// Rows of A per tile of this target's kernel (with VNNI or without).
+constexpr int64_t RowsPerTile(bool vnni) {
 #if HWY_TARGET == HWY_AVX3
   return vnni ? 8 : 6;
 #elif HWY_TARGET == HWY_AVX2
@@ -540,22 +544,18 @@ void TileRows(int64_t rows, Args... args) {
     default: return Kernel::template Run<Kernel::kMaxRows>(args...);
   }
 }
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
+// This target's kernel without VNNI: TileBw or TileAvx2, exact split or bounded pairs.
+template <bool kBounded>
+struct NoVnniTile {
+  static constexpr int kMaxRows = static_cast<int>(RowsPerTile(/*vnni=*/false));
+  template <int kRows, typename... Args>
+  static void Run(Args... args) {
 #if HWY_TARGET == HWY_AVX3
-template <bool kBounded>
-struct TileBwKernel {
-  static constexpr int kMaxRows = 6;
-  template <int kRows, typename... Args>
-  static void Run(Args... args) {
     TileBw<kRows, kBounded>(args...);
-  }
-};
-#elif HWY_TARGET == HWY_AVX2
-template <bool kBounded>
-struct TileAvx2Kernel {
-  static constexpr int kMaxRows = 4;
-  template <int kRows, typename... Args>
-  static void Run(Args... args) {
+#else
     TileAvx2<kRows, kBounded>(args...);
+#endif
   }
 };
 #endif
@@ -571,12 +571,12 @@ inline void Tile(bool vnni, bool pairs_bounded, const uint8_t* a, int64_t lda, c
     return TileVnniRows<3>(a, lda, b, quads, rows, out);
   }
   (void)cols;
-  return pairs_bounded ? TileRows<TileBwKernel<true>>(rows, a, lda, b, quads, out)
-                       : TileRows<TileBwKernel<false>>(rows, a, lda, b, quads, out);
+  return pairs_bounded ? TileRows<NoVnniTile<true>>(rows, a, lda, b, quads, out)
+                       : TileRows<NoVnniTile<false>>(rows, a, lda, b, quads, out);
 #elif HWY_TARGET == HWY_AVX2
   (void)vnni;
-  return pairs_bounded ? TileRows<TileAvx2Kernel<true>>(rows, a, lda, b, quads, cols, out)
-                       : TileRows<TileAvx2Kernel<false>>(rows, a, lda, b, quads, cols, out);
+  return pairs_bounded ? TileRows<NoVnniTile<true>>(rows, a, lda, b, quads, cols, out)
+                       : TileRows<NoVnniTile<false>>(rows, a, lda, b, quads, cols, out);
 #else
   (void)vnni;
   (void)cols;
@@ -758,7 +758,7 @@ void RunQBlockImpl(const qgemm_internal::QBlock& blk) {
   [[maybe_unused]] const bool requant = blk.kind == QOutput::kUint8 || blk.kind == QOutput::kInt8;
   // Fixes of bounded pairs are added back by the tile loop below only (B is bounded where it is
   // packed for AVX2 or AVX-512BW, whose kernels are all there).
-  [[maybe_unused]] const bool fixes = blk.fix_starts != nullptr;
+  const bool fixes = blk.fix_starts != nullptr;
   if (blk.a == nullptr && blk.source != nullptr) {
 #if HWY_TARGET == HWY_AVX3
     if (blk.vnni && !blk.amx && requant && !fixes) return RunRequantVnni(blk, blk.kp, quads);

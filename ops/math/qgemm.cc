@@ -137,10 +137,15 @@ void AtColumn(qgemm_internal::QBlock* blk, const qgemm_internal::QBlock& base, c
 // need one pair in four, and keep the split.
 constexpr int64_t kMaxFixedPairs = 256;
 
-void BoundPairs(QPackedB* p) {
+// B's bytes as packed: no pairs bounded, no fixes.
+void ClearPairBounds(QPackedB* p) {
   p->pairs_bounded = false;
   p->fixes.clear();
   p->fix_starts.clear();
+}
+
+void BoundPairs(QPackedB* p) {
+  ClearPairBounds(p);
   if (!HWY_DYNAMIC_DISPATCH(QTargetBoundsPairsImpl)() || QGemmUsesVnni()) return;
   int8_t* data = reinterpret_cast<int8_t*>(p->data.get());
   const int64_t bytes = p->strips() * p->strip_bytes();
@@ -218,9 +223,7 @@ void QPackBInto(const void* b, bool b_signed, int64_t ldb, bool trans, int64_t k
                                    reinterpret_cast<int8_t*>(p->data.get()), p->col_sums.data());
   // Not bounded: these are a convolution's unfolded image, packed every run, where the scan would
   // be paid every run too (the dynamic-uint8 ConvInteger CNN ran 1.25x slower on AVX2).
-  p->pairs_bounded = false;
-  p->fixes.clear();
-  p->fix_starts.clear();
+  ClearPairBounds(p);
 }
 
 QPackedB QPackB(const void* b, bool b_signed, int64_t ldb, bool trans, int64_t k, int64_t n, int threads) {

@@ -55,8 +55,9 @@ struct QPackedA {
 // Packed for AVX2 or AVX-512 without VNNI, B's pairs are bounded for vpmaddubsw when few need it:
 // every pair of bytes it adds in int16 (k = 4q + 0 and 1, 4q + 2 and 3 of a column) summing past
 // +-128 has its second byte moved toward zero until the sum is +-128 (so 255 * |b0 + b1| <= 32640
-// cannot saturate), and the part moved is kept in `fixes`, which every kernel adds back: the
-// products stay exact on every target. col_sums are of the bytes before bounding.
+// cannot saturate), and the part moved is kept in `fixes`, which the tile loop adds back to each
+// tile: the products stay exact on every target (the VNNI, AMX and window paths, which never see
+// a B bounded for them, step aside for one with fixes). col_sums are of the bytes before bounding.
 struct QPairFix {
   int32_t k;      // B's row
   int16_t col;    // column within the strip

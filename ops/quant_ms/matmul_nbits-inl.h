@@ -480,7 +480,6 @@ ONNXFLOW_NBITS_VNNI_ATTR void QuantizeRowsImpl(const PackedNBits& b, const float
   }
 }
 
-
 // kRows rows of A by one panel of kVecs vectors of 16 columns. Per 8 values of K and vector, 4-bit
 // B: one 64-byte load, two ANDs (the high nibbles stay in place, 16 times their value: their sum
 // is shifted down once per block, which is exact), two vpdpbusd per row with 4 values of A
