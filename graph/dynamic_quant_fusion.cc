@@ -1,6 +1,7 @@
 #include "graph/dynamic_quant_fusion.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "graph/fusion_util.h"
@@ -160,12 +161,16 @@ std::optional<Patch> FuseConvIntegerTail(Rewriter& r, Id index) {
       output = a.output(0);
     }
   }
-  // [-> Relu]
-  bool relu = false;
-  if (const Id act = SoleReader(g, output); act != kNone && IsOp(r[act], "Relu")) {
-    relu = true;
-    nodes.push_back(act);
-    output = r[act].proto->output(0);
+  // [-> Relu or Clip (constant bounds: a mobile network's Relu6)], a clamp that keeps the bits.
+  std::optional<ActivationSpec> clamp;
+  if (const Id act = SoleReader(g, output); act != kNone) {
+    FusedActivationSpec spec;
+    if (EpilogueOf(g, r[act], &spec) &&
+        (spec.activation.kind == Activation::kRelu || spec.activation.kind == Activation::kClip)) {
+      clamp = spec.activation;
+      nodes.push_back(act);
+      output = r[act].proto->output(0);
+    }
   }
 
   Patch patch;
@@ -180,7 +185,11 @@ std::optional<Patch> FuseConvIntegerTail(Rewriter& r, Id index) {
     node->add_input(name);
   }
   node->add_output(output);
-  if (relu) SetIntAttr(node.get(), "relu", 1);
+  if (clamp.has_value()) {
+    const bool relu = clamp->kind == Activation::kRelu;
+    SetFloatAttr(node.get(), "min", relu ? 0.0f : clamp->alpha);
+    if (!relu) SetFloatAttr(node.get(), "max", clamp->beta);
+  }
   patch.added.push_back(InternalNode(cast, std::move(node), internal_ops::kDequantizeAccumulator));
   return patch;
 }

@@ -47,6 +47,12 @@ class GraphTest : public ::testing::Test {
   // Runs `rule` over the graph's main scope; the number of patches it applied (-1 when the driver
   // refused one: the test fails with the message).
   int Run(const char* name, const Rule& rule);
+  // Starts over with an empty model (a test that builds several in a loop): graph() then loads the
+  // new one instead of returning the last one's.
+  void NewModel(int opset = 17) {
+    model = tools::ModelBuilder(opset);
+    loaded_.reset();
+  }
   // The nodes in order as "Op", or "domain.Op" outside the default domain.
   std::vector<std::string> Ops();
   // The only node of op `op_type` (the test fails when there is not exactly one).

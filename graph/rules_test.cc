@@ -579,12 +579,14 @@ TEST_F(RulesTest, FuseLayerNormalizationWrittenOut) {
 }
 
 // A dynamically quantized convolution's tail, Cast -> Mul(x_scale * w_scale) -> Add(bias per
-// channel) -> Relu, is one DequantizeAccumulator with the four ops' values bit for bit (the next
-// DynamicQuantizeLinear would amplify any ulp); a per-channel scale (not one value) stays.
+// channel) -> Relu (or a Relu6: Clip 0..6, bounds as inputs), is one DequantizeAccumulator with the
+// four ops' values bit for bit (the next DynamicQuantizeLinear would amplify any ulp); a
+// per-channel scale (not one value) stays.
 TEST_F(RulesTest, FuseConvIntegerTailKeepsTheBits) {
-  for (bool one_scale : {true, false}) {
-    SCOPED_TRACE(one_scale ? "one scale" : "per-channel scale");
-    model = tools::ModelBuilder(17);
+  for (int variant = 0; variant < 3; ++variant) {
+    const bool one_scale = variant != 1, clip = variant == 2;
+    SCOPED_TRACE(!one_scale ? "per-channel scale" : clip ? "one scale, Clip" : "one scale, Relu");
+    NewModel();
     model.Input("x", DataType::kFloat, {1, 3, 6, 6});
     Tensor w(DataType::kUint8, {4, 3, 3, 3});
     for (int64_t i = 0; i < w.size(); ++i) w.mutable_data<uint8_t>()[i] = static_cast<uint8_t>((i * 37) % 256);
@@ -598,7 +600,13 @@ TEST_F(RulesTest, FuseConvIntegerTailKeepsTheBits) {
     SetAttr(model.Node("Cast", {"acc"}, {"accf"}), "to", static_cast<int64_t>(onnx::TensorProto::FLOAT));
     model.Node("Mul", {"accf", "scale"}, {"p"});
     model.Node("Add", {"bias", "p"}, {"b"});
-    model.Node("Relu", {"b"}, {"y"});
+    if (clip) {
+      model.Initializer("lo", Tensor::Scalar<float>(0.0f));
+      model.Initializer("hi", Tensor::Scalar<float>(6.0f));
+      model.Node("Clip", {"b", "lo", "hi"}, {"y"});
+    } else {
+      model.Node("Relu", {"b"}, {"y"});
+    }
     model.Output("y", DataType::kFloat, {1, 4, 6, 6});
     EXPECT_EQ(Run("FuseConvIntegerTail", FuseConvIntegerTail), one_scale ? 1 : 0);
     if (one_scale) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 
 #include "ops/math/conv_geometry.h"
 #include "ops/math/gemm.h"
@@ -41,5 +42,15 @@ bool IsDepthwise(const ConvGeometry& g);
 // cores.
 void DepthwiseConv(const ConvGeometry& g, const float* x, const float* w, const float* bias,
                    const float* addend, const ActivationSpec& activation, float* y, int threads);
+
+// The same for an input and output that are not float tensors, one plane at a time (each task's
+// planes pass through two buffers instead of the whole tensor through two copies):
+// load(index, in) writes input plane `index` (image n, channel c: n * C + c) into `in`, ih * iw
+// floats; store(plane, out) takes output plane `plane` (n * M + m), oh * ow floats, once written.
+struct DepthwisePlaneIo {
+  std::function<void(int64_t index, float* in)> load;
+  std::function<void(int64_t plane, const float* out)> store;
+};
+void DepthwiseConvPlanes(const ConvGeometry& g, const DepthwisePlaneIo& io, const float* w, int threads);
 
 }  // namespace onnxflow

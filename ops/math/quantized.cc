@@ -19,6 +19,7 @@
 #include "ops/math/float_view.h"
 #include "ops/math/gemm.h"
 #include "ops/math/gemm_op.h"
+#include "ops/math/integer_depthwise.h"
 #include "ops/math/matmul.h"
 #include "ops/math/qgemm.h"
 #include "ops/quant/quant_simd.h"
@@ -340,7 +341,8 @@ std::vector<QPackedA> PackConvWeight(const Tensor& w, int64_t group) {
 }
 // Shared by content with every kernel (of any session) packing the same W (shared_weights.h).
 std::shared_ptr<const PackedConvWeight> PackConstantConvWeight(const Tensor* w, int64_t group) {
-  if (w == nullptr || !IsQuant8(w->dtype()) || w->rank() < 3 || w->size() == 0 || group <= 0 || w->dim(0) % group != 0) {
+  if (w == nullptr || !IsQuant8(w->dtype()) || w->rank() < 3 || w->size() == 0 || group <= 0 || w->dim(0) % group != 0 ||
+      IsIntegerDepthwiseWeight(w->shape(), group)) {
     return nullptr;
   }
   return SharedWeights::Get<PackedConvWeight>(WeightKey("QuantConv.W").Add(*w).Add(group), [&] {
@@ -417,6 +419,9 @@ void Im2ColBytes(const ConvGeometry& g, const uint8_t* image, int64_t channels, 
 thread_local std::vector<uint8_t> tls_columns;
 thread_local QPackedB tls_packed_cols;
 
+// Output channels per group up to which a convolution's column blocks, not its rows, go to the cores.
+constexpr int64_t kFewChannels = 128;
+
 // y = epilogue(conv(x - x_zero, w - w_zero)) on the integer GEMM: per image and group, W (M/group
 // x K) times the unfolded input in blocks of output positions that fit L2. ep's per-row arrays
 // hold one value per output channel.
@@ -426,6 +431,11 @@ Status QuantConv(KernelContext& ctx, const ConvGeometry& g, const Tensor& x, con
   const int64_t m = g.out_channels, mg = m / g.group, cg = g.in_channels / g.group;
   const int64_t ksize = g.kernel_size(), k = cg * ksize, out = g.out_size(), in_size = g.in_size();
   if (ElementCount(g.output_shape()) == 0) return Status::Ok();
+  const bool plain_int32 = ep.kind == QOutput::kInt32 && ep.bias_row == nullptr && ep.bias_col == nullptr;
+  if (plain_int32 && UsesIntegerDepthwise(g)) {  // ConvInteger's depthwise layers
+    IntegerDepthwiseConv(g, x, QuantAt(x_zero, 0), w, ZeroPoints(w_zero), static_cast<int32_t*>(y), ctx.threads());
+    return Status::Ok();
+  }
   std::vector<QPackedA> local_w;
   if (packed_w == nullptr) {
     local_w = PackConvWeight(w, g.group);
@@ -435,10 +445,18 @@ Status QuantConv(KernelContext& ctx, const ConvGeometry& g, const Tensor& x, con
   const int32_t xz = QuantAt(x_zero, 0);
   const bool x_signed = IsSigned8(x);
   const bool pointwise = IsPointwise(g);
-  const int64_t chunk = std::max<int64_t>(kQNr, (int64_t{256} << 10) / std::max<int64_t>(k, 1) / kQNr * kQNr);
-  const int64_t chunks = (out + chunk - 1) / chunk;
-  const int64_t jobs = g.batch * g.group * chunks;
   const int threads = ctx.threads();
+  int64_t chunk = std::max<int64_t>(kQNr, (int64_t{256} << 10) / std::max<int64_t>(k, 1) / kQNr * kQNr);
+  // Unfolding and packing a block of columns is serial within its job and, for the few output
+  // channels of a mobile network's wide layers (K and M 16..96 at 112 x 112), costs more than the
+  // products: with fewer jobs than two per core, smaller blocks, so that every core packs.
+  const int64_t planes = g.batch * g.group;
+  if (threads > 1 && mg <= kFewChannels && planes * ((out + chunk - 1) / chunk) < 2 * threads) {
+    const int64_t per_plane = (2 * threads + planes - 1) / planes;
+    chunk = std::max(kQNr, ((out + per_plane - 1) / per_plane + kQNr - 1) / kQNr * kQNr);
+  }
+  const int64_t chunks = (out + chunk - 1) / chunk;
+  const int64_t jobs = planes * chunks;
   const bool jobs_parallel = threads > 1 && jobs >= 2 * threads;
   const int inner = jobs_parallel ? 1 : threads;
   const uint8_t* xd = static_cast<const uint8_t*>(x.raw_data());

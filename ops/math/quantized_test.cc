@@ -260,6 +260,69 @@ TEST(QuantizedTest, ConvIntegerMatchesDirectConvOnTheGemmPath) {
   }
 }
 
+// Depthwise ConvInteger, which runs on the float depthwise kernel (integer_depthwise.h): every
+// operand type, per-channel and per-tensor weight zero points, strides, dilations, asymmetric pads,
+// a channel multiplier, 1-D, two threads; then the extremes, where a sum of 256 products of 255 *
+// -255 must still come out exact, and 272 taps, past what float holds exactly (the GEMM path).
+TEST(QuantizedTest, DepthwiseConvIntegerIsExact) {
+  struct Case {
+    const char* name;
+    bool x_signed, w_signed, per_channel;
+    std::vector<int64_t> x_shape, kernel, strides, pads, dilations;
+    int64_t mult = 1;
+    int threads = 1;
+    bool extreme = false;
+  };
+  const std::vector<Case> cases = {
+      {"u8 x s8, 3x3 pad 1", false, true, true, {2, 5, 9, 11}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}},
+      {"s8 x u8, 5x5 stride 2 asymmetric", true, false, false, {1, 7, 12, 10}, {5, 5}, {2, 2}, {2, 1, 0, 2}, {1, 1}},
+      {"u8 x u8, 3x3 dilation 2, x2 channels", false, false, true, {1, 3, 10, 10}, {3, 3}, {1, 1}, {2, 2, 2, 2},
+       {2, 2}, 2},
+      {"s8 x s8, 1-D 7 taps stride 2, 2 threads", true, true, true, {1, 40, 31}, {7}, {2}, {3, 3}, {1}, 1, 2},
+      {"extremes, 16x16 taps", false, false, false, {1, 2, 16, 16}, {16, 16}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, 1,
+       true},
+      {"extremes, 17x16 taps: the GEMM", false, false, false, {1, 2, 17, 16}, {17, 16}, {1, 1}, {0, 0, 0, 0},
+       {1, 1}, 1, 1, true},
+  };
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const Case& tc : cases) {
+    const int64_t c = tc.x_shape[1], m = c * tc.mult;
+    Shape w_shape = {m, 1};
+    w_shape.insert(w_shape.end(), tc.kernel.begin(), tc.kernel.end());
+    std::vector<int32_t> x(ElementCount(tc.x_shape)), w(ElementCount(w_shape)), wz(tc.per_channel ? m : 1);
+    const auto draw = [&](bool is_signed) { return byte(rng) - (is_signed ? 128 : 0); };
+    for (auto& v : x) v = tc.extreme ? 255 : draw(tc.x_signed);
+    for (auto& v : w) v = tc.extreme ? 0 : draw(tc.w_signed);
+    for (auto& v : wz) v = tc.extreme ? 255 : draw(tc.w_signed);
+    const int32_t xz = tc.extreme ? 0 : draw(tc.x_signed);
+    const auto bytes = [](bool is_signed, const Shape& shape, const std::vector<int32_t>& v) {
+      return is_signed ? Tensor::FromVector<int8_t>(shape, std::vector<int8_t>(v.begin(), v.end()))
+                       : Tensor::FromVector<uint8_t>(shape, std::vector<uint8_t>(v.begin(), v.end()));
+    };
+    OpTest t("ConvInteger", 10);
+    t.Input(bytes(tc.x_signed, tc.x_shape, x)).Input(bytes(tc.w_signed, w_shape, w))
+        .Input(bytes(tc.x_signed, {}, {xz})).Input(bytes(tc.w_signed, tc.per_channel ? Shape{m} : Shape{}, wz))
+        .ConstantInput(1).Attr("group", c).Attr("strides", tc.strides).Attr("pads", tc.pads)
+        .Attr("dilations", tc.dilations).Threads(tc.threads);
+    auto out = t.Run(RegisterMathKernels);
+    ASSERT_TRUE(out.ok()) << tc.name << ": " << out.status().ToString();
+    ConvAttributes attrs;
+    attrs.group = c;
+    attrs.strides = tc.strides;
+    attrs.pads = tc.pads;
+    attrs.dilations = tc.dilations;
+    auto g = ComputeConvGeometry(attrs, tc.x_shape, w_shape);
+    ASSERT_TRUE(g.ok()) << tc.name;
+    std::vector<int32_t> wzs(m);
+    for (int64_t i = 0; i < m; ++i) wzs[i] = wz[tc.per_channel ? i : 0];
+    std::vector<int32_t> want(ElementCount(g->output_shape()));
+    DirectConv<int32_t, int32_t, int32_t>(*g, x.data(), w.data(), nullptr, xz, wzs.data(), want.data());
+    if (tc.extreme) EXPECT_EQ(want[0], -255 * 255 * ElementCount(tc.kernel)) << tc.name;
+    EXPECT_TRUE(TensorsEqual(Tensor::FromVector<int32_t>(g->output_shape(), want), (*out)[0].tensor())) << tc.name;
+  }
+}
+
 TEST(QuantizedTest, MatMulIntegerToFloatScalesAndAddsBias) {
   // (A - 2) x (B - [0, 1]) = [[1*1 + 2*3, 1*1 + 2*3]] = [[7, 7]] -> * 0.5 * [1, 2] + [10, 20].
   OpTest t("MatMulIntegerToFloat", 1, "com.microsoft");

@@ -18,23 +18,25 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // One channel's run: a single bias value (bias_c points at it) or none.
-inline void DequantizeAccumulatorImpl(const int32_t* acc, int64_t n, float scale, const float* bias_c, bool relu,
-                                      float* y) {
+inline void DequantizeAccumulatorImpl(const int32_t* acc, int64_t n, float scale, const float* bias_c,
+                                      const float* clamp, float* y) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
-  const auto s = hn::Set(df, scale), b = hn::Set(df, bias_c != nullptr ? *bias_c : 0.0f), zero = hn::Zero(df);
+  const float lo = clamp != nullptr ? clamp[0] : 0.0f, hi = clamp != nullptr ? clamp[1] : 0.0f;
+  const auto s = hn::Set(df, scale), b = hn::Set(df, bias_c != nullptr ? *bias_c : 0.0f);
+  const auto vlo = hn::Set(df, lo), vhi = hn::Set(df, hi);
   int64_t i = 0;
   for (; i + lanes <= n; i += lanes) {
     auto v = hn::Mul(hn::ConvertTo(df, hn::LoadU(di, acc + i)), s);
     if (bias_c != nullptr) v = hn::Add(v, b);
-    if (relu) v = hn::Max(v, zero);
+    if (clamp != nullptr) v = hn::Min(hn::Max(v, vlo), vhi);
     hn::StoreU(v, df, y + i);
   }
   for (; i < n; ++i) {
     float v = static_cast<float>(acc[i]) * scale;
     if (bias_c != nullptr) v = v + *bias_c;
-    y[i] = relu ? std::max(v, 0.0f) : v;
+    y[i] = clamp != nullptr ? std::min(std::max(v, lo), hi) : v;
   }
 }
 

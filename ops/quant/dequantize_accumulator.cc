@@ -1,6 +1,7 @@
 // com.onnxflow DequantizeAccumulator(acc int32 (N, C, ...), scale float (one value), bias float
-// (C)?) -> float, attribute relu: the tail graph/dynamic_quant_fusion.cc finds after a ConvInteger
-// (dequantize_accumulator.h).
+// (C)?) -> float, attributes min and max (a Relu or Clip after it; absent: no clamp): the tail
+// graph/dynamic_quant_fusion.cc finds after a ConvInteger (dequantize_accumulator.h).
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -20,7 +21,9 @@ namespace {
 
 class DequantizeAccumulatorKernel : public OpKernel {
  public:
-  explicit DequantizeAccumulatorKernel(const KernelInfo& info) : relu_(info.GetInt("relu", 0) != 0) {}
+  explicit DequantizeAccumulatorKernel(const KernelInfo& info)
+      : clamp_{info.GetFloat("min", -kInf), info.GetFloat("max", kInf)},
+        clamped_(info.has_attribute("min") || info.has_attribute("max")) {}
 
   Status Compute(KernelContext& ctx) const override {
     ONNXFLOW_ASSIGN_OR_RETURN(const Tensor* acc, ctx.RequireTensor(0));
@@ -48,15 +51,17 @@ class DequantizeAccumulatorKernel : public OpKernel {
     const int64_t rows = acc->size() / std::max<int64_t>(inner, 1);
     ParallelFor(ctx, rows, inner * 2, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
-        DequantizeAccumulatorRow(a + r * inner, inner, s, b != nullptr ? b + r % channels : nullptr, relu_,
-                                 out + r * inner);
+        DequantizeAccumulatorRow(a + r * inner, inner, s, b != nullptr ? b + r % channels : nullptr,
+                                 clamped_ ? clamp_ : nullptr, out + r * inner);
       }
     });
     return Status::Ok();
   }
 
  private:
-  bool relu_;
+  static constexpr float kInf = std::numeric_limits<float>::infinity();
+  float clamp_[2];
+  bool clamped_;
 };
 
 }  // namespace

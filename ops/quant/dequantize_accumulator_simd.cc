@@ -11,8 +11,9 @@ namespace onnxflow {
 
 HWY_EXPORT(DequantizeAccumulatorImpl);
 
-void DequantizeAccumulatorRow(const int32_t* acc, int64_t n, float scale, const float* bias_c, bool relu, float* y) {
-  HWY_DYNAMIC_DISPATCH(DequantizeAccumulatorImpl)(acc, n, scale, bias_c, relu, y);
+void DequantizeAccumulatorRow(const int32_t* acc, int64_t n, float scale, const float* bias_c, const float* clamp,
+                              float* y) {
+  HWY_DYNAMIC_DISPATCH(DequantizeAccumulatorImpl)(acc, n, scale, bias_c, clamp, y);
 }
 
 }  // namespace onnxflow

@@ -80,6 +80,15 @@ void MinMaxWithZero(const float* x, int64_t n, float* lo_out, float* hi_out) {
   *hi_out = h;
 }
 
+void IntegralToInt32(const float* x, int64_t n, int32_t* y) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) hn::StoreU(hn::ConvertTo(di, hn::LoadU(df, x + i)), di, y + i);
+  for (; i < n; ++i) y[i] = static_cast<int32_t>(x[i]);
+}
+
 void QuantizeU8(const float* x, int64_t n, float s, float z, uint8_t* y) { QuantizeImpl(x, n, s, z, y); }
 void QuantizeI8(const float* x, int64_t n, float s, float z, int8_t* y) { QuantizeImpl(x, n, s, z, y); }
 void DequantizeU8(const uint8_t* x, int64_t n, float s, float z, float* y) { DequantizeImpl(x, n, s, z, y); }
@@ -105,10 +114,13 @@ HWY_EXPORT(QuantizeI16);
 HWY_EXPORT(DequantizeU16);
 HWY_EXPORT(DequantizeI16);
 HWY_EXPORT(MinMaxWithZero);
+HWY_EXPORT(IntegralToInt32);
 
 void FloatRangeWithZero(const float* x, int64_t n, float* lo, float* hi) {
   HWY_DYNAMIC_DISPATCH(MinMaxWithZero)(x, n, lo, hi);
 }
+
+void IntegralFloatToInt32(const float* x, int64_t n, int32_t* y) { HWY_DYNAMIC_DISPATCH(IntegralToInt32)(x, n, y); }
 
 void DynamicUint8Params(float lo, float hi, float* scale, float* zero_point) {
   *scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;

@@ -18,6 +18,8 @@ void QuantizeFloatToUint16(const float* x, int64_t n, float scale, float zero_po
 void QuantizeFloatToInt16(const float* x, int64_t n, float scale, float zero_point, int16_t* y);
 void DequantizeUint16ToFloat(const uint16_t* x, int64_t n, float scale, float zero_point, float* y);
 void DequantizeInt16ToFloat(const int16_t* x, int64_t n, float scale, float zero_point, float* y);
+// y = x for floats that hold integers of magnitude below 2^31 (an integer sum computed in float).
+void IntegralFloatToInt32(const float* x, int64_t n, int32_t* y);
 // lo = min(0, min x), hi = max(0, max x) with NaNs skipped: DynamicQuantizeLinear's range.
 void FloatRangeWithZero(const float* x, int64_t n, float* lo, float* hi);
 // DynamicQuantizeLinear's uint8 parameters for that range (lo <= 0 <= hi), in float:

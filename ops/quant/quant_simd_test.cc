@@ -55,6 +55,18 @@ TEST_P(QuantSimd, QuantizeMatchesScalarAtOddSizesAndOffsets) {
   }
 }
 
+// Integer sums computed in float (the depthwise ConvInteger) back to int32, up to 2^24 either way.
+TEST_P(QuantSimd, IntegralFloatToInt32IsExact) {
+  for (int64_t n : {1, 7, 16, 33, 1001}) {
+    std::vector<float> x(n);
+    for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>((i % 2 ? -1 : 1) * ((i * 65025) % (1 << 24)));
+    std::vector<int32_t> y(n + 1, 0x5A5A5A5A);
+    IntegralFloatToInt32(x.data(), n, y.data());
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], static_cast<int32_t>(x[i])) << i;
+    EXPECT_EQ(y[n], 0x5A5A5A5A);
+  }
+}
+
 // 16 bits: a scale that puts the inputs past both ends of the range, and well inside it.
 TEST_P(QuantSimd, Quantize16MatchesScalarAtOddSizesAndOffsets) {
   const std::vector<float> x = Inputs(3000);

@@ -313,13 +313,26 @@ TEST(DynamicQuantizeLinear, SpecExample) {
 // and its refusals naming the input that is wrong.
 TEST(DequantizeAccumulator, ScalesAddsTheChannelBiasAndClamps) {
   OpTest t("DequantizeAccumulator", 1, kOnnxflowDomain);
-  t.Attr("relu", int64_t{1});
+  t.Attr("min", 0.0f);  // a Relu
   t.Input(Tensor::FromVector<int32_t>({1, 2, 2}, {4, -4, 10, -30}))
       .Input(Tensor::Scalar<float>(0.5f))
       .Input(Tensor::FromVector<float>({2}, {1.0f, 2.0f}));
   auto y = RunOne(t);
   ASSERT_TRUE(y.ok()) << y.status().ToString();
   EXPECT_EQ(Values<float>(*y), (std::vector<float>{3.0f, 0.0f, 7.0f, 0.0f}));
+  // A Relu6 (Clip 0..6) over a row longer than a vector, and no clamp at all.
+  std::vector<int32_t> acc(37);
+  for (int i = 0; i < 37; ++i) acc[i] = i * 3 - 50;
+  for (const bool clip : {true, false}) {
+    OpTest c("DequantizeAccumulator", 1, kOnnxflowDomain);
+    if (clip) c.Attr("min", 0.0f).Attr("max", 6.0f);
+    c.Input(Tensor::FromVector<int32_t>({1, 1, 37}, acc)).Input(Tensor::Scalar<float>(0.25f));
+    auto z = RunOne(c);
+    ASSERT_TRUE(z.ok()) << z.status().ToString();
+    std::vector<float> want(37);
+    for (int i = 0; i < 37; ++i) want[i] = clip ? std::min(std::max(acc[i] * 0.25f, 0.0f), 6.0f) : acc[i] * 0.25f;
+    EXPECT_EQ(Values<float>(*z), want) << (clip ? "Clip" : "none");
+  }
 }
 
 TEST(DequantizeAccumulator, RefusesOperandsThatDoNotFit) {

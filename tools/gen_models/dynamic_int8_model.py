@@ -6,8 +6,13 @@ becomes
     -> Mul(by A_scale * B_scale)
 with B quantized once: int8 symmetric (zero point 0, the default weight type) or with
 --weight-type uint8 asymmetric; per tensor, or per output column with --per-channel.
+With --conv every Conv (1-D, 2-D, grouped) with a float initializer weight becomes, as
+quantize_dynamic writes it by default,
+    DynamicQuantizeLinear(X) -> ConvInteger(X_q, W_q, X_zero, W_zero) -> Cast(float)
+    -> Mul(by X_scale * W_scale) [-> Add(bias reshaped to [1, M, 1, ...])]
+with W per tensor (ConvInteger's form: the scale product stays a scalar).
     /usr/bin/python3 tools/gen_models/dynamic_int8_model.py IN.onnx OUT.onnx [--weight-type int8|uint8]
-        [--per-channel]
+        [--per-channel] [--conv]
 The case inputs beside IN are copied beside OUT (the expected outputs are ONNX Runtime's:
 ort_expected.js). Deterministic (round half to even), so nothing is committed."""
 import argparse
@@ -43,9 +48,44 @@ def main():
     ap.add_argument("dst")
     ap.add_argument("--weight-type", choices=["int8", "uint8"], default="int8")
     ap.add_argument("--per-channel", action="store_true")
+    ap.add_argument("--conv", action="store_true", help="ConvInteger for every Conv on a float initializer too")
     a = ap.parse_args()
+    kernels = {}
+    if a.conv:
+        g = model_files.load(a.src)[0].graph
+        kernels = {t.name: t for t in g.initializer if t.data_type == TensorProto.FLOAT and len(t.dims) >= 3}
+
+    def rewrite_conv(n):
+        base = n.output[0]
+        w = numpy_helper.to_array(kernels[n.input[1]])
+        q, scale, zp = quantize_weight(w, a.weight_type == "uint8", False)
+        names = {k: f"{base}_{k}" for k in ("w_q", "w_scale", "w_zp", "x_q", "x_scale", "x_zp", "acc", "acc_f",
+                                             "scale", "scaled", "bias_shape", "bias")}
+        inits = [numpy_helper.from_array(q, names["w_q"]), numpy_helper.from_array(scale, names["w_scale"]),
+                 numpy_helper.from_array(zp, names["w_zp"])]
+        has_bias = len(n.input) > 2 and n.input[2]
+        scaled = names["scaled"] if has_bias else n.output[0]
+        nodes = [
+            helper.make_node("DynamicQuantizeLinear", [n.input[0]], [names["x_q"], names["x_scale"], names["x_zp"]],
+                             name=base + "_QuantizeLinear"),
+            helper.make_node("ConvInteger", [names["x_q"], names["w_q"], names["x_zp"], names["w_zp"]],
+                             [names["acc"]], name=base + "_ConvInteger"),
+            helper.make_node("Cast", [names["acc"]], [names["acc_f"]], to=TensorProto.FLOAT, name=base + "_cast"),
+            helper.make_node("Mul", [names["x_scale"], names["w_scale"]], [names["scale"]], name=base + "_scales"),
+            helper.make_node("Mul", [names["acc_f"], names["scale"]], [scaled], name=base + "_scaled"),
+        ]
+        nodes[1].attribute.extend(n.attribute)
+        if has_bias:
+            shape = np.array([1, -1] + [1] * (w.ndim - 2), np.int64)
+            inits.append(numpy_helper.from_array(shape, names["bias_shape"]))
+            nodes += [helper.make_node("Reshape", [n.input[2], names["bias_shape"]], [names["bias"]],
+                                       name=base + "_bias_reshape"),
+                      helper.make_node("Add", [scaled, names["bias"]], list(n.output), name=base + "_output")]
+        return nodes, inits, [n.input[1]]
 
     def rewrite(n, weights):
+        if n.op_type == "Conv" and n.domain in ("", "ai.onnx") and n.input[1] in kernels:
+            return rewrite_conv(n)
         if not model_files.is_matmul_on(n, weights):
             return None
         base = n.output[0]
@@ -66,8 +106,9 @@ def main():
         ]
         return nodes, inits, [n.input[1]]
 
-    count = model_files.rewrite(a.src, a.dst, rewrite)
-    print(f"wrote {a.dst}: {count} MatMuls in dynamic int8")
+    # DynamicQuantizeLinear is opset 11; quantize_dynamic raises older models to it too.
+    count = model_files.rewrite(a.src, a.dst, rewrite, extra_opsets=[("", 11)])
+    print(f"wrote {a.dst}: {count} MatMuls{' and Convs' if a.conv else ''} in dynamic int8")
 
 
 if __name__ == "__main__":

@@ -69,6 +69,7 @@ def rewrite(src, dst, rewrite_node, extra_opsets=()):
     """Loads src, replaces each node for which rewrite_node(node, weights) returns
     (new nodes, new initializers, names of the initializers they replace) -- None keeps the node --
     and saves the result at dst with the case inputs. weights: float_matrices of the graph.
+    extra_opsets: (domain, version) pairs the result imports at least.
     Returns how many initializers were replaced."""
     model, source_valid = load(src)
     g = model.graph
@@ -84,7 +85,10 @@ def rewrite(src, dst, rewrite_node, extra_opsets=()):
         replaced.update(r[2])
     replace_nodes(g, nodes, inits, replaced)
     for domain, version in extra_opsets:
-        if not any(o.domain == domain for o in model.opset_import):
+        imports = [o for o in model.opset_import if o.domain == domain or (domain == "" and o.domain == "ai.onnx")]
+        if not imports:
             model.opset_import.append(onnx.helper.make_opsetid(domain, version))
+        for o in imports:
+            o.version = max(o.version, version)
     save(model, src, dst, source_valid)
     return len(replaced)
