@@ -78,11 +78,23 @@ class BatchNormKernel : public OpKernel {
     ONNXFLOW_ASSIGN_OR_RETURN(Tensor* y, ctx.Allocate(0, x.dtype(), x.shape()));
     std::vector<C> out_storage;
     C* out = ComputeOut<C>(y->mutable_data<T>(), y->size(), out_storage);
+    // Per channel, in the compute type and in ONNX Runtime's order, each step rounded:
+    // a = (1 / sqrt(var + epsilon)) * scale, b = bias - mean * a, then y = x * a + b (AffineRow).
+    // A dynamically quantized model requantizes this output from its range, where an ulp moves a
+    // byte: a ShuffleNet of 49 ConvInteger -> BatchNormalization layers ended 0.01 from ONNX Runtime
+    // in its softmax with `a` taken in double. (No fused multiply-add in b: the x86-64 baseline
+    // this file compiles for has none.)
+    std::vector<C> a(static_cast<size_t>(c)), shift(static_cast<size_t>(c));
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const C inv_std = C{1} / std::sqrt(var[ch] + static_cast<C>(epsilon_));
+      a[ch] = inv_std * scale[ch];
+      const C centre = mean[ch] * a[ch];
+      shift[ch] = bias[ch] - centre;
+    }
     ParallelFor(ctx, n * c, plane * 2, [&](int64_t b, int64_t e) {
       for (int64_t row = b; row < e; ++row) {
         const int64_t ch = row % c;
-        const C a = static_cast<C>(scale[ch] / std::sqrt(static_cast<double>(var[ch]) + epsilon_));
-        Rows<C>::Affine(in + row * plane, a, bias[ch] - mean[ch] * a, out + row * plane, plane);
+        Rows<C>::Affine(in + row * plane, a[ch], shift[ch], out + row * plane, plane);
       }
     });
     StoreBack<C>(out, y->mutable_data<T>(), y->size());

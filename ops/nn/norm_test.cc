@@ -65,6 +65,41 @@ TEST(BatchNorm, InferenceEveryType) {
   run(float{}); run(double{}); run(Float16{}); run(BFloat16{});
 }
 
+// float inference rounds as ONNX Runtime does, step by step (batch_norm.cc says why): bit for bit
+// against that order, written with each step stored (so nothing is fused or widened), over odd
+// parameters where taking 1 / sqrt in double or fusing x * a + b moves the last bit.
+TEST(BatchNorm, FloatRoundsAsOnnxRuntimeDoes) {
+  const int64_t n = 2, c = 5, plane = 37;
+  std::vector<float> x(n * c * plane), scale(c), bias(c), mean(c), var(c);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(static_cast<float>(i) * 0.37f) * 7.3f;
+  for (int64_t ch = 0; ch < c; ++ch) {
+    scale[ch] = 0.9f + 0.173f * ch;
+    bias[ch] = -0.61f + 0.29f * ch;
+    mean[ch] = 0.137f * ch - 0.3f;
+    var[ch] = 0.71f + 1.37f * ch;
+  }
+  OpTest t("BatchNormalization", 15);
+  t.Input(Tensor::FromVector<float>({n, c, plane}, x));
+  for (const auto* p : {&scale, &bias, &mean, &var}) t.Input(Tensor::FromVector<float>({c}, *p));
+  auto out = t.Run(RegisterNnKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const float* y = (*out)[0].tensor().data<float>();
+  int differs_from_double = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int64_t ch = (i / plane) % c;
+    volatile float inv_std = 1.0f / std::sqrt(var[ch] + 1e-5f);
+    volatile float a = inv_std * scale[ch];
+    volatile float centre = mean[ch] * a;
+    volatile float shift = bias[ch] - centre;
+    volatile float product = x[i] * a;
+    const float want = product + shift;
+    ASSERT_EQ(y[i], want) << i;
+    const double exact = (x[i] - mean[ch]) / std::sqrt(static_cast<double>(var[ch]) + 1e-5f) * scale[ch] + bias[ch];
+    differs_from_double += y[i] != static_cast<float>(exact);
+  }
+  EXPECT_GT(differs_from_double, 0) << "the parameters do not tell the two orders apart";
+}
+
 TEST(BatchNorm, TrainingModeOutputsRunningStats) {
   const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8};  // [2, 2, 2]
   OpTest t("BatchNormalization", 15);

@@ -180,8 +180,8 @@ inline void AffineRowImpl(const float* x, float a, float b, float* y, int64_t n6
   const size_t n = static_cast<size_t>(n64), lanes = hn::Lanes(d);
   const VF va = hn::Set(d, a), vb = hn::Set(d, b);
   size_t i = 0;
-  for (; i + lanes <= n; i += lanes) hn::StoreU(hn::MulAdd(hn::LoadU(d, x + i), va, vb), d, y + i);
-  if (i < n) StoreTail(d, hn::MulAdd(LoadTail(d, x + i, n - i, 0.0f), va, vb), y + i, n - i);
+  for (; i + lanes <= n; i += lanes) hn::StoreU(hn::Add(hn::Mul(hn::LoadU(d, x + i), va), vb), d, y + i);
+  if (i < n) StoreTail(d, hn::Add(hn::Mul(LoadTail(d, x + i, n - i, 0.0f), va), vb), y + i, n - i);
 }
 
 // Four float accumulators per lane keep the rounding error of long rows small; the lanes are

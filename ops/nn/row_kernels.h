@@ -16,7 +16,8 @@ int64_t RowFind(const float* x, int64_t n, float v, bool last);
 // y = exp(x * scale - shift) (x * scale exact inside a fused multiply-add); returns sum(y). Within
 // 2 ulp of exp; a result below 1e-38 is 0 (a softmax's weight next to its maximum's 1).
 float ExpShiftSum(const float* x, float shift, float* y, int64_t n, float scale = 1.0f);
-// y = x * a + b.
+// y = x * a + b, the product rounded before the sum (no fused multiply-add): ONNX Runtime's
+// BatchNormalization, bit for bit (batch_norm.cc says why that matters).
 void AffineRow(const float* x, float a, float b, float* y, int64_t n);
 // sum(x).
 double RowSum(const float* x, int64_t n);

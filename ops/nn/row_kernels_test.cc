@@ -237,6 +237,15 @@ TEST_P(RowKernels, LrnHelpers) {
   }
 }
 
+// The product is rounded before the sum: x * a = 1 + 3 * 2^-23 + 2^-45 exactly, which rounds to
+// 1 + 3 * 2^-23; minus 1 that is 3 * 2^-23, where a fused multiply-add would give 3 * 2^-23 + 2^-45.
+TEST_P(RowKernels, AffineRoundsTheProductFirst) {
+  const float x = 1.0f + 0x1p-23f, a = 1.0f + 0x1p-22f;
+  std::vector<float> row(37, x), out(37);
+  AffineRow(row.data(), a, -1.0f, out.data(), 37);
+  for (int i = 0; i < 37; ++i) ASSERT_EQ(out[i], 0x3p-23f) << i;
+}
+
 TEST_P(RowKernels, InPlace) {
   std::vector<float> x = RandomData(37, 9), ref = x;
   AffineRow(x.data(), 0.5f, 1.0f, x.data(), 37);
