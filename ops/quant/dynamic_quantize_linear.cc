@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <vector>
 
 #include "ops/framework/parallel.h"
 #include "ops/quant/register.h"
@@ -15,6 +16,9 @@
 namespace onnxflow {
 namespace quant_ops {
 namespace {
+
+// Floats per task of the range pass.
+constexpr int64_t kRangeBlock = int64_t{1} << 16;
 
 class DynamicQuantizeLinearKernel : public OpKernel {
  public:
@@ -27,8 +31,18 @@ class DynamicQuantizeLinearKernel : public OpKernel {
     }
     const float* xd = x->data<float>();
     const int64_t n = x->size();
-    float lo = 0.0f, hi = 0.0f;
-    FloatRangeWithZero(xd, n, &lo, &hi);  // SIMD; NaN skipped
+    // The range block by block over the cores (a mobile network's 112 x 112 maps hold over a
+    // million floats), then the blocks' ranges together; SIMD, NaN skipped.
+    const int64_t blocks = (n + kRangeBlock - 1) / kRangeBlock;
+    std::vector<float> block_lo(static_cast<size_t>(blocks)), block_hi(static_cast<size_t>(blocks));
+    ParallelFor(ctx, blocks, kRangeBlock, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t begin = b * kRangeBlock;
+        FloatRangeWithZero(xd + begin, std::min(kRangeBlock, n - begin), &block_lo[b], &block_hi[b]);
+      }
+    });
+    const float lo = blocks > 0 ? *std::min_element(block_lo.begin(), block_lo.end()) : 0.0f;
+    const float hi = blocks > 0 ? *std::max_element(block_hi.begin(), block_hi.end()) : 0.0f;
     float scale = 1.0f, zero_point = 0.0f;
     DynamicUint8Params(lo, hi, &scale, &zero_point);
 

@@ -309,7 +309,33 @@ TEST(DynamicQuantizeLinear, SpecExample) {
   EXPECT_TRUE(Refused(wrong_type.Run(RegisterQuantKernels), StatusCode::kInvalidArgument, "x must be float, got float64"));
 }
 
-// The internal tail of a dynamically quantized convolution: y = max(float(acc) * scale + bias[c], 0),
+// A tensor of several range blocks on two cores: the minimum in the last block, the maximum in the
+// first, a NaN between (skipped); the range is the whole tensor's, and the empty tensor's is 0.
+TEST(DynamicQuantizeLinear, RangeOverBlocksAndCores) {
+  const int64_t n = (int64_t{1} << 18) + 5;
+  std::vector<float> x(n);
+  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(i % 1000) * 1e-3f;
+  x[3] = 7.5f;
+  x[n - 2] = -2.5f;
+  x[n / 2] = std::nanf("");
+  OpTest test("DynamicQuantizeLinear", 11);
+  test.Input(Tensor::FromVector<float>({n}, x)).Outputs(3).Threads(2);
+  auto out = test.Run(RegisterQuantKernels);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ((*out)[1].tensor().data<float>()[0], 10.0f / 255.0f);
+  EXPECT_EQ((*out)[2].tensor().data<uint8_t>()[0], 64);  // 2.5 / (10 / 255) = 63.75
+  const uint8_t* y = (*out)[0].tensor().data<uint8_t>();
+  EXPECT_EQ(y[3], 255);
+  EXPECT_EQ(y[n - 2], 0);
+
+  OpTest empty("DynamicQuantizeLinear", 11);
+  empty.Input(Tensor::FromVector<float>({0}, {})).Outputs(3);
+  auto e = empty.Run(RegisterQuantKernels);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ((*e)[2].tensor().data<uint8_t>()[0], 0);
+}
+
+// The internal tail of a dynamically quantized convolution: y = clamp(float(acc) * scale + bias[c], min, max),
 // and its refusals naming the input that is wrong.
 TEST(DequantizeAccumulator, ScalesAddsTheChannelBiasAndClamps) {
   OpTest t("DequantizeAccumulator", 1, kOnnxflowDomain);
