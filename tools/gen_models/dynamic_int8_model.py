@@ -55,32 +55,39 @@ def main():
         g = model_files.load(a.src)[0].graph
         kernels = {t.name: t for t in g.initializer if t.data_type == TensorProto.FLOAT and len(t.dims) >= 3}
 
-    def rewrite_conv(n):
+    def integer_op(n, op, w, per_channel, output):
+        """DynamicQuantizeLinear(n's input 0) -> op(x_q, W_q, x_zero, W_zero) -> Cast -> Mul(by the
+        scales' product) into `output`: (nodes, initializers, the op node)."""
         base = n.output[0]
-        w = numpy_helper.to_array(kernels[n.input[1]])
-        q, scale, zp = quantize_weight(w, a.weight_type == "uint8", False)
+        q, scale, zp = quantize_weight(w, a.weight_type == "uint8", per_channel)
         names = {k: f"{base}_{k}" for k in ("w_q", "w_scale", "w_zp", "x_q", "x_scale", "x_zp", "acc", "acc_f",
-                                             "scale", "scaled", "bias_shape", "bias")}
+                                             "scale")}
         inits = [numpy_helper.from_array(q, names["w_q"]), numpy_helper.from_array(scale, names["w_scale"]),
                  numpy_helper.from_array(zp, names["w_zp"])]
-        has_bias = len(n.input) > 2 and n.input[2]
-        scaled = names["scaled"] if has_bias else n.output[0]
+        integer = helper.make_node(op, [names["x_q"], names["w_q"], names["x_zp"], names["w_zp"]], [names["acc"]],
+                                   name=f"{base}_{op}")
         nodes = [
             helper.make_node("DynamicQuantizeLinear", [n.input[0]], [names["x_q"], names["x_scale"], names["x_zp"]],
                              name=base + "_QuantizeLinear"),
-            helper.make_node("ConvInteger", [names["x_q"], names["w_q"], names["x_zp"], names["w_zp"]],
-                             [names["acc"]], name=base + "_ConvInteger"),
+            integer,
             helper.make_node("Cast", [names["acc"]], [names["acc_f"]], to=TensorProto.FLOAT, name=base + "_cast"),
             helper.make_node("Mul", [names["x_scale"], names["w_scale"]], [names["scale"]], name=base + "_scales"),
-            helper.make_node("Mul", [names["acc_f"], names["scale"]], [scaled], name=base + "_scaled"),
+            helper.make_node("Mul", [names["acc_f"], names["scale"]], [output], name=base + "_scaled"),
         ]
-        nodes[1].attribute.extend(n.attribute)
+        return nodes, inits, integer
+
+    def rewrite_conv(n):
+        base = n.output[0]
+        w = numpy_helper.to_array(kernels[n.input[1]])
+        has_bias = len(n.input) > 2 and n.input[2]
+        nodes, inits, conv = integer_op(n, "ConvInteger", w, False, base + "_no_bias" if has_bias else base)
+        conv.attribute.extend(n.attribute)
         if has_bias:
             shape = np.array([1, -1] + [1] * (w.ndim - 2), np.int64)
-            inits.append(numpy_helper.from_array(shape, names["bias_shape"]))
-            nodes += [helper.make_node("Reshape", [n.input[2], names["bias_shape"]], [names["bias"]],
+            inits.append(numpy_helper.from_array(shape, base + "_bias_shape"))
+            nodes += [helper.make_node("Reshape", [n.input[2], base + "_bias_shape"], [base + "_bias"],
                                        name=base + "_bias_reshape"),
-                      helper.make_node("Add", [scaled, names["bias"]], list(n.output), name=base + "_output")]
+                      helper.make_node("Add", [base + "_no_bias", base + "_bias"], [base], name=base + "_output")]
         return nodes, inits, [n.input[1]]
 
     def rewrite(n, weights):
@@ -88,22 +95,8 @@ def main():
             return rewrite_conv(n)
         if not model_files.is_matmul_on(n, weights):
             return None
-        base = n.output[0]
-        q, scale, zp = quantize_weight(numpy_helper.to_array(weights[n.input[1]]), a.weight_type == "uint8",
-                                       a.per_channel)
-        names = {k: f"{base}_{k}" for k in ("w_q", "w_scale", "w_zp", "a_q", "a_scale", "a_zp", "acc", "acc_f",
-                                             "scale")}
-        inits = [numpy_helper.from_array(q, names["w_q"]), numpy_helper.from_array(scale, names["w_scale"]),
-                 numpy_helper.from_array(zp, names["w_zp"])]
-        nodes = [
-            helper.make_node("DynamicQuantizeLinear", [n.input[0]], [names["a_q"], names["a_scale"], names["a_zp"]],
-                             name=base + "_QuantizeLinear"),
-            helper.make_node("MatMulInteger", [names["a_q"], names["w_q"], names["a_zp"], names["w_zp"]],
-                             [names["acc"]], name=base + "_MatMulInteger"),
-            helper.make_node("Cast", [names["acc"]], [names["acc_f"]], to=TensorProto.FLOAT, name=base + "_cast"),
-            helper.make_node("Mul", [names["a_scale"], names["w_scale"]], [names["scale"]], name=base + "_scales"),
-            helper.make_node("Mul", [names["acc_f"], names["scale"]], list(n.output), name=base + "_output"),
-        ]
+        w = numpy_helper.to_array(weights[n.input[1]])
+        nodes, inits, _ = integer_op(n, "MatMulInteger", w, a.per_channel, n.output[0])
         return nodes, inits, [n.input[1]]
 
     # DynamicQuantizeLinear is opset 11; quantize_dynamic raises older models to it too.
