@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Three vision network classes as PyTorch exports them, seeded random weights (BatchNormalization
+"""Four vision network classes as PyTorch exports them, seeded random weights (BatchNormalization
 already folded into each Conv), each written as a case folder OUT/model.onnx and
 OUT/test_data_set_0/input_0.pb (expected outputs: tools/gen_models/ort_expected.js):
 
@@ -25,9 +25,15 @@ OUT/test_data_set_0/input_0.pb (expected outputs: tools/gen_models/ort_expected.
     (GroupNormalization-18 of unit scale and zero bias, then Mul -> Add per channel) or `op21`
     (GroupNormalization-21, per-channel scale and bias). onnx 1.12 knows neither schema, so the
     op18 and op21 models are not passed through its checker.
+  * resnext: ResNeXt-50 32x4d as torchvision exports it (opset 17): the class of grouped 3x3
+    convolutions (32 groups of 4-32 channels, not depthwise). Stem Conv 7x7 stride 2 -> Relu ->
+    MaxPool 3x3 stride 2; bottlenecks 1x1 -> Relu -> grouped 3x3 (stride 2 in a stage's first
+    block) -> Relu -> 1x1, plus the input or a strided 1x1 projection, -> Relu; --depths (3,4,6,3)
+    blocks per stage, --width 4 channels per group in the first stage; head GlobalAveragePool ->
+    Flatten -> Gemm.
 Their float16 forms (how Stable Diffusion's models ship): tools/gen_models/fp16_model.py.
 
-usage: gen_vision.py convnext|efficientnet|unet OUT_DIR [--image N] [--width N] [--depths a,b,c,d]
+usage: gen_vision.py convnext|efficientnet|unet|resnext OUT_DIR [--image N] [--width N] [--depths a,b,c,d]
                      [--groupnorm instance|op18|op21] [--seed 0]
 """
 import argparse
@@ -151,6 +157,27 @@ def efficientnet(n, a):
     return n.gemm_head(x, 1280), 17
 
 
+# ResNeXt ----------------------------------------------------------------------------------------
+
+def resnext(n, a):
+    groups, depths = 32, [int(d) for d in a.depths.split(",")]
+    x = n.op("MaxPool", [n.op("Relu", [n.conv("input", 3, 64, 7, 2)], "relu")], "pool", kernel_shape=[3, 3],
+             strides=[2, 2], pads=[1, 1, 1, 1])
+    c_in = 64
+    for stage, blocks in enumerate(depths):
+        width, c_out = groups * a.width * 2 ** stage, 256 * 2 ** stage
+        for i in range(blocks):
+            s = 2 if i == 0 and stage > 0 else 1
+            h = n.op("Relu", [n.conv(x, c_in, width)], "relu")
+            h = n.op("Relu", [n.conv(h, width, width, 3, s, group=groups)], "relu")
+            h = n.conv(h, width, c_out, gain=0.5)
+            shortcut = n.conv(x, c_in, c_out, 1, s, gain=0.5) if i == 0 else x
+            x = n.op("Relu", [n.op("Add", [h, shortcut], "res")], "relu")
+            c_in = c_out
+    x = n.op("Flatten", [n.op("GlobalAveragePool", [x], "gap")], "flat")
+    return n.gemm_head(x, c_in), 17
+
+
 # U-Net of Stable Diffusion's blocks -------------------------------------------------------------
 
 def group_norm(n, x, c, form, groups=32, eps=1e-6):
@@ -219,19 +246,20 @@ def unet(n, a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("kind", choices=["convnext", "efficientnet", "unet"])
+    ap.add_argument("kind", choices=["convnext", "efficientnet", "unet", "resnext"])
     ap.add_argument("out")
     ap.add_argument("--image", type=int)
     ap.add_argument("--width", type=int)
-    ap.add_argument("--depths", default="2,2,6,2")
+    ap.add_argument("--depths")
     ap.add_argument("--groupnorm", choices=["instance", "op18", "op21"], default="instance")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
     a.image = a.image or {"unet": 64}.get(a.kind, 224)
-    a.width = a.width or {"convnext": 64, "unet": 64}.get(a.kind, 0)
+    a.width = a.width or {"convnext": 64, "unet": 64, "resnext": 4}.get(a.kind, 0)
+    a.depths = a.depths or {"resnext": "3,4,6,3"}.get(a.kind, "2,2,6,2")
     n = Net(np.random.default_rng(a.seed))
     n.init_value = lambda name: numpy_helper.to_array(next(t for t in n.inits if t.name == name))
-    out, opset = {"convnext": convnext, "efficientnet": efficientnet, "unet": unet}[a.kind](n, a)
+    out, opset = {"convnext": convnext, "efficientnet": efficientnet, "unet": unet, "resnext": resnext}[a.kind](n, a)
     out_shape = [1, 3, a.image, a.image] if a.kind == "unet" else [1, 1000]
     graph = helper.make_graph(n.nodes, a.kind, [helper.make_tensor_value_info("input", TensorProto.FLOAT,
                                                                               [1, 3, a.image, a.image])],
