@@ -60,47 +60,71 @@ bool CpuHasVnni() {
 
 int64_t RoundUp4(int64_t k) { return (k + 3) / 4 * 4; }
 
+// B's zero-point terms for b_zero (b_zero_count values, null: 0): b's kept ones when they were
+// made for the same zero points, else made now and kept.
+std::shared_ptr<const QZeroTerms> ZeroTermsFor(const QPackedB& b, const int32_t* b_zero, int64_t b_zero_count) {
+  const int64_t count = b_zero == nullptr ? 1 : b_zero_count;
+  const auto same = [&](const QZeroTerms& t) {
+    if (static_cast<int64_t>(t.b_zero.size()) != count) return false;
+    return b_zero == nullptr ? t.b_zero[0] == 0 : std::equal(t.b_zero.begin(), t.b_zero.end(), b_zero);
+  };
+  std::shared_ptr<const QZeroTerms> kept = std::atomic_load(&b.zero_terms);
+  if (kept != nullptr && same(*kept)) return kept;
+  auto terms = std::make_shared<QZeroTerms>();
+  if (b_zero == nullptr) {
+    terms->b_zero.assign(1, 0);
+  } else {
+    terms->b_zero.assign(b_zero, b_zero + count);
+  }
+  const int64_t n = b.n, n_pad = b.strips() * kQNr;
+  terms->zb.assign(n_pad, 0);
+  terms->b_term.assign(n_pad, 0);
+  for (int64_t j = 0; j < n; ++j) {
+    const int32_t z = terms->b_zero[count == 1 ? 0 : j] + b.offset;
+    terms->zb[j] = z;
+    terms->zb_zero = terms->zb_zero && z == 0;
+    terms->b_term[j] = b.col_sums[j] - static_cast<int32_t>(b.k) * z;
+  }
+  std::shared_ptr<const QZeroTerms> made = std::move(terms);
+  std::atomic_store(&b.zero_terms, made);
+  return made;
+}
+
 // B's per-column terms of the epilogue, padded to whole strips (the epilogue reads a strip's
-// columns at once): zb' (the zero point in the stored domain), colsum(B) - K * zb', and copies of
-// the epilogue's column arrays.
+// columns at once): the zero-point terms (ZeroTermsFor) and the epilogue's column arrays, copied
+// with padding unless the caller padded them (QEpilogue::padded_cols).
 struct ColumnTerms {
-  std::vector<int32_t> zb, b_term, bias_col;
-  std::vector<float> scale_col, fbias_col;
-  bool zb_zero = true;  // zb' is 0 in every column: A's row sums are not needed
+  std::shared_ptr<const QZeroTerms> terms;
+  const std::vector<int32_t>& b_term;
+  const bool zb_zero;
+  const int32_t* bias_col = nullptr;
+  const float* scale_col = nullptr;
+  const float* fbias_col = nullptr;
 
-  ColumnTerms(const QPackedB& b, const int32_t* b_zero, int64_t b_zero_count, const QEpilogue& ep) {
+  ColumnTerms(const QPackedB& b, const int32_t* b_zero, int64_t b_zero_count, const QEpilogue& ep)
+      : terms(ZeroTermsFor(b, b_zero, b_zero_count)), b_term(terms->b_term), zb_zero(terms->zb_zero) {
     const int64_t n = b.n, n_pad = b.strips() * kQNr;
-    zb.assign(n_pad, 0);
-    b_term.assign(n_pad, 0);
-    for (int64_t j = 0; j < n; ++j) {
-      const int32_t z = (b_zero == nullptr ? 0 : b_zero[b_zero_count == 1 ? 0 : j]) + b.offset;
-      zb[j] = z;
-      zb_zero = zb_zero && z == 0;
-      b_term[j] = b.col_sums[j] - static_cast<int32_t>(b.k) * z;
-    }
-    if (ep.bias_col != nullptr) Pad(ep.bias_col, n, n_pad, &bias_col);
-    if (ep.scale_col != nullptr) Pad(ep.scale_col, n, n_pad, &scale_col);
-    if (ep.fbias_col != nullptr) Pad(ep.fbias_col, n, n_pad, &fbias_col);
+    bias_col = Padded(ep.bias_col, ep.padded_cols, n, n_pad, &bias_copy_);
+    scale_col = Padded(ep.scale_col, ep.padded_cols, n, n_pad, &scale_copy_);
+    fbias_col = Padded(ep.fbias_col, ep.padded_cols, n, n_pad, &fbias_copy_);
   }
 
   template <typename T>
-  static void Pad(const T* src, int64_t n, int64_t n_pad, std::vector<T>* dst) {
-    dst->assign(n_pad, T(0));
-    std::copy(src, src + n, dst->begin());
-  }
-  template <typename T>
-  static const T* DataOrNull(const std::vector<T>& v) {
-    return v.empty() ? nullptr : v.data();
+  static const T* Padded(const T* src, bool padded, int64_t n, int64_t n_pad, std::vector<T>* copy) {
+    if (src == nullptr || padded) return src;
+    copy->assign(n_pad, T(0));
+    std::copy(src, src + n, copy->begin());
+    return copy->data();
   }
 
   // The block every task starts from: B's side, the epilogue and C.
   qgemm_internal::QBlock Block(const QEpilogue& ep, void* c, int64_t ldc, bool vnni) const {
     qgemm_internal::QBlock base;
-    base.zb = zb.data();
-    base.b_term = b_term.data();
-    base.bias_col = DataOrNull(bias_col);
-    base.scale_col = DataOrNull(scale_col);
-    base.fbias_col = DataOrNull(fbias_col);
+    base.zb = terms->zb.data();
+    base.b_term = terms->b_term.data();
+    base.bias_col = bias_col;
+    base.scale_col = scale_col;
+    base.fbias_col = fbias_col;
     base.kind = ep.kind;
     base.out_scale = ep.out_scale;
     base.out_zero = ep.out_zero;
@@ -109,6 +133,10 @@ struct ColumnTerms {
     base.vnni = vnni;
     return base;
   }
+
+ private:
+  std::vector<int32_t> bias_copy_;
+  std::vector<float> scale_copy_, fbias_copy_;
 };
 
 // Points blk's column arrays, B and C at column j0 (the first of strip s0) and row i0.
@@ -224,6 +252,7 @@ void QPackBInto(const void* b, bool b_signed, int64_t ldb, bool trans, int64_t k
   // Not bounded: these are a convolution's unfolded image, packed every run, where the scan would
   // be paid every run too (the dynamic-uint8 ConvInteger CNN ran 1.25x slower on AVX2).
   ClearPairBounds(p);
+  p->zero_terms.reset();  // made for the columns packed before
 }
 
 QPackedB QPackB(const void* b, bool b_signed, int64_t ldb, bool trans, int64_t k, int64_t n, int threads) {
@@ -327,7 +356,7 @@ void QGemmRows(const QRowsA& a, const QPackedB& b, const int32_t* b_zero, int64_
   std::vector<int32_t> column_add(cols.b_term.size());
   for (size_t j = 0; j < column_add.size(); ++j) {
     column_add[j] = static_cast<int32_t>(static_cast<uint32_t>(-(a.zero + a.offset)) * static_cast<uint32_t>(cols.b_term[j]) +
-                                         static_cast<uint32_t>(cols.bias_col.empty() ? 0 : cols.bias_col[j]));
+                                         static_cast<uint32_t>(cols.bias_col == nullptr ? 0 : cols.bias_col[j]));
   }
   base.b_term = column_add.data();
   base.bias_col = nullptr;

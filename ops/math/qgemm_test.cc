@@ -88,6 +88,57 @@ void RunCase(const Case& c, std::mt19937& rng, const std::string& what) {
   }
 }
 
+// One packed B through calls with other zero points (per tensor, per column, none, the first again),
+// then repacked with other bytes (QPackBInto): each call's zero-point terms are its own, never the
+// kept ones of a call before (QPackedB::zero_terms). And column arrays the caller padded
+// (QEpilogue::padded_cols) give what the copied ones give.
+TEST_P(QGemmTarget, KeptZeroTermsFollowTheZeroPointsAndTheBytes) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> byte(0, 255);
+  const int64_t m = 3, n = 70, k = 37;
+  auto bytes = [&](int64_t count) {
+    std::vector<uint8_t> v(count);
+    for (auto& x : v) x = static_cast<uint8_t>(byte(rng));
+    return v;
+  };
+  const std::vector<uint8_t> a = bytes(m * k), b1 = bytes(k * n), b2 = bytes(k * n);
+  const QPackedA pa = QPackA(a.data(), false, k, m, k);
+  QPackedB pb = QPackB(b1.data(), true, n, false, k, n);
+  std::vector<float> scale_col(n), padded(pb.strips() * kQNr, 0.0f);
+  for (int64_t j = 0; j < n; ++j) padded[j] = scale_col[j] = 1e-3f * static_cast<float>(j + 1);
+  std::vector<int32_t> per_column(n);
+  for (auto& z : per_column) z = byte(rng) - 128;
+  const int32_t za = 17, zb_a = 5, zb_b = -9;
+  struct Call {
+    const int32_t* zb;
+    int64_t count;
+    const std::vector<uint8_t>* b;
+    bool pad;
+  };
+  const std::vector<Call> calls = {{&zb_a, 1, &b1, false},      {&zb_b, 1, &b1, true},  {per_column.data(), n, &b1, false},
+                                   {nullptr, 1, &b1, true},     {&zb_a, 1, &b1, false}, {&zb_a, 1, &b2, true},
+                                   {per_column.data(), n, &b2, false}};
+  const std::vector<uint8_t>* packed_bytes = &b1;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const Call& call = calls[i];
+    if (call.b != packed_bytes) {
+      QPackBInto(call.b->data(), true, n, false, k, n, &pb);
+      packed_bytes = call.b;
+    }
+    const QZeroPoints zero{&za, 1, call.zb, call.count};
+    QEpilogue ep;
+    ep.kind = QOutput::kFloat;
+    ep.scale_col = call.pad ? padded.data() : scale_col.data();
+    ep.padded_cols = call.pad;
+    std::vector<float> got(m * n), want(m * n);
+    QGemm(pa, pb, zero, ep, got.data(), n, 1);
+    ep.scale_col = scale_col.data();
+    ep.padded_cols = false;
+    QGemmReference(m, n, k, a.data(), false, k, call.b->data(), true, n, false, zero, ep, want.data(), n);
+    ASSERT_EQ(got, want) << "call " << i;
+  }
+}
+
 TEST_P(QGemmTarget, MatchesReferenceOnEveryTypePair) {
   std::mt19937 rng(7);
   // n past a multiple of 48 by up to 16, 32 and 48 columns: the VNNI tile computes 1, 2 or 3 vectors.

@@ -73,6 +73,9 @@ struct WeightQuant {
   std::vector<float> scale;   // [dirs * scale_count]
   std::vector<int32_t> zero;  // [dirs * zero_count], in the weight's own type
   int64_t scale_count = 1, zero_count = 1;
+  // Per column: each direction's scales padded to whole strips of the packed weight, the
+  // epilogue's column array as it reads it (QEpilogue::padded_cols); empty with one scale.
+  std::vector<std::vector<float>> padded;
 };
 
 // Checks a scale or zero point of [dirs] or [dirs, gate_cols] and returns its per-direction count.
@@ -111,8 +114,19 @@ struct QuantizedA {
   std::vector<uint8_t> bytes;  // rows x k
 };
 
+// Pads each direction's per-column scales for the epilogue (WeightQuant::padded).
+void PadScales(const std::vector<const QPackedB*>& packed, WeightQuant* q) {
+  if (q->scale_count == 1) return;
+  for (size_t d = 0; d < packed.size(); ++d) {
+    std::vector<float> col(static_cast<size_t>(packed[d]->strips() * kQNr), 0.0f);
+    std::copy_n(q->scale.begin() + d * q->scale_count, q->scale_count, col.begin());
+    q->padded.push_back(std::move(col));
+  }
+}
+
 // C[rows, 4h] = dequantized (A - a_zero)(B_d - w_zero) for direction d, as ONNX Runtime's
-// quantized GEMM: float(sum) * (a_scale * w_scale[column]).
+// quantized GEMM: float(sum) * (a_scale * w_scale[column]). The epilogue forms that multiplier as
+// scale_row * scale_col, the same product.
 void DequantizingGemm(int threads, const QuantizedA& a, int64_t rows, int64_t k, const QPackedB& b,
                       const WeightQuant& q, int64_t d, float* c) {
   const int64_t n = b.n;
@@ -121,14 +135,16 @@ void DequantizingGemm(int threads, const QuantizedA& a, int64_t rows, int64_t k,
     std::fill(c, c + rows * n, 0.0f);
     return;
   }
-  std::vector<float> multiplier(static_cast<size_t>(n));
-  const float* w_scale = q.scale.data() + d * q.scale_count;
-  for (int64_t j = 0; j < n; ++j) multiplier[j] = a.scale * w_scale[q.scale_count == 1 ? 0 : j];
+  const bool per_column = q.scale_count > 1;
+  const std::vector<float> row_scale(static_cast<size_t>(rows),
+                                     per_column ? a.scale : a.scale * q.scale[d * q.scale_count]);
   const int32_t a_zero = static_cast<int32_t>(a.zero_point);
   const QZeroPoints zero{&a_zero, 1, q.zero.data() + d * q.zero_count, q.zero_count};
   QEpilogue ep;
   ep.kind = QOutput::kFloat;
-  ep.scale_col = multiplier.data();
+  ep.scale_row = row_scale.data();
+  ep.scale_col = per_column ? q.padded[d].data() : nullptr;
+  ep.padded_cols = true;
   const QPackedA packed = QPackA(a.bytes.data(), false, k, rows, k, threads);
   QGemm(packed, b, zero, ep, c, n, threads);
 }
@@ -208,6 +224,13 @@ Status DynamicQuantizeLstmKernel::Compute(KernelContext& ctx) const {
                             ReadWeightQuant(ctx, kWScale, "W_scale", "W_zero_point", wt.dtype(), in.dirs, gh));
   ONNXFLOW_ASSIGN_OR_RETURN(WeightQuant rq,
                             ReadWeightQuant(ctx, kRScale, "R_scale", "R_zero_point", rt.dtype(), in.dirs, gh));
+  std::vector<const QPackedB*> w_dirs, r_dirs;
+  for (int64_t d = 0; d < in.dirs; ++d) {
+    w_dirs.push_back(&w->dirs[d]);
+    r_dirs.push_back(&r->dirs[d]);
+  }
+  PadScales(w_dirs, &wq);
+  PadScales(r_dirs, &rq);
   ONNXFLOW_RETURN_IF_ERROR(LoadRecurrentInputs(ctx, *x, true, &in).WithContext(kOp));
   const int64_t batch = in.batch, is = in.input, steps = MaxLen(in);
   ONNXFLOW_RETURN_IF_ERROR(

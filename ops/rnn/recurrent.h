@@ -236,7 +236,8 @@ Status WriteOutput(KernelContext& ctx, int i, DataType dtype, const Shape& shape
   return DispatchType<float, double, Float16, BFloat16>(dtype, [&](auto tag) {
     using T = decltype(tag);
     T* dst = out->mutable_data<T>();
-    for (int64_t k = 0; k < out->size(); ++k) dst[k] = FromCompute<T>(static_cast<ComputeType<T>>(values[k]));
+    const int64_t n = out->size();  // not in the loop's test: it is a product over the shape
+    for (int64_t k = 0; k < n; ++k) dst[k] = FromCompute<T>(static_cast<ComputeType<T>>(values[k]));
     return Status::Ok();
   });
 }

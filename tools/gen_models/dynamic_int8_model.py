@@ -10,9 +10,12 @@ With --conv every Conv (1-D, 2-D, grouped) with a float initializer weight becom
 quantize_dynamic writes it by default,
     DynamicQuantizeLinear(X) -> ConvInteger(X_q, W_q, X_zero, W_zero) -> Cast(float)
     -> Mul(by X_scale * W_scale) [-> Add(bias reshaped to [1, M, 1, ...])]
-with W per tensor (ConvInteger's form: the scale product stays a scalar).
+with W per tensor (ConvInteger's form: the scale product stays a scalar). With --lstm every LSTM
+whose W and R are float initializers becomes com.microsoft DynamicQuantizeLSTM, as quantize_dynamic
+writes it: W and R int8, symmetric, one scale per gate column ([num_directions, 4 * hidden]),
+stored transposed ([num_directions, input or hidden, 4 * hidden]).
     /usr/bin/python3 tools/gen_models/dynamic_int8_model.py IN.onnx OUT.onnx [--weight-type int8|uint8]
-        [--per-channel] [--conv]
+        [--per-channel] [--conv] [--lstm]
 The case inputs beside IN are copied beside OUT (the expected outputs are ONNX Runtime's:
 ort_expected.js). Deterministic (round half to even), so nothing is committed."""
 import argparse
@@ -49,11 +52,30 @@ def main():
     ap.add_argument("--weight-type", choices=["int8", "uint8"], default="int8")
     ap.add_argument("--per-channel", action="store_true")
     ap.add_argument("--conv", action="store_true", help="ConvInteger for every Conv on a float initializer too")
+    ap.add_argument("--lstm", action="store_true", help="DynamicQuantizeLSTM for every LSTM on float weights")
     a = ap.parse_args()
     kernels = {}
-    if a.conv:
+    if a.conv or a.lstm:
         g = model_files.load(a.src)[0].graph
         kernels = {t.name: t for t in g.initializer if t.data_type == TensorProto.FLOAT and len(t.dims) >= 3}
+
+    def rewrite_lstm(n):
+        """W [D, 4H, I] and R [D, 4H, H] -> int8 per gate column, transposed to [D, I or H, 4H]."""
+        base, inits, names = n.output[0] or n.name, [], []
+        for i, what in ((1, "W"), (2, "R")):
+            w = numpy_helper.to_array(kernels[n.input[i]])
+            scale = np.maximum(np.abs(w).max(axis=2) / 127.0, 1e-12).astype(np.float32)  # [D, 4H]
+            q = np.clip(np.rint(w / scale[:, :, None]), -127, 127).astype(np.int8).transpose(0, 2, 1)
+            for suffix, arr in (("q", np.ascontiguousarray(q)), ("scale", scale), ("zp", np.zeros(scale.shape, np.int8))):
+                inits.append(numpy_helper.from_array(arr, f"{base}_{what}_{suffix}"))
+            names.append(f"{base}_{what}_")
+        inputs = [n.input[0], names[0] + "q", names[1] + "q"] + [n.input[i] if i < len(n.input) else "" for i in
+                                                                  range(3, 8)]
+        inputs += [names[0] + "scale", names[0] + "zp", names[1] + "scale", names[1] + "zp"]
+        node = helper.make_node("DynamicQuantizeLSTM", inputs, list(n.output), name=(n.name or base) + "_quant",
+                                domain="com.microsoft")
+        node.attribute.extend(n.attribute)
+        return [node], inits, [n.input[1], n.input[2]]
 
     def integer_op(n, op, w, per_channel, output):
         """DynamicQuantizeLinear(n's input 0) -> op(x_q, W_q, x_zero, W_zero) -> Cast -> Mul(by the
@@ -91,7 +113,10 @@ def main():
         return nodes, inits, [n.input[1]]
 
     def rewrite(n, weights):
-        if n.op_type == "Conv" and n.domain in ("", "ai.onnx") and n.input[1] in kernels:
+        if a.lstm and n.op_type == "LSTM" and n.domain in ("", "ai.onnx") and n.input[1] in kernels and \
+                n.input[2] in kernels:
+            return rewrite_lstm(n)
+        if a.conv and n.op_type == "Conv" and n.domain in ("", "ai.onnx") and n.input[1] in kernels:
             return rewrite_conv(n)
         if not model_files.is_matmul_on(n, weights):
             return None
@@ -100,8 +125,8 @@ def main():
         return nodes, inits, [n.input[1]]
 
     # DynamicQuantizeLinear is opset 11; quantize_dynamic raises older models to it too.
-    count = model_files.rewrite(a.src, a.dst, rewrite, extra_opsets=[("", 11)])
-    print(f"wrote {a.dst}: {count} MatMuls{' and Convs' if a.conv else ''} in dynamic int8")
+    count = model_files.rewrite(a.src, a.dst, rewrite, extra_opsets=[("", 11)] + ([("com.microsoft", 1)] if a.lstm else []))
+    print(f"wrote {a.dst}: {count} weights in dynamic int8")
 
 
 if __name__ == "__main__":
