@@ -95,14 +95,12 @@ std::shared_ptr<const QZeroTerms> ZeroTermsFor(const QPackedB& b, const int32_t*
 // with padding unless the caller padded them (QEpilogue::padded_cols).
 struct ColumnTerms {
   std::shared_ptr<const QZeroTerms> terms;
-  const std::vector<int32_t>& b_term;
-  const bool zb_zero;
   const int32_t* bias_col = nullptr;
   const float* scale_col = nullptr;
   const float* fbias_col = nullptr;
 
   ColumnTerms(const QPackedB& b, const int32_t* b_zero, int64_t b_zero_count, const QEpilogue& ep)
-      : terms(ZeroTermsFor(b, b_zero, b_zero_count)), b_term(terms->b_term), zb_zero(terms->zb_zero) {
+      : terms(ZeroTermsFor(b, b_zero, b_zero_count)) {
     const int64_t n = b.n, n_pad = b.strips() * kQNr;
     bias_col = Padded(ep.bias_col, ep.padded_cols, n, n_pad, &bias_copy_);
     scale_col = Padded(ep.scale_col, ep.padded_cols, n, n_pad, &scale_copy_);
@@ -291,7 +289,7 @@ void QGemm(const QPackedA& a, const QPackedB& b, const QZeroPoints& zero, const 
   qgemm_internal::QBlock base = cols.Block(ep, c, ldc, vnni);
   base.amx = amx;
   base.kp = a.kp;
-  base.zb_zero = cols.zb_zero;
+  base.zb_zero = cols.terms->zb_zero;
   base.neg_row_sum = neg_row_sum.data();
   base.neg_za = neg_za.data();
   base.bias_row = ep.bias_row;
@@ -350,12 +348,13 @@ void QGemmRows(const QRowsA& a, const QPackedB& b, const int32_t* b_zero, int64_
   base.kp = kp;
   base.bias_row = nullptr;
   base.scale_row = nullptr;
-  base.zb_zero = cols.zb_zero;
+  base.zb_zero = cols.terms->zb_zero;
   // One zero point for every row: -za' * b_term + bias_col is one column vector, added whole.
   const int32_t neg_za = 1;
-  std::vector<int32_t> column_add(cols.b_term.size());
+  const std::vector<int32_t>& b_term = cols.terms->b_term;
+  std::vector<int32_t> column_add(b_term.size());
   for (size_t j = 0; j < column_add.size(); ++j) {
-    column_add[j] = static_cast<int32_t>(static_cast<uint32_t>(-(a.zero + a.offset)) * static_cast<uint32_t>(cols.b_term[j]) +
+    column_add[j] = static_cast<int32_t>(static_cast<uint32_t>(-(a.zero + a.offset)) * static_cast<uint32_t>(b_term[j]) +
                                          static_cast<uint32_t>(cols.bias_col == nullptr ? 0 : cols.bias_col[j]));
   }
   base.b_term = column_add.data();
@@ -382,7 +381,7 @@ void QGemmRows(const QRowsA& a, const QPackedB& b, const int32_t* b_zero, int64_
   // Windows read in place (QRowSource::Windows) by the VNNI requantizing tiles, which need no row
   // sums when B's zero point is 0: the rows are not gathered first, a copy of up to 9 times the
   // image (a QDQ YOLOv8n spent 18% of its time gathering its 3x3 convolutions' rows).
-  const bool windows = a.source->HasWindows() && base.vnni && !amx && cols.zb_zero && n <= kMaxWindowColumns &&
+  const bool windows = a.source->HasWindows() && base.vnni && !amx && cols.terms->zb_zero && n <= kMaxWindowColumns &&
                        (ep.kind == QOutput::kUint8 || ep.kind == QOutput::kInt8);
   ParallelFor(parallel_threads, tasks, MacCost(macs / tasks), [&](int64_t t0, int64_t t1) {
     thread_local std::vector<uint8_t> scratch;
@@ -397,7 +396,7 @@ void QGemmRows(const QRowsA& a, const QPackedB& b, const int32_t* b_zero, int64_
       if (!windows) rows_a = a.source->Rows(i0, rows, scratch.data(), &lda);
       neg_row_sum.assign(rows, 0);
       neg_za_rows.assign(rows, neg_za);
-      if (!cols.zb_zero) {
+      if (!cols.terms->zb_zero) {
         row_sums(rows_a, lda, rows, k, neg_row_sum.data());
         for (int64_t i = 0; i < rows; ++i) neg_row_sum[i] = -neg_row_sum[i];
       }

@@ -114,11 +114,11 @@ struct QuantizedA {
   std::vector<uint8_t> bytes;  // rows x k
 };
 
-// Pads each direction's per-column scales for the epilogue (WeightQuant::padded).
-void PadScales(const std::vector<const QPackedB*>& packed, WeightQuant* q) {
+// Pads each direction's per-column scales to `padded_cols` (WeightQuant::padded).
+void PadScales(int64_t dirs, int64_t padded_cols, WeightQuant* q) {
   if (q->scale_count == 1) return;
-  for (size_t d = 0; d < packed.size(); ++d) {
-    std::vector<float> col(static_cast<size_t>(packed[d]->strips() * kQNr), 0.0f);
+  for (int64_t d = 0; d < dirs; ++d) {
+    std::vector<float> col(static_cast<size_t>(padded_cols), 0.0f);
     std::copy_n(q->scale.begin() + d * q->scale_count, q->scale_count, col.begin());
     q->padded.push_back(std::move(col));
   }
@@ -224,13 +224,10 @@ Status DynamicQuantizeLstmKernel::Compute(KernelContext& ctx) const {
                             ReadWeightQuant(ctx, kWScale, "W_scale", "W_zero_point", wt.dtype(), in.dirs, gh));
   ONNXFLOW_ASSIGN_OR_RETURN(WeightQuant rq,
                             ReadWeightQuant(ctx, kRScale, "R_scale", "R_zero_point", rt.dtype(), in.dirs, gh));
-  std::vector<const QPackedB*> w_dirs, r_dirs;
-  for (int64_t d = 0; d < in.dirs; ++d) {
-    w_dirs.push_back(&w->dirs[d]);
-    r_dirs.push_back(&r->dirs[d]);
-  }
-  PadScales(w_dirs, &wq);
-  PadScales(r_dirs, &rq);
+  // Every direction's W and R were packed with 4 * hidden columns: the same strips.
+  const int64_t padded_cols = w->dirs.front().strips() * kQNr;
+  PadScales(in.dirs, padded_cols, &wq);
+  PadScales(in.dirs, padded_cols, &rq);
   ONNXFLOW_RETURN_IF_ERROR(LoadRecurrentInputs(ctx, *x, true, &in).WithContext(kOp));
   const int64_t batch = in.batch, is = in.input, steps = MaxLen(in);
   ONNXFLOW_RETURN_IF_ERROR(
